@@ -1,0 +1,40 @@
+# Build options and compiler flags for every ridge target.
+option(RIDGE_BUILD_TESTS "Build the GoogleTest suite" ON)
+option(RIDGE_BUILD_BENCH "Build the benchmark targets" ON)
+option(RIDGE_BUILD_FUZZ "Build libFuzzer targets (needs clang)" OFF)
+
+set(CMAKE_CXX_STANDARD 20)
+set(CMAKE_CXX_STANDARD_REQUIRED ON)
+set(CMAKE_CXX_EXTENSIONS ON)   # __int128 is a GNU extension; counts use it
+set(CMAKE_EXPORT_COMPILE_COMMANDS ON)
+if(NOT CMAKE_BUILD_TYPE)
+  set(CMAKE_BUILD_TYPE Release CACHE STRING "Build type" FORCE)
+endif()
+# The binary ends up at build/ridge.
+set(CMAKE_RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
+
+# Warning flags for ridge's own targets (not for dependencies).
+set(RIDGE_WARNINGS -Wall -Wextra)
+function(ridge_target_defaults target)
+  target_compile_options(${target} PRIVATE ${RIDGE_WARNINGS})
+  target_include_directories(${target} PUBLIC ${PROJECT_SOURCE_DIR}/include PRIVATE ${PROJECT_SOURCE_DIR}/src)
+endfunction()
+
+# Where the shared fixtures live (tests skip cleanly when the folder is absent).
+set(RIDGE_SHARED_DIR "${PROJECT_SOURCE_DIR}/../shared" CACHE PATH "Path to the shared/ folder with fixtures")
+
+# ridge_stage(NAME DEPS...): one static library per pipeline stage from every .cpp below the stage folder.
+# A stage without sources yet defines no target (later stages check `if(TARGET ...)`).
+function(ridge_stage name)
+  file(GLOB_RECURSE sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cpp)
+  if(NOT sources)
+    return()
+  endif()
+  add_library(${name} STATIC ${sources})
+  ridge_target_defaults(${name})
+  foreach(dep ${ARGN})
+    if(TARGET ${dep} OR dep MATCHES "::")
+      target_link_libraries(${name} PUBLIC ${dep})
+    endif()
+  endforeach()
+endfunction()

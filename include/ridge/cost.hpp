@@ -1,0 +1,129 @@
+// Costs stage: exact per-node counts under ridge's own convention, other tools' conventions, and memory.
+// Every per-op rule lives once, in src/costs/rules.cpp, and is documented in docs/counting.md.
+#pragma once
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ridge/graph.hpp"
+
+namespace ridge {
+
+/// What one node (or a sum of nodes) costs. A small value that adds: totals are sums of per-node values.
+struct Cost {
+  Count params = 0;            ///< trainable parameter elements first used by this node (shared params count once)
+  Count buffers = 0;           ///< non-trainable elements (BN running stats, positional tables)
+  Count macs = 0;              ///< multiply-accumulates (conv, linear, matmul, einsum)
+  Count flops = 0;             ///< forward FLOPs, ridge convention (1 MAC = 2 FLOPs, plus real elementwise work)
+  Count bwd_input_flops = 0;   ///< backward: gradient w.r.t. activation inputs (0 when no input needs a gradient)
+  Count bwd_weight_flops = 0;  ///< backward: gradient w.r.t. parameters
+  Count bytes_read = 0;        ///< forward: activation inputs + weights read, at their dtype
+  Count bytes_written = 0;     ///< forward: outputs written
+
+  Count bwd_flops() const { return bwd_input_flops + bwd_weight_flops; }
+  Count bytes() const { return bytes_read + bytes_written; }
+  /// Forward FLOPs per byte moved (0 when no bytes move).
+  double intensity() const { return bytes() > 0 ? to_double(flops) / to_double(bytes()) : 0.0; }
+
+  Cost& operator+=(const Cost& o);
+  friend Cost operator+(Cost a, const Cost& b) { return a += b; }
+  bool operator==(const Cost&) const = default;
+};
+
+/// Per-item status: costed, or why not. Never silently zero.
+enum class CostStatus : uint8_t { Ok, Unsupported, UnknownShape };
+std::string_view cost_status_name(CostStatus s);
+
+/// The cost of one node plus a descriptor that reproduces it (benchdnn-style problem string).
+struct NodeCost {
+  int node = -1;
+  Cost cost;
+  CostStatus status = CostStatus::Ok;
+  std::string reason;      ///< for non-Ok status: e.g. "op NonMaxSuppression has no cost rule"
+  std::string descriptor;  ///< e.g. "conv:mb1_ic3ih224iw224_oc64oh112ow112_kh7kw7_sh2sw2_ph3pw3_g1"
+};
+
+/// Costs of a whole graph.
+struct ModelCost {
+  std::vector<NodeCost> nodes;                   ///< one per graph node, same order as Graph::nodes
+  Cost total;                                    ///< sum over nodes with status Ok
+  std::map<std::string, int> excluded_ops;       ///< op type -> number of nodes excluded from the totals
+  bool complete() const { return excluded_ops.empty(); }
+};
+
+/// Costs every node under ridge's convention. Nodes whose op ridge cannot cost, or whose shapes are unknown,
+/// get a non-Ok status and are listed in excluded_ops.
+ModelCost estimate(const Graph& g);
+
+/// Which values need a gradient: params, and activations downstream of a param. Graph inputs do not (so the
+/// first layer has no grad-input cost).
+std::vector<bool> requires_grad(const Graph& g);
+
+/// benchdnn-style descriptor of a node's problem: op, shapes and attributes, enough to re-run the layer.
+std::string descriptor(const Graph& g, const Node& n);
+
+// ---- conventions -------------------------------------------------------------------------------------------
+
+/// Counting conventions of popular tools (see docs/counting.md and counting-conventions.md).
+enum class Convention : uint8_t { Ridge, Torchvision, Fvcore, Ptflops, Thop, Torchinfo, Pthflops, Deepspeed, Torch };
+
+struct ConventionInfo {
+  Convention id;
+  std::string_view name;       ///< "fvcore"
+  std::string_view tool;       ///< "fvcore FlopCountAnalysis.total()"
+  std::string_view headline;   ///< what the headline number is ("MACs of conv/linear/matmul + norms")
+  std::string_view unit;       ///< "MAC" or "FLOP"
+  std::string_view differs;    ///< one line: what differs from ridge's convention
+};
+/// All conventions, ridge first.
+const std::vector<ConventionInfo>& conventions();
+const ConventionInfo& convention_info(Convention c);
+/// Parses a convention name; nullopt if unknown.
+std::optional<Convention> parse_convention(std::string_view name);
+
+/// A model counted under one convention.
+struct ConventionCount {
+  Convention convention = Convention::Ridge;
+  std::vector<Count> per_node;  ///< headline units per graph node
+  Count total = 0;              ///< the headline number the tool prints (exact integer)
+  Count params = 0;             ///< parameter count the tool reports
+  std::string headline_text;    ///< the headline as the tool would print it ("4.09 GMac", "15.52 GFLOPs")
+};
+/// Counts `g` under convention `c`. Ops the convention cannot see contribute 0 by that tool's own rules;
+/// ops ridge cannot cost at all are still listed by estimate().
+ConventionCount count_under(const Graph& g, Convention c);
+
+// ---- memory ------------------------------------------------------------------------------------------------
+
+enum class Optimizer : uint8_t { SGD, Momentum, Adam };
+std::optional<Optimizer> parse_optimizer(std::string_view name);
+std::string_view optimizer_name(Optimizer o);
+
+/// Memory of a model at the graph's batch size, in bytes at the graph's dtypes.
+struct MemoryEstimate {
+  Count param_bytes = 0;         ///< trainable parameters (unique)
+  Count buffer_bytes = 0;        ///< non-trainable buffers
+  Count grad_bytes = 0;          ///< one gradient per trainable parameter
+  Count optimizer_bytes = 0;     ///< optimizer state (momentum: 1x params, adam: 2x params)
+  Count input_bytes = 0;         ///< graph inputs
+  Count activation_bytes = 0;    ///< every node output, summed (no reuse)
+  Count saved_bytes = 0;         ///< activations saved for backward (deduplicated across nodes)
+  Count inference_peak_bytes = 0;///< peak of live activations (inputs included, weights excluded) over topo order
+  Count training_peak_bytes = 0; ///< params + buffers + grads + optimizer state + saved activations
+  std::vector<Count> saved_per_node;  ///< bytes each node newly saves for backward
+  std::vector<Count> output_bytes;    ///< bytes each node outputs (views: 0)
+};
+MemoryEstimate estimate_memory(const Graph& g, Optimizer opt = Optimizer::SGD);
+
+/// The memory lines torchinfo (1.8.0) and torchsummary print, exactly as they compute them.
+struct ToolMemoryLines {
+  double input_mb = 0, forward_backward_mb = 0, params_mb = 0, total_mb = 0;
+  Count input_bytes = 0, forward_backward_bytes = 0, params_bytes = 0;
+  std::string text;  ///< the four lines as the tool prints them
+};
+ToolMemoryLines torchinfo_memory(const Graph& g);
+ToolMemoryLines torchsummary_memory(const Graph& g);
+
+}  // namespace ridge

@@ -1,0 +1,22 @@
+// Tensor element types and their sizes.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace ridge {
+
+/// Element type of a tensor. `Unknown` when an importer cannot tell.
+enum class DType : uint8_t { F32, F16, BF16, F64, I64, I32, I8, U8, Bool, Unknown };
+
+/// Size of one element in bytes (Unknown -> 4, the common case, flagged elsewhere).
+int64_t dtype_bytes(DType t);
+/// Short lower-case name: "fp32", "fp16", "bf16", "fp64", "int64", ...
+std::string_view dtype_name(DType t);
+/// Parses "fp32", "float32", "f32", "fp16", "half", "bf16", "fp64", "double", "int64", ...; nullopt if unknown.
+std::optional<DType> parse_dtype(std::string_view s);
+/// True for floating-point types (whose tensors carry gradients).
+bool is_float(DType t);
+
+}  // namespace ridge

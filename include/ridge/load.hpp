@@ -1,0 +1,57 @@
+// Load stage: turn a model name or file into a Graph with every shape bound.
+#pragma once
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ridge/graph.hpp"
+
+namespace ridge {
+
+/// How to instantiate a model: batch size, input sizes, element type.
+struct LoadOptions {
+  int64_t batch = 1;                    ///< binds the batch dim (zoo) or symbolic batch axes (ONNX)
+  std::optional<Shape> input_size;      ///< per-sample input size without batch (e.g. 3x224x224), zoo CNNs
+  std::optional<int64_t> seq_len;       ///< sequence length for language models (zoo and ONNX symbolic axes)
+  std::vector<std::pair<std::string, Shape>> input_shapes;  ///< --input NAME=1x3x224x224 (full shapes)
+  DType dtype = DType::F32;             ///< element type of params and activations
+  bool training = false;                ///< build training-mode graphs (Dropout active, BN batch statistics)
+};
+
+/// Loads MODEL: a path to an .onnx file (anything that exists on disk or ends in .onnx) or a zoo name.
+/// Throws ridge::Error with a one-line reason (unknown name with suggestions, unreadable file, bad shape).
+Graph load_model(const std::string& model, const LoadOptions& opts);
+
+/// True if `model` names a file rather than a zoo entry.
+bool is_model_file(const std::string& model);
+
+// ---- zoo -----------------------------------------------------------------------------------------------
+
+/// One built-in model.
+struct ZooEntry {
+  std::string name;         ///< "resnet50"
+  std::string family;       ///< "resnet", "vgg", "transformer", ...
+  std::string reference;    ///< where the architecture comes from ("torchvision.models.resnet50")
+  Shape input;              ///< default per-sample input size (3x224x224, or sequence length for LMs)
+  bool sequence_input = false;  ///< input is token ids [batch, seq] (or [seq, batch] for transformer-lm)
+  Count published_params = 0;   ///< parameter count published by the reference
+};
+
+/// Every zoo model, in `ridge list` order.
+const std::vector<ZooEntry>& zoo_entries();
+/// The entry named `name`, or nullptr.
+const ZooEntry* find_zoo_entry(const std::string& name);
+/// Builds a zoo model. Throws ridge::Error for unknown names (listing the closest) and bad sizes.
+Graph build_zoo_model(const std::string& name, const LoadOptions& opts);
+/// Up to `n` known names closest to `name` (edit distance), best first.
+std::vector<std::string> closest_names(const std::string& name, const std::vector<std::string>& known, size_t n = 3);
+
+// ---- onnx (implemented in src/load/onnx) -----------------------------------------------------------------
+
+/// Imports an ONNX file: parses it, binds inputs from `opts`, infers every shape (ONNX inference plus
+/// ridge's own folding of shape arithmetic), recovers module paths from node names, and records exporter
+/// artefacts in Graph::notes. Never reads weight payloads. Throws ridge::Error naming the file (and node).
+Graph import_onnx(const std::string& path, const LoadOptions& opts);
+
+}  // namespace ridge

@@ -1,0 +1,53 @@
+#include "commands.hpp"
+
+#include <unistd.h>
+
+#include <iostream>
+
+namespace ridge::cli {
+
+CLI::App* add_list_command(CLI::App& app);
+CLI::App* add_summary_command(CLI::App& app);
+CLI::App* add_flops_command(CLI::App& app);
+CLI::App* add_sweep_command(CLI::App& app);
+
+const std::vector<Command>& commands() {
+  static const std::vector<Command> kCommands = {
+      {"list", &add_list_command},
+      {"summary", &add_summary_command},
+      {"flops", &add_flops_command},
+      {"sweep", &add_sweep_command},
+  };
+  return kCommands;
+}
+
+void OutputOptions::add_to(CLI::App* cmd) {
+  std::string names;
+  for (const auto& f : report::formats()) names += (names.empty() ? "" : "|") + std::string(f.name);
+  cmd->add_option("--format,-f", format, "Output format on stdout: " + names)
+      ->capture_default_str()
+      ->check([](const std::string& s) {
+        for (const auto& f : report::formats())
+          if (f.name == s) return std::string();
+        return std::string("unknown format '") + s + "'";
+      });
+  cmd->add_option("--json", json_file, "Also write JSON to FILE")->type_name("FILE");
+  cmd->add_option("--csv", csv_file, "Also write CSV to FILE")->type_name("FILE");
+  cmd->add_option("--md", md_file, "Also write markdown to FILE")->type_name("FILE");
+}
+
+void OutputOptions::emit(const report::Document& doc) const {
+  report::write(doc, format, std::cout);
+  std::cout.flush();
+  if (!json_file.empty()) report::write_file(doc, "json", json_file);
+  if (!csv_file.empty()) report::write_file(doc, "csv", csv_file);
+  if (!md_file.empty()) report::write_file(doc, "md", md_file);
+}
+
+void progress(const std::string& message) {
+  static const bool tty = isatty(STDERR_FILENO) != 0;
+  if (tty) std::cerr << "\r\033[K" << message << std::flush;
+  else std::cerr << message << "\n";
+}
+
+}  // namespace ridge::cli

@@ -1,0 +1,51 @@
+#include "ridge/dtype.hpp"
+
+#include <algorithm>
+#include <string>
+
+namespace ridge {
+
+int64_t dtype_bytes(DType t) {
+  switch (t) {
+    case DType::F64: case DType::I64: return 8;
+    case DType::F32: case DType::I32: case DType::Unknown: return 4;
+    case DType::F16: case DType::BF16: return 2;
+    case DType::I8: case DType::U8: case DType::Bool: return 1;
+  }
+  return 4;
+}
+
+std::string_view dtype_name(DType t) {
+  switch (t) {
+    case DType::F32: return "fp32";
+    case DType::F16: return "fp16";
+    case DType::BF16: return "bf16";
+    case DType::F64: return "fp64";
+    case DType::I64: return "int64";
+    case DType::I32: return "int32";
+    case DType::I8: return "int8";
+    case DType::U8: return "uint8";
+    case DType::Bool: return "bool";
+    case DType::Unknown: return "unknown";
+  }
+  return "unknown";
+}
+
+std::optional<DType> parse_dtype(std::string_view s) {
+  std::string l(s);
+  std::transform(l.begin(), l.end(), l.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (l == "fp32" || l == "float32" || l == "f32" || l == "float") return DType::F32;
+  if (l == "fp16" || l == "float16" || l == "f16" || l == "half") return DType::F16;
+  if (l == "bf16" || l == "bfloat16") return DType::BF16;
+  if (l == "fp64" || l == "float64" || l == "f64" || l == "double") return DType::F64;
+  if (l == "int64" || l == "i64") return DType::I64;
+  if (l == "int32" || l == "i32") return DType::I32;
+  if (l == "int8" || l == "i8") return DType::I8;
+  if (l == "uint8" || l == "u8") return DType::U8;
+  if (l == "bool") return DType::Bool;
+  return std::nullopt;
+}
+
+bool is_float(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16 || t == DType::F64; }
+
+}  // namespace ridge

@@ -1,0 +1,52 @@
+#include "support/test_support.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace ridge::test {
+
+std::string shared_dir() {
+  if (const char* env = std::getenv("RIDGE_SHARED_DIR")) return env;
+  return RIDGE_SHARED_DIR;
+}
+
+std::string fixture(const std::string& rel) { return shared_dir() + "/fixtures/" + rel; }
+
+bool have_shared() { return std::filesystem::is_directory(shared_dir() + "/fixtures"); }
+
+namespace {
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+}  // namespace
+
+std::string temp_dir() {
+  std::string tmpl = (std::filesystem::temp_directory_path() / "ridge-test-XXXXXX").string();
+  char* p = mkdtemp(tmpl.data());
+  return p ? std::string(p) : std::string("/tmp");
+}
+
+RunResult run_ridge(const std::string& args) {
+  static const std::string dir = temp_dir();
+  static int counter = 0;
+  std::string out = dir + "/out" + std::to_string(counter) + ".txt";
+  std::string err = dir + "/err" + std::to_string(counter++) + ".txt";
+  std::string cmd = std::string(RIDGE_BINARY) + " " + args + " >" + out + " 2>" + err + " </dev/null";
+  int status = std::system(cmd.c_str());
+  RunResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+}  // namespace ridge::test
