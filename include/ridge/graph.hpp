@@ -86,8 +86,9 @@ struct Node {
 /// A module of the source model (containers and leaves) in first-call order: what torchsummary-style
 /// hook-based tools see.
 struct ModuleInfo {
-  std::string path;  ///< "layer1.0"; "" is the root model
-  std::string type;  ///< "BasicBlock", "Sequential", "Conv2d", ...
+  std::string path;               ///< "layer1.0"; "" is the root model
+  std::string type;               ///< "BasicBlock", "Sequential", "Conv2d", ...
+  std::vector<int> call_outputs;  ///< output value of each call of the module, in call order (may be empty)
 };
 
 /// A whole model.

@@ -1,0 +1,57 @@
+// ridge summary: a torchinfo-style per-layer table with exact totals and memory.
+#include "commands.hpp"
+#include "model_options.hpp"
+#include "ridge/chart.hpp"
+#include "ridge/error.hpp"
+#include "summary_doc.hpp"
+
+namespace ridge::cli {
+
+CLI::App* add_summary_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("summary", "Per-layer params, MACs, FLOPs (forward and backward), bytes and memory");
+  struct Opts {
+    std::string model;
+    ModelOptions m;
+    OutputOptions out;
+    int depth = 0;
+    std::string convention, optimizer = "sgd";
+    std::string plot;
+  };
+  auto o = std::make_shared<Opts>();
+  cmd->add_option("MODEL", o->model, "Zoo name (see `ridge list`) or path to an .onnx file")->required();
+  o->m.add_to(cmd);
+  cmd->add_option("--depth,-d", o->depth, "Group layers by the first D components of their module path (0 = every node)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 64));
+  cmd->add_option("--convention,-c", o->convention,
+                  "Also count under another tool's convention: torchvision|fvcore|ptflops|thop|torchinfo|pthflops|"
+                  "deepspeed|torch (adds a per-layer column and totals.headline)");
+  cmd->add_option("--optimizer", o->optimizer, "Optimizer for training memory: sgd|momentum|adam")->capture_default_str();
+  o->out.add_to(cmd);
+  cmd->add_option("--plot", o->plot, "Also draw the per-layer shares chart to FILE.svg or FILE.png")->type_name("FILE");
+  cmd->callback([o] {
+    if (!o->plot.empty()) chart::check_chart_path(o->plot);
+    SummaryOptions so;
+    so.depth = o->depth;
+    if (!o->convention.empty()) {
+      auto c = parse_convention(o->convention);
+      if (!c) throw UsageError("--convention: unknown convention '" + o->convention + "' (see `ridge flops --help`)");
+      so.convention = c;
+    }
+    auto opt = parse_optimizer(o->optimizer);
+    if (!opt) throw UsageError("--optimizer: '" + o->optimizer + "' is not sgd, momentum or adam");
+    so.optimizer = *opt;
+    Graph g = load_model(o->model, o->m.load_options());
+    report::Document doc = summary_document(g, so);
+    o->out.emit(doc);
+    if (o->plot.empty()) return;
+    for (const auto& b : doc.blocks)
+      if (auto* t = std::get_if<report::Table>(&b); t && t->key == "layers")
+        chart::write_chart(chart::layer_share_chart(g.name + ": share per layer",
+                                                    chart::layer_shares_from_table(*t, "name", {{"flops", "FLOPs"}, {"params", "params"}, {"output_bytes", "output memory"}})),
+                           o->plot);
+  });
+  return cmd;
+}
+
+}  // namespace ridge::cli

@@ -1,0 +1,29 @@
+// Options every model-taking command shares (batch, input size, sequence length, dtype, named inputs).
+#pragma once
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "ridge/load.hpp"
+
+namespace ridge::cli {
+
+struct ModelOptions {
+  int64_t batch = 1;
+  std::string input_size;             ///< "3x224x224" (zoo CNNs)
+  int64_t seq_len = 0;                ///< 0 = model default
+  std::vector<std::string> inputs;    ///< NAME=1x3x224x224 (ONNX)
+  std::string dtype = "fp32";
+
+  /// Adds --batch, --input-size, --seq-len, --input, --dtype to `cmd`.
+  void add_to(CLI::App* cmd, bool with_batch = true);
+  /// Validated LoadOptions (throws UsageError naming the flag).
+  LoadOptions load_options() const;
+  /// LoadOptions with a different batch size (for sweeps).
+  LoadOptions load_options(int64_t batch_override) const;
+};
+
+/// Parses a batch list: "1:501:50" (start:stop:step, stop inclusive), "1,2,4,8" or "16". Throws UsageError.
+std::vector<int64_t> parse_batch_list(const std::string& text, const std::string& flag);
+
+}  // namespace ridge::cli

@@ -1,0 +1,20 @@
+// Builds the per-layer summary document (shared by `summary` and the HTML report).
+#pragma once
+#include <optional>
+
+#include "ridge/cost.hpp"
+#include "ridge/report.hpp"
+
+namespace ridge::cli {
+
+struct SummaryOptions {
+  int depth = 0;                          ///< group nodes by the first `depth` module-path components; 0 = every node
+  std::optional<Convention> convention;   ///< adds a per-layer headline column and totals.headline under it
+  Optimizer optimizer = Optimizer::SGD;
+};
+
+/// torchinfo-style summary: per-layer table (name, op, output shape, params, MACs, FLOPs, backward, bytes,
+/// memory, share) with totals, memory lines and notes (unsupported ops, importer notes).
+report::Document summary_document(const Graph& g, const SummaryOptions& opts);
+
+}  // namespace ridge::cli

@@ -1,0 +1,393 @@
+// Other tools' counting conventions (facts: ../shared/reference/counting-conventions.md, docs/counting.md).
+// Each tool is one function from a node to the number that tool attributes to it. Hook-based tools see
+// only module calls (Node::module_call + module_type); function-patching tools see functional calls too,
+// except functions captured in attributes before patching (attr torch_fn = "captured").
+#include <fmt/format.h>
+
+#include <array>
+#include <cmath>
+#include <map>
+
+#include "costs/geometry.hpp"
+#include "ridge/cost.hpp"
+
+namespace ridge {
+
+namespace {
+
+const std::vector<ConventionInfo> kConventions = {
+    {Convention::Ridge, "ridge", "ridge (this tool)", "FLOPs: 2 per MAC plus every elementwise, norm, pool and "
+     "softmax operation", "FLOP", "the reference: counts all real arithmetic"},
+    {Convention::Torchvision, "torchvision", "torchvision weights meta `_ops` (docs column GFLOPS)",
+     "MACs of conv/linear/matmul only, no bias", "MAC", "MACs (not FLOPs) of GEMM-like ops only; bias, "
+     "activations, norms and pooling are 0; published at batch 1 rounded to 3 decimals"},
+    {Convention::Fvcore, "fvcore", "fvcore FlopCountAnalysis(model, x).total()",
+     "MACs of conv/linear/matmul/einsum + batch norm + adaptive pooling", "MAC",
+     "one fused multiply-add = 1 \"flop\"; adds norms (BN 2E eval, LN 5E) and adaptive pooling; ignores "
+     "activations, adds, max-pool, softmax"},
+    {Convention::Ptflops, "ptflops", "ptflops get_model_complexity_info (pytorch backend)",
+     "MACs of module hooks + patched functionals", "MAC",
+     "MACs with bias; activations and pooling as E, and counted twice for nn.ReLU/ELU/PReLU/GELU and pooling "
+     "modules (module hook + patched functional)"},
+    {Convention::Thop, "thop", "thop.profile (0.1.1)", "MACs of module hooks", "MAC",
+     "module hooks only (functional calls invisible); BN 4E, avg-pool E(out), no bias, ReLU and max-pool 0"},
+    {Convention::Torchinfo, "torchinfo", "torchinfo.summary (1.8.0) \"Total mult-adds\"",
+     "params x output positions of parameterised leaf layers", "MAC",
+     "parameter count times output positions of layers that own parameters: bias included, BN as N*2C, "
+     "Linear ignores sequence dims, layers without parameters are 0"},
+    {Convention::Pthflops, "pthflops", "pthflops count_ops (fx mode)", "per-op FLOPs as the fx interpreter sees "
+     "them", "FLOP",
+     "conv/linear as MACs + bias (linear bias once), ReLU 2E, max-pool (k-1)E, operator add/mul 2E, "
+     "torch.nn containers (e.g. TransformerEncoder) traced as opaque leaves = 0"},
+    {Convention::Deepspeed, "deepspeed", "DeepSpeed flops profiler / calflops (fwd FLOPs)",
+     "2 x MACs + conv bias + patched functionals", "FLOP",
+     "FLOPs = 2 MACs (+conv bias; linear bias ignored), activations/pooling/softmax E, norms 2E/5E"},
+    {Convention::Torch, "torch", "torch.utils.flop_counter.FlopCounterMode", "2 x MACs of GEMM/conv/attention",
+     "FLOP", "2 x MACs of matmul/conv kernels only; bias, activations, norms, pooling are 0"},
+};
+
+bool has_attr(const Node& n, const char* key, const char* value) { return n.attrs.s(key, "") == value; }
+bool captured(const Node& n) { return has_attr(n, "torch_fn", "captured"); }
+
+Count E(const Graph& g, int v) { return costs::elements(g, v).value_or(0); }
+
+const std::string& module_type_of(const Graph& g, const std::string& path) {
+  static const std::string kNone;
+  for (const auto& m : g.modules)
+    if (m.path == path) return m.type;
+  return kNone;
+}
+
+/// True when an ancestor module is a torch.nn container that torch.fx treats as an opaque leaf.
+bool inside_fx_leaf(const Graph& g, const Node& n) {
+  static const std::array<std::string_view, 4> kLeaf = {"MultiheadAttention", "TransformerEncoder",
+                                                        "TransformerEncoderLayer", "Transformer"};
+  std::string path = n.module;
+  while (!path.empty()) {
+    const std::string& t = module_type_of(g, path);
+    for (auto l : kLeaf)
+      if (t == l && !(n.module_call && path == n.module)) return true;
+    size_t dot = path.rfind('.');
+    path = dot == std::string::npos ? "" : path.substr(0, dot);
+  }
+  return false;
+}
+
+bool is_bn(const Node& n) { return n.op == OpKind::BatchNormalization; }
+bool is_affine(const Graph& g, const Node& n) {
+  return n.inputs.size() > 1 && n.inputs[1] >= 0 && g.value(n.inputs[1]).kind == ValueKind::Param;
+}
+bool gemm_like(const Node& n) {
+  OpFamily f = op_family(n.op);
+  return f == OpFamily::Conv || f == OpFamily::ConvTranspose || f == OpFamily::Linear || f == OpFamily::MatMul ||
+         f == OpFamily::Einsum;
+}
+Count gemm_macs(const Graph& g, const Node& n) {
+  switch (op_family(n.op)) {
+    case OpFamily::Conv: case OpFamily::ConvTranspose: return costs::conv_geometry(g, n).macs;
+    case OpFamily::Linear: return costs::linear_geometry(g, n).macs;
+    case OpFamily::MatMul: return costs::matmul_geometry(g, n).macs;
+    case OpFamily::Einsum: return costs::einsum_macs(g, n).value_or(0);
+    default: return 0;
+  }
+}
+bool is_pool(const Node& n) {
+  OpFamily f = op_family(n.op);
+  return f == OpFamily::MaxPool || f == OpFamily::AvgPool || f == OpFamily::AdaptiveAvgPool ||
+         f == OpFamily::GlobalAvgPool;
+}
+bool is_relu_like_double(const std::string& t) { return t == "ReLU" || t == "PReLU" || t == "ELU" || t == "GELU"; }
+Count softmax_rows_len(const Graph& g, const Node& n, Count& len) {
+  const Shape& s = g.value(n.inputs[0]).shape;
+  int64_t axis = n.attrs.i("axis", -1);
+  if (axis < 0) axis += s.rank();
+  len = s[static_cast<int>(axis)];
+  return len > 0 ? s.elements() / len : 0;
+}
+
+// ---- one function per tool ----------------------------------------------------------------------------
+
+Count torchvision_rule(const Graph& g, const Node& n) { return gemm_like(n) ? gemm_macs(g, n) : 0; }
+
+Count torch_rule(const Graph& g, const Node& n) { return gemm_like(n) ? 2 * gemm_macs(g, n) : 0; }
+
+Count fvcore_rule(const Graph& g, const Node& n, bool training) {
+  const int x = n.inputs.empty() ? -1 : n.inputs[0];
+  if (gemm_like(n)) return gemm_macs(g, n);
+  if (is_bn(n)) return E(g, x) * (training ? (is_affine(g, n) ? 5 : 4) : (is_affine(g, n) ? 2 : 1));
+  if (n.op == OpKind::LayerNormalization) return E(g, x) * (is_affine(g, n) ? 5 : 4);
+  if (n.op == OpKind::AdaptiveAvgPool || n.op == OpKind::GlobalAveragePool) return E(g, x);
+  if (n.op == OpKind::Resize) return costs::out_elems(g, n) * (n.attrs.s("mode", "nearest") == "nearest" ? 1 : 4);
+  return 0;
+}
+
+Count ptflops_rule(const Graph& g, const Node& n) {
+  const int x = n.inputs.empty() ? -1 : n.inputs[0];
+  const Count out = costs::out_elems(g, n);
+  const std::string& t = n.module_type;
+  if (n.module_call) {
+    if (t == "Conv2d" || t == "Conv1d" || t == "Conv3d") {
+      auto c = costs::conv_geometry(g, n);
+      return c.macs + (c.bias ? c.out_elems : 0);
+    }
+    if (t.rfind("ConvTranspose", 0) == 0) {
+      auto c = costs::conv_geometry(g, n);
+      return c.macs + (c.bias ? c.out_elems : 0);  // main term over input positions, bias over outputs
+    }
+    if (t == "Linear") {
+      auto l = costs::linear_geometry(g, n);
+      return l.rows * (l.in * l.out + (l.bias ? l.out : 0));
+    }
+    if (t == "Conv1D") {  // HF Conv1D: invisible module, but torch.addmm is patched: MACs + bias elements once
+      auto l = costs::linear_geometry(g, n);
+      return l.macs + (l.bias ? l.out : 0);
+    }
+    if (t.rfind("BatchNorm", 0) == 0) return E(g, x) * (is_affine(g, n) ? 2 : 1);
+    if (t == "LayerNorm" || t == "GroupNorm" || t.rfind("InstanceNorm", 0) == 0) return E(g, x);
+    if (is_relu_like_double(t)) return 2 * out;  // module hook + patched functional inside
+    if (t == "ReLU6" || t == "LeakyReLU") return out;
+    if (is_pool(n)) return 2 * E(g, x);
+    if (t == "Upsample") return 2 * out;
+    if (t == "Softmax") return out;  // nn.Softmax calls the patched F.softmax
+    return 0;
+  }
+  if (captured(n)) return 0;
+  switch (n.op) {
+    case OpKind::Relu: case OpKind::Gelu: return out;  // patched F.relu / F.gelu
+    case OpKind::Softmax: return out;
+    case OpKind::MaxPool: case OpKind::AveragePool: case OpKind::AdaptiveAvgPool: case OpKind::GlobalAveragePool:
+      return E(g, x);
+    case OpKind::MatMul: return costs::matmul_geometry(g, n).macs;
+    case OpKind::Gemm: {  // F.linear inside MultiheadAttention: input.numel() * out + bias once
+      auto l = costs::linear_geometry(g, n);
+      return l.macs + (l.bias ? l.out : 0);
+    }
+    case OpKind::Add:
+      if (has_attr(n, "torch_fn", "baddbmm") || has_attr(n, "torch_fn", "torch.add")) return E(g, n.inputs[1]);
+      return 0;
+    default: return 0;
+  }
+}
+
+Count thop_rule(const Graph& g, const Node& n) {
+  if (!n.module_call) return 0;
+  const int x = n.inputs.empty() ? -1 : n.inputs[0];
+  const Count out = costs::out_elems(g, n);
+  const std::string& t = n.module_type;
+  if (t.rfind("Conv", 0) == 0 && t != "Conv1D") return costs::conv_geometry(g, n).macs;
+  if (t == "Linear") return costs::linear_geometry(g, n).macs;
+  if (t.rfind("BatchNorm", 0) == 0 || t == "LayerNorm" || t == "GroupNorm" || t.rfind("InstanceNorm", 0) == 0)
+    return E(g, x) * (is_affine(g, n) ? 4 : 2);
+  if (t == "AvgPool2d" || t == "AvgPool1d" || t == "AvgPool3d") return out;
+  if (t == "AdaptiveAvgPool2d") {
+    const Shape& s = g.value(x).shape;
+    const Shape& y = g.value(n.outputs[0]).shape;
+    Count kernel = (s[2] / y[2]) * (s[3] / y[3]);
+    return (kernel + 1) * out;
+  }
+  if (t == "Softmax") {
+    Count len = 0;
+    Count rows = softmax_rows_len(g, n, len);
+    return rows * (3 * len - 1);
+  }
+  return 0;
+}
+
+Count torchinfo_rule(const Graph& g, const Node& n) {
+  if (!n.module_call) return 0;
+  const Shape& y = g.value(n.outputs[0]).shape;
+  const bool conv = n.module_type.find("Conv") != std::string::npos;
+  Count positions = y.rank() ? y[0] : 1;
+  if (conv)
+    for (int i = 2; i < y.rank(); ++i) positions *= y[i];
+  Count total = 0;
+  for (int v : n.inputs) {
+    if (v < 0 || g.value(v).kind != ValueKind::Param) continue;
+    const std::string& name = g.value(v).name;
+    const bool plain = name.size() >= 7 && (name.ends_with(".weight") || name.ends_with(".bias"));
+    if (conv || plain) total += g.value(v).shape.elements() * positions;
+    else total += g.value(v).shape.elements() * (y.rank() >= 2 ? Count{y[0]} * y[1] : positions);
+  }
+  return total;
+}
+
+Count pthflops_rule(const Graph& g, const Node& n) {
+  if (inside_fx_leaf(g, n)) return 0;
+  const int x = n.inputs.empty() ? -1 : n.inputs[0];
+  const Count out = costs::out_elems(g, n);
+  if (n.module_call) {
+    const std::string& t = n.module_type;
+    if (t.rfind("Conv", 0) == 0 && t != "Conv1D") {
+      auto c = costs::conv_geometry(g, n);
+      return c.macs + (c.bias ? c.out_elems : 0);
+    }
+    if (t == "ReLU") return 2 * out;
+    if (t.rfind("BatchNorm", 0) == 0) return 2 * out;
+    if (t.rfind("MaxPool", 0) == 0) return (costs::pool_taps(g, n) - 1) * out;
+    if (t.rfind("AvgPool", 0) == 0) return costs::pool_taps(g, n) * out;
+    if (t.rfind("AdaptiveAvgPool", 0) == 0) {
+      const Shape& s = g.value(x).shape;
+      return s[-2] * s[-1] * out;
+    }
+    if (t == "Linear") {
+      auto l = costs::linear_geometry(g, n);
+      return E(g, x) * l.out + (l.bias ? l.out : 0);
+    }
+    return 0;
+  }
+  // call_function: operator add / mul count output elements x number of arguments; matmul as a linear.
+  // `out += identity` is traced as operator.add too (fx proxies have no in-place add): seed 002's ResNet
+  // numbers (3,653,586,920 and 8,286,749,672 at batch 2) include it.
+  if ((n.op == OpKind::Add || n.op == OpKind::Mul) && !has_attr(n, "torch_fn", "baddbmm")) return out * 2;
+  if (n.op == OpKind::MatMul) return E(g, x) * g.value(n.outputs[0]).shape[-1];
+  return 0;
+}
+
+/// DeepSpeed flops profiler: returns {MACs, FLOPs} of one node.
+std::pair<Count, Count> deepspeed_rule(const Graph& g, const Node& n, bool training) {
+  const int x = n.inputs.empty() ? -1 : n.inputs[0];
+  const Count out = costs::out_elems(g, n);
+  switch (op_family(n.op)) {
+    case OpFamily::Conv: case OpFamily::ConvTranspose: {
+      auto c = costs::conv_geometry(g, n);
+      return {c.macs, 2 * c.macs + (c.bias ? c.out_elems : 0)};
+    }
+    case OpFamily::Linear: {
+      auto l = costs::linear_geometry(g, n);
+      if (n.module_type == "Conv1D") return {l.macs, 2 * l.macs + (l.bias ? l.out : 0)};  // torch.addmm
+      return {l.macs, 2 * l.macs};  // F.linear: bias ignored
+    }
+    case OpFamily::MatMul: case OpFamily::Einsum: {
+      Count m = gemm_macs(g, n);
+      return {m, 2 * m};
+    }
+    default: break;
+  }
+  if (captured(n)) return {0, 0};
+  switch (n.op) {
+    case OpKind::Relu: case OpKind::Gelu: case OpKind::LeakyRelu: return {0, out};
+    case OpKind::Softmax: return {0, out};
+    case OpKind::MaxPool: case OpKind::AveragePool: case OpKind::AdaptiveAvgPool: case OpKind::GlobalAveragePool:
+      return {0, E(g, x)};
+    case OpKind::BatchNormalization:
+      return {0, E(g, x) * (training ? (is_affine(g, n) ? 5 : 4) : (is_affine(g, n) ? 2 : 1))};
+    case OpKind::LayerNormalization: return {0, E(g, x) * (is_affine(g, n) ? 5 : 4)};
+    case OpKind::Resize: return {0, out};
+    case OpKind::Add:
+      if (has_attr(n, "torch_fn", "baddbmm") || has_attr(n, "torch_fn", "torch.add")) return {0, E(g, n.inputs[1])};
+      return {0, 0};
+    default: return {0, 0};
+  }
+}
+
+std::string fixed(double v, int decimals) { return fmt::format("{:.{}f}", v, decimals); }
+
+std::string torchinfo_scaled(Count v) {
+  double d = to_double(v);
+  if (d >= 1e12) return "Total mult-adds (T): " + fixed(d / 1e12, 2);
+  if (d >= 1e9) return "Total mult-adds (G): " + fixed(d / 1e9, 2);
+  return "Total mult-adds (M): " + fixed(d / 1e6, 2);
+}
+
+}  // namespace
+
+const std::vector<ConventionInfo>& conventions() { return kConventions; }
+
+const ConventionInfo& convention_info(Convention c) {
+  for (const auto& i : kConventions)
+    if (i.id == c) return i;
+  return kConventions.front();
+}
+
+std::optional<Convention> parse_convention(std::string_view name) {
+  for (const auto& i : kConventions)
+    if (i.name == name) return i.id;
+  if (name == "calflops") return Convention::Deepspeed;
+  if (name == "pytorch-estimate-flops") return Convention::Pthflops;
+  if (name == "flop_counter" || name == "flopcountermode") return Convention::Torch;
+  return std::nullopt;
+}
+
+ConventionCount count_under(const Graph& g, Convention c) {
+  ConventionCount out;
+  out.convention = c;
+  out.per_node.assign(g.nodes.size(), 0);
+  const bool training = false;  // zoo and ONNX graphs are analysed as eval-mode forward passes
+  Count deepspeed_macs = 0;
+  if (c == Convention::Ridge) {
+    ModelCost mc = estimate(g);
+    for (size_t i = 0; i < g.nodes.size(); ++i) out.per_node[i] = mc.nodes[i].cost.flops;
+    out.params = mc.total.params;
+  } else {
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      const Node& n = g.nodes[i];
+      bool known = true;
+      for (int v : n.inputs)
+        if (v >= 0 && !g.value(v).shape.known()) known = false;
+      for (int v : n.outputs)
+        if (!g.value(v).shape.known()) known = false;
+      if (!known || op_family(n.op) == OpFamily::Unknown) continue;
+      Count v = 0;
+      switch (c) {
+        case Convention::Torchvision: v = torchvision_rule(g, n); break;
+        case Convention::Fvcore: v = fvcore_rule(g, n, training); break;
+        case Convention::Ptflops: v = ptflops_rule(g, n); break;
+        case Convention::Thop: v = thop_rule(g, n); break;
+        case Convention::Torchinfo: v = torchinfo_rule(g, n); break;
+        case Convention::Pthflops: v = pthflops_rule(g, n); break;
+        case Convention::Deepspeed: {
+          auto [m, f] = deepspeed_rule(g, n, training);
+          deepspeed_macs += m;
+          v = f;
+          break;
+        }
+        case Convention::Torch: v = torch_rule(g, n); break;
+        case Convention::Ridge: break;
+      }
+      out.per_node[i] = v;
+    }
+    out.params = estimate(g).total.params;
+  }
+  // ptflops and the MultiheadAttention hook: its own formula per call, in addition to the functional calls.
+  if (c == Convention::Ptflops) {
+    for (const auto& m : g.modules) {
+      if (m.type != "MultiheadAttention") continue;
+      for (size_t i = 0; i < g.nodes.size(); ++i) {
+        const Node& n = g.nodes[i];
+        if (n.module != m.path || n.op != OpKind::Gemm || n.name.find("in_proj") == std::string::npos) continue;
+        const Shape& q = g.value(n.inputs[0]).shape;  // [L, B, E] (batch_first = False)
+        int64_t heads = 1;
+        for (const Node& r : g.nodes)
+          if (r.module == m.path && r.op == OpKind::Reshape) {
+            const Shape& rs = g.value(r.outputs[0]).shape;
+            if (rs.rank() == 3 && rs[1] % q[1] == 0 && rs[2] * (rs[1] / q[1]) == q[2]) heads = rs[1] / q[1];
+          }
+        const Count L = q[0], B = q[1], Em = q[2], hd = Em / heads;
+        Count f = L * Em + 3 * L * Em * Em + 3 * L * Em + heads * (L * L * hd + L * L + L * L * hd) + L * Em * (Em + 1);
+        out.per_node[i] += f * B;
+      }
+    }
+  }
+  for (Count v : out.per_node) out.total += v;
+  const double t = to_double(out.total);
+  switch (c) {
+    case Convention::Ridge: out.headline_text = with_commas(out.total) + " FLOPs"; break;
+    case Convention::Torchvision: out.headline_text = fixed(t / 1e9, 3) + " GFLOPS (torchvision _ops, really GMACs)"; break;
+    case Convention::Fvcore: out.headline_text = to_string(out.total) + " (FlopCountAnalysis.total(), MACs)"; break;
+    case Convention::Ptflops: out.headline_text = fixed(t / 1e9, 2) + " GMac"; break;
+    case Convention::Thop: out.headline_text = fixed(t / 1e9, 3) + "G MACs (thop.clever_format)"; break;
+    case Convention::Torchinfo: out.headline_text = torchinfo_scaled(out.total); break;
+    case Convention::Pthflops:
+      out.headline_text = with_commas(out.total) + " FLOPs or approx. " + fixed(t / 1e9, 2) + " GFLOPs";
+      break;
+    case Convention::Deepspeed:
+      out.headline_text = fmt::format("fwd FLOPs {} ({} G), fwd MACs {} ({} G)", with_commas(out.total),
+                                      fixed(t / 1e9, 2), with_commas(deepspeed_macs),
+                                      fixed(to_double(deepspeed_macs) / 1e9, 2));
+      break;
+    case Convention::Torch: out.headline_text = with_commas(out.total) + " FLOPs (FlopCounterMode)"; break;
+  }
+  return out;
+}
+
+}  // namespace ridge

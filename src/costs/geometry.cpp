@@ -1,0 +1,126 @@
+#include "costs/geometry.hpp"
+
+#include <map>
+
+namespace ridge::costs {
+
+std::optional<Count> elements(const Graph& g, int value) {
+  if (value < 0) return std::nullopt;
+  const Shape& s = g.value(value).shape;
+  if (!s.known()) return std::nullopt;
+  return s.elements();
+}
+
+Count out_elems(const Graph& g, const Node& n) {
+  if (n.outputs.empty()) return 0;
+  return elements(g, n.outputs[0]).value_or(0);
+}
+
+Count in_elems(const Graph& g, const Node& n) {
+  for (int v : n.inputs)
+    if (v >= 0) return elements(g, v).value_or(0);
+  return 0;
+}
+
+ConvGeom conv_geometry(const Graph& g, const Node& n) {
+  ConvGeom c;
+  const Shape& x = g.value(n.inputs.at(0)).shape;
+  const Shape& w = g.value(n.inputs.at(1)).shape;
+  const Shape& y = g.value(n.outputs.at(0)).shape;
+  c.groups = n.attrs.i("group", 1);
+  c.batch = x[0];
+  c.cin = x[1];
+  c.cout = y[1];
+  c.kernel_taps = 1;
+  for (int i = 2; i < w.rank(); ++i) c.kernel_taps *= w[i];
+  c.out_elems = y.elements();
+  c.in_elems = x.elements();
+  c.bias = n.inputs.size() > 2 && n.inputs[2] >= 0;
+  if (n.op == OpKind::ConvTranspose) {
+    // Weight is [Cin, Cout/g, k...]: every input element scatters into Cout/g * prod(k) outputs.
+    c.per_output = w[1] * c.kernel_taps;
+    c.macs = c.in_elems * c.per_output;
+  } else {
+    c.per_output = w[1] * c.kernel_taps;  // weight [Cout, Cin/g, k...]
+    c.macs = c.out_elems * c.per_output;
+  }
+  return c;
+}
+
+LinearGeom linear_geometry(const Graph& g, const Node& n) {
+  LinearGeom l;
+  const Shape& a = g.value(n.inputs.at(0)).shape;
+  const Shape& b = g.value(n.inputs.at(1)).shape;
+  const Shape& y = g.value(n.outputs.at(0)).shape;
+  const bool trans_a = n.attrs.i("transA", 0) != 0, trans_b = n.attrs.i("transB", 0) != 0;
+  l.in = trans_a ? a[0] : a[-1];
+  l.out = trans_b ? b[0] : b[1];
+  l.rows = a.elements() / l.in;
+  l.macs = l.rows * l.in * l.out;
+  l.bias = n.inputs.size() > 2 && n.inputs[2] >= 0;
+  l.first_dim = y.rank() ? y[0] : 1;
+  return l;
+}
+
+MatMulGeom matmul_geometry(const Graph& g, const Node& n) {
+  MatMulGeom m;
+  const Shape& a = g.value(n.inputs.at(0)).shape;
+  const Shape& b = g.value(n.inputs.at(1)).shape;
+  const Shape& y = g.value(n.outputs.at(0)).shape;
+  m.k = a[-1];
+  m.m = a.rank() >= 2 ? a[-2] : 1;
+  m.n = b.rank() >= 2 ? b[-1] : 1;
+  Count out = y.elements();
+  m.batch = (m.m * m.n) > 0 ? out / (m.m * m.n) : 0;
+  m.macs = out * m.k;
+  return m;
+}
+
+Count adaptive_window_sum(int64_t in_h, int64_t in_w, int64_t out_h, int64_t out_w) {
+  auto axis = [](int64_t in, int64_t out) {
+    Count total = 0;
+    for (int64_t i = 0; i < out; ++i) {
+      int64_t start = (i * in) / out;
+      int64_t end = ((i + 1) * in + out - 1) / out;
+      total += end - start;
+    }
+    return total;
+  };
+  return axis(in_h, out_h) * axis(in_w, out_w);
+}
+
+Count pool_taps(const Graph& g, const Node& n) {
+  if (n.op == OpKind::AdaptiveAvgPool) {
+    const Shape& x = g.value(n.inputs.at(0)).shape;
+    const Shape& y = g.value(n.outputs.at(0)).shape;
+    return adaptive_window_sum(x[2], x[3], y[2], y[3]);
+  }
+  Count taps = 1;
+  for (int64_t k : n.attrs.ints("kernel_shape")) taps *= k;
+  return taps;
+}
+
+std::optional<Count> einsum_macs(const Graph& g, const Node& n) {
+  std::string eq = n.attrs.s("equation", "");
+  std::string lhs = eq.substr(0, eq.find("->"));
+  if (lhs.find("...") != std::string::npos || lhs.empty()) return std::nullopt;
+  std::map<char, int64_t> extent;
+  size_t operand = 0, pos = 0;
+  for (char c : lhs) {
+    if (c == ',') {
+      ++operand;
+      pos = 0;
+      continue;
+    }
+    if (c == ' ') continue;
+    if (operand >= n.inputs.size() || n.inputs[operand] < 0) return std::nullopt;
+    const Shape& s = g.value(n.inputs[operand]).shape;
+    if (static_cast<int>(pos) >= s.rank()) return std::nullopt;
+    extent[c] = s.dims[pos++];
+  }
+  Count macs = 1;
+  for (auto& [c, e] : extent) macs *= e;
+  return macs;
+}
+
+}  // namespace ridge::costs

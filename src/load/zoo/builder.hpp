@@ -1,0 +1,98 @@
+// A small graph builder for zoo models: tracks the module scope (so node names are module paths such as
+// "layer1.0.conv1"), infers output shapes as layers are added, and records torch module calls.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "ridge/graph.hpp"
+
+namespace ridge::zoo {
+
+/// Builds a Graph in forward order. Methods take and return value ids.
+class Builder {
+ public:
+  Builder(std::string model_name, DType dtype);
+
+  /// RAII module scope: nodes added inside belong to `name` (a path component) of torch class `type`.
+  class Scope {
+   public:
+    Scope(Builder& b, const std::string& name, const std::string& type);
+    ~Scope();
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
+
+   private:
+    Builder& b_;
+    int first_value_;
+  };
+  Scope module(const std::string& name, const std::string& type) { return Scope(*this, name, type); }
+
+  int input(const std::string& name, Shape shape, DType dtype);
+  /// A trainable parameter (or a buffer when trainable=false), named after the current scope.
+  int param(const std::string& name, Shape shape, bool trainable = true);
+  /// A constant tensor (masks, scalars) with no cost.
+  int constant(const std::string& name, Shape shape, DType dtype);
+
+  // Leaf modules (one node each; `name` is the module attribute name, e.g. "conv1").
+  int conv2d(int x, const std::string& name, int64_t out_ch, int64_t k, int64_t stride = 1, int64_t pad = 0,
+             int64_t groups = 1, bool bias = true, int64_t dilation = 1);
+  /// A Linear layer; `expect_in` (when >= 0) is the fixed in_features of the reference, checked against the input.
+  int linear(int x, const std::string& name, int64_t out, bool bias = true, const std::string& type = "Linear",
+             int64_t expect_in = -1);
+  /// Linear whose weight is an existing param (tied embeddings); no bias.
+  int linear_tied(int x, const std::string& name, int weight_value);
+  int batchnorm(int x, const std::string& name, const std::string& type = "BatchNorm2d");
+  int layernorm(int x, const std::string& name);
+  int embedding(int ids, const std::string& name, int64_t vocab, int64_t dim);
+  int dropout(int x, const std::string& name, const std::string& type = "Dropout");
+  /// An activation module (ReLU, ReLU6, Tanh, GELU ...), or a functional call when module_name is empty.
+  /// `captured` marks a functional activation stored in an attribute at construction time (e.g.
+  /// `self.activation = F.relu`), which function-patching profilers do not see.
+  int act(OpKind op, int x, const std::string& module_name, const std::string& type, Attrs attrs = {},
+          bool captured = false);
+  int maxpool(int x, const std::string& name, int64_t k, int64_t stride, int64_t pad = 0, bool ceil = false,
+              bool as_module = true);
+  int avgpool(int x, const std::string& name, int64_t k, int64_t stride, bool as_module = true);
+  int adaptive_avgpool(int x, const std::string& name, int64_t out_h, int64_t out_w, bool as_module = true);
+
+  // Functional ops inside the current module's forward (`fname` names them: "add", "flatten", ...).
+  /// `torch_fn` names the torch function when it matters to other tools' conventions ("iadd" for `out += x`,
+  /// "baddbmm" for a mask added inside baddbmm); empty means the plain operator.
+  int binary(OpKind op, int a, int b, const std::string& fname, const std::string& torch_fn = "");
+  int unary(OpKind op, int x, const std::string& fname, Attrs attrs = {});
+  int flatten(int x, int64_t axis = 1);
+  int reshape(int x, Shape to, const std::string& fname = "view");
+  int transpose(int x, std::vector<int64_t> perm, const std::string& fname = "transpose");
+  int concat(const std::vector<int>& xs, int64_t axis, const std::string& fname = "cat");
+  /// Splits along `axis` into pieces of the given sizes.
+  std::vector<int> split(int x, int64_t axis, const std::vector<int64_t>& sizes, const std::string& fname = "split");
+  int slice(int x, int64_t axis, int64_t start, int64_t end, const std::string& fname = "slice");
+  int matmul(int a, int b, const std::string& fname = "matmul");
+  int softmax(int x, int64_t axis, bool log = false, const std::string& fname = "");
+  int where(int cond, int a, int b, const std::string& fname = "where");
+  int reduce_mean(int x, std::vector<int64_t> axes, bool keepdims, const std::string& fname = "mean");
+
+  const Shape& shape(int v) const { return g_.values.at(v).shape; }
+  /// Id of the value named `name` (e.g. "transformer.wte.weight"); asserts it exists.
+  int value_id(const std::string& name) const;
+  /// Finishes: marks outputs, validates, and returns the graph.
+  Graph finish(const std::vector<int>& outputs);
+
+ private:
+  std::string scope_path() const;
+  std::string child_path(const std::string& name) const;
+  std::string unique_name(const std::string& base);
+  int new_value(const std::string& name, Shape shape, DType dtype, ValueKind kind = ValueKind::Activation);
+  /// Adds a node; a module call when `module_type` is non-empty (the node is named after the module path).
+  int add(OpKind op, const std::string& name, const std::string& module_type, std::vector<int> inputs,
+          Shape out_shape, Attrs attrs = {}, DType out_dtype = DType::Unknown);
+  void note_module(const std::string& path, const std::string& type);
+  void record_call(const std::string& path, int output);
+
+  Graph g_;
+  DType dtype_;
+  std::vector<std::string> scope_;
+  std::vector<std::string> used_names_;
+};
+
+}  // namespace ridge::zoo

@@ -1,0 +1,136 @@
+// The ridge binary end to end: help, exit codes, one-line errors, JSON shapes of the foundation commands.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <fstream>
+
+#include "support/test_support.hpp"
+
+namespace {
+
+using ridge::test::run_ridge;
+
+TEST(Cli, HelpExplainsEveryCommand) {
+  auto r = run_ridge("--help");
+  EXPECT_EQ(r.exit_code, 0);
+  for (const char* c : {"list", "summary", "flops", "sweep"}) EXPECT_NE(r.out.find(c), std::string::npos) << c;
+  auto s = run_ridge("summary --help");
+  EXPECT_EQ(s.exit_code, 0);
+  for (const char* o : {"--batch", "--input-size", "--dtype", "--depth", "--format", "--convention", "--json"})
+    EXPECT_NE(s.out.find(o), std::string::npos) << o;
+}
+
+TEST(Cli, SummaryJsonHasTheDocumentedFields) {
+  auto r = run_ridge("summary resnet50 --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["totals"]["params"].get<int64_t>(), 25557032);
+  EXPECT_EQ(j["totals"]["macs"].get<int64_t>(), 4089184256);
+  EXPECT_EQ(j["totals"]["headline"], j["totals"]["flops"]);
+  EXPECT_GT(j["totals"]["backward_flops"].get<int64_t>(), j["totals"]["flops"].get<int64_t>());
+  ASSERT_TRUE(j["layers"].is_array());
+  const auto& first = j["layers"][0];
+  for (const char* k : {"name", "op", "output_shape", "params", "macs", "flops"}) EXPECT_TRUE(first.contains(k)) << k;
+  EXPECT_EQ(first["name"], "conv1");
+  EXPECT_EQ(first["output_shape"], "1x64x112x112");
+}
+
+TEST(Cli, SummaryUnderAConventionSetsHeadline) {
+  auto r = run_ridge("summary vgg16 --convention pthflops --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["totals"]["headline"].get<int64_t>(), 15516752872);
+}
+
+TEST(Cli, DepthGroupsByModulePath) {
+  auto r = run_ridge("summary resnet18 --depth 1 --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  std::vector<std::string> names;
+  for (const auto& l : j["layers"]) names.push_back(l["name"]);
+  EXPECT_NE(std::find(names.begin(), names.end(), "layer1"), names.end());
+  EXPECT_EQ(std::find(names.begin(), names.end(), "layer1.0.conv1"), names.end());
+  int64_t params = 0;
+  for (const auto& l : j["layers"]) params += l["params"].get<int64_t>();
+  EXPECT_EQ(params, 11689512);
+}
+
+TEST(Cli, CsvAndJsonAtOnce) {
+  std::string dir = ridge::test::temp_dir();
+  auto r = run_ridge("summary mnist --format csv --json " + dir + "/s.json --md " + dir + "/s.md");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("name,op,output_shape,params,macs,flops"), std::string::npos);
+  auto j = run_ridge("summary mnist --format json");
+  std::ifstream f(dir + "/s.json");
+  nlohmann::json from_file = nlohmann::json::parse(f);
+  EXPECT_EQ(from_file, nlohmann::json::parse(j.out));
+}
+
+TEST(Cli, FlopsAllConventions) {
+  auto r = run_ridge("flops resnet18 --batch 2 --all-conventions --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["conventions"].size(), 9u);
+  bool found = false;
+  for (const auto& c : j["conventions"])
+    if (c["convention"] == "pthflops") {
+      EXPECT_EQ(c["headline"].get<int64_t>(), 3653586920);
+      found = true;
+    }
+  EXPECT_TRUE(found);
+  auto t = run_ridge("flops resnet18 --all-conventions");
+  EXPECT_NE(t.out.find("what differs"), std::string::npos);
+}
+
+TEST(Cli, SweepHasPointsAndFits) {
+  auto r = run_ridge("sweep mnist --batch 1:501:50 --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["points"].size(), 11u);
+  EXPECT_EQ(j["points"][10]["batch"], 501);
+  EXPECT_EQ(j["points"][10]["flops"].get<int64_t>(), 501 * j["points"][0]["flops"].get<int64_t>());
+  for (const auto& f : j["fits"])
+    if (f["quantity"] == "flops") {
+      EXPECT_NEAR(f["slope_per_sample"].get<double>(), j["points"][0]["flops"].get<double>(), 1.0);
+      EXPECT_NEAR(f["intercept"].get<double>(), 0.0, 1e-3 * j["points"][0]["flops"].get<double>());
+    }
+}
+
+TEST(Cli, ListShowsTheZoo) {
+  auto r = run_ridge("list --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["models"].size(), 25u);
+  EXPECT_EQ(j["models"][0]["name"], "mnist");
+  EXPECT_EQ(j["models"][0]["params"], 1199882);
+}
+
+TEST(Cli, ErrorsAreOneLineWithExitCodes) {
+  auto unknown = run_ridge("summary resnet5");
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_NE(unknown.err.find("did you mean resnet50"), std::string::npos) << unknown.err;
+  EXPECT_EQ(std::count(unknown.err.begin(), unknown.err.end(), '\n'), 1);
+  auto batch = run_ridge("summary mnist --batch 0");
+  EXPECT_EQ(batch.exit_code, 2);
+  EXPECT_NE(batch.err.find("--batch"), std::string::npos);
+  auto notnum = run_ridge("summary mnist --batch abc");
+  EXPECT_EQ(notnum.exit_code, 2);
+  auto dtype = run_ridge("summary mnist --dtype int4");
+  EXPECT_EQ(dtype.exit_code, 2);
+  EXPECT_NE(dtype.err.find("--dtype"), std::string::npos);
+  auto size = run_ridge("summary resnet18 --input-size 3x0x5");
+  EXPECT_EQ(size.exit_code, 2);
+  EXPECT_NE(size.err.find("--input-size"), std::string::npos);
+  auto fmt = run_ridge("summary mnist --format xml");
+  EXPECT_EQ(fmt.exit_code, 2);
+  auto missing = run_ridge("summary /nonexistent/model.onnx");
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("/nonexistent/model.onnx"), std::string::npos);
+  auto nocmd = run_ridge("");
+  EXPECT_EQ(nocmd.exit_code, 2);
+  for (const auto& r : {unknown, batch, dtype, size, missing})
+    EXPECT_EQ(r.err.find("terminate"), std::string::npos) << r.err;
+}
+
+}  // namespace

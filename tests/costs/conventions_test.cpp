@@ -1,0 +1,169 @@
+// Every small published vector from the tools' own test suites and docs (counting-conventions.md), and the
+// seeds' numbers, under the matching convention.
+#include <gtest/gtest.h>
+
+#include "costs/tiny_graphs.hpp"
+#include "ridge/cost.hpp"
+#include "ridge/load.hpp"
+
+namespace ridge {
+namespace {
+
+using test::Tiny;
+
+Count total(const Graph& g, Convention c) { return count_under(g, c).total; }
+
+Graph zoo(const std::string& name, int64_t batch) {
+  LoadOptions o;
+  o.batch = batch;
+  return build_zoo_model(name, o);
+}
+
+TEST(Conventions, PtflopsConv2dWithBias) {
+  Tiny t;
+  int x = t.input(Shape{{1, 3, 224, 224}});
+  int y = t.node(OpKind::Conv, "0", {x, t.param("0.weight", Shape{{2, 3, 3, 3}}), t.param("0.bias", Shape{{2}})},
+                 Shape{{1, 2, 222, 222}}, test::conv_attrs(3, 1, 0), "Conv2d");
+  Graph g = t.done({y});
+  EXPECT_EQ(total(g, Convention::Ptflops), 2759904);
+  EXPECT_EQ(count_under(g, Convention::Ptflops).params, 56);
+}
+
+TEST(Conventions, PtflopsConvTranspose2dUsesInputPositions) {
+  Tiny t;
+  int x = t.input(Shape{{1, 3, 224, 224}});
+  // ConvTranspose weight layout: [Cin, Cout/g, k, k]; output (224-1)*2+3 = 449.
+  int y = t.node(OpKind::ConvTranspose, "0",
+                 {x, t.param("0.weight", Shape{{3, 2, 3, 3}}), t.param("0.bias", Shape{{2}})},
+                 Shape{{1, 2, 449, 449}}, test::conv_attrs(3, 2, 0), "ConvTranspose2d");
+  EXPECT_EQ(total(t.done({y}), Convention::Ptflops), 3112706);
+}
+
+TEST(Conventions, PtflopsLinearVectors) {
+  {
+    Tiny t;
+    int x = t.input(Shape{{1, 3}});
+    int y = t.node(OpKind::Gemm, "0", {x, t.param("0.weight", Shape{{2, 3}}), t.param("0.bias", Shape{{2}})},
+                   Shape{{1, 2}}, Attrs{}.set("transB", int64_t{1}), "Linear");
+    EXPECT_EQ(total(t.done({y}), Convention::Ptflops), 8);
+  }
+  {
+    Tiny t;
+    int x = t.input(Shape{{1, 4, 5, 3}});
+    int y = t.node(OpKind::Gemm, "0", {x, t.param("0.weight", Shape{{2, 3}})}, Shape{{1, 4, 5, 2}},
+                   Attrs{}.set("transB", int64_t{1}), "Linear");
+    EXPECT_EQ(total(t.done({y}), Convention::Ptflops), 120);
+  }
+}
+
+TEST(Conventions, ThopConvIgnoresBias) {
+  Tiny t;
+  int x = t.input(Shape{{1, 3, 32, 32}});
+  int y = t.node(OpKind::Conv, "0", {x, t.param("0.weight", Shape{{12, 3, 5, 5}}), t.param("0.bias", Shape{{12}})},
+                 Shape{{1, 12, 30, 30}}, test::conv_attrs(5, 1, 1), "Conv2d");
+  EXPECT_EQ(total(t.done({y}), Convention::Thop), 810000);
+}
+
+TEST(Conventions, FvcoreDocstringConvPlusLinear) {
+  Tiny t;
+  int x = t.input(Shape{{1, 3, 10, 10}});
+  int c = t.node(OpKind::Conv, "conv", {x, t.param("conv.weight", Shape{{10, 3, 1, 1}}), t.param("conv.bias", Shape{{10}})},
+                 Shape{{1, 10, 10, 10}}, test::conv_attrs(1, 1, 0), "Conv2d");
+  int f = t.node(OpKind::Flatten, "flatten", {c}, Shape{{1, 1000}}, Attrs{}.set("axis", int64_t{1}));
+  int y = t.node(OpKind::Gemm, "fc", {f, t.param("fc.weight", Shape{{10, 1000}}), t.param("fc.bias", Shape{{10}})},
+                 Shape{{1, 10}}, Attrs{}.set("transB", int64_t{1}), "Linear");
+  Graph g = t.done({y});
+  ConventionCount cc = count_under(g, Convention::Fvcore);
+  EXPECT_EQ(cc.total, 13000);
+  EXPECT_EQ(cc.per_node[0], 3000);
+  EXPECT_EQ(cc.per_node[2], 10000);
+}
+
+TEST(Conventions, DeepSpeedLeNet5AtBatch1024) {
+  Graph g = zoo("lenet5", 1024);
+  ConventionCount cc = count_under(g, Convention::Deepspeed);
+  EXPECT_EQ(cc.total, 866076672);
+  EXPECT_NE(cc.headline_text.find("426,516,480"), std::string::npos) << cc.headline_text;  // MACs
+  EXPECT_EQ(cc.params, 61706);
+}
+
+TEST(Conventions, TorchinfoReadmeMnistNet) {
+  Graph g = zoo("mnist-slides", 2);
+  EXPECT_EQ(total(g, Convention::Torchinfo), 975200);  // "Total mult-adds (M): 0.98" = 975.20 k
+  ToolMemoryLines m = torchinfo_memory(g);
+  EXPECT_EQ(m.forward_backward_bytes, 113600);  // 113.60 kB
+  EXPECT_EQ(m.params_bytes, 87360);             // 87.36 kB
+  EXPECT_EQ(count_under(g, Convention::Torchinfo).params, 21840);
+}
+
+TEST(Conventions, TorchsummaryReadmeMnistNet) {
+  ToolMemoryLines m = torchsummary_memory(zoo("mnist-slides", 1));
+  EXPECT_EQ(m.text,
+            "Input size (MB): 0.00\nForward/backward pass size (MB): 0.06\nParams size (MB): 0.08\n"
+            "Estimated Total Size (MB): 0.15");
+  EXPECT_EQ(m.params_bytes, 21840 * 4);
+}
+
+TEST(Seeds, Seed003Vgg16UnderPthflops) {
+  Graph g = zoo("vgg16", 1);
+  ConventionCount cc = count_under(g, Convention::Pthflops);
+  EXPECT_EQ(cc.total, 15516752872);
+  // Per-layer values printed in the seed.
+  auto at = [&](const std::string& name) { return cc.per_node.at(g.find_node(name)); };
+  EXPECT_EQ(at("features.0"), 89915392);
+  EXPECT_EQ(at("features.1"), 6422528);
+  EXPECT_EQ(at("features.4"), 2408448);
+  EXPECT_EQ(at("avgpool"), 1229312);
+  EXPECT_EQ(at("classifier.0"), 102764544);
+  EXPECT_EQ(at("classifier.6"), 4097000);
+  Count conv = 0;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (g.nodes[i].op == OpKind::Conv) conv += cc.per_node[i];
+  EXPECT_EQ(conv + at("avgpool"), 15361407488);  // the seed's "conv" run kept avgpool in
+  EXPECT_NEAR(100.0 * to_double(conv) / to_double(cc.total), 99.0, 0.05);
+}
+
+TEST(Seeds, Seed002ResNetTheoreticalFlopsAreBatch2Pthflops) {
+  // pytorch-estimate-flops (pthflops) numbers quoted in seed 002 come out at batch size 2.
+  EXPECT_EQ(total(zoo("resnet18", 2), Convention::Pthflops), 3653586920);
+  EXPECT_EQ(total(zoo("resnet50", 2), Convention::Pthflops), 8286749672);
+  EXPECT_NE(total(zoo("resnet18", 1), Convention::Pthflops), 3653586920);
+}
+
+TEST(Seeds, Seed000MnistConv2PenAndPaper) {
+  Graph g = zoo("mnist", 1);
+  ModelCost mc = estimate(g);
+  const Cost& conv2 = mc.nodes.at(g.find_node("conv2")).cost;
+  // 64 x 24 x 24 outputs, each 288 multiplies + 288 adds (287 + bias): 36864 x 577 = 2.1e7.
+  EXPECT_EQ(conv2.flops, Count{36864} * (2 * 288 + 1));
+  EXPECT_NEAR(to_double(conv2.flops), 2.1e7, 0.05e7);
+}
+
+TEST(Conventions, TorchvisionMetaOpsForKnownModels) {
+  // torchvision's documented GFLOPS (really GMACs) at batch 1.
+  EXPECT_EQ(count_under(zoo("resnet50", 1), Convention::Torchvision).headline_text.substr(0, 5), "4.089");
+  EXPECT_EQ(count_under(zoo("resnet18", 1), Convention::Torchvision).headline_text.substr(0, 5), "1.814");
+  EXPECT_EQ(count_under(zoo("vgg16", 1), Convention::Torchvision).headline_text.substr(0, 6), "15.470");
+  EXPECT_EQ(count_under(zoo("mobilenet_v2", 1), Convention::Torchvision).headline_text.substr(0, 5), "0.301");
+  EXPECT_EQ(count_under(zoo("alexnet", 1), Convention::Torchvision).headline_text.substr(0, 5), "0.714");
+  EXPECT_EQ(count_under(zoo("googlenet", 1), Convention::Torchvision).headline_text.substr(0, 5), "1.498");
+  EXPECT_EQ(count_under(zoo("densenet121", 1), Convention::Torchvision).headline_text.substr(0, 5), "2.834");
+}
+
+TEST(Conventions, EveryConventionHasANameAndParses) {
+  for (const auto& c : conventions()) {
+    auto p = parse_convention(c.name);
+    ASSERT_TRUE(p.has_value()) << c.name;
+    EXPECT_EQ(*p, c.id);
+    EXPECT_FALSE(c.differs.empty());
+  }
+  EXPECT_FALSE(parse_convention("nope").has_value());
+}
+
+TEST(Conventions, TorchIsTwiceTorchvision) {
+  Graph g = zoo("resnet50", 3);
+  EXPECT_EQ(total(g, Convention::Torch), 2 * total(g, Convention::Torchvision));
+}
+
+}  // namespace
+}  // namespace ridge

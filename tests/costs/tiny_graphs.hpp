@@ -1,0 +1,56 @@
+// One- and two-layer graphs built directly (no zoo), for checking rules against published vectors and
+// brute-force loops.
+#pragma once
+#include "ridge/graph.hpp"
+
+namespace ridge::test {
+
+/// Builds graphs node by node with explicit shapes.
+struct Tiny {
+  Graph g;
+  int input(Shape s, DType t = DType::F32) {
+    Value v{"input" + std::to_string(g.inputs.size()), t, std::move(s), ValueKind::Input};
+    int id = g.add_value(v);
+    g.inputs.push_back(id);
+    return id;
+  }
+  int param(const std::string& name, Shape s) {
+    return g.add_value(Value{name, DType::F32, std::move(s), ValueKind::Param});
+  }
+  /// Adds a node with one output of shape `out`; module_type non-empty makes it a module call.
+  int node(OpKind op, const std::string& name, std::vector<int> inputs, Shape out, Attrs attrs = {},
+           const std::string& module_type = "") {
+    int o = g.add_value(Value{name + ":0", DType::F32, std::move(out), ValueKind::Activation});
+    Node n;
+    n.name = name;
+    n.op = op;
+    n.op_type = std::string(op_name(op));
+    n.inputs = std::move(inputs);
+    n.outputs = {o};
+    n.attrs = std::move(attrs);
+    n.module = name;
+    n.module_type = module_type;
+    n.module_call = !module_type.empty();
+    if (n.module_call) g.modules.push_back({name, module_type, {o}});
+    g.add_node(std::move(n));
+    return o;
+  }
+  Graph done(std::vector<int> outputs) {
+    g.outputs = std::move(outputs);
+    validate(g);
+    return g;
+  }
+};
+
+/// Conv2d attributes.
+inline Attrs conv_attrs(int64_t k, int64_t s, int64_t p, int64_t d = 1, int64_t groups = 1) {
+  Attrs a;
+  a.set("kernel_shape", std::vector<int64_t>{k, k})
+      .set("strides", std::vector<int64_t>{s, s})
+      .set("pads", std::vector<int64_t>{p, p, p, p})
+      .set("dilations", std::vector<int64_t>{d, d})
+      .set("group", groups);
+  return a;
+}
+
+}  // namespace ridge::test

@@ -1,0 +1,74 @@
+// Cells, units and the output formats.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "ridge/error.hpp"
+#include "ridge/report.hpp"
+
+namespace ridge::report {
+namespace {
+
+Document sample() {
+  Document d;
+  d.title = "t";
+  Table t;
+  t.key = "layers";
+  t.columns = {{"name", "layer"}, {"flops", "FLOPs", Unit::Flop}, {"time_s", "time", Unit::Second}};
+  t.add_row({Cell::text("conv,1 \"a\""), Cell::count(Count{4089184256}, Unit::Flop), Cell::real(0.00123, Unit::Second)});
+  t.add_row({Cell::text("fc"), Cell::count(Count{1} << 70, Unit::Flop), Cell::empty()});
+  d.blocks.push_back(t);
+  Fields f;
+  f.key = "totals.counters";
+  f.add("dram_bytes", "DRAM", Cell::count(1000, Unit::Byte));
+  d.blocks.push_back(f);
+  d.notes.push_back("a note");
+  return d;
+}
+
+std::string render(const Document& d, const char* fmt) {
+  std::ostringstream os;
+  write(d, fmt, os);
+  return os.str();
+}
+
+TEST(Report, JsonKeepsExactIntegersAndNests) {
+  auto j = nlohmann::json::parse(render(sample(), "json"));
+  EXPECT_EQ(j["layers"][0]["flops"].get<int64_t>(), 4089184256);
+  EXPECT_EQ(j["layers"][1]["flops"].get<std::string>(), "1180591620717411303424");  // beyond 64 bits
+  EXPECT_TRUE(j["layers"][1]["time_s"].is_null());
+  EXPECT_EQ(j["totals"]["counters"]["dram_bytes"].get<int>(), 1000);
+  EXPECT_EQ(j["notes"][0], "a note");
+}
+
+TEST(Report, CsvQuotesAndUsesExactValues) {
+  std::string csv = render(sample(), "csv");
+  EXPECT_NE(csv.find("# layers\nname,flops,time_s\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("\"conv,1 \"\"a\"\"\",4089184256,0.00123"), std::string::npos) << csv;
+}
+
+TEST(Report, TableUsesUnitsAndAligns) {
+  std::string t = render(sample(), "table");
+  EXPECT_NE(t.find("4.09 GFLOP"), std::string::npos) << t;
+  EXPECT_NE(t.find("1.23 ms"), std::string::npos) << t;
+  EXPECT_NE(t.find("a note"), std::string::npos);
+}
+
+TEST(Report, MarkdownTables) {
+  std::string md = render(sample(), "md");
+  EXPECT_NE(md.find("| layer | FLOPs | time |"), std::string::npos) << md;
+  EXPECT_NE(md.find("---:|"), std::string::npos);
+}
+
+TEST(Report, UnknownFormatIsAUsageError) { EXPECT_THROW(format_by_name("xml"), UsageError); }
+
+TEST(Report, SiFormatting) {
+  EXPECT_EQ(si(4.089e9), "4.09 G");
+  EXPECT_EQ(si(999.0), "999");
+  EXPECT_EQ(si(0.5), "500 m");
+  EXPECT_EQ(format_seconds(2.5e-6), "2.5 us");
+  EXPECT_EQ(format_cell(Cell::count(21840, Unit::Param)), "21,840");
+}
+
+}  // namespace
+}  // namespace ridge::report
