@@ -19,7 +19,8 @@ struct LoadOptions {
   bool training = false;                ///< build training-mode graphs (Dropout active, BN batch statistics)
 };
 
-/// Loads MODEL: a path to an .onnx file (anything that exists on disk or ends in .onnx) or a zoo name.
+/// Loads MODEL: a path to an .onnx file (anything that exists on disk or ends in .onnx), a layer descriptor
+/// printed by ridge (re-runs one layer), or a zoo name.
 /// Throws ridge::Error with a one-line reason (unknown name with suggestions, unreadable file, bad shape).
 Graph load_model(const std::string& model, const LoadOptions& opts);
 
@@ -46,6 +47,14 @@ const ZooEntry* find_zoo_entry(const std::string& name);
 Graph build_zoo_model(const std::string& name, const LoadOptions& opts);
 /// Up to `n` known names closest to `name` (edit distance), best first.
 std::vector<std::string> closest_names(const std::string& name, const std::vector<std::string>& known, size_t n = 3);
+
+// ---- layer descriptors ---------------------------------------------------------------------------------
+
+/// True if `model` looks like a layer descriptor ("conv:mb1ic3...", "gemm:m1k512n1000b1", "relu:1x64x56x56").
+bool is_descriptor(const std::string& model);
+/// A one-node graph re-created from a descriptor printed by ridge (see ridge::descriptor in cost.hpp).
+/// Throws ridge::Error naming the descriptor and the field at fault.
+Graph graph_from_descriptor(const std::string& desc, DType dtype);
 
 // ---- onnx (implemented in src/load/onnx) -----------------------------------------------------------------
 

@@ -20,6 +20,7 @@ Graph load_model(const std::string& model, const LoadOptions& opts) {
     if (!std::filesystem::exists(model, ec)) throw Error(fmt::format("{}: no such file", model));
     return import_onnx(model, opts);
   }
+  if (is_descriptor(model)) return graph_from_descriptor(model, opts.dtype);
   return build_zoo_model(model, opts);
 }
 
