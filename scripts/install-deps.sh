@@ -14,10 +14,11 @@ BUILD_PKGS=(
   libdnnl-dev
   clang-14 libclang-rt-14-dev
   libpng-dev
+  librsvg2-bin   # rsvg-convert: SVG -> PNG charts (--plot FILE.png)
 )
 TEST_PKGS=(
   python3 python3-onnx python3-numpy
-  chromium chromium-driver
+  chromium chromium-driver nodejs   # nodejs runs tests/scripts/browser_check.mjs
   slurm-wlm munge
   likwid
 )

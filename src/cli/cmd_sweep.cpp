@@ -1,141 +1,214 @@
-// ridge sweep: FLOPs and memory against batch size, with a least-squares line per quantity.
+// ridge sweep: FLOPs, memory (and measured time) against batch size for one or more models, with a
+// least-squares line per quantity; locally or as a Slurm job array. `sweep-task` is the hidden per-point
+// worker that Slurm tasks run.
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #include <chrono>
+#include <filesystem>
+#include <iostream>
 
 #include "commands.hpp"
 #include "model_options.hpp"
-#include "ridge/chart.hpp"
 #include "ridge/cost.hpp"
 #include "ridge/error.hpp"
+#include "ridge/load.hpp"
+#include "slurm.hpp"
+#include "sweep.hpp"
+
+namespace fs = std::filesystem;
 
 namespace ridge::cli {
 
 namespace {
 
-struct Fit {
-  double slope = 0, intercept = 0, r2 = 1;
-};
+std::string self_path() {
+  std::error_code ec;
+  fs::path p = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string("ridge") : p.string();
+}
 
-Fit least_squares(const std::vector<double>& x, const std::vector<double>& y) {
-  Fit f;
-  const double n = static_cast<double>(x.size());
-  if (x.size() < 2) {
-    f.intercept = y.empty() ? 0 : y[0];
-    return f;
+/// Lists points without a result (with Slurm state and log) as notes; returns how many.
+size_t note_missing(report::Document& d, const std::string& dir, const SweepPlan& plan, const Collected& c) {
+  for (const auto& w : c.warnings) d.notes.push_back(w);
+  if (c.missing.empty()) return 0;
+  for (const TaskStatus& t : task_states(dir, c.missing)) {
+    auto [model, batch] = plan.point(t.index);
+    d.notes.push_back(fmt::format("point {} ({} at batch {}): no result — {}{}", t.index, model, batch, t.state,
+                                  t.log.empty() ? "" : ", log " + t.log));
   }
-  double sx = 0, sy = 0, sxx = 0, sxy = 0;
-  for (size_t i = 0; i < x.size(); ++i) {
-    sx += x[i];
-    sy += y[i];
-    sxx += x[i] * x[i];
-    sxy += x[i] * y[i];
-  }
-  const double den = n * sxx - sx * sx;
-  if (den == 0) return f;
-  f.slope = (n * sxy - sx * sy) / den;
-  f.intercept = (sy - f.slope * sx) / n;
-  double mean = sy / n, ss_tot = 0, ss_res = 0;
-  for (size_t i = 0; i < x.size(); ++i) {
-    double p = f.slope * x[i] + f.intercept;
-    ss_res += (y[i] - p) * (y[i] - p);
-    ss_tot += (y[i] - mean) * (y[i] - mean);
-  }
-  f.r2 = ss_tot > 0 ? 1.0 - ss_res / ss_tot : 1.0;
-  return f;
+  return c.missing.size();
+}
+
+void emit_collected(const OutputOptions& out, const std::string& plot, const std::string& dir, const SweepPlan& plan) {
+  Collected c = collect_results(dir, plan);
+  report::Document d = sweep_document(plan, c.results);
+  size_t missing = note_missing(d, dir, plan, c);
+  out.emit(d);
+  if (!plot.empty() && !c.results.empty()) chart::write_charts(sweep_charts(c.results), plot);
+  if (missing > 0)
+    throw Error(fmt::format("{} of {} points have no result (listed above); rerun them with `ridge sweep "
+                            "--resubmit-failed {}`",
+                            missing, plan.size(), dir));
 }
 
 }  // namespace
 
 CLI::App* add_sweep_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("sweep", "FLOPs and memory against batch size, with a least-squares line each");
+  auto* cmd = app.add_subcommand(
+      "sweep", "FLOPs, memory (and measured time) against batch size, locally or as a Slurm job array");
   struct Opts {
-    std::string model, batches = "1:501:50", optimizer = "sgd", plot;
-    ModelOptions m;
+    std::vector<std::string> models;
+    std::string batches = "1:501:50", on = "local", out_dir, collect_dir, resubmit_dir, plot;
+    SweepPlan plan;
+    bool wait = false, dry_run = false;
     OutputOptions out;
   };
   auto o = std::make_shared<Opts>();
-  cmd->add_option("MODEL", o->model, "Zoo name or .onnx file")->required();
+  cmd->add_option("MODEL", o->models, "Zoo names or .onnx files (several allowed)");
   cmd->add_option("--batch,-b", o->batches, "Batch sizes: START:STOP[:STEP] (STOP inclusive) or a list 1,8,64")
       ->capture_default_str();
-  o->m.add_to(cmd, /*with_batch=*/false);
-  cmd->add_option("--optimizer", o->optimizer, "Optimizer for training memory: sgd|momentum|adam")->capture_default_str();
+  o->plan.model.add_to(cmd, /*with_batch=*/false);
+  cmd->add_option("--optimizer", o->plan.optimizer, "Optimizer for training memory: sgd|momentum|adam")
+      ->capture_default_str();
+  cmd->add_flag("--measure", o->plan.measure, "Also measure each point (`ridge measure` on CPU partitions)");
+  cmd->add_option("--threads", o->plan.threads, "Threads for --measure (default: ridge measure's)");
+  cmd->add_option("--on", o->on, "Where points run: local|slurm")->capture_default_str()->check(
+      CLI::IsMember({"local", "slurm"}));
+  cmd->add_option("--out", o->out_dir, "Folder for the manifest, one result file per point, logs (required for "
+                                       "--on slurm)")->type_name("DIR");
+  auto* g = "Slurm";
+  cmd->add_option("--partition", o->plan.slurm.partition, "Slurm partition")->group(g);
+  cmd->add_option("--account", o->plan.slurm.account, "Slurm account")->group(g);
+  cmd->add_option("--gres", o->plan.slurm.gres, "Generic resources, e.g. gpu:1 (GPU partitions: tasks profile "
+                                                "--gpu-cmd)")->group(g);
+  cmd->add_option("--gpu-cmd", o->plan.slurm.gpu_command, "With --gres: the program to profile per point, "
+                                                          "{batch} is replaced by the batch size")->group(g);
+  cmd->add_option("--time", o->plan.slurm.time, "Time limit per task")->capture_default_str()->group(g);
+  cmd->add_option("--max-parallel", o->plan.slurm.max_parallel, "At most K tasks at once (0 = no limit)")
+      ->group(g);
+  cmd->add_flag("--wait", o->wait, "Show progress until the job array finishes, then print the merged results")
+      ->group(g);
+  cmd->add_flag("--dry-run", o->dry_run, "Print the sbatch script and submit nothing")->group(g);
+  cmd->add_option("--collect", o->collect_dir, "Merge the result files of a sweep folder (local or Slurm) "
+                                               "and list missing points")->type_name("DIR");
+  cmd->add_option("--resubmit-failed", o->resubmit_dir, "Resubmit only the points of a Slurm sweep folder "
+                                                        "that have no result")->type_name("DIR");
   o->out.add_to(cmd);
-  cmd->add_option("--plot", o->plot, "Also draw FLOPs and memory against batch to FILE.svg or FILE.png")->type_name("FILE");
+  cmd->add_option("--plot", o->plot, "Also draw FLOPs and memory (and measured time) against batch size to "
+                                     "FILE.svg or FILE.png")->type_name("FILE");
   cmd->callback([o] {
     if (!o->plot.empty()) chart::check_chart_path(o->plot);
-    auto batches = parse_batch_list(o->batches, "--batch");
-    auto opt = parse_optimizer(o->optimizer);
-    if (!opt) throw UsageError("--optimizer: '" + o->optimizer + "' is not sgd, momentum or adam");
-    using report::Cell;
-    using report::Unit;
-    struct Quantity {
-      const char* key;
-      const char* title;
-      Unit unit;
-    };
-    const Quantity q[] = {{"flops", "FLOPs", Unit::Flop},
-                          {"macs", "MACs", Unit::Mac},
-                          {"backward_flops", "bwd FLOPs", Unit::Flop},
-                          {"bytes", "bytes moved", Unit::Byte},
-                          {"activation_bytes", "activations", Unit::Byte},
-                          {"inference_peak_bytes", "inference peak", Unit::Byte},
-                          {"training_peak_bytes", "training peak", Unit::Byte}};
-    constexpr size_t kQ = sizeof(q) / sizeof(q[0]);
-    report::Table points;
-    points.key = "points";
-    points.title = "Per batch size";
-    points.columns.push_back({"batch", "batch", Unit::Count, true});
-    for (const auto& x : q) points.columns.push_back({x.key, x.title, x.unit, true});
-    std::vector<double> xs;
-    std::vector<std::vector<double>> ys(kQ);
-    std::string name;
-    const auto start = std::chrono::steady_clock::now();
-    for (size_t i = 0; i < batches.size(); ++i) {
-      const int64_t b = batches[i];
-      if (std::chrono::steady_clock::now() - start > std::chrono::seconds(2))
-        progress(fmt::format("sweep: batch {} ({}/{})", b, i + 1, batches.size()));
-      Graph g = load_model(o->model, o->m.load_options(b));
-      name = g.name;
-      ModelCost mc = estimate(g);
-      MemoryEstimate mem = estimate_memory(g, *opt);
-      const Count vals[kQ] = {mc.total.flops,       mc.total.macs,   mc.total.bwd_flops(),
-                              mc.total.bytes(),     mem.activation_bytes, mem.inference_peak_bytes,
-                              mem.training_peak_bytes};
-      std::vector<Cell> row = {Cell::count(b)};
-      for (size_t k = 0; k < kQ; ++k) {
-        row.push_back(Cell::count(vals[k], q[k].unit));
-        ys[k].push_back(to_double(vals[k]));
+    if (!o->collect_dir.empty()) {
+      emit_collected(o->out, o->plot, o->collect_dir, read_sweep_dir(o->collect_dir));
+      return;
+    }
+    if (!o->resubmit_dir.empty()) {
+      SweepPlan plan = read_sweep_dir(o->resubmit_dir);
+      Collected c = collect_results(o->resubmit_dir, plan);
+      if (c.missing.empty()) {
+        std::cerr << "sweep: every point of " << o->resubmit_dir << " has a result; nothing to resubmit\n";
+      } else {
+        std::string job = submit_array(plan, o->resubmit_dir, c.missing);
+        std::cerr << fmt::format("sweep: resubmitted {} point(s) as job {}\n", c.missing.size(), job);
+        if (o->wait) wait_for_job(job, o->resubmit_dir, plan);
       }
-      xs.push_back(static_cast<double>(b));
-      points.add_row(std::move(row));
+      if (o->wait || c.missing.empty()) emit_collected(o->out, o->plot, o->resubmit_dir, plan);
+      return;
     }
-    report::Table fits;
-    fits.key = "fits";
-    fits.title = "Least-squares line: quantity = slope x batch + intercept";
-    fits.columns = {{"quantity", "quantity"},
-                    {"slope_per_sample", "slope (per sample)"},
-                    {"intercept", "intercept"},
-                    {"r2", "R^2"}};
-    for (size_t k = 0; k < kQ; ++k) {
-      Fit f = least_squares(xs, ys[k]);
-      fits.add_row({Cell::text(q[k].key), Cell::real(f.slope, q[k].unit), Cell::real(f.intercept, q[k].unit),
-                    Cell::real(f.r2)});
+    if (o->models.empty()) throw UsageError("sweep: give at least one MODEL (or --collect DIR / --resubmit-failed DIR)");
+    SweepPlan plan = o->plan;
+    plan.models = o->models;
+    plan.batches = parse_batch_list(o->batches, "--batch");
+    plan.ridge_binary = self_path();
+    if (!parse_optimizer(plan.optimizer)) throw UsageError("--optimizer: '" + plan.optimizer + "' is not sgd, momentum or adam");
+    if (!plan.slurm.gres.empty() && plan.slurm.gpu_command.empty())
+      throw UsageError("--gres: GPU tasks need --gpu-cmd \"PROGRAM ... {batch}\" (the program to profile)");
+    plan.model.load_options(plan.batches.front());  // validates the flags before anything runs
+    for (const auto& m : plan.models) load_model(m, plan.model.load_options(plan.batches.front()));
+    if (o->on == "slurm") {
+      if (o->out_dir.empty()) throw UsageError("--on slurm needs --out DIR for the result files");
+      std::vector<size_t> all(plan.size());
+      for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+      if (o->dry_run) {
+        std::cout << sbatch_script(plan, o->out_dir, all);
+        return;
+      }
+      prepare_sweep_dir(o->out_dir, plan);
+      std::string job = submit_array(plan, o->out_dir, all);
+      std::cerr << fmt::format("sweep: submitted job {} ({} tasks); results go to {}/results; merge with `ridge sweep "
+                               "--collect {}`\n",
+                               job, all.size(), o->out_dir, o->out_dir);
+      if (o->wait) {
+        wait_for_job(job, o->out_dir, plan);
+        emit_collected(o->out, o->plot, o->out_dir, plan);
+      }
+      return;
     }
-    report::Document d;
-    d.title = fmt::format("{}: batch-size sweep ({} points)", name, batches.size());
-    d.blocks.push_back(std::move(points));
-    d.blocks.push_back(std::move(fits));
-    o->out.emit(d);
-    if (o->plot.empty()) return;
-    auto series = [&](size_t k) {
-      chart::SweepSeries s{q[k].title, {}, false};
-      for (size_t i = 0; i < xs.size(); ++i) s.xy.push_back({xs[i], ys[k][i]});
-      return s;
-    };
-    chart::write_charts({chart::sweep_chart(name + ": FLOPs against batch size", {"Batch size"}, {"FLOPs", "FLOP"}, {series(0), series(2)}),
-                         chart::sweep_chart(name + ": memory against batch size", {"Batch size"}, {"Memory", "B"}, {series(4), series(5), series(6)})},
-                        o->plot);
+    if (o->dry_run) throw UsageError("--dry-run applies to --on slurm");
+    if (!o->out_dir.empty()) prepare_sweep_dir(o->out_dir, plan);
+    std::vector<nlohmann::json> results;
+    const auto start = std::chrono::steady_clock::now();
+    for (size_t i = 0; i < plan.size(); ++i) {
+      if (plan.measure || std::chrono::steady_clock::now() - start > std::chrono::seconds(2)) {
+        auto [m, b] = plan.point(i);
+        progress(fmt::format("sweep: {} at batch {} ({}/{})", m, b, i + 1, plan.size()));
+      }
+      results.push_back(run_point(plan, i));
+      if (!o->out_dir.empty()) {
+        auto [m, b] = plan.point(i);
+        write_atomically((fs::path(o->out_dir) / "results" / result_file_name(m, b)).string(),
+                         results.back().dump(2) + "\n");
+      }
+    }
+    if (plan.measure || std::chrono::steady_clock::now() - start > std::chrono::seconds(2)) std::cerr << "\n";
+    o->out.emit(sweep_document(plan, results));
+    if (!o->plot.empty()) chart::write_charts(sweep_charts(results), o->plot);
+  });
+  return cmd;
+}
+
+CLI::App* add_sweep_task_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("sweep-task", "Run one point of a sweep folder (what Slurm tasks execute)");
+  cmd->group("");  // hidden from --help: an implementation detail of `sweep --on slurm`
+  struct Opts {
+    std::string dir, profile;
+    size_t index = 0;
+  };
+  auto o = std::make_shared<Opts>();
+  cmd->add_option("--dir", o->dir, "Sweep folder")->required();
+  cmd->add_option("--index", o->index, "Point index")->required();
+  cmd->add_option("--profile", o->profile, "GPU profiler log of this point to ingest");
+  cmd->callback([o] {
+    SweepPlan plan = read_sweep_dir(o->dir);
+    if (o->index >= plan.size())
+      throw Error(fmt::format("sweep-task: index {} is out of range (the sweep has {} points)", o->index, plan.size()));
+    // Testing hook: fail one chosen point on purpose (used by the Slurm integration test).
+    if (const char* f = std::getenv("RIDGE_SWEEP_FAIL_TASK"); f && std::to_string(o->index) == f)
+      throw Error(fmt::format("sweep-task: point {} fails on purpose (RIDGE_SWEEP_FAIL_TASK={})", o->index, f));
+    SweepPlan p = plan;
+    if (!o->profile.empty()) p.measure = false;  // GPU points: the profile is the measurement
+    nlohmann::json r = run_point(p, o->index);
+    if (!o->profile.empty()) {
+      std::string out, cmdline = "'" + plan.ridge_binary + "' ingest '" + o->profile + "' --format json";
+      FILE* pipe = popen(cmdline.c_str(), "r");
+      char buf[65536];
+      size_t n;
+      while (pipe && (n = fread(buf, 1, sizeof buf, pipe)) > 0) out.append(buf, n);
+      if (!pipe || pclose(pipe) != 0) throw Error(fmt::format("sweep-task: `ridge ingest {}` failed", o->profile));
+      auto j = nlohmann::json::parse(out, nullptr, false);
+      if (j.is_discarded() || !j.contains("totals")) throw Error(fmt::format("{}: ingest printed no totals", o->profile));
+      r["measure"] = {{"tool", "GPU profile via ridge ingest"},
+                      {"log", o->profile},
+                      {"total_time_s", j["totals"].value("time_s", 0.0)},
+                      {"flops", j["totals"].value("flops", nlohmann::json())},
+                      {"dram_bytes", j["totals"].value("dram_bytes", nlohmann::json())}};
+    }
+    auto [model, batch] = plan.point(o->index);
+    const std::string path = (fs::path(o->dir) / "results" / result_file_name(model, batch)).string();
+    write_atomically(path, r.dump(2) + "\n");
+    std::cout << "sweep-task: wrote " << path << "\n";
   });
   return cmd;
 }

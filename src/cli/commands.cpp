@@ -10,6 +10,17 @@ CLI::App* add_list_command(CLI::App& app);
 CLI::App* add_summary_command(CLI::App& app);
 CLI::App* add_flops_command(CLI::App& app);
 CLI::App* add_sweep_command(CLI::App& app);
+CLI::App* add_sweep_task_command(CLI::App& app);
+CLI::App* add_measure_command(CLI::App& app);
+CLI::App* add_run_command(CLI::App& app);
+CLI::App* add_machine_command(CLI::App& app);
+CLI::App* add_devices_command(CLI::App& app);
+CLI::App* add_roofline_command(CLI::App& app);
+CLI::App* add_predict_command(CLI::App& app);
+CLI::App* add_calibrate_command(CLI::App& app);
+CLI::App* add_ingest_command(CLI::App& app);
+CLI::App* add_profile_cmd_command(CLI::App& app);
+CLI::App* add_report_command(CLI::App& app);
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> kCommands = {
@@ -17,6 +28,17 @@ const std::vector<Command>& commands() {
       {"summary", &add_summary_command},
       {"flops", &add_flops_command},
       {"sweep", &add_sweep_command},
+      {"sweep-task", &add_sweep_task_command},
+      {"measure", &add_measure_command},
+      {"run", &add_run_command},
+      {"machine", &add_machine_command},
+      {"devices", &add_devices_command},
+      {"roofline", &add_roofline_command},
+      {"predict", &add_predict_command},
+      {"calibrate", &add_calibrate_command},
+      {"ingest", &add_ingest_command},
+      {"profile-cmd", &add_profile_cmd_command},
+      {"report", &add_report_command},
   };
   return kCommands;
 }

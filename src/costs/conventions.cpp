@@ -9,6 +9,7 @@
 #include <map>
 
 #include "costs/geometry.hpp"
+#include "costs/rules.hpp"
 #include "ridge/cost.hpp"
 
 namespace ridge {
@@ -280,6 +281,26 @@ std::pair<Count, Count> deepspeed_rule(const Graph& g, const Node& n, bool train
   }
 }
 
+Count folded_conv_count(const Graph& g, const Node& n, Convention c, bool training) {
+  Node conv = n;
+  conv.inputs.resize(2);
+  conv.attrs.items.erase("folded_batchnorm");
+  const Count E = costs::out_elems(g, n);
+  const Shape& y = g.value(n.outputs[0]).shape;
+  switch (c) {
+    case Convention::Ridge: return 2 * costs::conv_geometry(g, conv).macs + 2 * E;
+    case Convention::Torchvision: return torchvision_rule(g, conv);
+    case Convention::Torch: return torch_rule(g, conv);
+    case Convention::Fvcore: return fvcore_rule(g, conv, training) + (training ? 5 : 2) * E;
+    case Convention::Ptflops: return ptflops_rule(g, conv) + 2 * E;
+    case Convention::Thop: return thop_rule(g, conv) + 4 * E;
+    case Convention::Torchinfo: return torchinfo_rule(g, conv) + Count{y[0]} * 2 * y[1];
+    case Convention::Pthflops: return pthflops_rule(g, conv) + 2 * E;
+    case Convention::Deepspeed: return deepspeed_rule(g, conv, training).second + (training ? 5 : 2) * E;
+  }
+  return 0;
+}
+
 std::string fixed(double v, int decimals) { return fmt::format("{:.{}f}", v, decimals); }
 
 std::string torchinfo_scaled(Count v) {
@@ -288,6 +309,10 @@ std::string torchinfo_scaled(Count v) {
   if (d >= 1e9) return "Total mult-adds (G): " + fixed(d / 1e9, 2);
   return "Total mult-adds (M): " + fixed(d / 1e6, 2);
 }
+
+/// A conv with a BatchNorm folded in (eval-mode ONNX export) counts as the original pair: the conv without
+/// bias plus an affine BatchNorm2d module over its output, under the tool's own rules.
+Count folded_conv_count(const Graph& g, const Node& n, Convention c, bool training);
 
 }  // namespace
 
@@ -327,6 +352,11 @@ ConventionCount count_under(const Graph& g, Convention c) {
       for (int v : n.outputs)
         if (!g.value(v).shape.known()) known = false;
       if (!known || op_family(n.op) == OpFamily::Unknown) continue;
+      if (costs::folded_batchnorm(n)) {
+        out.per_node[i] = folded_conv_count(g, n, c, training);
+        if (c == Convention::Deepspeed) deepspeed_macs += costs::conv_geometry(g, n).macs;
+        continue;
+      }
       Count v = 0;
       switch (c) {
         case Convention::Torchvision: v = torchvision_rule(g, n); break;

@@ -68,6 +68,8 @@ int unary_bwd_flops_per_element(const Node& n) {
   return r ? r->bwd : 0;
 }
 
+bool folded_batchnorm(const Node& n) { return n.attrs.i("folded_batchnorm", 0) != 0; }
+
 bool is_view(const Node& n) {
   OpFamily f = op_family(n.op);
   return f == OpFamily::View || f == OpFamily::Dropout || f == OpFamily::Source;
@@ -81,6 +83,15 @@ bool apply_rule(const Graph& g, const Node& n, const std::vector<bool>& grad, Co
     case OpFamily::ConvTranspose: {
       ConvGeom cg = conv_geometry(g, n);
       c.macs = cg.macs;
+      if (folded_batchnorm(n)) {
+        // An eval-mode export folded a BatchNorm into this conv: cost it as conv (no bias) + BatchNorm, so
+        // that the file and the original model agree; its bias is the BN shift.
+        c.flops = 2 * cg.macs + 2 * cg.out_elems;
+        add_grad(g, grad, x, 2 * cg.macs + 8 * cg.out_elems, c);
+        add_grad(g, grad, n.inputs[1], 2 * cg.macs, c);
+        if (cg.bias) add_grad(g, grad, n.inputs[2], 3 * cg.out_elems, c);
+        return true;
+      }
       c.flops = 2 * cg.macs + (cg.bias ? cg.out_elems : 0);
       add_grad(g, grad, x, 2 * cg.macs, c);                 // grad-input: the transposed convolution
       add_grad(g, grad, n.inputs[1], 2 * cg.macs, c);       // grad-weight: input x grad-output correlation
@@ -146,6 +157,8 @@ bool apply_rule(const Graph& g, const Node& n, const std::vector<bool>& grad, Co
     }
     case OpFamily::Binary: {
       // One FLOP per output element (Pow by a constant is one multiply for squares; counted 1 in general).
+      // Integer arithmetic (shape computations, masks of token ids) is not floating-point work: 0 FLOPs.
+      if (!is_float(g.value(x).dtype)) return true;
       c.flops = out;
       for (size_t i = 0; i < n.inputs.size() && i < 2; ++i) {
         int v = n.inputs[i];

@@ -17,6 +17,10 @@ int unary_flops_per_element(const Node& n);
 /// Grad-input FLOPs per element of an elementwise unary op.
 int unary_bwd_flops_per_element(const Node& n);
 
+/// True for a Conv into which an eval-mode ONNX export folded a BatchNorm (attribute folded_batchnorm = 1,
+/// set by the importer): costed as conv + BatchNorm in every convention.
+bool folded_batchnorm(const Node& n);
+
 /// True when the op only reinterprets metadata (no bytes move): Reshape, Flatten, Squeeze, Unsqueeze,
 /// Identity, and Dropout at inference.
 bool is_view(const Node& n);

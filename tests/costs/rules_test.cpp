@@ -169,3 +169,41 @@ TEST(Rules, DistilBertMatmulMacsMatchFixtureFormula) {
 
 }  // namespace
 }  // namespace ridge
+
+namespace ridge {
+namespace {
+
+TEST(Rules, FoldedBatchNormConvCostsLikeConvPlusBatchNorm) {
+  // zoo-style pair: conv (no bias) + BatchNorm2d
+  test::Tiny a;
+  int x = a.input(Shape{{2, 3, 8, 8}});
+  int c = a.node(OpKind::Conv, "conv", {x, a.param("conv.weight", Shape{{4, 3, 3, 3}})}, Shape{{2, 4, 6, 6}},
+                 test::conv_attrs(3, 1, 0), "Conv2d");
+  int bn = a.node(OpKind::BatchNormalization, "bn",
+                  {c, a.param("bn.weight", Shape{{4}}), a.param("bn.bias", Shape{{4}})}, Shape{{2, 4, 6, 6}}, {},
+                  "BatchNorm2d");
+  Graph pair = a.done({bn});
+  // export-style: one conv with a bias, marked by the importer
+  test::Tiny b;
+  int y = b.input(Shape{{2, 3, 8, 8}});
+  Attrs attrs = test::conv_attrs(3, 1, 0);
+  attrs.set("folded_batchnorm", int64_t{1});
+  int f = b.node(OpKind::Conv, "conv", {y, b.param("w", Shape{{4, 3, 3, 3}}), b.param("b", Shape{{4}})},
+                 Shape{{2, 4, 6, 6}}, attrs, "Conv2d");
+  Graph folded = b.done({f});
+  EXPECT_EQ(estimate(folded).total.flops, estimate(pair).total.flops);
+  EXPECT_EQ(estimate(folded).total.macs, estimate(pair).total.macs);
+  for (const auto& conv : conventions())
+    EXPECT_EQ(count_under(folded, conv.id).total, count_under(pair, conv.id).total) << conv.name;
+}
+
+TEST(Rules, IntegerArithmeticIsNotFlops) {
+  test::Tiny t;
+  int ids = t.input(Shape{{2, 8}}, DType::I64);
+  int zero = t.g.add_value(Value{"zero", DType::I64, Shape{}, ValueKind::Constant});
+  int eq = t.node(OpKind::Equal, "eq", {ids, zero}, Shape{{2, 8}});
+  EXPECT_EQ(estimate(t.done({eq})).total.flops, 0);
+}
+
+}  // namespace
+}  // namespace ridge

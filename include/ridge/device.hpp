@@ -1,0 +1,103 @@
+// Model stage, hardware side: the device database. Every device is a human-editable JSON file in
+// data/devices/ (one per device, every number with its source); users add their own with --devices DIR, and
+// "this machine" comes from the profile `ridge machine` caches. See docs/model.md for the file format.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ridge/count.hpp"
+#include "ridge/dtype.hpp"
+
+namespace ridge {
+
+/// A numeric precision that device peaks are quoted for (dense figures, never 2:4-sparse ones).
+enum class Precision : uint8_t { FP64, FP32, TF32, FP16, BF16, INT8 };
+
+/// One row of the precision table: its JSON key, the element type tensors use at it, and what it means.
+struct PrecisionInfo {
+  Precision id;
+  std::string_view name;         ///< JSON key in peak_flops, e.g. "fp16"
+  DType dtype;                   ///< element type of tensors at this precision (tf32 stores fp32)
+  std::string_view description;  ///< "FP16 inputs on tensor/matrix cores, FP32 accumulate"
+};
+/// Every precision, in display order.
+const std::vector<PrecisionInfo>& precisions();
+/// The table row of a precision.
+const PrecisionInfo& precision_info(Precision p);
+/// Parses a precision name ("fp32", also "float32", "f32", "half", "double", ...); nullopt if unknown.
+std::optional<Precision> parse_precision(std::string_view name);
+
+/// A link between devices for gradient exchange: bandwidth per direction and per-message latency.
+struct Interconnect {
+  std::string name;                   ///< "nvlink", "pcie", "network", "infinity-fabric"
+  double bandwidth_bytes_per_s = 0;   ///< one direction, per device
+  double latency_s = 0;               ///< per message / per all-reduce step
+};
+
+/// One device: peaks, bandwidths, memory and links, each with the source it came from.
+struct Device {
+  std::string id;                       ///< file stem, e.g. "v100-sxm2"
+  std::string name;                     ///< "NVIDIA Tesla V100 SXM2 16GB"
+  std::string vendor;                   ///< "NVIDIA", "AMD", or "" for this machine
+  std::string kind;                     ///< "gpu" or "cpu"
+  std::vector<std::string> aliases;     ///< short names: "v100", ...
+  std::map<Precision, double> peak_flops;              ///< dense FLOP/s per precision (absent: unsupported)
+  std::map<std::string, double> bandwidth_bytes_per_s; ///< per memory level: "dram", "l2", "l1", "l3"
+  Count memory_bytes = 0;               ///< device memory capacity (0: unknown)
+  int sm_count = 0;                     ///< NVIDIA SMs / AMD CUs (0: unknown)
+  double boost_clock_hz = 0;            ///< max boost clock (0: unknown)
+  Count l2_bytes = 0;                   ///< L2 cache size (0: unknown)
+  double kernel_launch_s = 0;           ///< per-kernel launch overhead assumed by predictions
+  std::vector<Interconnect> interconnects;
+  std::map<std::string, std::string> sources;  ///< field path ("peak_flops", "interconnects.pcie.latency_s") -> source
+  std::string notes;                    ///< free text shown by `ridge devices`
+  std::string file;                     ///< where it was loaded from
+
+  /// Peak FLOP/s at a precision, or nullopt when the device has no such unit.
+  std::optional<double> peak(Precision p) const;
+  /// Peak FLOP/s at a precision; throws ridge::Error naming the device and the precisions it has.
+  double require_peak(Precision p) const;
+  /// Bandwidth of a memory level ("dram", "l2", ...) in bytes/s; throws ridge::Error listing the known levels.
+  double bandwidth(const std::string& level) const;
+  /// DRAM (main memory) bandwidth in bytes/s; throws ridge::Error naming the device when unknown.
+  double dram_bandwidth() const { return bandwidth("dram"); }
+  /// The interconnect named `name`, or nullptr.
+  const Interconnect* interconnect(std::string_view name) const;
+  /// True when `name` is this device's id, name or an alias (case-insensitive); for this machine also "cpu",
+  /// "machine", "this-machine" and "local" (what measurements on this CPU record).
+  bool matches(const std::string& name) const;
+  /// The source recorded for a field path, looking at parents ("peak_flops.fp32" falls back to "peak_flops").
+  std::string source_of(const std::string& field) const;
+};
+
+/// Parses one device from JSON text; `origin` (a file name) prefixes every error. Checks types, units (all
+/// numbers positive and finite), known precision names, and that every number has a source.
+Device parse_device(const std::string& text, const std::string& origin);
+/// Reads one device file (its stem becomes the id).
+Device load_device_file(const std::string& path);
+/// The device as JSON: `peak_flops` by precision and `bandwidth_bytes_per_s` by level, plus everything else.
+nlohmann::json device_to_json(const Device& d);
+
+/// The built-in device folder: $RIDGE_DATA_DIR/devices when set, else the source tree's data/devices when it
+/// exists, else the installed share/ridge/devices.
+std::string builtin_devices_dir();
+/// Loads the built-in devices plus every *.json in `extra_dirs` (a user device with the id of a built-in one
+/// replaces it). Throws ridge::Error naming the file for a bad file, and for names or aliases used twice.
+std::vector<Device> load_devices(const std::vector<std::string>& extra_dirs = {});
+
+/// Where `ridge machine` caches this machine's profile: $XDG_CACHE_HOME/ridge/machine.json or
+/// ~/.cache/ridge/machine.json.
+std::string machine_profile_path();
+/// This machine as a device (id "machine") from a `ridge machine` profile (`peak_gflops.fp32/fp64`,
+/// `bandwidth_gbs.L1/L2/L3/DRAM`); nullopt when the file does not exist. Throws ridge::Error when it is malformed.
+std::optional<Device> load_machine_device(const std::string& profile_path);
+
+/// Finds a device by id, alias or name (case-insensitive); "machine" (also "this-machine", "local") reads the
+/// machine profile. Throws ridge::Error with the closest names, or "run `ridge machine` first".
+Device find_device(const std::vector<Device>& devices, const std::string& name);
+
+}  // namespace ridge

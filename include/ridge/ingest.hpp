@@ -1,0 +1,213 @@
+// Ingest stage: read what users bring from GPU clusters (Nsight Compute, Nsight Systems, nvprof and
+// torch.profiler outputs) into one plain value, then do the arithmetic right: FLOPs per precision, bytes per
+// memory level and time per kernel from the raw counters (formulas are data, see src/ingest/formulas.cpp),
+// grouping by kernel family / NVTX range / process / run, and a comparison with an estimate.
+// Formats and their quirks: docs/ingest.md and ../shared/reference/profiler-formats.md.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ridge/count.hpp"
+
+namespace ridge::ingest {
+
+/// One format family of profiler output; a file may hold several (e.g. nsys stats and ncu text).
+enum class Format : uint8_t {
+  NcuText,        ///< ncu plain text: legacy, new layout and --print-summary per-kernel
+  NcuCsv,         ///< ncu --csv, details page (one row per metric) or --page raw (one row per kernel)
+  NvprofMetrics,  ///< nvprof --metrics, text or CSV (aggregated per kernel signature)
+  NvprofSummary,  ///< nvprof GPU summary (Time(%) table), text or CSV with a units row
+  NvprofTrace,    ///< nvprof --print-gpu-trace --csv (units row)
+  NsysTrace,      ///< nsys gputrace / cuda_gpu_trace, CSV or text table
+  NsysStats,      ///< nsys stats reports (cuda_gpu_kern_sum, cuda_gpu_mem_time_sum), text or CSV
+  TorchTable,     ///< torch.profiler key_averages().table() text
+};
+/// Stable lower-case name of a format ("ncu-text", "nsys-stats", ...).
+std::string_view format_name(Format f);
+/// Every format, in sniffing order.
+const std::vector<Format>& all_formats();
+/// Parses a format name as printed by format_name; nullopt if unknown.
+std::optional<Format> parse_format(std::string_view name);
+
+/// A problem found while reading: which file and line (0 when it concerns the whole file) and why.
+struct Warning {
+  std::string file;
+  int line = 0;
+  std::string message;
+  /// "file:line: message" (or "file: message").
+  std::string text() const;
+};
+
+/// A counter value in base units (byte, nsecond, cycle, inst, sector, cycle/second, byte/second, %, ...).
+/// `exact` holds the integer when the printed value times the unit factor is a whole number.
+struct Value {
+  double real = 0;
+  std::optional<Count> exact;
+  std::string unit;  ///< base unit; a unit ridge does not know is kept as printed
+};
+
+/// What ridge derives from one kernel's counters; nullopt = not collected (never a silent zero).
+struct Derived {
+  std::optional<Count> flops_fp64, flops_fp32, flops_fp16, flops_tensor;
+  std::optional<Count> dram_bytes, l2_bytes, l1_bytes;
+  std::optional<double> time_s;
+  /// Sum of the FLOP quantities that are present, or nullopt when none is.
+  std::optional<Count> flops() const;
+};
+
+/// One kernel launch (or one aggregated kernel signature / memory operation) as read from a file.
+struct KernelRecord {
+  std::string name;          ///< demangled name as printed (may be truncated with "..." or "…" by the tool)
+  std::string process;       ///< process name (empty if the format does not say)
+  int64_t pid = -1;
+  std::string device;        ///< device name or index as printed
+  std::string nvtx;          ///< NVTX range(s) the launch ran in, '/'-joined
+  int64_t launch_id = -1;    ///< ncu "ID" (launch index in the session) or nsys/nvprof correlation id
+  std::string file;          ///< file it came from
+  int line = 0;              ///< line of the kernel header / first row
+  std::string label;         ///< run label (--label bs=10), empty when none
+  bool memop = false;        ///< memcpy / memset rather than a kernel
+  Count invocations = 1;     ///< launches this record stands for (aggregated formats: calls/instances)
+  std::map<std::string, Value, std::less<>> counters;  ///< raw metric -> total over invocations, base units
+  Derived derived;           ///< filled by derive()
+};
+
+/// Everything read from one or more files.
+struct Profile {
+  std::vector<KernelRecord> kernels;
+  std::vector<Warning> warnings;
+  std::vector<std::string> notes;       ///< how numbers were obtained (formulas used, factors, joins)
+  std::vector<Format> formats;          ///< formats found, in order of first appearance
+  std::vector<std::string> files;       ///< files read
+  std::string architecture;             ///< "volta", "ampere", ... (from --arch, device names or kernel names)
+  int64_t tensor_flops_per_inst = 0;    ///< factor used for tensor-pipe instructions (0 = none applied)
+};
+
+/// Options for reading.
+struct ReadOptions {
+  std::optional<Format> format;  ///< force a format instead of sniffing
+  std::string label;             ///< run label given to every record
+};
+
+/// Formats whose signatures appear in `text` (section 1 of profiler-formats.md), in sniffing order.
+std::vector<Format> sniff(std::string_view text);
+/// Parses text already in memory. `name` is used in warnings. Never throws for bad content: problems become
+/// warnings (a profile with no kernels and a warning when nothing could be read).
+Profile parse_text(std::string_view text, const std::string& name, const ReadOptions& opts = {});
+/// Reads and parses one file. Throws ridge::Error naming the file when it cannot be opened.
+Profile read_file(const std::string& path, const ReadOptions& opts = {});
+
+/// How several files combine.
+enum class JoinMode : uint8_t {
+  Auto,    ///< join on (ID, kernel name) when the files are one-metric-per-run captures of the same launches
+  Id,      ///< always try the join; warn and concatenate when the launches do not line up
+  Concat,  ///< keep every file's records
+};
+/// Combines profiles of several files: joins the NERSC layout (one metric per run, launches identical),
+/// otherwise concatenates. Records a note saying which happened.
+Profile combine(std::vector<Profile> parts, JoinMode mode = JoinMode::Auto);
+
+/// Options for deriving quantities.
+struct DeriveOptions {
+  std::string architecture;           ///< override: volta, turing, ampere, ada, hopper
+  std::optional<int64_t> tensor_factor;  ///< override: FLOPs per tensor-pipe instruction
+};
+/// Fills KernelRecord::derived for every record from the formula table; notes which formulas were used and
+/// which terms were missing; detects the architecture for the tensor factor.
+void derive(Profile& p, const DeriveOptions& opts = {});
+
+/// Sums over a set of records. Quantities absent from every record stay nullopt; `missing_*` count records
+/// that lack a quantity other records have.
+struct Totals {
+  Count kernels = 0;     ///< kernel launches (invocations), memops excluded
+  Count memops = 0;      ///< memcpy/memset operations
+  Derived sum;           ///< time_s sums kernels and memops
+  std::optional<double> kernel_time_s;  ///< kernels only
+  int missing_time = 0, missing_flops = 0, missing_dram = 0;
+  std::map<std::string, Value, std::less<>> counters;  ///< additive raw metrics summed by exact name
+  std::vector<std::string> not_summed;                 ///< metrics left out of `counters` (rates, ratios, %)
+};
+/// Totals over the given records (all of them when `only` is empty).
+Totals totals(const Profile& p, const std::vector<size_t>& only = {});
+
+/// Kernel families (GEMM, conv variants, elementwise, ...), from name patterns kept in one table.
+std::string_view kernel_family(std::string_view name, bool memop);
+/// True for names of kernels that run on tensor cores (HMMA/xmma/s884/s16816/tensorop ...).
+bool is_tensor_core_kernel(std::string_view name);
+
+/// Records grouped by a key.
+struct Group {
+  std::string key;
+  std::vector<size_t> members;  ///< indices into Profile::kernels
+};
+/// What to group by.
+enum class GroupBy : uint8_t { Family, Nvtx, Process, Name, Label, File };
+std::optional<GroupBy> parse_group_by(std::string_view s);
+/// Groups, ordered by first appearance.
+std::vector<Group> group(const Profile& p, GroupBy by);
+
+/// y = slope * x + intercept by least squares.
+struct LineFit {
+  double slope = 0, intercept = 0;
+  double r2 = 0;
+  int points = 0;
+};
+/// Least-squares fit; nullopt with fewer than two distinct x values.
+std::optional<LineFit> fit_line(const std::vector<double>& x, const std::vector<double>& y);
+/// The numeric part of a run label ("bs=51" -> 51, "51" -> 51); nullopt when there is none.
+std::optional<double> label_number(std::string_view label);
+
+// ---- compare & explain -----------------------------------------------------------------------------------
+
+/// ridge's estimate for the captured work (filled by the CLI from ridge::estimate).
+struct Expected {
+  std::string description;     ///< "resnet18, batch 10, training, 1 step"
+  Count flops = 0;             ///< forward (+ backward when training) x steps
+  Count bytes = 0;             ///< compulsory traffic x steps
+  bool bytes_forward_only = false;  ///< the byte estimate covers the forward pass only
+};
+/// A measured/estimated ratio with reasons, each naming the kernels that support it.
+struct Explanation {
+  std::string quantity;                ///< "flops" or "bytes"
+  std::optional<double> ratio;         ///< measured / estimated
+  std::vector<std::string> reasons;    ///< one sentence each, with kernel names
+};
+/// Compares totals with an estimate and explains large gaps (tensor cores invisible to FFMA counters,
+/// several iterations, autotuning trials, Winograd/FFT arithmetic, memory-bound kernels).
+std::vector<Explanation> explain(const Profile& p, const Totals& t, const Expected& e);
+
+// ---- collect ---------------------------------------------------------------------------------------------
+
+/// What `ridge profile-cmd` should produce.
+struct CollectRequest {
+  std::string tool = "ncu";                        ///< ncu | nsys | nvprof
+  std::vector<std::string> metrics = {"flops", "dram", "time"};  ///< flops, tensor, dram, cache, time
+  bool nvtx = false;
+  std::vector<std::string> command;                ///< the user's command (may contain {bs})
+  std::string output = "ridge-profile";            ///< log file stem
+};
+/// The exact command line (shell-quoted) collecting what ridge needs, plus notes (clock control, units).
+/// Throws ridge::UsageError for an unknown tool or metric group.
+struct CollectCommand {
+  std::string command;
+  std::string log_file;
+  std::vector<std::string> notes;
+};
+CollectCommand collect_command(const CollectRequest& r);
+/// Counters behind a metric group for a tool ("flops" -> sm__sass_thread_inst_executed_op_*), from one table.
+std::vector<std::string> collect_metrics(const std::string& tool, const std::string& group);
+
+/// Slurm options for `profile-cmd --slurm`.
+struct SlurmOptions {
+  std::string partition, gres = "gpu:1", account, time = "01:00:00", job_name = "ridge-profile";
+  std::vector<int64_t> batch_sizes = {1, 2, 4, 8};
+};
+/// An sbatch script that runs the collect command once per batch size ({bs} in the command is replaced),
+/// one log per run, ending with the `ridge ingest --label bs=...` line that reads them.
+std::string slurm_script(const CollectRequest& r, const SlurmOptions& s);
+
+}  // namespace ridge::ingest

@@ -1,0 +1,172 @@
+// The empirical roofline of this CPU: CPU facts (ISA, cores, caches, clock), sustained peak GFLOP/s measured
+// with FMA micro-kernels, read/triad bandwidth per memory level from a working-set sweep, theoretical peaks
+// and their ratios. A profile is cached as JSON ($XDG_CACHE_HOME/ridge/machine.json) and reused by other
+// commands; a fingerprint of the CPU invalidates it on a different machine.
+#pragma once
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ridge/dtype.hpp"
+
+namespace ridge::measure {
+
+/// Instruction sets ridge has compute and bandwidth kernels for, weakest first.
+enum class Isa : uint8_t { Scalar, Sse, Avx2, Avx512 };
+
+/// Facts about one instruction set (the table is data, see isa_table()).
+struct IsaInfo {
+  Isa isa;
+  std::string_view name;  ///< "avx512", "avx2", "sse", "scalar"
+  int vector_bits;        ///< register width used by the kernels (64 for scalar: one double)
+  bool fma;               ///< fused multiply-add available (counts 2 FLOPs per lane per instruction)
+};
+/// Every ISA, weakest first.
+const std::vector<IsaInfo>& isa_table();
+/// Facts for one ISA.
+const IsaInfo& isa_info(Isa isa);
+/// Looks an ISA up by name ("avx512", ...); nullopt when unknown.
+std::optional<Isa> parse_isa(std::string_view name);
+/// True when this CPU (and OS) can run kernels of `isa` (cpuid via __builtin_cpu_supports).
+bool isa_supported(Isa isa);
+/// Number of `dtype` lanes in one vector of `isa` (scalar: 1).
+int lanes(Isa isa, DType dtype);
+
+/// One data or unified cache level as described by sysfs.
+struct CacheLevel {
+  int level = 0;              ///< 1, 2, 3
+  std::string type;           ///< "Data" or "Unified" (instruction caches are skipped)
+  int64_t size_bytes = 0;     ///< capacity of one instance
+  int shared_cpus = 1;        ///< logical CPUs sharing one instance
+};
+/// "48K" -> 49152, "2048K", "480M", "1G", "512" (bytes). Throws ridge::Error naming `what` on junk.
+int64_t parse_cache_size(const std::string& text, const std::string& what = "cache size");
+/// Number of CPUs in a Linux CPU list such as "0-3,8,10-11". Throws ridge::Error naming `what` on junk.
+int count_cpu_list(const std::string& text, const std::string& what = "cpu list");
+/// Data/unified caches under a sysfs dir like /sys/devices/system/cpu/cpu0/cache (index*/level, type, size,
+/// shared_cpu_list), ordered by level; empty when the directory is missing. Throws ridge::Error naming the file
+/// when a present file cannot be parsed.
+std::vector<CacheLevel> read_cache_levels(const std::string& sysfs_cache_dir);
+
+/// What ridge knows about this CPU without measuring.
+struct CpuFacts {
+  std::string model;                  ///< "Intel(R) Xeon(R) Processor" (/proc/cpuinfo model name)
+  std::string vendor;                 ///< "GenuineIntel"
+  std::string flags_digest;           ///< hash of the cpuinfo flags line (part of the fingerprint)
+  int logical_cpus = 1;               ///< CPUs this process may run on (sched_getaffinity)
+  int cores = 1;                      ///< physical cores among them (hyper-threads share FMA units)
+  std::vector<Isa> isas;              ///< supported ISAs, weakest first
+  Isa best_isa = Isa::Scalar;         ///< strongest supported ISA
+  int fma_units_per_core = 2;         ///< FMA pipes per core (assumed: cpuid does not say; see notes)
+  double nominal_clock_ghz = 0;       ///< cpufreq max or /proc/cpuinfo "cpu MHz"; 0 when unknown
+  std::string clock_source;           ///< where nominal_clock_ghz came from
+  std::vector<CacheLevel> caches;     ///< from sysfs, ordered by level
+  std::string fingerprint;            ///< model + cpus + caches + flags; a different value invalidates a profile
+};
+/// Reads CPU facts from /proc/cpuinfo, sysfs and cpuid.
+CpuFacts detect_cpu();
+
+/// Peak FLOP/s for one precision, ISA and thread count, measured and from CPU facts.
+struct PeakResult {
+  DType dtype = DType::F32;        ///< F32 or F64
+  Isa isa = Isa::Scalar;           ///< kernel ISA
+  int threads = 1;                 ///< threads that ran the kernel
+  double gflops = 0;               ///< measured, median over samples
+  double theoretical_gflops = 0;   ///< cores x FMA units x lanes x 2 x clock (0 when the clock is unknown)
+  double spread = 0;               ///< IQR / median of the samples
+  int samples = 0;                 ///< timed runs
+};
+
+/// One point of the working-set sweep.
+struct SweepPoint {
+  std::string kernel;             ///< "read" or "triad"
+  int threads = 1;                ///< threads, each with its own working set
+  int64_t working_set_bytes = 0;  ///< bytes touched per pass by one thread
+  double gbs = 0;                 ///< measured GB/s (1e9 B/s), all threads together
+  std::string level;              ///< memory level this working set falls in ("L1".."DRAM")
+};
+
+/// Bandwidth of one memory level; nullopt where not measured (quick mode, no such level).
+struct LevelBandwidth {
+  std::string level;                       ///< "L1", "L2", "L3", "DRAM"
+  int64_t capacity_bytes = 0;              ///< per instance (0 for DRAM)
+  std::optional<double> read_gbs_one;      ///< read kernel, one thread
+  std::optional<double> triad_gbs_one;     ///< triad kernel, one thread
+  std::optional<double> read_gbs_all;      ///< read kernel, all threads
+  std::optional<double> triad_gbs_all;     ///< triad kernel, all threads
+  /// The level's roofline bandwidth: triad (STREAM convention), all threads or one thread.
+  std::optional<double> gbs(bool all_threads) const { return all_threads ? triad_gbs_all : triad_gbs_one; }
+};
+
+/// Everything `ridge machine` measures; cached as JSON.
+struct MachineProfile {
+  static constexpr int kFormatVersion = 1;  ///< bump when the JSON layout changes (old caches are re-measured)
+  CpuFacts cpu;
+  int threads = 1;                    ///< thread count of the "all threads" measurements
+  double measured_clock_ghz = 0;      ///< from a dependent-add chain (one add per cycle); 0 when not measured
+  std::vector<PeakResult> peaks;      ///< per precision x ISA x {1, all} threads
+  std::vector<LevelBandwidth> levels; ///< L1, L2, L3 (those present), DRAM
+  std::vector<SweepPoint> sweep;      ///< the raw working-set sweep
+  bool quick = false;                 ///< measured in quick mode (short, no L3/DRAM); never reused as a full profile
+  double duration_s = 0;              ///< wall time of the measurement
+  std::string measured_at;            ///< UTC time, ISO 8601
+  std::vector<std::string> notes;     ///< assumptions and what was not measured
+
+  /// Best measured GFLOP/s for `dtype` (F64 -> fp64, anything else -> fp32) on one or all threads; 0 if absent.
+  double peak_gflops(DType dtype, bool all_threads) const;
+  /// The theoretical counterpart of peak_gflops (same ISA); 0 if unknown.
+  double theoretical_gflops(DType dtype, bool all_threads) const;
+  /// Roofline bandwidth of a level ("L1".."DRAM"); nullopt when that level was not measured.
+  std::optional<double> bandwidth_gbs(std::string_view level, bool all_threads) const;
+};
+
+/// Serialises a profile (the cache file format).
+nlohmann::json profile_to_json(const MachineProfile& p);
+/// Parses a profile; throws ridge::Error naming `what` (e.g. the file) when the JSON is not a profile.
+MachineProfile profile_from_json(const nlohmann::json& j, const std::string& what = "machine profile");
+
+/// $XDG_CACHE_HOME/ridge/machine.json, else $HOME/.cache/ridge/machine.json.
+std::string default_profile_path();
+
+/// How to measure.
+struct MachineOptions {
+  bool quick = false;                 ///< seconds -> fraction of a second: L1/L2 sweep only, short samples
+  int threads = 0;                    ///< "all threads" count; 0 = every CPU this process may use
+  std::function<void(const std::string&)> progress;  ///< progress messages (may be empty)
+};
+/// Runs every micro-benchmark on this CPU (the whole run takes <= ~30 s; quick mode well under 2 s).
+MachineProfile measure_machine(const MachineOptions& options = {});
+
+/// Reads a cached profile if it exists, parses, matches `current` (fingerprint, format version) and is not a
+/// quick profile when `accept_quick` is false; otherwise nullopt and `why` (if given) says why.
+std::optional<MachineProfile> load_cached_profile(const std::string& path, const CpuFacts& current,
+                                                  bool accept_quick = false, std::string* why = nullptr);
+/// Writes a profile atomically (temp file + rename), creating the directory. Throws ridge::Error naming the file.
+void save_profile(const MachineProfile& p, const std::string& path);
+
+/// Where a profile came from.
+struct ProfileSource {
+  bool from_cache = false;  ///< true when read from `path`, false when just measured
+  std::string path;         ///< the cache file
+  std::string reason;       ///< why it was (re-)measured: "--refresh", "no cache file", "different CPU", ...
+};
+/// The machine profile for other stages: the cached one for this CPU, else measured now and cached.
+/// `refresh` forces a new measurement. In quick mode a cached full profile is used as well, and a quick profile
+/// never overwrites a full one. A cache that cannot be written is noted in the profile's notes, never fatal.
+MachineProfile load_or_measure_machine(const MachineOptions& options = {}, bool refresh = false,
+                                       const std::string& path = default_profile_path(),
+                                       ProfileSource* source = nullptr);
+
+/// Attainable GFLOP/s at arithmetic intensity `flops_per_byte` on this machine's roofline:
+/// min(peak, AI x bandwidth of `level`). `threads` between 1 and the profile's all-thread count interpolates
+/// linearly between the one-thread and all-thread ceilings (0 = all). Falls back to DRAM, then to the
+/// peak alone, when the level was not measured.
+double attainable_gflops(const MachineProfile& p, double flops_per_byte, DType dtype = DType::F32, int threads = 0,
+                         std::string_view level = "DRAM");
+
+}  // namespace ridge::measure

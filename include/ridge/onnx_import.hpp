@@ -1,0 +1,26 @@
+// ONNX import beyond load.hpp's import_onnx(path, opts): in-memory models (fuzzing, tests) and switches that
+// let the conformance test check ridge's own shape rules without ONNX's inference behind them.
+#pragma once
+#include <string>
+#include <string_view>
+
+#include "ridge/load.hpp"
+
+namespace ridge {
+
+/// Which shape engines the importer runs. Both on is the normal mode; the conformance test also runs
+/// ridge's rules alone to check them against ONNX's expected outputs.
+struct OnnxImportOptions {
+  bool onnx_inference = true;  ///< run onnx::shape_inference::InferShapes with data propagation first
+  bool ridge_rules = true;     ///< then ridge's own per-op rules and folding of shape arithmetic
+};
+
+/// import_onnx with explicit engine switches.
+Graph import_onnx(const std::string& path, const LoadOptions& opts, const OnnxImportOptions& engines);
+
+/// Imports a serialized ModelProto held in memory; `label` names it in errors (like a file path would).
+/// External data is never read, so relative locations do not matter.
+Graph import_onnx_bytes(std::string_view bytes, const std::string& label, const LoadOptions& opts,
+                        const OnnxImportOptions& engines = {});
+
+}  // namespace ridge

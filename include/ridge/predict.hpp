@@ -1,0 +1,267 @@
+// Model stage, performance side: roofline placement, PALEO-style time prediction, data-parallel communication,
+// calibration of the platform-percent-of-peak (PPP) factors from measurements, and batch scaling.
+// Everything works on plain per-layer numbers (LayerWork) so it is testable without models; layer_work()
+// converts ridge::estimate() output. Formulas are documented in docs/model.md.
+#pragma once
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ridge/cost.hpp"
+#include "ridge/count.hpp"
+#include "ridge/device.hpp"
+#include "ridge/load.hpp"
+
+namespace ridge {
+
+// ---- per-layer work ---------------------------------------------------------------------------------------
+
+/// What one layer asks of the hardware, as plain numbers.
+struct LayerWork {
+  std::string name;            ///< node name, "layer1.0.conv1"
+  std::string op_class;        ///< class used to pick calibrated factors: the op family ("Conv", "Unary", ...)
+  Count flops = 0;             ///< forward FLOPs
+  Count bytes = 0;             ///< forward bytes moved (read + written)
+  Count bwd_input_flops = 0;   ///< backward FLOPs for the input gradient
+  Count bwd_weight_flops = 0;  ///< backward FLOPs for the weight gradient
+  Count params = 0;            ///< trainable parameters (the weight update touches them)
+  int kernels = 1;             ///< forward kernel launches (0 for views that move nothing)
+  bool needs_backward = false; ///< a gradient flows through it (also implied by backward FLOPs > 0)
+  bool costed = true;          ///< false: ridge cannot cost this layer (never counted as zero silently)
+  std::string reason;          ///< why not costed
+};
+
+/// Per-layer work of a costed graph: one entry per node except metadata-only ones (View/Source families);
+/// uncosted nodes are kept with costed = false and their reason.
+std::vector<LayerWork> layer_work(const Graph& g, const ModelCost& costs);
+
+/// A model's per-layer work at one batch size and precision, from load_model() and estimate().
+struct ModelWork {
+  std::string name;                 ///< graph name ("resnet50" or the file stem)
+  std::vector<LayerWork> layers;
+  Cost total;                       ///< sum over costed nodes
+  Count param_bytes = 0;            ///< trainable parameter bytes = gradient bytes for data-parallel training
+  int bytes_per_element = 4;        ///< element size at the precision
+  std::vector<std::string> notes;   ///< uncosted ops (excluded from totals) and importer notes
+};
+/// Loads MODEL (zoo name or .onnx) with `opts` (batch, input sizes, element type, training) and costs it.
+ModelWork load_model_work(const std::string& model, const LoadOptions& opts);
+
+/// What limits a layer (or a whole model).
+enum class Bound : uint8_t { Compute, Memory, Overhead, None };
+/// "compute", "memory", "overhead" (kernel launches dominate), "none" (no work).
+std::string_view bound_name(Bound b);
+
+// ---- roofline ---------------------------------------------------------------------------------------------
+
+/// Where a piece of work sits on a device's roofline.
+struct RooflinePoint {
+  double intensity_flop_per_byte = 0;  ///< FLOPs / bytes (infinite when no bytes move)
+  double attainable_flop_per_s = 0;    ///< min(peak, intensity x bandwidth)
+  double ridge_flop_per_byte = 0;      ///< peak / bandwidth: where the roof bends
+  double time_lower_bound_s = 0;       ///< max(flops / peak, bytes / bandwidth)
+  Bound bound = Bound::None;           ///< memory below the ridge point, compute at or above it
+};
+/// The ridge point peak / bandwidth in FLOP/byte.
+double ridge_point(double peak_flop_per_s, double bandwidth_bytes_per_s);
+/// Places `flops` over `bytes` on the roofline of (peak, bandwidth).
+RooflinePoint roofline_point(Count flops, Count bytes, double peak_flop_per_s, double bandwidth_bytes_per_s);
+
+// ---- PALEO-style prediction -------------------------------------------------------------------------------
+
+/// How the compute and memory terms of a layer combine: PALEO adds them, a roofline overlaps them.
+enum class Combine : uint8_t { Sum, Max };
+std::string_view combine_name(Combine c);
+std::optional<Combine> parse_combine(std::string_view name);
+
+/// Efficiency factors of one op class: time = flops / (ppp x peak) (+ or max) bytes / (ppp_mem x bandwidth),
+/// plus the per-kernel overhead. A ppp of +infinity means the term was fitted to zero.
+struct Efficiency {
+  double ppp = 1.0;                       ///< fraction of peak FLOP/s achieved
+  double ppp_mem = 1.0;                   ///< fraction of peak bandwidth achieved
+  std::optional<double> overhead_s;       ///< per-kernel overhead; unset: the device's kernel_launch_s
+  int samples = 0;                        ///< measurements it was fitted from (0: set by hand)
+};
+
+/// PPP factors per op class with a fallback, as fitted by calibrate() or given by --ppp/--ppp-mem.
+struct Calibration {
+  Efficiency fallback;                          ///< for classes without their own factors
+  std::map<std::string, Efficiency> by_class;   ///< "Conv" -> factors
+  std::string device;                           ///< device id the factors were fitted on ("" for hand-set)
+  std::string precision = "fp32";               ///< precision of the peak used while fitting
+  Combine combine = Combine::Sum;               ///< how the fitted model combined its terms
+
+  /// The factors for `op_class` (its own, else the fallback).
+  const Efficiency& for_class(const std::string& op_class) const;
+};
+
+/// The hardware numbers a prediction uses.
+struct PredictOptions {
+  double peak_flop_per_s = 0;
+  double bandwidth_bytes_per_s = 0;
+  double kernel_launch_s = 0;      ///< default per-kernel overhead (Efficiency::overhead_s overrides it)
+  Combine combine = Combine::Sum;
+  Calibration calibration;         ///< PPP factors (default: 1 and 1)
+  bool training = false;           ///< add backward and the weight update
+  int bytes_per_param = 4;         ///< parameter element size for the weight update
+  int64_t batch = 1;               ///< samples per iteration (for samples/s)
+};
+
+/// Time of one phase (forward or backward) of one layer.
+struct PhaseTime {
+  double compute_s = 0;   ///< flops / (ppp x peak)
+  double memory_s = 0;    ///< bytes / (ppp_mem x bandwidth)
+  double overhead_s = 0;  ///< kernels x per-kernel overhead
+  double time_s = 0;      ///< combine(compute, memory) + overhead
+  Bound bound = Bound::None;
+};
+/// Time of `flops` and `bytes` in `kernels` launches with factors `eff`.
+PhaseTime phase_time(Count flops, Count bytes, int kernels, const Efficiency& eff, const PredictOptions& opt);
+
+/// Predicted time of one layer.
+struct LayerPrediction {
+  std::string name;
+  std::string op_class;
+  PhaseTime forward;
+  PhaseTime backward;      ///< zero unless training
+  double time_s = 0;       ///< forward + backward
+  Bound bound = Bound::None;
+  bool costed = true;
+  std::string reason;
+};
+
+/// Predicted time of one iteration of a whole model.
+struct Prediction {
+  std::vector<LayerPrediction> layers;
+  double forward_s = 0;
+  double backward_s = 0;
+  double update_s = 0;        ///< weight update (SGD: read param + grad, write param), one fused kernel
+  double total_time_s = 0;    ///< forward + backward + update
+  double samples_per_s = 0;   ///< batch / total_time_s
+  int uncosted_layers = 0;    ///< layers ridge could not cost (excluded from the times; reported)
+};
+/// PALEO-style prediction. In training, a layer with a gradient runs one backward kernel per gradient it computes
+/// (input, weight; at least one) moving about twice the forward bytes (see docs/model.md).
+Prediction predict(const std::vector<LayerWork>& layers, const PredictOptions& opt);
+
+// ---- data-parallel training -------------------------------------------------------------------------------
+
+/// All-reduce algorithm for gradient exchange.
+enum class AllReduce : uint8_t { Ring, Tree, ParameterServer };
+std::string_view allreduce_name(AllReduce a);
+/// Parses "ring", "tree", "ps"; nullopt if unknown.
+std::optional<AllReduce> parse_allreduce(std::string_view name);
+
+/// Time to all-reduce `bytes` across `devices` over `link` (alpha-beta model, see docs/model.md):
+/// ring 2(N-1)(alpha + bytes/(N beta)), tree 2 ceil(log2 N)(alpha + bytes/beta), parameter server
+/// 2(alpha + (N-1) bytes/beta). Zero for one device.
+double allreduce_time_s(AllReduce algo, Count bytes, int devices, const Interconnect& link);
+
+/// One data-parallel configuration: each device runs the per-device batch, then gradients are all-reduced.
+struct DataParallel {
+  int devices = 1;
+  double compute_s = 0;        ///< one device's iteration
+  double communication_s = 0;  ///< gradient all-reduce (not overlapped with backward)
+  double iteration_s = 0;      ///< compute + communication
+  double samples_per_s = 0;    ///< devices x batch / iteration
+  double efficiency = 1;       ///< samples_per_s / (devices x single-device samples_per_s)
+};
+/// Data-parallel training from a single-device prediction; `gradient_bytes` = parameter bytes.
+DataParallel data_parallel(const Prediction& single, int64_t batch_per_device, Count gradient_bytes, int devices,
+                           AllReduce algo, const Interconnect& link);
+
+// ---- measurements and calibration -------------------------------------------------------------------------
+
+/// One measured layer or kernel.
+struct MeasuredRow {
+  std::string name;
+  std::string op;                 ///< op type or family as the measurement names it ("" when unknown)
+  std::optional<double> time_s;   ///< absent when not timed (ncu counters without durations, not executed)
+  std::optional<Count> flops;     ///< measured or estimated FLOPs when the file has them
+  std::optional<Count> bytes;     ///< measured (dram) or estimated bytes when the file has them
+};
+/// A measurement file: `ridge measure --format json` (`layers[]`) or `ridge ingest --format json` (`kernels[]`).
+struct MeasuredRun {
+  std::string file;
+  std::string model;              ///< "model" field, else the file stem
+  std::string device;             ///< "device" field when present
+  std::vector<MeasuredRow> layers;
+};
+/// Parses a measurement document (fields in docs/model.md); `origin` prefixes errors.
+MeasuredRun parse_measurement(const std::string& text, const std::string& origin);
+/// Reads a measurement file. Throws ridge::Error naming the file and the field.
+MeasuredRun read_measurement(const std::string& path);
+
+/// One calibration sample: a layer's work and its measured time.
+struct Sample {
+  std::string model;
+  std::string layer;
+  std::string op_class;
+  Count flops = 0;
+  Count bytes = 0;
+  double time_s = 0;
+};
+/// Samples from measurements: rows with a positive time and known FLOPs; the op class is the family of
+/// the layer's op when ridge knows it, else the op text. Layers without FLOPs are skipped and counted.
+std::vector<Sample> samples_from(const std::vector<MeasuredRun>& ms, int* skipped = nullptr);
+
+/// Fits per-class factors (and a fallback from all samples) by non-negative least squares on relative error:
+/// time ~ flops/(ppp peak) + bytes/(ppp_mem bw) + overhead. Classes with fewer than `min_samples` samples use
+/// the fallback.
+Calibration calibrate(const std::vector<Sample>& samples, double peak_flop_per_s, double bandwidth_bytes_per_s,
+                      int min_samples = 3);
+/// Predicted time of one sample under `cal` (sum combine, one kernel).
+double predict_sample(const Sample& s, const Calibration& cal, const PredictOptions& hw);
+
+/// Median and 90th percentile of |predicted - measured| / measured.
+struct ErrorStats {
+  double median = 0;
+  double p90 = 0;
+  size_t count = 0;
+};
+ErrorStats error_stats(std::vector<double> relative_errors);
+
+/// Errors of one model when predicted by factors fitted without it.
+struct ModelCheck {
+  std::string model;
+  ErrorStats layer_error;          ///< per layer
+  double end_to_end_error = 0;     ///< |sum predicted - sum measured| / sum measured
+};
+/// Prediction errors before (uncalibrated `baseline`) and after calibration, and leave-one-model-out checks.
+struct CalibrationCheck {
+  ErrorStats before;
+  ErrorStats after;                 ///< in-sample
+  std::vector<ModelCheck> leave_one_model_out;  ///< empty with fewer than two models
+};
+CalibrationCheck check_calibration(const std::vector<Sample>& samples, const PredictOptions& hw,
+                                   const Calibration& baseline, int min_samples = 3);
+
+/// Calibration file (JSON, see docs/model.md). Infinite ppp is written as null.
+nlohmann::json calibration_to_json(const Calibration& c);
+/// Parses a calibration file's JSON; `origin` prefixes errors.
+Calibration calibration_from_json(const nlohmann::json& j, const std::string& origin);
+/// Reads a calibration file. Throws ridge::Error naming the file.
+Calibration read_calibration(const std::string& path);
+
+// ---- scaling ------------------------------------------------------------------------------------------------
+
+/// Predicted time and throughput at one batch size.
+struct BatchPoint {
+  int64_t batch = 0;
+  double time_s = 0;
+  double samples_per_s = 0;
+};
+/// Predicts `work_at(batch)` for each batch size (the caller builds the per-layer work at that batch).
+std::vector<BatchPoint> predict_vs_batch(const std::vector<int64_t>& batches,
+                                         const std::function<std::vector<LayerWork>(int64_t)>& work_at,
+                                         PredictOptions opt);
+
+/// Largest batch in [1, limit] whose `memory_at(batch)` is at most `capacity_bytes` (memory grows with the
+/// batch); 0 when even batch 1 does not fit. Doubling, then bisection: O(log limit) evaluations.
+int64_t largest_batch_that_fits(const std::function<Count(int64_t)>& memory_at, Count capacity_bytes,
+                                int64_t limit = int64_t(1) << 20);
+
+}  // namespace ridge

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Builds the ingest fuzzers (libFuzzer + AddressSanitizer, clang-14) in build-fuzz/ and runs each for a bounded
+# time, seeded with the profiler fixtures read in place (../shared/fixtures/profiles). Crash inputs are saved to
+# tests/ingest/regressions/ (ridge_tests_ingest replays every file there).
+# Usage: scripts/fuzz-ingest.sh [SECONDS_PER_PARSER (default 20)] [PARSER...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds="${1:-20}"
+shift || true
+parsers=("$@")
+[ ${#parsers[@]} -gt 0 ] || parsers=(ncu_text ncu_csv nvprof nsys torch sniff)
+CXX="${CXX:-clang++-14}"
+out=build-fuzz
+seeds="${RIDGE_SHARED_DIR:-../shared}/fixtures/profiles"
+regressions=tests/ingest/regressions
+mkdir -p "$out/obj" "$regressions"
+
+flags=(-std=gnu++20 -O1 -g -fno-omit-frame-pointer -Iinclude -Isrc -Ifuzz)
+# The readers and the two graph files they use, instrumented for ASan and libFuzzer's coverage.
+sources=(src/ingest/*.cpp src/graph/count.cpp src/graph/error.cpp)
+objects=()
+for src in "${sources[@]}"; do
+  obj="$out/obj/$(echo "$src" | tr / _).o"
+  if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || [ src/ingest/internal.hpp -nt "$obj" ] || [ include/ridge/ingest.hpp -nt "$obj" ]; then
+    echo "fuzz-ingest: compiling $src" >&2
+    "$CXX" "${flags[@]}" -fsanitize=address,fuzzer-no-link -c "$src" -o "$obj"
+  fi
+  objects+=("$obj")
+done
+
+status=0
+for p in "${parsers[@]}"; do
+  bin="$out/ridge_fuzz_ingest_$p"
+  "$CXX" "${flags[@]}" -fsanitize=address,fuzzer "fuzz/ingest_$p.cpp" "${objects[@]}" -lfmt -o "$bin"
+  corpus="$out/corpus-$p"
+  mkdir -p "$corpus"
+  seed_dirs=()
+  [ -d "$seeds" ] && seed_dirs+=("$seeds")
+  echo "fuzz-ingest: running $p for ${seconds}s" >&2
+  if ! "$bin" "$corpus" "${seed_dirs[@]}" -max_total_time="$seconds" -max_len=65536 -timeout=10 \
+       -rss_limit_mb=2048 -artifact_prefix="$regressions/$p-" -print_final_stats=1 2>"$out/$p.log"; then
+    echo "fuzz-ingest: $p FAILED; crash input saved under $regressions/ (log: $out/$p.log)" >&2
+    status=1
+  fi
+  grep -E "stat::number_of_executed_units|stat::peak_rss_mb" "$out/$p.log" | sed "s/^/fuzz-ingest: $p /" >&2 || true
+done
+exit $status

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Builds the ONNX importer fuzzer (libFuzzer + AddressSanitizer, clang-14) in build-fuzz-onnx/ and runs it for a
+# bounded time, seeded with the fixture .onnx files read in place (../shared/fixtures/onnx). Crash inputs are
+# saved to tests/load/onnx_regressions/ (ridge_tests_load replays every file there).
+# Usage: scripts/fuzz-onnx.sh [SECONDS (default 60)]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds="${1:-60}"
+CXX="${CXX:-clang++-14}"
+out=build-fuzz-onnx
+fixtures="${RIDGE_SHARED_DIR:-../shared}/fixtures/onnx"
+regressions=tests/load/onnx_regressions
+mkdir -p "$out/obj" "$out/corpus" "$out/seeds" "$regressions"
+
+flags=(-std=gnu++20 -O1 -g -fno-omit-frame-pointer -Iinclude -Isrc -DONNX_NAMESPACE=onnx -DONNX_ML=1)
+# The importer and the graph files it uses, instrumented for ASan and libFuzzer's coverage. libonnx and
+# libprotobuf are Debian's (not instrumented).
+sources=(src/load/onnx/*.cpp src/graph/*.cpp)
+objects=()
+for src in "${sources[@]}"; do
+  obj="$out/obj/$(echo "$src" | tr / _).o"
+  if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || [ src/load/onnx/onnx_internal.hpp -nt "$obj" ] \
+     || [ src/load/onnx/rule_context.hpp -nt "$obj" ] || [ include/ridge/graph.hpp -nt "$obj" ]; then
+    echo "fuzz-onnx: compiling $src" >&2
+    "$CXX" "${flags[@]}" -fsanitize=address,fuzzer-no-link -c "$src" -o "$obj"
+  fi
+  objects+=("$obj")
+done
+bin="$out/ridge_fuzz_onnx"
+"$CXX" "${flags[@]}" -fsanitize=address,fuzzer fuzz/onnx_import.cpp "${objects[@]}" \
+  -lonnx -lonnx_proto -lprotobuf -lfmt -o "$bin"
+
+# Seeds: the fixture models in place (the directory also holds empty .bin files and a README; both are fine
+# as seeds but only .onnx files are listed to keep the run focused).
+seed_args=()
+if [ -d "$fixtures" ]; then
+  find "$fixtures" -name '*.onnx' -size -120k > "$out/seed-list"
+  while read -r f; do ln -sf "$(realpath "$f")" "$out/seeds/$(echo "$f" | tr / _)"; done < "$out/seed-list"
+  seed_args+=("$out/seeds")
+fi
+echo "fuzz-onnx: running for ${seconds}s" >&2
+status=0
+if ! ASAN_OPTIONS=detect_leaks=0 "$bin" "$out/corpus" "${seed_args[@]}" -max_total_time="$seconds" -max_len=131072 \
+     -timeout=20 -rss_limit_mb=4096 -artifact_prefix="$regressions/onnx-" -print_final_stats=1 2>"$out/fuzz.log"; then
+  echo "fuzz-onnx: FAILED; crash input saved under $regressions/ (log: $out/fuzz.log)" >&2
+  status=1
+fi
+grep -E "stat::number_of_executed_units|stat::peak_rss_mb" "$out/fuzz.log" | sed "s/^/fuzz-onnx: /" >&2 || true
+exit $status

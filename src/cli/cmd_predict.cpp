@@ -1,0 +1,214 @@
+// `ridge predict MODEL --device D`: PALEO-style time per layer and per iteration, optionally calibrated and
+// data-parallel.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <memory>
+
+#include "commands.hpp"
+#include "model_options.hpp"
+#include "ridge/device.hpp"
+#include "ridge/error.hpp"
+#include "ridge/predict.hpp"
+
+namespace ridge::cli {
+namespace {
+
+using report::Cell;
+using report::Unit;
+
+struct PredictArgs {
+  std::string model, device, precision = "fp32", combine = "sum", calibration, level = "dram";
+  std::string interconnect, allreduce = "ring";
+  std::vector<std::string> device_dirs;
+  ModelOptions m;
+  bool dtype_given = false;
+  int devices_count = 1;
+  bool train = false;
+  std::optional<double> ppp, ppp_mem, launch_s;
+  std::optional<std::string> flops;
+  OutputOptions out;
+};
+
+// A FLOP count from the command line: an integer ("15503000000", "15_503_000_000") or exact scientific
+// notation ("15503e6").
+Count flops_arg(const std::string& text) {
+  try {
+    return parse_count(text);
+  } catch (const Error&) {
+    size_t used = 0;
+    double v = -1;
+    try {
+      v = std::stod(text, &used);
+    } catch (const std::exception&) {
+    }
+    if (used == text.size() && v >= 0 && v < 1e30 && v == std::floor(v)) return static_cast<Count>(v);
+    throw UsageError("--flops " + text + ": expected a FLOP count such as 15503000000 or 15503e6");
+  }
+}
+
+report::Table layer_table(const Prediction& p, const std::vector<LayerWork>& work, bool train) {
+  report::Table t{"layers", "Layers", {{"name", "layer", Unit::None}, {"op", "op", Unit::None},
+                                      {"flops", "FLOPs", Unit::Flop}, {"bytes", "bytes", Unit::Byte},
+                                      {"compute_s", "compute", Unit::Second}, {"memory_s", "memory", Unit::Second},
+                                      {"overhead_s", "overhead", Unit::Second}}, {}, {}};
+  if (train) t.columns.push_back({"backward_s", "backward", Unit::Second});
+  t.columns.push_back({"time_s", "time", Unit::Second});
+  t.columns.push_back({"bound", "bound", Unit::None});
+  for (size_t i = 0; i < p.layers.size(); ++i) {
+    const LayerPrediction& l = p.layers[i];
+    std::vector<Cell> row = {Cell::text(l.name), Cell::text(l.op_class)};
+    if (!l.costed) {
+      for (size_t c = 2; c + 1 < t.columns.size(); ++c) row.push_back(Cell::empty());
+      row.push_back(Cell::text("not costed: " + l.reason));
+    } else {
+      row.push_back(Cell::count(work[i].flops, Unit::Flop));
+      row.push_back(Cell::count(work[i].bytes, Unit::Byte));
+      row.push_back(Cell::real(l.forward.compute_s, Unit::Second));
+      row.push_back(Cell::real(l.forward.memory_s, Unit::Second));
+      row.push_back(Cell::real(l.forward.overhead_s, Unit::Second));
+      if (train) row.push_back(Cell::real(l.backward.time_s, Unit::Second));
+      row.push_back(Cell::real(l.time_s, Unit::Second));
+      row.push_back(Cell::text(std::string(bound_name(l.bound))));
+    }
+    t.add_row(std::move(row));
+  }
+  return t;
+}
+
+void run(const PredictArgs& a) {
+  const auto precision = parse_precision(a.precision);
+  if (!precision) throw UsageError("--precision " + a.precision + ": unknown (use fp64, fp32, tf32, fp16, bf16, int8)");
+  const auto combine = parse_combine(a.combine);
+  if (!combine) throw UsageError("--combine " + a.combine + ": use sum (PALEO) or max (roofline)");
+  const auto allreduce = parse_allreduce(a.allreduce);
+  if (!allreduce) throw UsageError("--allreduce " + a.allreduce + ": use ring, tree or ps");
+  const Device d = find_device(load_devices(a.device_dirs), a.device);
+
+  LoadOptions load = a.m.load_options();
+  if (!a.dtype_given) load.dtype = precision_info(*precision).dtype;
+  load.training = a.train;
+  report::Document doc;
+  PredictOptions opt;
+  opt.peak_flop_per_s = d.require_peak(*precision);
+  opt.bandwidth_bytes_per_s = d.bandwidth(a.level);
+  opt.kernel_launch_s = a.launch_s.value_or(d.kernel_launch_s);
+  opt.combine = *combine;
+  opt.training = a.train;
+  opt.batch = load.batch;
+  if (!a.calibration.empty()) {
+    opt.calibration = read_calibration(a.calibration);
+    if (!opt.calibration.device.empty() && opt.calibration.device != d.id)
+      doc.notes.push_back(fmt::format("{} was fitted on device '{}', applied here to '{}'", a.calibration,
+                                      opt.calibration.device, d.id));
+  }
+  if (a.ppp) opt.calibration.fallback.ppp = *a.ppp;
+  if (a.ppp_mem) opt.calibration.fallback.ppp_mem = *a.ppp_mem;
+
+  ModelWork work;
+  if (a.flops) {
+    // Hand-given FLOPs (e.g. a paper's table): one layer, no memory traffic, no launches.
+    LayerWork w;
+    w.name = a.model + " (--flops)";
+    w.op_class = "model";
+    w.flops = flops_arg(*a.flops);
+    w.kernels = 0;
+    w.bwd_input_flops = a.train ? w.flops : 0;
+    w.bwd_weight_flops = a.train ? w.flops : 0;
+    work.name = a.model;
+    work.layers = {w};
+    work.total.flops = w.flops;
+    work.bytes_per_element = static_cast<int>(dtype_bytes(load.dtype));
+    doc.notes.push_back("FLOPs from --flops: memory traffic and kernel launches are not modelled");
+    if (a.train) doc.notes.push_back("--flops with --train: backward assumed 2x forward FLOPs, no weight update");
+  } else {
+    work = load_model_work(a.model, load);
+    doc.notes.insert(doc.notes.end(), work.notes.begin(), work.notes.end());
+  }
+  opt.bytes_per_param = work.bytes_per_element;
+  const Prediction p = predict(work.layers, opt);
+
+  doc.title = fmt::format("Predicted time of {} on {} ({}, batch {}, {})", work.name, d.id, a.precision, load.batch,
+                          a.train ? "training iteration" : "inference");
+  report::Fields s{"summary", "Summary", {}};
+  s.add("model", "model", Cell::text(work.name));
+  s.add("device", "device", Cell::text(d.id));
+  s.add("peak_flop_per_s", "peak", Cell::real(opt.peak_flop_per_s, Unit::FlopPerSecond));
+  s.add("bandwidth_bytes_per_s", "bandwidth", Cell::real(opt.bandwidth_bytes_per_s, Unit::BytePerSecond));
+  s.add("combine", "combine", Cell::text(std::string(combine_name(opt.combine))));
+  s.add("ppp", "PPP (fallback)", Cell::real(opt.calibration.fallback.ppp, Unit::Ratio));
+  s.add("ppp_mem", "PPP memory (fallback)", Cell::real(opt.calibration.fallback.ppp_mem, Unit::Ratio));
+  s.add("forward_s", "forward", Cell::real(p.forward_s, Unit::Second));
+  if (a.train) {
+    s.add("backward_s", "backward", Cell::real(p.backward_s, Unit::Second));
+    s.add("update_s", "weight update", Cell::real(p.update_s, Unit::Second));
+  }
+  s.add("total_time_s", "time per iteration", Cell::real(p.total_time_s, Unit::Second));
+  s.add("samples_per_s", "samples/s", Cell::real(p.samples_per_s));
+  s.add("uncosted_layers", "layers not costed", Cell::count(p.uncosted_layers));
+  doc.blocks.push_back(std::move(s));
+  doc.extra["total_time_s"] = p.total_time_s;
+  doc.extra["samples_per_s"] = p.samples_per_s;
+  if (p.uncosted_layers > 0)
+    doc.notes.push_back(fmt::format("{} layer(s) could not be costed: the predicted time excludes them", p.uncosted_layers));
+
+  if (a.devices_count > 1) {
+    if (!a.train) throw UsageError("--devices-count: data-parallel prediction needs --train");
+    if (a.interconnect.empty()) throw UsageError("--devices-count needs --interconnect NAME (see `ridge devices --format json`)");
+    const Interconnect* link = d.interconnect(a.interconnect);
+    if (!link) {
+      std::string have;
+      for (const auto& i : d.interconnects) have += (have.empty() ? "" : ", ") + i.name;
+      throw Error(fmt::format("--interconnect {}: device '{}' has no such link (it has: {})", a.interconnect, d.id, have));
+    }
+    const DataParallel dp = data_parallel(p, load.batch, work.param_bytes, a.devices_count, *allreduce, *link);
+    report::Fields f{"data_parallel", fmt::format("Data-parallel on {} devices ({} all-reduce over {})", a.devices_count,
+                                                  allreduce_name(*allreduce), link->name), {}};
+    f.add("devices", "devices", Cell::count(dp.devices));
+    f.add("gradient_bytes", "gradient bytes", Cell::count(work.param_bytes, Unit::Byte));
+    f.add("communication_s", "all-reduce", Cell::real(dp.communication_s, Unit::Second));
+    f.add("iteration_s", "time per iteration", Cell::real(dp.iteration_s, Unit::Second));
+    f.add("samples_per_s", "samples/s", Cell::real(dp.samples_per_s));
+    f.add("efficiency", "scaling efficiency", Cell::real(100 * dp.efficiency, Unit::Percent));
+    doc.blocks.push_back(std::move(f));
+    doc.notes.push_back("data-parallel: per-device batch " + std::to_string(load.batch) +
+                        "; the all-reduce is not overlapped with backward");
+  }
+  doc.blocks.push_back(layer_table(p, work.layers, a.train));
+  a.out.emit(doc);
+}
+
+}  // namespace
+
+CLI::App* add_predict_command(CLI::App& app) {
+  auto a = std::make_shared<PredictArgs>();
+  CLI::App* cmd = app.add_subcommand("predict", "PALEO-style time per layer and per iteration on a device");
+  cmd->add_option("model", a->model, "Zoo name or .onnx file (a label only when --flops is given)")->required();
+  cmd->add_option("--device,-d", a->device, "Device id or alias (see `ridge devices`)")->required();
+  a->m.add_to(cmd);
+  cmd->get_option("--dtype")->description("Element type of tensors (default: the --precision's: fp16 for fp16, ...)");
+  cmd->add_option("--precision,-p", a->precision, "fp64|fp32|tf32|fp16|bf16|int8")->capture_default_str();
+  cmd->add_flag("--train", a->train, "Training iteration: forward, backward and SGD weight update");
+  cmd->add_option("--ppp", a->ppp, "Fraction of peak FLOP/s achieved (PALEO PPP), overrides the calibration fallback")
+      ->check(CLI::Range(1e-6, 1.0));
+  cmd->add_option("--ppp-mem", a->ppp_mem, "Fraction of peak bandwidth achieved")->check(CLI::Range(1e-6, 1.0));
+  cmd->add_option("--calibration", a->calibration, "Calibration file written by `ridge calibrate`")->type_name("FILE");
+  cmd->add_option("--combine", a->combine, "sum (PALEO: compute + memory) or max (roofline overlap)")->capture_default_str();
+  cmd->add_option("--launch-overhead", a->launch_s, "Per-kernel overhead in seconds (default: the device's)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--flops", a->flops, "Use this forward FLOP count for the whole model instead of ridge's (e.g. 15503e6)")
+      ->type_name("N");
+  cmd->add_option("--level", a->level, "Memory level whose bandwidth the memory term uses")->capture_default_str();
+  cmd->add_option("--devices-count", a->devices_count, "Data-parallel training on N devices")->check(CLI::PositiveNumber);
+  cmd->add_option("--interconnect", a->interconnect, "Link for the gradient all-reduce (nvlink, pcie, network, ...)");
+  cmd->add_option("--allreduce", a->allreduce, "ring|tree|ps")->capture_default_str();
+  cmd->add_option("--devices", a->device_dirs, "Also load device files from DIR")->type_name("DIR");
+  a->out.add_to(cmd);
+  cmd->callback([a, cmd] {
+    a->dtype_given = cmd->get_option("--dtype")->count() > 0;
+    run(*a);
+  });
+  return cmd;
+}
+
+}  // namespace ridge::cli

@@ -1,0 +1,412 @@
+#include "sweep.hpp"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <algorithm>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "ridge/cost.hpp"
+#include "ridge/error.hpp"
+#include "ridge/load.hpp"
+
+namespace fs = std::filesystem;
+
+namespace ridge::cli {
+
+namespace {
+
+constexpr const char* kResultFormat = "ridge-sweep-result/1";
+constexpr const char* kPlanFormat = "ridge-sweep-plan/1";
+
+nlohmann::json json_count(Count v) { return report::to_json(report::Cell::count(v)); }
+
+Count count_from_json(const nlohmann::json& j) {
+  if (j.is_number_integer()) return j.get<int64_t>();
+  if (j.is_number_unsigned()) return static_cast<Count>(j.get<uint64_t>());
+  if (j.is_string()) return parse_count(j.get<std::string>());
+  throw Error("not an integer count");
+}
+
+/// Runs a command through /bin/sh, returning its exit code and stdout; stderr goes to `err_path`.
+int run_capture(const std::string& cmd, std::string& out) {
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) throw Error(fmt::format("cannot run '{}'", cmd));
+  char buf[65536];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  int status = pclose(p);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string model_flags(const ModelOptions& m) {
+  std::string f;
+  if (!m.input_size.empty()) f += " --input-size " + shell_quote(m.input_size);
+  if (m.seq_len > 0) f += " --seq-len " + std::to_string(m.seq_len);
+  for (const auto& i : m.inputs) f += " --input " + shell_quote(i);
+  if (m.dtype != "fp32") f += " --dtype " + shell_quote(m.dtype);
+  return f;
+}
+
+nlohmann::json measured_on_cpu(const SweepPlan& plan, const std::string& model, int64_t batch) {
+  std::string cmd = shell_quote(plan.ridge_binary) + " measure " + shell_quote(model) + " --batch " +
+                    std::to_string(batch) + model_flags(plan.model) + " --format json";
+  if (plan.threads > 0) cmd += " --threads " + std::to_string(plan.threads);
+  std::string out;
+  int rc = run_capture(cmd + " 2>&1", out);
+  if (rc != 0) {
+    std::string last = out.substr(out.rfind('\n', out.size() > 1 ? out.size() - 2 : 0) + 1);
+    throw Error(fmt::format("`ridge measure {} --batch {}` failed (exit {}): {}", model, batch, rc, last));
+  }
+  // The JSON document starts at the first '{' (progress lines may precede it).
+  auto j = nlohmann::json::parse(out.substr(out.find('{')), nullptr, false);
+  if (j.is_discarded() || !j.contains("total_time_s"))
+    throw Error(fmt::format("`ridge measure {} --batch {}` printed no total_time_s", model, batch));
+  nlohmann::json m;
+  m["tool"] = "ridge measure";
+  m["total_time_s"] = j["total_time_s"];
+  if (j["total_time_s"].is_number() && j["total_time_s"].get<double>() > 0)
+    m["samples_per_s"] = static_cast<double>(batch) / j["total_time_s"].get<double>();
+  return m;
+}
+
+}  // namespace
+
+std::pair<std::string, int64_t> SweepPlan::point(size_t index) const {
+  RIDGE_ASSERT(index < size(), "sweep point index out of range");
+  return {models[index / batches.size()], batches[index % batches.size()]};
+}
+
+nlohmann::json SweepPlan::to_json() const {
+  nlohmann::json j;
+  j["format"] = kPlanFormat;
+  j["models"] = models;
+  j["batches"] = batches;
+  j["input_size"] = model.input_size;
+  j["seq_len"] = model.seq_len;
+  j["inputs"] = model.inputs;
+  j["dtype"] = model.dtype;
+  j["optimizer"] = optimizer;
+  j["measure"] = measure;
+  j["threads"] = threads;
+  j["slurm"] = {{"partition", slurm.partition}, {"account", slurm.account}, {"gres", slurm.gres},
+                {"time", slurm.time}, {"max_parallel", slurm.max_parallel}, {"gpu_command", slurm.gpu_command}};
+  j["ridge_binary"] = ridge_binary;
+  return j;
+}
+
+SweepPlan SweepPlan::from_json(const nlohmann::json& j, const std::string& where) {
+  if (!j.is_object() || j.value("format", "") != kPlanFormat)
+    throw Error(fmt::format("{}: not a ridge sweep manifest", where));
+  try {
+    SweepPlan p;
+    p.models = j.at("models").get<std::vector<std::string>>();
+    p.batches = j.at("batches").get<std::vector<int64_t>>();
+    p.model.input_size = j.value("input_size", "");
+    p.model.seq_len = j.value("seq_len", int64_t{0});
+    p.model.inputs = j.value("inputs", std::vector<std::string>{});
+    p.model.dtype = j.value("dtype", "fp32");
+    p.optimizer = j.value("optimizer", "sgd");
+    p.measure = j.value("measure", false);
+    p.threads = j.value("threads", 0);
+    const auto& s = j.at("slurm");
+    p.slurm.partition = s.value("partition", "");
+    p.slurm.account = s.value("account", "");
+    p.slurm.gres = s.value("gres", "");
+    p.slurm.time = s.value("time", "00:30:00");
+    p.slurm.max_parallel = s.value("max_parallel", 0);
+    p.slurm.gpu_command = s.value("gpu_command", "");
+    p.ridge_binary = j.value("ridge_binary", "ridge");
+    if (p.models.empty() || p.batches.empty()) throw Error("no points");
+    return p;
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(fmt::format("{}: broken sweep manifest ({})", where, e.what()));
+  } catch (const Error& e) {
+    throw Error(fmt::format("{}: broken sweep manifest ({})", where, e.what()));
+  }
+}
+
+std::string result_file_name(const std::string& model, int64_t batch) {
+  std::string safe;
+  for (char c : fs::path(model).filename().string())
+    safe += (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.') ? c : '_';
+  return fmt::format("{}__b{}.json", safe, batch);
+}
+
+nlohmann::json run_point(const SweepPlan& plan, size_t index) {
+  auto [model, batch] = plan.point(index);
+  Graph g = load_model(model, plan.model.load_options(batch));
+  ModelCost mc = estimate(g);
+  auto opt = parse_optimizer(plan.optimizer).value_or(Optimizer::SGD);
+  MemoryEstimate mem = estimate_memory(g, opt);
+  nlohmann::json r;
+  r["format"] = kResultFormat;
+  r["index"] = index;
+  r["model"] = model;
+  r["batch"] = batch;
+  r["estimate"] = {{"params", json_count(mc.total.params)},
+                   {"flops", json_count(mc.total.flops)},
+                   {"macs", json_count(mc.total.macs)},
+                   {"backward_flops", json_count(mc.total.bwd_flops())},
+                   {"bytes", json_count(mc.total.bytes())},
+                   {"activation_bytes", json_count(mem.activation_bytes)},
+                   {"inference_peak_bytes", json_count(mem.inference_peak_bytes)},
+                   {"training_peak_bytes", json_count(mem.training_peak_bytes)},
+                   {"complete", mc.complete()}};
+  if (plan.measure) r["measure"] = measured_on_cpu(plan, model, batch);
+  char host[256] = {0};
+  gethostname(host, sizeof host - 1);
+  r["host"] = host;
+  if (const char* job = std::getenv("SLURM_ARRAY_JOB_ID")) r["slurm_job"] = std::string(job);
+  return r;
+}
+
+void write_atomically(const std::string& path, const std::string& content) {
+  const std::string tmp = fmt::format("{}.tmp.{}", path, getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) throw Error(fmt::format("{}: cannot write ({})", path, std::strerror(errno)));
+  size_t done = 0;
+  while (done < content.size()) {
+    ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n <= 0) {
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      throw Error(fmt::format("{}: write failed ({})", path, std::strerror(errno)));
+    }
+    done += static_cast<size_t>(n);
+  }
+  ::fsync(fd);
+  ::close(fd);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    ::unlink(tmp.c_str());
+    throw Error(fmt::format("{}: cannot rename into place ({})", path, std::strerror(errno)));
+  }
+}
+
+void prepare_sweep_dir(const std::string& dir, const SweepPlan& plan) {
+  std::error_code ec;
+  const fs::path root(dir), manifest = root / "sweep.json";
+  if (fs::exists(manifest, ec)) {
+    SweepPlan old = read_sweep_dir(dir);
+    nlohmann::json a = old.to_json(), b = plan.to_json();
+    a.erase("ridge_binary");
+    b.erase("ridge_binary");
+    if (a != b)
+      throw Error(fmt::format("{}: holds a different sweep (see {}); choose another --out folder", dir,
+                              manifest.string()));
+  } else if (fs::exists(root, ec) && !fs::is_empty(root, ec)) {
+    throw Error(fmt::format("{}: exists and is not a ridge sweep folder; refusing to write into it", dir));
+  }
+  for (const char* sub : {"", "results", "logs", "state"}) {
+    fs::create_directories(root / sub, ec);
+    if (ec) throw Error(fmt::format("{}: cannot create ({})", (root / sub).string(), ec.message()));
+  }
+  if (!fs::exists(manifest)) write_atomically(manifest.string(), plan.to_json().dump(2) + "\n");
+}
+
+SweepPlan read_sweep_dir(const std::string& dir) {
+  const fs::path manifest = fs::path(dir) / "sweep.json";
+  std::error_code ec;
+  if (!fs::exists(manifest, ec)) throw Error(fmt::format("{}: no sweep.json here (not a ridge sweep folder)", dir));
+  auto j = nlohmann::json::parse(slurp(manifest), nullptr, false);
+  if (j.is_discarded()) throw Error(fmt::format("{}: not valid JSON", manifest.string()));
+  return SweepPlan::from_json(j, manifest.string());
+}
+
+Collected collect_results(const std::string& dir, const SweepPlan& plan) {
+  Collected c;
+  std::map<std::string, size_t> expected;
+  for (size_t i = 0; i < plan.size(); ++i) {
+    auto [m, b] = plan.point(i);
+    expected[result_file_name(m, b)] = i;
+  }
+  std::vector<std::optional<nlohmann::json>> found(plan.size());
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(fs::path(dir) / "results", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.find(".tmp.") != std::string::npos) {
+      c.warnings.push_back(fmt::format("{}: an unfinished write (ignored)", entry.path().string()));
+      continue;
+    }
+    auto it = expected.find(name);
+    if (it == expected.end()) {
+      c.warnings.push_back(fmt::format("{}: not a result of this sweep (ignored)", entry.path().string()));
+      continue;
+    }
+    auto j = nlohmann::json::parse(slurp(entry.path()), nullptr, false);
+    auto [m, b] = plan.point(it->second);
+    if (j.is_discarded() || j.value("format", "") != kResultFormat || j.value("model", "") != m ||
+        j.value("batch", int64_t{-1}) != b || !j.contains("estimate")) {
+      c.warnings.push_back(fmt::format("{}: broken or foreign result file (ignored)", entry.path().string()));
+      continue;
+    }
+    found[it->second] = std::move(j);
+  }
+  if (ec) c.warnings.push_back(fmt::format("{}/results: cannot list ({})", dir, ec.message()));
+  for (size_t i = 0; i < found.size(); ++i) {
+    if (found[i]) c.results.push_back(std::move(*found[i]));
+    else c.missing.push_back(i);
+  }
+  return c;
+}
+
+report::Document sweep_document(const SweepPlan& plan, const std::vector<nlohmann::json>& results) {
+  using report::Cell;
+  using report::Unit;
+  struct Quantity {
+    const char* key;
+    const char* title;
+    Unit unit;
+  };
+  static const Quantity kQ[] = {{"flops", "FLOPs", Unit::Flop},
+                                {"macs", "MACs", Unit::Mac},
+                                {"backward_flops", "bwd FLOPs", Unit::Flop},
+                                {"bytes", "bytes moved", Unit::Byte},
+                                {"activation_bytes", "activations", Unit::Byte},
+                                {"inference_peak_bytes", "inference peak", Unit::Byte},
+                                {"training_peak_bytes", "training peak", Unit::Byte}};
+  bool measured = false;
+  for (const auto& r : results) measured = measured || r.contains("measure");
+  report::Table points;
+  points.key = "points";
+  points.title = "Per model and batch size (estimated" + std::string(measured ? ", and measured" : "") + ")";
+  points.columns = {{"model", "model"}, {"batch", "batch", Unit::Count, true}};
+  for (const auto& q : kQ) points.columns.push_back({q.key, q.title, q.unit, true});
+  if (measured) {
+    points.columns.push_back({"measured_time_s", "measured time", Unit::Second});
+    points.columns.push_back({"measured_samples_per_s", "samples/s"});
+  }
+  std::map<std::string, std::pair<std::vector<double>, std::vector<std::vector<double>>>> series;
+  for (const auto& r : results) {
+    const std::string model = r["model"];
+    const int64_t batch = r["batch"];
+    std::vector<Cell> row = {Cell::text(model), Cell::count(batch)};
+    auto& [xs, ys] = series[model];
+    ys.resize(std::size(kQ));
+    xs.push_back(static_cast<double>(batch));
+    for (size_t k = 0; k < std::size(kQ); ++k) {
+      Count v = count_from_json(r["estimate"][kQ[k].key]);
+      row.push_back(Cell::count(v, kQ[k].unit));
+      ys[k].push_back(to_double(v));
+    }
+    if (measured) {
+      const auto& m = r.contains("measure") ? r["measure"] : nlohmann::json::object();
+      row.push_back(m.contains("total_time_s") && m["total_time_s"].is_number()
+                        ? Cell::real(m["total_time_s"].get<double>(), Unit::Second)
+                        : Cell::empty(Unit::Second));
+      row.push_back(m.contains("samples_per_s") ? Cell::real(m["samples_per_s"].get<double>()) : Cell::empty());
+    }
+    points.add_row(std::move(row));
+  }
+  report::Table fits;
+  fits.key = "fits";
+  fits.title = "Least-squares line per model: quantity = slope x batch + intercept";
+  fits.columns = {{"model", "model"},
+                  {"quantity", "quantity"},
+                  {"slope_per_sample", "slope (per sample)"},
+                  {"intercept", "intercept"},
+                  {"r2", "R^2"}};
+  for (const auto& [model, xy] : series) {
+    const auto& [xs, ys] = xy;
+    for (size_t k = 0; k < std::size(kQ); ++k) {
+      const double n = static_cast<double>(xs.size());
+      double sx = 0, sy = 0, sxx = 0, sxy = 0;
+      for (size_t i = 0; i < xs.size(); ++i) {
+        sx += xs[i];
+        sy += ys[k][i];
+        sxx += xs[i] * xs[i];
+        sxy += xs[i] * ys[k][i];
+      }
+      const double den = n * sxx - sx * sx;
+      const double slope = den != 0 ? (n * sxy - sx * sy) / den : 0.0;
+      const double intercept = n > 0 ? (sy - slope * sx) / n : 0.0;
+      double ss_res = 0, ss_tot = 0;
+      for (size_t i = 0; i < xs.size(); ++i) {
+        const double p = slope * xs[i] + intercept, mean = sy / n;
+        ss_res += (ys[k][i] - p) * (ys[k][i] - p);
+        ss_tot += (ys[k][i] - mean) * (ys[k][i] - mean);
+      }
+      fits.add_row({Cell::text(model), Cell::text(kQ[k].key), Cell::real(slope, kQ[k].unit),
+                    Cell::real(intercept, kQ[k].unit), Cell::real(ss_tot > 0 ? 1.0 - ss_res / ss_tot : 1.0)});
+    }
+  }
+  report::Document d;
+  d.title = fmt::format("batch-size sweep: {} ({} of {} points)", fmt::join(plan.models, ", "), results.size(),
+                        plan.size());
+  d.blocks.push_back(std::move(points));
+  d.blocks.push_back(std::move(fits));
+  return d;
+}
+
+std::vector<chart::Chart> sweep_charts(const std::vector<nlohmann::json>& results) {
+  struct Line {
+    const char* key;
+    const char* title;
+  };
+  const Line flops[] = {{"flops", "forward FLOPs"}, {"backward_flops", "backward FLOPs"}};
+  const Line memory[] = {{"inference_peak_bytes", "inference peak"}, {"training_peak_bytes", "training peak"},
+                         {"activation_bytes", "all activations"}};
+  std::vector<std::string> models;
+  for (const auto& r : results)
+    if (std::find(models.begin(), models.end(), r["model"].get<std::string>()) == models.end())
+      models.push_back(r["model"]);
+  auto series_of = [&](const Line* lines, size_t n) {
+    std::vector<chart::SweepSeries> out;
+    for (const auto& m : models)
+      for (size_t k = 0; k < n; ++k) {
+        chart::SweepSeries s;
+        s.name = models.size() > 1 ? m + ": " + lines[k].title : lines[k].title;
+        for (const auto& r : results)
+          if (r["model"] == m)
+            s.xy.push_back({r["batch"].get<double>(), to_double(count_from_json(r["estimate"][lines[k].key]))});
+        out.push_back(std::move(s));
+      }
+    return out;
+  };
+  chart::Axis batch{"batch size", "", chart::Scale::Linear};
+  std::vector<chart::Chart> charts = {
+      chart::sweep_chart("FLOPs against batch size (estimated)", batch, chart::Axis{"FLOPs", "FLOP"},
+                         series_of(flops, std::size(flops))),
+      chart::sweep_chart("Memory against batch size (estimated)", batch, chart::Axis{"memory", "B"},
+                         series_of(memory, std::size(memory)))};
+  std::vector<chart::SweepSeries> measured;
+  for (const auto& m : models) {
+    chart::SweepSeries s;
+    s.name = m + ": measured time";
+    s.measured = true;
+    for (const auto& r : results)
+      if (r["model"] == m && r.contains("measure") && r["measure"].value("total_time_s", 0.0) > 0)
+        s.xy.push_back({r["batch"].get<double>(), r["measure"]["total_time_s"].get<double>()});
+    if (!s.xy.empty()) measured.push_back(std::move(s));
+  }
+  if (!measured.empty())
+    charts.push_back(chart::sweep_chart("Measured time against batch size", batch, chart::Axis{"time", "s"}, measured));
+  return charts;
+}
+
+}  // namespace ridge::cli

@@ -1,0 +1,72 @@
+// Sweeps over models x batch sizes: the plan (a manifest on disk), one result file per point written
+// atomically, and the merge of whatever result files exist (local and Slurm results mix freely).
+#pragma once
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model_options.hpp"
+#include "ridge/chart.hpp"
+#include "ridge/report.hpp"
+
+namespace ridge::cli {
+
+/// Where and how a sweep's points run on Slurm.
+struct SlurmOptions {
+  std::string partition, account, gres, time = "00:30:00";
+  int max_parallel = 0;     ///< 0 = no limit (%K in --array)
+  std::string gpu_command;  ///< with --gres: the program to profile; "{batch}" is replaced by the batch size
+};
+
+/// Everything needed to run one sweep, anywhere. Serialised as DIR/sweep.json.
+struct SweepPlan {
+  std::vector<std::string> models;
+  std::vector<int64_t> batches;
+  ModelOptions model;        ///< input size, dtype, ... (batch ignored)
+  std::string optimizer = "sgd";
+  bool measure = false;      ///< run `ridge measure` (CPU) or the profiler command (GPU) per point
+  int threads = 0;           ///< --threads for ridge measure (0 = its default)
+  SlurmOptions slurm;
+  std::string ridge_binary;  ///< absolute path of the ridge that tasks run
+
+  /// (model, batch) of point `index`; points are ordered model-major.
+  std::pair<std::string, int64_t> point(size_t index) const;
+  size_t size() const { return models.size() * batches.size(); }
+  nlohmann::json to_json() const;
+  static SweepPlan from_json(const nlohmann::json& j, const std::string& where);
+};
+
+/// Computes one point (estimate, and measurement when planned) as a self-describing JSON result.
+/// Throws ridge::Error when the point cannot be computed.
+nlohmann::json run_point(const SweepPlan& plan, size_t index);
+
+/// File name of a point's result inside DIR/results ("resnet50__b16.json", safe characters only).
+std::string result_file_name(const std::string& model, int64_t batch);
+
+/// Writes `content` to `path` atomically (temp file in the same folder, fsync, rename).
+void write_atomically(const std::string& path, const std::string& content);
+
+/// Creates DIR (and results/, logs/, state/) and writes the manifest. Refuses (ridge::Error) to reuse a
+/// folder holding a different sweep's manifest or unrelated files, so nothing is overwritten.
+void prepare_sweep_dir(const std::string& dir, const SweepPlan& plan);
+/// Reads DIR/sweep.json. Throws ridge::Error naming the file.
+SweepPlan read_sweep_dir(const std::string& dir);
+
+/// Results found in a sweep folder, plus what is wrong with the rest.
+struct Collected {
+  std::vector<nlohmann::json> results;     ///< one per point that has a valid result, plan order
+  std::vector<size_t> missing;             ///< point indices without a valid result
+  std::vector<std::string> warnings;       ///< foreign or broken files (named), skipped
+};
+Collected collect_results(const std::string& dir, const SweepPlan& plan);
+
+/// The sweep table (one row per point), measured columns when present, and a least-squares line per
+/// model and quantity: the same document for local runs and collected Slurm runs.
+report::Document sweep_document(const SweepPlan& plan, const std::vector<nlohmann::json>& results);
+
+/// The sweep's charts: FLOPs against batch, memory against batch, and measured time when present; one series
+/// per model and quantity (estimates dashed, measurements solid).
+std::vector<chart::Chart> sweep_charts(const std::vector<nlohmann::json>& results);
+
+}  // namespace ridge::cli

@@ -1,0 +1,312 @@
+// The metric formulas (which counters make FLOPs per precision, bytes per memory level and time) and the
+// per-architecture tensor-core factor, as data; derive() applies them per record, totals() sums.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "internal.hpp"
+
+namespace ridge::ingest {
+namespace {
+
+enum class Qty : uint8_t { Fp64, Fp32, Fp16, Tensor, Dram, L2, L1, Time };
+
+struct Term {
+  std::string_view metric;
+  int64_t factor;  ///< 0 = the architecture's FLOPs per tensor-pipe instruction
+};
+
+/// One way to obtain a quantity. Sum formulas add factor x counter; ratio formulas divide the first term by
+/// the second (cycles / cycles-per-second). Time counters are in nanoseconds.
+struct Formula {
+  Qty qty;
+  std::vector<Term> terms;
+  bool ratio = false;
+};
+
+#define SASS(prefix, op) prefix "__sass_thread_inst_executed_op_" op "_pred_on.sum"
+const std::vector<Formula> kFormulas = {
+    {Qty::Fp32, {{SASS("smsp", "ffma"), 2}, {SASS("smsp", "fadd"), 1}, {SASS("smsp", "fmul"), 1}}},
+    {Qty::Fp32, {{SASS("sm", "ffma"), 2}, {SASS("sm", "fadd"), 1}, {SASS("sm", "fmul"), 1}}},
+    {Qty::Fp32, {{"flop_count_sp", 1}}},
+    {Qty::Fp64, {{SASS("smsp", "dfma"), 2}, {SASS("smsp", "dadd"), 1}, {SASS("smsp", "dmul"), 1}}},
+    {Qty::Fp64, {{SASS("sm", "dfma"), 2}, {SASS("sm", "dadd"), 1}, {SASS("sm", "dmul"), 1}}},
+    {Qty::Fp64, {{"flop_count_dp", 1}}},
+    {Qty::Fp16, {{SASS("smsp", "hfma"), 2}, {SASS("smsp", "hadd"), 1}, {SASS("smsp", "hmul"), 1}}},
+    {Qty::Fp16, {{SASS("sm", "hfma"), 2}, {SASS("sm", "hadd"), 1}, {SASS("sm", "hmul"), 1}}},
+    {Qty::Fp16, {{"flop_count_hp", 1}}},
+    {Qty::Tensor, {{"sm__inst_executed_pipe_tensor.sum", 0}}},
+    {Qty::Tensor, {{"smsp__inst_executed_pipe_tensor.sum", 0}}},
+    {Qty::Dram, {{"dram__bytes.sum", 1}}},
+    {Qty::Dram, {{"dram__bytes_read.sum", 1}, {"dram__bytes_write.sum", 1}}},
+    {Qty::Dram, {{"dram__sectors_read.sum", 32}, {"dram__sectors_write.sum", 32}}},
+    {Qty::Dram, {{"dram__sectors.sum", 32}}},
+    {Qty::Dram, {{"dram_read_bytes", 1}, {"dram_write_bytes", 1}}},
+    {Qty::Dram, {{"dram_read_transactions", 32}, {"dram_write_transactions", 32}}},
+    {Qty::L2, {{"lts__t_bytes.sum", 1}}},
+    {Qty::L2, {{"lts__t_sectors.sum", 32}}},
+    {Qty::L2,
+     {{"lts__t_sectors_op_read.sum", 32}, {"lts__t_sectors_op_write.sum", 32},
+      {"lts__t_sectors_op_atom.sum", 32}, {"lts__t_sectors_op_red.sum", 32}}},
+    {Qty::L2, {{"l2_read_transactions", 32}, {"l2_write_transactions", 32}}},
+    {Qty::L1, {{"l1tex__t_bytes.sum", 1}}},
+    {Qty::L1, {{"l1tex__t_sectors.sum", 32}}},
+    {Qty::Time, {{"gpu__time_duration.sum", 1}}},
+    {Qty::Time, {{"Duration", 1}}},
+    {Qty::Time, {{"Total Time", 1}}},
+    {Qty::Time, {{"Time", 1}}},
+    {Qty::Time, {{"Self CUDA", 1}}},
+    {Qty::Time, {{"Self Device", 1}}},
+    {Qty::Time, {{"sm__cycles_elapsed.avg", 1}, {"sm__cycles_elapsed.avg.per_second", 1}}, true},
+    {Qty::Time, {{"gpc__cycles_elapsed.max", 1}, {"gpc__cycles_elapsed.avg.per_second", 1}}, true},
+    {Qty::Time, {{"Elapsed Cycles", 1}, {"SM Frequency", 1}}, true},
+};
+#undef SASS
+
+struct ArchRow {
+  std::string_view arch;
+  int64_t tensor_flops_per_inst;  ///< 0: no tensor cores
+  std::string_view why;
+};
+// FLOPs per warp-level tensor-pipe instruction. One constant cannot fit every MMA shape and precision
+// (profiler-formats.md 9.2): the factor is stated in the output and can be overridden with --tensor-factor.
+const std::vector<ArchRow> kArchs = {
+    {"kepler", 0, "no tensor cores"},
+    {"maxwell", 0, "no tensor cores"},
+    {"pascal", 0, "no tensor cores"},
+    {"volta", 512, "HMMA.884 steps, as NERSC's hierarchical roofline and NVIDIA's 2020 roofline section use"},
+    {"turing", 2048, "HMMA.1688 fp16: 16x8x8 FMA per warp instruction"},
+    {"ampere", 4096, "HMMA.16816 fp16: 16x8x16 FMA per warp instruction (TF32 HMMA.1684 does a quarter)"},
+    {"ada", 4096, "HMMA.16816 fp16: 16x8x16 FMA per warp instruction"},
+    {"hopper", 4096, "mma.sync m16n8k16 fp16 (wgmma kernels differ)"},
+};
+
+struct ArchHint {
+  std::string_view pattern;
+  std::string_view arch;
+};
+// Device-name fragments first, then kernel-name prefixes cuBLAS/cuDNN use.
+const std::vector<ArchHint> kDeviceHints = {
+    {"V100", "volta"}, {"TITAN V", "volta"}, {"A100", "ampere"}, {"A30", "ampere"}, {"A40", "ampere"},
+    {"A10", "ampere"}, {"RTX 30", "ampere"}, {"RTX A", "ampere"}, {"H100", "hopper"}, {"H200", "hopper"},
+    {"H800", "hopper"}, {"T4", "turing"}, {"RTX 20", "turing"}, {"Quadro RTX", "turing"}, {"L4", "ada"},
+    {"L40", "ada"}, {"RTX 40", "ada"}, {"P100", "pascal"}, {"TITAN X", "pascal"}, {"GTX 10", "pascal"},
+    {"K80", "kepler"}, {"K40", "kepler"}};
+const std::vector<ArchHint> kKernelHints = {
+    {"volta_", "volta"}, {"turing_", "turing"}, {"ampere_", "ampere"}, {"sm80_", "ampere"},
+    {"sm86_", "ampere"}, {"sm89_", "ada"}, {"sm90_", "hopper"}, {"maxwell_", "maxwell"}, {"kepler_", "kepler"}};
+
+std::string_view qty_name(Qty q) {
+  switch (q) {
+    case Qty::Fp64: return "fp64 FLOPs";
+    case Qty::Fp32: return "fp32 FLOPs";
+    case Qty::Fp16: return "fp16 FLOPs";
+    case Qty::Tensor: return "tensor FLOPs";
+    case Qty::Dram: return "DRAM bytes";
+    case Qty::L2: return "L2 bytes";
+    case Qty::L1: return "L1 bytes";
+    case Qty::Time: return "time";
+  }
+  return "";
+}
+
+std::string formula_text(const Formula& f, int64_t tensor_factor) {
+  std::string out;
+  for (const Term& t : f.terms) {
+    if (!out.empty()) out += f.ratio ? " / " : " + ";
+    int64_t factor = t.factor == 0 ? tensor_factor : t.factor;
+    out += factor == 1 ? std::string(t.metric) : fmt::format("{} x {}", factor, t.metric);
+  }
+  return out;
+}
+
+using detail::contains;
+
+Count whole(const Value& v) { return v.exact ? *v.exact : static_cast<Count>(std::llround(v.real)); }
+
+struct Detected {
+  std::string arch, source;
+};
+
+Detected detect_arch(const Profile& p) {
+  for (const auto& hint : kDeviceHints)
+    for (const auto& k : p.kernels)
+      if (contains(k.device, hint.pattern)) return {std::string(hint.arch), "device '" + k.device + "'"};
+  for (const auto& k : p.kernels)
+    for (const auto& hint : kKernelHints)
+      if (contains(k.name, hint.pattern)) return {std::string(hint.arch), "kernel names (" + std::string(hint.pattern) + "*)"};
+  return {};
+}
+
+// Applies the first formula with every term present, else the first with some; returns the terms missing.
+std::vector<std::string_view> apply(Qty q, KernelRecord& k, int64_t tensor_factor, const Formula** used) {
+  const Formula* partial = nullptr;
+  *used = nullptr;
+  for (const Formula& f : kFormulas) {
+    if (f.qty != q) continue;
+    size_t present = 0;
+    for (const Term& t : f.terms) present += k.counters.count(t.metric);
+    if (present == f.terms.size()) {
+      *used = &f;
+      break;
+    }
+    if (present > 0 && !f.ratio && partial == nullptr) partial = &f;
+  }
+  if (*used == nullptr) *used = partial;
+  if (*used == nullptr) return {};
+  const Formula& f = **used;
+  std::vector<std::string_view> missing;
+  Derived& d = k.derived;
+  if (q == Qty::Time) {
+    const Value& a = k.counters.find(f.terms[0].metric)->second;
+    if (f.ratio) {
+      const Value& b = k.counters.find(f.terms[1].metric)->second;
+      if (b.real > 0) d.time_s = a.real / b.real;
+    } else {
+      d.time_s = a.real * 1e-9;
+    }
+    return missing;
+  }
+  Count sum = 0;
+  for (const Term& t : f.terms) {
+    auto it = k.counters.find(t.metric);
+    if (it == k.counters.end()) {
+      missing.push_back(t.metric);
+      continue;
+    }
+    sum += whole(it->second) * (t.factor == 0 ? tensor_factor : t.factor);
+  }
+  switch (q) {
+    case Qty::Fp64: d.flops_fp64 = sum; break;
+    case Qty::Fp32: d.flops_fp32 = sum; break;
+    case Qty::Fp16: d.flops_fp16 = sum; break;
+    case Qty::Tensor: d.flops_tensor = sum; break;
+    case Qty::Dram: d.dram_bytes = sum; break;
+    case Qty::L2: d.l2_bytes = sum; break;
+    case Qty::L1: d.l1_bytes = sum; break;
+    case Qty::Time: break;
+  }
+  return missing;
+}
+
+void add(std::optional<Count>& total, const std::optional<Count>& v) {
+  if (v) total = total.value_or(0) + *v;
+}
+
+}  // namespace
+
+std::optional<Count> Derived::flops() const {
+  std::optional<Count> total;
+  add(total, flops_fp64);
+  add(total, flops_fp32);
+  add(total, flops_fp16);
+  add(total, flops_tensor);
+  return total;
+}
+
+void derive(Profile& p, const DeriveOptions& opts) {
+  Detected arch = opts.architecture.empty() ? detect_arch(p) : Detected{opts.architecture, "--arch"};
+  const ArchRow* row = nullptr;
+  for (const auto& a : kArchs)
+    if (a.arch == arch.arch) row = &a;
+  p.architecture = arch.arch;
+  p.tensor_flops_per_inst = opts.tensor_factor ? *opts.tensor_factor : row ? row->tensor_flops_per_inst : 0;
+
+  struct Use {
+    int records = 0;
+    std::map<std::string_view, int> missing;
+  };
+  std::map<const Formula*, Use> uses;
+  bool tensor_without_factor = false;
+  for (auto& k : p.kernels) {
+    k.derived = {};
+    for (Qty q : {Qty::Fp64, Qty::Fp32, Qty::Fp16, Qty::Tensor, Qty::Dram, Qty::L2, Qty::L1, Qty::Time}) {
+      const Formula* used = nullptr;
+      if (q == Qty::Tensor && p.tensor_flops_per_inst == 0) {
+        for (const Formula& f : kFormulas)
+          if (f.qty == q && k.counters.count(f.terms[0].metric)) tensor_without_factor = true;
+        continue;
+      }
+      auto missing = apply(q, k, p.tensor_flops_per_inst, &used);
+      if (!used) continue;
+      Use& u = uses[used];
+      ++u.records;
+      for (auto m : missing) ++u.missing[m];
+    }
+  }
+  for (const Formula& f : kFormulas) {
+    auto it = uses.find(&f);
+    if (it == uses.end()) continue;
+    std::string line = fmt::format("{} = {} ({} records)", qty_name(f.qty), formula_text(f, p.tensor_flops_per_inst),
+                                   it->second.records);
+    for (const auto& [m, n] : it->second.missing) line += fmt::format("; {} not collected for {} of them", m, n);
+    p.notes.push_back(line);
+    if (f.qty == Qty::Tensor)
+      p.notes.push_back(fmt::format("tensor factor {} FLOPs per tensor-pipe instruction: architecture {} from {}{}",
+                                    p.tensor_flops_per_inst, arch.arch.empty() ? "unknown" : arch.arch,
+                                    opts.tensor_factor ? "--tensor-factor" : arch.source,
+                                    row && !opts.tensor_factor ? fmt::format(" ({})", row->why) : ""));
+    if (f.qty == Qty::Fp16 && f.terms.size() > 1)
+      p.notes.push_back("fp16 FLOPs count a packed HFMA2/HADD2 thread instruction once (as NERSC does); if your ncu "
+                        "counts packed lanes separately the true value is up to 2x higher");
+  }
+  if (tensor_without_factor)
+    p.warnings.push_back(Warning{p.files.empty() ? "" : p.files.front(), 0,
+                                 "tensor-pipe instructions collected but the GPU architecture is unknown: tensor FLOPs "
+                                 "not counted (pass --arch or --tensor-factor)"});
+}
+
+Totals totals(const Profile& p, const std::vector<size_t>& only) {
+  Totals t;
+  std::vector<size_t> all;
+  const std::vector<size_t>* idx = &only;
+  if (only.empty()) {
+    all.resize(p.kernels.size());
+    for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+    idx = &all;
+  }
+  std::map<std::string, bool, std::less<>> additive_metric;
+  int have_time = 0, have_flops = 0, have_dram = 0, kernels = 0;
+  for (size_t i : *idx) {
+    const KernelRecord& k = p.kernels[i];
+    const Derived& d = k.derived;
+    (k.memop ? t.memops : t.kernels) += k.invocations;
+    add(t.sum.flops_fp64, d.flops_fp64);
+    add(t.sum.flops_fp32, d.flops_fp32);
+    add(t.sum.flops_fp16, d.flops_fp16);
+    add(t.sum.flops_tensor, d.flops_tensor);
+    add(t.sum.dram_bytes, d.dram_bytes);
+    add(t.sum.l2_bytes, d.l2_bytes);
+    add(t.sum.l1_bytes, d.l1_bytes);
+    if (d.time_s) {
+      t.sum.time_s = t.sum.time_s.value_or(0) + *d.time_s;
+      if (!k.memop) t.kernel_time_s = t.kernel_time_s.value_or(0) + *d.time_s;
+      ++have_time;
+    }
+    if (!k.memop) {
+      ++kernels;
+      have_flops += d.flops().has_value();
+      have_dram += d.dram_bytes.has_value();
+    }
+    for (const auto& [name, v] : k.counters) {
+      auto [it, fresh] = additive_metric.try_emplace(name, false);
+      if (fresh) it->second = detail::additive(name, v.unit);
+      if (!it->second) continue;
+      auto [c, inserted] = t.counters.try_emplace(name, v);
+      if (inserted) continue;
+      c->second.real += v.real;
+      if (c->second.exact && v.exact) *c->second.exact += *v.exact;
+      else c->second.exact.reset();
+    }
+  }
+  for (const auto& [name, add_ok] : additive_metric)
+    if (!add_ok) t.not_summed.push_back(name);
+  t.missing_time = have_time > 0 ? static_cast<int>(idx->size()) - have_time : 0;
+  t.missing_flops = have_flops > 0 ? kernels - have_flops : 0;
+  t.missing_dram = have_dram > 0 ? kernels - have_dram : 0;
+  return t;
+}
+
+}  // namespace ridge::ingest

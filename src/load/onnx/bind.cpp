@@ -1,0 +1,104 @@
+// Binding graph inputs: symbolic batch and sequence axes from --batch / --seq-len, whole shapes from --input.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <set>
+
+#include "load/onnx/onnx_internal.hpp"
+#include "ridge/error.hpp"
+
+namespace ridge::onnx_in {
+namespace {
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+bool names_batch(const std::string& param) {
+  const std::string p = lower(param);
+  return p.find("batch") != std::string::npos || p == "n" || p == "b" || p == "bs";
+}
+
+bool names_sequence(const std::string& param) {
+  const std::string p = lower(param);
+  for (const char* key : {"seq", "len", "token", "time", "step", "position"})
+    if (p.find(key) != std::string::npos) return true;
+  return p == "t" || p == "s" || p == "l";
+}
+
+/// The value bound to a symbolic (or missing, or non-positive) dim, or -1 with a note.
+int64_t bind_dim(const std::string& input, int index, const std::string& param, const LoadOptions& opts,
+                 std::map<std::string, int64_t>& by_param, std::vector<std::string>& notes) {
+  if (!param.empty()) {
+    auto it = by_param.find(param);
+    if (it != by_param.end()) return it->second;
+  }
+  int64_t bound = -1;
+  if (names_batch(param)) bound = opts.batch;
+  else if (names_sequence(param) && opts.seq_len) bound = *opts.seq_len;
+  else if (index == 0 && !names_sequence(param)) bound = opts.batch;
+  if (bound < 0) {
+    notes.push_back(fmt::format("input '{}' dim {} ('{}') is symbolic and was not bound: pass --seq-len or "
+                                "--input {}=SHAPE; tensors that depend on it have unknown shapes",
+                                input, index, param.empty() ? "?" : param, input));
+  }
+  if (!param.empty()) by_param[param] = bound;
+  return bound;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::optional<Shape>>> bind_inputs(onnx::GraphProto& graph, const LoadOptions& opts,
+                                                       const std::string& label, std::vector<std::string>& notes) {
+  std::set<std::string> initializers;
+  for (const auto& t : graph.initializer()) initializers.insert(t.name());
+  std::map<std::string, Shape> explicit_shapes(opts.input_shapes.begin(), opts.input_shapes.end());
+  std::map<std::string, int64_t> by_param;
+  std::vector<std::pair<std::string, std::optional<Shape>>> bound;
+  std::vector<std::string> real_inputs;
+
+  for (auto& in : *graph.mutable_input()) {
+    if (initializers.count(in.name())) continue;  // IR < 4: initializers are listed among inputs
+    real_inputs.push_back(in.name());
+    Shape shape;
+    auto ex = explicit_shapes.find(in.name());
+    auto* tensor = in.mutable_type()->has_tensor_type() ? in.mutable_type()->mutable_tensor_type() : nullptr;
+    if (ex != explicit_shapes.end()) {
+      shape = ex->second;
+      if (tensor && tensor->has_shape() && tensor->shape().dim_size() != shape.rank())
+        throw Error(fmt::format("{}: --input {}={} has rank {} but the model's input has rank {}", label, in.name(),
+                                to_string(shape), shape.rank(), tensor->shape().dim_size()));
+    } else if (!tensor || !tensor->has_shape()) {
+      notes.push_back(fmt::format("input '{}' has no shape in the file: pass --input {}=SHAPE", in.name(), in.name()));
+      bound.emplace_back(in.name(), std::nullopt);
+      continue;
+    } else {
+      for (int i = 0; i < tensor->shape().dim_size(); ++i) {
+        const auto& d = tensor->shape().dim(i);
+        if (d.has_dim_value() && d.dim_value() > kMaxDim)
+          throw Error(fmt::format("{}: input '{}' dim {} is absurdly large ({})", label, in.name(), i, d.dim_value()));
+        if (d.has_dim_value() && d.dim_value() >= 0) shape.dims.push_back(d.dim_value());
+        else shape.dims.push_back(bind_dim(in.name(), i, d.has_dim_param() ? d.dim_param() : "", opts, by_param, notes));
+      }
+    }
+    if (tensor) {
+      auto* s = tensor->mutable_shape();
+      s->clear_dim();
+      for (int64_t d : shape.dims) {
+        auto* dim = s->add_dim();
+        if (d >= 0) dim->set_dim_value(d);
+      }
+    }
+    bound.emplace_back(in.name(), shape);
+  }
+  for (const auto& [name, shape] : explicit_shapes)
+    if (std::find(real_inputs.begin(), real_inputs.end(), name) == real_inputs.end())
+      throw Error(fmt::format("{}: --input {}: the model has no input named '{}' (inputs: {})", label, name, name,
+                              fmt::join(real_inputs, ", ")));
+  return bound;
+}
+
+}  // namespace ridge::onnx_in

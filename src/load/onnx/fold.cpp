@@ -1,0 +1,457 @@
+// Shape rules of ops that compute or move shape data, with folding of their small integer payloads, so that
+// exporters' Shape -> Gather -> Unsqueeze -> Concat -> Reshape chains resolve to concrete shapes.
+#include <algorithm>
+#include <cmath>
+
+#include "load/onnx/rule_context.hpp"
+#include "ridge/error.hpp"
+
+namespace ridge::onnx_in {
+namespace {
+
+bool is_integral(DType t) {
+  return t == DType::I64 || t == DType::I32 || t == DType::I8 || t == DType::U8 || t == DType::Bool;
+}
+
+/// Index of element `flat` of `out` in an operand of shape `in` broadcast to `out`.
+int64_t broadcast_index(const Shape& out, const Shape& in, int64_t flat) {
+  int64_t index = 0, stride = 1;
+  for (int i = out.rank() - 1, j = in.rank() - 1; i >= 0; --i, --j) {
+    const int64_t coord = flat % out.dims[i];
+    flat /= out.dims[i];
+    if (j >= 0) {
+      if (in.dims[j] != 1) index += coord * stride;
+      stride *= in.dims[j];
+    }
+  }
+  return index;
+}
+
+/// Elementwise op over broadcast operands with integer payloads; false when any payload is missing.
+template <typename F>
+bool fold_elementwise(RuleContext& c, const Shape& out, int first, int count, F f) {
+  if (!out.known() || product(out.dims) > kMaxFoldElements) return false;
+  for (int i = first; i < first + count; ++i)
+    if (!c.ints(i) || !c.shape(i) || !c.shape(i)->known()) return false;
+  std::vector<int64_t> result;
+  const int64_t n = product(out.dims);
+  for (int64_t e = 0; e < n; ++e) {
+    std::vector<int64_t> args;
+    for (int i = first; i < first + count; ++i) args.push_back(c.ints(i)->at(broadcast_index(out, *c.shape(i), e)));
+    auto r = f(args);
+    if (!r) return false;
+    result.push_back(*r);
+  }
+  c.out_ints(0, std::move(result));
+  return true;
+}
+
+bool arithmetic(RuleContext& c) {
+  const Shape* a = c.shape(0);
+  const Shape* b = c.shape(1);
+  if (!a || !b) return false;
+  const Shape out = broadcast_shapes(*a, *b, "operands");
+  const OpKind op = c.n.op;
+  c.out(0, out, op == OpKind::Equal ? DType::Bool : DType::Unknown);
+  const bool integral = is_integral(c.dtype(0));
+  fold_elementwise(c, out, 0, 2, [&](const std::vector<int64_t>& v) -> std::optional<int64_t> {
+    const int64_t x = v[0], y = v[1];
+    switch (op) {
+      case OpKind::Add: return x + y;
+      case OpKind::Sub: return x - y;
+      case OpKind::Mul: return x * y;
+      case OpKind::Equal: return x == y;
+      case OpKind::Div:
+        if (y == 0 || (!integral && x % y != 0)) return std::nullopt;
+        return x / y;
+      case OpKind::Pow: {
+        if (y < 0 || y > 62) return std::nullopt;
+        int64_t r = 1;
+        for (int64_t i = 0; i < y; ++i) r *= x;
+        return r;
+      }
+      default: return std::nullopt;
+    }
+  });
+  return true;
+}
+
+bool where(RuleContext& c) {
+  const Shape* cond = c.shape(0);
+  const Shape* x = c.shape(1);
+  const Shape* y = c.shape(2);
+  if (!cond || !x || !y) return false;
+  const Shape out = broadcast_shapes(broadcast_shapes(*cond, *x, "operands"), *y, "operands");
+  c.out(0, out, c.dtype(1));
+  fold_elementwise(c, out, 0, 3, [](const std::vector<int64_t>& v) -> std::optional<int64_t> { return v[0] ? v[1] : v[2]; });
+  return true;
+}
+
+bool unary_passthrough(RuleContext& c) {
+  const Shape* x = c.shape(0);
+  if (!x) return false;
+  DType t = c.n.op == OpKind::Cast ? to_dtype(static_cast<int>(c.n.attrs.i("to", 0))) : DType::Unknown;
+  c.out(0, *x, t);
+  if (const auto* d = c.ints(0)) {
+    std::vector<int64_t> v = *d;
+    if (c.n.op == OpKind::Neg)
+      for (auto& e : v) e = -e;
+    if (c.n.op == OpKind::Cast && t == DType::Bool)
+      for (auto& e : v) e = e != 0;
+    c.out_ints(0, std::move(v));
+  } else if (c.n.op == OpKind::Cast && is_integral(t)) {
+    if (auto reals = c.reals(0)) {
+      std::vector<int64_t> v;
+      for (double r : *reals) v.push_back(static_cast<int64_t>(r));
+      c.out_ints(0, std::move(v));
+    }
+  }
+  return true;
+}
+
+bool shape_of(RuleContext& c) {
+  const Shape* x = c.shape(0);
+  if (!x) return false;
+  const int r = x->rank();
+  int64_t start = c.n.attrs.i("start", 0), end = c.n.attrs.i("end", r);
+  start = std::clamp<int64_t>(start < 0 ? start + r : start, 0, r);
+  end = std::clamp<int64_t>(end < 0 ? end + r : end, 0, r);
+  const std::vector<int64_t> dims(x->dims.begin() + start, x->dims.begin() + std::max(start, end));
+  c.out(0, Shape{{static_cast<int64_t>(dims.size())}}, DType::I64);
+  if (std::all_of(dims.begin(), dims.end(), [](int64_t d) { return d >= 0; })) c.out_ints(0, dims);
+  return true;
+}
+
+bool constant_of_shape(RuleContext& c) {
+  const auto* dims = c.ints(0);
+  if (!dims) return false;
+  for (int64_t d : *dims)
+    if (d < 0 || d > kMaxDim) throw RuleError("ConstantOfShape with a negative or absurd dim");
+  const auto& fill = c.n.attrs.items.find("value");
+  const bool int_fill = fill != c.n.attrs.items.end() && std::holds_alternative<int64_t>(fill->second);
+  c.out(0, Shape{*dims}, int_fill ? DType::I64 : DType::F32);
+  if (int_fill && product(*dims) <= kMaxFoldElements)
+    c.out_ints(0, std::vector<int64_t>(product(*dims), std::get<int64_t>(fill->second)));
+  return true;
+}
+
+bool range(RuleContext& c) {
+  auto start = c.reals(0), limit = c.reals(1), delta = c.reals(2);
+  if (!start || !limit || !delta || start->size() != 1 || limit->size() != 1 || delta->size() != 1) {
+    c.out(0, Shape{{-1}}, c.dtype(0));
+    return false;
+  }
+  const double s = (*start)[0], l = (*limit)[0], d = (*delta)[0];
+  if (d == 0) throw RuleError("Range with delta 0");
+  const double count = std::max(std::ceil((l - s) / d), 0.0);
+  if (count > static_cast<double>(kMaxDim)) throw RuleError("Range with an absurd number of elements");
+  const int64_t n = static_cast<int64_t>(count);
+  c.out(0, Shape{{n}}, c.dtype(0));
+  if (c.ints(0) && c.ints(1) && c.ints(2) && n <= kMaxFoldElements) {
+    std::vector<int64_t> v;
+    for (int64_t i = 0; i < n; ++i) v.push_back(c.ints(0)->at(0) + i * c.ints(2)->at(0));
+    c.out_ints(0, std::move(v));
+  }
+  return true;
+}
+
+bool gather(RuleContext& c) {
+  const Shape* data = c.shape(0);
+  const Shape* idx = c.shape(1);
+  if (!data || !idx) return false;
+  if (data->rank() == 0) throw RuleError("Gather from a scalar");
+  const int axis = c.axis(c.n.attrs.i("axis", 0), data->rank());
+  Shape out{{data->dims.begin(), data->dims.begin() + axis}};
+  out.dims.insert(out.dims.end(), idx->dims.begin(), idx->dims.end());
+  out.dims.insert(out.dims.end(), data->dims.begin() + axis + 1, data->dims.end());
+  c.out(0, out, c.dtype(0));
+  const auto* d = c.ints(0);
+  const auto* i = c.ints(1);
+  if (d && i && data->rank() == 1 && data->known()) {
+    std::vector<int64_t> v;
+    const int64_t n = data->dims[0];
+    for (int64_t k : *i) {
+      if (k < -n || k >= n) throw RuleError(fmt::format("index {} out of range for {} elements", k, n));
+      v.push_back((*d)[k < 0 ? k + n : k]);
+    }
+    c.out_ints(0, std::move(v));
+  }
+  return true;
+}
+
+bool reshape(RuleContext& c) {
+  const Shape* x = c.shape(0);
+  const auto* target = c.ints(1);
+  if (!target) {
+    if (c.n.attrs.has("shape")) {  // opset < 5: the shape is an attribute
+      static thread_local std::vector<int64_t> attr;
+      attr = c.n.attrs.ints("shape");
+      target = &attr;
+    } else {
+      if (const Shape* t = c.shape(1); t && t->rank() == 1 && t->dims[0] >= 0)
+        c.out(0, Shape{std::vector<int64_t>(t->dims[0], -1)});
+      return false;
+    }
+  }
+  const bool allow_zero = c.n.attrs.i("allowzero", 0) != 0;
+  Shape out;
+  int infer = -1;
+  for (size_t i = 0; i < target->size(); ++i) {
+    int64_t d = (*target)[i];
+    if (d == 0 && !allow_zero) d = x && i < static_cast<size_t>(x->rank()) ? x->dims[i] : -1;
+    else if (d == -1) {
+      if (infer >= 0) throw RuleError("Reshape with two -1 dims");
+      infer = static_cast<int>(i);
+      d = -1;
+    } else if (d < -1) throw RuleError(fmt::format("Reshape to a negative dim {}", d));
+    out.dims.push_back(d);
+  }
+  if (infer >= 0 && x && x->known()) {
+    std::vector<int64_t> rest = out.dims;
+    rest.erase(rest.begin() + infer);
+    const int64_t total = product(x->dims), part = product(rest);
+    if (part > 0) {
+      if (total % part != 0) throw RuleError(fmt::format("cannot reshape {} into {}", to_string(*x), to_string(out)));
+      out.dims[infer] = total / part;
+    }
+  }
+  if (x && x->known() && out.known() && product(x->dims) != product(out.dims))
+    throw RuleError(fmt::format("cannot reshape {} into {}", to_string(*x), to_string(out)));
+  c.out(0, out);
+  if (const auto* d = c.ints(0)) c.out_ints(0, *d);
+  return true;
+}
+
+/// Axes of Squeeze/Unsqueeze: input 1 (opset 13+) or the attribute; nullopt when not known.
+std::optional<std::vector<int64_t>> axes_of(RuleContext& c) {
+  if (c.present(1)) {
+    if (const auto* a = c.ints(1)) return *a;
+    return std::nullopt;
+  }
+  return c.n.attrs.ints("axes");
+}
+
+bool squeeze(RuleContext& c) {
+  const Shape* x = c.shape(0);
+  auto axes = axes_of(c);
+  if (!x || !axes) return false;
+  std::vector<bool> drop(x->rank(), false);
+  if (axes->empty()) {
+    if (!x->known()) return false;
+    for (int i = 0; i < x->rank(); ++i) drop[i] = x->dims[i] == 1;
+  }
+  for (int64_t a : *axes) {
+    int i = c.axis(a, x->rank());
+    if (x->dims[i] > 1) throw RuleError(fmt::format("cannot squeeze dim {} of size {}", i, x->dims[i]));
+    drop[i] = true;
+  }
+  Shape out;
+  for (int i = 0; i < x->rank(); ++i)
+    if (!drop[i]) out.dims.push_back(x->dims[i]);
+  c.out(0, out);
+  if (const auto* d = c.ints(0)) c.out_ints(0, *d);
+  return true;
+}
+
+bool unsqueeze(RuleContext& c) {
+  const Shape* x = c.shape(0);
+  auto axes = axes_of(c);
+  if (!x || !axes) return false;
+  const int rank = x->rank() + static_cast<int>(axes->size());
+  std::vector<bool> inserted(rank, false);
+  for (int64_t a : *axes) {
+    int i = c.axis(a, rank);
+    if (inserted[i]) throw RuleError("Unsqueeze with a repeated axis");
+    inserted[i] = true;
+  }
+  Shape out;
+  for (int i = 0, j = 0; i < rank; ++i) out.dims.push_back(inserted[i] ? 1 : x->dims[j++]);
+  c.out(0, out);
+  if (const auto* d = c.ints(0)) c.out_ints(0, *d);
+  return true;
+}
+
+bool concat(RuleContext& c) {
+  const Shape* first = c.shape(0);
+  if (!first) return false;
+  const int axis = c.axis(c.n.attrs.i("axis", 0), first->rank());
+  Shape out = *first;
+  std::vector<int64_t> data;
+  bool foldable = first->rank() == 1;
+  for (int i = 0; i < c.inputs(); ++i) {
+    const Shape* s = c.shape(i);
+    if (!s) return false;
+    if (s->rank() != first->rank()) throw RuleError("Concat inputs have different ranks");
+    for (int d = 0; d < s->rank(); ++d)
+      if (d != axis && out.dims[d] < 0) out.dims[d] = s->dims[d];
+    if (i > 0) out.dims[axis] = out.dims[axis] < 0 || s->dims[axis] < 0 ? -1 : out.dims[axis] + s->dims[axis];
+    if (const auto* d = c.ints(i)) data.insert(data.end(), d->begin(), d->end());
+    else foldable = false;
+  }
+  c.out(0, out);
+  if (foldable && out.known() && static_cast<int64_t>(data.size()) == out.dims[0]) c.out_ints(0, std::move(data));
+  return true;
+}
+
+bool split(RuleContext& c) {
+  const Shape* x = c.shape(0);
+  if (!x) return false;
+  const int axis = c.axis(c.n.attrs.i("axis", 0), x->rank());
+  std::vector<int64_t> sizes;
+  if (c.present(1)) {
+    const auto* s = c.ints(1);
+    if (!s) return false;
+    sizes = *s;
+  } else {
+    sizes = c.n.attrs.ints("split");
+  }
+  const int64_t d = x->dims[axis];
+  if (sizes.empty()) {
+    if (d < 0) return false;
+    const int64_t parts = c.n.attrs.i("num_outputs", c.outputs());
+    if (parts <= 0) throw RuleError("Split into no outputs");
+    const int64_t each = (d + parts - 1) / parts;
+    for (int64_t i = 0; i < parts; ++i) sizes.push_back(std::max<int64_t>(0, std::min(each, d - i * each)));
+  }
+  if (static_cast<int>(sizes.size()) != c.outputs()) throw RuleError("Split sizes do not match the outputs");
+  int64_t offset = 0;
+  for (int k = 0; k < c.outputs(); ++k) {
+    if (sizes[k] < 0) throw RuleError("negative split size");
+    Shape out = *x;
+    out.dims[axis] = sizes[k];
+    c.out(k, out);
+    if (const auto* data = c.ints(0); data && x->rank() == 1 && offset + sizes[k] <= static_cast<int64_t>(data->size()))
+      c.out_ints(k, {data->begin() + offset, data->begin() + offset + sizes[k]});
+    offset += sizes[k];
+  }
+  return true;
+}
+
+bool slice(RuleContext& c) {
+  const Shape* x = c.shape(0);
+  if (!x) return false;
+  std::vector<int64_t> starts, ends, axes, steps;
+  if (c.inputs() >= 3) {
+    const auto *s = c.ints(1), *e = c.ints(2);
+    if (!s || !e) return false;
+    starts = *s;
+    ends = *e;
+    if (c.present(3)) {
+      if (!c.ints(3)) return false;
+      axes = *c.ints(3);
+    }
+    if (c.present(4)) {
+      if (!c.ints(4)) return false;
+      steps = *c.ints(4);
+    }
+  } else {
+    starts = c.n.attrs.ints("starts");
+    ends = c.n.attrs.ints("ends");
+    axes = c.n.attrs.ints("axes");
+  }
+  if (axes.empty())
+    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  if (steps.empty()) steps.assign(starts.size(), 1);
+  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
+    throw RuleError("Slice starts/ends/axes/steps differ in length");
+  Shape out = *x;
+  std::vector<int64_t> first(x->rank(), 0), step(x->rank(), 1);
+  for (size_t i = 0; i < starts.size(); ++i) {
+    const int a = c.axis(axes[i], x->rank());
+    const int64_t d = x->dims[a], st = steps[i];
+    if (st == 0) throw RuleError("Slice step 0");
+    if (d < 0) {
+      out.dims[a] = -1;
+      continue;
+    }
+    int64_t b = starts[i], e = ends[i];
+    if (b < 0) b = b < -d ? (st > 0 ? 0 : -1) : b + d;
+    if (e < 0) e = e < -d ? -1 : e + d;
+    if (st > 0) {
+      b = std::clamp<int64_t>(b, 0, d);
+      e = std::clamp<int64_t>(e, 0, d);
+      out.dims[a] = e > b ? (e - b + st - 1) / st : 0;
+    } else {
+      b = std::clamp<int64_t>(b, -1, d - 1);
+      e = std::clamp<int64_t>(e, -1, d - 1);
+      out.dims[a] = b > e ? (b - e + (-st) - 1) / (-st) : 0;
+    }
+    first[a] = b;
+    step[a] = st;
+  }
+  c.out(0, out);
+  if (const auto* data = c.ints(0); data && x->rank() == 1 && out.known()) {
+    std::vector<int64_t> v;
+    for (int64_t i = 0; i < out.dims[0]; ++i) v.push_back(data->at(first[0] + i * step[0]));
+    c.out_ints(0, std::move(v));
+  }
+  return true;
+}
+
+bool expand(RuleContext& c) {
+  const Shape* x = c.shape(0);
+  const auto* target = c.ints(1);
+  if (!x || !target) return false;
+  for (int64_t d : *target)
+    if (d < 0 || d > kMaxDim) throw RuleError("Expand to a negative or absurd dim");
+  const Shape out = broadcast_shapes(*x, Shape{*target}, "Expand");
+  c.out(0, out);
+  fold_elementwise(c, out, 0, 1, [](const std::vector<int64_t>& v) -> std::optional<int64_t> { return v[0]; });
+  return true;
+}
+
+bool pad(RuleContext& c) {
+  const Shape* x = c.shape(0);
+  if (!x) return false;
+  std::vector<int64_t> pads;
+  if (c.present(1)) {
+    if (!c.ints(1)) return false;
+    pads = *c.ints(1);
+  } else {
+    pads = c.n.attrs.ints("pads");
+  }
+  std::vector<int64_t> axes;
+  if (c.present(3)) {
+    if (!c.ints(3)) return false;
+    for (int64_t a : *c.ints(3)) axes.push_back(c.axis(a, x->rank()));
+  } else {
+    for (int i = 0; i < x->rank(); ++i) axes.push_back(i);
+  }
+  if (pads.size() != 2 * axes.size()) throw RuleError("Pad pads do not match the input rank");
+  Shape out = *x;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    int64_t& d = out.dims[axes[i]];
+    if (d >= 0) d += pads[i] + pads[i + axes.size()];
+    if (d < -1 || (x->dims[axes[i]] >= 0 && d < 0)) throw RuleError("Pad makes a dim negative");
+  }
+  c.out(0, out);
+  return true;
+}
+
+}  // namespace
+
+bool data_rule(RuleContext& c, bool& handled) {
+  handled = true;
+  switch (c.n.op) {
+    case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div: case OpKind::Pow: case OpKind::Equal:
+      return arithmetic(c);
+    case OpKind::Where: return where(c);
+    case OpKind::Identity: case OpKind::Cast: case OpKind::Neg: return unary_passthrough(c);
+    case OpKind::Shape: return shape_of(c);
+    case OpKind::ConstantOfShape: return constant_of_shape(c);
+    case OpKind::Range: return range(c);
+    case OpKind::Gather: return gather(c);
+    case OpKind::Reshape: return reshape(c);
+    case OpKind::Squeeze: return squeeze(c);
+    case OpKind::Unsqueeze: return unsqueeze(c);
+    case OpKind::Concat: return concat(c);
+    case OpKind::Split: return split(c);
+    case OpKind::Slice: return slice(c);
+    case OpKind::Expand: return expand(c);
+    case OpKind::Pad: return pad(c);
+    case OpKind::Constant: return true;  // set from its value attribute when the graph was built
+    default: handled = false; return false;
+  }
+}
+
+}  // namespace ridge::onnx_in

@@ -1,0 +1,497 @@
+// The ONNX importer's pipeline: parse -> check -> bind inputs -> ONNX inference -> Graph -> ridge's shape
+// rules -> names and modules -> artefacts -> notes -> validate.
+#include <fmt/format.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <filesystem>
+#include <queue>
+#include <unordered_map>
+
+#include "load/onnx/onnx_internal.hpp"
+#include "ridge/error.hpp"
+
+namespace ridge::onnx_in {
+namespace {
+
+/// Attributes ridge keeps (everything scalar or list-of-scalars, under its ONNX name).
+void copy_attributes(const onnx::NodeProto& n, Attrs& attrs) {
+  for (const auto& a : n.attribute()) {
+    switch (a.type()) {
+      case onnx::AttributeProto::INT: attrs.set(a.name(), int64_t{a.i()}); break;
+      case onnx::AttributeProto::FLOAT: attrs.set(a.name(), double{a.f()}); break;
+      case onnx::AttributeProto::STRING: attrs.set(a.name(), a.s()); break;
+      case onnx::AttributeProto::INTS: attrs.set(a.name(), std::vector<int64_t>(a.ints().begin(), a.ints().end())); break;
+      case onnx::AttributeProto::FLOATS: attrs.set(a.name(), std::vector<double>(a.floats().begin(), a.floats().end())); break;
+      case onnx::AttributeProto::TENSOR:  // a one-element tensor (ConstantOfShape's fill) becomes a scalar
+        if (auto ints = int_payload(a.t()); ints && ints->size() == 1) attrs.set(a.name(), (*ints)[0]);
+        else if (auto reals = float_payload(a.t()); reals && reals->size() == 1) attrs.set(a.name(), (*reals)[0]);
+        break;
+      default: break;  // graphs (If/Loop bodies), string lists: not attributes ridge uses
+    }
+  }
+}
+
+/// Shape and element type recorded by ONNX (value_info, inputs, outputs) for one value.
+void apply_type(Work& w, int v, const onnx::TypeProto& type) {
+  if (!type.has_tensor_type()) return;
+  const auto& tt = type.tensor_type();
+  Value& val = w.g.value(v);
+  if (tt.elem_type() != 0 && val.dtype == DType::Unknown) val.dtype = to_dtype(tt.elem_type());
+  if (!tt.has_shape()) return;
+  Shape s;
+  for (const auto& d : tt.shape().dim())
+    s.dims.push_back(d.has_dim_value() && d.dim_value() >= 0 && d.dim_value() <= kMaxDim ? d.dim_value() : -1);
+  merge_shape(w, v, s);
+}
+
+/// Output of a Constant node: shape, type and small payloads from its value attribute.
+void apply_constant(Work& w, const onnx::NodeProto& n, int v) {
+  Value& val = w.g.value(v);
+  val.kind = ValueKind::Constant;
+  for (const auto& a : n.attribute()) {
+    if (a.name() == "value" && a.has_t()) {
+      val.dtype = to_dtype(a.t().data_type());
+      merge_shape(w, v, tensor_shape(a.t(), fmt::format("{}: Constant node '{}'", w.label, n.name())));
+      if (auto ints = int_payload(a.t())) {
+        val.int_data = *ints;
+        val.has_int_data = true;
+      }
+      w.float_data[v] = float_payload(a.t());
+    } else if (a.name() == "value_int") {
+      val.dtype = DType::I64;
+      merge_shape(w, v, Shape{});
+      val.int_data = {a.i()};
+      val.has_int_data = true;
+    } else if (a.name() == "value_ints") {
+      val.dtype = DType::I64;
+      merge_shape(w, v, Shape{{static_cast<int64_t>(a.ints_size())}});
+      val.int_data.assign(a.ints().begin(), a.ints().end());
+      val.has_int_data = true;
+    } else if (a.name() == "value_float") {
+      val.dtype = DType::F32;
+      merge_shape(w, v, Shape{});
+      w.float_data[v] = std::vector<double>{a.f()};
+    } else if (a.name() == "value_floats") {
+      val.dtype = DType::F32;
+      merge_shape(w, v, Shape{{static_cast<int64_t>(a.floats_size())}});
+      w.float_data[v] = std::vector<double>(a.floats().begin(), a.floats().end());
+    }
+  }
+}
+
+int add_value(Work& w, Value v) {
+  w.slots.emplace_back();
+  w.float_data.emplace_back();
+  return w.g.add_value(std::move(v));
+}
+
+/// How an initializer is used decides whether it is a trainable parameter, a buffer or a constant.
+enum class Role { Weight, Statistic, Other };
+
+Role input_role(OpKind op, int index) {
+  switch (op) {
+    case OpKind::Conv: case OpKind::ConvTranspose: case OpKind::LayerNormalization:
+      return index >= 1 ? Role::Weight : Role::Other;
+    case OpKind::BatchNormalization: return index == 1 || index == 2 ? Role::Weight : index >= 3 ? Role::Statistic : Role::Other;
+    case OpKind::Gather: return index == 0 ? Role::Weight : Role::Other;
+    case OpKind::Gemm: case OpKind::MatMul: case OpKind::Einsum:
+    case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div:
+    case OpKind::Unknown: return Role::Weight;
+    default: return Role::Other;
+  }
+}
+
+void classify_initializers(Work& w, const std::vector<int>& initializers) {
+  std::vector<int> weight_uses(w.g.values.size()), stat_uses(w.g.values.size());
+  for (const Node& n : w.g.nodes)
+    for (size_t k = 0; k < n.inputs.size(); ++k) {
+      int v = n.inputs[k];
+      if (v < 0) continue;
+      Role r = input_role(n.op, static_cast<int>(k));
+      if (r == Role::Weight) ++weight_uses[v];
+      if (r == Role::Statistic) ++stat_uses[v];
+    }
+  for (int v : initializers) {
+    Value& val = w.g.value(v);
+    if (!is_float(val.dtype) || val.shape.rank() == 0) val.kind = ValueKind::Constant;
+    else if (weight_uses[v]) val.kind = ValueKind::Param;
+    else if (stat_uses[v] || val.shape.elements() > 16) val.kind = ValueKind::Buffer;
+    else val.kind = ValueKind::Constant;
+  }
+}
+
+/// Node order with every producer before its users. Throws Error naming a node on a cycle.
+std::vector<int> topological(const Work& w) {
+  const int n = static_cast<int>(w.g.nodes.size());
+  std::vector<int> indeg(n), order;
+  std::vector<std::vector<int>> users(n);
+  for (int i = 0; i < n; ++i)
+    for (int v : w.g.nodes[i].inputs)
+      if (v >= 0 && w.g.value(v).producer >= 0 && w.g.value(v).producer != i) {
+        users[w.g.value(v).producer].push_back(i);
+        ++indeg[i];
+      } else if (v >= 0 && w.g.value(v).producer == i) {
+        throw Error(fmt::format("{}: node '{}' ({}) consumes its own output", w.label, w.onnx_names[i],
+                                w.g.nodes[i].op_type));
+      }
+  std::priority_queue<int, std::vector<int>, std::greater<>> ready;
+  for (int i = 0; i < n; ++i)
+    if (indeg[i] == 0) ready.push(i);
+  while (!ready.empty()) {
+    int i = ready.top();
+    ready.pop();
+    order.push_back(i);
+    for (int u : users[i])
+      if (--indeg[u] == 0) ready.push(u);
+  }
+  if (static_cast<int>(order.size()) != n) {
+    for (int i = 0; i < n; ++i)
+      if (indeg[i] > 0)
+        throw Error(fmt::format("{}: the graph has a cycle through node '{}' ({})", w.label, w.onnx_names[i],
+                                w.g.nodes[i].op_type));
+  }
+  return order;
+}
+
+void reorder_nodes(Work& w, const std::vector<int>& order) {
+  std::vector<Node> nodes;
+  std::vector<std::string> names, domains;
+  for (int i : order) {
+    nodes.push_back(std::move(w.g.nodes[i]));
+    names.push_back(std::move(w.onnx_names[i]));
+    domains.push_back(std::move(w.node_domain[i]));
+  }
+  w.g.nodes = std::move(nodes);
+  w.onnx_names = std::move(names);
+  w.node_domain = std::move(domains);
+  for (size_t i = 0; i < w.g.nodes.size(); ++i)
+    for (int o : w.g.nodes[i].outputs) w.g.value(o).producer = static_cast<int>(i);
+}
+
+/// ONNX's inference, run in a child process: libonnx 1.12 crashes on some malformed models (e.g. pooling
+/// attributes that disagree with the input rank), and a crash there must not take ridge down. The child
+/// sends back value_info, inferred outputs and propagated shape data (as the "inputs" of a GraphProto).
+void run_onnx_inference(onnx::ModelProto& m, Work& w,
+                        std::unordered_map<std::string, onnx::TensorShapeProto>& shape_data) {
+  int fds[2];
+  if (::pipe(fds) != 0) return;
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return;
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    ::alarm(60);
+    onnx::GraphProto result;
+    int code = 0;
+    try {
+      std::unordered_map<std::string, onnx::TensorShapeProto> data;
+      onnx::ShapeInferenceOptions options{false, 0, true};
+      onnx::shape_inference::InferShapes(m, onnx::OpSchemaRegistry::Instance(), options, &data);
+      *result.mutable_value_info() = m.graph().value_info();
+      *result.mutable_output() = m.graph().output();
+      for (const auto& [name, dims] : data) {
+        auto* vi = result.add_input();
+        vi->set_name(name);
+        *vi->mutable_type()->mutable_tensor_type()->mutable_shape() = dims;
+      }
+    } catch (const std::exception& e) {
+      result.set_doc_string(e.what());
+      code = 3;
+    }
+    const std::string bytes = result.SerializeAsString();
+    for (size_t done = 0; done < bytes.size();) {
+      const ssize_t n = ::write(fds[1], bytes.data() + done, bytes.size() - done);
+      if (n <= 0) break;
+      done += static_cast<size_t>(n);
+    }
+    ::_exit(code);
+  }
+  ::close(fds[1]);
+  std::string bytes;
+  char buf[1 << 16];
+  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) != 0;) {
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    bytes.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  onnx::GraphProto result;
+  const bool parsed = result.ParseFromString(bytes);
+  if (WIFSIGNALED(status) || !parsed) {
+    w.g.notes.push_back(fmt::format("ONNX shape inference crashed on this model (signal {}); ridge's own rules carried on",
+                                    WIFSIGNALED(status) ? WTERMSIG(status) : 0));
+    return;
+  }
+  if (WEXITSTATUS(status) != 0) {
+    std::string what = result.doc_string();
+    if (auto nl = what.find('\n'); nl != std::string::npos) what.resize(nl);
+    w.g.notes.push_back("ONNX shape inference stopped early (" + what + "); ridge's own rules carried on");
+    return;
+  }
+  *m.mutable_graph()->mutable_value_info() = result.value_info();
+  for (int i = 0; i < result.output_size() && i < m.graph().output_size(); ++i)
+    if (result.output(i).name() == m.graph().output(i).name()) *m.mutable_graph()->mutable_output(i) = result.output(i);
+  for (const auto& vi : result.input()) shape_data[vi.name()] = vi.type().tensor_type().shape();
+}
+
+/// Why a value's shape is unknown, for Value::shape_note.
+std::string unknown_reason(const Work& w, int v) {
+  const Value& val = w.g.value(v);
+  if (val.producer < 0) return fmt::format("'{}' has no shape in the file and none was bound", val.name);
+  const Node& n = w.g.nodes[val.producer];
+  for (int in : n.inputs)
+    if (in >= 0 && !w.g.value(in).shape.known())
+      return fmt::format("output of {} node '{}': its input '{}' has an unknown shape", n.op_type, n.name,
+                         w.g.value(in).name);
+  if (n.op == OpKind::Unknown)
+    return fmt::format("output of {} node '{}': ridge has no shape rule for {} and ONNX inference gave none",
+                       n.op_type, n.name, n.op_type);
+  return fmt::format("output of {} node '{}': depends on tensor values ridge could not fold", n.op_type, n.name);
+}
+
+void note_unknown_shapes(Work& w) {
+  int unknown = 0;
+  std::string first;
+  for (size_t v = 0; v < w.g.values.size(); ++v) {
+    Value& val = w.g.value(static_cast<int>(v));
+    if (!w.slots[v].rank_known) val.shape.dims.clear();
+    if (val.shape.known() && w.slots[v].rank_known) continue;
+    if (!w.slots[v].rank_known && val.shape.dims.empty()) val.shape.dims = {-1};  // unknown rank shows as "?"
+    if (val.shape_note.empty()) val.shape_note = unknown_reason(w, static_cast<int>(v));
+    if (unknown++ == 0) first = val.shape_note;
+  }
+  if (unknown)
+    w.g.notes.push_back(fmt::format("{} tensor(s) have unknown shapes; costs that need them are excluded "
+                                    "(first: {})", unknown, first));
+}
+
+void check_sizes(const Work& w) {
+  for (const Value& v : w.g.values) {
+    if (!v.shape.known()) continue;
+    Count n = 1;
+    for (int64_t d : v.shape.dims) {
+      if (d > kMaxDim) throw Error(fmt::format("{}: tensor '{}' has an absurd dim {}", w.label, v.name, d));
+      n *= d;
+      if (n > (Count(1) << 62)) throw Error(fmt::format("{}: tensor '{}' ({}) has an absurd number of elements",
+                                                        w.label, v.name, to_string(v.shape)));
+    }
+  }
+}
+
+void retype_floats(Work& w, DType dtype) {
+  if (dtype == DType::F32) return;
+  int changed = 0;
+  for (Value& v : w.g.values)
+    if (v.dtype == DType::F32) {
+      v.dtype = dtype;
+      ++changed;
+    }
+  if (changed)
+    w.g.notes.push_back(fmt::format("{} fp32 tensors of the file are analysed as {} (--dtype)", changed,
+                                    dtype_name(dtype)));
+}
+
+Graph import_model(onnx::ModelProto m, const std::string& label, const LoadOptions& opts,
+                   const OnnxImportOptions& engines) {
+  Work w;
+  w.label = label;
+  w.opset = check_model(m, label);
+  w.g.name = std::filesystem::path(label).stem().string();
+  if (auto dot = w.g.name.find(".ext_emptybin"); dot != std::string::npos) w.g.name.resize(dot);
+  w.g.source = label;
+  onnx::GraphProto& graph = *m.mutable_graph();
+  const auto bound = bind_inputs(graph, opts, label, w.g.notes);
+
+  std::unordered_map<std::string, onnx::TensorShapeProto> shape_data;
+  if (engines.onnx_inference) run_onnx_inference(m, w, shape_data);
+
+  std::unordered_map<std::string, int> ids;
+  auto define = [&](const std::string& name, Value v) {
+    if (name.empty()) throw Error(fmt::format("{}: a tensor has an empty name", label));
+    if (ids.count(name)) throw Error(fmt::format("{}: tensor '{}' is defined twice", label, name));
+    v.name = name;
+    int id = add_value(w, std::move(v));
+    ids[name] = id;
+    return id;
+  };
+
+  for (const auto& [name, shape] : bound) {
+    Value v;
+    v.kind = ValueKind::Input;
+    v.dtype = DType::Unknown;
+    int id = define(name, v);
+    w.g.inputs.push_back(id);
+    for (const auto& in : graph.input())
+      if (in.name() == name) apply_type(w, id, in.type());
+    if (shape) merge_shape(w, id, *shape);
+  }
+  std::vector<int> initializers;
+  for (const auto& t : graph.initializer()) {
+    Value v;
+    v.kind = ValueKind::Param;
+    v.dtype = to_dtype(t.data_type());
+    if (ids.count(t.name()) && w.g.value(ids[t.name()]).kind == ValueKind::Input)
+      throw Error(fmt::format("{}: '{}' is both a graph input and an initializer", label, t.name()));
+    int id = define(t.name(), v);
+    merge_shape(w, id, tensor_shape(t, fmt::format("{}: initializer '{}'", label, t.name())));
+    if (auto ints = int_payload(t)) {
+      w.g.value(id).int_data = *ints;
+      w.g.value(id).has_int_data = true;
+    }
+    w.float_data[id] = float_payload(t);
+    initializers.push_back(id);
+  }
+
+  // Identity nodes over initializers are how exporters share one weight under several names: alias them.
+  std::vector<std::string> aliases;
+  std::unordered_map<std::string, int> graph_outputs;
+  for (const auto& o : graph.output()) graph_outputs[o.name()] = 1;
+  std::vector<const onnx::NodeProto*> kept;
+  for (const auto& n : graph.node()) {
+    bool shared_weight = n.op_type() == "Identity" && n.domain().empty() && n.input_size() == 1 &&
+                         n.output_size() == 1 && ids.count(n.input(0)) && !graph_outputs.count(n.output(0)) &&
+                         std::find(initializers.begin(), initializers.end(), ids[n.input(0)]) != initializers.end();
+    if (shared_weight) {
+      if (ids.count(n.output(0))) throw Error(fmt::format("{}: tensor '{}' is defined twice", label, n.output(0)));
+      ids[n.output(0)] = ids[n.input(0)];
+      aliases.push_back(fmt::format("'{}' = '{}'", n.output(0), n.input(0)));
+      continue;
+    }
+    kept.push_back(&n);
+  }
+  if (!aliases.empty())
+    w.g.notes.push_back(fmt::format("{} Identity node(s) share an initializer under another name ({}): each weight "
+                                    "is counted once", aliases.size(), fmt::join(aliases, ", ")));
+
+  for (const onnx::NodeProto* np : kept) {
+    const auto& n = *np;
+    Node node;
+    const bool standard = n.domain().empty() || n.domain() == "ai.onnx";
+    node.op_type = standard ? n.op_type() : n.domain() + "." + n.op_type();
+    node.op = standard ? parse_op(n.op_type()).value_or(OpKind::Unknown) : OpKind::Unknown;
+    if (node.op == OpKind::AdaptiveAvgPool) node.op = OpKind::Unknown;  // ridge-internal kind, not an ONNX op
+    copy_attributes(n, node.attrs);
+    for (const auto& o : n.output()) {
+      if (o.empty()) {
+        node.outputs.push_back(add_value(w, Value{}));  // omitted optional output: keep positions stable
+        w.g.value(node.outputs.back()).name = fmt::format("{}:unused{}", n.name(), node.outputs.size() - 1);
+        continue;
+      }
+      Value v;
+      v.dtype = DType::Unknown;
+      node.outputs.push_back(define(o, v));
+    }
+    int index = static_cast<int>(w.g.nodes.size());
+    w.g.add_node(std::move(node));
+    w.onnx_names.push_back(n.name());
+    w.node_domain.push_back(standard ? "" : n.domain());
+    if (n.op_type() == "Constant" && standard && n.output_size() == 1 && !n.output(0).empty())
+      apply_constant(w, n, w.g.nodes[index].outputs[0]);
+  }
+  for (size_t i = 0; i < kept.size(); ++i) {
+    for (const auto& in : kept[i]->input()) {
+      if (in.empty()) {
+        w.g.nodes[i].inputs.push_back(-1);
+        continue;
+      }
+      auto it = ids.find(in);
+      if (it == ids.end())
+        throw Error(fmt::format("{}: node '{}' ({}): input '{}' is not produced by any node, input or initializer",
+                                label, kept[i]->name(), kept[i]->op_type(), in));
+      w.g.nodes[i].inputs.push_back(it->second);
+    }
+  }
+  for (const auto& o : graph.output()) {
+    auto it = ids.find(o.name());
+    if (it == ids.end()) throw Error(fmt::format("{}: graph output '{}' is not produced by any node", label, o.name()));
+    w.g.outputs.push_back(it->second);
+  }
+
+  // What ONNX's inference learnt.
+  for (const auto* list : {&graph.value_info(), &graph.output()})
+    for (const auto& vi : *list)
+      if (auto it = ids.find(vi.name()); it != ids.end() && w.g.value(it->second).kind != ValueKind::Input)
+        apply_type(w, it->second, vi.type());
+  for (const auto& [name, data] : shape_data) {
+    auto it = ids.find(name);
+    if (it == ids.end() || w.g.value(it->second).has_int_data) continue;
+    std::vector<int64_t> values;
+    for (const auto& d : data.dim())
+      if (d.has_dim_value()) values.push_back(d.dim_value());
+    if (static_cast<int>(values.size()) != data.dim_size()) continue;
+    w.g.value(it->second).int_data = values;
+    w.g.value(it->second).has_int_data = true;
+  }
+
+  reorder_nodes(w, topological(w));
+  classify_initializers(w, initializers);
+  if (engines.ridge_rules)
+    for (size_t i = 0; i < w.g.nodes.size(); ++i) apply_shape_rule(w, static_cast<int>(i));
+  for (Value& v : w.g.values)
+    if (v.dtype == DType::Unknown && v.kind == ValueKind::Activation) v.dtype = DType::F32;
+  retype_floats(w, opts.dtype);
+  check_sizes(w);
+  recover_torch_modules(w);
+  assign_names_and_modules(w);
+  name_linear_weights(w);
+  recognise_artefacts(w);
+  note_unknown_shapes(w);
+  return std::move(w.g);
+}
+
+/// One printable line: names from a hostile file may hold control characters or be huge.
+std::string one_line(std::string what) {
+  for (char& c : what)
+    if (static_cast<unsigned char>(c) < 0x20) c = '?';
+  if (what.size() > 400) what = what.substr(0, 397) + "...";
+  return what;
+}
+
+/// Runs `body`, turning every failure into a one-line ridge::Error that names `label`.
+template <typename F>
+Graph guarded(const std::string& label, F body) {
+  try {
+    Graph g = body();
+    validate(g);
+    return g;
+  } catch (const Error& e) {
+    std::string what = e.what();
+    throw Error(one_line(what.rfind(label, 0) == 0 ? what : label + ": " + what));
+  } catch (const std::bad_alloc&) {
+    throw Error(one_line(label + ": out of memory while importing (is a dim absurdly large?)"));
+  } catch (const std::exception& e) {
+    throw Error(one_line(label + ": malformed model (" + e.what() + ")"));
+  }
+}
+
+}  // namespace
+}  // namespace ridge::onnx_in
+
+namespace ridge {
+
+Graph import_onnx(const std::string& path, const LoadOptions& opts, const OnnxImportOptions& engines) {
+  return onnx_in::guarded(path, [&] { return onnx_in::import_model(onnx_in::parse_file(path), path, opts, engines); });
+}
+
+Graph import_onnx(const std::string& path, const LoadOptions& opts) { return import_onnx(path, opts, {}); }
+
+Graph import_onnx_bytes(std::string_view bytes, const std::string& label, const LoadOptions& opts,
+                        const OnnxImportOptions& engines) {
+  return onnx_in::guarded(label,
+                          [&] { return onnx_in::import_model(onnx_in::parse_bytes(bytes, label), label, opts, engines); });
+}
+
+}  // namespace ridge

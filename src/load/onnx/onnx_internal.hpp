@@ -1,0 +1,89 @@
+// Internals of the ONNX importer, shared by the files in src/load/onnx. Not a public API.
+#pragma once
+#include <onnx/onnx_pb.h>
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ridge/graph.hpp"
+#include "ridge/load.hpp"
+#include "ridge/onnx_import.hpp"
+
+namespace ridge::onnx_in {
+
+/// Largest dim ridge accepts anywhere (2^40): beyond it a file is corrupt, not a model.
+inline constexpr int64_t kMaxDim = int64_t(1) << 40;
+/// Integer tensors up to this many elements keep their values (shape arithmetic, axes, pads).
+inline constexpr int64_t kMaxFoldElements = 4096;
+
+// ---- reading (reader.cpp) -------------------------------------------------------------------------------
+
+/// Parses a model file by streaming it through protobuf (no second copy of the file in memory) and drops
+/// every weight payload right away. Throws Error naming `path`.
+onnx::ModelProto parse_file(const std::string& path);
+/// Same for bytes in memory.
+onnx::ModelProto parse_bytes(std::string_view bytes, const std::string& label);
+/// Checks what must hold before anything else looks at the model: a graph, known opsets, imported
+/// domains. Returns the ai.onnx opset version. Throws Error naming `label`.
+int check_model(const onnx::ModelProto& m, const std::string& label);
+
+/// ridge's element type for an ONNX TensorProto data type (Unknown for strings, complex, ...).
+DType to_dtype(int onnx_type);
+/// Dims of a TensorProto, checked (negative or absurd dims throw Error naming `what`).
+Shape tensor_shape(const onnx::TensorProto& t, const std::string& what);
+/// Values of a small integer (or bool) tensor when its payload is present in the file.
+std::optional<std::vector<int64_t>> int_payload(const onnx::TensorProto& t);
+/// Values of a small floating-point tensor when present (Clip bounds, Resize scales); empty otherwise.
+std::optional<std::vector<double>> float_payload(const onnx::TensorProto& t);
+
+// ---- binding inputs (bind.cpp) --------------------------------------------------------------------------
+
+/// Shape of every real graph input (initializers excluded) with symbolic dims bound from `opts` (nullopt
+/// when the file gives no shape and --input none). Dims that stay unknown are -1 and reported in `notes`. Writes the bound dims back into `graph` so that ONNX's
+/// inference sees them. Throws Error for --input names that match nothing or shapes of the wrong rank.
+std::vector<std::pair<std::string, std::optional<Shape>>> bind_inputs(onnx::GraphProto& graph, const LoadOptions& opts,
+                                                       const std::string& label, std::vector<std::string>& notes);
+
+// ---- shapes (shape_rules.cpp, fold.cpp) -----------------------------------------------------------------
+
+/// Shape state of one value during import: `rank_known` false means nothing is known yet.
+struct ShapeSlot {
+  bool rank_known = false;
+};
+
+/// Importer state shared by the passes.
+struct Work {
+  Graph g;
+  std::string label;
+  int opset = 13;
+  std::vector<ShapeSlot> slots;            ///< per value
+  std::vector<std::string> onnx_names;     ///< per node: the ONNX node name
+  std::vector<std::string> node_domain;    ///< per node: ONNX domain ("" = ai.onnx)
+  std::vector<std::optional<std::vector<double>>> float_data;  ///< per value: small float payloads
+};
+
+/// Applies ridge's shape rule for node `n` (when ridge has one), filling unknown dims of its outputs and
+/// folding integer payloads of shape arithmetic. Returns false when the rule could not run.
+bool apply_shape_rule(Work& w, int node);
+/// Merges a computed shape into value `v`: unknown dims get filled, a missing rank gets set.
+void merge_shape(Work& w, int v, const Shape& s);
+
+// ---- torch modules, names, artefacts (recover.cpp, names.cpp, artefacts.cpp) --------------------------
+
+/// Fuses what exporters decompose back into torch's modules: LayerNorm (ReduceMean ... Add) into
+/// LayerNormalization, Linear on rank > 2 inputs (MatMul + bias Add) into Gemm; notes what it fused.
+/// Runs before names and modules, so the fused nodes become module calls.
+void recover_torch_modules(Work& w);
+/// Gives a Linear module call's anonymous weight ("onnx::MatMul_N", the exporter's transposed copy) the
+/// name torch gives it ("decoder.weight"), as tools that look at parameter names see it.
+void name_linear_weights(Work& w);
+
+/// Node names, module paths, module_call/module_type and Graph::modules from exporter scope names.
+void assign_names_and_modules(Work& w);
+/// Exporter artefacts (BatchNorm folded, Mul by 1, tied embeddings) and torchvision avgpool, recorded in
+/// notes; folded convs get the `folded_batchnorm` attribute, multiplications by 1 become Identity.
+void recognise_artefacts(Work& w);
+
+}  // namespace ridge::onnx_in

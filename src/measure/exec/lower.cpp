@@ -1,0 +1,124 @@
+// The op -> lowering table and helpers shared by the lowerings.
+#include <array>
+
+#include "lowerings.hpp"
+
+namespace ridge::exec {
+
+namespace {
+
+/// Ops the executor can run. Ops missing here are reported "not executed: no kernel".
+struct LoweringRow {
+  OpKind op;
+  Lowering lower;
+};
+constexpr LoweringRow kLowerings[] = {
+    {OpKind::Conv, lower_conv},
+    {OpKind::Gemm, lower_gemm},
+    {OpKind::MatMul, lower_matmul},
+    {OpKind::BatchNormalization, lower_batchnorm},
+    {OpKind::LayerNormalization, lower_layernorm},
+    {OpKind::Relu, lower_eltwise},
+    {OpKind::Clip, lower_eltwise},
+    {OpKind::Sigmoid, lower_eltwise},
+    {OpKind::Tanh, lower_eltwise},
+    {OpKind::Gelu, lower_eltwise},
+    {OpKind::LeakyRelu, lower_eltwise},
+    {OpKind::HardSigmoid, lower_reference_unary},
+    {OpKind::HardSwish, lower_eltwise},
+    {OpKind::Sqrt, lower_eltwise},
+    {OpKind::Exp, lower_eltwise},
+    {OpKind::Log, lower_eltwise},
+    {OpKind::Neg, lower_eltwise},
+    {OpKind::Reciprocal, lower_eltwise},
+    {OpKind::Erf, lower_reference_unary},
+    {OpKind::Add, lower_binary},
+    {OpKind::Sub, lower_binary},
+    {OpKind::Mul, lower_binary},
+    {OpKind::Div, lower_binary},
+    {OpKind::Pow, lower_reference_elementwise},
+    {OpKind::Equal, lower_reference_elementwise},
+    {OpKind::Where, lower_reference_elementwise},
+    {OpKind::Expand, lower_reference_elementwise},
+    {OpKind::MaxPool, lower_pool},
+    {OpKind::AveragePool, lower_pool},
+    {OpKind::AdaptiveAvgPool, lower_pool},
+    {OpKind::GlobalAveragePool, lower_pool},
+    {OpKind::Softmax, lower_softmax},
+    {OpKind::LogSoftmax, lower_softmax},
+    {OpKind::ReduceMean, lower_reduce},
+    {OpKind::ReduceSum, lower_reduce},
+    {OpKind::ReduceMax, lower_reduce},
+    {OpKind::ArgMax, lower_argmax},
+    {OpKind::Gather, lower_gather},
+    {OpKind::Reshape, lower_view},
+    {OpKind::Flatten, lower_view},
+    {OpKind::Squeeze, lower_view},
+    {OpKind::Unsqueeze, lower_view},
+    {OpKind::Identity, lower_view},
+    {OpKind::Dropout, lower_view},
+    {OpKind::Cast, lower_cast},
+    {OpKind::Transpose, lower_transpose},
+    {OpKind::Concat, lower_concat},
+    {OpKind::Slice, lower_slice},
+    {OpKind::Split, lower_split},
+};
+
+Lowering find_lowering(OpKind op) {
+  for (const auto& row : kLowerings)
+    if (row.op == op) return row.lower;
+  return nullptr;
+}
+
+}  // namespace
+
+void lower_node(Program& p, int ni) {
+  const Node& n = node_of(p, ni);
+  Lowering lower = find_lowering(n.op);
+  if (!lower)
+    throw NoKernel{"no kernel for op " + (n.op == OpKind::Unknown ? n.op_type : std::string(op_name(n.op)))};
+  for (int out : n.outputs)
+    if (!is_float(p.graph().value(out).dtype) && n.op != OpKind::Cast && n.op != OpKind::ArgMax &&
+        n.op != OpKind::Equal && p.graph().value(out).dtype != DType::Unknown && !p.graph().value(out).has_int_data &&
+        n.op != OpKind::Gather && find_lowering(n.op) != lower_view)
+      throw NoKernel{"integer-valued " + std::string(op_name(n.op)) + " is not executed (fp32 executor)"};
+  lower(p, ni);
+}
+
+int64_t normalize_axis(int64_t axis, int rank, const Node& n) {
+  int64_t a = axis < 0 ? axis + rank : axis;
+  if (a < 0 || a >= std::max(rank, 1))
+    throw NoKernel{"axis " + std::to_string(axis) + " out of range for rank " + std::to_string(rank) + " in " + n.name};
+  return a;
+}
+
+std::optional<std::vector<int64_t>> int_input(Program& p, const Node& n, size_t i) {
+  int vid = input_at(n, i);
+  if (vid < 0) return std::nullopt;
+  const Value& v = p.graph().value(vid);
+  if (v.has_int_data) return v.int_data;
+  if (const HostTensor* t = p.payload(vid)) {
+    std::vector<int64_t> out;
+    for (float f : t->data) out.push_back(static_cast<int64_t>(f));
+    return out;
+  }
+  return std::nullopt;
+}
+
+std::optional<float> scalar_input(Program& p, const Node& n, size_t i) {
+  int vid = input_at(n, i);
+  if (vid < 0) return std::nullopt;
+  const Value& v = p.graph().value(vid);
+  if (v.has_int_data && v.int_data.size() == 1) return static_cast<float>(v.int_data[0]);
+  if (const HostTensor* t = p.payload(vid))
+    if (t->data.size() == 1) return t->data[0];
+  return std::nullopt;
+}
+
+Dims padded_dims(const Shape& s, int rank) {
+  Dims d(rank, 1);
+  for (int i = 0; i < s.rank(); ++i) d[rank - s.rank() + i] = s.dims[i];
+  return d;
+}
+
+}  // namespace ridge::exec

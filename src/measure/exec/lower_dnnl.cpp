@@ -1,0 +1,272 @@
+// oneDNN lowerings of the compute-heavy ops: convolution, Gemm and MatMul, with their backward passes.
+#include "lowerings.hpp"
+
+namespace ridge::exec {
+
+using Args = std::unordered_map<int, memory>;
+
+Window window_of(const Node& n, const Shape& x, const Shape& y, const Dims& kernel) {
+  const int sp = x.rank() - 2;
+  Window w;
+  w.kernel = kernel;
+  auto ints = [&](const char* key, int64_t def, size_t count) {
+    auto v = n.attrs.ints(key);
+    if (v.empty()) v.assign(count, def);
+    if (v.size() != count) throw NoKernel{std::string("attribute ") + key + " has the wrong length"};
+    return Dims(v.begin(), v.end());
+  };
+  w.strides = ints("strides", 1, sp);
+  Dims dil = ints("dilations", 1, sp);
+  Dims pads = ints("pads", 0, 2 * sp);
+  const std::string auto_pad = n.attrs.s("auto_pad", "NOTSET");
+  for (int i = 0; i < sp; ++i) {
+    const int64_t in = x[i + 2], out = y[i + 2], extent = (kernel[i] - 1) * dil[i] + 1;
+    int64_t pl = pads[i], pr = pads[i + sp];
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      int64_t total = std::max<int64_t>(0, (out - 1) * w.strides[i] + extent - in);
+      pl = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      pr = total - pl;
+    } else if (auto_pad == "VALID") {
+      pl = pr = 0;
+    }
+    if ((in + pl + pr - extent) / w.strides[i] + 1 != out) pr = (out - 1) * w.strides[i] + extent - in - pl;
+    w.dilation.push_back(dil[i] - 1);
+    w.pad_l.push_back(pl);
+    w.pad_r.push_back(pr);
+  }
+  return w;
+}
+
+memory alias(Program& p, const memory& m, const memory::desc& d) { return memory(d, p.engine(), m.get_data_handle()); }
+
+std::function<void()> reduce_into_grad(Program& p, int vid, const memory& diff) {
+  const Dims from = diff.get_desc().dims();
+  Dims to = padded_dims(shape_of(p, vid), static_cast<int>(from.size()));
+  if (to == from) return p.accumulate_into_grad(vid, diff);
+  memory sum = p.alloc(plain_desc(to));
+  dnnl::reduction::primitive_desc pd(
+      dnnl::reduction::desc(dnnl::algorithm::reduction_sum, diff.get_desc(), sum.get_desc(), 0.f, 0.f), p.engine());
+  dnnl::reduction prim(pd);
+  auto acc = p.accumulate_into_grad(vid, sum);
+  return [&p, prim, diff, sum, acc] {
+    prim.execute(p.stream(), {{DNNL_ARG_SRC, diff}, {DNNL_ARG_DST, sum}});
+    acc();
+  };
+}
+
+// ---- convolution ------------------------------------------------------------------------------------------
+
+void lower_conv(Program& p, int ni) {
+  const Node& n = node_of(p, ni);
+  const int X = input_at(n, 0), W = input_at(n, 1), B = input_at(n, 2), Y = n.outputs.at(0);
+  const Shape &xs = shape_of(p, X), &ws = shape_of(p, W), &ys = shape_of(p, Y);
+  if (xs.rank() < 3 || xs.rank() > 5) throw NoKernel{"Conv of rank " + std::to_string(xs.rank())};
+  const int64_t groups = n.attrs.i("group", 1);
+  Dims kernel(ws.dims.begin() + 2, ws.dims.end());
+  Window w = window_of(n, xs, ys, kernel);
+  Dims wdims = to_dims(ws);
+  if (groups > 1) {
+    wdims.insert(wdims.begin(), groups);
+    wdims[1] /= groups;
+  }
+  const auto prop = p.training() ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference;
+  const memory::desc bias_md = B >= 0 ? plain_desc({ys[1]}) : memory::desc();
+  dnnl::convolution_forward::desc d(prop, dnnl::algorithm::convolution_direct, any_desc(to_dims(xs)),
+                                    any_desc(wdims), bias_md, any_desc(to_dims(ys)), w.strides, w.dilation,
+                                    w.pad_l, w.pad_r);
+  dnnl::convolution_forward::primitive_desc pd(d, p.engine());
+  memory src = p.in_layout(X, pd.src_desc(), ni);
+  memory wei = p.weight_as(W, wdims, pd.weights_desc());
+  memory bias = B >= 0 ? p.plain(B, ni) : memory();
+  memory dst = p.alloc(pd.dst_desc());
+  p.set_value(Y, dst);
+  dnnl::convolution_forward conv(pd);
+  Args args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
+  if (B >= 0) args[DNNL_ARG_BIAS] = bias;
+  Step& step = p.add_step(ni, impl_name(pd), [&p, conv, args] { conv.execute(p.stream(), args); });
+  if (!p.needs_grad(Y)) return;
+
+  // Backward primitives choose their own layouts (forcing the forward ones can select slow reference
+  // kernels); operands are reordered into them inside the backward step when they differ.
+  std::vector<std::function<void()>> parts;
+  auto conform = [&](const memory& m, const memory::desc& want) {
+    if (m.get_desc() == want) return m;
+    memory c = p.alloc(want);
+    dnnl::reorder r(m, c);
+    parts.push_back([&p, r, m, c] { r.execute(p.stream(), {{DNNL_ARG_FROM, m}, {DNNL_ARG_TO, c}}); });
+    return c;
+  };
+  memory diff_dst = p.grad(Y);
+  if (p.needs_grad(X)) {
+    dnnl::convolution_backward_data::desc bd(dnnl::algorithm::convolution_direct, any_desc(to_dims(xs)),
+                                             any_desc(wdims), any_desc(to_dims(ys)), w.strides, w.dilation, w.pad_l,
+                                             w.pad_r);
+    dnnl::convolution_backward_data::primitive_desc bpd(bd, p.engine(), pd);
+    memory diff_src = p.alloc(bpd.diff_src_desc());
+    memory dd = conform(diff_dst, bpd.diff_dst_desc()), wb = conform(wei, bpd.weights_desc());
+    dnnl::convolution_backward_data prim(bpd);
+    auto acc = p.accumulate_into_grad(X, diff_src);
+    parts.push_back([&p, prim, dd, wb, diff_src, acc] {
+      prim.execute(p.stream(), {{DNNL_ARG_DIFF_DST, dd}, {DNNL_ARG_WEIGHTS, wb}, {DNNL_ARG_DIFF_SRC, diff_src}});
+      acc();
+    });
+  }
+  if (p.needs_grad(W)) {
+    dnnl::convolution_backward_weights::desc wd(dnnl::algorithm::convolution_direct, any_desc(to_dims(xs)),
+                                                any_desc(wdims), bias_md, any_desc(to_dims(ys)), w.strides,
+                                                w.dilation, w.pad_l, w.pad_r);
+    dnnl::convolution_backward_weights::primitive_desc wpd(wd, p.engine(), pd);
+    memory diff_w = p.alloc(wpd.diff_weights_desc());
+    memory diff_b = B >= 0 ? p.alloc(bias_md) : memory();
+    memory sw = conform(src, wpd.src_desc()), dd = conform(diff_dst, wpd.diff_dst_desc());
+    dnnl::convolution_backward_weights prim(wpd);
+    Args wargs{{DNNL_ARG_SRC, sw}, {DNNL_ARG_DIFF_DST, dd}, {DNNL_ARG_DIFF_WEIGHTS, diff_w}};
+    if (B >= 0) wargs[DNNL_ARG_DIFF_BIAS] = diff_b;
+    auto acc_w = p.accumulate_into_grad(W, diff_w);
+    std::function<void()> acc_b = B >= 0 && p.needs_grad(B) ? p.accumulate_into_grad(B, diff_b) : nullptr;
+    parts.push_back([&p, prim, wargs, acc_w, acc_b] {
+      prim.execute(p.stream(), wargs);
+      acc_w();
+      if (acc_b) acc_b();
+    });
+  }
+  step.info.has_backward = true;
+  step.backward = [parts] {
+    for (const auto& f : parts) f();
+  };
+}
+
+// ---- matrix products ----------------------------------------------------------------------------------------
+
+namespace {
+
+/// Descriptor of a dense tensor stored row-major with `stored` dims but seen with its last two axes swapped
+/// when `transposed` (a free transpose through strides).
+memory::desc matrix_desc(const Dims& stored, bool transposed) {
+  memory::desc d = plain_desc(stored);
+  if (!transposed) return d;
+  std::vector<int> perm(stored.size());
+  for (size_t i = 0; i < perm.size(); ++i) perm[i] = static_cast<int>(i);
+  std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
+  return d.permute_axes(perm);
+}
+
+/// A matmul primitive dst = a x b (+ bias) bound to existing memories (descs may be strided views).
+std::function<void()> bind_matmul(Program& p, const memory& a, const memory& b, const memory& bias,
+                                  const memory& dst, std::string* impl = nullptr) {
+  dnnl::matmul::desc d = bias ? dnnl::matmul::desc(a.get_desc(), b.get_desc(), bias.get_desc(), dst.get_desc())
+                              : dnnl::matmul::desc(a.get_desc(), b.get_desc(), dst.get_desc());
+  dnnl::matmul::primitive_desc pd(d, p.engine());
+  if (impl) *impl = impl_name(pd);
+  dnnl::matmul prim(pd);
+  Args args{{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, dst}};
+  if (bias) args[DNNL_ARG_BIAS] = bias;
+  return [&p, prim, args] { prim.execute(p.stream(), args); };
+}
+
+/// Shared by Gemm and MatMul: y = op(A) x op(B) (+ C), operands already in `a`/`b` (possibly strided views of
+/// plain storage). Adds the step and, when training, backward closures.
+void matmul_step(Program& p, int ni, int A, int Bv, int C, const memory& a, const memory& b, const memory& bias,
+                 int Y) {
+  const Dims adims = a.get_desc().dims(), bdims = b.get_desc().dims();
+  Dims out = adims;
+  for (size_t i = 0; i + 2 < out.size(); ++i) out[i] = std::max(adims[i], bdims[i]);
+  out.back() = bdims.back();
+  memory dst = p.alloc(plain_desc(out));
+  std::string impl;
+  auto fwd = bind_matmul(p, a, b, bias, dst, &impl);
+  p.set_value(Y, p.view(dst, to_dims(shape_of(p, Y))));
+  Step& step = p.add_step(ni, impl, fwd);
+  if (!p.needs_grad(Y)) return;
+  memory dy = p.view(p.grad(Y), out);
+  const bool batch_broadcast = adims.size() != bdims.size() ||
+                               !std::equal(adims.begin(), adims.end() - 2, bdims.begin());
+  if (batch_broadcast) {
+    p.note("MatMul with broadcast batch dims has no backward in the executor (its inputs get no gradient)");
+    return;
+  }
+  const int r = static_cast<int>(adims.size());
+  std::vector<int> swap_last(r);
+  for (int i = 0; i < r; ++i) swap_last[i] = i;
+  std::swap(swap_last[r - 1], swap_last[r - 2]);
+  std::vector<std::function<void()>> parts;
+  // Gradients are written dense in each operand's stored order (a strided dst would select slow kernels):
+  // dA = dY B^T, or (dA)^T = B dY^T when A is stored transposed; dB = A^T dY, or (dB)^T = dY^T A.
+  auto t = [&](const memory& m) { return alias(p, m, m.get_desc().permute_axes(swap_last)); };
+  auto grad_into = [&](int vid, const memory& lhs, const memory& rhs) {
+    Dims d = lhs.get_desc().dims();
+    d.back() = rhs.get_desc().dims().back();
+    memory g = p.alloc(plain_desc(d));
+    parts.push_back(bind_matmul(p, lhs, rhs, memory(), g));
+    parts.push_back(p.accumulate_into_grad(vid, p.view(g, to_dims(shape_of(p, vid)))));
+  };
+  if (A >= 0 && p.needs_grad(A)) {
+    if (is_plain(a.get_desc())) grad_into(A, dy, t(b));
+    else grad_into(A, b, t(dy));
+  }
+  if (Bv >= 0 && p.needs_grad(Bv)) {
+    if (is_plain(b.get_desc())) grad_into(Bv, t(a), dy);
+    else grad_into(Bv, t(dy), a);
+  }
+  if (C >= 0 && p.needs_grad(C)) parts.push_back(reduce_into_grad(p, C, dy));
+  step.info.has_backward = !parts.empty();
+  step.backward = [parts] {
+    for (const auto& f : parts) f();
+  };
+}
+
+}  // namespace
+
+void lower_gemm(Program& p, int ni) {
+  const Node& n = node_of(p, ni);
+  const int A = input_at(n, 0), Bv = input_at(n, 1), C = input_at(n, 2), Y = n.outputs.at(0);
+  const bool ta = n.attrs.i("transA", 0) != 0, tb = n.attrs.i("transB", 0) != 0;
+  const float alpha = static_cast<float>(n.attrs.f("alpha", 1.0)), beta = static_cast<float>(n.attrs.f("beta", 1.0));
+  if (shape_of(p, A).rank() != 2 || shape_of(p, Bv).rank() != 2) throw NoKernel{"Gemm operands must be matrices"};
+  memory a = alias(p, p.plain(A, ni), matrix_desc(to_dims(shape_of(p, A)), ta));
+  memory b = alias(p, p.plain(Bv, ni), matrix_desc(to_dims(shape_of(p, Bv)), tb));
+  auto scaled_copy = [&p](const memory& m, float s) {
+    memory c = p.alloc(m.get_desc());
+    const float* src = data_of(m);
+    float* dst = data_of(c);
+    for (size_t i = 0; i < m.get_desc().get_size() / sizeof(float); ++i) dst[i] = s * src[i];
+    return c;
+  };
+  const bool b_const = p.graph().value(Bv).producer < 0 && p.graph().value(Bv).kind != ValueKind::Input;
+  if (alpha != 1.0f) {
+    if (!b_const || p.training()) throw NoKernel{"Gemm with alpha != 1 on an activation operand"};
+    b = scaled_copy(b, alpha);
+  }
+  memory bias;
+  if (C >= 0) {
+    bias = p.view(p.plain(C, ni), padded_dims(shape_of(p, C), 2));
+    if (beta != 1.0f) {
+      const Value& cv = p.graph().value(C);
+      if (cv.producer >= 0 || cv.kind == ValueKind::Input || p.training())
+        throw NoKernel{"Gemm with beta != 1 on an activation C"};
+      bias = scaled_copy(bias, beta);
+    }
+  }
+  matmul_step(p, ni, A, Bv, C, a, b, bias, Y);
+}
+
+void lower_matmul(Program& p, int ni) {
+  const Node& n = node_of(p, ni);
+  const int A = input_at(n, 0), Bv = input_at(n, 1), Y = n.outputs.at(0);
+  Shape as = shape_of(p, A), bs = shape_of(p, Bv);
+  if (as.rank() == 0 || bs.rank() == 0) throw NoKernel{"MatMul of a scalar"};
+  if (as.rank() == 1) as.dims.insert(as.dims.begin(), 1);
+  if (bs.rank() == 1) bs.dims.push_back(1);
+  memory a_plain = p.plain(A, ni), b_plain = p.plain(Bv, ni);
+  if (bs.rank() == 2 && as.rank() > 2) {  // [..., M, K] x [K, N]: one big 2-D product
+    Dims a2{static_cast<int64_t>(as.elements()) / as[-1], as[-1]};
+    matmul_step(p, ni, A, Bv, -1, p.view(a_plain, a2), p.view(b_plain, to_dims(bs)), memory(), Y);
+    return;
+  }
+  const int rank = std::max(as.rank(), bs.rank());
+  if (rank > 12) throw NoKernel{"MatMul of rank > 12"};
+  matmul_step(p, ni, A, Bv, -1, p.view(a_plain, padded_dims(as, rank)), p.view(b_plain, padded_dims(bs, rank)),
+              memory(), Y);
+}
+
+}  // namespace ridge::exec

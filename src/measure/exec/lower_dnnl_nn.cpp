@@ -1,0 +1,501 @@
+// oneDNN lowerings of normalisation, elementwise, pooling, softmax, reductions and data movement.
+#include <cfloat>
+
+#include "lowerings.hpp"
+#include "ridge/error.hpp"
+
+namespace ridge::exec {
+
+using Args = std::unordered_map<int, memory>;
+using dnnl::algorithm;
+using dnnl::prop_kind;
+
+namespace {
+
+prop_kind forward_prop(Program& p) { return p.training() ? prop_kind::forward_training : prop_kind::forward_inference; }
+
+/// Copies `src` into `dst` (any layouts, same dims) as a bound closure.
+std::function<void()> bind_reorder(Program& p, const memory& src, const memory& dst) {
+  dnnl::reorder r(src, dst);
+  return [&p, r, src, dst] { r.execute(p.stream(), {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}}); };
+}
+
+/// Offsets of a Slice along every axis (steps must be 1; sizes come from the output shape).
+Dims slice_offsets(Program& p, const Node& n, const Shape& in) {
+  auto starts = n.attrs.has("starts") ? std::optional(n.attrs.ints("starts")) : int_input(p, n, 1);
+  auto axes = n.attrs.has("axes") ? std::optional(n.attrs.ints("axes")) : int_input(p, n, 3);
+  auto steps = int_input(p, n, 4);
+  if (!starts) throw NoKernel{"Slice starts are not known"};
+  if (steps)
+    for (auto s : *steps)
+      if (s != 1) throw NoKernel{"Slice with step != 1"};
+  if (!axes) {
+    axes.emplace();
+    for (size_t i = 0; i < starts->size(); ++i) axes->push_back(static_cast<int64_t>(i));
+  }
+  Dims offsets(in.rank(), 0);
+  for (size_t i = 0; i < axes->size() && i < starts->size(); ++i) {
+    const int64_t ax = normalize_axis((*axes)[i], in.rank(), n), dim = in[static_cast<int>(ax)];
+    int64_t st = (*starts)[i];
+    if (st < 0) st += dim;
+    offsets[ax] = std::clamp<int64_t>(st, 0, dim);
+  }
+  return offsets;
+}
+
+}  // namespace
+
+// ---- normalisation -----------------------------------------------------------------------------------------
+
+void lower_batchnorm(Program& p, int ni) {
+  const Node& n = node_of(p, ni);
+  const int X = input_at(n, 0), S = input_at(n, 1), B = input_at(n, 2), Y = n.outputs.at(0);
+  const float eps = static_cast<float>(n.attrs.f("epsilon", 1e-5));
+  auto flags = dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
+  if (!p.training()) flags |= dnnl::normalization_flags::use_global_stats;
+  memory src = p.value(X);
+  dnnl::batch_normalization_forward::primitive_desc pd(
+      dnnl::batch_normalization_forward::desc(forward_prop(p), src.get_desc(), eps, flags), p.engine());
+  memory dst = p.alloc(pd.dst_desc());
+  memory scale = p.plain(S, ni), shift = p.plain(B, ni);
+  memory mean = p.training() ? p.alloc(pd.mean_desc()) : p.plain(input_at(n, 3), ni);
+  memory var = p.training() ? p.alloc(pd.variance_desc()) : p.plain(input_at(n, 4), ni);
+  p.set_value(Y, dst);
+  dnnl::batch_normalization_forward prim(pd);
+  Args args{{DNNL_ARG_SRC, src},   {DNNL_ARG_DST, dst},       {DNNL_ARG_SCALE, scale},
+            {DNNL_ARG_SHIFT, shift}, {DNNL_ARG_MEAN, mean}, {DNNL_ARG_VARIANCE, var}};
+  if (pd.workspace_desc().get_size() > 0) args[DNNL_ARG_WORKSPACE] = p.alloc(pd.workspace_desc());
+  Step& step = p.add_step(ni, impl_name(pd), [&p, prim, args] { prim.execute(p.stream(), args); });
+  if (!p.needs_grad(Y)) return;
+  dnnl::batch_normalization_backward::primitive_desc bpd(
+      dnnl::batch_normalization_backward::desc(prop_kind::backward, dst.get_desc(), src.get_desc(), eps, flags),
+      p.engine(), pd);
+  memory diff_src = p.alloc(bpd.diff_src_desc()), diff_scale = p.alloc(scale.get_desc()),
+         diff_shift = p.alloc(shift.get_desc());
+  Args bargs = args;
+  bargs.erase(DNNL_ARG_DST);
+  bargs[DNNL_ARG_DIFF_DST] = p.grad(Y);
+  bargs[DNNL_ARG_DIFF_SRC] = diff_src;
+  bargs[DNNL_ARG_DIFF_SCALE] = diff_scale;
+  bargs[DNNL_ARG_DIFF_SHIFT] = diff_shift;
+  dnnl::batch_normalization_backward bprim(bpd);
+  std::vector<std::function<void()>> parts{[&p, bprim, bargs] { bprim.execute(p.stream(), bargs); }};
+  if (p.needs_grad(X)) parts.push_back(p.accumulate_into_grad(X, diff_src));
+  if (p.needs_grad(S)) parts.push_back(p.accumulate_into_grad(S, diff_scale));
+  if (p.needs_grad(B)) parts.push_back(p.accumulate_into_grad(B, diff_shift));
+  step.info.has_backward = true;
+  step.backward = sequence(parts);
+}
+
+void lower_layernorm(Program& p, int ni) {
+  const Node& n = node_of(p, ni);
+  const int X = input_at(n, 0), S = input_at(n, 1), B = input_at(n, 2), Y = n.outputs.at(0);
+  const Shape& xs = shape_of(p, X);
+  const int64_t axis = normalize_axis(n.attrs.i("axis", -1), xs.rank(), n);
+  int64_t outer = 1, inner = 1;
+  for (int i = 0; i < xs.rank(); ++i) (i < axis ? outer : inner) *= xs[i];
+  auto flags = dnnl::normalization_flags::use_scale;
+  if (B >= 0) flags |= dnnl::normalization_flags::use_shift;
+  memory src = p.view(p.plain(X, ni), {outer, inner});
+  const float eps = static_cast<float>(n.attrs.f("epsilon", 1e-5));
+  dnnl::layer_normalization_forward::primitive_desc pd(
+      dnnl::layer_normalization_forward::desc(forward_prop(p), src.get_desc(), eps, flags), p.engine());
+  memory dst = p.alloc(pd.dst_desc());
+  p.set_value(Y, p.view(dst, to_dims(shape_of(p, Y))));
+  Args args{{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}, {DNNL_ARG_SCALE, p.view(p.plain(S, ni), {inner})}};
+  if (B >= 0) args[DNNL_ARG_SHIFT] = p.view(p.plain(B, ni), {inner});
+  if (p.training()) {
+    args[DNNL_ARG_MEAN] = p.alloc(pd.mean_desc());
+    args[DNNL_ARG_VARIANCE] = p.alloc(pd.variance_desc());
+  }
+  dnnl::layer_normalization_forward prim(pd);
+  Step& step = p.add_step(ni, impl_name(pd), [&p, prim, args] { prim.execute(p.stream(), args); });
+  if (!p.needs_grad(Y)) return;
+  dnnl::layer_normalization_backward::primitive_desc bpd(
+      dnnl::layer_normalization_backward::desc(prop_kind::backward, dst.get_desc(), src.get_desc(), eps, flags),
+      p.engine(), pd);
+  Args bargs = args;
+  bargs.erase(DNNL_ARG_DST);
+  bargs[DNNL_ARG_DIFF_DST] = p.view(p.grad(Y), {outer, inner});
+  memory diff_src = p.alloc(bpd.diff_src_desc()), diff_scale = p.alloc(plain_desc({inner}));
+  bargs[DNNL_ARG_DIFF_SRC] = diff_src;
+  bargs[DNNL_ARG_DIFF_SCALE] = diff_scale;
+  memory diff_shift = B >= 0 ? p.alloc(plain_desc({inner})) : memory();
+  if (B >= 0) bargs[DNNL_ARG_DIFF_SHIFT] = diff_shift;
+  dnnl::layer_normalization_backward bprim(bpd);
+  std::vector<std::function<void()>> parts{[&p, bprim, bargs] { bprim.execute(p.stream(), bargs); }};
+  if (p.needs_grad(X)) parts.push_back(p.accumulate_into_grad(X, diff_src));
+  if (p.needs_grad(S)) parts.push_back(p.accumulate_into_grad(S, diff_scale));
+  if (B >= 0 && p.needs_grad(B)) parts.push_back(p.accumulate_into_grad(B, diff_shift));
+  step.info.has_backward = true;
+  step.backward = sequence(parts);
+}
+
+// ---- elementwise -------------------------------------------------------------------------------------------
+
+namespace {
+
+/// An ONNX unary op as a oneDNN eltwise algorithm with alpha/beta (from attributes when named).
+struct EltwiseRow {
+  OpKind op;
+  algorithm alg;
+  float alpha, beta;
+  const char* alpha_attr;
+  const char* beta_attr;
+};
+constexpr EltwiseRow kEltwise[] = {
+    {OpKind::Relu, algorithm::eltwise_relu, 0.f, 0.f, nullptr, nullptr},
+    {OpKind::LeakyRelu, algorithm::eltwise_relu, 0.01f, 0.f, "alpha", nullptr},
+    {OpKind::Sigmoid, algorithm::eltwise_logistic, 0.f, 0.f, nullptr, nullptr},
+    {OpKind::Tanh, algorithm::eltwise_tanh, 0.f, 0.f, nullptr, nullptr},
+    {OpKind::Gelu, algorithm::eltwise_gelu_erf, 0.f, 0.f, nullptr, nullptr},
+    {OpKind::HardSwish, algorithm::eltwise_hardswish, 0.f, 0.f, nullptr, nullptr},
+    {OpKind::Sqrt, algorithm::eltwise_sqrt, 0.f, 0.f, nullptr, nullptr},
+    {OpKind::Exp, algorithm::eltwise_exp, 0.f, 0.f, nullptr, nullptr},
+    {OpKind::Log, algorithm::eltwise_log, 0.f, 0.f, nullptr, nullptr},
+    {OpKind::Neg, algorithm::eltwise_linear, -1.f, 0.f, nullptr, nullptr},
+    {OpKind::Reciprocal, algorithm::eltwise_pow, 1.f, -1.f, nullptr, nullptr},
+    {OpKind::Clip, algorithm::eltwise_clip, -FLT_MAX, FLT_MAX, "min", "max"},
+};
+
+}  // namespace
+
+void lower_eltwise(Program& p, int ni) {
+  const Node& n = node_of(p, ni);
+  const int X = input_at(n, 0), Y = n.outputs.at(0);
+  const EltwiseRow* row = nullptr;
+  for (const auto& r : kEltwise)
+    if (r.op == n.op) row = &r;
+  RIDGE_ASSERT(row, "eltwise lowering without a table row");
+  algorithm alg = row->alg;
+  float alpha = row->alpha_attr ? static_cast<float>(n.attrs.f(row->alpha_attr, row->alpha)) : row->alpha;
+  float beta = row->beta_attr ? static_cast<float>(n.attrs.f(row->beta_attr, row->beta)) : row->beta;
+  if (n.op == OpKind::Gelu && n.attrs.s("approximate", "none") == "tanh") alg = algorithm::eltwise_gelu_tanh;
+  if (n.op == OpKind::Clip) {  // opset >= 11: bounds are inputs
+    if (input_at(n, 1) >= 0) {
+      auto v = scalar_input(p, n, 1);
+      if (!v) throw NoKernel{"Clip min is not a known constant"};
+      alpha = *v;
+    }
+    if (input_at(n, 2) >= 0) {
+      auto v = scalar_input(p, n, 2);
+      if (!v) throw NoKernel{"Clip max is not a known constant"};
+      beta = *v;
+    }
+  }
+  memory src = p.value(X);
+  dnnl::eltwise_forward::primitive_desc pd(
+      dnnl::eltwise_forward::desc(forward_prop(p), alg, src.get_desc(), alpha, beta), p.engine());
+  memory dst = p.alloc(pd.dst_desc());
+  p.set_value(Y, dst);
+  dnnl::eltwise_forward prim(pd);
+  Step& step = p.add_step(ni, impl_name(pd), [&p, prim, src, dst] {
+    prim.execute(p.stream(), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
+  });
+  if (!p.needs_grad(Y) || !p.needs_grad(X)) return;
+  dnnl::eltwise_backward::primitive_desc bpd(
+      dnnl::eltwise_backward::desc(alg, dst.get_desc(), src.get_desc(), alpha, beta), p.engine(), pd);
+  memory diff_src = p.alloc(bpd.diff_src_desc()), dy = p.grad(Y);
+  dnnl::eltwise_backward bprim(bpd);
+  auto acc = p.accumulate_into_grad(X, diff_src);
+  step.info.has_backward = true;
+  step.backward = [&p, bprim, src, dy, diff_src, acc] {
+    bprim.execute(p.stream(), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_DIFF_SRC, diff_src}});
+    acc();
+  };
+}
+
+void lower_binary(Program& p, int ni) {
+  const Node& n = node_of(p, ni);
+  int a = input_at(n, 0), b = input_at(n, 1);
+  const int Y = n.outputs.at(0);
+  const Shape& ys = shape_of(p, Y);
+  const int rank = std::max(1, ys.rank());
+  const Dims ydims = padded_dims(ys, rank);
+  const bool commutative = n.op == OpKind::Add || n.op == OpKind::Mul;
+  if (padded_dims(shape_of(p, a), rank) != ydims && commutative) std::swap(a, b);
+  if (padded_dims(shape_of(p, a), rank) != ydims) {  // oneDNN broadcasts only the second operand
+    lower_reference_elementwise(p, ni);
+    return;
+  }
+  const algorithm alg = n.op == OpKind::Add   ? algorithm::binary_add
+                        : n.op == OpKind::Sub ? algorithm::binary_sub
+                        : n.op == OpKind::Mul ? algorithm::binary_mul
+                                              : algorithm::binary_div;
+  memory src0 = p.value(a);
+  if (src0.get_desc().dims() != ydims) src0 = p.view(p.plain(a, ni), ydims);
+  const Dims bdims = padded_dims(shape_of(p, b), rank);
+  memory src1 = bdims == ydims ? p.in_layout(b, src0.get_desc(), ni) : p.view(p.plain(b, ni), bdims);
+  std::optional<dnnl::binary::primitive_desc> pd;
+  try {
+    pd.emplace(dnnl::binary::desc(alg, src0.get_desc(), src1.get_desc(), src0.get_desc()), p.engine());
+  } catch (const dnnl::error&) {  // a blocked src0 with a broadcast src1: fall back to plain
+    src0 = p.view(p.plain(a, ni), ydims);
+    pd.emplace(dnnl::binary::desc(alg, src0.get_desc(), src1.get_desc(), src0.get_desc()), p.engine());
+  }
+  memory dst = p.alloc(pd->dst_desc());
+  p.set_value(Y, src0.get_desc().dims() == to_dims(ys) ? dst : p.view(dst, to_dims(ys)));
+  dnnl::binary prim(*pd);
+  Step& step = p.add_step(ni, impl_name(*pd), [&p, prim, src0, src1, dst] {
+    prim.execute(p.stream(), {{DNNL_ARG_SRC_0, src0}, {DNNL_ARG_SRC_1, src1}, {DNNL_ARG_DST, dst}});
+  });
+  if (!p.needs_grad(Y)) return;
+  memory dy = p.grad(Y);
+  if (dy.get_desc().dims() != ydims) dy = p.view(dy, ydims);
+  std::vector<std::function<void()>> parts;
+  // d(a op b)/da and /db for add, sub, mul: a scaled or multiplied copy of dY, reduced to each operand's shape
+  auto grad_through = [&](int vid, const memory& other, float scale) {
+    if (!p.needs_grad(vid)) return;
+    memory d = p.alloc(dy.get_desc());
+    if (other) {
+      dnnl::binary mul(dnnl::binary::primitive_desc(
+          dnnl::binary::desc(algorithm::binary_mul, dy.get_desc(), other.get_desc(), dy.get_desc()), p.engine()));
+      parts.push_back([&p, mul, dy, other, d] {
+        mul.execute(p.stream(), {{DNNL_ARG_SRC_0, dy}, {DNNL_ARG_SRC_1, other}, {DNNL_ARG_DST, d}});
+      });
+    } else {
+      dnnl::eltwise_forward lin(dnnl::eltwise_forward::primitive_desc(
+          dnnl::eltwise_forward::desc(prop_kind::forward_inference, algorithm::eltwise_linear, dy.get_desc(), scale,
+                                      0.f),
+          p.engine()));
+      parts.push_back([&p, lin, dy, d] { lin.execute(p.stream(), {{DNNL_ARG_SRC, dy}, {DNNL_ARG_DST, d}}); });
+    }
+    parts.push_back(reduce_into_grad(p, vid, d));
+  };
+  if (n.op == OpKind::Add || n.op == OpKind::Sub) {
+    grad_through(a, memory(), 1.f);
+    grad_through(b, memory(), n.op == OpKind::Sub ? -1.f : 1.f);
+  } else if (n.op == OpKind::Mul && bdims == ydims) {
+    grad_through(a, src1, 1.f);
+    grad_through(b, src0, 1.f);
+  } else {
+    p.note(std::string(op_name(n.op)) + " with broadcasting has no backward in the executor");
+    return;
+  }
+  step.info.has_backward = !parts.empty();
+  step.backward = sequence(parts);
+}
+
+// ---- pooling and softmax -------------------------------------------------------------------------------------
+
+void lower_pool(Program& p, int ni) {
+  const Node& n = node_of(p, ni);
+  const int X = input_at(n, 0), Y = n.outputs.at(0);
+  const Shape &xs = shape_of(p, X), &ys = shape_of(p, Y);
+  if (xs.rank() < 3 || xs.rank() > 5) throw NoKernel{"pooling of rank " + std::to_string(xs.rank())};
+  const int sp = xs.rank() - 2;
+  Window w;
+  if (n.op == OpKind::MaxPool || n.op == OpKind::AveragePool) {
+    auto k = n.attrs.ints("kernel_shape");
+    w = window_of(n, xs, ys, Dims(k.begin(), k.end()));
+  } else {  // global and adaptive average pooling: equal windows when the sizes divide
+    for (int i = 0; i < sp; ++i) {
+      if (xs[i + 2] % ys[i + 2] != 0) throw NoKernel{"adaptive pooling with a non-dividing output size"};
+      const int64_t k = xs[i + 2] / ys[i + 2];
+      w.kernel.push_back(k), w.strides.push_back(k), w.dilation.push_back(0);
+      w.pad_l.push_back(0), w.pad_r.push_back(0);
+    }
+  }
+  if (n.op == OpKind::MaxPool && n.outputs.size() > 1 && n.outputs[1] >= 0)
+    throw NoKernel{"MaxPool with an Indices output"};
+  const algorithm alg = n.op == OpKind::MaxPool ? algorithm::pooling_max
+                        : n.attrs.i("count_include_pad", 0) != 0 ? algorithm::pooling_avg_include_padding
+                                                                  : algorithm::pooling_avg_exclude_padding;
+  memory src = p.value(X);
+  dnnl::pooling_v2_forward::primitive_desc pd(
+      dnnl::pooling_v2_forward::desc(forward_prop(p), alg, src.get_desc(), any_desc(to_dims(ys)), w.strides,
+                                     w.kernel, w.dilation, w.pad_l, w.pad_r),
+      p.engine());
+  memory dst = p.alloc(pd.dst_desc());
+  p.set_value(Y, dst);
+  Args args{{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
+  if (pd.workspace_desc().get_size() > 0) args[DNNL_ARG_WORKSPACE] = p.alloc(pd.workspace_desc());
+  dnnl::pooling_v2_forward prim(pd);
+  Step& step = p.add_step(ni, impl_name(pd), [&p, prim, args] { prim.execute(p.stream(), args); });
+  if (!p.needs_grad(Y) || !p.needs_grad(X)) return;
+  dnnl::pooling_v2_backward::primitive_desc bpd(
+      dnnl::pooling_v2_backward::desc(alg, any_desc(to_dims(xs)), dst.get_desc(), w.strides, w.kernel, w.dilation,
+                                      w.pad_l, w.pad_r),
+      p.engine(), pd);
+  memory diff_src = p.alloc(bpd.diff_src_desc());
+  Args bargs{{DNNL_ARG_DIFF_DST, p.grad(Y)}, {DNNL_ARG_DIFF_SRC, diff_src}};
+  if (args.count(DNNL_ARG_WORKSPACE)) bargs[DNNL_ARG_WORKSPACE] = args[DNNL_ARG_WORKSPACE];
+  dnnl::pooling_v2_backward bprim(bpd);
+  auto acc = p.accumulate_into_grad(X, diff_src);
+  step.info.has_backward = true;
+  step.backward = [&p, bprim, bargs, acc] {
+    bprim.execute(p.stream(), bargs);
+    acc();
+  };
+}
+
+void lower_softmax(Program& p, int ni) {
+  const Node& n = node_of(p, ni);
+  const int X = input_at(n, 0), Y = n.outputs.at(0);
+  const int axis = static_cast<int>(normalize_axis(n.attrs.i("axis", -1), shape_of(p, X).rank(), n));
+  const algorithm alg = n.op == OpKind::LogSoftmax ? algorithm::softmax_log : algorithm::softmax_accurate;
+  memory src = p.plain(X, ni);
+  dnnl::softmax_v2_forward::primitive_desc pd(
+      dnnl::softmax_v2_forward::desc(forward_prop(p), alg, src.get_desc(), src.get_desc(), axis), p.engine());
+  memory dst = p.alloc(pd.dst_desc());
+  p.set_value(Y, dst);
+  dnnl::softmax_v2_forward prim(pd);
+  Step& step = p.add_step(ni, impl_name(pd), [&p, prim, src, dst] {
+    prim.execute(p.stream(), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
+  });
+  if (!p.needs_grad(Y) || !p.needs_grad(X)) return;
+  dnnl::softmax_v2_backward::primitive_desc bpd(
+      dnnl::softmax_v2_backward::desc(alg, src.get_desc(), dst.get_desc(), dst.get_desc(), axis), p.engine(), pd);
+  memory diff_src = p.alloc(bpd.diff_src_desc()), dy = p.grad(Y);
+  dnnl::softmax_v2_backward bprim(bpd);
+  auto acc = p.accumulate_into_grad(X, diff_src);
+  step.info.has_backward = true;
+  step.backward = [&p, bprim, dst, dy, diff_src, acc] {
+    bprim.execute(p.stream(), {{DNNL_ARG_DST, dst}, {DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_DIFF_SRC, diff_src}});
+    acc();
+  };
+}
+
+// ---- reductions ----------------------------------------------------------------------------------------------
+
+void lower_reduce(Program& p, int ni) {
+  const Node& n = node_of(p, ni);
+  const int X = input_at(n, 0), Y = n.outputs.at(0);
+  const Shape& xs = shape_of(p, X);
+  auto axes = n.attrs.has("axes") ? std::optional(n.attrs.ints("axes")) : int_input(p, n, 1);
+  if (!axes && input_at(n, 1) >= 0) throw NoKernel{"reduction axes are not known"};
+  Dims reduced = to_dims(xs);
+  if (!axes || axes->empty()) {
+    if (n.attrs.i("noop_with_empty_axes", 0) != 0) throw NoKernel{"noop reduction"};
+    std::fill(reduced.begin(), reduced.end(), 1);
+  } else {
+    for (auto a : *axes) reduced[normalize_axis(a, xs.rank(), n)] = 1;
+  }
+  const algorithm alg = n.op == OpKind::ReduceMean  ? algorithm::reduction_mean
+                        : n.op == OpKind::ReduceSum ? algorithm::reduction_sum
+                                                    : algorithm::reduction_max;
+  memory src = p.plain(X, ni);
+  if (src.get_desc().dims() != reduced && xs.rank() == 0) throw NoKernel{"reduction of a scalar"};
+  memory dst = p.alloc(plain_desc(reduced));
+  dnnl::reduction::primitive_desc pd(dnnl::reduction::desc(alg, src.get_desc(), dst.get_desc(), 0.f, 0.f),
+                                     p.engine());
+  dnnl::reduction prim(pd);
+  p.set_value(Y, p.view(dst, to_dims(shape_of(p, Y))));
+  p.add_step(ni, impl_name(pd), [&p, prim, src, dst] {
+    prim.execute(p.stream(), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
+  });
+  if (p.needs_grad(Y)) p.note(std::string(op_name(n.op)) + " has no backward in the executor");
+}
+
+// ---- data movement -------------------------------------------------------------------------------------------
+
+void lower_concat(Program& p, int ni) {
+  const Node& n = node_of(p, ni);
+  const int Y = n.outputs.at(0);
+  const int axis = static_cast<int>(normalize_axis(n.attrs.i("axis", 0), shape_of(p, Y).rank(), n));
+  std::vector<int> ins;
+  for (int in : n.inputs)
+    if (in >= 0 && shape_of(p, in).elements() > 0) ins.push_back(in);
+  auto make = [&](bool plain) {
+    std::vector<memory> srcs;
+    std::vector<memory::desc> descs;
+    for (int in : ins) {
+      srcs.push_back(plain ? p.plain(in, ni) : p.value(in));
+      descs.push_back(srcs.back().get_desc());
+    }
+    return std::make_pair(srcs, dnnl::concat::primitive_desc(axis, descs, p.engine()));
+  };
+  std::optional<std::pair<std::vector<memory>, dnnl::concat::primitive_desc>> made;
+  if (!p.training()) {
+    try {
+      made.emplace(make(false));
+    } catch (const dnnl::error&) {
+    }
+  }
+  if (!made) made.emplace(make(true));
+  auto& [srcs, pd] = *made;
+  memory dst = p.alloc(pd.dst_desc());
+  p.set_value(Y, dst);
+  Args args{{DNNL_ARG_DST, dst}};
+  for (size_t i = 0; i < srcs.size(); ++i) args[DNNL_ARG_MULTIPLE_SRC + static_cast<int>(i)] = srcs[i];
+  dnnl::concat prim(pd);
+  Step& step = p.add_step(ni, impl_name(pd), [&p, prim, args] { prim.execute(p.stream(), args); });
+  if (!p.needs_grad(Y)) return;
+  memory dy = p.grad(Y);
+  if (!is_plain(dy.get_desc())) throw NoKernel{"concat backward on a blocked layout"};
+  std::vector<std::function<void()>> parts;
+  Dims offsets(dy.get_desc().dims().size(), 0);
+  for (int in : ins) {
+    const Dims d = to_dims(shape_of(p, in));
+    if (p.needs_grad(in)) parts.push_back(p.accumulate_into_grad(in, alias(p, dy, dy.get_desc().submemory_desc(d, offsets))));
+    offsets[axis] += d[axis];
+  }
+  step.info.has_backward = !parts.empty();
+  step.backward = sequence(parts);
+}
+
+void lower_transpose(Program& p, int ni) {
+  const Node& n = node_of(p, ni);
+  const int X = input_at(n, 0), Y = n.outputs.at(0);
+  const int rank = shape_of(p, X).rank();
+  auto perm = n.attrs.ints("perm");
+  if (perm.empty())
+    for (int i = rank - 1; i >= 0; --i) perm.push_back(i);
+  if (static_cast<int>(perm.size()) != rank) throw NoKernel{"Transpose perm has the wrong length"};
+  std::vector<int> to_out(rank);  // input axis -> output position
+  for (int j = 0; j < rank; ++j) to_out[normalize_axis(perm[j], rank, n)] = j;
+  memory src = p.plain(X, ni);
+  memory permuted = alias(p, src, src.get_desc().permute_axes(to_out));
+  memory dst = p.alloc(plain_desc(to_dims(shape_of(p, Y))));
+  p.set_value(Y, dst);
+  Step& step = p.add_step(ni, "reorder", bind_reorder(p, permuted, dst));
+  if (!p.needs_grad(Y) || !p.needs_grad(X)) return;
+  memory diff_src = p.alloc(src.get_desc());
+  step.info.has_backward = true;
+  step.backward = sequence({bind_reorder(p, p.grad(Y), alias(p, diff_src, diff_src.get_desc().permute_axes(to_out))),
+                            p.accumulate_into_grad(X, diff_src)});
+}
+
+void lower_slice(Program& p, int ni) {
+  const Node& n = node_of(p, ni);
+  const int X = input_at(n, 0), Y = n.outputs.at(0);
+  const Dims offsets = slice_offsets(p, n, shape_of(p, X));
+  const Dims out = to_dims(shape_of(p, Y));
+  memory src = p.plain(X, ni);
+  memory part = alias(p, src, src.get_desc().submemory_desc(out, offsets));
+  memory dst = p.alloc(plain_desc(out));
+  p.set_value(Y, dst);
+  Step& step = p.add_step(ni, "reorder", bind_reorder(p, part, dst));
+  if (!p.needs_grad(Y) || !p.needs_grad(X)) return;
+  memory diff_src = p.alloc(src.get_desc());
+  step.info.has_backward = true;
+  step.backward = sequence({bind_reorder(p, p.grad(Y), alias(p, diff_src, diff_src.get_desc().submemory_desc(out, offsets))),
+                            p.accumulate_into_grad(X, diff_src)});
+}
+
+void lower_split(Program& p, int ni) {
+  const Node& n = node_of(p, ni);
+  const int X = input_at(n, 0);
+  const int axis = static_cast<int>(normalize_axis(n.attrs.i("axis", 0), shape_of(p, X).rank(), n));
+  memory src = p.plain(X, ni);
+  Dims offsets(src.get_desc().dims().size(), 0);
+  std::vector<std::function<void()>> parts, back;
+  memory diff_src = p.needs_grad(X) ? p.alloc(src.get_desc()) : memory();
+  for (int out : n.outputs) {
+    if (out < 0) continue;
+    const Dims d = to_dims(shape_of(p, out));
+    memory dst = p.alloc(plain_desc(d));
+    p.set_value(out, dst);
+    parts.push_back(bind_reorder(p, alias(p, src, src.get_desc().submemory_desc(d, offsets)), dst));
+    if (diff_src && p.needs_grad(out))
+      back.push_back(bind_reorder(p, p.grad(out), alias(p, diff_src, diff_src.get_desc().submemory_desc(d, offsets))));
+    offsets[axis] += d[axis];
+  }
+  Step& step = p.add_step(ni, "reorder", sequence(parts));
+  if (back.empty()) return;
+  back.push_back(p.accumulate_into_grad(X, diff_src));
+  step.info.has_backward = true;
+  step.backward = sequence(back);
+}
+
+}  // namespace ridge::exec

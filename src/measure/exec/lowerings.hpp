@@ -1,0 +1,77 @@
+// Lowerings: one function per op group, turning a node into executor steps (oneDNN primitives or reference
+// kernels). Internal to src/measure/exec; the op -> lowering table is in lower.cpp.
+#pragma once
+#include <optional>
+
+#include "program.hpp"
+
+namespace ridge::exec {
+
+/// Turns node `ni` of the program's graph into steps; throws NoKernel when it cannot.
+using Lowering = void (*)(Program& p, int ni);
+
+// oneDNN primitives (lower_dnnl.cpp, lower_dnnl_nn.cpp)
+void lower_conv(Program& p, int ni);
+void lower_gemm(Program& p, int ni);
+void lower_matmul(Program& p, int ni);
+void lower_batchnorm(Program& p, int ni);
+void lower_layernorm(Program& p, int ni);
+void lower_eltwise(Program& p, int ni);
+void lower_binary(Program& p, int ni);
+void lower_pool(Program& p, int ni);
+void lower_softmax(Program& p, int ni);
+void lower_concat(Program& p, int ni);
+void lower_reduce(Program& p, int ni);
+void lower_transpose(Program& p, int ni);
+void lower_slice(Program& p, int ni);
+void lower_split(Program& p, int ni);
+
+// views and reference kernels (lower_ref.cpp)
+void lower_view(Program& p, int ni);
+void lower_gather(Program& p, int ni);
+void lower_reference_unary(Program& p, int ni);  ///< Erf, HardSigmoid
+void lower_reference_elementwise(Program& p, int ni);  ///< Pow/Equal/Where/Expand with broadcasting
+void lower_argmax(Program& p, int ni);
+void lower_cast(Program& p, int ni);
+
+// ---- helpers shared by the lowerings -------------------------------------------------------------------
+
+inline const Node& node_of(Program& p, int ni) { return p.graph().nodes.at(ni); }
+inline const Shape& shape_of(Program& p, int vid) { return p.graph().value(vid).shape; }
+/// Input `i` of a node, or -1 when omitted.
+inline int input_at(const Node& n, size_t i) { return i < n.inputs.size() ? n.inputs[i] : -1; }
+/// A descriptor letting oneDNN choose the layout.
+inline memory::desc any_desc(const Dims& d) {
+  return memory::desc(d, memory::data_type::f32, memory::format_tag::any);
+}
+/// Axis in [0, rank) from a possibly negative ONNX axis; throws NoKernel when out of range.
+int64_t normalize_axis(int64_t axis, int rank, const Node& n);
+/// Integer payload of input `i` (shape-arithmetic constants), if the graph knows it.
+std::optional<std::vector<int64_t>> int_input(Program& p, const Node& n, size_t i);
+/// A scalar float from input `i` when its value is known (given payload or integer data), else nullopt.
+std::optional<float> scalar_input(Program& p, const Node& n, size_t i);
+/// Shape `s` left-padded with 1s to `rank` dims.
+Dims padded_dims(const Shape& s, int rank);
+/// Spatial window of a conv or pool: kernel, strides, oneDNN dilation (ONNX dilation - 1) and paddings chosen
+/// so that oneDNN's output size equals the graph's (ceil_mode and auto_pad included).
+struct Window {
+  Dims kernel, strides, dilation, pad_l, pad_r;
+};
+Window window_of(const Node& n, const Shape& x, const Shape& y, const Dims& kernel);
+/// Memory over the same buffer as `m` with descriptor `d`.
+memory alias(Program& p, const memory& m, const memory::desc& d);
+/// Sums `diff` down to the dims of value `vid` (broadcast axes reduced) and adds it into its gradient.
+std::function<void()> reduce_into_grad(Program& p, int vid, const memory& diff);
+/// Runs closures in order (a step's backward made of parts).
+inline std::function<void()> sequence(std::vector<std::function<void()>> parts) {
+  return [parts = std::move(parts)] {
+    for (const auto& f : parts) f();
+  };
+}
+/// oneDNN implementation name of a primitive descriptor.
+template <typename PD>
+std::string impl_name(const PD& pd) {
+  return pd.impl_info_str();
+}
+
+}  // namespace ridge::exec

@@ -1,0 +1,141 @@
+// measure_graph(): warm-up, repeated passes with per-step timers, statistics, costs next to times.
+#include <sys/resource.h>
+
+#include <chrono>
+
+#include "program.hpp"
+#include "ridge/cost.hpp"
+#include "ridge/error.hpp"
+
+namespace ridge {
+
+namespace {
+
+double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+measure::BenchStats stats_of(const std::vector<double>& samples) {
+  return samples.empty() ? measure::BenchStats{} : measure::summarize(samples);
+}
+
+Count peak_rss_bytes() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<Count>(u.ru_maxrss) * 1024;
+}
+
+/// The passes of one measurement: forward (or a training step), with or without a timer per step.
+class Runner {
+ public:
+  explicit Runner(exec::Program& p) : p_(p), fwd_(p.steps().size()), bwd_(p.steps().size()) {}
+
+  /// One pass; returns its wall time. With `timed`, appends each step's time to its samples.
+  double pass(bool timed) {
+    auto& steps = p_.steps();
+    const double start = now_s();
+    for (size_t i = 0; i < steps.size(); ++i) run(steps[i].forward, timed ? &fwd_[i] : nullptr);
+    if (p_.training()) {
+      p_.start_backward();
+      for (size_t i = steps.size(); i-- > 0;) run(steps[i].backward, timed ? &bwd_[i] : nullptr);
+      const double t = now_s();
+      sgd_update();
+      if (timed) update_.push_back(now_s() - t);
+    }
+    return now_s() - start;
+  }
+  const std::vector<double>& forward(size_t i) const { return fwd_[i]; }
+  const std::vector<double>& backward(size_t i) const { return bwd_[i]; }
+  const std::vector<double>& update() const { return update_; }
+
+ private:
+  void run(const std::function<void()>& f, std::vector<double>* samples) {
+    if (!f) return;
+    if (!samples) return f();
+    const double t = now_s();
+    f();
+    samples->push_back(now_s() - t);
+  }
+  void sgd_update() {
+    const float lr = p_.options().learning_rate;
+    for (auto& [w, g] : p_.param_grads()) {
+      float* pw = exec::data_of(w);
+      const float* pg = exec::data_of(g);
+      const size_t n = w.get_desc().get_size() / sizeof(float);
+      for (size_t i = 0; i < n; ++i) pw[i] -= lr * pg[i];
+    }
+  }
+
+  exec::Program& p_;
+  std::vector<std::vector<double>> fwd_, bwd_;
+  std::vector<double> update_;
+};
+
+}  // namespace
+
+ModelMeasurement measure_graph(const Graph& g, const MeasureOptions& opts) {
+  check_memory_fits(g, opts.exec.train, opts.exec.available_bytes);
+  const ModelCost costs = estimate(g);
+  exec::Program prog(g, opts.exec);
+  Runner runner(prog);
+  for (int i = 0; i < opts.warmup; ++i) runner.pass(false);
+  std::vector<double> untimed, timed;
+  const double start = now_s();
+  for (int r = 0; r < std::max(1, opts.max_repeats); ++r) {
+    untimed.push_back(runner.pass(false));
+    timed.push_back(runner.pass(true));
+    if (r + 1 < opts.min_repeats) continue;
+    if (measure::summarize(untimed).spread <= opts.target_noise || now_s() - start > opts.max_seconds) break;
+  }
+
+  ModelMeasurement m;
+  m.total = stats_of(untimed);
+  m.total_timed = stats_of(timed);
+  m.update = stats_of(runner.update());
+  m.train = opts.exec.train;
+  m.threads = exec::set_threads(0);
+  m.batch = g.inputs.empty() || g.value(g.inputs[0]).shape.rank() == 0 ? 1 : g.value(g.inputs[0]).shape[0];
+  m.samples_per_s = m.total.median_s > 0 ? static_cast<double>(m.batch) / m.total.median_s : 0;
+  for (size_t i = 0; i < prog.steps().size(); ++i) {
+    LayerMeasurement row;
+    row.step = prog.steps()[i].info;
+    row.forward = stats_of(runner.forward(i));
+    row.backward = stats_of(runner.backward(i));
+    if (row.step.op == "Reorder") {
+      row.bytes = row.step.bytes_moved;
+    } else if (row.step.node >= 0) {
+      const NodeCost& nc = costs.nodes.at(row.step.node);
+      row.cost_known = nc.status == CostStatus::Ok;
+      row.flops = nc.cost.flops;
+      row.bwd_flops = nc.cost.bwd_flops();
+      row.bytes = nc.cost.bytes();
+    }
+    if (row.step.status == StepStatus::Executed) {
+      m.layers_sum_s += row.forward.median_s + row.backward.median_s;
+      if (row.cost_known) m.flops += row.flops + (m.train ? row.bwd_flops : 0);
+    }
+    if (row.forward.median_s > 0) {
+      row.gflops_per_s = to_double(row.flops) / row.forward.median_s / 1e9;
+      row.gbytes_per_s = to_double(row.bytes) / row.forward.median_s / 1e9;
+    }
+    m.layers.push_back(std::move(row));
+  }
+  m.buffer_bytes = prog.buffer_bytes();
+  m.peak_rss_bytes = peak_rss_bytes();
+  const MemoryEstimate mem = estimate_memory(g, Optimizer::SGD);
+  m.estimated_peak_bytes = m.train ? mem.training_peak_bytes : mem.inference_peak_bytes;
+  m.notes = prog.notes();
+  if (!costs.complete()) m.notes.push_back("some nodes have no cost estimate: their FLOP columns are empty");
+  return m;
+}
+
+void apply_roofline(ModelMeasurement& m, const measure::MachineProfile& machine) {
+  for (auto& row : m.layers) {
+    if (row.flops <= 0 || row.bytes <= 0 || row.forward.median_s <= 0) continue;
+    const double ai = to_double(row.flops) / to_double(row.bytes);
+    row.roofline_gflops_per_s = measure::attainable_gflops(machine, ai, DType::F32, m.threads);
+    if (row.roofline_gflops_per_s <= 0) continue;
+    row.roofline_percent = 100.0 * row.gflops_per_s / row.roofline_gflops_per_s;
+    row.estimated_time_s = to_double(row.flops) / (row.roofline_gflops_per_s * 1e9);
+  }
+}
+
+}  // namespace ridge

@@ -1,0 +1,362 @@
+#include "program.hpp"
+
+#include <dlfcn.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "ridge/error.hpp"
+
+namespace ridge::exec {
+
+namespace {
+
+uint64_t fnv1a(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+bool is_weight_like(const Value& v) { return v.producer < 0 && v.kind != ValueKind::Input; }
+
+/// Largest valid index for an integer graph input: the smallest table it indexes through Gather.
+int64_t index_bound(const Graph& g, int vid) {
+  int64_t bound = -1;
+  for (const auto& n : g.nodes) {
+    if (n.op != OpKind::Gather || n.inputs.size() < 2 || n.inputs[1] != vid || n.inputs[0] < 0) continue;
+    const Shape& table = g.value(n.inputs[0]).shape;
+    int64_t axis = n.attrs.i("axis", 0);
+    if (axis < 0) axis += table.rank();
+    if (axis >= 0 && axis < table.rank()) bound = bound < 0 ? table[axis] : std::min(bound, table[axis]);
+  }
+  return bound > 0 ? bound : 2;
+}
+
+std::vector<bool> values_needing_grad(const Graph& g) {
+  std::vector<bool> need(g.values.size(), false);
+  for (size_t v = 0; v < g.values.size(); ++v) need[v] = g.values[v].kind == ValueKind::Param;
+  for (int ni : topo_order(g)) {
+    const Node& n = g.nodes[ni];
+    bool any = false;
+    for (int in : n.inputs)
+      if (in >= 0 && need[in] && is_float(g.value(in).dtype)) any = true;
+    for (int out : n.outputs)
+      if (any && is_float(g.value(out).dtype)) need[out] = true;
+  }
+  return need;
+}
+
+}  // namespace
+
+memory::desc plain_desc(const Dims& dims) {
+  Dims strides(dims.size(), 1);
+  for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i) strides[i] = strides[i + 1] * dims[i + 1];
+  return memory::desc(dims, memory::data_type::f32, strides);
+}
+
+Dims to_dims(const Shape& s) {
+  if (s.rank() == 0) return {1};
+  return Dims(s.dims.begin(), s.dims.end());
+}
+
+bool is_plain(const memory::desc& d) {
+  const auto& md = d.data;
+  if (md.format_kind != dnnl_blocked || md.format_desc.blocking.inner_nblks != 0 || md.offset0 != 0) return false;
+  int64_t expect = 1;
+  for (int i = md.ndims - 1; i >= 0; --i) {
+    if (md.dims[i] != 1 && md.format_desc.blocking.strides[i] != expect) return false;
+    expect *= md.dims[i];
+  }
+  return true;
+}
+
+int64_t element_count(const memory::desc& d) {
+  int64_t n = 1;
+  for (auto x : d.dims()) n *= x;
+  return n;
+}
+
+int set_threads(int t) {
+  using SetFn = void (*)(int);
+  using GetFn = int (*)();
+  auto set = reinterpret_cast<SetFn>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
+  auto get = reinterpret_cast<GetFn>(dlsym(RTLD_DEFAULT, "omp_get_max_threads"));
+  if (t > 0 && set) set(t);
+  return get ? get() : 1;
+}
+
+Program::Program(const Graph& g, const ExecOptions& opts)
+    : g_(g), opts_(opts), eng_(dnnl::engine::kind::cpu, 0), strm_(eng_) {
+  set_threads(opts.threads);
+  vals_.resize(g.values.size());
+  plain_cache_.resize(g.values.size());
+  grads_.resize(g.values.size());
+  synthetic_.assign(g.values.size(), false);
+  need_grad_ = opts.train ? values_needing_grad(g) : std::vector<bool>(g.values.size(), false);
+  bind_initial_values();
+  lower_all();
+}
+
+const HostTensor* Program::payload(int vid) const {
+  const Value& v = g_.value(vid);
+  const auto& map = v.kind == ValueKind::Input ? opts_.inputs : opts_.weights;
+  auto it = map.find(v.name);
+  return it == map.end() ? nullptr : &it->second;
+}
+
+memory Program::alloc(const memory::desc& d) {
+  memory m(d, eng_);
+  std::memset(m.get_data_handle(), 0, d.get_size());
+  buffer_bytes_ += static_cast<Count>(d.get_size());
+  keep_alive_.push_back(m);  // views and closures may alias it; buffers live as long as the program
+  return m;
+}
+
+void Program::fill_value(int vid) {
+  const Value& v = g_.value(vid);
+  if (!v.shape.known())
+    throw Error("value '" + v.name + "': shape " + to_string(v.shape) + " is not fully known" +
+                (v.shape_note.empty() ? "" : " (" + v.shape_note + ")") + "; cannot execute");
+  memory m = alloc(plain_desc(to_dims(v.shape)));
+  float* p = data_of(m);
+  const int64_t n = static_cast<int64_t>(v.shape.elements());
+  if (const HostTensor* t = payload(vid)) {
+    if (static_cast<int64_t>(t->data.size()) != n)
+      throw Error("value '" + v.name + "': given tensor has shape " + to_string(t->shape) + ", the graph expects " +
+                  to_string(v.shape));
+    std::copy(t->data.begin(), t->data.end(), p);
+  } else if (v.has_int_data && static_cast<int64_t>(v.int_data.size()) == n) {
+    for (int64_t i = 0; i < n; ++i) p[i] = static_cast<float>(v.int_data[i]);
+  } else {
+    std::mt19937_64 rng(opts_.seed ^ fnv1a(v.name));
+    if (v.kind == ValueKind::Input && !is_float(v.dtype)) {
+      std::uniform_int_distribution<int64_t> ids(0, index_bound(g_, vid) - 1);
+      for (int64_t i = 0; i < n; ++i) p[i] = static_cast<float>(ids(rng));
+    } else {
+      float lo = -1, hi = 1;
+      if (v.kind == ValueKind::Param && v.shape.rank() >= 2) {
+        hi = 1.0f / std::sqrt(static_cast<float>(n / v.shape[0]));
+        lo = -hi;
+      } else if (v.kind != ValueKind::Input) {
+        lo = 0.5f, hi = 1.5f;  // biases, norm scales, running variances, scalars: positive and near 1
+      }
+      std::uniform_real_distribution<float> dist(lo, hi);
+      for (int64_t i = 0; i < n; ++i) p[i] = dist(rng);
+    }
+  }
+  vals_[vid] = m;
+}
+
+void Program::bind_initial_values() {
+  bool random_weights = false, random_inputs = false;
+  for (size_t v = 0; v < g_.values.size(); ++v) {
+    const Value& val = g_.values[v];
+    if (val.producer >= 0) continue;
+    bool used = false;
+    for (const auto& n : g_.nodes)
+      for (int in : n.inputs) used |= in == static_cast<int>(v);
+    for (int out : g_.outputs) used |= out == static_cast<int>(v);
+    if (!used) continue;
+    fill_value(static_cast<int>(v));
+    if (!payload(static_cast<int>(v)) && !val.has_int_data) {
+      if (val.kind == ValueKind::Input) random_inputs = true;
+      else random_weights = true;
+    }
+  }
+  if (random_weights) note("weights without a payload are random (seed " + std::to_string(opts_.seed) + ")");
+  if (random_inputs) note("graph inputs without data are random (seed " + std::to_string(opts_.seed) + ")");
+}
+
+memory& Program::value(int vid) {
+  memory& m = vals_.at(vid);
+  RIDGE_ASSERT(m, "value used before it was produced");
+  return m;
+}
+
+void Program::run_now(dnnl::primitive p, const std::unordered_map<int, memory>& args) {
+  p.execute(strm_, args);
+  strm_.wait();
+}
+
+memory Program::in_layout(int vid, const memory::desc& want, int node) {
+  memory src = value(vid);
+  if (src.get_desc() == want) return src;
+  if (is_plain(want) && plain_cache_[vid] && plain_cache_[vid].get_desc() == want) return plain_cache_[vid];
+  memory dst = alloc(want);
+  dnnl::reorder r(src, dst);
+  if (is_weight_like(g_.value(vid))) {
+    run_now(r, {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}});
+  } else {
+    Step& s = add_step(node, "reorder", [this, r, src, dst] {
+      r.execute(strm_, {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}});
+    });
+    s.info.name = g_.nodes[node].name + ".reorder";
+    s.info.op = "Reorder";
+    s.info.bytes_moved = static_cast<Count>(src.get_desc().get_size() + want.get_size());
+  }
+  if (is_plain(want)) plain_cache_[vid] = dst;
+  return dst;
+}
+
+memory Program::plain(int vid, int node) {
+  memory src = value(vid);
+  if (is_plain(src.get_desc())) return src;
+  return in_layout(vid, plain_desc(src.get_desc().dims()), node);
+}
+
+memory& Program::grad(int vid) {
+  memory& g = grads_.at(vid);
+  if (!g) g = alloc(value(vid).get_desc());
+  return g;
+}
+
+void Program::start_backward() {
+  for (auto& g : grads_)
+    if (g) std::memset(g.get_data_handle(), 0, g.get_desc().get_size());
+  for (int out : g_.outputs) {
+    if (!grads_[out]) continue;
+    float* p = data_of(grads_[out]);
+    std::fill(p, p + grads_[out].get_desc().get_size() / sizeof(float), 1.0f);
+  }
+}
+
+std::function<void()> Program::accumulate_into_grad(int vid, const memory& diff) {
+  memory g = grad(vid);
+  dnnl::post_ops ops;
+  ops.append_sum(1.0f);
+  dnnl::primitive_attr attr;
+  attr.set_post_ops(ops);
+  memory src = diff;
+  if (src.get_desc().dims() != g.get_desc().dims()) src = view(diff, g.get_desc().dims());
+  dnnl::reorder r(dnnl::reorder::primitive_desc(src, g, attr));
+  return [this, r, src, g] { r.execute(strm_, {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, g}}); };
+}
+
+memory Program::view(const memory& m, const Dims& dims) {
+  RIDGE_ASSERT(is_plain(m.get_desc()), "view of a non-plain memory");
+  return memory(plain_desc(dims), eng_, m.get_data_handle());
+}
+
+memory Program::weight_as(int vid, const Dims& dims, const memory::desc& want) {
+  memory src = value(vid);
+  if (src.get_desc().dims() != dims) {
+    keep_alive_.push_back(src);
+    src = view(src, dims);
+  }
+  if (src.get_desc() != want) {
+    keep_alive_.push_back(src);
+    memory dst = alloc(want);
+    run_now(dnnl::reorder(src, dst), {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}});
+    src = dst;
+  }
+  vals_[vid] = src;
+  plain_cache_[vid] = memory();
+  return src;
+}
+
+std::vector<std::pair<memory, memory>> Program::param_grads() {
+  std::vector<std::pair<memory, memory>> out;
+  for (size_t v = 0; v < grads_.size(); ++v)
+    if (grads_[v] && is_param(static_cast<int>(v))) out.emplace_back(vals_[v], grads_[v]);
+  return out;
+}
+
+Step& Program::add_step(int node, std::string kernel, std::function<void()> forward) {
+  Step s;
+  const Node& n = g_.nodes.at(node);
+  s.info.name = n.name;
+  s.info.op = n.op == OpKind::Unknown ? n.op_type : std::string(op_name(n.op));
+  s.info.node = node;
+  s.info.kernel = std::move(kernel);
+  s.forward = std::move(forward);
+  steps_.push_back(std::move(s));
+  return steps_.back();
+}
+
+void Program::note(const std::string& s) {
+  for (const auto& n : notes_)
+    if (n == s) return;
+  notes_.push_back(s);
+}
+
+HostTensor Program::read(int vid) {
+  HostTensor t;
+  t.shape = g_.value(vid).shape;
+  memory src = value(vid);
+  memory plain_mem = src;
+  if (!is_plain(src.get_desc())) {
+    plain_mem = memory(plain_desc(src.get_desc().dims()), eng_);
+    run_now(dnnl::reorder(src, plain_mem), {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, plain_mem}});
+  }
+  const float* p = data_of(plain_mem);
+  t.data.assign(p, p + element_count(plain_mem.get_desc()));
+  return t;
+}
+
+HostTensor Program::read_grad(int vid) {
+  HostTensor t;
+  t.shape = g_.value(vid).shape;
+  t.data.assign(static_cast<size_t>(t.shape.elements()), 0.f);
+  if (!grads_[vid]) return t;
+  memory src = grads_[vid];
+  memory dst(plain_desc(src.get_desc().dims()), eng_);
+  run_now(dnnl::reorder(src, dst), {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}});
+  std::copy_n(data_of(dst), t.data.size(), t.data.begin());
+  return t;
+}
+
+bool Program::is_used(int vid) const {
+  for (int out : g_.outputs)
+    if (out == vid) return true;
+  for (const auto& n : g_.nodes)
+    for (int in : n.inputs)
+      if (in == vid) return true;
+  return false;
+}
+
+void Program::lower_all() {
+  for (int ni : topo_order(g_)) {
+    const Node& n = g_.nodes[ni];
+    bool synthetic_in = false;
+    for (int in : n.inputs) synthetic_in |= in >= 0 && synthetic_[in];
+    bool all_known = !n.outputs.empty();
+    for (int out : n.outputs) all_known &= g_.value(out).has_int_data;
+    const size_t first_step = steps_.size();
+    if (all_known) {
+      for (int out : n.outputs) fill_value(out);
+      Step& s = add_step(ni, "folded", nullptr);
+      s.info.status = StepStatus::Folded;
+      s.info.reason = "outputs known at import (shape arithmetic)";
+      continue;
+    }
+    std::string reason;
+    try {
+      lower_node(*this, ni);
+      for (int out : n.outputs)
+        if (out >= 0 && !vals_[out] && is_used(out))
+          throw NoKernel{"output '" + g_.value(out).name + "' is not computed by the executor"};
+    } catch (const NoKernel& e) {
+      reason = e.reason;
+    } catch (const dnnl::error& e) {
+      reason = std::string("oneDNN refused it (") + e.what() + ")";
+    }
+    if (!reason.empty()) {
+      steps_.resize(first_step);
+      for (int out : n.outputs) {
+        fill_value(out);
+        synthetic_[out] = true;
+      }
+      Step& s = add_step(ni, "none", nullptr);
+      s.info.status = StepStatus::NotExecuted;
+      s.info.reason = reason;
+      note("steps not executed leave random data of the right shape for their consumers");
+    }
+    for (int out : n.outputs)
+      if (!vals_[out]) fill_value(out);  // optional outputs nobody computes (masks, saved statistics)
+    if (synthetic_in)
+      for (size_t s = first_step; s < steps_.size(); ++s) steps_[s].info.synthetic_inputs = true;
+  }
+}
+
+}  // namespace ridge::exec

@@ -1,0 +1,125 @@
+// The executor's compiled form of a Graph: one oneDNN memory per value and a list of steps (primitives or
+// reference kernels bound to their arguments). Internal to src/measure/exec.
+#pragma once
+#include <functional>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "ridge/measure.hpp"
+
+namespace ridge::exec {
+
+using dnnl::memory;
+using Dims = memory::dims;
+
+/// Thrown by a lowering when an op (or one of its attribute combinations) has no kernel.
+struct NoKernel {
+  std::string reason;
+};
+
+/// One executable step and its backward/update parts when training.
+struct Step {
+  StepInfo info;
+  std::function<void()> forward;
+  std::function<void()> backward;  ///< empty: no backward (or not training)
+};
+
+/// Dense row-major descriptor of `dims` (rank 0 becomes {1}).
+memory::desc plain_desc(const Dims& dims);
+/// Dims of a ridge shape (rank 0 becomes {1}).
+Dims to_dims(const Shape& s);
+/// True when `d` is dense row-major.
+bool is_plain(const memory::desc& d);
+/// Element count of a descriptor.
+int64_t element_count(const memory::desc& d);
+/// Pointer to the fp32 data of a memory.
+inline float* data_of(const memory& m) { return static_cast<float*>(m.get_data_handle()); }
+
+/// A Graph compiled for the CPU engine.
+class Program {
+ public:
+  Program(const Graph& g, const ExecOptions& opts);
+
+  const Graph& graph() const { return g_; }
+  const ExecOptions& options() const { return opts_; }
+  bool training() const { return opts_.train; }
+  dnnl::engine& engine() { return eng_; }
+  dnnl::stream& stream() { return strm_; }
+
+  // ---- used by lowerings -------------------------------------------------------------------------------
+  /// Current memory of a value (any layout).
+  memory& value(int vid);
+  /// The value in dense row-major layout, reordering it (as a step of node `node`) if needed.
+  memory plain(int vid, int node);
+  /// The value in layout `want`, reordering if needed: weights once at build time, activations as a step.
+  memory in_layout(int vid, const memory::desc& want, int node);
+  /// Allocates a buffer owned by the program (counted in buffer_bytes).
+  memory alloc(const memory::desc& d);
+  /// Binds a value to a memory (the node's output).
+  void set_value(int vid, const memory& m) { vals_.at(vid) = m; }
+  /// Gradient buffer of a value (allocated on first use in the value's layout, zero-initialised).
+  memory& grad(int vid);
+  /// A closure that adds `diff` (same dims, any layout) into the gradient of `vid` (a reorder with a sum).
+  std::function<void()> accumulate_into_grad(int vid, const memory& diff);
+  /// Weight `vid` seen with `dims` (same plain element order, e.g. grouped conv weights) in layout `want`.
+  /// Reorders once at build time and makes that layout the weight's own, so SGD updates what kernels read.
+  memory weight_as(int vid, const Dims& dims, const memory::desc& want);
+  /// A plain memory of `dims` sharing `m`'s buffer (m must be plain with as many elements).
+  memory view(const memory& m, const Dims& dims);
+  /// True when a value needs a gradient (training).
+  bool needs_grad(int vid) const { return opts_.train && need_grad_.at(vid); }
+  /// True for parameters (they get an SGD update when training).
+  bool is_param(int vid) const { return g_.value(vid).kind == ValueKind::Param; }
+  /// Float payload of a weight/constant as plain host data (nullptr when random or unknown).
+  const HostTensor* payload(int vid) const;
+  /// Adds a step for node `node`.
+  Step& add_step(int node, std::string kernel, std::function<void()> forward);
+  /// Runs a primitive now (build-time work such as weight reorders).
+  void run_now(dnnl::primitive p, const std::unordered_map<int, memory>& args);
+  /// Records a training-only note.
+  void note(const std::string& s);
+
+  // ---- used by the executor ----------------------------------------------------------------------------
+  std::vector<Step>& steps() { return steps_; }
+  /// Copies a value out as a plain host tensor (shape from the graph).
+  HostTensor read(int vid);
+  /// Copies the gradient of a value out as a plain host tensor (zeros when it has none).
+  HostTensor read_grad(int vid);
+  Count buffer_bytes() const { return buffer_bytes_; }
+  const std::vector<std::string>& notes() const { return notes_; }
+  /// Zeroes every gradient buffer and seeds the graph outputs' gradients with ones (loss = sum of outputs).
+  void start_backward();
+  /// Params with their gradient buffers, for the SGD update.
+  std::vector<std::pair<memory, memory>> param_grads();
+
+ private:
+  void bind_initial_values();
+  void fill_value(int vid);
+  void lower_all();
+  bool is_used(int vid) const;
+
+  const Graph& g_;
+  ExecOptions opts_;
+  dnnl::engine eng_;
+  dnnl::stream strm_;
+  std::vector<memory> vals_;
+  std::vector<memory> grads_;
+  std::vector<memory> plain_cache_;
+  std::vector<memory> keep_alive_;
+  std::vector<bool> synthetic_;
+  std::vector<bool> need_grad_;
+  std::vector<Step> steps_;
+  std::vector<std::string> notes_;
+  Count buffer_bytes_ = 0;
+  int current_node_ = -1;
+};
+
+/// Lowers one node into steps; throws NoKernel when it cannot. Defined in lower.cpp.
+void lower_node(Program& p, int node);
+
+/// Sets the oneDNN/OpenMP thread count (no-op for t <= 0); returns the count in effect.
+int set_threads(int t);
+
+}  // namespace ridge::exec

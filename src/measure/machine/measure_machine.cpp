@@ -1,0 +1,250 @@
+// measure_machine(): clock probe, peak FLOP/s per ISA and precision, and the working-set sweep.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <vector>
+
+#include "measure/machine/kernels.hpp"
+#include "measure/machine/sweep.hpp"
+#include "measure/machine/thread_team.hpp"
+#include "ridge/bench_loop.hpp"
+#include "ridge/machine.hpp"
+
+namespace ridge::measure {
+namespace {
+
+/// Time budgets of one measurement mode.
+struct Budgets {
+  BenchOptions clock, peak, stream;
+};
+
+Budgets budgets(bool quick) {
+  Budgets b;
+  if (quick) {
+    b.clock = {.warmup_runs = 0, .min_run_time_s = 0.001, .min_samples = 3, .max_samples = 5, .max_total_time_s = 0.01};
+    b.peak = b.clock;
+    b.stream = b.clock;
+    return b;
+  }
+  b.clock = {.warmup_runs = 1, .min_run_time_s = 0.005, .min_samples = 5, .max_samples = 20, .target_spread = 0.005,
+             .max_total_time_s = 0.1};
+  b.peak = {.warmup_runs = 1, .min_run_time_s = 0.01, .min_samples = 5, .max_samples = 30, .target_spread = 0.005,
+            .max_total_time_s = 0.2};
+  b.stream = {.warmup_runs = 1, .min_run_time_s = 0.01, .min_samples = 3, .max_samples = 20, .target_spread = 0.01,
+              .max_total_time_s = 0.2};
+  return b;
+}
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+int64_t physical_memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? int64_t{pages} * page : int64_t{4} << 30;
+}
+
+/// FLOPs per cycle of one core for a kernel of `isa` on `dtype`: FMA pipes x lanes x (2 with FMA; without FMA
+/// the multiply and the add each take a pipe slot, so 1).
+double flops_per_cycle_per_core(const CpuFacts& cpu, Isa isa, DType dtype) {
+  return cpu.fma_units_per_core * lanes(isa, dtype) * (isa_info(isa).fma ? 2.0 : 1.0);
+}
+
+class Machine {
+ public:
+  Machine(const MachineOptions& o, CpuFacts cpu)
+      : options_(o), budgets_(budgets(o.quick)), team_(o.threads > 0 ? o.threads : cpu.logical_cpus) {
+    profile_.cpu = std::move(cpu);
+    profile_.threads = team_.size();
+    profile_.quick = o.quick;
+  }
+
+  MachineProfile run() {
+    const auto start = std::chrono::steady_clock::now();
+    profile_.measured_at = utc_now();
+    pin_to_allowed_cpu(0);
+    measure_clock();
+    measure_peaks();
+    measure_bandwidth();
+    profile_.duration_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    add_notes();
+    return std::move(profile_);
+  }
+
+ private:
+  void say(const std::string& m) const {
+    if (options_.progress) options_.progress("machine: " + m);
+  }
+
+  void measure_clock() {
+    say("clock");
+    volatile int64_t sink = 0;
+    const BenchStats s = bench_loop([&](int64_t n) { sink = kernels::clock_probe(n); }, budgets_.clock);
+    // The fastest sample: being descheduled only ever adds time, the clock itself does not vary that fast.
+    profile_.measured_clock_ghz = kernels::kClockProbeAdds / s.min_s / 1e9;
+  }
+
+  /// Runs work(thread, iterations) on `threads` threads under bench_loop. A run's time is the slowest thread's
+  /// own time inside `work`, so waking the team (a futex round trip, noisy in a VM) is never counted.
+  BenchStats time_threads(int threads, const std::function<void(int, int64_t)>& work, const BenchOptions& o) {
+    double kernel_time_s = 0;  // a clock that only advances while kernels run
+    std::vector<double> own_s(threads);
+    auto run = [&](int64_t n) {
+      auto timed = [&](int t) {
+        if (t >= threads) return;
+        const double start = steady_seconds();
+        work(t, n);
+        own_s[t] = steady_seconds() - start;
+      };
+      if (threads == 1) timed(0);
+      else team_.run(timed);
+      kernel_time_s += *std::max_element(own_s.begin(), own_s.end());
+    };
+    return bench_loop(run, o, [&] { return kernel_time_s; });
+  }
+
+  double clock_ghz() const {
+    return profile_.measured_clock_ghz > 0 ? profile_.measured_clock_ghz : profile_.cpu.nominal_clock_ghz;
+  }
+
+  PeakResult measure_peak(const kernels::Desc& d, int threads) {
+    say(fmt::format("peak {} {} on {} thread(s)", dtype_name(d.dtype), isa_info(d.isa).name, threads));
+    const int64_t acc_bytes = int64_t{d.chains} * lanes(d.isa, d.dtype) * dtype_bytes(d.dtype);
+    std::vector<PageBuffer> accumulators;
+    std::vector<kernels::Args> args(threads);
+    for (int t = 0; t < threads; ++t) {
+      accumulators.emplace_back(acc_bytes);
+      // acc = acc * x + y with acc = 1, x = 1 - y stays at 1: no overflow, no denormals.
+      for (int64_t i = 0; i < acc_bytes / dtype_bytes(d.dtype); ++i) {
+        if (d.dtype == DType::F32) static_cast<float*>(accumulators[t].data())[i] = 1.0f;
+        else static_cast<double*>(accumulators[t].data())[i] = 1.0;
+      }
+      args[t] = {.out = accumulators[t].data(), .x = 1.0 - 1.0 / 1024, .y = 1.0 / 1024};
+    }
+    const BenchStats s = time_threads(threads, [&](int t, int64_t n) { d.fn(args[t], n); }, budgets_.peak);
+    PeakResult r{d.dtype, d.isa, threads};
+    r.gflops = to_double(kernels::flops(d, args[0], 1)) * threads / s.median_s / 1e9;
+    r.theoretical_gflops = std::min(threads, profile_.cpu.cores) *
+                           flops_per_cycle_per_core(profile_.cpu, d.isa, d.dtype) * clock_ghz();
+    r.spread = s.spread;
+    r.samples = s.samples;
+    return r;
+  }
+
+  void measure_peaks() {
+    const std::vector<Isa> isas = options_.quick ? std::vector<Isa>{profile_.cpu.best_isa} : profile_.cpu.isas;
+    for (DType dtype : {DType::F32, DType::F64}) {
+      for (Isa isa : isas) profile_.peaks.push_back(measure_peak(*kernels::find(kernels::Kind::Peak, isa, dtype), 1));
+      if (team_.size() > 1)
+        profile_.peaks.push_back(
+            measure_peak(*kernels::find(kernels::Kind::Peak, profile_.cpu.best_isa, dtype), team_.size()));
+    }
+  }
+
+  /// One sweep point: `d` on `threads` threads, each over its own `ws` bytes inside its buffer.
+  SweepPoint measure_stream(const kernels::Desc& d, int threads, int64_t ws) {
+    const int64_t arrays = d.kind == kernels::Kind::Triad ? 3 : 1;
+    const int64_t block = kernels::block_elements(d);
+    const int64_t n = std::max<int64_t>(block, ws / arrays / dtype_bytes(d.dtype) / block * block);
+    // Arrays start 4 KiB + 256 B apart beyond their size so loads and stores do not alias in the caches' sets.
+    const int64_t stride = (n * dtype_bytes(d.dtype) + 4095) / 4096 * 4096 + 256;
+    std::vector<kernels::Args> args(threads);
+    for (int t = 0; t < threads; ++t) {
+      char* base = static_cast<char*>(buffers_[t].data());
+      args[t] = {.out = base + 2 * stride, .in1 = base, .in2 = base + stride, .n = n, .x = 0.5};
+      if (d.kind == kernels::Kind::Read) args[t].out = nullptr;
+    }
+    std::vector<double> sinks(threads);
+    const BenchStats s = time_threads(threads, [&](int t, int64_t n) { sinks[t] = d.fn(args[t], n); },
+                                      budgets_.stream);
+    SweepPoint p;
+    p.kernel = std::string(kernels::kind_name(d.kind));
+    p.threads = threads;
+    p.working_set_bytes = n * arrays * dtype_bytes(d.dtype);
+    p.gbs = to_double(kernels::bytes(d, args[0], 1)) * threads / s.median_s / 1e9;
+    p.level = sweep::classify(profile_.cpu.caches, p.working_set_bytes, threads);
+    return p;
+  }
+
+  void measure_bandwidth() {
+    const auto& caches = profile_.cpu.caches;
+    const int all = team_.size();
+    const int64_t memory_cap = physical_memory_bytes() / 4;
+    int64_t last_one = sweep::dram_working_set(caches, 1, memory_cap / 2);
+    int64_t last_all = sweep::dram_working_set(caches, all, memory_cap / 2 / all);
+    if (options_.quick) {
+      // L1 and L2 only: up to half of the largest private cache (or 1 MiB), at most 1 MiB.
+      int64_t limit = int64_t{1} << 20;
+      for (const CacheLevel& c : caches)
+        if (c.shared_cpus <= 1) limit = std::min<int64_t>(int64_t{1} << 20, c.size_bytes / 2);
+      last_one = last_all = std::max(sweep::kFirstWorkingSet, limit);
+    }
+    if (!options_.quick && sweep::classify(caches, last_one, 1) != "DRAM")
+      profile_.notes.push_back("the largest working set that fits in a quarter of RAM is not clearly beyond the "
+                               "last cache: DRAM bandwidth may include cache hits");
+    allocate_buffers(last_one, last_all);
+
+    const Isa isa = profile_.cpu.best_isa;
+    const auto* read = kernels::find(kernels::Kind::Read, isa, DType::F64);
+    const auto* triad = kernels::find(kernels::Kind::Triad, isa, DType::F64);
+    std::vector<std::pair<int, int64_t>> plan;  // (threads, working set)
+    for (int64_t ws : sweep::working_sets(last_one)) plan.push_back({1, ws});
+    if (all > 1)
+      for (int64_t ws : sweep::working_sets(last_all)) plan.push_back({all, ws});
+    size_t done = 0;
+    for (const auto& [threads, ws] : plan) {
+      say(fmt::format("bandwidth {} thread(s), {} KiB per thread ({}/{})", threads, ws >> 10, ++done, plan.size()));
+      for (const auto* d : {read, triad}) profile_.sweep.push_back(measure_stream(*d, threads, ws));
+    }
+    profile_.levels = sweep::summarize_levels(caches, profile_.sweep, all);
+    buffers_.clear();
+  }
+
+  /// One buffer per thread (thread 0 large enough for the one-thread sweep), first touched by its own thread so
+  /// its pages are local to it.
+  void allocate_buffers(int64_t last_one, int64_t last_all) {
+    say("allocating and touching sweep buffers");
+    const int64_t slack = 3 * (4096 + 256);
+    for (int t = 0; t < team_.size(); ++t) buffers_.emplace_back((t == 0 ? last_one : last_all) + slack);
+    team_.run([&](int t) { std::memset(buffers_[t].data(), 0, buffers_[t].bytes()); });
+  }
+
+  void add_notes() {
+    auto& n = profile_.notes;
+    const CpuFacts& c = profile_.cpu;
+    n.push_back(fmt::format(
+        "theoretical peak = cores ({}) x FMA pipes per core ({}, assumed: cpuid does not report it) x lanes x 2 FLOPs "
+        "x clock {:.3g} GHz ({}; nominal {:.3g} GHz from {})",
+        c.cores, c.fma_units_per_core, clock_ghz(),
+        profile_.measured_clock_ghz > 0 ? "measured with a dependent-add chain" : "nominal", c.nominal_clock_ghz,
+        c.clock_source));
+    n.push_back("bandwidth counts bytes loaded + stored by the kernels, without write-allocate traffic (STREAM and "
+                "likwid-bench convention); a level's value is the best sweep point inside it");
+    if (profile_.quick)
+      n.push_back("quick mode: short samples, L1/L2 working sets only; L3 and DRAM not measured");
+    if (c.caches.empty()) n.push_back("no cache sizes in sysfs: every working set is classified as DRAM");
+  }
+
+  const MachineOptions& options_;
+  Budgets budgets_;
+  ThreadTeam team_;
+  std::vector<PageBuffer> buffers_;
+  MachineProfile profile_;
+};
+
+}  // namespace
+
+MachineProfile measure_machine(const MachineOptions& options) {
+  return Machine(options, detect_cpu()).run();
+}
+
+}  // namespace ridge::measure

@@ -1,0 +1,92 @@
+// Pinned thread team and huge-page buffers for the micro-benchmarks.
+#include "measure/machine/thread_team.hpp"
+
+#include <fmt/format.h>
+#include <pthread.h>
+#include <sched.h>
+#include <sys/mman.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "ridge/error.hpp"
+
+namespace ridge::measure {
+
+void pin_to_allowed_cpu(int index) {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return;
+  const int count = CPU_COUNT(&allowed);
+  if (count == 0) return;
+  int seen = 0;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (!CPU_ISSET(c, &allowed)) continue;
+    if (seen++ == index % count) {
+      cpu_set_t one;
+      CPU_ZERO(&one);
+      CPU_SET(c, &one);
+      pthread_setaffinity_np(pthread_self(), sizeof(one), &one);
+      return;
+    }
+  }
+}
+
+ThreadTeam::ThreadTeam(int size) : size_(size < 1 ? 1 : size), start_(size_), done_(size_) {
+  for (int i = 1; i < size_; ++i) workers_.emplace_back([this, i] { worker(i); });
+}
+
+ThreadTeam::~ThreadTeam() {
+  stopping_ = true;
+  start_.arrive_and_wait();
+  for (auto& t : workers_) t.join();
+}
+
+void ThreadTeam::worker(int index) {
+  pin_to_allowed_cpu(index);
+  for (;;) {
+    start_.arrive_and_wait();
+    if (stopping_) return;
+    (*job_)(index);
+    done_.arrive_and_wait();
+  }
+}
+
+void ThreadTeam::run(const std::function<void(int)>& job) {
+  job_ = &job;
+  start_.arrive_and_wait();
+  job(0);
+  done_.arrive_and_wait();
+  job_ = nullptr;
+}
+
+namespace {
+constexpr size_t kHugePage = size_t{2} << 20;
+}
+
+PageBuffer::PageBuffer(size_t bytes) : bytes_(bytes) {
+  // Over-map by one huge page and trim so that the buffer starts on a 2 MiB boundary.
+  bytes = (bytes + 4095) & ~size_t{4095};
+  mapped_ = bytes + kHugePage;
+  void* p = mmap(nullptr, mapped_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED)
+    throw Error(fmt::format("machine benchmark: cannot map {} bytes: {}", mapped_, std::strerror(errno)));
+  auto base = reinterpret_cast<uintptr_t>(p);
+  const uintptr_t aligned = (base + kHugePage - 1) & ~(kHugePage - 1);
+  if (aligned > base) munmap(p, aligned - base);
+  const size_t tail = mapped_ - (aligned - base) - bytes;
+  if (tail > 0) munmap(reinterpret_cast<void*>(aligned + bytes), tail);
+  mapped_ = bytes;
+  data_ = reinterpret_cast<void*>(aligned);
+  madvise(data_, bytes_, MADV_HUGEPAGE);
+}
+
+PageBuffer::~PageBuffer() {
+  if (data_) munmap(data_, mapped_);
+}
+
+PageBuffer::PageBuffer(PageBuffer&& other) noexcept : data_(other.data_), bytes_(other.bytes_), mapped_(other.mapped_) {
+  other.data_ = nullptr;
+}
+
+}  // namespace ridge::measure

@@ -1,0 +1,58 @@
+// A fixed team of pinned threads that run the same job together, and page-aligned buffers for kernels.
+#pragma once
+#include <barrier>
+#include <cstddef>
+#include <functional>
+#include <thread>
+#include <vector>
+
+namespace ridge::measure {
+
+/// `size` threads (the caller is thread 0), each pinned to one allowed CPU, started once and reused: run()
+/// costs two barrier waits, so short timed runs are not dominated by thread start-up.
+class ThreadTeam {
+ public:
+  explicit ThreadTeam(int size);
+  ~ThreadTeam();
+  ThreadTeam(const ThreadTeam&) = delete;
+  ThreadTeam& operator=(const ThreadTeam&) = delete;
+
+  /// Number of threads, the caller included.
+  int size() const { return size_; }
+  /// Runs job(thread_index) on every thread at once and returns when all have finished.
+  void run(const std::function<void(int)>& job);
+
+ private:
+  void worker(int index);
+
+  int size_;
+  std::barrier<> start_;
+  std::barrier<> done_;
+  const std::function<void(int)>* job_ = nullptr;
+  bool stopping_ = false;
+  std::vector<std::thread> workers_;
+};
+
+/// Pins the calling thread to the `index`-th CPU this process may use (best effort; ignored on failure).
+void pin_to_allowed_cpu(int index);
+
+/// A zero-filled, 2 MiB-aligned anonymous mapping (transparent huge pages requested), unmapped on destruction.
+class PageBuffer {
+ public:
+  explicit PageBuffer(size_t bytes);
+  ~PageBuffer();
+  PageBuffer(PageBuffer&& other) noexcept;
+  PageBuffer(const PageBuffer&) = delete;
+  PageBuffer& operator=(const PageBuffer&) = delete;
+  PageBuffer& operator=(PageBuffer&&) = delete;
+
+  void* data() const { return data_; }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  void* data_ = nullptr;
+  size_t bytes_ = 0;
+  size_t mapped_ = 0;
+};
+
+}  // namespace ridge::measure

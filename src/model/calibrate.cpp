@@ -1,0 +1,240 @@
+// Calibration: fit PPP factors (compute, memory) and a per-kernel overhead per op class by non-negative least
+// squares on relative error, check them (before/after, leave-one-model-out), and read/write calibration files.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <set>
+#include <sstream>
+
+#include "ridge/error.hpp"
+#include "ridge/predict.hpp"
+#include "text_util.hpp"
+
+namespace ridge {
+using nlohmann::json;
+namespace {
+
+constexpr int kTerms = 3;  // seconds per peak-FLOP, seconds per peak-byte, seconds per kernel
+using Vec = std::array<double, kTerms>;
+
+// Solves the normal equations restricted to the terms in `mask` (Gaussian elimination with partial pivoting).
+// Returns false when the restricted system is singular.
+bool solve_subset(const std::array<Vec, kTerms>& ata, const Vec& atb, unsigned mask, Vec& x) {
+  std::vector<int> idx;
+  for (int i = 0; i < kTerms; ++i)
+    if (mask & (1u << i)) idx.push_back(i);
+  const size_t n = idx.size();
+  std::vector<std::vector<double>> m(n, std::vector<double>(n + 1));
+  for (size_t r = 0; r < n; ++r) {
+    for (size_t c = 0; c < n; ++c) m[r][c] = ata[idx[r]][idx[c]];
+    m[r][n] = atb[idx[r]];
+  }
+  for (size_t col = 0; col < n; ++col) {
+    size_t piv = col;
+    for (size_t r = col + 1; r < n; ++r)
+      if (std::abs(m[r][col]) > std::abs(m[piv][col])) piv = r;
+    if (std::abs(m[piv][col]) < 1e-12) return false;
+    std::swap(m[piv], m[col]);
+    for (size_t r = 0; r < n; ++r) {
+      if (r == col) continue;
+      const double f = m[r][col] / m[col][col];
+      for (size_t c = col; c <= n; ++c) m[r][c] -= f * m[col][c];
+    }
+  }
+  x = {0, 0, 0};
+  for (size_t r = 0; r < n; ++r) x[idx[r]] = m[r][n] / m[r][r];
+  return true;
+}
+
+// Fits time ~ a flops/peak + b bytes/bw + c with a, b, c >= 0, minimising squared relative error. Tries every
+// subset of terms (the active-set solution of a 3-variable NNLS is one of them) and keeps the best feasible one.
+Efficiency fit(const std::vector<const Sample*>& samples, double peak, double bw) {
+  std::vector<Vec> rows;
+  for (const Sample* s : samples)
+    rows.push_back({to_double(s->flops) / peak / s->time_s, to_double(s->bytes) / bw / s->time_s, 1.0 / s->time_s});
+  Vec scale{};  // column RMS, so that seconds-per-FLOP and seconds-per-kernel terms are comparable
+  for (const Vec& r : rows)
+    for (int i = 0; i < kTerms; ++i) scale[i] += r[i] * r[i];
+  for (double& s : scale) s = s > 0 ? std::sqrt(s / rows.size()) : 0;
+  std::array<Vec, kTerms> ata{};
+  Vec atb{};
+  for (const Vec& r : rows)
+    for (int i = 0; i < kTerms; ++i) {
+      const double ri = scale[i] > 0 ? r[i] / scale[i] : 0;
+      atb[i] += ri;
+      for (int k = 0; k < kTerms; ++k) ata[i][k] += ri * (scale[k] > 0 ? r[k] / scale[k] : 0);
+    }
+  Vec best{};
+  double best_sse = std::numeric_limits<double>::infinity();
+  for (unsigned mask = 1; mask < (1u << kTerms); ++mask) {
+    Vec x;
+    if (!solve_subset(ata, atb, mask, x)) continue;
+    if (std::any_of(x.begin(), x.end(), [](double v) { return v < 0; })) continue;
+    double sse = 0;
+    for (const Vec& r : rows) {
+      double pred = 0;
+      for (int i = 0; i < kTerms; ++i) pred += scale[i] > 0 ? r[i] / scale[i] * x[i] : 0;
+      sse += (pred - 1) * (pred - 1);
+    }
+    if (sse < best_sse) best_sse = sse, best = x;
+  }
+  for (int i = 0; i < kTerms; ++i) best[i] = scale[i] > 0 ? best[i] / scale[i] : 0;
+  const double inf = std::numeric_limits<double>::infinity();
+  Efficiency e;
+  e.ppp = best[0] > 0 ? 1.0 / best[0] : inf;
+  e.ppp_mem = best[1] > 0 ? 1.0 / best[1] : inf;
+  e.overhead_s = best[2];
+  e.samples = static_cast<int>(samples.size());
+  return e;
+}
+
+double relative_error(double predicted, double measured) { return std::abs(predicted - measured) / measured; }
+
+}  // namespace
+
+Calibration calibrate(const std::vector<Sample>& samples, double peak_flop_per_s, double bandwidth_bytes_per_s,
+                      int min_samples) {
+  if (samples.empty()) throw Error("calibrate: no usable measurements (layers need time_s > 0 and flops)");
+  RIDGE_ASSERT(peak_flop_per_s > 0 && bandwidth_bytes_per_s > 0, "calibration needs positive peak and bandwidth");
+  std::vector<const Sample*> all;
+  std::map<std::string, std::vector<const Sample*>> by_class;
+  for (const Sample& s : samples) {
+    all.push_back(&s);
+    by_class[s.op_class].push_back(&s);
+  }
+  Calibration c;
+  c.fallback = fit(all, peak_flop_per_s, bandwidth_bytes_per_s);
+  for (const auto& [cls, members] : by_class)
+    if (static_cast<int>(members.size()) >= min_samples) c.by_class[cls] = fit(members, peak_flop_per_s, bandwidth_bytes_per_s);
+  return c;
+}
+
+double predict_sample(const Sample& s, const Calibration& cal, const PredictOptions& hw) {
+  return phase_time(s.flops, s.bytes, 1, cal.for_class(s.op_class), hw).time_s;
+}
+
+ErrorStats error_stats(std::vector<double> errors) {
+  ErrorStats st;
+  st.count = errors.size();
+  if (errors.empty()) return st;
+  std::sort(errors.begin(), errors.end());
+  auto quantile = [&](double q) {
+    const double pos = q * (errors.size() - 1);
+    const size_t lo = static_cast<size_t>(std::floor(pos)), hi = std::min(lo + 1, errors.size() - 1);
+    return errors[lo] + (pos - lo) * (errors[hi] - errors[lo]);
+  };
+  st.median = quantile(0.5);
+  st.p90 = quantile(0.9);
+  return st;
+}
+
+CalibrationCheck check_calibration(const std::vector<Sample>& samples, const PredictOptions& hw,
+                                   const Calibration& baseline, int min_samples) {
+  CalibrationCheck check;
+  PredictOptions fitted_hw = hw;
+  fitted_hw.combine = Combine::Sum;  // calibrate() fits the sum model
+  auto errors = [&](const Calibration& cal, const PredictOptions& opt, const std::string& only_model) {
+    std::vector<double> e;
+    for (const Sample& s : samples)
+      if (only_model.empty() || s.model == only_model) e.push_back(relative_error(predict_sample(s, cal, opt), s.time_s));
+    return e;
+  };
+  check.before = error_stats(errors(baseline, hw, ""));
+  check.after = error_stats(errors(calibrate(samples, hw.peak_flop_per_s, hw.bandwidth_bytes_per_s, min_samples),
+                                   fitted_hw, ""));
+  std::set<std::string> models;
+  for (const Sample& s : samples) models.insert(s.model);
+  if (models.size() < 2) return check;
+  for (const std::string& m : models) {
+    std::vector<Sample> train;
+    for (const Sample& s : samples)
+      if (s.model != m) train.push_back(s);
+    const Calibration cal = calibrate(train, hw.peak_flop_per_s, hw.bandwidth_bytes_per_s, min_samples);
+    double predicted = 0, measured = 0;
+    for (const Sample& s : samples)
+      if (s.model == m) predicted += predict_sample(s, cal, fitted_hw), measured += s.time_s;
+    check.leave_one_model_out.push_back({m, error_stats(errors(cal, fitted_hw, m)), relative_error(predicted, measured)});
+  }
+  return check;
+}
+
+// ---- files -------------------------------------------------------------------------------------------------
+namespace {
+
+json efficiency_to_json(const Efficiency& e) {
+  auto factor = [](double v) { return std::isinf(v) ? json(nullptr) : json(v); };
+  json j = {{"ppp", factor(e.ppp)}, {"ppp_mem", factor(e.ppp_mem)}, {"samples", e.samples}};
+  if (e.overhead_s) j["overhead_s"] = *e.overhead_s;
+  return j;
+}
+
+Efficiency efficiency_from_json(const json& j, const std::string& where) {
+  if (!j.is_object()) throw Error(where + ": expected an object with ppp, ppp_mem");
+  Efficiency e;
+  auto factor = [&](const char* key) {
+    if (!j.contains(key)) throw Error(fmt::format("{}.{}: missing", where, key));
+    if (j[key].is_null()) return std::numeric_limits<double>::infinity();
+    if (!j[key].is_number() || !(j[key].get<double>() > 0) || !std::isfinite(j[key].get<double>()))
+      throw Error(fmt::format("{}.{}: must be a positive number or null", where, key));
+    return j[key].get<double>();
+  };
+  e.ppp = factor("ppp");
+  e.ppp_mem = factor("ppp_mem");
+  if (j.contains("overhead_s")) {
+    if (!j["overhead_s"].is_number() || j["overhead_s"].get<double>() < 0 || !std::isfinite(j["overhead_s"].get<double>()))
+      throw Error(where + ".overhead_s: must be a non-negative number of seconds");
+    e.overhead_s = j["overhead_s"].get<double>();
+  }
+  if (j.contains("samples") && j["samples"].is_number_integer()) e.samples = j["samples"].get<int>();
+  return e;
+}
+
+}  // namespace
+
+json calibration_to_json(const Calibration& c) {
+  json classes = json::object();
+  for (const auto& [cls, e] : c.by_class) classes[cls] = efficiency_to_json(e);
+  return {{"format", "ridge-calibration"}, {"version", 1},        {"device", c.device},
+          {"precision", c.precision},      {"combine", std::string(combine_name(c.combine))},
+          {"fallback", efficiency_to_json(c.fallback)}, {"classes", classes}};
+}
+
+Calibration calibration_from_json(const json& j, const std::string& origin) {
+  if (!j.is_object() || !j.contains("format") || j["format"] != "ridge-calibration")
+    throw Error(origin + ": not a ridge calibration file (\"format\": \"ridge-calibration\" missing)");
+  Calibration c;
+  if (j.contains("device") && j["device"].is_string()) c.device = j["device"].get<std::string>();
+  if (j.contains("precision") && j["precision"].is_string()) c.precision = j["precision"].get<std::string>();
+  if (j.contains("combine")) {
+    auto comb = j["combine"].is_string() ? parse_combine(j["combine"].get<std::string>()) : std::nullopt;
+    if (!comb) throw Error(origin + ": combine: expected \"sum\" or \"max\"");
+    c.combine = *comb;
+  }
+  if (!j.contains("fallback")) throw Error(origin + ": fallback: missing");
+  c.fallback = efficiency_from_json(j["fallback"], origin + ": fallback");
+  if (j.contains("classes")) {
+    if (!j["classes"].is_object()) throw Error(origin + ": classes: expected an object");
+    for (const auto& [cls, e] : j["classes"].items()) c.by_class[cls] = efficiency_from_json(e, origin + ": classes." + cls);
+  }
+  return c;
+}
+
+Calibration read_calibration(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(fmt::format("{}: cannot read calibration file", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  json j;
+  try {
+    j = json::parse(ss.str());
+  } catch (const json::exception& e) {
+    throw Error(fmt::format("{}: not valid JSON: {}", path, model_detail::first_line(e.what())));
+  }
+  return calibration_from_json(j, path);
+}
+
+}  // namespace ridge

@@ -1,0 +1,357 @@
+// The device database: precision table, device JSON files, this machine's profile, lookup by name.
+#include "ridge/device.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "ridge/error.hpp"
+#include "ridge/load.hpp"
+#include "text_util.hpp"
+
+namespace ridge {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const std::vector<PrecisionInfo>& precisions() {
+  static const std::vector<PrecisionInfo> kTable = {
+      {Precision::FP64, "fp64", DType::F64, "IEEE double on vector (CUDA) cores"},
+      {Precision::FP32, "fp32", DType::F32, "IEEE single on vector (CUDA) cores"},
+      {Precision::TF32, "tf32", DType::F32, "TF32 tensor cores (fp32 storage, 10-bit mantissa inputs)"},
+      {Precision::FP16, "fp16", DType::F16, "FP16 inputs on tensor/matrix cores, FP32 accumulate"},
+      {Precision::BF16, "bf16", DType::BF16, "BF16 inputs on tensor/matrix cores, FP32 accumulate"},
+      {Precision::INT8, "int8", DType::I8, "INT8 tensor/matrix operations (TOPS)"},
+  };
+  return kTable;
+}
+
+const PrecisionInfo& precision_info(Precision p) {
+  for (const auto& info : precisions())
+    if (info.id == p) return info;
+  RIDGE_ASSERT(false, "precision missing from the table");
+  return precisions().front();
+}
+
+std::optional<Precision> parse_precision(std::string_view name) {
+  static const std::vector<std::pair<std::string_view, Precision>> kSynonyms = {
+      {"float64", Precision::FP64}, {"f64", Precision::FP64}, {"double", Precision::FP64},
+      {"float32", Precision::FP32}, {"f32", Precision::FP32}, {"single", Precision::FP32},
+      {"float", Precision::FP32},   {"float16", Precision::FP16}, {"f16", Precision::FP16},
+      {"half", Precision::FP16},    {"bfloat16", Precision::BF16}, {"i8", Precision::INT8},
+  };
+  const std::string lower = model_detail::lowercase(name);
+  for (const auto& info : precisions())
+    if (info.name == lower) return info.id;
+  for (const auto& [synonym, p] : kSynonyms)
+    if (synonym == lower) return p;
+  return std::nullopt;
+}
+
+std::optional<double> Device::peak(Precision p) const {
+  auto it = peak_flops.find(p);
+  if (it == peak_flops.end()) return std::nullopt;
+  return it->second;
+}
+
+double Device::require_peak(Precision p) const {
+  if (auto v = peak(p)) return *v;
+  std::string have;
+  for (const auto& [q, v] : peak_flops) have += (have.empty() ? "" : ", ") + std::string(precision_info(q).name);
+  throw Error(fmt::format("--precision {}: device '{}' has no {} peak (it has: {})", precision_info(p).name, id,
+                          precision_info(p).name, have));
+}
+
+double Device::bandwidth(const std::string& level) const {
+  auto it = bandwidth_bytes_per_s.find(model_detail::lowercase(level));
+  if (it != bandwidth_bytes_per_s.end()) return it->second;
+  std::string have;
+  for (const auto& [name, v] : bandwidth_bytes_per_s) have += (have.empty() ? "" : ", ") + name;
+  throw Error(fmt::format("device '{}': no {} bandwidth (it has: {})", id, level, have));
+}
+
+const Interconnect* Device::interconnect(std::string_view link) const {
+  for (const auto& i : interconnects)
+    if (i.name == link) return &i;
+  return nullptr;
+}
+
+bool Device::matches(const std::string& name) const {
+  const std::string want = model_detail::lowercase(name);
+  if (kind == "cpu" && (want == "cpu" || want == "machine" || want == "this-machine" || want == "local")) return true;
+  if (want == model_detail::lowercase(id) || want == model_detail::lowercase(this->name)) return true;
+  return std::any_of(aliases.begin(), aliases.end(), [&](const std::string& a) { return model_detail::lowercase(a) == want; });
+}
+
+std::string Device::source_of(const std::string& field) const {
+  std::string key = field;
+  while (true) {
+    if (auto it = sources.find(key); it != sources.end()) return it->second;
+    size_t dot = key.rfind('.');
+    if (dot == std::string::npos) return "";
+    key.resize(dot);
+  }
+}
+
+// ---- parsing ---------------------------------------------------------------------------------------------
+namespace {
+
+struct Reader {
+  const std::string& origin;
+
+  [[noreturn]] void fail(const std::string& field, const std::string& why) const {
+    throw Error(fmt::format("{}: {}: {}", origin, field, why));
+  }
+  double positive(const json& v, const std::string& field) const {
+    if (!v.is_number()) fail(field, "expected a number");
+    double x = v.get<double>();
+    if (!std::isfinite(x) || x <= 0) fail(field, "must be a positive finite number");
+    return x;
+  }
+  std::string text(const json& v, const std::string& field) const {
+    if (!v.is_string()) fail(field, "expected a string");
+    return v.get<std::string>();
+  }
+  const json& object(const json& v, const std::string& field) const {
+    if (!v.is_object()) fail(field, "expected an object");
+    return v;
+  }
+  Count whole(const json& v, const std::string& field) const {
+    double x = positive(v, field);
+    if (x != std::floor(x) || x > 9.0e18) fail(field, "expected a whole number");
+    return static_cast<Count>(static_cast<int64_t>(x));
+  }
+};
+
+// Every numeric field, as a dotted path, so that each can be checked for a source.
+void numeric_paths(const json& j, const std::string& prefix, std::vector<std::string>& out) {
+  for (const auto& [key, value] : j.items()) {
+    if (prefix.empty() && key == "sources") continue;
+    std::string path = prefix.empty() ? key : prefix + "." + key;
+    if (value.is_number()) out.push_back(path);
+    else if (value.is_object()) numeric_paths(value, path, out);
+  }
+}
+
+}  // namespace
+
+Device parse_device(const std::string& text, const std::string& origin) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception& e) {
+    throw Error(fmt::format("{}: not valid JSON: {}", origin, model_detail::first_line(e.what())));
+  }
+  Reader r{origin};
+  if (!j.is_object()) r.fail("(top level)", "expected a JSON object describing one device");
+  static const std::set<std::string> kKnown = {"name", "vendor", "kind", "aliases", "peak_flops",
+                                               "bandwidth_bytes_per_s", "memory_bytes", "sm_count",
+                                               "boost_clock_hz", "l2_bytes", "kernel_launch_s",
+                                               "interconnects", "sources", "notes"};
+  for (const auto& [key, value] : j.items())
+    if (!kKnown.count(key)) r.fail(key, "unknown field (see docs/model.md for the device format)");
+
+  Device d;
+  if (!j.contains("name")) r.fail("name", "missing");
+  d.name = r.text(j["name"], "name");
+  if (j.contains("vendor")) d.vendor = r.text(j["vendor"], "vendor");
+  d.kind = j.contains("kind") ? r.text(j["kind"], "kind") : "gpu";
+  if (j.contains("aliases")) {
+    if (!j["aliases"].is_array()) r.fail("aliases", "expected an array of strings");
+    for (const auto& a : j["aliases"]) d.aliases.push_back(r.text(a, "aliases[]"));
+  }
+  if (!j.contains("peak_flops")) r.fail("peak_flops", "missing");
+  for (const auto& [key, value] : r.object(j["peak_flops"], "peak_flops").items()) {
+    auto p = parse_precision(key);
+    if (!p || precision_info(*p).name != key)
+      r.fail("peak_flops." + key, "unknown precision (use fp64, fp32, tf32, fp16, bf16, int8)");
+    d.peak_flops[*p] = r.positive(value, "peak_flops." + key);
+  }
+  if (!j.contains("bandwidth_bytes_per_s")) r.fail("bandwidth_bytes_per_s", "missing");
+  for (const auto& [key, value] : r.object(j["bandwidth_bytes_per_s"], "bandwidth_bytes_per_s").items())
+    d.bandwidth_bytes_per_s[key] = r.positive(value, "bandwidth_bytes_per_s." + key);
+  if (!d.bandwidth_bytes_per_s.count("dram")) r.fail("bandwidth_bytes_per_s.dram", "missing");
+  if (j.contains("memory_bytes")) d.memory_bytes = r.whole(j["memory_bytes"], "memory_bytes");
+  if (j.contains("sm_count")) d.sm_count = static_cast<int>(r.whole(j["sm_count"], "sm_count"));
+  if (j.contains("boost_clock_hz")) d.boost_clock_hz = r.positive(j["boost_clock_hz"], "boost_clock_hz");
+  if (j.contains("l2_bytes")) d.l2_bytes = r.whole(j["l2_bytes"], "l2_bytes");
+  if (j.contains("kernel_launch_s")) d.kernel_launch_s = r.positive(j["kernel_launch_s"], "kernel_launch_s");
+  if (j.contains("interconnects")) {
+    for (const auto& [name, link] : r.object(j["interconnects"], "interconnects").items()) {
+      const std::string field = "interconnects." + name;
+      r.object(link, field);
+      for (const auto& [key, value] : link.items())
+        if (key != "bandwidth_bytes_per_s" && key != "latency_s") r.fail(field + "." + key, "unknown field");
+      if (!link.contains("bandwidth_bytes_per_s")) r.fail(field + ".bandwidth_bytes_per_s", "missing");
+      Interconnect i{name, r.positive(link["bandwidth_bytes_per_s"], field + ".bandwidth_bytes_per_s"), 0};
+      if (link.contains("latency_s")) i.latency_s = r.positive(link["latency_s"], field + ".latency_s");
+      d.interconnects.push_back(i);
+    }
+  }
+  if (j.contains("sources"))
+    for (const auto& [key, value] : r.object(j["sources"], "sources").items())
+      d.sources[key] = r.text(value, "sources." + key);
+  if (j.contains("notes")) d.notes = r.text(j["notes"], "notes");
+
+  std::vector<std::string> fields;
+  numeric_paths(j, "", fields);
+  for (const auto& f : fields)
+    if (d.source_of(f).empty()) r.fail(f, "has no source (add \"" + f + "\" or a parent to \"sources\")");
+  d.file = origin;
+  return d;
+}
+
+Device load_device_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(fmt::format("{}: cannot read device file", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  Device d = parse_device(ss.str(), path);
+  d.id = fs::path(path).stem().string();
+  return d;
+}
+
+json device_to_json(const Device& d) {
+  json j = json::object();
+  j["id"] = d.id;
+  j["name"] = d.name;
+  j["vendor"] = d.vendor;
+  j["kind"] = d.kind;
+  j["aliases"] = d.aliases;
+  json peaks = json::object();
+  for (const auto& [p, v] : d.peak_flops) peaks[std::string(precision_info(p).name)] = v;
+  j["peak_flops"] = peaks;
+  j["bandwidth_bytes_per_s"] = d.bandwidth_bytes_per_s;
+  j["memory_bytes"] = static_cast<int64_t>(d.memory_bytes);
+  j["sm_count"] = d.sm_count;
+  j["boost_clock_hz"] = d.boost_clock_hz;
+  j["l2_bytes"] = static_cast<int64_t>(d.l2_bytes);
+  j["kernel_launch_s"] = d.kernel_launch_s;
+  json links = json::object();
+  for (const auto& i : d.interconnects)
+    links[i.name] = {{"bandwidth_bytes_per_s", i.bandwidth_bytes_per_s}, {"latency_s", i.latency_s}};
+  j["interconnects"] = links;
+  j["sources"] = d.sources;
+  j["notes"] = d.notes;
+  j["file"] = d.file;
+  return j;
+}
+
+// ---- the database ----------------------------------------------------------------------------------------
+
+std::string builtin_devices_dir() {
+  if (const char* env = std::getenv("RIDGE_DATA_DIR"); env && *env) return (fs::path(env) / "devices").string();
+  if (fs::is_directory(fs::path(RIDGE_SOURCE_DATA_DIR) / "devices"))
+    return (fs::path(RIDGE_SOURCE_DATA_DIR) / "devices").string();
+  return (fs::path(RIDGE_INSTALL_DATA_DIR) / "devices").string();
+}
+
+namespace {
+
+std::vector<std::string> json_files(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw Error(fmt::format("{}: device folder does not exist", dir));
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.path().extension() == ".json") files.push_back(e.path().string());
+  if (ec) throw Error(fmt::format("{}: cannot list device folder: {}", dir, ec.message()));
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+}  // namespace
+
+std::vector<Device> load_devices(const std::vector<std::string>& extra_dirs) {
+  std::vector<Device> devices;
+  std::vector<std::string> dirs = {builtin_devices_dir()};
+  dirs.insert(dirs.end(), extra_dirs.begin(), extra_dirs.end());
+  for (const auto& dir : dirs) {
+    for (const auto& file : json_files(dir)) {
+      Device d = load_device_file(file);
+      auto same = std::find_if(devices.begin(), devices.end(), [&](const Device& o) { return o.id == d.id; });
+      if (same != devices.end()) *same = std::move(d);  // a user file replaces the built-in one
+      else devices.push_back(std::move(d));
+    }
+  }
+  std::map<std::string, std::string> owner;  // lower-case id/alias -> file
+  for (const auto& d : devices) {
+    std::set<std::string> own = {model_detail::lowercase(d.id)};
+    for (const auto& a : d.aliases) own.insert(model_detail::lowercase(a));
+    for (const auto& key : own) {
+      auto [it, fresh] = owner.emplace(key, d.file);
+      if (!fresh) throw Error(fmt::format("{}: device name or alias '{}' is already used by {}", d.file, key, it->second));
+    }
+  }
+  return devices;
+}
+
+std::string machine_profile_path() {
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    return (fs::path(xdg) / "ridge" / "machine.json").string();
+  const char* home = std::getenv("HOME");
+  return (fs::path(home && *home ? home : ".") / ".cache" / "ridge" / "machine.json").string();
+}
+
+std::optional<Device> load_machine_device(const std::string& profile_path) {
+  std::ifstream in(profile_path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  json j;
+  try {
+    j = json::parse(ss.str());
+  } catch (const json::exception& e) {
+    throw Error(fmt::format("{}: machine profile is not valid JSON: {} (run `ridge machine` again)", profile_path,
+                            model_detail::first_line(e.what())));
+  }
+  Reader r{profile_path};
+  if (!j.is_object() || !j.contains("peak_gflops") || !j.contains("bandwidth_gbs"))
+    r.fail("peak_gflops", "missing: not a `ridge machine` profile (run `ridge machine` again)");
+  Device d;
+  d.id = "machine";
+  d.name = "this machine";
+  if (j.contains("cpu") && j["cpu"].is_object() && j["cpu"].contains("model") && j["cpu"]["model"].is_string())
+    d.name = "this machine (" + j["cpu"]["model"].get<std::string>() + ")";
+  d.kind = "cpu";
+  d.aliases = {"this-machine", "local"};
+  d.file = profile_path;
+  for (const auto& [key, value] : r.object(j["peak_gflops"], "peak_gflops").items()) {
+    auto p = parse_precision(key);
+    if (!p || value.is_null()) continue;  // unmeasured precisions are simply absent
+    d.peak_flops[*p] = r.positive(value, "peak_gflops." + key) * 1e9;
+  }
+  for (const auto& [key, value] : r.object(j["bandwidth_gbs"], "bandwidth_gbs").items()) {
+    if (value.is_null()) continue;
+    d.bandwidth_bytes_per_s[model_detail::lowercase(key)] = r.positive(value, "bandwidth_gbs." + key) * 1e9;
+  }
+  if (d.peak_flops.empty()) r.fail("peak_gflops", "no measured peak (run `ridge machine` again)");
+  const std::string src = "measured by `ridge machine`, cached in " + profile_path;
+  d.sources = {{"peak_flops", src}, {"bandwidth_bytes_per_s", src}};
+  d.notes = "measured ceilings of this CPU (empirical roofline)";
+  return d;
+}
+
+Device find_device(const std::vector<Device>& devices, const std::string& name) {
+  const std::string want = model_detail::lowercase(name);
+  if (want == "machine" || want == "this-machine" || want == "local") {
+    const std::string path = machine_profile_path();
+    if (auto d = load_machine_device(path)) return *d;
+    throw Error(fmt::format("device '{}': no machine profile at {}; run `ridge machine` first", name, path));
+  }
+  std::vector<std::string> known = {"machine"};
+  for (const auto& d : devices) {
+    if (d.matches(name)) return d;
+    known.push_back(d.id);
+    known.insert(known.end(), d.aliases.begin(), d.aliases.end());
+  }
+  std::string hint;
+  for (const auto& s : closest_names(want, known, 3)) hint += (hint.empty() ? "" : ", ") + s;
+  throw Error(fmt::format("--device '{}': unknown device (closest: {}; `ridge devices` lists all)", name, hint));
+}
+
+}  // namespace ridge

@@ -1,0 +1,128 @@
+// Reading measurement JSON (`ridge measure`, `ridge ingest`) into per-layer times, and turning it into
+// calibration samples. Field names are documented in docs/model.md.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <sstream>
+
+#include "ridge/error.hpp"
+#include "ridge/ops.hpp"
+#include "ridge/predict.hpp"
+#include "text_util.hpp"
+
+namespace ridge {
+using nlohmann::json;
+namespace {
+
+// The first of `keys` present (and not null) in `row`, or nullptr.
+const json* first_of(const json& row, std::initializer_list<const char*> keys) {
+  for (const char* k : keys)
+    if (auto it = row.find(k); it != row.end() && !it->is_null()) return &*it;
+  return nullptr;
+}
+
+std::optional<std::string> text_of(const json& row, std::initializer_list<const char*> keys) {
+  const json* v = first_of(row, keys);
+  if (v && v->is_string()) return v->get<std::string>();
+  return std::nullopt;
+}
+
+// A count given as a JSON number or as a decimal string (counts beyond 64 bits are written as strings).
+Count count_of(const json& v, const std::string& where) {
+  if (v.is_string()) return parse_count(v.get<std::string>());
+  if (v.is_number_integer()) return v.is_number_unsigned() ? Count(v.get<uint64_t>()) : Count(v.get<int64_t>());
+  if (v.is_number_float()) {
+    double x = v.get<double>();
+    if (!std::isfinite(x) || x < 0 || x > 1e36) throw Error(where + ": not a count");
+    return static_cast<Count>(std::llround(std::min(x, 9.0e18)));
+  }
+  throw Error(where + ": expected a count (number or decimal string)");
+}
+
+std::optional<double> time_of(const json& row, const std::string& where) {
+  const json* v = first_of(row, {"time_s", "median_s", "time_median_s", "forward_s", "forward_median_s", "duration_s"});
+  if (!v) {
+    if (auto fwd = row.find("forward"); fwd != row.end() && fwd->is_object()) v = first_of(*fwd, {"median_s", "time_s"});
+  }
+  if (!v) return std::nullopt;
+  if (!v->is_number()) throw Error(where + ".time_s: expected seconds as a number");
+  double t = v->get<double>();
+  if (!std::isfinite(t) || t < 0) throw Error(where + ".time_s: must be a non-negative number of seconds");
+  return t;
+}
+
+}  // namespace
+
+MeasuredRun parse_measurement(const std::string& text, const std::string& origin) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const json::exception& e) {
+    throw Error(fmt::format("{}: not valid JSON: {}", origin, model_detail::first_line(e.what())));
+  }
+  if (!j.is_object()) throw Error(origin + ": expected a JSON object from `ridge measure` or `ridge ingest`");
+  MeasuredRun m;
+  m.file = origin;
+  const json* summary = j.contains("summary") && j["summary"].is_object() ? &j["summary"] : nullptr;
+  m.model = text_of(j, {"model"}).value_or(summary ? text_of(*summary, {"model"}).value_or("") : "");
+  if (m.model.empty()) m.model = std::filesystem::path(origin).stem().string();
+  m.device = text_of(j, {"device"}).value_or(summary ? text_of(*summary, {"device"}).value_or("") : "");
+  const char* key = j.contains("layers") ? "layers" : j.contains("kernels") ? "kernels" : nullptr;
+  if (!key || !j[key].is_array())
+    throw Error(origin + ": no `layers` (ridge measure) or `kernels` (ridge ingest) array");
+  size_t index = 0;
+  for (const json& row : j[key]) {
+    const std::string where = fmt::format("{}: {}[{}]", origin, key, index++);
+    if (!row.is_object()) throw Error(where + ": expected an object");
+    MeasuredRow l;
+    l.name = text_of(row, {"name", "layer", "node", "kernel"}).value_or(fmt::format("#{}", index - 1));
+    l.op = text_of(row, {"op", "op_type", "family", "op_class"}).value_or("");
+    l.time_s = time_of(row, where);
+    const bool cost_known = !row.contains("cost_known") || row["cost_known"] != false;
+    if (const json* f = first_of(row, {"flops"}); f && cost_known) l.flops = count_of(*f, where + ".flops");
+    if (const json* b = first_of(row, {"bytes", "dram_bytes"}); b && cost_known) {
+      l.bytes = count_of(*b, where + ".bytes");
+    } else if (row.contains("bytes_read") && row.contains("bytes_written") && cost_known) {
+      l.bytes = count_of(row["bytes_read"], where + ".bytes_read") + count_of(row["bytes_written"], where + ".bytes_written");
+    }
+    m.layers.push_back(std::move(l));
+  }
+  return m;
+}
+
+MeasuredRun read_measurement(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(fmt::format("{}: cannot read measurement file", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_measurement(ss.str(), path);
+}
+
+std::vector<Sample> samples_from(const std::vector<MeasuredRun>& ms, int* skipped) {
+  std::vector<Sample> out;
+  int missing = 0;
+  for (const MeasuredRun& m : ms) {
+    for (const MeasuredRow& l : m.layers) {
+      if (!l.time_s || *l.time_s <= 0 || !l.flops) {
+        ++missing;
+        continue;
+      }
+      Sample s;
+      s.model = m.model;
+      s.layer = l.name;
+      if (auto op = parse_op(l.op)) s.op_class = std::string(family_name(op_family(*op)));
+      else s.op_class = l.op.empty() ? "unknown" : l.op;
+      s.flops = *l.flops;
+      s.bytes = l.bytes.value_or(0);
+      s.time_s = *l.time_s;
+      out.push_back(std::move(s));
+    }
+  }
+  if (skipped) *skipped = missing;
+  return out;
+}
+
+}  // namespace ridge

@@ -1,0 +1,92 @@
+// PALEO-style time prediction: per layer, compute and memory terms scaled by PPP factors, combined by sum
+// (PALEO) or max (roofline overlap), plus per-kernel overhead; backward and the weight update for training.
+#include <algorithm>
+#include <cmath>
+
+#include "ridge/error.hpp"
+#include "ridge/predict.hpp"
+
+namespace ridge {
+
+std::string_view combine_name(Combine c) { return c == Combine::Sum ? "sum" : "max"; }
+
+std::optional<Combine> parse_combine(std::string_view name) {
+  if (name == "sum" || name == "paleo") return Combine::Sum;
+  if (name == "max" || name == "roofline") return Combine::Max;
+  return std::nullopt;
+}
+
+const Efficiency& Calibration::for_class(const std::string& op_class) const {
+  auto it = by_class.find(op_class);
+  return it == by_class.end() ? fallback : it->second;
+}
+
+namespace {
+
+// x / (factor x rate), where an infinite factor (a term fitted to zero) gives 0.
+double scaled_time(double amount, double factor, double rate) {
+  if (amount <= 0 || std::isinf(factor)) return 0.0;
+  RIDGE_ASSERT(factor > 0 && rate > 0, "efficiency factors and hardware rates must be positive");
+  return amount / (factor * rate);
+}
+
+}  // namespace
+
+PhaseTime phase_time(Count flops, Count bytes, int kernels, const Efficiency& eff, const PredictOptions& opt) {
+  PhaseTime t;
+  t.compute_s = scaled_time(to_double(flops), eff.ppp, opt.peak_flop_per_s);
+  t.memory_s = scaled_time(to_double(bytes), eff.ppp_mem, opt.bandwidth_bytes_per_s);
+  t.overhead_s = kernels * eff.overhead_s.value_or(opt.kernel_launch_s);
+  const double work = opt.combine == Combine::Sum ? t.compute_s + t.memory_s : std::max(t.compute_s, t.memory_s);
+  t.time_s = work + t.overhead_s;
+  if (t.time_s <= 0) t.bound = Bound::None;
+  else if (t.overhead_s > std::max(t.compute_s, t.memory_s)) t.bound = Bound::Overhead;
+  else t.bound = t.compute_s >= t.memory_s ? Bound::Compute : Bound::Memory;
+  return t;
+}
+
+Prediction predict(const std::vector<LayerWork>& layers, const PredictOptions& opt) {
+  Prediction p;
+  Count params = 0;
+  for (const LayerWork& w : layers) {
+    LayerPrediction lp;
+    lp.name = w.name;
+    lp.op_class = w.op_class;
+    lp.costed = w.costed;
+    lp.reason = w.reason;
+    if (!w.costed) {
+      ++p.uncosted_layers;
+      p.layers.push_back(std::move(lp));
+      continue;
+    }
+    const Efficiency& eff = opt.calibration.for_class(w.op_class);
+    lp.forward = phase_time(w.flops, w.bytes, w.kernels, eff, opt);
+    if (opt.training) {
+      // Backward runs where a gradient flows: one kernel per gradient computed (input, weight; at least one),
+      // reading the output gradient and the saved input and writing the gradients: about twice the forward
+      // traffic (an approximation, see docs/model.md).
+      const Count bwd_flops = w.bwd_input_flops + w.bwd_weight_flops;
+      const int gradients = (w.bwd_input_flops > 0 ? 1 : 0) + (w.bwd_weight_flops > 0 ? 1 : 0);
+      if ((w.needs_backward || bwd_flops > 0) && (w.flops > 0 || w.bytes > 0)) {
+        const int kernels = w.kernels > 0 ? std::max(1, gradients) : 0;  // hand-given work has no launches
+        lp.backward = phase_time(bwd_flops, 2 * w.bytes, kernels, eff, opt);
+      }
+      params += w.params;
+    }
+    lp.time_s = lp.forward.time_s + lp.backward.time_s;
+    lp.bound = lp.backward.time_s > lp.forward.time_s ? lp.backward.bound : lp.forward.bound;
+    p.forward_s += lp.forward.time_s;
+    p.backward_s += lp.backward.time_s;
+    p.layers.push_back(std::move(lp));
+  }
+  if (opt.training && params > 0) {
+    // SGD in one fused kernel: read parameter and gradient, write parameter (2 FLOPs per parameter).
+    const Count bytes = 3 * params * opt.bytes_per_param;
+    p.update_s = phase_time(2 * params, bytes, 1, opt.calibration.for_class("Update"), opt).time_s;
+  }
+  p.total_time_s = p.forward_s + p.backward_s + p.update_s;
+  p.samples_per_s = p.total_time_s > 0 ? static_cast<double>(opt.batch) / p.total_time_s : 0.0;
+  return p;
+}
+
+}  // namespace ridge

@@ -1,0 +1,94 @@
+// `ridge ingest` and `ridge profile-cmd` end to end through the built binary.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "support/test_support.hpp"
+
+namespace ridge::test {
+namespace {
+
+std::string profile(const std::string& prefix) {
+  for (const auto& e : std::filesystem::directory_iterator(fixture("profiles")))
+    if (e.path().filename().string().rfind(prefix, 0) == 0) return "'" + e.path().string() + "'";
+  return "missing-" + prefix;
+}
+
+TEST(IngestCli, JsonTotalsForFile01) {
+  RIDGE_REQUIRE_SHARED();
+  auto r = run_ridge("ingest " + profile("01_") + " --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  const auto& t = j["totals"];
+  EXPECT_EQ(t["kernels"], 1113);
+  EXPECT_EQ(t["flops"], 416294618393LL);
+  EXPECT_EQ(t["flops_fp32"], 416294618393LL);
+  EXPECT_TRUE(t["flops_fp64"].is_null());
+  EXPECT_TRUE(t["flops_tensor"].is_null());
+  EXPECT_EQ(t["dram_bytes"], 18423797248LL);
+  EXPECT_TRUE(t["time_s"].is_null());
+  EXPECT_EQ(t["counters"]["smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"], 196678002557LL);
+  EXPECT_EQ(t["counters"]["dram__sectors_write.sum"], 204176272);
+  EXPECT_EQ(j["kernels"].size(), 1113u);
+  EXPECT_EQ(j["kernels"][0]["family"], "conv-implicit-gemm");
+}
+
+TEST(IngestCli, TableOutputAndGroups) {
+  RIDGE_REQUIRE_SHARED();
+  auto r = run_ridge("ingest " + profile("22_") + " --group nvtx");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("convLayer"), std::string::npos);
+  EXPECT_NE(r.out.find("79 us"), std::string::npos) << r.out;  // 79,040 ns
+}
+
+TEST(IngestCli, NerscJoinAndLabelledRuns) {
+  RIDGE_REQUIRE_SHARED();
+  auto r = run_ridge("ingest " + profile("12_") + " " + profile("13_") + " --format json --top 3");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["totals"]["kernels"], 797);
+  EXPECT_EQ(j["totals"]["dram_bytes"], 21827093984LL);
+  auto runs = run_ridge("ingest --label bs=1 " + profile("09_") + " --label bs=2 " + profile("10_") + " --format json");
+  ASSERT_EQ(runs.exit_code, 0) << runs.err;
+  auto k = nlohmann::json::parse(runs.out);
+  ASSERT_EQ(k["runs"].size(), 2u);
+  EXPECT_EQ(k["runs"][0]["label"], "bs=1");
+  EXPECT_TRUE(k["fit"]["flops_slope"].is_number());
+}
+
+TEST(IngestCli, BadInputExitCodes) {
+  auto missing = run_ridge("ingest /nonexistent/file.log");
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("/nonexistent/file.log"), std::string::npos);
+  std::string dir = temp_dir();
+  std::ofstream(dir + "/junk.txt") << "hello\nworld\n";
+  auto junk = run_ridge("ingest " + dir + "/junk.txt");
+  EXPECT_EQ(junk.exit_code, 1);
+  EXPECT_NE(junk.err.find("unknown format"), std::string::npos) << junk.err;
+  EXPECT_EQ(std::count(junk.err.begin(), junk.err.end(), '\n'), 1);
+  auto usage = run_ridge("ingest --join sideways x.log");
+  EXPECT_EQ(usage.exit_code, 2);
+  if (have_shared()) {
+    auto none = run_ridge("ingest " + profile("26_"));
+    EXPECT_EQ(none.exit_code, 1);
+    EXPECT_NE(none.err.find("no kernels were profiled"), std::string::npos) << none.err;
+  }
+}
+
+TEST(IngestCli, ProfileCmd) {
+  auto r = run_ridge("profile-cmd --metrics flops,time -- python train.py -b 10");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("ncu --target-processes all", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("python train.py -b 10"), std::string::npos);
+  auto s = run_ridge("profile-cmd --slurm --partition gpu --account acct --batch-sizes 1,2 -- python train.py -b {bs}");
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  EXPECT_NE(s.out.find("#SBATCH --partition=gpu"), std::string::npos);
+  EXPECT_NE(s.out.find("for bs in 1 2; do"), std::string::npos);
+  auto bad = run_ridge("profile-cmd --metrics watts -- app");
+  EXPECT_EQ(bad.exit_code, 2);
+}
+
+}  // namespace
+}  // namespace ridge::test

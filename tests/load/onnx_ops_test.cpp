@@ -1,0 +1,286 @@
+// One small ONNX model per supported op, built in code: the importer's shape (with a symbolic batch bound
+// to 2) and the cost stage's status and MACs for it.
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "load/onnx_tiny_model.hpp"
+#include "ridge/cost.hpp"
+#include "ridge/onnx_import.hpp"
+
+namespace ridge {
+namespace {
+
+using test::set_attr;
+using test::TinyModel;
+using TP = onnx::TensorProto;
+
+struct OpCase {
+  const char* name;
+  std::function<void(TinyModel&)> build;  ///< adds everything after input "x" [batch, 3, 8, 8]; output "y"
+  Shape expected;
+  Count macs = -1;                         ///< -1: not a MAC op
+  std::vector<int64_t> x = {-1, 3, 8, 8};
+  int x_type = TP::FLOAT;
+};
+
+void unary(TinyModel& m, const char* op) { m.node(op, {"x"}, {"y"}); }
+void binary(TinyModel& m, const char* op) {
+  m.weight("b", {3, 1, 1});
+  m.node(op, {"x", "b"}, {"y"});
+}
+
+const Shape kSame{{2, 3, 8, 8}};
+
+const std::vector<OpCase>& cases() {
+  static const std::vector<OpCase> k = {
+      {"Conv", [](TinyModel& m) {
+         m.weight("w", {16, 3, 3, 3}).weight("bias", {16});
+         auto& n = m.node("Conv", {"x", "w", "bias"}, {"y"});
+         set_attr(n, "pads", std::vector<int64_t>{1, 1, 1, 1});
+         set_attr(n, "strides", std::vector<int64_t>{2, 2});
+       }, Shape{{2, 16, 4, 4}}, 2 * 16 * 4 * 4 * 3 * 9},
+      {"ConvTranspose", [](TinyModel& m) {
+         m.weight("w", {3, 4, 3, 3});
+         auto& n = m.node("ConvTranspose", {"x", "w"}, {"y"});
+         set_attr(n, "strides", std::vector<int64_t>{2, 2});
+         set_attr(n, "pads", std::vector<int64_t>{1, 1, 1, 1});
+         set_attr(n, "output_padding", std::vector<int64_t>{1, 1});
+       }, Shape{{2, 4, 16, 16}}, 2 * 3 * 8 * 8 * 4 * 9},
+      {"Gemm", [](TinyModel& m) {
+         m.weight("w", {10, 64}).weight("bias", {10});
+         set_attr(m.node("Gemm", {"x", "w", "bias"}, {"y"}), "transB", int64_t{1});
+       }, Shape{{2, 10}}, 2 * 64 * 10, {-1, 64}},
+      {"MatMulWeight", [](TinyModel& m) {
+         m.weight("w", {64, 32});
+         m.node("MatMul", {"x", "w"}, {"y"});
+       }, Shape{{2, 5, 32}}, 2 * 5 * 64 * 32, {-1, 5, 64}},
+      {"MatMulActivations", [](TinyModel& m) {
+         set_attr(m.node("Transpose", {"x"}, {"xt"}), "perm", std::vector<int64_t>{0, 1, 3, 2});
+         m.node("MatMul", {"x", "xt"}, {"y"}, "/MatMul");
+       }, Shape{{2, 3, 8, 8}}, 2 * 3 * 8 * 8 * 8},
+      {"Einsum", [](TinyModel& m) {
+         m.weight("w", {2, 4, 5});
+         set_attr(m.node("Einsum", {"x", "w"}, {"y"}), "equation", std::string("bij,bjk->bik"));
+       }, Shape{{2, 3, 5}}, 2 * 3 * 4 * 5, {-1, 3, 4}},
+      {"BatchNormalization", [](TinyModel& m) {
+         m.weight("s", {3}).weight("b", {3}).weight("mean", {3}).weight("var", {3});
+         m.node("BatchNormalization", {"x", "s", "b", "mean", "var"}, {"y"});
+       }, kSame},
+      {"LayerNormalization", [](TinyModel& m) {
+         m.weight("s", {8}).weight("b", {8});
+         m.node("LayerNormalization", {"x", "s", "b"}, {"y"});
+       }, kSame},
+      {"Relu", [](TinyModel& m) { unary(m, "Relu"); }, kSame},
+      {"Sigmoid", [](TinyModel& m) { unary(m, "Sigmoid"); }, kSame},
+      {"Tanh", [](TinyModel& m) { unary(m, "Tanh"); }, kSame},
+      {"Erf", [](TinyModel& m) { unary(m, "Erf"); }, kSame},
+      {"Gelu", [](TinyModel& m) { unary(m, "Gelu"); }, kSame},
+      {"LeakyRelu", [](TinyModel& m) { unary(m, "LeakyRelu"); }, kSame},
+      {"HardSigmoid", [](TinyModel& m) { unary(m, "HardSigmoid"); }, kSame},
+      {"HardSwish", [](TinyModel& m) { unary(m, "HardSwish"); }, kSame},
+      {"Sqrt", [](TinyModel& m) { unary(m, "Sqrt"); }, kSame},
+      {"Exp", [](TinyModel& m) { unary(m, "Exp"); }, kSame},
+      {"Log", [](TinyModel& m) { unary(m, "Log"); }, kSame},
+      {"Neg", [](TinyModel& m) { unary(m, "Neg"); }, kSame},
+      {"Reciprocal", [](TinyModel& m) { unary(m, "Reciprocal"); }, kSame},
+      {"Softmax", [](TinyModel& m) { unary(m, "Softmax"); }, kSame},
+      {"LogSoftmax", [](TinyModel& m) { unary(m, "LogSoftmax"); }, kSame},
+      {"Identity", [](TinyModel& m) { unary(m, "Identity"); }, kSame},
+      {"Dropout", [](TinyModel& m) { unary(m, "Dropout"); }, kSame},
+      {"Clip", [](TinyModel& m) {
+         m.floats("lo", {0}).floats("hi", {6});
+         m.proto().mutable_graph()->mutable_initializer(0)->clear_dims();
+         m.proto().mutable_graph()->mutable_initializer(1)->clear_dims();
+         m.node("Clip", {"x", "lo", "hi"}, {"y"});
+       }, kSame},
+      {"Add", [](TinyModel& m) { binary(m, "Add"); }, kSame},
+      {"Sub", [](TinyModel& m) { binary(m, "Sub"); }, kSame},
+      {"Mul", [](TinyModel& m) { binary(m, "Mul"); }, kSame},
+      {"Div", [](TinyModel& m) { binary(m, "Div"); }, kSame},
+      {"Pow", [](TinyModel& m) { binary(m, "Pow"); }, kSame},
+      {"Equal", [](TinyModel& m) { binary(m, "Equal"); }, kSame},
+      {"Where", [](TinyModel& m) {
+         m.weight("b", {3, 1, 1});
+         m.node("Equal", {"x", "b"}, {"c"}, "/Equal");
+         m.node("Where", {"c", "x", "b"}, {"y"});
+       }, kSame},
+      {"MaxPool", [](TinyModel& m) {
+         auto& n = m.node("MaxPool", {"x"}, {"y"});
+         set_attr(n, "kernel_shape", std::vector<int64_t>{3, 3});
+         set_attr(n, "strides", std::vector<int64_t>{2, 2});
+         set_attr(n, "pads", std::vector<int64_t>{1, 1, 1, 1});
+       }, Shape{{2, 3, 4, 4}}},
+      {"AveragePool", [](TinyModel& m) {
+         auto& n = m.node("AveragePool", {"x"}, {"y"});
+         set_attr(n, "kernel_shape", std::vector<int64_t>{2, 2});
+         set_attr(n, "strides", std::vector<int64_t>{2, 2});
+       }, Shape{{2, 3, 4, 4}}},
+      {"GlobalAveragePool", [](TinyModel& m) { unary(m, "GlobalAveragePool"); }, Shape{{2, 3, 1, 1}}},
+      {"ReduceMean", [](TinyModel& m) {
+         set_attr(m.node("ReduceMean", {"x"}, {"y"}), "axes", std::vector<int64_t>{-1});
+       }, Shape{{2, 3, 8, 1}}},
+      {"ReduceSum", [](TinyModel& m) {
+         m.ints("axes", {1});
+         set_attr(m.node("ReduceSum", {"x", "axes"}, {"y"}), "keepdims", int64_t{0});
+       }, Shape{{2, 8, 8}}},
+      {"ReduceMax", [](TinyModel& m) {
+         set_attr(m.node("ReduceMax", {"x"}, {"y"}), "axes", std::vector<int64_t>{2, 3});
+       }, Shape{{2, 3, 1, 1}}},
+      {"ArgMax", [](TinyModel& m) {
+         auto& n = m.node("ArgMax", {"x"}, {"y"});
+         set_attr(n, "axis", int64_t{1});
+         set_attr(n, "keepdims", int64_t{0});
+       }, Shape{{2, 8, 8}}},
+      {"GatherEmbedding", [](TinyModel& m) {
+         m.weight("table", {100, 16});
+         m.node("Gather", {"table", "x"}, {"y"});
+       }, Shape{{2, 7, 16}}, -1, {-1, 7}, TP::INT64},
+      {"ShapeArithmeticReshape", [](TinyModel& m) {
+         m.ints("zero", {0}, true).ints("axes0", {0}).ints("minus1", {-1});
+         m.node("Shape", {"x"}, {"s"}, "/Shape");
+         m.node("Gather", {"s", "zero"}, {"n"}, "/Gather");
+         m.node("Unsqueeze", {"n", "axes0"}, {"n1"}, "/Unsqueeze");
+         m.node("Concat", {"n1", "minus1"}, {"target"}, "/Concat");
+         set_attr(m.proto().mutable_graph()->mutable_node(3)[0], "axis", int64_t{0});
+         m.node("Reshape", {"x", "target"}, {"y"});
+       }, Shape{{2, 192}}},
+      {"Flatten", [](TinyModel& m) { unary(m, "Flatten"); }, Shape{{2, 192}}},
+      {"Transpose", [](TinyModel& m) {
+         set_attr(m.node("Transpose", {"x"}, {"y"}), "perm", std::vector<int64_t>{0, 2, 3, 1});
+       }, Shape{{2, 8, 8, 3}}},
+      {"Concat", [](TinyModel& m) {
+         set_attr(m.node("Concat", {"x", "x"}, {"y"}), "axis", int64_t{1});
+       }, Shape{{2, 6, 8, 8}}},
+      {"Split", [](TinyModel& m) {
+         m.ints("sizes", {1, 2});
+         set_attr(m.node("Split", {"x", "sizes"}, {"a", "y"}), "axis", int64_t{1});
+       }, Shape{{2, 2, 8, 8}}},
+      {"Slice", [](TinyModel& m) {
+         m.ints("starts", {2}).ints("ends", {6}).ints("axes", {2});
+         m.node("Slice", {"x", "starts", "ends", "axes"}, {"y"});
+       }, Shape{{2, 3, 4, 8}}},
+      {"SqueezeUnsqueeze", [](TinyModel& m) {
+         m.ints("a", {1}).ints("b", {0});
+         m.node("Unsqueeze", {"x", "a"}, {"u"}, "/Unsqueeze");
+         m.node("Squeeze", {"u", "a"}, {"y"});
+       }, kSame},
+      {"Expand", [](TinyModel& m) {
+         m.ints("shape", {1, 1, 8, 1});
+         m.node("Expand", {"x", "shape"}, {"y"});
+       }, kSame, -1, {-1, 3, 1, 8}},
+      {"Pad", [](TinyModel& m) {
+         m.ints("pads", {0, 0, 1, 1, 0, 0, 1, 1});
+         m.node("Pad", {"x", "pads"}, {"y"});
+       }, Shape{{2, 3, 10, 10}}},
+      {"Resize", [](TinyModel& m) {
+         m.floats("scales", {1, 1, 2, 2});
+         m.node("Resize", {"x", "", "scales"}, {"y"});
+       }, Shape{{2, 3, 16, 16}}},
+      {"Cast", [](TinyModel& m) { set_attr(m.node("Cast", {"x"}, {"y"}), "to", int64_t{TP::INT64}); }, kSame},
+      {"ConstantOfShape", [](TinyModel& m) {
+         m.node("Shape", {"x"}, {"s"}, "/Shape");
+         m.node("ConstantOfShape", {"s"}, {"y"});
+       }, kSame},
+      {"Range", [](TinyModel& m) {
+         m.ints("three", {3}, true).ints("zero", {0}, true).ints("one", {1}, true);
+         m.node("Shape", {"x"}, {"s"}, "/Shape");
+         m.node("Gather", {"s", "three"}, {"n"}, "/Gather");
+         m.node("Range", {"zero", "n", "one"}, {"y"});
+       }, Shape{{8}}},
+  };
+  return k;
+}
+
+class OnnxOp : public ::testing::TestWithParam<OpCase> {};
+
+Graph import_case(const OpCase& c, const OnnxImportOptions& engines) {
+  TinyModel m(c.name == std::string("LayerNormalization") ? 17 : 13);
+  m.input("x", c.x, c.x_type);
+  c.build(m);
+  m.output("y");
+  LoadOptions o;
+  o.batch = 2;
+  return import_onnx_bytes(m.bytes(), std::string("op-") + c.name, o, engines);
+}
+
+void check_case(const OpCase& c, const OnnxImportOptions& engines) {
+  Graph g = import_case(c, engines);
+  EXPECT_EQ(to_string(g.value(g.outputs.at(0)).shape), to_string(c.expected));
+  ModelCost cost = estimate(g);
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    EXPECT_EQ(cost.nodes[i].status, CostStatus::Ok) << g.nodes[i].name << ": " << cost.nodes[i].reason;
+  if (c.macs >= 0) EXPECT_EQ(to_string(cost.total.macs), to_string(c.macs));
+}
+
+TEST_P(OnnxOp, ShapeAndCost) { check_case(GetParam(), {}); }
+
+TEST_P(OnnxOp, RidgeRulesAloneGiveTheSameShape) { check_case(GetParam(), OnnxImportOptions{false, true}); }
+
+INSTANTIATE_TEST_SUITE_P(Ops, OnnxOp, ::testing::ValuesIn(cases()), [](const auto& info) { return std::string(info.param.name); });
+
+TEST(OnnxOps, UnknownOpIsKeptAndNoted) {
+  TinyModel m;
+  m.input("x", {-1, 4});
+  m.node("NonZero", {"x"}, {"nz"});
+  m.node("Relu", {"x"}, {"y"});
+  m.output("y").output("nz");
+  Graph g = import_onnx_bytes(m.bytes(), "unknown-op", LoadOptions{});
+  ASSERT_EQ(g.nodes.size(), 2u);
+  EXPECT_EQ(g.nodes[0].op, OpKind::Unknown);
+  EXPECT_EQ(g.nodes[0].op_type, "NonZero");
+  bool noted = false;
+  for (const auto& n : g.notes) noted |= n.find("NonZero x1") != std::string::npos;
+  EXPECT_TRUE(noted);
+  ModelCost cost = estimate(g);
+  EXPECT_EQ(cost.excluded_ops.count("NonZero"), 1u);
+}
+
+TEST(OnnxOps, CustomDomainOpIsKeptAsUnknown) {
+  TinyModel m;
+  auto* op = m.proto().add_opset_import();
+  op->set_domain("com.example");
+  op->set_version(1);
+  m.input("x", {-1, 4});
+  m.node("Fancy", {"x"}, {"y"}).set_domain("com.example");
+  m.output("y");
+  Graph g = import_onnx_bytes(m.bytes(), "custom-domain", LoadOptions{});
+  EXPECT_EQ(g.nodes[0].op, OpKind::Unknown);
+  EXPECT_EQ(g.nodes[0].op_type, "com.example.Fancy");
+  EXPECT_FALSE(g.value(g.outputs[0]).shape_note.empty());
+}
+
+TEST(OnnxOps, IdentitySharedWeightIsCountedOnce) {
+  TinyModel m;
+  m.input("x", {-1, 16}).weight("w", {16, 16});
+  m.node("Identity", {"w"}, {"w_again"}, "Identity_0");
+  m.node("MatMul", {"x", "w"}, {"h"}, "/a/MatMul");
+  m.node("MatMul", {"h", "w_again"}, {"y"}, "/b/MatMul");
+  m.output("y");
+  Graph g = import_onnx_bytes(m.bytes(), "shared", LoadOptions{});
+  ASSERT_EQ(g.nodes.size(), 2u);
+  EXPECT_EQ(g.nodes[0].inputs[1], g.nodes[1].inputs[1]);
+  EXPECT_EQ(to_string(estimate(g).total.params), "256");
+  bool noted = false;
+  for (const auto& n : g.notes) noted |= n.find("Identity") != std::string::npos;
+  EXPECT_TRUE(noted);
+}
+
+TEST(OnnxOps, TiedEmbeddingIsNotedAndCountedOnce) {
+  TinyModel m;
+  m.input("ids", {-1, 5}, TP::INT64).weight("emb", {50, 8});
+  m.node("Gather", {"emb", "ids"}, {"h"}, "/embed/Gather");
+  set_attr(m.node("Gemm", {"h2", "emb"}, {"y"}, "/decoder/Gemm"), "transB", int64_t{1});
+  m.ints("shape", {-1, 8});
+  m.node("Reshape", {"h", "shape"}, {"h2"}, "/Reshape");
+  m.output("y");
+  Graph g = import_onnx_bytes(m.bytes(), "tied", LoadOptions{});
+  EXPECT_EQ(to_string(g.value(g.outputs[0]).shape), "5x50");
+  EXPECT_EQ(to_string(estimate(g).total.params), "400");
+  bool noted = false;
+  for (const auto& n : g.notes) noted |= n.find("tied embedding: 'emb'") != std::string::npos;
+  EXPECT_TRUE(noted);
+}
+
+}  // namespace
+}  // namespace ridge

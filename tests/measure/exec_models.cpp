@@ -1,0 +1,238 @@
+// Whole graphs through the executor: fixed-seed determinism, ONNX testdata with real weights, unsupported ops,
+// memory refusal, training steps, and the `ridge measure` / `ridge run` commands end to end.
+#include <nlohmann/json.hpp>
+
+#include "measure/exec_support.hpp"
+#include "ridge/error.hpp"
+#include "ridge/load.hpp"
+#include "support/test_support.hpp"
+
+namespace ridge::test {
+namespace {
+
+/// conv -> relu -> pool -> flatten -> gemm: a tiny CNN built by hand.
+ExecCase tiny_cnn(int* out) {
+  ExecCase t;
+  int x = t.tensor("x", Shape{{2, 3, 8, 8}});
+  int w = t.tensor("conv.w", Shape{{4, 3, 3, 3}}, ValueKind::Param, -0.3f, 0.3f);
+  int c = t.node(OpKind::Conv, {x, w}, Shape{{2, 4, 8, 8}},
+                 Attrs{}.set("kernel_shape", std::vector<int64_t>{3, 3}).set("pads", std::vector<int64_t>{1, 1, 1, 1}));
+  int r = t.node(OpKind::Relu, {c}, Shape{{2, 4, 8, 8}});
+  int p = t.node(OpKind::MaxPool, {r}, Shape{{2, 4, 4, 4}},
+                 Attrs{}.set("kernel_shape", std::vector<int64_t>{2, 2}).set("strides", std::vector<int64_t>{2, 2}));
+  int f = t.node(OpKind::Flatten, {p}, Shape{{2, 64}}, Attrs{}.set("axis", int64_t{1}));
+  int fw = t.tensor("fc.w", Shape{{10, 64}}, ValueKind::Param, -0.1f, 0.1f);
+  int fb = t.tensor("fc.b", Shape{{10}}, ValueKind::Param);
+  *out = t.node(OpKind::Gemm, {f, fw, fb}, Shape{{2, 10}}, Attrs{}.set("transB", int64_t{1}));
+  return t;
+}
+
+TEST(ExecModels, SameSeedSameOutput) {
+  int y = -1;
+  ExecCase t = tiny_cnn(&y);
+  t.g.outputs = {y};
+  ExecOptions o;  // everything random from the seed
+  const auto a = execute(t.g, o).outputs.begin()->second.data;
+  const auto b = execute(t.g, o).outputs.begin()->second.data;
+  EXPECT_EQ(a, b);
+  o.seed = 43;
+  EXPECT_NE(execute(t.g, o).outputs.begin()->second.data, a);
+}
+
+TEST(ExecModels, UnsupportedOpIsReportedAndTheRestRuns) {
+  ExecCase t;
+  int x = t.tensor("x", Shape{{1, 4}});
+  int u = t.node(OpKind::Resize, {x}, Shape{{1, 4}});
+  int r = t.node(OpKind::Relu, {u}, Shape{{1, 4}});
+  ExecResult res;
+  HostTensor out = t.run(r, &res);
+  ASSERT_EQ(res.steps.size(), 2u);
+  EXPECT_EQ(res.steps[0].status, StepStatus::NotExecuted);
+  EXPECT_NE(res.steps[0].reason.find("no kernel for op Resize"), std::string::npos);
+  EXPECT_EQ(res.steps[1].status, StepStatus::Executed);
+  EXPECT_TRUE(res.steps[1].synthetic_inputs);
+  EXPECT_EQ(out.data.size(), 4u);
+  for (float v : out.data) EXPECT_GE(v, 0.f);
+}
+
+TEST(ExecModels, RefusesABatchThatDoesNotFit) {
+  int y = -1;
+  ExecCase t = tiny_cnn(&y);
+  t.g.outputs = {y};
+  ExecOptions o;
+  o.available_bytes = Count(1000);
+  try {
+    execute(t.g, o);
+    FAIL() << "expected a refusal";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("needs"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("available"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ExecModels, TrainingStepRunsBackwardForEveryLayer) {
+  int y = -1;
+  ExecCase t = tiny_cnn(&y);
+  t.g.outputs = {y};
+  MeasureOptions o;
+  o.exec.train = true;
+  o.min_repeats = o.max_repeats = 2;
+  o.warmup = 1;
+  ModelMeasurement m = measure_graph(t.g, o);
+  for (const auto& l : m.layers) {
+    if (l.step.op == "Flatten" || l.step.op == "Reorder") continue;
+    EXPECT_TRUE(l.step.has_backward) << l.step.name;
+    EXPECT_EQ(l.backward.samples, 2) << l.step.name;
+  }
+  EXPECT_EQ(m.update.samples, 2);
+}
+
+/// Sum of the graph's outputs for the case's data with one weight element nudged.
+double loss_with(ExecCase& t, const std::string& param, size_t k, float delta) {
+  ExecOptions o;
+  o.train = true;  // the same forward the gradients are taken of (BatchNorm uses batch statistics)
+  for (auto [name, tensor] : t.data) {
+    if (name == param) tensor.data[k] += delta;
+    bool input = false;
+    for (int id : t.g.inputs) input |= t.g.value(id).name == name;
+    (input ? o.inputs : o.weights)[name] = tensor;
+  }
+  double sum = 0;
+  for (const auto& [name, out] : execute(t.g, o).outputs)
+    for (float v : out.data) sum += v;
+  return sum;
+}
+
+/// Backward kernels against central finite differences of the forward pass (loss = sum of outputs).
+/// Tolerance: 2e-2 relative + 5e-3 absolute (fp32 forward, step 1e-3; ReLU/max kinks stay rare at that step).
+void expect_gradients_match(ExecCase& t) {
+  ExecOptions o;
+  for (const auto& [name, tensor] : t.data) {
+    bool input = false;
+    for (int id : t.g.inputs) input |= t.g.value(id).name == name;
+    (input ? o.inputs : o.weights)[name] = tensor;
+  }
+  const TensorMap grads = parameter_gradients(t.g, o);
+  ASSERT_FALSE(grads.empty());
+  for (const auto& [name, g] : grads) {
+    for (size_t k = 0; k < g.data.size(); k += std::max<size_t>(1, g.data.size() / 3)) {
+      const double fd = (loss_with(t, name, k, 1e-3f) - loss_with(t, name, k, -1e-3f)) / 2e-3;
+      EXPECT_NEAR(g.data[k], fd, 5e-3 + 2e-2 * std::abs(fd)) << name << "[" << k << "]";
+    }
+  }
+}
+
+TEST(ExecGradients, ConvReluPoolGemm) {
+  int y = -1;
+  ExecCase t = tiny_cnn(&y);
+  t.g.outputs = {y};
+  expect_gradients_match(t);
+}
+
+TEST(ExecGradients, BatchNormGroupedConvAndAdd) {
+  ExecCase t;
+  int x = t.tensor("x", Shape{{2, 4, 5, 5}});
+  int w = t.tensor("w", Shape{{4, 2, 3, 3}}, ValueKind::Param, -0.3f, 0.3f);
+  int c = t.node(OpKind::Conv, {x, w}, Shape{{2, 4, 5, 5}},
+                 Attrs{}.set("kernel_shape", std::vector<int64_t>{3, 3}).set("pads", std::vector<int64_t>{1, 1, 1, 1}).set("group", int64_t{2}));
+  int s = t.tensor("bn.s", Shape{{4}}, ValueKind::Param);
+  int b = t.tensor("bn.b", Shape{{4}}, ValueKind::Param);
+  int m = t.tensor("bn.m", Shape{{4}}, ValueKind::Buffer);
+  int v = t.tensor("bn.v", Shape{{4}}, ValueKind::Buffer, 0.5f, 1.5f);
+  int n = t.node(OpKind::BatchNormalization, {c, s, b, m, v}, Shape{{2, 4, 5, 5}});
+  int sig = t.node(OpKind::Sigmoid, {n}, Shape{{2, 4, 5, 5}});
+  int add = t.node(OpKind::Add, {sig, c}, Shape{{2, 4, 5, 5}});
+  int g = t.node(OpKind::GlobalAveragePool, {add}, Shape{{2, 4, 1, 1}});
+  t.g.outputs = {g};
+  expect_gradients_match(t);
+}
+
+TEST(ExecGradients, LayerNormMatMulSoftmax) {
+  ExecCase t;
+  int x = t.tensor("x", Shape{{2, 3, 6}});
+  int s = t.tensor("ln.s", Shape{{6}}, ValueKind::Param);
+  int b = t.tensor("ln.b", Shape{{6}}, ValueKind::Param);
+  int ln = t.node(OpKind::LayerNormalization, {x, s, b}, Shape{{2, 3, 6}});
+  int w = t.tensor("proj.w", Shape{{6, 4}}, ValueKind::Param, -0.5f, 0.5f);
+  int mm = t.node(OpKind::MatMul, {ln, w}, Shape{{2, 3, 4}});
+  int sm = t.node(OpKind::Softmax, {mm}, Shape{{2, 3, 4}}, Attrs{}.set("axis", int64_t{-1}));
+  int sq = t.node(OpKind::Mul, {sm, mm}, Shape{{2, 3, 4}});
+  t.g.outputs = {sq};
+  expect_gradients_match(t);
+}
+
+TEST(ExecModels, OnnxTestdataReproducesPyTorch) {
+  RIDGE_REQUIRE_SHARED();
+  for (const char* name : {"mnist_cnn", "mnist_old"}) {
+    const std::string dir = fixture(std::string("onnx/testdata/") + name);
+    auto [in_name, input] = read_tensor_pb(dir + "/test_data_set_0/input_0.pb");
+    auto [out_name, expected] = read_tensor_pb(dir + "/test_data_set_0/output_0.pb");
+    LoadOptions lo;
+    Graph probe = load_model(dir + "/model.onnx", lo);
+    lo.input_shapes = {{probe.value(probe.inputs.at(0)).name, input.shape}};
+    Graph g = load_model(dir + "/model.onnx", lo);
+    ExecOptions eo;
+    eo.weights = read_onnx_weights(dir + "/model.onnx");
+    eo.inputs[g.value(g.inputs.at(0)).name] = input;
+    ExecResult r = execute(g, eo);
+    for (const auto& s : r.steps) EXPECT_NE(s.status, StepStatus::NotExecuted) << name << ": " << s.name << " " << s.reason;
+    const HostTensor& out = r.outputs.at(g.value(g.outputs.at(0)).name);
+    Comparison c = compare_tensors(out, expected, 1e-4, 1e-5);
+    EXPECT_TRUE(c.passed) << name << ": max abs diff " << c.max_abs_diff << ", " << to_string(c.mismatches)
+                          << " mismatches";
+  }
+}
+
+TEST(ExecCli, RunReproducesTestdataAndFailsOnWrongExpectation) {
+  RIDGE_REQUIRE_SHARED();
+  const std::string dir = fixture("onnx/testdata/mnist_cnn");
+  auto ok = run_ridge("run " + dir + "/model.onnx --input " + dir + "/test_data_set_0/input_0.pb --output " + dir +
+                      "/test_data_set_0/output_0.pb --rtol 1e-4 --atol 1e-5 --format json");
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  auto j = nlohmann::json::parse(ok.out);
+  EXPECT_EQ(j["outputs"][0]["status"], "pass");
+  EXPECT_EQ(j["passed"], true);
+  // the input file given as the expected output: wrong shape -> one-line error, exit 1
+  auto bad = run_ridge("run " + dir + "/model.onnx --input " + dir + "/test_data_set_0/input_0.pb --output " + dir +
+                       "/test_data_set_0/input_0.pb");
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("shape mismatch"), std::string::npos) << bad.err;
+}
+
+TEST(ExecCli, MeasureZooModelJson) {
+  auto r = run_ridge("measure mnist --batch 2 --repeat 3 --threads 1 --machine none --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_GT(j["total_time_s"].get<double>(), 0);
+  ASSERT_FALSE(j["layers"].empty());
+  bool conv = false;
+  for (const auto& l : j["layers"]) {
+    EXPECT_TRUE(l.contains("name") && l.contains("op") && l.contains("time_s") && l.contains("flops") &&
+                l.contains("gflops_per_s"));
+    if (l["op"] == "Conv") {
+      conv = true;
+      EXPECT_GT(l["time_s"].get<double>(), 0);
+      EXPECT_GT(l["flops"].get<int64_t>(), 0);
+    }
+  }
+  EXPECT_TRUE(conv);
+}
+
+TEST(ExecCli, MeasureRefusesHugeBatchBeforeAllocating) {
+  auto r = run_ridge("measure resnet50 --batch 100000 --machine none");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("needs"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "one line: " << r.err;
+}
+
+TEST(ExecCli, MeasureTrainReportsBackward) {
+  auto r = run_ridge("measure mnist --batch 2 --repeat 2 --threads 1 --train --machine none --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  bool any_backward = false;
+  for (const auto& l : j["layers"]) any_backward |= l.contains("backward_time_s") && l["backward_time_s"].is_number();
+  EXPECT_TRUE(any_backward);
+}
+
+}  // namespace
+}  // namespace ridge::test

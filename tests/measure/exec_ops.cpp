@@ -1,0 +1,426 @@
+// Every op the executor runs, against a plain reference implementation on small shapes.
+// Tolerance: rtol 1e-4, atol 1e-5 (fp32 kernels that reassociate sums), unless a test says otherwise.
+#include <cmath>
+#include <numeric>
+
+#include "measure/exec_support.hpp"
+
+namespace ridge::test {
+namespace {
+
+using V = std::vector<float>;
+
+/// Naive NCHW convolution with groups, stride, padding (begin = end) and dilation.
+V ref_conv(const V& x, const V& w, const V* b, int64_t N, int64_t C, int64_t H, int64_t W, int64_t OC, int64_t K,
+           int64_t s, int64_t pad, int64_t d, int64_t g, int64_t OH, int64_t OW) {
+  V y(N * OC * OH * OW, 0.f);
+  const int64_t icg = C / g, ocg = OC / g;
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t oc = 0; oc < OC; ++oc)
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          double acc = b ? (*b)[oc] : 0.0;
+          const int64_t grp = oc / ocg;
+          for (int64_t ic = 0; ic < icg; ++ic)
+            for (int64_t kh = 0; kh < K; ++kh)
+              for (int64_t kw = 0; kw < K; ++kw) {
+                const int64_t ih = oh * s - pad + kh * d, iw = ow * s - pad + kw * d;
+                if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                acc += double(x[((n * C + grp * icg + ic) * H + ih) * W + iw]) * w[((oc * icg + ic) * K + kh) * K + kw];
+              }
+          y[((n * OC + oc) * OH + oh) * OW + ow] = static_cast<float>(acc);
+        }
+  return y;
+}
+
+Attrs conv_attrs(int64_t k, int64_t s, int64_t p, int64_t d, int64_t g) {
+  return Attrs{}
+      .set("kernel_shape", std::vector<int64_t>{k, k})
+      .set("strides", std::vector<int64_t>{s, s})
+      .set("pads", std::vector<int64_t>{p, p, p, p})
+      .set("dilations", std::vector<int64_t>{d, d})
+      .set("group", g);
+}
+
+struct ConvParam {
+  int64_t C, OC, K, s, pad, d, g;
+};
+class ExecConv : public ::testing::TestWithParam<ConvParam> {};
+
+TEST_P(ExecConv, MatchesNaiveLoop) {
+  const auto c = GetParam();
+  const int64_t N = 2, H = 9, W = 7;
+  const int64_t OH = (H + 2 * c.pad - c.d * (c.K - 1) - 1) / c.s + 1, OW = (W + 2 * c.pad - c.d * (c.K - 1) - 1) / c.s + 1;
+  ExecCase t;
+  int x = t.tensor("x", Shape{{N, c.C, H, W}});
+  int w = t.tensor("w", Shape{{c.OC, c.C / c.g, c.K, c.K}}, ValueKind::Param);
+  int b = t.tensor("b", Shape{{c.OC}}, ValueKind::Param);
+  int y = t.node(OpKind::Conv, {x, w, b}, Shape{{N, c.OC, OH, OW}}, conv_attrs(c.K, c.s, c.pad, c.d, c.g));
+  V expect = ref_conv(t[x], t[w], &t[b], N, c.C, H, W, c.OC, c.K, c.s, c.pad, c.d, c.g, OH, OW);
+  expect_close(t.run(y), expect);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, ExecConv,
+                         ::testing::Values(ConvParam{3, 16, 3, 1, 1, 1, 1}, ConvParam{16, 32, 3, 2, 1, 1, 1},
+                                           ConvParam{16, 16, 3, 1, 1, 1, 16}, ConvParam{8, 16, 3, 1, 2, 2, 2},
+                                           ConvParam{32, 64, 1, 1, 0, 1, 1}, ConvParam{4, 8, 5, 2, 2, 1, 1}));
+
+TEST(ExecOps, GemmTransBWithBias) {
+  ExecCase t;
+  int a = t.tensor("a", Shape{{3, 5}});
+  int w = t.tensor("w", Shape{{4, 5}}, ValueKind::Param);
+  int b = t.tensor("b", Shape{{4}}, ValueKind::Param);
+  int y = t.node(OpKind::Gemm, {a, w, b}, Shape{{3, 4}}, Attrs{}.set("transB", int64_t{1}));
+  V e(12);
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 4; ++j) {
+      double acc = t[b][j];
+      for (int k = 0; k < 5; ++k) acc += double(t[a][i * 5 + k]) * t[w][j * 5 + k];
+      e[i * 4 + j] = static_cast<float>(acc);
+    }
+  expect_close(t.run(y), e);
+}
+
+TEST(ExecOps, GemmAlphaBetaTransA) {
+  ExecCase t;
+  int a = t.tensor("a", Shape{{5, 3}});
+  int w = t.tensor("w", Shape{{5, 4}}, ValueKind::Param);
+  int c = t.tensor("c", Shape{{3, 4}}, ValueKind::Param);
+  int y = t.node(OpKind::Gemm, {a, w, c}, Shape{{3, 4}},
+                 Attrs{}.set("transA", int64_t{1}).set("alpha", 0.5).set("beta", 2.0));
+  V e(12);
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 4; ++j) {
+      double acc = 0;
+      for (int k = 0; k < 5; ++k) acc += double(t[a][k * 3 + i]) * t[w][k * 4 + j];
+      e[i * 4 + j] = static_cast<float>(0.5 * acc + 2.0 * t[c][i * 4 + j]);
+    }
+  expect_close(t.run(y), e);
+}
+
+TEST(ExecOps, BatchedMatMulWithBroadcast) {
+  ExecCase t;
+  int a = t.tensor("a", Shape{{2, 3, 4, 5}});
+  int b = t.tensor("b", Shape{{3, 5, 6}});
+  int y = t.node(OpKind::MatMul, {a, b}, Shape{{2, 3, 4, 6}});
+  V e(2 * 3 * 4 * 6);
+  for (int n = 0; n < 2; ++n)
+    for (int h = 0; h < 3; ++h)
+      for (int i = 0; i < 4; ++i)
+        for (int j = 0; j < 6; ++j) {
+          double acc = 0;
+          for (int k = 0; k < 5; ++k) acc += double(t[a][((n * 3 + h) * 4 + i) * 5 + k]) * t[b][(h * 5 + k) * 6 + j];
+          e[((n * 3 + h) * 4 + i) * 6 + j] = static_cast<float>(acc);
+        }
+  expect_close(t.run(y), e);
+}
+
+TEST(ExecOps, MatMulActivationTimesWeight) {
+  ExecCase t;
+  int a = t.tensor("a", Shape{{2, 3, 4}});
+  int w = t.tensor("w", Shape{{4, 5}}, ValueKind::Param);
+  int y = t.node(OpKind::MatMul, {a, w}, Shape{{2, 3, 5}});
+  V e(30);
+  for (int r = 0; r < 6; ++r)
+    for (int j = 0; j < 5; ++j) {
+      double acc = 0;
+      for (int k = 0; k < 4; ++k) acc += double(t[a][r * 4 + k]) * t[w][k * 5 + j];
+      e[r * 5 + j] = static_cast<float>(acc);
+    }
+  expect_close(t.run(y), e);
+}
+
+TEST(ExecOps, BatchNormInference) {
+  ExecCase t;
+  int x = t.tensor("x", Shape{{2, 3, 4, 4}});
+  int s = t.tensor("s", Shape{{3}}, ValueKind::Param);
+  int b = t.tensor("b", Shape{{3}}, ValueKind::Param);
+  int m = t.tensor("m", Shape{{3}}, ValueKind::Buffer);
+  int v = t.tensor("v", Shape{{3}}, ValueKind::Buffer, 0.5f, 1.5f);
+  int y = t.node(OpKind::BatchNormalization, {x, s, b, m, v}, Shape{{2, 3, 4, 4}}, Attrs{}.set("epsilon", 1e-3));
+  V e(t[x].size());
+  for (size_t i = 0; i < e.size(); ++i) {
+    const size_t c = (i / 16) % 3;
+    e[i] = (t[x][i] - t[m][c]) / std::sqrt(t[v][c] + 1e-3f) * t[s][c] + t[b][c];
+  }
+  expect_close(t.run(y), e);
+}
+
+TEST(ExecOps, LayerNormLastAxis) {
+  ExecCase t;
+  int x = t.tensor("x", Shape{{2, 3, 8}});
+  int s = t.tensor("s", Shape{{8}}, ValueKind::Param);
+  int b = t.tensor("b", Shape{{8}}, ValueKind::Param);
+  int y = t.node(OpKind::LayerNormalization, {x, s, b}, Shape{{2, 3, 8}}, Attrs{}.set("epsilon", 1e-5));
+  V e(48);
+  for (int r = 0; r < 6; ++r) {
+    double mean = 0, var = 0;
+    for (int k = 0; k < 8; ++k) mean += t[x][r * 8 + k] / 8.0;
+    for (int k = 0; k < 8; ++k) var += std::pow(t[x][r * 8 + k] - mean, 2) / 8.0;
+    for (int k = 0; k < 8; ++k)
+      e[r * 8 + k] = static_cast<float>((t[x][r * 8 + k] - mean) / std::sqrt(var + 1e-5) * t[s][k] + t[b][k]);
+  }
+  expect_close(t.run(y), e);
+}
+
+struct UnaryParam {
+  OpKind op;
+  float (*ref)(float);
+  Attrs attrs;
+  float lo, hi;
+};
+class ExecUnary : public ::testing::TestWithParam<UnaryParam> {};
+
+TEST_P(ExecUnary, MatchesStdMath) {
+  const auto& u = GetParam();
+  ExecCase t;
+  int x = t.tensor("x", Shape{{2, 3, 5}}, ValueKind::Input, u.lo, u.hi);
+  int y = t.node(u.op, {x}, Shape{{2, 3, 5}}, u.attrs);
+  V e;
+  for (float v : t[x]) e.push_back(u.ref(v));
+  expect_close(t.run(y), e);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Ops, ExecUnary,
+    ::testing::Values(
+        UnaryParam{OpKind::Relu, [](float v) { return std::max(v, 0.f); }, {}, -1, 1},
+        UnaryParam{OpKind::Clip, [](float v) { return std::clamp(v, 0.f, 0.5f); },
+                   Attrs{}.set("min", 0.0).set("max", 0.5), -1, 1},
+        UnaryParam{OpKind::Sigmoid, [](float v) { return 1.f / (1.f + std::exp(-v)); }, {}, -3, 3},
+        UnaryParam{OpKind::Tanh, [](float v) { return std::tanh(v); }, {}, -3, 3},
+        UnaryParam{OpKind::Gelu, [](float v) { return 0.5f * v * (1.f + std::erf(v / std::sqrt(2.f))); }, {}, -3, 3},
+        UnaryParam{OpKind::Erf, [](float v) { return std::erf(v); }, {}, -2, 2},
+        UnaryParam{OpKind::Exp, [](float v) { return std::exp(v); }, {}, -2, 2},
+        UnaryParam{OpKind::Log, [](float v) { return std::log(v); }, {}, 0.1f, 3},
+        UnaryParam{OpKind::Sqrt, [](float v) { return std::sqrt(v); }, {}, 0.1f, 3},
+        UnaryParam{OpKind::LeakyRelu, [](float v) { return v > 0 ? v : 0.1f * v; }, Attrs{}.set("alpha", 0.1), -1, 1},
+        UnaryParam{OpKind::HardSigmoid, [](float v) { return std::clamp(0.2f * v + 0.5f, 0.f, 1.f); }, {}, -4, 4},
+        UnaryParam{OpKind::HardSwish, [](float v) { return v * std::clamp(v / 6.f + 0.5f, 0.f, 1.f); }, {}, -4, 4},
+        UnaryParam{OpKind::Neg, [](float v) { return -v; }, {}, -1, 1},
+        UnaryParam{OpKind::Reciprocal, [](float v) { return 1.f / v; }, {}, 0.5f, 2}));
+
+/// Reference numpy-style broadcasting binary op on row-major data.
+V ref_broadcast(const V& a, const Shape& as, const V& b, const Shape& bs, const Shape& ys, float (*f)(float, float)) {
+  V y(ys.elements());
+  const int r = ys.rank();
+  for (size_t i = 0; i < y.size(); ++i) {
+    std::vector<int64_t> idx(r);
+    size_t rem = i;
+    for (int k = r - 1; k >= 0; --k) idx[k] = rem % ys[k], rem /= ys[k];
+    auto offset = [&](const Shape& s) {
+      int64_t off = 0;
+      for (int k = 0; k < s.rank(); ++k) off = off * s[k] + (s[k] == 1 ? 0 : idx[r - s.rank() + k]);
+      return off;
+    };
+    y[i] = f(a[offset(as)], b[offset(bs)]);
+  }
+  return y;
+}
+
+struct BinaryParam {
+  OpKind op;
+  float (*ref)(float, float);
+  Shape a, b, y;
+};
+class ExecBinary : public ::testing::TestWithParam<BinaryParam> {};
+
+TEST_P(ExecBinary, BroadcastsLikeNumpy) {
+  const auto& p = GetParam();
+  ExecCase t;
+  int a = t.tensor("a", p.a, ValueKind::Input, 0.5f, 1.5f);
+  int b = t.tensor("b", p.b, ValueKind::Input, 0.5f, 1.5f);
+  int y = t.node(p.op, {a, b}, p.y);
+  expect_close(t.run(y), ref_broadcast(t[a], p.a, t[b], p.b, p.y, p.ref));
+}
+
+float add(float a, float b) { return a + b; }
+float sub(float a, float b) { return a - b; }
+float mul(float a, float b) { return a * b; }
+float div_(float a, float b) { return a / b; }
+float pow_(float a, float b) { return std::pow(a, b); }
+
+INSTANTIATE_TEST_SUITE_P(
+    Ops, ExecBinary,
+    ::testing::Values(BinaryParam{OpKind::Add, add, Shape{{2, 3, 4}}, Shape{{2, 3, 4}}, Shape{{2, 3, 4}}},
+                      BinaryParam{OpKind::Add, add, Shape{{2, 3, 4}}, Shape{{4}}, Shape{{2, 3, 4}}},
+                      BinaryParam{OpKind::Add, add, Shape{{3, 1}}, Shape{{2, 3, 4}}, Shape{{2, 3, 4}}},
+                      BinaryParam{OpKind::Sub, sub, Shape{{1, 4}}, Shape{{3, 1}}, Shape{{3, 4}}},
+                      BinaryParam{OpKind::Mul, mul, Shape{{2, 3, 4, 4}}, Shape{{2, 3, 1, 1}}, Shape{{2, 3, 4, 4}}},
+                      BinaryParam{OpKind::Div, div_, Shape{{2, 3}}, Shape{{}}, Shape{{2, 3}}},
+                      BinaryParam{OpKind::Div, div_, Shape{{3}}, Shape{{2, 3}}, Shape{{2, 3}}},
+                      BinaryParam{OpKind::Pow, pow_, Shape{{2, 3}}, Shape{{1}}, Shape{{2, 3}}}));
+
+TEST(ExecOps, MaxPoolCeilModeAndAveragePool) {
+  ExecCase t;
+  int x = t.tensor("x", Shape{{1, 2, 5, 5}});
+  Attrs a = Attrs{}
+                .set("kernel_shape", std::vector<int64_t>{2, 2})
+                .set("strides", std::vector<int64_t>{2, 2})
+                .set("ceil_mode", int64_t{1});
+  int y = t.node(OpKind::MaxPool, {x}, Shape{{1, 2, 3, 3}}, a);
+  V e;
+  for (int c = 0; c < 2; ++c)
+    for (int oh = 0; oh < 3; ++oh)
+      for (int ow = 0; ow < 3; ++ow) {
+        float m = -1e30f;
+        for (int kh = 0; kh < 2; ++kh)
+          for (int kw = 0; kw < 2; ++kw)
+            if (oh * 2 + kh < 5 && ow * 2 + kw < 5) m = std::max(m, t[x][(c * 5 + oh * 2 + kh) * 5 + ow * 2 + kw]);
+        e.push_back(m);
+      }
+  expect_close(t.run(y), e);
+
+  ExecCase u;
+  int x2 = u.tensor("x", Shape{{1, 1, 4, 4}});
+  Attrs pad = Attrs{}
+                  .set("kernel_shape", std::vector<int64_t>{3, 3})
+                  .set("pads", std::vector<int64_t>{1, 1, 1, 1});
+  int y2 = u.node(OpKind::AveragePool, {x2}, Shape{{1, 1, 4, 4}}, pad);
+  V e2;
+  for (int oh = 0; oh < 4; ++oh)
+    for (int ow = 0; ow < 4; ++ow) {
+      float s = 0;
+      int cnt = 0;
+      for (int ih = oh - 1; ih <= oh + 1; ++ih)
+        for (int iw = ow - 1; iw <= ow + 1; ++iw)
+          if (ih >= 0 && ih < 4 && iw >= 0 && iw < 4) s += u[x2][ih * 4 + iw], ++cnt;
+      e2.push_back(s / cnt);  // count_include_pad = 0
+    }
+  expect_close(u.run(y2), e2);
+}
+
+TEST(ExecOps, GlobalAndAdaptiveAveragePool) {
+  ExecCase t;
+  int x = t.tensor("x", Shape{{2, 3, 4, 6}});
+  int g = t.node(OpKind::GlobalAveragePool, {x}, Shape{{2, 3, 1, 1}});
+  V e;
+  for (int i = 0; i < 6; ++i) e.push_back(std::accumulate(&t[x][i * 24], &t[x][i * 24] + 24, 0.f) / 24);
+  expect_close(t.run(g), e);
+  int a = t.node(OpKind::AdaptiveAvgPool, {x}, Shape{{2, 3, 2, 3}}, Attrs{}.set("output_size", std::vector<int64_t>{2, 3}));
+  V e2;
+  for (int i = 0; i < 6; ++i)
+    for (int oh = 0; oh < 2; ++oh)
+      for (int ow = 0; ow < 3; ++ow) {
+        float s = 0;
+        for (int kh = 0; kh < 2; ++kh)
+          for (int kw = 0; kw < 2; ++kw) s += t[x][i * 24 + (oh * 2 + kh) * 6 + ow * 2 + kw];
+        e2.push_back(s / 4);
+      }
+  expect_close(t.run(a), e2);
+}
+
+TEST(ExecOps, SoftmaxAndLogSoftmax) {
+  for (OpKind op : {OpKind::Softmax, OpKind::LogSoftmax}) {
+    ExecCase t;
+    int x = t.tensor("x", Shape{{3, 7}}, ValueKind::Input, -3, 3);
+    int y = t.node(op, {x}, Shape{{3, 7}}, Attrs{}.set("axis", int64_t{-1}));
+    V e(21);
+    for (int r = 0; r < 3; ++r) {
+      double s = 0;
+      for (int k = 0; k < 7; ++k) s += std::exp(t[x][r * 7 + k]);
+      for (int k = 0; k < 7; ++k)
+        e[r * 7 + k] = static_cast<float>(op == OpKind::Softmax ? std::exp(t[x][r * 7 + k]) / s : t[x][r * 7 + k] - std::log(s));
+    }
+    expect_close(t.run(y), e);
+  }
+}
+
+TEST(ExecOps, ConcatTransposeAndViews) {
+  ExecCase t;
+  int a = t.tensor("a", Shape{{2, 3, 4}});
+  int b = t.tensor("b", Shape{{2, 2, 4}});
+  int c = t.node(OpKind::Concat, {a, b}, Shape{{2, 5, 4}}, Attrs{}.set("axis", int64_t{1}));
+  int tr = t.node(OpKind::Transpose, {c}, Shape{{4, 2, 5}}, Attrs{}.set("perm", std::vector<int64_t>{2, 0, 1}));
+  int r = t.node(OpKind::Reshape, {tr}, Shape{{8, 5}});
+  int f = t.node(OpKind::Flatten, {r}, Shape{{8, 5}}, Attrs{}.set("axis", int64_t{1}));
+  int d = t.node(OpKind::Dropout, {f}, Shape{{8, 5}});
+  V cat(40);
+  for (int n = 0; n < 2; ++n)
+    for (int ch = 0; ch < 5; ++ch)
+      for (int k = 0; k < 4; ++k)
+        cat[(n * 5 + ch) * 4 + k] = ch < 3 ? t[a][(n * 3 + ch) * 4 + k] : t[b][(n * 2 + ch - 3) * 4 + k];
+  V e(40);
+  for (int k = 0; k < 4; ++k)
+    for (int n = 0; n < 2; ++n)
+      for (int ch = 0; ch < 5; ++ch) e[(k * 2 + n) * 5 + ch] = cat[(n * 5 + ch) * 4 + k];
+  ExecResult res;
+  expect_close(t.run(d, &res), e);
+  EXPECT_EQ(res.steps.back().kernel, "view");
+}
+
+TEST(ExecOps, GatherEmbeddingRows) {
+  ExecCase t;
+  int table = t.tensor("table", Shape{{10, 4}}, ValueKind::Param);
+  Value ids;
+  ids.name = "ids";
+  ids.dtype = DType::I64;
+  ids.shape = Shape{{2, 3}};
+  ids.kind = ValueKind::Input;
+  int idv = t.g.add_value(ids);
+  t.g.inputs.push_back(idv);
+  t.data["ids"] = HostTensor{ids.shape, {1, 9, 0, 3, 3, -1}};
+  int y = t.node(OpKind::Gather, {table, idv}, Shape{{2, 3, 4}}, Attrs{}.set("axis", int64_t{0}));
+  V e;
+  for (int row : {1, 9, 0, 3, 3, 9})
+    for (int k = 0; k < 4; ++k) e.push_back(t[table][row * 4 + k]);
+  expect_close(t.run(y), e);
+}
+
+TEST(ExecOps, ReduceMeanSumMaxAndArgMax) {
+  ExecCase t;
+  int x = t.tensor("x", Shape{{2, 3, 4}});
+  int mean = t.node(OpKind::ReduceMean, {x}, Shape{{2, 1, 4}},
+                    Attrs{}.set("axes", std::vector<int64_t>{1}).set("keepdims", int64_t{1}));
+  V e(8);
+  for (int n = 0; n < 2; ++n)
+    for (int k = 0; k < 4; ++k) e[n * 4 + k] = (t[x][n * 12 + k] + t[x][n * 12 + 4 + k] + t[x][n * 12 + 8 + k]) / 3;
+  expect_close(t.run(mean), e);
+  int sum = t.node(OpKind::ReduceSum, {x}, Shape{{2}}, Attrs{}.set("axes", std::vector<int64_t>{1, 2}).set("keepdims", int64_t{0}));
+  V s2 = {std::accumulate(&t[x][0], &t[x][0] + 12, 0.f), std::accumulate(&t[x][12], &t[x][12] + 12, 0.f)};
+  expect_close(t.run(sum), s2);
+  int mx = t.node(OpKind::ReduceMax, {x}, Shape{{1, 1, 1}}, Attrs{});
+  expect_close(t.run(mx), {*std::max_element(t[x].begin(), t[x].end())});
+  int am = t.node(OpKind::ArgMax, {x}, Shape{{2, 3, 1}}, Attrs{}.set("axis", int64_t{2}));
+  V ea;
+  for (int r = 0; r < 6; ++r)
+    ea.push_back(static_cast<float>(std::max_element(&t[x][r * 4], &t[x][r * 4] + 4) - &t[x][r * 4]));
+  expect_close(t.run(am), ea);
+}
+
+TEST(ExecOps, SliceAndSplit) {
+  ExecCase t;
+  int x = t.tensor("x", Shape{{2, 6}});
+  int s = t.node(OpKind::Slice, {x}, Shape{{2, 3}},
+                 Attrs{}.set("axes", std::vector<int64_t>{1}).set("starts", std::vector<int64_t>{2}).set("ends", std::vector<int64_t>{5}));
+  expect_close(t.run(s), {t[x][2], t[x][3], t[x][4], t[x][8], t[x][9], t[x][10]});
+
+  ExecCase u;
+  int x2 = u.tensor("x", Shape{{2, 6}});
+  Value o1, o2;
+  o1.name = "first", o2.name = "second";
+  o1.shape = Shape{{2, 2}}, o2.shape = Shape{{2, 4}};
+  int a = u.g.add_value(o1), b = u.g.add_value(o2);
+  Node n;
+  n.name = "split";
+  n.op = OpKind::Split;
+  n.inputs = {x2};
+  n.outputs = {a, b};
+  n.attrs.set("axis", int64_t{1}).set("split", std::vector<int64_t>{2, 4});
+  u.g.add_node(n);
+  expect_close(u.run(b), {u[x2][2], u[x2][3], u[x2][4], u[x2][5], u[x2][8], u[x2][9], u[x2][10], u[x2][11]});
+}
+
+TEST(ExecOps, WhereAndEqualBroadcast) {
+  ExecCase t;
+  int a = t.tensor("a", Shape{{2, 3}});
+  int b = t.tensor("b", Shape{{3}});
+  int eq = t.node(OpKind::Equal, {a, a}, Shape{{2, 3}});
+  int w = t.node(OpKind::Where, {eq, b, a}, Shape{{2, 3}});
+  V e;
+  for (int i = 0; i < 6; ++i) e.push_back(t[b][i % 3]);
+  expect_close(t.run(w), e);
+}
+
+}  // namespace
+}  // namespace ridge::test

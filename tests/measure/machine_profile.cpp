@@ -1,0 +1,151 @@
+// Machine profile: JSON round trip, cache validity (fingerprint, quick, junk), the roofline query.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "ridge/error.hpp"
+#include "ridge/machine.hpp"
+#include "support/test_support.hpp"
+
+namespace ridge::measure {
+namespace {
+
+MachineProfile sample_profile() {
+  MachineProfile p;
+  p.cpu.model = "Test CPU";
+  p.cpu.vendor = "GenuineIntel";
+  p.cpu.flags_digest = "abc";
+  p.cpu.logical_cpus = 2;
+  p.cpu.cores = 2;
+  p.cpu.isas = {Isa::Scalar, Isa::Sse, Isa::Avx2, Isa::Avx512};
+  p.cpu.best_isa = Isa::Avx512;
+  p.cpu.nominal_clock_ghz = 2.6;
+  p.cpu.clock_source = "test";
+  p.cpu.caches = {{1, "Data", 48 << 10, 1}, {2, "Unified", 2 << 20, 1}};
+  p.cpu.fingerprint = "f00d";
+  p.threads = 2;
+  p.measured_clock_ghz = 3.7;
+  p.peaks = {{DType::F32, Isa::Avx512, 1, 230, 236, 0.01, 5}, {DType::F32, Isa::Avx2, 1, 118, 118, 0.01, 5},
+             {DType::F32, Isa::Avx512, 2, 460, 472, 0.01, 5}, {DType::F64, Isa::Avx512, 1, 115, 118, 0.01, 5},
+             {DType::F64, Isa::Avx512, 2, 230, 236, 0.01, 5}};
+  LevelBandwidth l1;
+  l1.level = "L1";
+  l1.capacity_bytes = 48 << 10;
+  l1.read_gbs_one = 300;
+  l1.triad_gbs_one = 400;
+  l1.read_gbs_all = 600;
+  l1.triad_gbs_all = 800;
+  LevelBandwidth dram;
+  dram.level = "DRAM";
+  dram.triad_gbs_one = 16;
+  dram.triad_gbs_all = 30;
+  p.levels = {l1, dram};
+  p.sweep = {{"read", 1, 16 << 10, 300, "L1"}};
+  p.duration_s = 12.5;
+  p.measured_at = "2024-01-01T00:00:00Z";
+  p.notes = {"a note"};
+  return p;
+}
+
+TEST(MachineProfile, JsonRoundTrip) {
+  const MachineProfile p = sample_profile();
+  const nlohmann::json j = profile_to_json(p);
+  const MachineProfile q = profile_from_json(j);
+  EXPECT_EQ(profile_to_json(q), j);
+  EXPECT_EQ(q.cpu.best_isa, Isa::Avx512);
+  EXPECT_EQ(q.levels[1].read_gbs_one, std::nullopt);  // null stays absent
+  EXPECT_EQ(q.levels[1].triad_gbs_all, 30);
+}
+
+TEST(MachineProfile, RejectsJsonThatIsNotAProfile) {
+  EXPECT_THROW(profile_from_json(nlohmann::json::parse("[1,2]"), "x.json"), Error);
+  nlohmann::json j = profile_to_json(sample_profile());
+  j["peaks"][0]["isa"] = "avx9000";
+  try {
+    profile_from_json(j, "x.json");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("x.json"), std::string::npos);
+  }
+  j = profile_to_json(sample_profile());
+  j.erase("levels");
+  EXPECT_THROW(profile_from_json(j), Error);
+}
+
+TEST(MachineProfile, PeakAndBandwidthQueries) {
+  const MachineProfile p = sample_profile();
+  EXPECT_EQ(p.peak_gflops(DType::F32, false), 230);  // best ISA, not avx2
+  EXPECT_EQ(p.peak_gflops(DType::F32, true), 460);
+  EXPECT_EQ(p.peak_gflops(DType::F64, true), 230);
+  EXPECT_EQ(p.peak_gflops(DType::BF16, true), 460);  // other types use the fp32 peak
+  EXPECT_EQ(p.theoretical_gflops(DType::F32, true), 472);
+  EXPECT_EQ(p.bandwidth_gbs("DRAM", true), 30);
+  EXPECT_EQ(p.bandwidth_gbs("L2", true), std::nullopt);
+}
+
+TEST(MachineProfile, AttainableFollowsTheRoofline) {
+  const MachineProfile p = sample_profile();
+  EXPECT_DOUBLE_EQ(attainable_gflops(p, 1.0), 30);         // memory bound: AI x DRAM bandwidth
+  EXPECT_DOUBLE_EQ(attainable_gflops(p, 1000.0), 460);     // compute bound
+  EXPECT_DOUBLE_EQ(attainable_gflops(p, 1.0, DType::F32, 1), 16);
+  EXPECT_DOUBLE_EQ(attainable_gflops(p, 1000.0, DType::F64, 1), 115);
+  EXPECT_DOUBLE_EQ(attainable_gflops(p, 0.5, DType::F32, 0, "L1"), 400);
+  EXPECT_DOUBLE_EQ(attainable_gflops(p, 1.0, DType::F32, 0, "L3"), 30);  // unmeasured level: DRAM
+  EXPECT_DOUBLE_EQ(attainable_gflops(p, 0.0), 0);
+}
+
+TEST(MachineProfile, CacheIsReusedOnlyForTheSameCpu) {
+  const std::string path = test::temp_dir() + "/sub/machine.json";
+  MachineProfile p = sample_profile();
+  std::string why;
+  EXPECT_FALSE(load_cached_profile(path, p.cpu, false, &why));
+  EXPECT_EQ(why, "no cache file");
+  save_profile(p, path);
+  auto again = load_cached_profile(path, p.cpu, false, &why);
+  ASSERT_TRUE(again.has_value()) << why;
+  EXPECT_EQ(profile_to_json(*again), profile_to_json(p));
+
+  CpuFacts other = p.cpu;
+  other.fingerprint = "beef";
+  EXPECT_FALSE(load_cached_profile(path, other, false, &why));
+  EXPECT_NE(why.find("different CPU"), std::string::npos) << why;
+
+  p.quick = true;
+  save_profile(p, path);
+  EXPECT_FALSE(load_cached_profile(path, p.cpu, false, &why));
+  EXPECT_NE(why.find("quick"), std::string::npos) << why;
+  EXPECT_TRUE(load_cached_profile(path, p.cpu, true, &why));
+
+  std::ofstream(path) << "{ not json";
+  EXPECT_FALSE(load_cached_profile(path, p.cpu, true, &why));
+  EXPECT_NE(why.find("not valid JSON"), std::string::npos) << why;
+}
+
+TEST(MachineProfile, DefaultPathFollowsXdg) {
+  const char* old = std::getenv("XDG_CACHE_HOME");
+  const std::string saved = old ? old : "";
+  setenv("XDG_CACHE_HOME", "/tmp/xdg-test", 1);
+  EXPECT_EQ(default_profile_path(), "/tmp/xdg-test/ridge/machine.json");
+  if (old) setenv("XDG_CACHE_HOME", saved.c_str(), 1);
+  else unsetenv("XDG_CACHE_HOME");
+}
+
+TEST(MachineProfile, QuickMeasurementFillsL1AndL2Only) {
+  MachineOptions o;
+  o.quick = true;
+  const MachineProfile p = measure_machine(o);
+  EXPECT_TRUE(p.quick);
+  EXPECT_GT(p.peak_gflops(DType::F32, false), 0);
+  EXPECT_GT(p.peak_gflops(DType::F64, true), 0);
+  ASSERT_FALSE(p.levels.empty());
+  EXPECT_EQ(p.levels.back().level, "DRAM");
+  EXPECT_FALSE(p.levels.back().gbs(true).has_value());  // quick mode: DRAM not measured, not zero
+  if (p.levels.front().level == "L1") {
+    EXPECT_TRUE(p.levels.front().read_gbs_one.has_value());
+  }
+  EXPECT_FALSE(p.sweep.empty());
+  EXPECT_FALSE(p.notes.empty());
+}
+
+}  // namespace
+}  // namespace ridge::measure

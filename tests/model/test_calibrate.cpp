@@ -1,0 +1,142 @@
+// Calibration: measurement files parse, known PPPs are recovered from synthetic data, errors are reported
+// before/after and leave-one-model-out, and calibration files round-trip.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "ridge/error.hpp"
+#include "ridge/predict.hpp"
+
+namespace ridge {
+namespace {
+
+constexpr double kPeak = 1e11, kBw = 2e10;
+
+// Synthetic layers whose times follow known factors per class (with optional multiplicative noise).
+std::vector<Sample> synthetic(double noise, unsigned seed = 7) {
+  struct Truth { const char* cls; double ppp, ppp_mem, overhead_s; };
+  const Truth truths[] = {{"Conv", 0.6, 0.8, 2e-6}, {"Unary", 0.9, 0.5, 1e-6}, {"Linear", 0.4, 0.9, 0}};
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> size(1, 100), jitter(1 - noise, 1 + noise);
+  std::vector<Sample> out;
+  for (const char* model : {"m1", "m2", "m3"})
+    for (const auto& t : truths)
+      for (int i = 0; i < 6; ++i) {
+        Sample s{model, std::string(model) + "." + t.cls + std::to_string(i), t.cls, Count(size(rng) * 1e6), Count(size(rng) * 1e5), 0};
+        s.time_s = (to_double(s.flops) / (t.ppp * kPeak) + to_double(s.bytes) / (t.ppp_mem * kBw) + t.overhead_s) *
+                   (noise > 0 ? jitter(rng) : 1.0);
+        out.push_back(s);
+      }
+  return out;
+}
+
+PredictOptions hw() {
+  PredictOptions o;
+  o.peak_flop_per_s = kPeak;
+  o.bandwidth_bytes_per_s = kBw;
+  return o;
+}
+
+TEST(Calibrate, RecoversKnownPppsFromExactData) {
+  const auto cal = calibrate(synthetic(0), kPeak, kBw);
+  ASSERT_EQ(cal.by_class.size(), 3u);
+  EXPECT_NEAR(cal.by_class.at("Conv").ppp, 0.6, 1e-6);
+  EXPECT_NEAR(cal.by_class.at("Conv").ppp_mem, 0.8, 1e-6);
+  EXPECT_NEAR(*cal.by_class.at("Conv").overhead_s, 2e-6, 1e-11);
+  EXPECT_NEAR(cal.by_class.at("Unary").ppp, 0.9, 1e-6);
+  EXPECT_NEAR(cal.by_class.at("Unary").ppp_mem, 0.5, 1e-6);
+  EXPECT_NEAR(cal.by_class.at("Linear").ppp, 0.4, 1e-6);
+  EXPECT_NEAR(cal.by_class.at("Linear").ppp_mem, 0.9, 1e-6);
+  EXPECT_NEAR(*cal.by_class.at("Linear").overhead_s, 0.0, 1e-11);
+  EXPECT_EQ(cal.by_class.at("Conv").samples, 18);
+}
+
+TEST(Calibrate, NoisyDataStillLandsCloseAndErrorsDrop) {
+  const auto samples = synthetic(0.05);
+  const auto cal = calibrate(samples, kPeak, kBw);
+  EXPECT_NEAR(cal.by_class.at("Conv").ppp, 0.6, 0.06);
+  const auto check = check_calibration(samples, hw(), Calibration{});
+  EXPECT_GT(check.before.median, 0.3);   // PPP 1 with no overhead under-predicts everything
+  EXPECT_LT(check.after.median, 0.05);
+  EXPECT_LE(check.after.median, check.after.p90);
+  ASSERT_EQ(check.leave_one_model_out.size(), 3u);
+  for (const auto& m : check.leave_one_model_out) {
+    EXPECT_LT(m.layer_error.median, 0.06) << m.model;
+    EXPECT_LT(m.end_to_end_error, 0.05) << m.model;
+  }
+}
+
+TEST(Calibrate, SmallClassesUseTheFallbackAndTermsCanFitToZero) {
+  std::vector<Sample> samples;
+  for (int i = 1; i <= 5; ++i)  // pure compute: time = flops / (0.5 peak)
+    samples.push_back({"m", "l" + std::to_string(i), "Conv", Count(i) * 1000000, Count(i) * 10, i * 1e6 / (0.5 * kPeak)});
+  samples.push_back({"m", "odd", "Softmax", 1000, 1000, 1e-3});
+  const auto cal = calibrate(samples, kPeak, kBw);
+  EXPECT_EQ(cal.by_class.count("Softmax"), 0u);
+  EXPECT_EQ(&cal.for_class("Softmax"), &cal.fallback);
+  EXPECT_NEAR(cal.by_class.at("Conv").ppp, 0.5, 1e-9);
+  EXPECT_TRUE(std::isinf(cal.by_class.at("Conv").ppp_mem));
+  EXPECT_THROW(calibrate({}, kPeak, kBw), Error);
+}
+
+TEST(Calibrate, ErrorStatsInterpolate) {
+  const auto st = error_stats({0.1, 0.3, 0.2, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0});
+  EXPECT_NEAR(st.median, 0.55, 1e-12);
+  EXPECT_NEAR(st.p90, 0.91, 1e-12);
+  EXPECT_EQ(st.count, 10u);
+  EXPECT_EQ(error_stats({}).count, 0u);
+}
+
+TEST(Calibrate, FilesRoundTripWithInfiniteFactorsAsNull) {
+  Calibration c;
+  c.device = "machine";
+  c.fallback = {0.7, 0.8, 1e-6, 40};
+  c.by_class["Conv"] = {0.5, std::numeric_limits<double>::infinity(), std::nullopt, 12};
+  const auto j = calibration_to_json(c);
+  EXPECT_TRUE(j["classes"]["Conv"]["ppp_mem"].is_null());
+  const auto back = calibration_from_json(j, "cal.json");
+  EXPECT_EQ(back.device, "machine");
+  EXPECT_DOUBLE_EQ(back.fallback.ppp, 0.7);
+  EXPECT_DOUBLE_EQ(*back.fallback.overhead_s, 1e-6);
+  EXPECT_TRUE(std::isinf(back.by_class.at("Conv").ppp_mem));
+  EXPECT_FALSE(back.by_class.at("Conv").overhead_s.has_value());
+  EXPECT_THROW(calibration_from_json(nlohmann::json::object(), "cal.json"), Error);
+  auto bad = j;
+  bad["fallback"]["ppp"] = -1;
+  EXPECT_THROW(calibration_from_json(bad, "cal.json"), Error);
+}
+
+TEST(Measurements, ReadsMeasureAndIngestJson) {
+  const auto m = parse_measurement(R"({"model": "resnet18", "layers": [
+      {"name": "conv1", "op": "Conv", "time_s": 0.002, "flops": 236027904, "bytes": "3813376"},
+      {"name": "relu", "op": "Relu", "forward": {"median_s": 1e-4}, "flops": 802816, "bytes_read": 3211264, "bytes_written": 3211264},
+      {"name": "reorder", "op": "reorder", "time_s": 1e-5},
+      {"name": "skipped", "op": "Conv", "time_s": null},
+      {"name": "unknown", "op": "Foo", "time_s": 1e-5, "flops": 5, "cost_known": false}]})", "r18.json");
+  EXPECT_EQ(m.model, "resnet18");
+  ASSERT_EQ(m.layers.size(), 5u);
+  EXPECT_FALSE(m.layers[3].time_s.has_value());
+  EXPECT_EQ(*m.layers[0].bytes, 3813376);
+  EXPECT_EQ(*m.layers[1].bytes, 6422528);
+  EXPECT_DOUBLE_EQ(*m.layers[1].time_s, 1e-4);
+  int skipped = 0;
+  const auto samples = samples_from({m}, &skipped);
+  ASSERT_EQ(samples.size(), 2u);
+  EXPECT_EQ(samples[1].op_class, "Unary");  // Relu -> its family
+  EXPECT_EQ(skipped, 3);
+
+  const auto k = parse_measurement(R"({"kernels": [{"name": "sgemm", "duration_s": 1e-3, "flops": 1e9, "dram_bytes": 1e6}]})",
+                                   "/tmp/vgg16.json");
+  EXPECT_EQ(k.model, "vgg16");
+  EXPECT_EQ(*k.layers[0].flops, 1000000000);
+
+  EXPECT_THROW(parse_measurement("{}", "x.json"), Error);
+  EXPECT_THROW(parse_measurement("nope", "x.json"), Error);
+  EXPECT_THROW(parse_measurement(R"({"layers": [{"name": "a", "time_s": "fast"}]})", "x.json"), Error);
+  EXPECT_THROW(parse_measurement(R"({"layers": [{"name": "a", "time_s": 1, "flops": "many"}]})", "x.json"), Error);
+}
+
+}  // namespace
+}  // namespace ridge

@@ -1,0 +1,135 @@
+// End to end: `ridge devices`, `roofline`, `predict`, `calibrate` through the built binary.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+
+#include "support/test_support.hpp"
+
+namespace ridge {
+namespace {
+
+using nlohmann::json;
+using test::run_ridge;
+
+json run_json(const std::string& args) {
+  const auto r = run_ridge(args + " --format json");
+  EXPECT_EQ(r.exit_code, 0) << args << "\n" << r.err;
+  return r.exit_code == 0 ? json::parse(r.out) : json::object();
+}
+
+void expect_one_line_error(const std::string& args, int code, const std::string& needle) {
+  const auto r = run_ridge(args);
+  EXPECT_EQ(r.exit_code, code) << args << "\n" << r.err;
+  EXPECT_NE(r.err.find(needle), std::string::npos) << args << "\n" << r.err;
+  EXPECT_EQ(r.err.find("terminate"), std::string::npos) << r.err;
+}
+
+TEST(CliModel, DevicesListsTheDatabaseWithPeaksAndBandwidths) {
+  const json j = run_json("devices");
+  ASSERT_TRUE(j["devices"].is_array());
+  EXPECT_GE(j["devices"].size(), 21u);
+  bool found = false;
+  for (const auto& d : j["devices"])
+    if (d["id"] == "h100-sxm") {
+      found = true;
+      EXPECT_DOUBLE_EQ(d["peak_flops"]["fp16"].get<double>(), 989.5e12);
+      EXPECT_DOUBLE_EQ(d["bandwidth_bytes_per_s"]["dram"].get<double>(), 3350e9);
+    }
+  EXPECT_TRUE(found);
+  const auto table = run_ridge("devices");
+  EXPECT_EQ(table.exit_code, 0);
+  EXPECT_NE(table.out.find("v100-sxm2"), std::string::npos);
+}
+
+TEST(CliModel, PredictReproducesSeed003WithFlopsOverride) {
+  json j = run_json("predict vgg16 --device k80-board --flops 15503e6 --ppp 1");
+  EXPECT_NEAR(j["total_time_s"].get<double>(), 0.0017758304696449026, 1e-15);
+  EXPECT_NEAR(j["samples_per_s"].get<double>(), 563.1168161001096, 1e-9);
+  ASSERT_EQ(j["layers"].size(), 1u);
+  EXPECT_EQ(j["layers"][0]["bound"], "compute");
+  j = run_json("predict resnet50 --device k80-board --flops 3922000000 --precision fp64");
+  EXPECT_NEAR(j["total_time_s"].get<double>(), 0.001347766323024055, 1e-15);
+  j = run_json("predict googlenet --device k80-board --flops 1606e6 --ppp 0.5");
+  EXPECT_NEAR(j["total_time_s"].get<double>(), 2 * 0.00018396334478808707, 1e-15);
+}
+
+TEST(CliModel, PredictAndRooflineOnZooModels) {
+  json j = run_json("predict resnet18 --device v100 --batch 8");
+  ASSERT_TRUE(j["layers"].is_array());
+  EXPECT_GT(j["layers"].size(), 10u);
+  double sum = 0;
+  for (const auto& l : j["layers"]) {
+    EXPECT_TRUE(l.contains("name") && l.contains("time_s") && l.contains("bound"));
+    if (l["time_s"].is_number()) sum += l["time_s"].get<double>();
+  }
+  EXPECT_NEAR(j["total_time_s"].get<double>(), sum, 1e-9);
+  const json train = run_json("predict resnet18 --device v100 --batch 8 --train --devices-count 4 --interconnect nvlink");
+  EXPECT_GT(train["total_time_s"].get<double>(), j["total_time_s"].get<double>());
+  EXPECT_GT(train["data_parallel"]["efficiency"].get<double>(), 0);
+  EXPECT_LE(train["data_parallel"]["efficiency"].get<double>(), 100);
+
+  // Seed 002: two models on two devices in one command.
+  const json r = run_json("roofline resnet18 resnet50 --device v100 --device a100 --summary");
+  ASSERT_EQ(r["models"].size(), 4u);
+  EXPECT_NEAR(r["devices"][0]["ridge_flop_per_byte"].get<double>(), 17.44, 0.01);
+  EXPECT_NEAR(r["devices"][1]["ridge_flop_per_byte"].get<double>(), 12.54, 0.01);
+  for (const auto& m : r["models"]) EXPECT_TRUE(m["bound"] == "compute" || m["bound"] == "memory");
+}
+
+TEST(CliModel, RooflineShowsAchievedFractionFromAMeasurement) {
+  RIDGE_REQUIRE_SHARED();
+  const std::string dir = test::temp_dir();
+  // Seed 002, trial 1: resnet18 on V100 measured 23,851,649,316 FLOPs, 1,086,870,000 bytes in 0.2029 s.
+  std::ofstream(dir + "/r18.json") << R"({"model": "resnet18", "device": "v100", "kernels": [
+      {"name": "all kernels", "time_s": 0.202907231, "flops": 23851649316, "dram_bytes": 1086870000}]})";
+  const json r = run_json("roofline " + test::fixture("onnx/resnet18.ext_emptybin.onnx") + " --device v100 --summary --measured " +
+                          dir + "/r18.json");
+  ASSERT_EQ(r["models"].size(), 1u);
+  const auto& m = r["models"][0];
+  EXPECT_EQ(m["bytes_source"], "measured");
+  EXPECT_NEAR(m["intensity_flop_per_byte"].get<double>(), 21.945, 0.001);
+  EXPECT_NEAR(m["achieved_flop_per_s"].get<double>(), 117.5495284e9, 1e3);
+  EXPECT_NEAR(m["fraction_of_roof"].get<double>(), 100 * 117.5495284e9 / 15.7e12, 1e-6);
+}
+
+TEST(CliModel, CalibrateWritesAFilePredictUses) {
+  const std::string dir = test::temp_dir();
+  // Two synthetic "models" measured on v100 where every Conv runs at PPP 0.5 and memory at PPP_mem 0.8.
+  for (int m = 0; m < 2; ++m) {
+    json doc = {{"model", "synthetic" + std::to_string(m)}, {"layers", json::array()}};
+    for (int i = 1; i <= 6; ++i) {
+      const double flops = 1e9 * (i + m), bytes = 1e7 * ((3 * i + m) % 7 + 1);
+      doc["layers"].push_back({{"name", "conv" + std::to_string(i)}, {"op", "Conv"}, {"flops", flops}, {"bytes", bytes},
+                               {"time_s", flops / (0.5 * 15.7e12) + bytes / (0.8 * 900e9)}});
+    }
+    std::ofstream(dir + "/m" + std::to_string(m) + ".json") << doc.dump();
+  }
+  const json c = run_json("calibrate " + dir + "/m0.json " + dir + "/m1.json --device v100 -o " + dir + "/cal.json");
+  EXPECT_LT(c["summary"]["after"]["median"].get<double>(), 0.1);     // percent
+  EXPECT_GT(c["summary"]["before"]["median"].get<double>(), 30.0);
+  ASSERT_EQ(c["leave_one_model_out"].size(), 2u);
+  EXPECT_LT(c["leave_one_model_out"][0]["end_to_end_error"].get<double>(), 0.1);
+  const json cal = json::parse(std::ifstream(dir + "/cal.json"));
+  EXPECT_NEAR(cal["classes"]["Conv"]["ppp"].get<double>(), 0.5, 1e-6);
+  EXPECT_NEAR(cal["classes"]["Conv"]["ppp_mem"].get<double>(), 0.8, 1e-6);
+  // The fallback (all layers are Conv here) applies to the --flops layer: time doubles at PPP 0.5.
+  const json p = run_json("predict x --device v100 --flops 15700000000 --calibration " + dir + "/cal.json");
+  EXPECT_NEAR(p["total_time_s"].get<double>(), 2e-3, 1e-9);
+}
+
+TEST(CliModel, BadInputGivesOneLineErrors) {
+  expect_one_line_error("predict x --device v10 --flops 1", 1, "unknown device");
+  expect_one_line_error("predict x --device k80 --flops 1 --precision fp16", 1, "has no fp16 peak");
+  expect_one_line_error("predict x --device v100 --flops 1 --precision fp7", 2, "--precision fp7");
+  expect_one_line_error("predict x --device v100 --flops lots", 2, "--flops lots");
+  expect_one_line_error("predict x --device v100 --flops 1 --combine avg", 2, "--combine avg");
+  expect_one_line_error("predict x --device v100 --flops 1 --train --devices-count 2 --interconnect carrier-pigeon", 1,
+                        "no such link");
+  expect_one_line_error("predict x --device v100 --flops 1 --calibration /nonexistent.json", 1, "/nonexistent.json");
+  expect_one_line_error("calibrate /nonexistent.json --device v100", 1, "/nonexistent.json");
+  expect_one_line_error("devices --devices /nonexistent-dir", 1, "/nonexistent-dir");
+}
+
+}  // namespace
+}  // namespace ridge

@@ -1,0 +1,175 @@
+// Roofline math, PALEO-style prediction (seed 003's K80 numbers), data-parallel communication and scaling.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "ridge/predict.hpp"
+
+namespace ridge {
+namespace {
+
+LayerWork layer(std::string name, Count flops, Count bytes, std::string op_class = "Conv") {
+  LayerWork w;
+  w.name = std::move(name);
+  w.op_class = std::move(op_class);
+  w.flops = flops;
+  w.bytes = bytes;
+  return w;
+}
+
+PredictOptions hardware(double peak, double bw, double launch = 0) {
+  PredictOptions o;
+  o.peak_flop_per_s = peak;
+  o.bandwidth_bytes_per_s = bw;
+  o.kernel_launch_s = launch;
+  return o;
+}
+
+TEST(Roofline, PlacesWorkBelowAndAboveTheRidgePoint) {
+  // V100 fp32: ridge at 15.7e12 / 900e9 = 17.44 FLOP/byte.
+  const auto mem = roofline_point(1000, 100, 15.7e12, 900e9);
+  EXPECT_DOUBLE_EQ(mem.intensity_flop_per_byte, 10.0);
+  EXPECT_DOUBLE_EQ(mem.attainable_flop_per_s, 10.0 * 900e9);
+  EXPECT_NEAR(mem.ridge_flop_per_byte, 17.444, 1e-3);
+  EXPECT_EQ(mem.bound, Bound::Memory);
+  EXPECT_DOUBLE_EQ(mem.time_lower_bound_s, 100 / 900e9);
+
+  const auto cmp = roofline_point(100000, 1000, 15.7e12, 900e9);
+  EXPECT_EQ(cmp.bound, Bound::Compute);
+  EXPECT_DOUBLE_EQ(cmp.attainable_flop_per_s, 15.7e12);
+  EXPECT_DOUBLE_EQ(cmp.time_lower_bound_s, 100000 / 15.7e12);
+
+  EXPECT_EQ(roofline_point(10, 0, 1e12, 1e9).bound, Bound::Compute);
+  EXPECT_EQ(roofline_point(0, 0, 1e12, 1e9).bound, Bound::None);
+  // Seed 002's measured ResNet-50 on V100 sits at AI 19.68 > 17.44: compute side of the ridge.
+  EXPECT_EQ(roofline_point(71858381540, 3651000000, 15.7e12, 900e9).bound, Bound::Compute);
+}
+
+TEST(Predict, ReproducesSeed003K80Numbers) {
+  // Lu et al. FLOPs per model on the K80 board at PPP 1 (8.73 TFLOPS fp32, 2.91 TFLOPS fp64), no memory term.
+  struct Case { Count flops; double single_s, single_per_s, double_s, double_per_s; };
+  const Case cases[] = {
+      {15503000000, 0.0017758304696449026, 563.1168161001096, 0.005327491408934708, 187.7056053667032},  // VGG16
+      {1606000000, 0.00018396334478808707, 5435.865504358655, 0.0005518900343642612, 1811.9551681195517}, // GoogLeNet
+      {3922000000, 0.0004492554410080183, 2225.9051504334525, 0.001347766323024055, 741.9683834778174},   // ResNet50
+  };
+  for (const auto& c : cases) {
+    const auto single = predict({layer("model", c.flops, 0)}, hardware(8.73e12, 480e9));
+    EXPECT_NEAR(single.total_time_s, c.single_s, 1e-15);
+    EXPECT_NEAR(single.samples_per_s, c.single_per_s, 1e-9);
+    const auto dbl = predict({layer("model", c.flops, 0)}, hardware(2.91e12, 480e9));
+    EXPECT_NEAR(dbl.total_time_s, c.double_s, 1e-15);
+    EXPECT_NEAR(dbl.samples_per_s, c.double_per_s, 1e-9);
+  }
+}
+
+TEST(Predict, PaleoSumsTermsRooflineOverlapsThem) {
+  auto opt = hardware(1e12, 1e11);
+  const std::vector<LayerWork> work = {layer("conv", 2000000, 100000), layer("relu", 1000, 800000, "Unary")};
+  // conv: 2 us compute, 1 us memory; relu: 1 ns compute, 8 us memory.
+  opt.combine = Combine::Sum;
+  const auto sum = predict(work, opt);
+  EXPECT_NEAR(sum.layers[0].time_s, 3e-6, 1e-15);
+  EXPECT_NEAR(sum.layers[1].time_s, 8.001e-6, 1e-15);
+  EXPECT_EQ(sum.layers[0].bound, Bound::Compute);
+  EXPECT_EQ(sum.layers[1].bound, Bound::Memory);
+  opt.combine = Combine::Max;
+  const auto max = predict(work, opt);
+  EXPECT_NEAR(max.layers[0].time_s, 2e-6, 1e-15);
+  EXPECT_NEAR(max.total_time_s, 10e-6, 1e-15);
+}
+
+TEST(Predict, PppScalesTermsAndLaunchOverheadAddsPerKernel) {
+  auto opt = hardware(1e12, 1e11, 5e-6);
+  opt.calibration.fallback.ppp = 0.5;
+  opt.calibration.fallback.ppp_mem = 0.25;
+  const auto p = predict({layer("conv", 1000000, 100000)}, opt);
+  EXPECT_NEAR(p.layers[0].forward.compute_s, 2e-6, 1e-15);
+  EXPECT_NEAR(p.layers[0].forward.memory_s, 4e-6, 1e-15);
+  EXPECT_NEAR(p.total_time_s, 11e-6, 1e-15);
+  EXPECT_EQ(p.layers[0].bound, Bound::Overhead);
+  // A per-class calibration wins over the fallback, including its own overhead.
+  opt.calibration.by_class["Conv"] = Efficiency{1.0, 1.0, 0.0, 3};
+  EXPECT_NEAR(predict({layer("conv", 1000000, 100000)}, opt).total_time_s, 1e-6 + 1e-6, 1e-15);
+}
+
+TEST(Predict, TrainingAddsBackwardAndWeightUpdate) {
+  auto opt = hardware(1e12, 1e11);
+  opt.training = true;
+  opt.batch = 8;
+  LayerWork w = layer("fc", 1000000, 100000, "Linear");
+  w.bwd_input_flops = 1000000;
+  w.bwd_weight_flops = 1000000;
+  w.params = 1000;
+  LayerWork first = layer("relu0", 1000, 1000, "Unary");  // no gradient needed upstream of params
+  const auto p = predict({first, w}, opt);
+  EXPECT_NEAR(p.layers[1].backward.compute_s, 2e-6, 1e-15);
+  EXPECT_NEAR(p.layers[1].backward.memory_s, 2e-6, 1e-15);  // twice the forward bytes
+  EXPECT_DOUBLE_EQ(p.layers[0].backward.time_s, 0.0);
+  // Update: 2 FLOPs and 12 bytes per fp32 parameter.
+  EXPECT_NEAR(p.update_s, 2000 / 1e12 + 12000 / 1e11, 1e-15);
+  EXPECT_NEAR(p.total_time_s, p.forward_s + p.backward_s + p.update_s, 1e-18);
+  EXPECT_NEAR(p.samples_per_s, 8 / p.total_time_s, 1e-6);
+}
+
+TEST(Predict, UncostedLayersAreCountedNeverSilentlyZero) {
+  LayerWork bad = layer("nms", 0, 0, "NonMaxSuppression");
+  bad.costed = false;
+  bad.reason = "op NonMaxSuppression has no cost rule";
+  const auto p = predict({layer("conv", 1000, 10), bad}, hardware(1e12, 1e11));
+  EXPECT_EQ(p.uncosted_layers, 1);
+  EXPECT_FALSE(p.layers[1].costed);
+  EXPECT_EQ(p.layers[1].reason, "op NonMaxSuppression has no cost rule");
+}
+
+TEST(DataParallel, AllReduceFormulas) {
+  const Interconnect link{"nvlink", 100e9, 2e-6};
+  const Count bytes = 100000000;  // 100 MB of gradients
+  EXPECT_DOUBLE_EQ(allreduce_time_s(AllReduce::Ring, bytes, 1, link), 0.0);
+  // Ring: 2(N-1) steps of bytes/N: N=4 -> 6 x (2 us + 25 MB / 100 GB/s).
+  EXPECT_NEAR(allreduce_time_s(AllReduce::Ring, bytes, 4, link), 6 * (2e-6 + 25e6 / 100e9), 1e-12);
+  // Bandwidth term tends to 2 x bytes / bandwidth for large N.
+  EXPECT_NEAR(allreduce_time_s(AllReduce::Ring, bytes, 1024, Interconnect{"x", 100e9, 0}), 2 * 1023.0 / 1024 * 1e-3, 1e-12);
+  EXPECT_NEAR(allreduce_time_s(AllReduce::Tree, bytes, 4, link), 4 * (2e-6 + 1e-3), 1e-12);
+  EXPECT_NEAR(allreduce_time_s(AllReduce::Tree, bytes, 5, link), 6 * (2e-6 + 1e-3), 1e-12);
+  EXPECT_NEAR(allreduce_time_s(AllReduce::ParameterServer, bytes, 4, link), 2 * (2e-6 + 3e-3), 1e-12);
+  EXPECT_EQ(parse_allreduce("ps"), AllReduce::ParameterServer);
+  EXPECT_FALSE(parse_allreduce("butterfly").has_value());
+}
+
+TEST(DataParallel, EfficiencyIsComputeOverIteration) {
+  Prediction single;
+  single.total_time_s = 0.1;
+  single.samples_per_s = 320;
+  const Interconnect link{"pcie", 10e9, 0};
+  const auto dp = data_parallel(single, 32, 100000000, 4, AllReduce::Ring, link);
+  EXPECT_NEAR(dp.communication_s, 2 * 3.0 / 4 * 0.01, 1e-12);
+  EXPECT_NEAR(dp.iteration_s, 0.115, 1e-12);
+  EXPECT_NEAR(dp.samples_per_s, 4 * 32 / 0.115, 1e-6);
+  EXPECT_NEAR(dp.efficiency, 0.1 / 0.115, 1e-12);
+}
+
+TEST(Scaling, LargestBatchThatFitsIsExact) {
+  // 1 GB fixed + 30 MB per sample in 16 GB: (16e9 - 1e9) / 30e6 = 500.
+  auto memory = [](int64_t b) { return Count(1000000000) + Count(30000000) * b; };
+  EXPECT_EQ(largest_batch_that_fits(memory, 16000000000), 500);
+  EXPECT_EQ(largest_batch_that_fits(memory, 16000000000 - 1), 499);
+  EXPECT_EQ(largest_batch_that_fits(memory, 500000000), 0);
+  EXPECT_EQ(largest_batch_that_fits(memory, Count(1) << 80, 1000), 1000);
+  int calls = 0;
+  largest_batch_that_fits([&](int64_t b) { ++calls; return memory(b); }, 16000000000);
+  EXPECT_LT(calls, 25);
+}
+
+TEST(Scaling, ThroughputAgainstBatch) {
+  auto work_at = [](int64_t b) { return std::vector<LayerWork>{layer("conv", 1000000 * b, 1000)}; };
+  auto opt = hardware(1e12, 1e11, 1e-5);
+  const auto points = predict_vs_batch({1, 10, 100}, work_at, opt);
+  ASSERT_EQ(points.size(), 3u);
+  EXPECT_NEAR(points[0].time_s, 1e-6 + 1e-8 + 1e-5, 1e-15);
+  EXPECT_GT(points[2].samples_per_s, points[0].samples_per_s);  // launch overhead amortised
+  EXPECT_NEAR(points[2].samples_per_s, 100 / points[2].time_s, 1e-6);
+}
+
+}  // namespace
+}  // namespace ridge

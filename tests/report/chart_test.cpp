@@ -1,0 +1,194 @@
+// Charts: SVG well-formed, the expected number of points, bars, ceilings and axis labels; files by extension.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "report/xml_check.hpp"
+#include "ridge/chart.hpp"
+#include "ridge/error.hpp"
+#include "support/test_support.hpp"
+
+namespace ridge::chart {
+namespace {
+
+using test::check_xml;
+using test::XmlInfo;
+
+XmlInfo parse(const std::string& svg) {
+  XmlInfo info = check_xml(svg);
+  EXPECT_TRUE(info.ok) << info.error;
+  EXPECT_EQ(info.root, "svg");
+  return info;
+}
+
+bool contains(const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); }
+
+std::vector<RoofDevice> two_devices() {
+  return {{"gpu-a", {{"FP32", 19.5e12}, {"FP16", 312e12}}, {{"DRAM", 1.555e12}, {"L2", 4.8e12}}},
+          {"gpu-b", {{"FP32", 15.7e12}}, {{"DRAM", 0.9e12}}}};
+}
+
+TEST(TickLabel, UsesSiPrefixes) {
+  EXPECT_EQ(tick_label(0), "0");
+  EXPECT_EQ(tick_label(1), "1");
+  EXPECT_EQ(tick_label(1000), "1k");
+  EXPECT_EQ(tick_label(2500), "2.5k");
+  EXPECT_EQ(tick_label(1e7), "10M");
+  EXPECT_EQ(tick_label(1e9), "1G");
+  EXPECT_EQ(tick_label(312e12), "312T");
+  EXPECT_EQ(tick_label(0.001), "1m");
+  EXPECT_EQ(tick_label(1e-6), "1\u00b5");
+  EXPECT_EQ(tick_label(-2000), "-2k");
+}
+
+TEST(Palette, IsOkabeIto) {
+  ASSERT_EQ(palette().size(), 8u);
+  EXPECT_EQ(palette()[0], "#0072B2");
+  EXPECT_EQ(palette()[1], "#D55E00");
+}
+
+TEST(Roofline, HasCeilingsRidgePointsAndEveryPoint) {
+  std::vector<RoofPoint> points;
+  for (int i = 0; i < 40; ++i)
+    points.push_back({i % 2 ? "measured" : "estimated", fmt::format("layer{}", i), std::pow(10.0, -0.5 + i * 0.08), 1e11 * (1 + i)});
+  Chart c = roofline_chart("Roofline", two_devices(), points, 5);
+  XmlInfo info = parse(render_svg(c));
+  EXPECT_EQ(info.classes["pt"], 40);
+  EXPECT_EQ(info.classes["ceiling"], 6);  // 3 compute + 3 memory ceilings
+  EXPECT_EQ(info.classes["marker"], 2);   // one ridge point per device
+  EXPECT_LE(info.classes["pt-label"], 10);
+  EXPECT_GE(info.classes["pt-label"], 1);
+  const auto& titles = info.text_by_class["axis-title"];
+  EXPECT_TRUE(contains(titles, "Arithmetic intensity (FLOP/B)"));
+  EXPECT_TRUE(contains(titles, "Performance (FLOP/s)"));
+  const auto& ticks = info.text_by_class["tick"];
+  EXPECT_TRUE(contains(ticks, "1T"));
+  EXPECT_TRUE(contains(ticks, "100G"));
+  EXPECT_TRUE(contains(ticks, "10"));
+  ASSERT_EQ(c.markers.size(), 2u);
+  EXPECT_NEAR(c.markers[0].x, 19.5e12 / 1.555e12, 1e-9);
+}
+
+TEST(Roofline, PointsALogAxisCannotShowAreCountedInANote) {
+  Chart c = roofline_chart("r", two_devices(), {{"s", "ok", 10, 1e12}, {"s", "zero", 0, 1e12}, {"s", "nan", 5, NAN}});
+  std::string svg = render_svg(c);
+  XmlInfo info = parse(svg);
+  EXPECT_EQ(info.classes["pt"], 1);
+  ASSERT_EQ(info.classes["note"], 1);
+  EXPECT_NE(info.text_by_class["note"][0].find("2 points"), std::string::npos);
+}
+
+TEST(Sweep, EstimatedAndMeasuredAreSeparateSeriesWithBatchTicks) {
+  std::vector<SweepSeries> s = {{"FLOPs (estimated)", {}, false}, {"FLOPs (measured)", {}, true}};
+  for (int b = 1; b <= 256; b *= 2) {
+    s[0].xy.push_back({double(b), 4e9 * b});
+    s[1].xy.push_back({double(b), 4.4e9 * b});
+  }
+  Chart c = sweep_chart("sweep", {"Batch size"}, {"FLOPs", "FLOP"}, s);
+  EXPECT_EQ(c.x.scale, Scale::Log);
+  std::string svg = render_svg(c);
+  XmlInfo info = parse(svg);
+  EXPECT_EQ(info.classes["pt"], 18);
+  EXPECT_EQ(info.classes["series-line"], 2);
+  const auto& ticks = info.text_by_class["tick"];
+  for (const char* t : {"1", "2", "4", "8", "16", "32", "64", "128", "256"}) EXPECT_TRUE(contains(ticks, t)) << t;
+  EXPECT_NE(svg.find("FLOPs (estimated)"), std::string::npos);
+  EXPECT_NE(svg.find("stroke-dasharray"), std::string::npos);
+}
+
+TEST(Sweep, LinearAxisWhenTheRangeIsNarrow) {
+  Chart c = sweep_chart("s", {"Batch size"}, {"Memory", "B"}, {{"memory", {{1, 1e6}, {2, 2e6}, {3, 3e6}}, false}});
+  EXPECT_EQ(c.x.scale, Scale::Linear);
+  XmlInfo info = parse(render_svg(c));
+  EXPECT_TRUE(contains(info.text_by_class["tick"], "3M"));
+}
+
+TEST(LayerShares, TopLayersPlusOtherAndUnknownValuesNoted) {
+  LayerShares sh{{}, {"FLOPs", "time"}, {{}, {}}};
+  for (int i = 0; i < 30; ++i) {
+    sh.layers.push_back(fmt::format("l{}", i));
+    sh.values[0].push_back(i + 1);
+    sh.values[1].push_back(i == 29 ? NAN : 1);
+  }
+  Chart c = layer_share_chart("shares", sh, 10);
+  ASSERT_EQ(c.categories.size(), 11u);
+  EXPECT_EQ(c.categories.front(), "l29");
+  EXPECT_EQ(c.categories.back(), "other (20 layers)");
+  double sum = 0;
+  for (const auto& p : c.series[0].points) sum += p.y;
+  EXPECT_NEAR(sum, 100.0, 1e-9);
+  XmlInfo info = parse(render_svg(c));
+  EXPECT_EQ(info.classes["bar"], 21);  // 11 + 11 minus the unknown one
+  EXPECT_EQ(info.classes["category"], 11);
+  EXPECT_TRUE(contains(info.text_by_class["axis-title"], "Share of the model's total (%)"));
+}
+
+TEST(Scatter, HasTheIdentityLineAndSameRangeOnBothAxes) {
+  std::vector<EstimateVsMeasured> pts;
+  for (int i = 0; i < 12; ++i) pts.push_back({fmt::format("l{}", i), 1e6 * (i + 1), 1.2e6 * (i + 1), i});
+  Chart c = scatter_chart("est vs meas", {"Estimated", "FLOP"}, {"Measured", "FLOP"}, pts);
+  EXPECT_EQ(c.x.min, c.y.min);
+  EXPECT_EQ(c.x.max, c.y.max);
+  std::string svg = render_svg(c);
+  XmlInfo info = parse(svg);
+  EXPECT_EQ(info.classes["pt"], 12);
+  EXPECT_EQ(info.classes["ceiling"], 1);
+  EXPECT_NE(svg.find("data-row=\"11\""), std::string::npos);
+}
+
+TEST(Svg, EscapesText) {
+  Chart c;
+  c.title = "a <b> & \"c\"";
+  c.series.push_back({"s&t", Mark::Points, {{1, 2, "<x>", "tip & <more>"}}});
+  XmlInfo info = parse(render_svg(c));
+  EXPECT_EQ(info.classes["pt"], 1);
+}
+
+TEST(Svg, SideBySideChartsHaveDistinctClipIds) {
+  auto devs = two_devices();
+  std::string svg = render_svg_row({roofline_chart("a", {devs[0]}, {}), roofline_chart("b", {devs[1]}, {})});
+  XmlInfo info = parse(svg);
+  EXPECT_EQ(info.elements["clipPath"], 2);
+  EXPECT_NE(svg.find("id=\"c0-plot\""), std::string::npos);
+  EXPECT_NE(svg.find("id=\"c1-plot\""), std::string::npos);
+}
+
+TEST(WriteChart, SvgAndPngByExtension) {
+  std::string dir = test::temp_dir();
+  Chart c = roofline_chart("r", two_devices(), {{"s", "a", 3, 1e12}});
+  write_chart(c, dir + "/r.svg");
+  std::ifstream svg(dir + "/r.svg");
+  std::stringstream ss;
+  ss << svg.rdbuf();
+  EXPECT_TRUE(check_xml(ss.str()).ok);
+  if (std::system("command -v rsvg-convert >/dev/null 2>&1") != 0) GTEST_SKIP() << "rsvg-convert not installed";
+  write_chart(c, dir + "/r.png");
+  std::ifstream png(dir + "/r.png", std::ios::binary);
+  std::string head(8, '\0');
+  png.read(head.data(), 8);
+  EXPECT_EQ(head, "\x89PNG\r\n\x1a\n");
+  EXPECT_GT(std::filesystem::file_size(dir + "/r.png"), 5000u);
+}
+
+TEST(WriteChart, BadExtensionAndUnwritablePathSayWhy) {
+  Chart c;
+  try {
+    write_chart(c, "plot.jpg");
+    FAIL() << "expected a usage error";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("plot.jpg"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find(".svg or"), std::string::npos);
+  }
+  try {
+    write_chart(c, "/nonexistent-dir/x.svg");
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent-dir/x.svg"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace ridge::chart
