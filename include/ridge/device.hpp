@@ -92,8 +92,10 @@ std::vector<Device> load_devices(const std::vector<std::string>& extra_dirs = {}
 /// Where `ridge machine` caches this machine's profile: $XDG_CACHE_HOME/ridge/machine.json or
 /// ~/.cache/ridge/machine.json.
 std::string machine_profile_path();
-/// This machine as a device (id "machine") from a `ridge machine` profile (`peak_gflops.fp32/fp64`,
-/// `bandwidth_gbs.L1/L2/L3/DRAM`); nullopt when the file does not exist. Throws ridge::Error when it is malformed.
+/// This machine as a device (id "machine") from a `ridge machine` profile: all-thread peak fp32/fp64 and
+/// L1/L2/L3/DRAM bandwidths (the cache format of measure::profile_to_json, or the flat form
+/// {"peak_gflops": {"fp32": ..}, "bandwidth_gbs": {"DRAM": ..}}); nullopt when the file does not exist.
+/// Throws ridge::Error naming the file when it is malformed or has no DRAM bandwidth.
 std::optional<Device> load_machine_device(const std::string& profile_path);
 
 /// Finds a device by id, alias or name (case-insensitive); "machine" (also "this-machine", "local") reads the

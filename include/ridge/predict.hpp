@@ -208,8 +208,9 @@ struct Sample {
 /// the layer's op when ridge knows it, else the op text. Layers without FLOPs are skipped and counted.
 std::vector<Sample> samples_from(const std::vector<MeasuredRun>& ms, int* skipped = nullptr);
 
-/// Fits per-class factors (and a fallback from all samples) by non-negative least squares on relative error:
-/// time ~ flops/(ppp peak) + bytes/(ppp_mem bw) + overhead. Classes with fewer than `min_samples` samples use
+/// Fits per-class factors (and a fallback from all samples) by non-negative least squares,
+/// time ~ flops/(ppp peak) + bytes/(ppp_mem bw) + overhead, with an error symmetric in predicted/measured
+/// (iteratively reweighted; see docs/model.md). Classes with fewer than `min_samples` samples use
 /// the fallback.
 Calibration calibrate(const std::vector<Sample>& samples, double peak_flop_per_s, double bandwidth_bytes_per_s,
                       int min_samples = 3);

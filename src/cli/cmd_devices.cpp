@@ -3,6 +3,7 @@
 
 #include "commands.hpp"
 #include "ridge/device.hpp"
+#include "ridge/error.hpp"
 #include "ridge/predict.hpp"
 
 namespace ridge::cli {
@@ -70,8 +71,12 @@ CLI::App* add_devices_command(CLI::App& app) {
     std::vector<Device> devices = load_devices(args->dirs);
     std::string note;
     const std::string path = machine_profile_path();
-    if (auto machine = load_machine_device(path)) devices.push_back(*machine);
-    else note = "this machine: no profile at " + path + "; run `ridge machine` first to add it as device 'machine'";
+    try {
+      if (auto machine = load_machine_device(path)) devices.push_back(*machine);
+      else note = "this machine: no profile at " + path + "; run `ridge machine` first to add it as device 'machine'";
+    } catch (const Error& e) {
+      note = std::string("this machine: not listed: ") + e.what();
+    }
     args->out.emit(devices_document(devices, note));
   });
   return cmd;

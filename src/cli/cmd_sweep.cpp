@@ -12,6 +12,7 @@
 #include "commands.hpp"
 #include "model_options.hpp"
 #include "ridge/cost.hpp"
+#include "ridge/device.hpp"
 #include "ridge/error.hpp"
 #include "ridge/load.hpp"
 #include "slurm.hpp"
@@ -74,6 +75,11 @@ CLI::App* add_sweep_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--measure", o->plan.measure, "Also measure each point (`ridge measure` on CPU partitions)");
   cmd->add_option("--threads", o->plan.threads, "Threads for --measure (default: ridge measure's)");
+  cmd->add_option("--device", o->plan.device, "Also predict time and samples/s per point on this device, and the "
+                                             "largest batch that fits its memory (see `ridge devices`)");
+  cmd->add_option("--precision", o->plan.precision, "Precision for --device predictions: fp32|tf32|fp16|bf16|fp64")
+      ->capture_default_str();
+  cmd->add_flag("--train", o->plan.train, "Predict a training step (forward, backward, update) instead of inference");
   cmd->add_option("--on", o->on, "Where points run: local|slurm")->capture_default_str()->check(
       CLI::IsMember({"local", "slurm"}));
   cmd->add_option("--out", o->out_dir, "Folder for the manifest, one result file per point, logs (required for "
@@ -126,6 +132,7 @@ CLI::App* add_sweep_command(CLI::App& app) {
     if (!plan.slurm.gres.empty() && plan.slurm.gpu_command.empty())
       throw UsageError("--gres: GPU tasks need --gpu-cmd \"PROGRAM ... {batch}\" (the program to profile)");
     plan.model.load_options(plan.batches.front());  // validates the flags before anything runs
+    if (!plan.device.empty()) find_device(load_devices(), plan.device);
     for (const auto& m : plan.models) load_model(m, plan.model.load_options(plan.batches.front()));
     if (o->on == "slurm") {
       if (o->out_dir.empty()) throw UsageError("--on slurm needs --out DIR for the result files");

@@ -19,6 +19,8 @@
 #include <sstream>
 
 #include "ridge/cost.hpp"
+#include "ridge/device.hpp"
+#include "ridge/predict.hpp"
 #include "ridge/error.hpp"
 #include "ridge/load.hpp"
 
@@ -116,6 +118,9 @@ nlohmann::json SweepPlan::to_json() const {
   j["threads"] = threads;
   j["slurm"] = {{"partition", slurm.partition}, {"account", slurm.account}, {"gres", slurm.gres},
                 {"time", slurm.time}, {"max_parallel", slurm.max_parallel}, {"gpu_command", slurm.gpu_command}};
+  j["device"] = device;
+  j["precision"] = precision;
+  j["train"] = train;
   j["ridge_binary"] = ridge_binary;
   return j;
 }
@@ -141,6 +146,9 @@ SweepPlan SweepPlan::from_json(const nlohmann::json& j, const std::string& where
     p.slurm.time = s.value("time", "00:30:00");
     p.slurm.max_parallel = s.value("max_parallel", 0);
     p.slurm.gpu_command = s.value("gpu_command", "");
+    p.device = j.value("device", "");
+    p.precision = j.value("precision", "fp32");
+    p.train = j.value("train", false);
     p.ridge_binary = j.value("ridge_binary", "ridge");
     if (p.models.empty() || p.batches.empty()) throw Error("no points");
     return p;
@@ -179,6 +187,27 @@ nlohmann::json run_point(const SweepPlan& plan, size_t index) {
                    {"training_peak_bytes", json_count(mem.training_peak_bytes)},
                    {"complete", mc.complete()}};
   if (plan.measure) r["measure"] = measured_on_cpu(plan, model, batch);
+  if (!plan.device.empty()) {
+    // PALEO-style prediction of this point on the device (PPP 1, the device's launch overhead).
+    Device dev = find_device(load_devices(), plan.device);
+    auto prec = parse_precision(plan.precision);
+    if (!prec) throw Error(fmt::format("--precision: unknown precision '{}'", plan.precision));
+    PredictOptions po;
+    po.peak_flop_per_s = dev.require_peak(*prec);
+    po.bandwidth_bytes_per_s = dev.dram_bandwidth();
+    po.kernel_launch_s = dev.kernel_launch_s;
+    po.training = plan.train;
+    LoadOptions lo = plan.model.load_options(batch);
+    auto points = predict_vs_batch({batch}, [&](int64_t b) {
+      lo.batch = b;
+      return load_model_work(model, lo).layers;
+    }, po);
+    r["predicted"] = {{"device", dev.id},
+                      {"precision", plan.precision},
+                      {"mode", plan.train ? "training step" : "inference"},
+                      {"time_s", points.at(0).time_s},
+                      {"samples_per_s", points.at(0).samples_per_s}};
+  }
   char host[256] = {0};
   gethostname(host, sizeof host - 1);
   r["host"] = host;
@@ -290,8 +319,11 @@ report::Document sweep_document(const SweepPlan& plan, const std::vector<nlohman
                                 {"activation_bytes", "activations", Unit::Byte},
                                 {"inference_peak_bytes", "inference peak", Unit::Byte},
                                 {"training_peak_bytes", "training peak", Unit::Byte}};
-  bool measured = false;
-  for (const auto& r : results) measured = measured || r.contains("measure");
+  bool measured = false, predicted = false;
+  for (const auto& r : results) {
+    measured = measured || r.contains("measure");
+    predicted = predicted || r.contains("predicted");
+  }
   report::Table points;
   points.key = "points";
   points.title = "Per model and batch size (estimated" + std::string(measured ? ", and measured" : "") + ")";
@@ -300,6 +332,10 @@ report::Document sweep_document(const SweepPlan& plan, const std::vector<nlohman
   if (measured) {
     points.columns.push_back({"measured_time_s", "measured time", Unit::Second});
     points.columns.push_back({"measured_samples_per_s", "samples/s"});
+  }
+  if (predicted) {
+    points.columns.push_back({"predicted_time_s", "predicted time (" + plan.device + ")", Unit::Second});
+    points.columns.push_back({"predicted_samples_per_s", "predicted samples/s"});
   }
   std::map<std::string, std::pair<std::vector<double>, std::vector<std::vector<double>>>> series;
   for (const auto& r : results) {
@@ -320,6 +356,11 @@ report::Document sweep_document(const SweepPlan& plan, const std::vector<nlohman
                         ? Cell::real(m["total_time_s"].get<double>(), Unit::Second)
                         : Cell::empty(Unit::Second));
       row.push_back(m.contains("samples_per_s") ? Cell::real(m["samples_per_s"].get<double>()) : Cell::empty());
+    }
+    if (predicted) {
+      const auto& p = r.contains("predicted") ? r["predicted"] : nlohmann::json::object();
+      row.push_back(p.contains("time_s") ? Cell::real(p["time_s"].get<double>(), Unit::Second) : Cell::empty(Unit::Second));
+      row.push_back(p.contains("samples_per_s") ? Cell::real(p["samples_per_s"].get<double>()) : Cell::empty());
     }
     points.add_row(std::move(row));
   }
@@ -356,11 +397,44 @@ report::Document sweep_document(const SweepPlan& plan, const std::vector<nlohman
     }
   }
   report::Document d;
+  if (!plan.device.empty()) d.blocks.push_back(capacity_table(plan));
   d.title = fmt::format("batch-size sweep: {} ({} of {} points)", fmt::join(plan.models, ", "), results.size(),
                         plan.size());
   d.blocks.push_back(std::move(points));
   d.blocks.push_back(std::move(fits));
   return d;
+}
+
+report::Table capacity_table(const SweepPlan& plan) {
+  using report::Cell;
+  using report::Unit;
+  report::Table t;
+  t.key = "capacity";
+  t.columns = {{"model", "model"},
+               {"device", "device"},
+               {"memory_bytes", "device memory", Unit::Byte},
+               {"max_batch_inference", "largest batch (inference)", Unit::Count, true},
+               {"max_batch_training", "largest batch (training)", Unit::Count, true}};
+  if (plan.device.empty()) return t;
+  Device dev = find_device(load_devices(), plan.device);
+  t.title = fmt::format("What fits in {} memory (inference peak; training peak with {} optimizer)", dev.id,
+                        plan.optimizer);
+  const Optimizer opt = parse_optimizer(plan.optimizer).value_or(Optimizer::SGD);
+  for (const auto& model : plan.models) {
+    auto memory_at = [&](int64_t b, bool training) {
+      MemoryEstimate m = estimate_memory(load_model(model, plan.model.load_options(b)), opt);
+      return training ? m.training_peak_bytes : m.inference_peak_bytes + m.param_bytes + m.buffer_bytes;
+    };
+    if (dev.memory_bytes <= 0) {
+      t.add_row({Cell::text(model), Cell::text(dev.id), Cell::empty(Unit::Byte), Cell::empty(), Cell::empty()});
+      continue;
+    }
+    const int64_t limit = int64_t{1} << 16;
+    t.add_row({Cell::text(model), Cell::text(dev.id), Cell::count(dev.memory_bytes, Unit::Byte),
+               Cell::count(largest_batch_that_fits([&](int64_t b) { return memory_at(b, false); }, dev.memory_bytes, limit)),
+               Cell::count(largest_batch_that_fits([&](int64_t b) { return memory_at(b, true); }, dev.memory_bytes, limit))});
+  }
+  return t;
 }
 
 std::vector<chart::Chart> sweep_charts(const std::vector<nlohmann::json>& results) {

@@ -28,6 +28,9 @@ struct SweepPlan {
   bool measure = false;      ///< run `ridge measure` (CPU) or the profiler command (GPU) per point
   int threads = 0;           ///< --threads for ridge measure (0 = its default)
   SlurmOptions slurm;
+  std::string device;        ///< predict time and samples/s on this device (ridge devices), "" = none
+  std::string precision = "fp32";
+  bool train = false;        ///< predict a training step instead of inference
   std::string ridge_binary;  ///< absolute path of the ridge that tasks run
 
   /// (model, batch) of point `index`; points are ordered model-major.
@@ -64,6 +67,10 @@ Collected collect_results(const std::string& dir, const SweepPlan& plan);
 /// The sweep table (one row per point), measured columns when present, and a least-squares line per
 /// model and quantity: the same document for local runs and collected Slurm runs.
 report::Document sweep_document(const SweepPlan& plan, const std::vector<nlohmann::json>& results);
+
+/// Per model: the largest batch whose inference and training memory fit the plan's device (empty table
+/// without a device).
+report::Table capacity_table(const SweepPlan& plan);
 
 /// The sweep's charts: FLOPs against batch, memory against batch, and measured time when present; one series
 /// per model and quantity (estimates dashed, measurements solid).

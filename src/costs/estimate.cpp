@@ -85,6 +85,10 @@ std::string descriptor(const Graph& g, const Node& n) {
   if (ins.empty() && !n.inputs.empty()) ins.push_back(shp(n.inputs[0]));
   std::string lower(op_name(n.op));
   for (auto& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  // Non-fp32 element types are appended (":int64") so that the descriptor re-creates the same problem.
+  std::vector<int> data = g.data_inputs(n);
+  DType dt = data.empty() ? DType::F32 : g.value(data[0]).dtype;
+  if (dt != DType::F32) return fmt::format("{}:{}:{}", lower, fmt::join(ins, ","), dtype_name(dt));
   return fmt::format("{}:{}", lower, fmt::join(ins, ","));
 }
 

@@ -156,12 +156,20 @@ Graph graph_from_descriptor(const std::string& desc, DType dtype) {
     throw Error(fmt::format("descriptor '{}': op '{}' cannot be re-created from a descriptor (supported: conv, gemm, "
                             "matmul, elementwise unary/binary ops, softmax)",
                             desc, op));
+  // OP:SHAPES[:DTYPE]
+  std::string shapes = body;
+  if (auto c2 = body.find(':'); c2 != std::string::npos) {
+    auto dt = parse_dtype(body.substr(c2 + 1));
+    if (!dt) throw Error(fmt::format("descriptor '{}': unknown element type '{}'", desc, body.substr(c2 + 1)));
+    b.dtype = *dt;
+    shapes = body.substr(0, c2);
+  }
   std::vector<int> ins;
   Shape out;
   size_t start = 0;
   while (true) {
-    size_t comma = body.find(',', start);
-    Shape s = parse_dims(body.substr(start, comma == std::string::npos ? std::string::npos : comma - start), desc);
+    size_t comma = shapes.find(',', start);
+    Shape s = parse_dims(shapes.substr(start, comma == std::string::npos ? std::string::npos : comma - start), desc);
     out = ins.empty() ? s : broadcast_shapes(out, s, "descriptor '" + desc + "'");
     ins.push_back(b.value("input" + std::to_string(ins.size()), s, ValueKind::Input));
     if (comma == std::string::npos) break;

@@ -1,5 +1,5 @@
 // Calibration: fit PPP factors (compute, memory) and a per-kernel overhead per op class by non-negative least
-// squares on relative error, check them (before/after, leave-one-model-out), and read/write calibration files.
+// squares (error symmetric in predicted/measured), check them (before/after, leave-one-model-out), and read/write calibration files.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -50,44 +50,69 @@ bool solve_subset(const std::array<Vec, kTerms>& ata, const Vec& atb, unsigned m
   return true;
 }
 
-// Fits time ~ a flops/peak + b bytes/bw + c with a, b, c >= 0, minimising squared relative error. Tries every
-// subset of terms (the active-set solution of a 3-variable NNLS is one of them) and keeps the best feasible one.
-Efficiency fit(const std::vector<const Sample*>& samples, double peak, double bw) {
-  std::vector<Vec> rows;
-  for (const Sample* s : samples)
-    rows.push_back({to_double(s->flops) / peak / s->time_s, to_double(s->bytes) / bw / s->time_s, 1.0 / s->time_s});
-  Vec scale{};  // column RMS, so that seconds-per-FLOP and seconds-per-kernel terms are comparable
-  for (const Vec& r : rows)
-    for (int i = 0; i < kTerms; ++i) scale[i] += r[i] * r[i];
-  for (double& s : scale) s = s > 0 ? std::sqrt(s / rows.size()) : 0;
+// Non-negative weighted least squares: minimises sum (w_i (x_i . c - t_i))^2 over c >= 0. Tries every subset
+// of terms (the active-set solution of a 3-variable NNLS is one of them) and keeps the best feasible one.
+Vec weighted_nnls(const std::vector<Vec>& x, const std::vector<double>& t, const std::vector<double>& w) {
+  Vec scale{};  // column RMS of the weighted rows, so that seconds-per-FLOP and per-kernel terms are comparable
+  for (size_t n = 0; n < x.size(); ++n)
+    for (int i = 0; i < kTerms; ++i) scale[i] += (w[n] * x[n][i]) * (w[n] * x[n][i]);
+  for (double& s : scale) s = s > 0 ? std::sqrt(s / x.size()) : 0;
+  auto scaled = [&](size_t n, int i) { return scale[i] > 0 ? w[n] * x[n][i] / scale[i] : 0.0; };
   std::array<Vec, kTerms> ata{};
   Vec atb{};
-  for (const Vec& r : rows)
+  for (size_t n = 0; n < x.size(); ++n)
     for (int i = 0; i < kTerms; ++i) {
-      const double ri = scale[i] > 0 ? r[i] / scale[i] : 0;
-      atb[i] += ri;
-      for (int k = 0; k < kTerms; ++k) ata[i][k] += ri * (scale[k] > 0 ? r[k] / scale[k] : 0);
+      atb[i] += scaled(n, i) * w[n] * t[n];
+      for (int k = 0; k < kTerms; ++k) ata[i][k] += scaled(n, i) * scaled(n, k);
     }
   Vec best{};
   double best_sse = std::numeric_limits<double>::infinity();
   for (unsigned mask = 1; mask < (1u << kTerms); ++mask) {
-    Vec x;
-    if (!solve_subset(ata, atb, mask, x)) continue;
-    if (std::any_of(x.begin(), x.end(), [](double v) { return v < 0; })) continue;
+    Vec c;
+    if (!solve_subset(ata, atb, mask, c)) continue;
+    if (std::any_of(c.begin(), c.end(), [](double v) { return v < 0; })) continue;
     double sse = 0;
-    for (const Vec& r : rows) {
-      double pred = 0;
-      for (int i = 0; i < kTerms; ++i) pred += scale[i] > 0 ? r[i] / scale[i] * x[i] : 0;
-      sse += (pred - 1) * (pred - 1);
+    for (size_t n = 0; n < x.size(); ++n) {
+      double r = -w[n] * t[n];
+      for (int i = 0; i < kTerms; ++i) r += scaled(n, i) * c[i];
+      sse += r * r;
     }
-    if (sse < best_sse) best_sse = sse, best = x;
+    if (sse < best_sse) best_sse = sse, best = c;
   }
   for (int i = 0; i < kTerms; ++i) best[i] = scale[i] > 0 ? best[i] / scale[i] : 0;
+  return best;
+}
+
+// Fits time ~ a flops/peak + b bytes/bw + c with a, b, c >= 0. The error of a layer is measured symmetrically in
+// the ratio p = predicted/measured: sqrt(p) - 1/sqrt(p), so over- and under-prediction by the same factor weigh
+// the same (plain relative error caps under-prediction at 1 and lets a few tiny layers dictate the fit). It is
+// minimised by iteratively reweighted least squares with weights 1/sqrt(measured x predicted); the first round
+// (weights 1/measured) is plain relative error, and exact data is recovered exactly.
+Efficiency fit(const std::vector<const Sample*>& samples, double peak, double bw) {
+  std::vector<Vec> x;
+  std::vector<double> t, w;
+  for (const Sample* s : samples) {
+    x.push_back({to_double(s->flops) / peak, to_double(s->bytes) / bw, 1.0});
+    t.push_back(s->time_s);
+    w.push_back(1.0 / s->time_s);
+  }
+  Vec c{};
+  for (int round = 0; round < 30; ++round) {
+    const Vec next = weighted_nnls(x, t, w);
+    double change = 0;
+    for (int i = 0; i < kTerms; ++i) change = std::max(change, std::abs(next[i] - c[i]) / std::max(std::abs(next[i]), 1e-300));
+    c = next;
+    if (change < 1e-9) break;
+    for (size_t n = 0; n < x.size(); ++n) {
+      const double pred = x[n][0] * c[0] + x[n][1] * c[1] + x[n][2] * c[2];
+      w[n] = 1.0 / std::sqrt(t[n] * std::max(pred, 1e-3 * t[n]));
+    }
+  }
   const double inf = std::numeric_limits<double>::infinity();
   Efficiency e;
-  e.ppp = best[0] > 0 ? 1.0 / best[0] : inf;
-  e.ppp_mem = best[1] > 0 ? 1.0 / best[1] : inf;
-  e.overhead_s = best[2];
+  e.ppp = c[0] > 0 ? 1.0 / c[0] : inf;
+  e.ppp_mem = c[1] > 0 ? 1.0 / c[1] : inf;
+  e.overhead_s = c[2];
   e.samples = static_cast<int>(samples.size());
   return e;
 }

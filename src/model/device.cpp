@@ -13,6 +13,7 @@
 
 #include "ridge/error.hpp"
 #include "ridge/load.hpp"
+#include "ridge/machine.hpp"
 #include "text_util.hpp"
 
 namespace ridge {
@@ -297,6 +298,42 @@ std::string machine_profile_path() {
   return (fs::path(home && *home ? home : ".") / ".cache" / "ridge" / "machine.json").string();
 }
 
+namespace {
+
+// This machine from `ridge machine`'s cached profile (measure::profile_to_json): all-thread ceilings.
+Device machine_from_profile(const json& j, const std::string& path) {
+  const measure::MachineProfile p = measure::profile_from_json(j, path);
+  Device d;
+  for (const auto& [precision, dtype] : {std::pair{Precision::FP32, DType::F32}, std::pair{Precision::FP64, DType::F64}})
+    if (double g = p.peak_gflops(dtype, true); g > 0) d.peak_flops[precision] = g * 1e9;
+  for (const char* level : {"L1", "L2", "L3", "DRAM"})
+    if (auto gbs = p.bandwidth_gbs(level, true); gbs && *gbs > 0)
+      d.bandwidth_bytes_per_s[model_detail::lowercase(level)] = *gbs * 1e9;
+  d.name = p.cpu.model.empty() ? "this machine" : "this machine (" + p.cpu.model + ")";
+  return d;
+}
+
+// The flat summary form: {"peak_gflops": {"fp32": ..}, "bandwidth_gbs": {"DRAM": ..}} (null = not measured).
+Device machine_from_summary(const json& j, const Reader& r) {
+  Device d;
+  d.name = "this machine";
+  if (j.contains("cpu") && j["cpu"].is_object() && j["cpu"].contains("model") && j["cpu"]["model"].is_string())
+    d.name = "this machine (" + j["cpu"]["model"].get<std::string>() + ")";
+  for (const auto& [key, value] : r.object(j["peak_gflops"], "peak_gflops").items()) {
+    auto p = parse_precision(key);
+    if (!p || value.is_null()) continue;
+    d.peak_flops[*p] = r.positive(value, "peak_gflops." + key) * 1e9;
+  }
+  if (!j.contains("bandwidth_gbs")) r.fail("bandwidth_gbs", "missing");
+  for (const auto& [key, value] : r.object(j["bandwidth_gbs"], "bandwidth_gbs").items()) {
+    if (value.is_null()) continue;
+    d.bandwidth_bytes_per_s[model_detail::lowercase(key)] = r.positive(value, "bandwidth_gbs." + key) * 1e9;
+  }
+  return d;
+}
+
+}  // namespace
+
 std::optional<Device> load_machine_device(const std::string& profile_path) {
   std::ifstream in(profile_path, std::ios::binary);
   if (!in) return std::nullopt;
@@ -310,27 +347,22 @@ std::optional<Device> load_machine_device(const std::string& profile_path) {
                             model_detail::first_line(e.what())));
   }
   Reader r{profile_path};
-  if (!j.is_object() || !j.contains("peak_gflops") || !j.contains("bandwidth_gbs"))
-    r.fail("peak_gflops", "missing: not a `ridge machine` profile (run `ridge machine` again)");
+  if (!j.is_object() || (!j.contains("peaks") && !j.contains("peak_gflops")))
+    r.fail("peaks", "missing: not a `ridge machine` profile (run `ridge machine` again)");
   Device d;
+  try {
+    d = j.contains("peaks") ? machine_from_profile(j, profile_path) : machine_from_summary(j, r);
+  } catch (const json::exception& e) {
+    r.fail("(profile)", model_detail::first_line(e.what()));
+  }
   d.id = "machine";
-  d.name = "this machine";
-  if (j.contains("cpu") && j["cpu"].is_object() && j["cpu"].contains("model") && j["cpu"]["model"].is_string())
-    d.name = "this machine (" + j["cpu"]["model"].get<std::string>() + ")";
   d.kind = "cpu";
   d.aliases = {"this-machine", "local"};
   d.file = profile_path;
-  for (const auto& [key, value] : r.object(j["peak_gflops"], "peak_gflops").items()) {
-    auto p = parse_precision(key);
-    if (!p || value.is_null()) continue;  // unmeasured precisions are simply absent
-    d.peak_flops[*p] = r.positive(value, "peak_gflops." + key) * 1e9;
-  }
-  for (const auto& [key, value] : r.object(j["bandwidth_gbs"], "bandwidth_gbs").items()) {
-    if (value.is_null()) continue;
-    d.bandwidth_bytes_per_s[model_detail::lowercase(key)] = r.positive(value, "bandwidth_gbs." + key) * 1e9;
-  }
-  if (d.peak_flops.empty()) r.fail("peak_gflops", "no measured peak (run `ridge machine` again)");
-  const std::string src = "measured by `ridge machine`, cached in " + profile_path;
+  if (d.peak_flops.empty()) r.fail("peaks", "no measured peak (run `ridge machine` again)");
+  if (!d.bandwidth_bytes_per_s.count("dram"))
+    r.fail("DRAM bandwidth", "not measured (a quick profile?); run `ridge machine` without --quick");
+  const std::string src = "measured by `ridge machine` (all threads), cached in " + profile_path;
   d.sources = {{"peak_flops", src}, {"bandwidth_bytes_per_s", src}};
   d.notes = "measured ceilings of this CPU (empirical roofline)";
   return d;

@@ -50,7 +50,9 @@ TEST(OnnxMalformed, TruncatedFileAtEveryLength) {
   for (size_t n = 0; n < bytes.size(); ++n) {
     const std::string what = error_of(bytes.substr(0, n));
     // Some prefixes are themselves valid protobuf; those must still fail as a model or import cleanly.
-    if (n < 8) EXPECT_FALSE(what.empty()) << n;
+    if (n < 8) {
+      EXPECT_FALSE(what.empty()) << n;
+    }
   }
 }
 

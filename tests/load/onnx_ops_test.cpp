@@ -210,7 +210,9 @@ void check_case(const OpCase& c, const OnnxImportOptions& engines) {
   ModelCost cost = estimate(g);
   for (size_t i = 0; i < g.nodes.size(); ++i)
     EXPECT_EQ(cost.nodes[i].status, CostStatus::Ok) << g.nodes[i].name << ": " << cost.nodes[i].reason;
-  if (c.macs >= 0) EXPECT_EQ(to_string(cost.total.macs), to_string(c.macs));
+  if (c.macs >= 0) {
+    EXPECT_EQ(to_string(cost.total.macs), to_string(c.macs));
+  }
 }
 
 TEST_P(OnnxOp, ShapeAndCost) { check_case(GetParam(), {}); }

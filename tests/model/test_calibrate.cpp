@@ -71,7 +71,7 @@ TEST(Calibrate, NoisyDataStillLandsCloseAndErrorsDrop) {
 TEST(Calibrate, SmallClassesUseTheFallbackAndTermsCanFitToZero) {
   std::vector<Sample> samples;
   for (int i = 1; i <= 5; ++i)  // pure compute: time = flops / (0.5 peak)
-    samples.push_back({"m", "l" + std::to_string(i), "Conv", Count(i) * 1000000, Count(i) * 10, i * 1e6 / (0.5 * kPeak)});
+    samples.push_back({"m", "l" + std::to_string(i), "Conv", Count(i) * 1000000, Count(i % 3 + 1) * 10, i * 1e6 / (0.5 * kPeak)});
   samples.push_back({"m", "odd", "Softmax", 1000, 1000, 1e-3});
   const auto cal = calibrate(samples, kPeak, kBw);
   EXPECT_EQ(cal.by_class.count("Softmax"), 0u);

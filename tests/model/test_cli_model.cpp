@@ -12,6 +12,12 @@ namespace {
 using nlohmann::json;
 using test::run_ridge;
 
+// Every test here runs with an empty cache folder, so that a machine profile on the host changes nothing.
+class CliModel : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { setenv("XDG_CACHE_HOME", (test::temp_dir() + "/cache").c_str(), 1); }
+};
+
 json run_json(const std::string& args) {
   const auto r = run_ridge(args + " --format json");
   EXPECT_EQ(r.exit_code, 0) << args << "\n" << r.err;
@@ -25,7 +31,7 @@ void expect_one_line_error(const std::string& args, int code, const std::string&
   EXPECT_EQ(r.err.find("terminate"), std::string::npos) << r.err;
 }
 
-TEST(CliModel, DevicesListsTheDatabaseWithPeaksAndBandwidths) {
+TEST_F(CliModel, DevicesListsTheDatabaseWithPeaksAndBandwidths) {
   const json j = run_json("devices");
   ASSERT_TRUE(j["devices"].is_array());
   EXPECT_GE(j["devices"].size(), 21u);
@@ -42,7 +48,7 @@ TEST(CliModel, DevicesListsTheDatabaseWithPeaksAndBandwidths) {
   EXPECT_NE(table.out.find("v100-sxm2"), std::string::npos);
 }
 
-TEST(CliModel, PredictReproducesSeed003WithFlopsOverride) {
+TEST_F(CliModel, PredictReproducesSeed003WithFlopsOverride) {
   json j = run_json("predict vgg16 --device k80-board --flops 15503e6 --ppp 1");
   EXPECT_NEAR(j["total_time_s"].get<double>(), 0.0017758304696449026, 1e-15);
   EXPECT_NEAR(j["samples_per_s"].get<double>(), 563.1168161001096, 1e-9);
@@ -54,7 +60,7 @@ TEST(CliModel, PredictReproducesSeed003WithFlopsOverride) {
   EXPECT_NEAR(j["total_time_s"].get<double>(), 2 * 0.00018396334478808707, 1e-15);
 }
 
-TEST(CliModel, PredictAndRooflineOnZooModels) {
+TEST_F(CliModel, PredictAndRooflineOnZooModels) {
   json j = run_json("predict resnet18 --device v100 --batch 8");
   ASSERT_TRUE(j["layers"].is_array());
   EXPECT_GT(j["layers"].size(), 10u);
@@ -77,7 +83,7 @@ TEST(CliModel, PredictAndRooflineOnZooModels) {
   for (const auto& m : r["models"]) EXPECT_TRUE(m["bound"] == "compute" || m["bound"] == "memory");
 }
 
-TEST(CliModel, RooflineShowsAchievedFractionFromAMeasurement) {
+TEST_F(CliModel, RooflineShowsAchievedFractionFromAMeasurement) {
   RIDGE_REQUIRE_SHARED();
   const std::string dir = test::temp_dir();
   // Seed 002, trial 1: resnet18 on V100 measured 23,851,649,316 FLOPs, 1,086,870,000 bytes in 0.2029 s.
@@ -93,7 +99,7 @@ TEST(CliModel, RooflineShowsAchievedFractionFromAMeasurement) {
   EXPECT_NEAR(m["fraction_of_roof"].get<double>(), 100 * 117.5495284e9 / 15.7e12, 1e-6);
 }
 
-TEST(CliModel, CalibrateWritesAFilePredictUses) {
+TEST_F(CliModel, CalibrateWritesAFilePredictUses) {
   const std::string dir = test::temp_dir();
   // Two synthetic "models" measured on v100 where every Conv runs at PPP 0.5 and memory at PPP_mem 0.8.
   for (int m = 0; m < 2; ++m) {
@@ -118,7 +124,7 @@ TEST(CliModel, CalibrateWritesAFilePredictUses) {
   EXPECT_NEAR(p["total_time_s"].get<double>(), 2e-3, 1e-9);
 }
 
-TEST(CliModel, BadInputGivesOneLineErrors) {
+TEST_F(CliModel, BadInputGivesOneLineErrors) {
   expect_one_line_error("predict x --device v10 --flops 1", 1, "unknown device");
   expect_one_line_error("predict x --device k80 --flops 1 --precision fp16", 1, "has no fp16 peak");
   expect_one_line_error("predict x --device v100 --flops 1 --precision fp7", 2, "--precision fp7");

@@ -6,6 +6,7 @@
 
 #include "ridge/device.hpp"
 #include "ridge/error.hpp"
+#include "ridge/machine.hpp"
 #include "ridge/predict.hpp"
 #include "support/test_support.hpp"
 
@@ -144,6 +145,23 @@ TEST(Devices, ThisMachineComesFromTheRidgeMachineProfile) {
   EXPECT_DOUBLE_EQ(d->dram_bandwidth(), 20e9);
   EXPECT_EQ(d->bandwidth_bytes_per_s.count("l3"), 0u);
   EXPECT_EQ(d->name, "this machine (Test CPU)");
+  // The cache format `ridge machine` writes: all-thread ceilings are used.
+  measure::MachineProfile p;
+  p.threads = 2;
+  p.cpu.model = "Cache CPU";
+  p.peaks.push_back({DType::F32, measure::Isa::Avx2, 2, 80.0, 100.0, 0.01, 5});
+  p.peaks.push_back({DType::F32, measure::Isa::Avx2, 1, 40.0, 50.0, 0.01, 5});
+  measure::LevelBandwidth dram;
+  dram.level = "DRAM";
+  dram.triad_gbs_all = 15.0;
+  dram.triad_gbs_one = 9.0;
+  p.levels.push_back(dram);
+  write(dir + "/cache.json", measure::profile_to_json(p).dump());
+  const auto c = load_machine_device(dir + "/cache.json");
+  ASSERT_TRUE(c.has_value());
+  EXPECT_DOUBLE_EQ(*c->peak(Precision::FP32), 80e9);
+  EXPECT_DOUBLE_EQ(c->dram_bandwidth(), 15e9);
+  EXPECT_EQ(c->name, "this machine (Cache CPU)");
   write(dir + "/bad.json", R"({"peak": 1})");
   EXPECT_THROW(load_machine_device(dir + "/bad.json"), Error);
 

@@ -9,6 +9,7 @@
 
 #include "ridge/device.hpp"
 #include "ridge/error.hpp"
+#include "ridge/machine.hpp"
 #include "ridge/predict.hpp"
 #include "support/test_support.hpp"
 
@@ -89,10 +90,19 @@ TEST(ParsersRobust, MachineProfiles) {
   const std::string dir = test::temp_dir();
   const std::string seed = R"({"cpu": {"model": "x"}, "peak_gflops": {"fp32": 100, "fp64": 50},
     "bandwidth_gbs": {"L1": 500, "L2": 200, "L3": null, "DRAM": 20}})";
-  survive_mutations(seed, [&](const std::string& s) {
+  auto load = [&](const std::string& s) {
     std::ofstream(dir + "/machine.json", std::ios::trunc) << s;
     load_machine_device(dir + "/machine.json");
-  }, 300);  // each round writes a file
+  };
+  survive_mutations(seed, load, 300);  // each round writes a file
+  measure::MachineProfile p;
+  p.threads = 2;
+  p.peaks.push_back({DType::F32, measure::Isa::Avx2, 2, 80.0, 100.0, 0.01, 5});
+  measure::LevelBandwidth dram;
+  dram.level = "DRAM";
+  dram.triad_gbs_all = 15.0;
+  p.levels.push_back(dram);
+  survive_mutations(measure::profile_to_json(p).dump(1), load, 300);
 }
 
 }  // namespace

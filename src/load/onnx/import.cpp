@@ -447,6 +447,7 @@ Graph import_model(onnx::ModelProto m, const std::string& label, const LoadOptio
   recover_torch_modules(w);
   assign_names_and_modules(w);
   name_linear_weights(w);
+  type_torch_containers(w);
   recognise_artefacts(w);
   note_unknown_shapes(w);
   return std::move(w.g);

@@ -136,6 +136,25 @@ int leaf_call(const Work& w, const std::vector<int>& members) {
   return call;
 }
 
+/// A functional linear inside a module is named after its parameter, as torch names it: F.linear with
+/// `self_attn.in_proj_bias` or `self_attn.out_proj.weight` -> "in_proj", "out_proj".
+std::string parameter_stem(const Graph& g, const Node& n) {
+  if (n.op != OpKind::Gemm && n.op != OpKind::MatMul) return "";
+  const std::string prefix = n.module + ".";
+  for (int v : n.inputs) {
+    if (v < 0 || g.value(v).kind != ValueKind::Param) continue;
+    const std::string& name = g.value(v).name;
+    if (n.module.empty() || name.rfind(prefix, 0) != 0) continue;
+    for (const char* suffix : {".weight", "_weight", ".bias", "_bias"}) {
+      const std::string_view sfx(suffix);
+      if (name.size() <= prefix.size() + sfx.size() || !name.ends_with(sfx)) continue;
+      const std::string stem = name.substr(prefix.size(), name.size() - prefix.size() - sfx.size());
+      if (stem.find('.') == std::string::npos) return stem;
+    }
+  }
+  return "";
+}
+
 std::string unique_name(const std::string& base, std::set<std::string>& used) {
   std::string name = base;
   for (int k = 1; used.count(name); ++k) name = base + "_" + std::to_string(k);
@@ -199,6 +218,7 @@ void assign_names_and_modules(Work& w) {
     std::string op = n.op_type.substr(n.op_type.rfind('.') == std::string::npos ? 0 : n.op_type.rfind('.') + 1);
     std::string base;
     if (n.module_call) base = n.module;
+    else if (const std::string stem = parameter_stem(g, n); !stem.empty()) base = n.module + "." + stem;
     else if (!paths[i].empty()) base = n.module + "." + lower(op);
     else if (!w.onnx_names[i].empty() && w.onnx_names[i].find('/') == std::string::npos) base = sanitize(w.onnx_names[i]);
     else base = lower(op);

@@ -82,6 +82,9 @@ void name_linear_weights(Work& w);
 
 /// Node names, module paths, module_call/module_type and Graph::modules from exporter scope names.
 void assign_names_and_modules(Work& w);
+/// torch.nn container classes recognised by their children's names (TransformerEncoder, its layers and
+/// MultiheadAttention) and what they do that tools see: captured activations, the baddbmm mask add.
+void type_torch_containers(Work& w);
 /// Exporter artefacts (BatchNorm folded, Mul by 1, tied embeddings) and torchvision avgpool, recorded in
 /// notes; folded convs get the `folded_batchnorm` attribute, multiplications by 1 become Identity.
 void recognise_artefacts(Work& w);

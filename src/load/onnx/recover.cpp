@@ -29,11 +29,11 @@ struct Matcher {
   const std::vector<std::vector<int>>& users;
   const std::vector<bool>& dead;
 
-  /// The only node that uses value `v` when it has op `op` (and is still alive), else -1.
+  /// The only node that uses value `v` when it has op `op`, one output (and is still alive), else -1.
   int sole_user(int v, OpKind op) const {
     if (v < 0 || users[v].size() != 1 || users[v][0] < 0) return -1;
     const int u = users[v][0];
-    return !dead[u] && w.g.nodes[u].op == op ? u : -1;
+    return !dead[u] && w.g.nodes[u].op == op && w.g.nodes[u].outputs.size() == 1 ? u : -1;
   }
   const Node& node(int i) const { return w.g.nodes[i]; }
   int out(int i) const { return node(i).outputs.empty() ? -1 : node(i).outputs[0]; }
@@ -83,7 +83,7 @@ struct Fusion {
 /// then optionally * weight and + bias (parameters).
 std::optional<Fusion> layer_norm_at(Work& w, const Matcher& m, int mean) {
   const Node& rm = m.node(mean);
-  if (rm.inputs.empty() || rm.inputs[0] < 0) return std::nullopt;
+  if (rm.inputs.empty() || rm.inputs[0] < 0 || rm.outputs.size() != 1) return std::nullopt;
   const int x = rm.inputs[0];
   const auto axes = m.reduce_axes(mean);
   if (!axes || !trailing(*axes)) return std::nullopt;
@@ -93,7 +93,7 @@ std::optional<Fusion> layer_norm_at(Work& w, const Matcher& m, int mean) {
   if (m.users[d].size() != 2) return std::nullopt;
   int pow = -1, div = -1;
   for (int u : m.users[d]) {
-    if (u < 0 || m.dead[u]) return std::nullopt;
+    if (u < 0 || m.dead[u] || m.node(u).inputs.size() != 2 || m.node(u).outputs.size() != 1) return std::nullopt;
     if (m.node(u).op == OpKind::Pow && m.node(u).inputs[0] == d) pow = u;
     if (m.node(u).op == OpKind::Div && m.node(u).inputs[0] == d) div = u;
   }
@@ -135,7 +135,8 @@ std::optional<Fusion> layer_norm_at(Work& w, const Matcher& m, int mean) {
 /// Linear on an input of rank > 2: y = MatMul(x, W) + b with W a [in, out] parameter and b its [out] bias.
 std::optional<Fusion> linear_at(Work& w, const Matcher& m, int matmul) {
   const Node& mm = m.node(matmul);
-  if (mm.inputs.size() != 2 || !m.is_param(mm.inputs[1])) return std::nullopt;
+  if (mm.inputs.size() != 2 || mm.inputs[0] < 0 || mm.outputs.size() != 1 || !m.is_param(mm.inputs[1]))
+    return std::nullopt;
   const Shape& weight = w.g.value(mm.inputs[1]).shape;
   if (weight.rank() != 2) return std::nullopt;
   const int add = m.sole_user(m.out(matmul), OpKind::Add);

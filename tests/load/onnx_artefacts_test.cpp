@@ -1,0 +1,175 @@
+// Exporter artefacts on tiny models: BatchNorm folded into Conv, Mul/Div by the constant 1, decomposed
+// LayerNorm and Linear (MatMul + bias Add) put back together.
+#include <gtest/gtest.h>
+
+#include "load/onnx_tiny_model.hpp"
+#include "ridge/cost.hpp"
+#include "ridge/onnx_import.hpp"
+
+namespace ridge {
+namespace {
+
+using test::set_attr;
+using test::TinyModel;
+
+bool has_note(const Graph& g, const std::string& text) {
+  for (const auto& n : g.notes)
+    if (n.find(text) != std::string::npos) return true;
+  return false;
+}
+
+/// A Constant node holding one float (rank 0), as torch.onnx.export writes scalars.
+void scalar_constant(TinyModel& m, const std::string& out, float value, const std::string& name) {
+  auto& n = m.node("Constant", {}, {out}, name);
+  auto* a = n.add_attribute();
+  a->set_name("value");
+  a->set_type(onnx::AttributeProto::TENSOR);
+  a->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
+  a->mutable_t()->add_float_data(value);
+}
+
+Graph import(TinyModel& m, const std::string& label) {
+  LoadOptions o;
+  o.batch = 2;
+  return import_onnx_bytes(m.bytes(), label, o, {});
+}
+
+TEST(OnnxArtefacts, FoldedBatchNormConvsAreMarkedAndNoted) {
+  TinyModel m;
+  m.input("x", {-1, 3, 8, 8}).weight("onnx::Conv_7", {4, 3, 3, 3}).weight("onnx::Conv_8", {4});
+  m.weight("head.weight", {4, 4, 1, 1}).weight("head.bias", {4});
+  m.node("Conv", {"x", "onnx::Conv_7", "onnx::Conv_8"}, {"h"}, "/conv1/Conv");
+  m.node("Conv", {"h", "head.weight", "head.bias"}, {"y"}, "/head/Conv");
+  m.output("y");
+  Graph g = import(m, "folded");
+  EXPECT_EQ(g.nodes.at(g.find_node("conv1")).attrs.i("folded_batchnorm", 0), 1);
+  EXPECT_FALSE(g.nodes.at(g.find_node("head")).attrs.has("folded_batchnorm"));  // a real conv bias
+  EXPECT_TRUE(has_note(g, "BatchNorm folded into 1 Conv node(s)"));
+  EXPECT_TRUE(has_note(g, "4 fewer parameters"));
+  EXPECT_TRUE(has_note(g, "conv without bias + BatchNorm"));
+  // conv1 costs as conv (no bias) + BatchNorm: 2 MACs + 2 per output element; head as conv + bias.
+  const ModelCost c = estimate(g);
+  const Count E = 2 * 4 * 6 * 6;
+  EXPECT_EQ(to_string(c.nodes[g.find_node("conv1")].cost.flops), to_string(2 * E * 27 + 2 * E));
+  EXPECT_EQ(to_string(c.nodes[g.find_node("head")].cost.flops), to_string(2 * E * 4 + E));
+}
+
+TEST(OnnxArtefacts, NoConvIsMarkedWhenBatchNormNodesRemain) {
+  TinyModel m;
+  m.input("x", {-1, 3, 8, 8}).weight("onnx::Conv_7", {4, 3, 3, 3}).weight("onnx::Conv_8", {4});
+  for (const char* s : {"bn.weight", "bn.bias", "bn.running_mean", "bn.running_var"}) m.weight(s, {4});
+  m.node("Conv", {"x", "onnx::Conv_7", "onnx::Conv_8"}, {"h"}, "/conv1/Conv");
+  m.node("BatchNormalization", {"h", "bn.weight", "bn.bias", "bn.running_mean", "bn.running_var"}, {"y"},
+         "/bn/BatchNormalization");
+  m.output("y");
+  Graph g = import(m, "not-folded");
+  EXPECT_FALSE(g.nodes.at(g.find_node("conv1")).attrs.has("folded_batchnorm"));
+  EXPECT_FALSE(has_note(g, "BatchNorm folded"));
+}
+
+TEST(OnnxArtefacts, MultiplicationByOneIsAnIdentity) {
+  TinyModel m;
+  m.input("x", {-1, 4, 5});
+  scalar_constant(m, "one", 1.0f, "/attn/Constant");
+  scalar_constant(m, "two", 2.0f, "/attn/Constant_1");
+  m.node("Mul", {"x", "one"}, {"a"}, "/attn/Mul");
+  m.node("Mul", {"one", "a"}, {"b"}, "/attn/Mul_1");
+  m.node("Div", {"b", "one"}, {"c"}, "/attn/Div");
+  m.node("Div", {"one", "c"}, {"d"}, "/attn/Div_1");  // 1 / x is real work
+  m.node("Mul", {"d", "two"}, {"y"}, "/attn/Mul_2");
+  m.output("y");
+  Graph g = import(m, "mul-by-one");
+  int identities = 0;
+  for (const Node& n : g.nodes)
+    if (n.op == OpKind::Identity) {
+      ++identities;
+      EXPECT_NE(n.op_type, "Identity");  // the file's op type stays
+      ASSERT_EQ(n.inputs.size(), 1u);
+      EXPECT_EQ(to_string(g.value(n.inputs[0]).shape), "2x4x5");
+    }
+  EXPECT_EQ(identities, 3);
+  EXPECT_EQ(g.nodes.at(g.find_node("attn.div_1")).op, OpKind::Div);
+  EXPECT_EQ(g.nodes.at(g.find_node("attn.mul_2")).op, OpKind::Mul);
+  EXPECT_TRUE(has_note(g, "3 Mul/Div node(s) by the constant 1"));
+  EXPECT_EQ(to_string(estimate(g).total.flops), "80");  // 1/x and *2 over 40 elements
+}
+
+/// torch's LayerNorm over the last dim at opsets before 17, then a Linear on the 3-D result.
+TinyModel layer_norm_then_linear() {
+  TinyModel m;
+  m.input("x", {-1, 6, 8}).weight("norm.weight", {8}).weight("norm.bias", {8});
+  m.weight("onnx::MatMul_9", {8, 16}).weight("fc.bias", {16});
+  set_attr(m.node("ReduceMean", {"x"}, {"mean"}, "/norm/ReduceMean"), "axes", std::vector<int64_t>{-1});
+  m.node("Sub", {"x", "mean"}, {"d"}, "/norm/Sub");
+  scalar_constant(m, "two", 2.0f, "/norm/Constant");
+  m.node("Pow", {"d", "two"}, {"sq"}, "/norm/Pow");
+  set_attr(m.node("ReduceMean", {"sq"}, {"var"}, "/norm/ReduceMean_1"), "axes", std::vector<int64_t>{-1});
+  scalar_constant(m, "eps", 1e-5f, "/norm/Constant_1");
+  m.node("Add", {"var", "eps"}, {"ve"}, "/norm/Add");
+  m.node("Sqrt", {"ve"}, {"s"}, "/norm/Sqrt");
+  m.node("Div", {"d", "s"}, {"n"}, "/norm/Div");
+  m.node("Mul", {"n", "norm.weight"}, {"nw"}, "/norm/Mul");
+  m.node("Add", {"nw", "norm.bias"}, {"h"}, "/norm/Add_1");
+  m.node("MatMul", {"h", "onnx::MatMul_9"}, {"p"}, "/fc/MatMul");
+  m.node("Add", {"fc.bias", "p"}, {"y"}, "/fc/Add");
+  m.output("y");
+  return m;
+}
+
+TEST(OnnxArtefacts, DecomposedLayerNormAndLinearArePutBackTogether) {
+  TinyModel m = layer_norm_then_linear();
+  Graph g = import(m, "layernorm-linear");
+  ASSERT_EQ(g.nodes.size(), 2u);
+  const Node& norm = g.nodes[0];
+  EXPECT_EQ(norm.op, OpKind::LayerNormalization);
+  EXPECT_EQ(norm.name, "norm");
+  EXPECT_TRUE(norm.module_call);
+  EXPECT_EQ(norm.module_type, "LayerNorm");
+  EXPECT_EQ(norm.attrs.i("axis", 0), -1);
+  EXPECT_NEAR(norm.attrs.f("epsilon", 0), 1e-5, 1e-9);
+  ASSERT_EQ(norm.inputs.size(), 3u);
+  const Node& fc = g.nodes[1];
+  EXPECT_EQ(fc.op, OpKind::Gemm);
+  EXPECT_EQ(fc.name, "fc");
+  EXPECT_EQ(fc.module_type, "Linear");
+  EXPECT_EQ(g.value(fc.inputs[1]).name, "fc.weight");  // the exporter's transposed copy, named as in torch
+  EXPECT_EQ(to_string(g.value(g.outputs[0]).shape), "2x6x16");
+  EXPECT_TRUE(has_note(g, "1 decomposed LayerNorm(s)"));
+  EXPECT_TRUE(has_note(g, "1 MatMul + bias Add pair(s) fused into Linear"));
+  // Same FLOPs as the parts: LayerNorm 7E + 2R, Linear 2 MACs + bias adds.
+  const Count E = 2 * 6 * 8, R = 2 * 6, out = 2 * 6 * 16;
+  const ModelCost c = estimate(g);
+  EXPECT_EQ(to_string(c.nodes[0].cost.flops), to_string(7 * E + 2 * R));
+  EXPECT_EQ(to_string(c.nodes[1].cost.flops), to_string(2 * out * 8 + out));
+  EXPECT_EQ(to_string(c.total.params), "160");
+}
+
+TEST(OnnxArtefacts, RidgeRulesAloneFuseTheSame) {
+  TinyModel m = layer_norm_then_linear();
+  Graph g = import_onnx_bytes(m.bytes(), "layernorm-linear", [] { LoadOptions o; o.batch = 2; return o; }(),
+                              OnnxImportOptions{false, true});
+  ASSERT_EQ(g.nodes.size(), 2u);
+  EXPECT_EQ(g.nodes[0].op, OpKind::LayerNormalization);
+  EXPECT_EQ(g.nodes[1].op, OpKind::Gemm);
+}
+
+TEST(OnnxArtefacts, NormalisationWithoutTheLayerNormShapeStaysDecomposed) {
+  TinyModel m;
+  m.input("x", {-1, 6, 8});
+  set_attr(m.node("ReduceMean", {"x"}, {"mean"}, "/n/ReduceMean"), "axes", std::vector<int64_t>{1});  // not last
+  m.node("Sub", {"x", "mean"}, {"d"}, "/n/Sub");
+  scalar_constant(m, "two", 2.0f, "/n/Constant");
+  m.node("Pow", {"d", "two"}, {"sq"}, "/n/Pow");
+  set_attr(m.node("ReduceMean", {"sq"}, {"var"}, "/n/ReduceMean_1"), "axes", std::vector<int64_t>{1});
+  scalar_constant(m, "eps", 1e-5f, "/n/Constant_1");
+  m.node("Add", {"var", "eps"}, {"ve"}, "/n/Add");
+  m.node("Sqrt", {"ve"}, {"s"}, "/n/Sqrt");
+  m.node("Div", {"d", "s"}, {"y"}, "/n/Div");
+  m.output("y");
+  Graph g = import(m, "not-layernorm");
+  for (const Node& n : g.nodes) EXPECT_NE(n.op, OpKind::LayerNormalization);
+  EXPECT_FALSE(has_note(g, "LayerNorm"));
+}
+
+}  // namespace
+}  // namespace ridge
