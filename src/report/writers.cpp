@@ -51,11 +51,13 @@ void write_table_block(const Table& t, std::ostream& os) {
     for (size_t c = 0; c < nc; ++c) total += w[c] + (c ? 2 : 0);
     os << std::string(total, '-') << "\n";
   };
+  std::string header;
   for (size_t c = 0; c < nc; ++c) {
     bool right = !t.rows.empty() && right_aligned(t.rows[0][c]);
-    os << (c ? "  " : "") << pad(header_title(t.columns[c]), w[c], right);
+    header += (c ? "  " : "") + pad(header_title(t.columns[c]), w[c], right);
   }
-  os << "\n";
+  while (!header.empty() && header.back() == ' ') header.pop_back();
+  os << header << "\n";
   rule();
   for (size_t r = 0; r < t.rows.size(); ++r) {
     if (std::find(t.total_rows.begin(), t.total_rows.end(), static_cast<int>(r)) != t.total_rows.end()) rule();

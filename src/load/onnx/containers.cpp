@@ -27,15 +27,30 @@ const std::map<std::string, std::string> kStackOf = {{"TransformerEncoderLayer",
                                                      {"TransformerDecoderLayer", "TransformerDecoder"}};
 const std::set<std::string> kDropouts = {"dropout", "dropout1", "dropout2", "dropout3"};
 
+/// Child names of every module path, including paths without a forward of their own (ModuleLists: the
+/// export names `encoder/layers.0`, never `encoder/layers`).
 std::map<std::string, std::set<std::string>> children_of(const Graph& g) {
   std::map<std::string, std::set<std::string>> children;
-  for (const auto& m : g.modules) {
-    if (m.path.empty()) continue;
-    const size_t dot = m.path.rfind('.');
-    children[dot == std::string::npos ? "" : m.path.substr(0, dot)].insert(
-        dot == std::string::npos ? m.path : m.path.substr(dot + 1));
-  }
+  for (const auto& m : g.modules)
+    for (size_t start = 0, dot = 0; !m.path.empty() && start <= m.path.size(); start = dot + 1) {
+      dot = m.path.find('.', start);
+      if (dot == std::string::npos) dot = m.path.size();
+      children[start == 0 ? "" : m.path.substr(0, start - 1)].insert(m.path.substr(start, dot - start));
+    }
   return children;
+}
+
+/// Sets the type of module `path`, adding the module before its first descendant when the export has no
+/// scope of its own for it.
+void set_type(Graph& g, const std::string& path, const std::string& type) {
+  for (auto& m : g.modules)
+    if (m.path == path) {
+      m.type = type;
+      return;
+    }
+  auto it = std::find_if(g.modules.begin(), g.modules.end(),
+                         [&](const ModuleInfo& m) { return m.path.rfind(path + ".", 0) == 0; });
+  g.modules.insert(it, ModuleInfo{path, type, {}});
 }
 
 std::string layer_class(const std::set<std::string>& children) {
@@ -75,8 +90,7 @@ void type_torch_containers(Work& w) {
     type[layers] = "ModuleList";
   }
   if (type.empty()) return;
-  for (auto& m : g.modules)
-    if (auto it = type.find(m.path); it != type.end()) m.type = it->second;
+  for (const auto& [path, t] : type) set_type(g, path, t);
 
   std::vector<std::vector<int>> users(g.values.size());
   for (size_t i = 0; i < g.nodes.size(); ++i)
