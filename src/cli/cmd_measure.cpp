@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "ridge/chart.hpp"
 #include "model_options.hpp"
 #include "ridge/error.hpp"
 #include "ridge/machine.hpp"
@@ -114,6 +115,7 @@ CLI::App* add_measure_command(CLI::App& app) {
     std::string model, machine;
     ModelOptions m;
     OutputOptions out;
+    std::string plot;
     int threads = 0, repeat = 50;
     bool train = false;
     uint64_t seed = 42;
@@ -132,7 +134,10 @@ CLI::App* add_measure_command(CLI::App& app) {
   cmd->add_option("--machine", o->machine, "Machine profile for the roofline columns (default: the cached one; none)")
       ->type_name("FILE|none");
   o->out.add_to(cmd);
+  cmd->add_option("--plot", o->plot, "Also draw each layer's share of measured time next to its share of FLOPs "
+                                     "to FILE.svg or FILE.png")->type_name("FILE");
   cmd->callback([o] {
+    if (!o->plot.empty()) chart::check_chart_path(o->plot);
     LoadOptions lo = o->m.load_options();
     lo.training = o->train;
     Graph g = load_model(o->model, lo);
@@ -150,7 +155,10 @@ CLI::App* add_measure_command(CLI::App& app) {
     ModelMeasurement m = measure_graph(g, mo);
     if (machine) apply_roofline(m, *machine);
     m.notes.insert(m.notes.end(), notes.begin(), notes.end());
-    o->out.emit(measure_document(g, m));
+    report::Document doc = measure_document(g, m);
+    o->out.emit(doc);
+    plot_layer_shares(doc, g.name + ": measured time vs FLOPs per layer", {{"time_s", "measured time"}, {"flops", "FLOPs"}},
+                      o->plot);
   });
   return cmd;
 }

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "commands.hpp"
+#include "ridge/chart.hpp"
 #include "model_options.hpp"
 #include "ridge/device.hpp"
 #include "ridge/error.hpp"
@@ -27,6 +28,7 @@ struct PredictArgs {
   bool train = false;
   std::optional<double> ppp, ppp_mem, launch_s;
   std::optional<std::string> flops;
+  std::string plot;
   OutputOptions out;
 };
 
@@ -176,6 +178,8 @@ void run(const PredictArgs& a) {
   }
   doc.blocks.push_back(layer_table(p, work.layers, a.train));
   a.out.emit(doc);
+  plot_layer_shares(doc, "predicted time and FLOPs per layer", {{"time_s", "predicted time"}, {"flops", "FLOPs"}},
+                    a.plot);
 }
 
 }  // namespace
@@ -204,7 +208,10 @@ CLI::App* add_predict_command(CLI::App& app) {
   cmd->add_option("--allreduce", a->allreduce, "ring|tree|ps")->capture_default_str();
   cmd->add_option("--devices", a->device_dirs, "Also load device files from DIR")->type_name("DIR");
   a->out.add_to(cmd);
+  cmd->add_option("--plot", a->plot, "Also draw each layer's share of predicted time and FLOPs to FILE.svg or "
+                                     "FILE.png")->type_name("FILE");
   cmd->callback([a, cmd] {
+    if (!a->plot.empty()) chart::check_chart_path(a->plot);
     a->dtype_given = cmd->get_option("--dtype")->count() > 0;
     run(*a);
   });

@@ -1,6 +1,7 @@
 // `ridge roofline MODEL... --device D...`: where each model and layer sits on each device's roofline, and how
 // close measurements come to the roof.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 #include <map>
@@ -8,6 +9,7 @@
 
 #include "commands.hpp"
 #include "model_options.hpp"
+#include "ridge/chart.hpp"
 #include "ridge/device.hpp"
 #include "ridge/error.hpp"
 #include "ridge/predict.hpp"
@@ -24,6 +26,7 @@ struct RooflineArgs {
   ModelOptions m;
   bool dtype_given = false;
   bool summary_only = false;
+  std::string plot;
   OutputOptions out;
 };
 
@@ -112,6 +115,16 @@ void run(const RooflineArgs& a) {
     devs.add_row({Cell::text(d.id), Cell::real(peak, Unit::FlopPerSecond), Cell::real(bw, Unit::BytePerSecond),
                   Cell::real(ridge_point(peak, bw), Unit::FlopPerByte)});
   }
+  // One roofline chart per device: model points, and layer points unless --summary.
+  std::map<std::string, std::vector<chart::RoofPoint>> points;
+  auto add_point = [&](const std::string& device, const std::string& series, const std::string& label, Count flops,
+                       Count bytes, std::optional<double> time_s, double peak, double bw) {
+    if (flops <= 0 || bytes <= 0) return;
+    const RooflinePoint p = roofline_point(flops, bytes, peak, bw);
+    const double rate = time_s && *time_s > 0 ? to_double(flops) / *time_s : p.attainable_flop_per_s;
+    points[device].push_back({series + (time_s && *time_s > 0 ? " (measured)" : " (attainable)"), label,
+                              p.intensity_flop_per_byte, rate, "", -1});
+  };
   std::vector<bool> used(measurements.size(), false);
   for (const auto& model : a.models) {
     const ModelWork work = load_model_work(model, load);
@@ -133,6 +146,7 @@ void run(const RooflineArgs& a) {
       for (auto& c : point_cells(flops, bytes, mt.bytes.has_value(), mt.time_s, peak, bw))
         row.push_back(std::move(c));
       models.add_row(std::move(row));
+      add_point(d.id, "models", work.name, flops, bytes, mt.time_s, peak, bw);
       if (m)
         doc.notes.push_back(fmt::format("{} on {}: from {}: FLOPs {}, bytes {}, time {}", work.name, d.id, m->file,
                                         mt.flops ? "measured" : "estimated (not in every row)",
@@ -151,6 +165,8 @@ void run(const RooflineArgs& a) {
           for (auto& c : point_cells(l.flops, mb ? *ml->bytes : l.bytes, mb, ml ? ml->time_s : std::nullopt,
                                      peak, bw))
             lrow.push_back(std::move(c));
+          add_point(d.id, a.models.size() > 1 ? work.name + " layers" : "layers", l.name, l.flops,
+                    mb ? *ml->bytes : l.bytes, ml ? ml->time_s : std::nullopt, peak, bw);
         }
         layers.add_row(std::move(lrow));
       }
@@ -164,6 +180,22 @@ void run(const RooflineArgs& a) {
   doc.blocks.push_back(std::move(models));
   if (!a.summary_only) doc.blocks.push_back(std::move(layers));
   a.out.emit(doc);
+  if (a.plot.empty()) return;
+  std::vector<chart::Chart> charts;
+  for (const Device& d : devices) {
+    chart::RoofDevice rd;
+    rd.name = d.id;
+    // The chosen precision and level first (they define the ridge point), then the device's other roofs.
+    rd.compute_flops_per_s.push_back({a.precision, d.require_peak(*precision)});
+    for (const auto& [prec, peak] : d.peak_flops)
+      if (prec != *precision) rd.compute_flops_per_s.push_back({std::string(precision_info(prec).name), peak});
+    rd.memory_bytes_per_s.push_back({a.level, d.bandwidth(a.level)});
+    for (const auto& [level, bw] : d.bandwidth_bytes_per_s)
+      if (level != a.level) rd.memory_bytes_per_s.push_back({level, bw});
+    charts.push_back(chart::roofline_chart(fmt::format("{} on {} ({})", fmt::join(a.models, ", "), d.id, a.precision),
+                                           {rd}, points[d.id]));
+  }
+  chart::write_charts(charts, a.plot);
 }
 
 }  // namespace
@@ -181,8 +213,10 @@ CLI::App* add_roofline_command(CLI::App& app) {
       ->type_name("FILE");
   cmd->add_option("--devices", a->device_dirs, "Also load device files from DIR")->type_name("DIR");
   cmd->add_flag("--summary", a->summary_only, "Per-model rows only (no per-layer table)");
+  cmd->add_option("--plot", a->plot, "Also draw one roofline per device to FILE.svg or FILE.png")->type_name("FILE");
   a->out.add_to(cmd);
   cmd->callback([a, cmd] {
+    if (!a->plot.empty()) chart::check_chart_path(a->plot);
     a->dtype_given = cmd->get_option("--dtype")->count() > 0;
     run(*a);
   });

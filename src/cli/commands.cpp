@@ -1,5 +1,7 @@
 #include "commands.hpp"
 
+#include "ridge/chart.hpp"
+
 #include <unistd.h>
 
 #include <iostream>
@@ -64,6 +66,16 @@ void OutputOptions::emit(const report::Document& doc) const {
   if (!json_file.empty()) report::write_file(doc, "json", json_file);
   if (!csv_file.empty()) report::write_file(doc, "csv", csv_file);
   if (!md_file.empty()) report::write_file(doc, "md", md_file);
+}
+
+void plot_layer_shares(const report::Document& doc, const std::string& title,
+                       const std::vector<std::pair<std::string, std::string>>& metrics, const std::string& path) {
+  if (path.empty()) return;
+  for (const auto& b : doc.blocks)
+    if (auto* t = std::get_if<report::Table>(&b); t && t->key == "layers") {
+      chart::write_chart(chart::layer_share_chart(title, chart::layer_shares_from_table(*t, "name", metrics)), path);
+      return;
+    }
 }
 
 void progress(const std::string& message) {

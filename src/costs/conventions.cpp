@@ -61,8 +61,10 @@ const std::string& module_type_of(const Graph& g, const std::string& path) {
 
 /// True when an ancestor module is a torch.nn container that torch.fx treats as an opaque leaf.
 bool inside_fx_leaf(const Graph& g, const Node& n) {
-  static const std::array<std::string_view, 4> kLeaf = {"MultiheadAttention", "TransformerEncoder",
-                                                        "TransformerEncoderLayer", "Transformer"};
+  // torch.nn classes only (HF models have their own classes, e.g. DistilBERT's `Transformer`, which fx traces
+  // through).
+  static const std::array<std::string_view, 3> kLeaf = {"MultiheadAttention", "TransformerEncoder",
+                                                        "TransformerEncoderLayer"};
   std::string path = n.module;
   while (!path.empty()) {
     const std::string& t = module_type_of(g, path);

@@ -330,7 +330,9 @@ int Builder::softmax(int x, int64_t axis, bool log, const std::string& fname) {
 
 int Builder::where(int cond, int a, int b, const std::string& fname) {
   Shape o = broadcast_shapes(broadcast_shapes(shape(cond), shape(a), child_path(fname)), shape(b), child_path(fname));
-  return add(OpKind::Where, fname, "", {cond, a, b}, o);
+  // The output has the values' element type, not the (bool) condition's.
+  const DType dt = g_.values[b].kind == ValueKind::Constant ? g_.values[a].dtype : g_.values[b].dtype;
+  return add(OpKind::Where, fname, "", {cond, a, b}, o, {}, dt);
 }
 
 int Builder::reduce_mean(int x, std::vector<int64_t> axes, bool keepdims, const std::string& fname) {
