@@ -104,6 +104,9 @@ struct LayerMeasurement {
   double roofline_gflops_per_s = 0;  ///< attainable at this step's intensity (0 without a machine profile)
   double roofline_percent = 0;       ///< gflops_per_s as a percentage of roofline_gflops_per_s
   double estimated_time_s = 0;       ///< roofline time: flops / attainable rate (0 without a profile)
+  /// Hardware counters per forward pass of this step (cycles, instructions, FP arithmetic events), averaged
+  /// over the timed passes; empty where perf_event_open provides none.
+  std::vector<std::pair<std::string, Count>> counters;
 };
 
 /// Everything `ridge measure` reports.

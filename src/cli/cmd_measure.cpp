@@ -2,6 +2,8 @@
 // next to its estimate and the machine's roofline.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "commands.hpp"
 #include "ridge/chart.hpp"
 #include "model_options.hpp"
@@ -46,6 +48,12 @@ report::Table layer_table(const ModelMeasurement& m) {
                                      {"roofline_gflops_per_s", "roofline GFLOP/s", Unit::None},
                                      {"roofline_percent", "of roofline", Unit::Percent},
                                      {"estimated_time_s", "roofline time", Unit::Second}});
+  // Hardware counter columns, where perf_event_open provided any.
+  std::vector<std::string> counter_names;
+  for (const auto& l : m.layers)
+    for (const auto& [name, v] : l.counters)
+      if (std::find(counter_names.begin(), counter_names.end(), name) == counter_names.end()) counter_names.push_back(name);
+  for (const auto& name : counter_names) t.columns.push_back({"counter_" + name, name, Unit::Count, true});
   for (const auto& l : m.layers) {
     const bool ran = l.step.status == StepStatus::Executed;
     std::string status(step_status_name(l.step.status));
@@ -63,6 +71,10 @@ report::Table layer_table(const ModelMeasurement& m) {
                            positive(l.gflops_per_s, Unit::None), positive(l.gbytes_per_s, Unit::None),
                            positive(l.roofline_gflops_per_s, Unit::None), positive(l.roofline_percent, Unit::Percent),
                            positive(l.estimated_time_s, Unit::Second)});
+    for (const auto& name : counter_names) {
+      auto it = std::find_if(l.counters.begin(), l.counters.end(), [&](const auto& c) { return c.first == name; });
+      row.push_back(it == l.counters.end() ? Cell::empty() : Cell::count(it->second));
+    }
     t.add_row(std::move(row));
   }
   return t;

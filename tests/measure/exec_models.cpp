@@ -2,7 +2,10 @@
 // memory refusal, training steps, and the `ridge measure` / `ridge run` commands end to end.
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 #include "measure/exec_support.hpp"
+#include "ridge/perf_counters.hpp"
 #include "ridge/error.hpp"
 #include "ridge/load.hpp"
 #include "support/test_support.hpp"
@@ -236,3 +239,27 @@ TEST(ExecCli, MeasureTrainReportsBackward) {
 
 }  // namespace
 }  // namespace ridge::test
+
+TEST(ExecModels, HardwareCountersPerLayerOrOneNoteWhyNot) {
+  int y = -1;
+  ExecCase t = tiny_cnn(&y);
+  t.g.outputs = {y};
+  MeasureOptions o;
+  o.min_repeats = o.max_repeats = 2;
+  o.warmup = 1;
+  ModelMeasurement m = measure_graph(t.g, o);
+  const std::string& why = measure::counters_unavailable_reason();
+  const auto notes = std::count_if(m.notes.begin(), m.notes.end(), [](const std::string& n) {
+    return n.find("hardware counters unavailable") != std::string::npos;
+  });
+  if (!why.empty()) {
+    EXPECT_EQ(notes, 1);  // said once, and the measurement carried on
+    for (const auto& l : m.layers) EXPECT_TRUE(l.counters.empty()) << l.step.name;
+  } else {
+    EXPECT_EQ(notes, 0);
+    bool any_cycles = false;
+    for (const auto& l : m.layers)
+      for (const auto& [name, v] : l.counters) any_cycles = any_cycles || (name == "cycles" && v > 0);
+    EXPECT_TRUE(any_cycles);
+  }
+}

@@ -2,8 +2,10 @@
 #include <sys/resource.h>
 
 #include <chrono>
+#include <map>
 
 #include "program.hpp"
+#include "ridge/perf_counters.hpp"
 #include "ridge/cost.hpp"
 #include "ridge/error.hpp"
 
@@ -26,13 +28,13 @@ Count peak_rss_bytes() {
 /// The passes of one measurement: forward (or a training step), with or without a timer per step.
 class Runner {
  public:
-  explicit Runner(exec::Program& p) : p_(p), fwd_(p.steps().size()), bwd_(p.steps().size()) {}
+  explicit Runner(exec::Program& p) : p_(p), fwd_(p.steps().size()), bwd_(p.steps().size()), counts_(p.steps().size()) {}
 
   /// One pass; returns its wall time. With `timed`, appends each step's time to its samples.
   double pass(bool timed) {
     auto& steps = p_.steps();
     const double start = now_s();
-    for (size_t i = 0; i < steps.size(); ++i) run(steps[i].forward, timed ? &fwd_[i] : nullptr);
+    for (size_t i = 0; i < steps.size(); ++i) run(steps[i].forward, timed ? &fwd_[i] : nullptr, timed ? &counts_[i] : nullptr);
     if (p_.training()) {
       p_.start_backward();
       for (size_t i = steps.size(); i-- > 0;) run(steps[i].backward, timed ? &bwd_[i] : nullptr);
@@ -45,14 +47,25 @@ class Runner {
   const std::vector<double>& forward(size_t i) const { return fwd_[i]; }
   const std::vector<double>& backward(size_t i) const { return bwd_[i]; }
   const std::vector<double>& update() const { return update_; }
+  /// Counter totals of step i over the timed passes (empty when counters are unavailable).
+  const std::map<std::string, Count>& counts(size_t i) const { return counts_[i]; }
 
  private:
-  void run(const std::function<void()>& f, std::vector<double>* samples) {
+  void run(const std::function<void()>& f, std::vector<double>* samples,
+           std::map<std::string, Count>* counts = nullptr) {
     if (!f) return;
     if (!samples) return f();
+    if (counts && counters_.available()) {
+      counters_.reset();
+      counters_.start();
+    }
     const double t = now_s();
     f();
     samples->push_back(now_s() - t);
+    if (counts && counters_.available()) {
+      counters_.stop();
+      for (const auto& [name, v] : counters_.read().values) (*counts)[name] += v;
+    }
   }
   void sgd_update() {
     const float lr = p_.options().learning_rate;
@@ -67,6 +80,8 @@ class Runner {
   exec::Program& p_;
   std::vector<std::vector<double>> fwd_, bwd_;
   std::vector<double> update_;
+  measure::CounterGroup counters_;  ///< one group for the calling thread, bracketing each timed step
+  std::vector<std::map<std::string, Count>> counts_;
 };
 
 }  // namespace
@@ -112,6 +127,10 @@ ModelMeasurement measure_graph(const Graph& g, const MeasureOptions& opts) {
       m.layers_sum_s += row.forward.median_s + row.backward.median_s;
       if (row.cost_known) m.flops += row.flops + (m.train ? row.bwd_flops : 0);
     }
+    if (!runner.counts(i).empty() && !runner.forward(i).empty()) {
+      const Count passes = static_cast<Count>(runner.forward(i).size());
+      for (const auto& [name, v] : runner.counts(i)) row.counters.push_back({name, v / passes});
+    }
     if (row.forward.median_s > 0) {
       row.gflops_per_s = to_double(row.flops) / row.forward.median_s / 1e9;
       row.gbytes_per_s = to_double(row.bytes) / row.forward.median_s / 1e9;
@@ -123,6 +142,8 @@ ModelMeasurement measure_graph(const Graph& g, const MeasureOptions& opts) {
   const MemoryEstimate mem = estimate_memory(g, Optimizer::SGD);
   m.estimated_peak_bytes = m.train ? mem.training_peak_bytes : mem.inference_peak_bytes;
   m.notes = prog.notes();
+  if (const std::string& why = measure::counters_unavailable_reason(); !why.empty())
+    m.notes.push_back("hardware counters unavailable: " + why + " (per-layer counter columns omitted)");
   if (!costs.complete()) m.notes.push_back("some nodes have no cost estimate: their FLOP columns are empty");
   return m;
 }
