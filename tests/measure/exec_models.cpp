@@ -237,9 +237,6 @@ TEST(ExecCli, MeasureTrainReportsBackward) {
   EXPECT_TRUE(any_backward);
 }
 
-}  // namespace
-}  // namespace ridge::test
-
 TEST(ExecModels, HardwareCountersPerLayerOrOneNoteWhyNot) {
   int y = -1;
   ExecCase t = tiny_cnn(&y);
@@ -263,3 +260,6 @@ TEST(ExecModels, HardwareCountersPerLayerOrOneNoteWhyNot) {
     EXPECT_TRUE(any_cycles);
   }
 }
+
+}  // namespace
+}  // namespace ridge::test
