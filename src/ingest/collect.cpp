@@ -138,8 +138,16 @@ std::string slurm_script(const CollectRequest& r, const SlurmOptions& s) {
   CollectRequest per_run = r;
   per_run.output = r.output + "-bs${bs}";
   for (auto& a : per_run.command) {
-    size_t p;
-    while ((p = a.find("{bs}")) != std::string::npos) a.replace(p, 4, "${bs}");
+    std::string replaced;
+    for (size_t p = 0; p < a.size();) {
+      if (a.compare(p, 4, "{bs}") == 0) {
+        replaced += "${bs}";
+        p += 4;
+      } else {
+        replaced += a[p++];
+      }
+    }
+    a = std::move(replaced);
   }
   CollectCommand c = collect_command(per_run);
   std::string out = "#!/bin/bash\n";
