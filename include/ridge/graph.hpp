@@ -9,6 +9,7 @@
 
 #include "ridge/count.hpp"
 #include "ridge/dtype.hpp"
+#include "ridge/error.hpp"
 #include "ridge/ops.hpp"
 
 namespace ridge {
@@ -119,8 +120,15 @@ struct Graph {
 /// broadcasting, Concat). Throws ridge::Error naming the node and the reason. Reorders nothing.
 void validate(const Graph& g);
 
+/// Thrown by topo_order(): a cycle through node index `node` (importers rethrow it with their own names).
+class CycleError : public Error {
+ public:
+  CycleError(const std::string& what, int node) : Error(what), node(node) {}
+  int node;
+};
+
 /// Node indices in a topological order (stable: keeps the given order when it already is one).
-/// Throws ridge::Error naming a node on the cycle.
+/// Throws ridge::CycleError naming a node on the cycle.
 std::vector<int> topo_order(const Graph& g);
 
 /// Broadcast two shapes numpy-style; throws ridge::Error with `where` if incompatible.

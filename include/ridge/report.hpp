@@ -106,6 +106,9 @@ const std::vector<Format>& formats();
 const Format& format_by_name(std::string_view name);
 /// Writes `d` in format `name`.
 void write(const Document& d, std::string_view name, std::ostream& os);
+/// Writes `text` to `path` atomically: a temp file in the same folder, flushed to disk, renamed into place, so
+/// that a reader never sees a half-written file. Throws ridge::Error naming the file.
+void write_text_file(const std::string& path, const std::string& text);
 /// Writes `d` in format `name` to a file (atomically: temp file + rename). Throws ridge::Error naming the file.
 void write_file(const Document& d, std::string_view name, const std::string& path);
 

@@ -165,7 +165,7 @@ CLI::App* add_sweep_command(CLI::App& app) {
       results.push_back(run_point(plan, i));
       if (!o->out_dir.empty()) {
         auto [m, b] = plan.point(i);
-        write_atomically((fs::path(o->out_dir) / "results" / result_file_name(m, b)).string(),
+        report::write_text_file((fs::path(o->out_dir) / "results" / result_file_name(m, b)).string(),
                          results.back().dump(2) + "\n");
       }
     }
@@ -214,7 +214,7 @@ CLI::App* add_sweep_task_command(CLI::App& app) {
     }
     auto [model, batch] = plan.point(o->index);
     const std::string path = (fs::path(o->dir) / "results" / result_file_name(model, batch)).string();
-    write_atomically(path, r.dump(2) + "\n");
+    report::write_text_file(path, r.dump(2) + "\n");
     std::cout << "sweep-task: wrote " << path << "\n";
   });
   return cmd;

@@ -121,7 +121,7 @@ std::string submit_array(const SweepPlan& plan, const std::string& dir, const st
   const std::string script = sbatch_script(plan, dir, indices);
   const std::string path =
       (fs::path(dir) / fmt::format("sweep_{}.sbatch", read_jobs(dir).size())).string();
-  write_atomically(path, script);
+  report::write_text_file(path, script);
   // Clear stale state of points being (re)submitted so that their status reflects this job.
   for (size_t i : indices) {
     std::error_code ec;
@@ -135,7 +135,7 @@ std::string submit_array(const SweepPlan& plan, const std::string& dir, const st
   job = job.substr(0, job.find(';'));  // "id;cluster" on federated setups
   nlohmann::json jobs = read_jobs(dir);
   jobs.push_back({{"job_id", job}, {"indices", indices}, {"script", path}});
-  write_atomically((fs::path(dir) / "jobs.json").string(), jobs.dump(2) + "\n");
+  report::write_text_file((fs::path(dir) / "jobs.json").string(), jobs.dump(2) + "\n");
   return job;
 }
 

@@ -215,28 +215,6 @@ nlohmann::json run_point(const SweepPlan& plan, size_t index) {
   return r;
 }
 
-void write_atomically(const std::string& path, const std::string& content) {
-  const std::string tmp = fmt::format("{}.tmp.{}", path, getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) throw Error(fmt::format("{}: cannot write ({})", path, std::strerror(errno)));
-  size_t done = 0;
-  while (done < content.size()) {
-    ssize_t n = ::write(fd, content.data() + done, content.size() - done);
-    if (n <= 0) {
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      throw Error(fmt::format("{}: write failed ({})", path, std::strerror(errno)));
-    }
-    done += static_cast<size_t>(n);
-  }
-  ::fsync(fd);
-  ::close(fd);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    ::unlink(tmp.c_str());
-    throw Error(fmt::format("{}: cannot rename into place ({})", path, std::strerror(errno)));
-  }
-}
-
 void prepare_sweep_dir(const std::string& dir, const SweepPlan& plan) {
   std::error_code ec;
   const fs::path root(dir), manifest = root / "sweep.json";
@@ -255,7 +233,7 @@ void prepare_sweep_dir(const std::string& dir, const SweepPlan& plan) {
     fs::create_directories(root / sub, ec);
     if (ec) throw Error(fmt::format("{}: cannot create ({})", (root / sub).string(), ec.message()));
   }
-  if (!fs::exists(manifest)) write_atomically(manifest.string(), plan.to_json().dump(2) + "\n");
+  if (!fs::exists(manifest)) report::write_text_file(manifest.string(), plan.to_json().dump(2) + "\n");
 }
 
 SweepPlan read_sweep_dir(const std::string& dir) {

@@ -47,9 +47,6 @@ nlohmann::json run_point(const SweepPlan& plan, size_t index);
 /// File name of a point's result inside DIR/results ("resnet50__b16.json", safe characters only).
 std::string result_file_name(const std::string& model, int64_t batch);
 
-/// Writes `content` to `path` atomically (temp file in the same folder, fsync, rename).
-void write_atomically(const std::string& path, const std::string& content);
-
 /// Creates DIR (and results/, logs/, state/) and writes the manifest. Refuses (ridge::Error) to reuse a
 /// folder holding a different sweep's manifest or unrelated files, so nothing is overwritten.
 void prepare_sweep_dir(const std::string& dir, const SweepPlan& plan);

@@ -79,6 +79,19 @@ void saved_by(const Graph& g, const Node& n, std::vector<int>& values, Count& ex
   }
 }
 
+/// Fills the MB values (at `mb` bytes per MB) and the four lines both tools print.
+ToolMemoryLines finish_lines(ToolMemoryLines t, double mb) {
+  t.input_mb = to_double(t.input_bytes) / mb;
+  t.forward_backward_mb = to_double(t.forward_backward_bytes) / mb;
+  t.params_mb = to_double(t.params_bytes) / mb;
+  t.total_mb = t.input_mb + t.forward_backward_mb + t.params_mb;
+  t.text = fmt::format(
+      "Input size (MB): {:.2f}\nForward/backward pass size (MB): {:.2f}\nParams size (MB): {:.2f}\n"
+      "Estimated Total Size (MB): {:.2f}",
+      t.input_mb, t.forward_backward_mb, t.params_mb, t.total_mb);
+  return t;
+}
+
 }  // namespace
 
 std::optional<Optimizer> parse_optimizer(std::string_view name) {
@@ -185,15 +198,7 @@ ToolMemoryLines torchinfo_memory(const Graph& g) {
     if (g.value(v).shape.known()) t.input_bytes += g.value(v).bytes();
   MemoryEstimate m = estimate_memory(g);
   t.params_bytes = m.param_bytes;
-  t.input_mb = to_double(t.input_bytes) / 1e6;
-  t.forward_backward_mb = to_double(t.forward_backward_bytes) / 1e6;
-  t.params_mb = to_double(t.params_bytes) / 1e6;
-  t.total_mb = t.input_mb + t.forward_backward_mb + t.params_mb;
-  t.text = fmt::format(
-      "Input size (MB): {:.2f}\nForward/backward pass size (MB): {:.2f}\nParams size (MB): {:.2f}\n"
-      "Estimated Total Size (MB): {:.2f}",
-      t.input_mb, t.forward_backward_mb, t.params_mb, t.total_mb);
-  return t;
+  return finish_lines(t, 1e6);
 }
 
 ToolMemoryLines torchsummary_memory(const Graph& g) {
@@ -228,16 +233,7 @@ ToolMemoryLines torchsummary_memory(const Graph& g) {
   t.input_bytes = in_elems * 4;
   t.forward_backward_bytes = 2 * outputs * 4;
   t.params_bytes = params * 4;
-  const double mib = 1024.0 * 1024.0;
-  t.input_mb = to_double(t.input_bytes) / mib;
-  t.forward_backward_mb = to_double(t.forward_backward_bytes) / mib;
-  t.params_mb = to_double(t.params_bytes) / mib;
-  t.total_mb = t.input_mb + t.forward_backward_mb + t.params_mb;
-  t.text = fmt::format(
-      "Input size (MB): {:.2f}\nForward/backward pass size (MB): {:.2f}\nParams size (MB): {:.2f}\n"
-      "Estimated Total Size (MB): {:.2f}",
-      t.input_mb, t.forward_backward_mb, t.params_mb, t.total_mb);
-  return t;
+  return finish_lines(t, 1024.0 * 1024.0);
 }
 
 }  // namespace ridge

@@ -151,7 +151,7 @@ std::vector<int> topo_order(const Graph& g) {
     for (int v : g.nodes[i].inputs)
       if (v >= 0 && v < static_cast<int>(g.values.size()) && g.values[v].producer >= 0) preds.insert(g.values[v].producer);
     for (int p : preds) {
-      if (p == i) throw Error(fmt::format("node '{}' consumes its own output (cycle)", g.nodes[i].name));
+      if (p == i) throw CycleError(fmt::format("node '{}' consumes its own output (cycle)", g.nodes[i].name), i);
       users[p].push_back(i);
       ++indeg[i];
     }
@@ -171,7 +171,7 @@ std::vector<int> topo_order(const Graph& g) {
   }
   if (static_cast<int>(order.size()) != n) {
     for (int i = 0; i < n; ++i)
-      if (indeg[i] > 0) throw Error(fmt::format("graph has a cycle through node '{}'", g.nodes[i].name));
+      if (indeg[i] > 0) throw CycleError(fmt::format("graph has a cycle through node '{}'", g.nodes[i].name), i);
   }
   return order;
 }

@@ -1,6 +1,7 @@
 // The output formats, by name. Writers only lay out cells; they never interpret metrics.
 #include <fmt/format.h>
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -198,21 +199,34 @@ const Format& format_by_name(std::string_view name) {
 
 void write(const Document& d, std::string_view name, std::ostream& os) { format_by_name(name).write(d, os); }
 
+void write_text_file(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) throw Error(fmt::format("{}: cannot write ({})", path, std::strerror(errno)));
+  size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n <= 0) {
+      const int err = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      throw Error(fmt::format("{}: write failed ({})", path, std::strerror(err)));
+    }
+    done += static_cast<size_t>(n);
+  }
+  ::fsync(fd);
+  ::close(fd);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    throw Error(fmt::format("{}: cannot write ({})", path, std::strerror(err)));
+  }
+}
+
 void write_file(const Document& d, std::string_view name, const std::string& path) {
-  const Format& f = format_by_name(name);
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    if (!out) throw Error(fmt::format("{}: cannot write ({})", path, std::strerror(errno)));
-    f.write(d, out);
-    if (!out) throw Error(fmt::format("{}: write failed", path));
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    throw Error(fmt::format("{}: cannot write ({})", path, ec.message()));
-  }
+  std::ostringstream os;
+  format_by_name(name).write(d, os);
+  write_text_file(path, os.str());
 }
 
 }  // namespace ridge::report

@@ -125,37 +125,14 @@ void classify_initializers(Work& w, const std::vector<int>& initializers) {
   }
 }
 
-/// Node order with every producer before its users. Throws Error naming a node on a cycle.
+/// Node order with every producer before its users. Throws Error naming the ONNX node on a cycle.
 std::vector<int> topological(const Work& w) {
-  const int n = static_cast<int>(w.g.nodes.size());
-  std::vector<int> indeg(n), order;
-  std::vector<std::vector<int>> users(n);
-  for (int i = 0; i < n; ++i)
-    for (int v : w.g.nodes[i].inputs)
-      if (v >= 0 && w.g.value(v).producer >= 0 && w.g.value(v).producer != i) {
-        users[w.g.value(v).producer].push_back(i);
-        ++indeg[i];
-      } else if (v >= 0 && w.g.value(v).producer == i) {
-        throw Error(fmt::format("{}: node '{}' ({}) consumes its own output", w.label, w.onnx_names[i],
-                                w.g.nodes[i].op_type));
-      }
-  std::priority_queue<int, std::vector<int>, std::greater<>> ready;
-  for (int i = 0; i < n; ++i)
-    if (indeg[i] == 0) ready.push(i);
-  while (!ready.empty()) {
-    int i = ready.top();
-    ready.pop();
-    order.push_back(i);
-    for (int u : users[i])
-      if (--indeg[u] == 0) ready.push(u);
+  try {
+    return topo_order(w.g);
+  } catch (const CycleError& e) {
+    throw Error(fmt::format("{}: the graph has a cycle through node '{}' ({})", w.label, w.onnx_names[e.node],
+                            w.g.nodes[e.node].op_type));
   }
-  if (static_cast<int>(order.size()) != n) {
-    for (int i = 0; i < n; ++i)
-      if (indeg[i] > 0)
-        throw Error(fmt::format("{}: the graph has a cycle through node '{}' ({})", w.label, w.onnx_names[i],
-                                w.g.nodes[i].op_type));
-  }
-  return order;
 }
 
 void reorder_nodes(Work& w, const std::vector<int>& order) {

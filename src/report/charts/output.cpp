@@ -53,25 +53,7 @@ void svg_to_png(const std::string& svg_path, const std::string& png_path) {
 
 }  // namespace
 
-namespace detail {
 
-void write_text_atomically(const std::string& text, const std::string& path) {
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    if (!out) throw Error(fmt::format("{}: cannot write ({})", path, std::strerror(errno)));
-    out << text;
-    if (!out) throw Error(fmt::format("{}: write failed", path));
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    throw Error(fmt::format("{}: cannot write ({})", path, ec.message()));
-  }
-}
-
-}  // namespace detail
 
 std::string render_svg(const Chart& chart, bool inline_svg) {
   return detail::svg_document({detail::draw_chart(chart, "c0")}, inline_svg);
@@ -95,9 +77,9 @@ void write_charts(const std::vector<Chart>& charts, const std::string& path) {
   check_chart_path(path);
   const std::string ext = extension_of(path);
   const std::string svg = render_svg_row(charts);
-  if (ext == ".svg") return detail::write_text_atomically(svg, path);
+  if (ext == ".svg") return report::write_text_file(path, svg);
   std::string tmp_svg = path + ".tmp." + std::to_string(::getpid()) + ".svg";
-  detail::write_text_atomically(svg, tmp_svg);
+  report::write_text_file(tmp_svg, svg);
   try {
     svg_to_png(tmp_svg, path);
   } catch (...) {

@@ -20,7 +20,5 @@ Drawn draw_chart(const Chart& chart, const std::string& id);
 std::string svg_document(const std::vector<Drawn>& charts, bool inline_svg);
 /// Escapes text for XML content and attribute values.
 std::string xml_escape(const std::string& text);
-/// Writes `text` to `path` through a temporary file and a rename. Throws ridge::Error naming the file.
-void write_text_atomically(const std::string& text, const std::string& path);
 
 }  // namespace ridge::chart::detail

@@ -106,7 +106,7 @@ std::string render_html(const ReportData& data) {
 }
 
 void write_html(const ReportData& data, const std::string& path) {
-  detail::write_text_atomically(render_html(data), path);
+  report::write_text_file(path, render_html(data));
 }
 
 }  // namespace ridge::chart
