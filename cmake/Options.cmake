@@ -14,7 +14,8 @@ endif()
 set(CMAKE_RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
 
 # Warning flags for ridge's own targets (not for dependencies).
-set(RIDGE_WARNINGS -Wall -Wextra)
+# -Wno-restrict: GCC 12 reports false -Wrestrict positives inside libstdc++'s std::string (GCC bug 105651).
+set(RIDGE_WARNINGS -Wall -Wextra -Wno-restrict)
 function(ridge_target_defaults target)
   target_compile_options(${target} PRIVATE ${RIDGE_WARNINGS})
   target_include_directories(${target} PUBLIC ${PROJECT_SOURCE_DIR}/include PRIVATE ${PROJECT_SOURCE_DIR}/src)
