@@ -87,6 +87,11 @@ void parse_metrics_csv(const Source& s, size_t header, Profile& out) {
     else if (h[c] == "Metric Name") name = static_cast<int>(c);
     else if (h[c] == "Avg") avg = static_cast<int>(c);
   }
+  if (std::min({dev, kern, inv, name, avg}) < 0) {
+    warn(out, s, static_cast<int>(header + 1),
+         "nvprof metrics CSV header lacks one of Device, Kernel, Invocations, Metric Name, Avg; table skipped");
+    return;
+  }
   std::string last;
   for (size_t i = header + 1; i < s.lines.size(); ++i) {
     const int ln = static_cast<int>(i + 1);
