@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "commands.hpp"
+#include "ridge/chart.hpp"
 #include "ridge/cost.hpp"
 #include "ridge/error.hpp"
 #include "ridge/ingest.hpp"
@@ -31,6 +32,7 @@ struct IngestArgs {
   int64_t batch = 1, steps = 1;
   bool train = false;
   OutputOptions out;
+  std::string plot;
 };
 
 Cell count_or_empty(const std::optional<Count>& v, Unit u) { return v ? Cell::count(*v, u) : Cell::empty(u); }
@@ -349,14 +351,19 @@ CLI::App* add_ingest_command(CLI::App& app) {
   cmd->add_flag("--train", a->train, "The capture holds training steps (forward + backward)");
   cmd->add_option("--steps", a->steps, "Iterations in the capture (with --model)")->check(CLI::PositiveNumber);
   a->out.add_to(cmd);
+  cmd->add_option("--plot", a->plot, "Also draw each kernel's share of FLOPs, DRAM bytes and time to FILE.svg or "
+                                     "FILE.png")->type_name("FILE");
   cmd->callback([cmd, a] {
+    if (!a->plot.empty()) chart::check_chart_path(a->plot);
     ingest::Profile p = read_all(cmd, *a);
     const bool table_stdout = a->out.format == "table" || a->out.format == "md";
     report::write(ingest_document(p, *a, !table_stdout), a->out.format, std::cout);
     std::cout.flush();
     const bool files = !a->out.json_file.empty() || !a->out.csv_file.empty() || !a->out.md_file.empty();
-    if (!files) return;
+    if (!files && a->plot.empty()) return;
     report::Document full = ingest_document(p, *a, true);  // files always get every kernel and column
+    plot_layer_shares(full, "share per kernel", {{"flops", "FLOPs"}, {"dram_bytes", "DRAM bytes"}, {"time_s", "time"}},
+                      a->plot, "kernels", "name");
     if (!a->out.json_file.empty()) report::write_file(full, "json", a->out.json_file);
     if (!a->out.csv_file.empty()) report::write_file(full, "csv", a->out.csv_file);
     if (!a->out.md_file.empty()) report::write_file(full, "md", a->out.md_file);

@@ -69,11 +69,12 @@ void OutputOptions::emit(const report::Document& doc) const {
 }
 
 void plot_layer_shares(const report::Document& doc, const std::string& title,
-                       const std::vector<std::pair<std::string, std::string>>& metrics, const std::string& path) {
+                       const std::vector<std::pair<std::string, std::string>>& metrics, const std::string& path,
+                       const std::string& table_key, const std::string& name_key) {
   if (path.empty()) return;
   for (const auto& b : doc.blocks)
-    if (auto* t = std::get_if<report::Table>(&b); t && t->key == "layers") {
-      chart::write_chart(chart::layer_share_chart(title, chart::layer_shares_from_table(*t, "name", metrics)), path);
+    if (auto* t = std::get_if<report::Table>(&b); t && t->key == table_key) {
+      chart::write_chart(chart::layer_share_chart(title, chart::layer_shares_from_table(*t, name_key, metrics)), path);
       return;
     }
 }

@@ -29,10 +29,11 @@ struct OutputOptions {
   void emit(const report::Document& doc) const;
 };
 
-/// Draws the per-layer shares chart of the document's "layers" table (columns `metrics`: key, title) to
-/// `path` (.svg or .png). Does nothing when `path` is empty.
+/// Draws the shares chart of the document's table `table_key` (rows named by column `name_key`; columns
+/// `metrics`: key, title) to `path` (.svg or .png). Does nothing when `path` is empty.
 void plot_layer_shares(const report::Document& doc, const std::string& title,
-                       const std::vector<std::pair<std::string, std::string>>& metrics, const std::string& path);
+                       const std::vector<std::pair<std::string, std::string>>& metrics, const std::string& path,
+                       const std::string& table_key = "layers", const std::string& name_key = "name");
 
 /// Progress on stderr for long-running work; silent when stderr is not a terminal unless forced.
 void progress(const std::string& message);

@@ -134,3 +134,31 @@ TEST(Cli, ErrorsAreOneLineWithExitCodes) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Cli, PlotOnEveryCommandThatShowsData) {
+  const std::string dir = ridge::test::temp_dir();
+  const std::string shared = ridge::test::shared_dir();
+  std::vector<std::pair<std::string, std::string>> runs = {
+      {"summary", "summary mnist --plot " + dir + "/summary.svg"},
+      {"sweep", "sweep mnist --batch 1,8,64 --plot " + dir + "/sweep.svg"},
+      {"roofline", "roofline resnet18 --device v100 --plot " + dir + "/roofline.svg"},
+      {"predict", "predict resnet18 --device a100 --plot " + dir + "/predict.svg"},
+      {"measure", "measure mnist --batch 2 --repeat 2 --machine none --plot " + dir + "/measure.svg"}};
+  if (ridge::test::have_shared())
+    runs.push_back({"ingest", "ingest " + ridge::test::fixture("profiles/03_nsys_gputrace_csv_nyu_A100_resnet50_bs10_train.csv") +
+                                  " --plot " + dir + "/ingest.svg"});
+  for (const auto& [name, args] : runs) {
+    auto r = ridge::test::run_ridge(args);
+    ASSERT_EQ(r.exit_code, 0) << name << ": " << r.err;
+    std::ifstream f(dir + "/" + name + ".svg");
+    std::string svg((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    EXPECT_NE(svg.find("<svg"), std::string::npos) << name;
+    EXPECT_NE(svg.find("</svg>"), std::string::npos) << name;
+  }
+  auto bad = ridge::test::run_ridge("roofline resnet18 --device v100 --plot " + dir + "/x.jpg");
+  EXPECT_EQ(bad.exit_code, 2);
+}
+
+}  // namespace
