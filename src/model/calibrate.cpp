@@ -249,13 +249,10 @@ Calibration calibration_from_json(const json& j, const std::string& origin) {
 }
 
 Calibration read_calibration(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(fmt::format("{}: cannot read calibration file", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
+  const std::string text = model_detail::read_text_file(path, "calibration file");
   json j;
   try {
-    j = json::parse(ss.str());
+    j = json::parse(text);
   } catch (const json::exception& e) {
     throw Error(fmt::format("{}: not valid JSON: {}", path, model_detail::first_line(e.what())));
   }

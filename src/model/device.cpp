@@ -208,11 +208,8 @@ Device parse_device(const std::string& text, const std::string& origin) {
 }
 
 Device load_device_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(fmt::format("{}: cannot read device file", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  Device d = parse_device(ss.str(), path);
+  const std::string text = model_detail::read_text_file(path, "device file");
+  Device d = parse_device(text, path);
   d.id = fs::path(path).stem().string();
   return d;
 }
@@ -335,13 +332,12 @@ Device machine_from_summary(const json& j, const Reader& r) {
 }  // namespace
 
 std::optional<Device> load_machine_device(const std::string& profile_path) {
-  std::ifstream in(profile_path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::stringstream ss;
-  ss << in.rdbuf();
+  std::error_code ec;
+  if (!fs::exists(profile_path, ec)) return std::nullopt;
+  const std::string text = model_detail::read_text_file(profile_path, "machine profile");
   json j;
   try {
-    j = json::parse(ss.str());
+    j = json::parse(text);
   } catch (const json::exception& e) {
     throw Error(fmt::format("{}: machine profile is not valid JSON: {} (run `ridge machine` again)", profile_path,
                             model_detail::first_line(e.what())));
