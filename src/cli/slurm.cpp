@@ -23,26 +23,9 @@ namespace ridge::cli {
 
 namespace {
 
-std::string quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-/// Runs a command, capturing stdout+stderr; returns the exit code (127 when the shell cannot run it).
-int run(const std::string& cmd, std::string& out) {
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (!p) return 127;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  int status = pclose(p);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-}
-
 bool on_path(const std::string& tool) {
   std::string out;
-  return run("command -v " + tool, out) == 0;
+  return run_shell("command -v " + tool, out) == 0;
 }
 
 std::string trim(std::string s) {
@@ -89,8 +72,8 @@ std::string sbatch_script(const SweepPlan& plan, const std::string& dir, const s
   if (gpu) s << "#SBATCH --gres=" << plan.slurm.gres << "\n";
   s << "#SBATCH --cpus-per-task=1\n\n"
     << "set -u\n"
-    << "RIDGE=" << quote(plan.ridge_binary) << "\n"
-    << "DIR=" << quote(abs_dir) << "\n"
+    << "RIDGE=" << shell_quote(plan.ridge_binary) << "\n"
+    << "DIR=" << shell_quote(abs_dir) << "\n"
     << "IDX=${SLURM_ARRAY_TASK_ID:?run this script with sbatch, or set SLURM_ARRAY_TASK_ID=N to run point N}\n";
   if (gpu) {
     // GPU partitions: profile the user's program with the command `ridge profile-cmd` prints, one log per
@@ -98,7 +81,7 @@ std::string sbatch_script(const SweepPlan& plan, const std::string& dir, const s
     s << "BATCHES=(" << fmt::format("{}", fmt::join(plan.batches, " ")) << ")\n"
       << "BATCH=${BATCHES[$(( IDX % ${#BATCHES[@]} ))]}\n"
       << "LOG=\"$DIR/logs/profile_${IDX}.log\"\n"
-      << "CMD=" << quote(plan.slurm.gpu_command) << "\n"
+      << "CMD=" << shell_quote(plan.slurm.gpu_command) << "\n"
       << "CMD=${CMD//\\{batch\\}/$BATCH}\n"
       << "# The profiler command line (metrics for FLOPs, DRAM bytes and time in base units):\n"
       << "PROFILE=$(\"$RIDGE\" profile-cmd --tool ncu -- bash -c \"$CMD\") || exit 1\n"
@@ -128,7 +111,7 @@ std::string submit_array(const SweepPlan& plan, const std::string& dir, const st
     fs::remove(fs::path(dir) / "state" / fmt::format("task_{}.rc", i), ec);
   }
   std::string out;
-  int rc = run("sbatch --parsable " + quote(path), out);
+  int rc = run_shell("sbatch --parsable " + shell_quote(path), out);
   std::string job = first_line(out);
   if (rc != 0 || job.empty() || job.find_first_not_of("0123456789;") != std::string::npos)
     throw Error(fmt::format("sbatch refused the job ({}): {}", path, first_line(out).empty() ? "no output" : first_line(out)));
@@ -144,7 +127,7 @@ void wait_for_job(const std::string& job_id, const std::string& dir, const Sweep
   int failures = 0;
   while (true) {
     std::string out;
-    int rc = run("squeue -h -j " + job_id + " -o %T", out);
+    int rc = run_shell("squeue -h -j " + job_id + " -o %T", out);
     if (rc != 0) {
       // A job that left the queue makes some squeue versions fail; three failures in a row mean no answer.
       if (out.find("Invalid job id") != std::string::npos) break;
@@ -179,7 +162,7 @@ std::vector<TaskStatus> task_states(const std::string& dir, const std::vector<si
     if (job.empty() || controller.count(job) || !on_path("scontrol")) continue;
     std::string out;
     auto& states = controller[job];
-    if (run("scontrol show job -o " + job, out) != 0) continue;
+    if (run_shell("scontrol show job -o " + job, out) != 0) continue;
     std::istringstream lines(out);
     for (std::string l; std::getline(lines, l);) {
       auto field = [&](const std::string& key) {

@@ -22,6 +22,7 @@
 #include "ridge/device.hpp"
 #include "ridge/predict.hpp"
 #include "ridge/error.hpp"
+#include "ridge/ingest.hpp"
 #include "ridge/load.hpp"
 
 namespace fs = std::filesystem;
@@ -40,23 +41,6 @@ Count count_from_json(const nlohmann::json& j) {
   if (j.is_number_unsigned()) return static_cast<Count>(j.get<uint64_t>());
   if (j.is_string()) return parse_count(j.get<std::string>());
   throw Error("not an integer count");
-}
-
-/// Runs a command through /bin/sh, returning its exit code and stdout; stderr goes to `err_path`.
-int run_capture(const std::string& cmd, std::string& out) {
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) throw Error(fmt::format("cannot run '{}'", cmd));
-  char buf[65536];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  int status = pclose(p);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-}
-
-std::string shell_quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
 }
 
 std::string slurp(const fs::path& p) {
@@ -80,7 +64,7 @@ nlohmann::json measured_on_cpu(const SweepPlan& plan, const std::string& model, 
                     std::to_string(batch) + model_flags(plan.model) + " --format json";
   if (plan.threads > 0) cmd += " --threads " + std::to_string(plan.threads);
   std::string out;
-  int rc = run_capture(cmd + " 2>&1", out);
+  int rc = run_shell(cmd, out);
   if (rc != 0) {
     std::string last = out.substr(out.rfind('\n', out.size() > 1 ? out.size() - 2 : 0) + 1);
     throw Error(fmt::format("`ridge measure {} --batch {}` failed (exit {}): {}", model, batch, rc, last));
@@ -98,6 +82,22 @@ nlohmann::json measured_on_cpu(const SweepPlan& plan, const std::string& model, 
 }
 
 }  // namespace
+
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+int run_shell(const std::string& cmd, std::string& out) {
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (!p) return 127;
+  char buf[65536];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  int status = pclose(p);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
 
 std::pair<std::string, int64_t> SweepPlan::point(size_t index) const {
   RIDGE_ASSERT(index < size(), "sweep point index out of range");
@@ -353,25 +353,13 @@ report::Document sweep_document(const SweepPlan& plan, const std::vector<nlohman
   for (const auto& [model, xy] : series) {
     const auto& [xs, ys] = xy;
     for (size_t k = 0; k < std::size(kQ); ++k) {
-      const double n = static_cast<double>(xs.size());
-      double sx = 0, sy = 0, sxx = 0, sxy = 0;
-      for (size_t i = 0; i < xs.size(); ++i) {
-        sx += xs[i];
-        sy += ys[k][i];
-        sxx += xs[i] * xs[i];
-        sxy += xs[i] * ys[k][i];
-      }
-      const double den = n * sxx - sx * sx;
-      const double slope = den != 0 ? (n * sxy - sx * sy) / den : 0.0;
-      const double intercept = n > 0 ? (sy - slope * sx) / n : 0.0;
-      double ss_res = 0, ss_tot = 0;
-      for (size_t i = 0; i < xs.size(); ++i) {
-        const double p = slope * xs[i] + intercept, mean = sy / n;
-        ss_res += (ys[k][i] - p) * (ys[k][i] - p);
-        ss_tot += (ys[k][i] - mean) * (ys[k][i] - mean);
-      }
+      // One point has no slope: the line is flat through it.
+      const auto fit = ingest::fit_line(xs, ys[k]);
+      const double slope = fit ? fit->slope : 0.0;
+      const double intercept = fit ? fit->intercept : (ys[k].empty() ? 0.0 : ys[k].front());
+      const double r2 = fit ? fit->r2 : 1.0;
       fits.add_row({Cell::text(model), Cell::text(kQ[k].key), Cell::real(slope, kQ[k].unit),
-                    Cell::real(intercept, kQ[k].unit), Cell::real(ss_tot > 0 ? 1.0 - ss_res / ss_tot : 1.0)});
+                    Cell::real(intercept, kQ[k].unit), Cell::real(r2)});
     }
   }
   report::Document d;

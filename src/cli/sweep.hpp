@@ -40,6 +40,11 @@ struct SweepPlan {
   static SweepPlan from_json(const nlohmann::json& j, const std::string& where);
 };
 
+/// Quotes a string for /bin/sh ('...' with embedded quotes escaped).
+std::string shell_quote(const std::string& s);
+/// Runs a shell command, capturing stdout and stderr together; returns its exit code (127 when no shell).
+int run_shell(const std::string& cmd, std::string& out);
+
 /// Computes one point (estimate, and measurement when planned) as a self-describing JSON result.
 /// Throws ridge::Error when the point cannot be computed.
 nlohmann::json run_point(const SweepPlan& plan, size_t index);
