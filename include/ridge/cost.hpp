@@ -64,6 +64,12 @@ std::vector<bool> requires_grad(const Graph& g);
 /// benchdnn-style descriptor of a node's problem: op, shapes and attributes, enough to re-run the layer.
 std::string descriptor(const Graph& g, const Node& n);
 
+/// The performance class of a node: the class whose calibrated efficiency factors time it. The op family
+/// ("Conv", "BatchNorm", "Unary", ...; the op type for ops ridge does not know), except that convolutions split
+/// by how their kernels run: "DepthwiseConv" (one input channel per group), "GroupedConv" (several groups) and
+/// "Conv". The single definition used by `ridge measure` rows, predictions and calibration.
+std::string op_class(const Graph& g, const Node& n);
+
 // ---- conventions -------------------------------------------------------------------------------------------
 
 /// Counting conventions of popular tools (see docs/counting.md and counting-conventions.md).

@@ -98,6 +98,8 @@ struct LayerMeasurement {
   Count flops = 0;         ///< forward FLOPs from ridge::estimate (0 for reorders and views)
   Count bwd_flops = 0;     ///< backward FLOPs from ridge::estimate
   Count bytes = 0;         ///< bytes read + written (cost model; reorders: their own copy)
+  Count bytes_written = 0; ///< the written part of `bytes`
+  std::string op_class;    ///< ridge::op_class of the node ("Conv", "DepthwiseConv", ...; "Reorder")
   bool cost_known = true;  ///< false when the cost model could not cost the node
   double gflops_per_s = 0;   ///< achieved forward FLOP rate
   double gbytes_per_s = 0;   ///< achieved forward byte rate

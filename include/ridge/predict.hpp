@@ -22,9 +22,10 @@ namespace ridge {
 /// What one layer asks of the hardware, as plain numbers.
 struct LayerWork {
   std::string name;            ///< node name, "layer1.0.conv1"
-  std::string op_class;        ///< class used to pick calibrated factors: the op family ("Conv", "Unary", ...)
+  std::string op_class;        ///< class used to pick calibrated factors: ridge::op_class ("Conv", "DepthwiseConv", ...)
   Count flops = 0;             ///< forward FLOPs
   Count bytes = 0;             ///< forward bytes moved (read + written)
+  Count bytes_written = 0;     ///< the written part of `bytes` (timed at the write factor)
   Count bwd_input_flops = 0;   ///< backward FLOPs for the input gradient
   Count bwd_weight_flops = 0;  ///< backward FLOPs for the weight gradient
   Count params = 0;            ///< trainable parameters (the weight update touches them)
@@ -77,13 +78,15 @@ enum class Combine : uint8_t { Sum, Max };
 std::string_view combine_name(Combine c);
 std::optional<Combine> parse_combine(std::string_view name);
 
-/// Efficiency factors of one op class: time = flops / (ppp x peak) (+ or max) bytes / (ppp_mem x bandwidth),
-/// plus the per-kernel overhead. A ppp of +infinity means the term was fitted to zero.
+/// Efficiency factors of one op class: time = flops / (ppp x peak) (+ or max) memory time, plus the per-kernel
+/// overhead, where memory time = bytes read / (ppp_mem x bandwidth) + bytes written / (ppp_write x bandwidth).
+/// A factor of +infinity means the term was fitted to zero.
 struct Efficiency {
   double ppp = 1.0;                       ///< fraction of peak FLOP/s achieved
-  double ppp_mem = 1.0;                   ///< fraction of peak bandwidth achieved
+  double ppp_mem = 1.0;                   ///< fraction of peak bandwidth achieved (reads; also writes when ppp_write is unset)
   std::optional<double> overhead_s;       ///< per-kernel overhead; unset: the device's kernel_launch_s
   int samples = 0;                        ///< measurements it was fitted from (0: set by hand)
+  std::optional<double> ppp_write;        ///< fraction of peak bandwidth achieved by writes; unset: ppp_mem
 };
 
 /// PPP factors per op class with a fallback, as fitted by calibrate() or given by --ppp/--ppp-mem.
@@ -118,8 +121,9 @@ struct PhaseTime {
   double time_s = 0;      ///< combine(compute, memory) + overhead
   Bound bound = Bound::None;
 };
-/// Time of `flops` and `bytes` in `kernels` launches with factors `eff`.
-PhaseTime phase_time(Count flops, Count bytes, int kernels, const Efficiency& eff, const PredictOptions& opt);
+/// Time of `flops` and `bytes` (of which `bytes_written` are writes) in `kernels` launches with factors `eff`.
+PhaseTime phase_time(Count flops, Count bytes, Count bytes_written, int kernels, const Efficiency& eff,
+                     const PredictOptions& opt);
 
 /// Predicted time of one layer.
 struct LayerPrediction {
@@ -182,6 +186,8 @@ struct MeasuredRow {
   std::optional<double> time_s;   ///< absent when not timed (ncu counters without durations, not executed)
   std::optional<Count> flops;     ///< measured or estimated FLOPs when the file has them
   std::optional<Count> bytes;     ///< measured (dram) or estimated bytes when the file has them
+  std::optional<Count> bytes_written;  ///< the written part of `bytes` when the file splits it
+  std::string op_class;           ///< "op_class" field (ridge measure) when present
 };
 /// A measurement file: `ridge measure --format json` (`layers[]`) or `ridge ingest --format json` (`kernels[]`).
 struct MeasuredRun {
@@ -203,13 +209,16 @@ struct Sample {
   Count flops = 0;
   Count bytes = 0;
   double time_s = 0;
+  std::optional<Count> bytes_written;  ///< unknown: all of `bytes` is timed as reads
 };
-/// Samples from measurements: rows with a positive time and known FLOPs; the op class is the family of
-/// the layer's op when ridge knows it, else the op text. Layers without FLOPs are skipped and counted.
+/// Samples from measurements: rows with a positive time and known FLOPs; the op class is the row's
+/// `op_class` when given, else the family of its op when ridge knows it, else the op text. Layers without
+/// FLOPs are skipped and counted.
 std::vector<Sample> samples_from(const std::vector<MeasuredRun>& ms, int* skipped = nullptr);
 
 /// Fits per-class factors (and a fallback from all samples) by non-negative least squares,
-/// time ~ flops/(ppp peak) + bytes/(ppp_mem bw) + overhead, with an error symmetric in predicted/measured
+/// time ~ flops/(ppp peak) + bytes read/(ppp_mem bw) + bytes written/(ppp_write bw) + overhead (the write term
+/// only where samples split their bytes), with an error symmetric in predicted/measured
 /// (iteratively reweighted; see docs/model.md). Classes with fewer than `min_samples` samples use
 /// the fallback.
 Calibration calibrate(const std::vector<Sample>& samples, double peak_flop_per_s, double bandwidth_bytes_per_s,

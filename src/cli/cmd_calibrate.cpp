@@ -33,15 +33,6 @@ void add_stats(report::Fields& f, const std::string& key, const std::string& tit
   f.add(key + ".p90", title + " p90 error", Cell::real(100 * st.p90, Unit::Percent));
 }
 
-void write_text_file(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!(out << text)) throw Error(path + ": cannot write calibration file");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw Error(path + ": cannot write calibration file");
-}
-
 void run(const CalibrateArgs& a) {
   const auto precision = parse_precision(a.precision);
   if (!precision) throw UsageError("--precision " + a.precision + ": unknown (use fp64, fp32, tf32, fp16, bf16, int8)");
@@ -61,7 +52,7 @@ void run(const CalibrateArgs& a) {
   cal.device = d.id;
   cal.precision = std::string(precision_info(*precision).name);
   const CalibrationCheck check = check_calibration(samples, hw, Calibration{}, a.min_samples);
-  write_text_file(a.output, calibration_to_json(cal).dump(2) + "\n");
+  report::write_text_file(a.output, calibration_to_json(cal).dump(2) + "\n");
 
   std::set<std::string> models;
   for (const auto& s : samples) models.insert(s.model);
@@ -78,9 +69,10 @@ void run(const CalibrateArgs& a) {
 
   report::Table classes{"classes", "Fitted factors per op class", {{"op_class", "op class", Unit::None},
       {"samples", "layers", Unit::Count}, {"ppp", "PPP", Unit::Ratio}, {"ppp_mem", "PPP memory", Unit::Ratio},
-      {"overhead_s", "overhead", Unit::Second}}, {}, {}};
+      {"ppp_write", "PPP writes", Unit::Ratio}, {"overhead_s", "overhead", Unit::Second}}, {}, {}};
   auto add_class = [&](const std::string& name, const Efficiency& e) {
     classes.add_row({Cell::text(name), Cell::count(e.samples), factor_cell(e.ppp), factor_cell(e.ppp_mem),
+                     e.ppp_write ? factor_cell(*e.ppp_write) : Cell::text("(= memory)"),
                      Cell::real(e.overhead_s.value_or(0), Unit::Second)});
   };
   for (const auto& [name, e] : cal.by_class) add_class(name, e);
@@ -100,8 +92,9 @@ void run(const CalibrateArgs& a) {
   } else {
     doc.notes.push_back("leave-one-model-out needs measurements of at least two models");
   }
-  doc.notes.push_back("model: time = flops/(PPP x peak) + bytes/(PPP_mem x bandwidth) + overhead, fitted per op class "
-                      "by non-negative least squares on relative error; classes with fewer than " +
+  doc.notes.push_back("model: time = flops/(PPP x peak) + bytes read/(PPP_mem x bandwidth) + bytes written/(PPP_writes x "
+                      "bandwidth) + overhead, fitted per op class by non-negative least squares on relative error "
+                      "(writes get their own factor only where it fits clearly better); classes with fewer than " +
                       std::to_string(a.min_samples) + " layers use the fallback");
   doc.notes.push_back("errors are |predicted - measured| / measured per layer; use it with `ridge predict --calibration " +
                       a.output + "`");

@@ -34,6 +34,7 @@ report::Table layer_table(const ModelMeasurement& m) {
   report::Table t{"layers", "Per layer (median over repeats)", {}, {}, {}};
   t.columns = {{"name", "layer", Unit::None},
                {"op", "op", Unit::None},
+               {"op_class", "class", Unit::None},
                {"status", "status", Unit::None},
                {"kernel", "kernel", Unit::None},
                {"time_s", "time", Unit::Second},
@@ -43,6 +44,7 @@ report::Table layer_table(const ModelMeasurement& m) {
   if (m.train) t.columns.push_back({"backward_time_s", "backward", Unit::Second});
   t.columns.insert(t.columns.end(), {{"flops", "FLOPs", Unit::Flop},
                                      {"bytes", "bytes", Unit::Byte},
+                                     {"bytes_written", "bytes written", Unit::Byte},
                                      {"gflops_per_s", "GFLOP/s", Unit::None},
                                      {"gbytes_per_s", "GB/s", Unit::None},
                                      {"roofline_gflops_per_s", "roofline GFLOP/s", Unit::None},
@@ -59,7 +61,8 @@ report::Table layer_table(const ModelMeasurement& m) {
     std::string status(step_status_name(l.step.status));
     if (!l.step.reason.empty() && l.step.status == StepStatus::NotExecuted) status += ": " + l.step.reason;
     if (l.step.synthetic_inputs) status += " (inputs synthetic)";
-    std::vector<Cell> row{Cell::text(l.step.name), Cell::text(l.step.op), Cell::text(status), Cell::text(l.step.kernel),
+    std::vector<Cell> row{Cell::text(l.step.name), Cell::text(l.step.op), Cell::text(l.op_class), Cell::text(status),
+                          Cell::text(l.step.kernel),
                           ran ? seconds(l.forward) : Cell::empty(Unit::Second),
                           ran && l.forward.samples ? Cell::real(l.forward.min_s, Unit::Second) : Cell::empty(Unit::Second),
                           ran && l.forward.samples ? Cell::real(100 * l.forward.spread, Unit::Percent) : Cell::empty(),
@@ -68,6 +71,7 @@ report::Table layer_table(const ModelMeasurement& m) {
     const bool costed = l.cost_known;
     row.insert(row.end(), {costed ? Cell::count(l.flops, Unit::Flop) : Cell::empty(Unit::Flop),
                            costed ? Cell::count(l.bytes, Unit::Byte) : Cell::empty(Unit::Byte),
+                           costed ? Cell::count(l.bytes_written, Unit::Byte) : Cell::empty(Unit::Byte),
                            positive(l.gflops_per_s, Unit::None), positive(l.gbytes_per_s, Unit::None),
                            positive(l.roofline_gflops_per_s, Unit::None), positive(l.roofline_percent, Unit::Percent),
                            positive(l.estimated_time_s, Unit::Second)});

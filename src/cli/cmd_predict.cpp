@@ -105,7 +105,7 @@ void run(const PredictArgs& a) {
                                       opt.calibration.device, d.id));
   }
   if (a.ppp) opt.calibration.fallback.ppp = *a.ppp;
-  if (a.ppp_mem) opt.calibration.fallback.ppp_mem = *a.ppp_mem;
+  if (a.ppp_mem) opt.calibration.fallback.ppp_mem = *a.ppp_mem, opt.calibration.fallback.ppp_write.reset();
 
   ModelWork work;
   if (a.flops) {

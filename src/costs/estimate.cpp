@@ -92,6 +92,17 @@ std::string descriptor(const Graph& g, const Node& n) {
   return fmt::format("{}:{}", lower, fmt::join(ins, ","));
 }
 
+std::string op_class(const Graph& g, const Node& n) {
+  const OpFamily family = op_family(n.op);
+  if (family == OpFamily::Unknown) return n.op_type;
+  if (n.op == OpKind::Conv && n.inputs.size() > 1 && g.value(n.inputs[0]).shape.known()) {
+    const int64_t groups = n.attrs.i("group", 1);
+    const Shape& x = g.value(n.inputs[0]).shape;
+    if (groups > 1) return x.rank() >= 2 && x[1] == groups ? "DepthwiseConv" : "GroupedConv";
+  }
+  return std::string(family_name(family));
+}
+
 ModelCost estimate(const Graph& g) {
   ModelCost mc;
   const std::vector<bool> grad = requires_grad(g);

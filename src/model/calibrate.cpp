@@ -1,5 +1,5 @@
-// Calibration: fit PPP factors (compute, memory) and a per-kernel overhead per op class by non-negative least
-// squares (error symmetric in predicted/measured), check them (before/after, leave-one-model-out), and read/write calibration files.
+// Calibration: fit PPP factors (compute, memory reads, memory writes) and a per-kernel overhead per op class by
+// non-negative least squares (error symmetric in predicted/measured), check them (before/after, leave-one-model-out), and read/write calibration files.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -9,6 +9,7 @@
 #include <limits>
 #include <set>
 #include <sstream>
+#include <utility>
 
 #include "ridge/error.hpp"
 #include "ridge/predict.hpp"
@@ -18,7 +19,8 @@ namespace ridge {
 using nlohmann::json;
 namespace {
 
-constexpr int kTerms = 3;  // seconds per peak-FLOP, seconds per peak-byte, seconds per kernel
+constexpr int kTerms = 4;  // seconds per peak-FLOP, per peak-byte read, per peak-byte written, per kernel
+constexpr int kOverhead = kTerms - 1;
 using Vec = std::array<double, kTerms>;
 
 // Solves the normal equations restricted to the terms in `mask` (Gaussian elimination with partial pivoting).
@@ -45,13 +47,13 @@ bool solve_subset(const std::array<Vec, kTerms>& ata, const Vec& atb, unsigned m
       for (size_t c = col; c <= n; ++c) m[r][c] -= f * m[col][c];
     }
   }
-  x = {0, 0, 0};
+  x = {};
   for (size_t r = 0; r < n; ++r) x[idx[r]] = m[r][n] / m[r][r];
   return true;
 }
 
 // Non-negative weighted least squares: minimises sum (w_i (x_i . c - t_i))^2 over c >= 0. Tries every subset
-// of terms (the active-set solution of a 3-variable NNLS is one of them) and keeps the best feasible one.
+// of terms (the active-set solution of a 4-variable NNLS is one of them) and keeps the best feasible one.
 Vec weighted_nnls(const std::vector<Vec>& x, const std::vector<double>& t, const std::vector<double>& w) {
   Vec scale{};  // column RMS of the weighted rows, so that seconds-per-FLOP and per-kernel terms are comparable
   for (size_t n = 0; n < x.size(); ++n)
@@ -65,37 +67,49 @@ Vec weighted_nnls(const std::vector<Vec>& x, const std::vector<double>& t, const
       atb[i] += scaled(n, i) * w[n] * t[n];
       for (int k = 0; k < kTerms; ++k) ata[i][k] += scaled(n, i) * scaled(n, k);
     }
+  // When terms are collinear (every elementwise layer of a class moves 8 bytes per FLOP, say), several subsets
+  // fit equally well but extrapolate differently. Ties go to the subset whose terms carry the most time at
+  // PPP 1: the roofline's own answer to what limits these layers (memory for elementwise ops).
+  Vec at_peak{};
+  for (size_t n = 0; n < x.size(); ++n)
+    for (int i = 0; i < kTerms; ++i) at_peak[i] += w[n] * x[n][i];
+  double total_ss = 0;
+  for (size_t n = 0; n < x.size(); ++n) total_ss += (w[n] * t[n]) * (w[n] * t[n]);
   Vec best{};
-  double best_sse = std::numeric_limits<double>::infinity();
+  double best_sse = std::numeric_limits<double>::infinity(), best_weight = -1;
   for (unsigned mask = 1; mask < (1u << kTerms); ++mask) {
     Vec c;
     if (!solve_subset(ata, atb, mask, c)) continue;
     if (std::any_of(c.begin(), c.end(), [](double v) { return v < 0; })) continue;
-    double sse = 0;
+    double sse = 0, weight = 0;
     for (size_t n = 0; n < x.size(); ++n) {
       double r = -w[n] * t[n];
       for (int i = 0; i < kTerms; ++i) r += scaled(n, i) * c[i];
       sse += r * r;
     }
-    if (sse < best_sse) best_sse = sse, best = c;
+    for (int i = 0; i < kOverhead; ++i)  // the overhead term has no roofline share
+      if (c[i] > 0) weight += at_peak[i];
+    const double tie = 1e-6 * best_sse + 1e-12 * total_ss;  // exact fits tie at rounding level
+    if (sse < best_sse - tie || (sse <= best_sse + tie && weight > best_weight))
+      best_sse = std::min(sse, best_sse), best = c, best_weight = weight;
   }
   for (int i = 0; i < kTerms; ++i) best[i] = scale[i] > 0 ? best[i] / scale[i] : 0;
   return best;
 }
 
-// Fits time ~ a flops/peak + b bytes/bw + c with a, b, c >= 0. The error of a layer is measured symmetrically in
-// the ratio p = predicted/measured: sqrt(p) - 1/sqrt(p), so over- and under-prediction by the same factor weigh
-// the same (plain relative error caps under-prediction at 1 and lets a few tiny layers dictate the fit). It is
-// minimised by iteratively reweighted least squares with weights 1/sqrt(measured x predicted); the first round
-// (weights 1/measured) is plain relative error, and exact data is recovered exactly.
-Efficiency fit(const std::vector<const Sample*>& samples, double peak, double bw) {
-  std::vector<Vec> x;
-  std::vector<double> t, w;
-  for (const Sample* s : samples) {
-    x.push_back({to_double(s->flops) / peak, to_double(s->bytes) / bw, 1.0});
-    t.push_back(s->time_s);
-    w.push_back(1.0 / s->time_s);
-  }
+// Minimises the symmetric error sum (sqrt(p) - 1/sqrt(p))^2 of the ratios p = predicted/measured, so over- and
+// under-prediction by the same factor weigh the same (plain relative error caps under-prediction at 1 and lets
+// a few tiny layers dictate the fit), by iteratively reweighted least squares with weights
+// 1/sqrt(measured x predicted); the first round (weights 1/measured) is plain relative error, and exact data is
+// recovered exactly. Returns the coefficients and the error they leave.
+std::pair<Vec, double> fit_terms(const std::vector<Vec>& x, const std::vector<double>& t) {
+  std::vector<double> w(t.size());
+  for (size_t n = 0; n < t.size(); ++n) w[n] = 1.0 / t[n];
+  auto predicted = [&](size_t n, const Vec& c) {
+    double p = 0;
+    for (int i = 0; i < kTerms; ++i) p += x[n][i] * c[i];
+    return std::max(p, 1e-3 * t[n]);
+  };
   Vec c{};
   for (int round = 0; round < 30; ++round) {
     const Vec next = weighted_nnls(x, t, w);
@@ -103,16 +117,43 @@ Efficiency fit(const std::vector<const Sample*>& samples, double peak, double bw
     for (int i = 0; i < kTerms; ++i) change = std::max(change, std::abs(next[i] - c[i]) / std::max(std::abs(next[i]), 1e-300));
     c = next;
     if (change < 1e-9) break;
-    for (size_t n = 0; n < x.size(); ++n) {
-      const double pred = x[n][0] * c[0] + x[n][1] * c[1] + x[n][2] * c[2];
-      w[n] = 1.0 / std::sqrt(t[n] * std::max(pred, 1e-3 * t[n]));
-    }
+    for (size_t n = 0; n < x.size(); ++n) w[n] = 1.0 / std::sqrt(t[n] * predicted(n, c));
+  }
+  double loss = 0;
+  for (size_t n = 0; n < x.size(); ++n) {
+    const double p = predicted(n, c);
+    loss += (p - t[n]) * (p - t[n]) / (p * t[n]);
+  }
+  return {c, loss};
+}
+
+// Fits time ~ a flops/peak + b bytes_read/bw + c bytes_written/bw + d with a, b, c, d >= 0. Reads and writes
+// get separate factors only where the samples split their bytes and the split explains the times clearly
+// better (1% less error) than one factor for all bytes; otherwise ppp_write stays unset (= ppp_mem), which
+// is also the answer when reads and writes move in lockstep (elementwise ops) and cannot be told apart.
+Efficiency fit(const std::vector<const Sample*>& samples, double peak, double bw) {
+  std::vector<Vec> merged, split;
+  std::vector<double> t;
+  bool any_split = false;
+  for (const Sample* s : samples) {
+    const Count written = s->bytes_written.value_or(0);
+    any_split = any_split || written > 0;
+    merged.push_back({to_double(s->flops) / peak, to_double(s->bytes) / bw, 0.0, 1.0});
+    split.push_back({to_double(s->flops) / peak, to_double(s->bytes - written) / bw, to_double(written) / bw, 1.0});
+    t.push_back(s->time_s);
+  }
+  auto [c, loss] = fit_terms(merged, t);
+  bool use_split = false;
+  if (any_split) {
+    auto [cs, loss_split] = fit_terms(split, t);
+    if (loss_split < 0.99 * loss) c = cs, use_split = true;
   }
   const double inf = std::numeric_limits<double>::infinity();
   Efficiency e;
   e.ppp = c[0] > 0 ? 1.0 / c[0] : inf;
   e.ppp_mem = c[1] > 0 ? 1.0 / c[1] : inf;
-  e.overhead_s = c[2];
+  if (use_split) e.ppp_write = c[2] > 0 ? 1.0 / c[2] : inf;
+  e.overhead_s = c[kOverhead];
   e.samples = static_cast<int>(samples.size());
   return e;
 }
@@ -139,7 +180,7 @@ Calibration calibrate(const std::vector<Sample>& samples, double peak_flop_per_s
 }
 
 double predict_sample(const Sample& s, const Calibration& cal, const PredictOptions& hw) {
-  return phase_time(s.flops, s.bytes, 1, cal.for_class(s.op_class), hw).time_s;
+  return phase_time(s.flops, s.bytes, s.bytes_written.value_or(0), 1, cal.for_class(s.op_class), hw).time_s;
 }
 
 ErrorStats error_stats(std::vector<double> errors) {
@@ -193,6 +234,7 @@ namespace {
 json efficiency_to_json(const Efficiency& e) {
   auto factor = [](double v) { return std::isinf(v) ? json(nullptr) : json(v); };
   json j = {{"ppp", factor(e.ppp)}, {"ppp_mem", factor(e.ppp_mem)}, {"samples", e.samples}};
+  if (e.ppp_write) j["ppp_write"] = factor(*e.ppp_write);
   if (e.overhead_s) j["overhead_s"] = *e.overhead_s;
   return j;
 }
@@ -209,6 +251,7 @@ Efficiency efficiency_from_json(const json& j, const std::string& where) {
   };
   e.ppp = factor("ppp");
   e.ppp_mem = factor("ppp_mem");
+  if (j.contains("ppp_write")) e.ppp_write = factor("ppp_write");
   if (j.contains("overhead_s")) {
     if (!j["overhead_s"].is_number() || j["overhead_s"].get<double>() < 0 || !std::isfinite(j["overhead_s"].get<double>()))
       throw Error(where + ".overhead_s: must be a non-negative number of seconds");

@@ -80,6 +80,7 @@ MeasuredRun parse_measurement(const std::string& text, const std::string& origin
     MeasuredRow l;
     l.name = text_of(row, {"name", "layer", "node", "kernel"}).value_or(fmt::format("#{}", index - 1));
     l.op = text_of(row, {"op", "op_type", "family", "op_class"}).value_or("");
+    l.op_class = text_of(row, {"op_class"}).value_or("");
     l.time_s = time_of(row, where);
     const bool cost_known = !row.contains("cost_known") || row["cost_known"] != false;
     if (const json* f = first_of(row, {"flops"}); f && cost_known) l.flops = count_of(*f, where + ".flops");
@@ -87,6 +88,10 @@ MeasuredRun parse_measurement(const std::string& text, const std::string& origin
       l.bytes = count_of(*b, where + ".bytes");
     } else if (row.contains("bytes_read") && row.contains("bytes_written") && cost_known) {
       l.bytes = count_of(row["bytes_read"], where + ".bytes_read") + count_of(row["bytes_written"], where + ".bytes_written");
+    }
+    if (const json* w = first_of(row, {"bytes_written"}); w && l.bytes) {
+      l.bytes_written = count_of(*w, where + ".bytes_written");
+      if (*l.bytes_written > *l.bytes) throw Error(where + ".bytes_written: larger than the bytes moved");
     }
     m.layers.push_back(std::move(l));
   }
@@ -113,10 +118,12 @@ std::vector<Sample> samples_from(const std::vector<MeasuredRun>& ms, int* skippe
       Sample s;
       s.model = m.model;
       s.layer = l.name;
-      if (auto op = parse_op(l.op)) s.op_class = std::string(family_name(op_family(*op)));
+      if (!l.op_class.empty()) s.op_class = l.op_class;
+      else if (auto op = parse_op(l.op)) s.op_class = std::string(family_name(op_family(*op)));
       else s.op_class = l.op.empty() ? "unknown" : l.op;
       s.flops = *l.flops;
       s.bytes = l.bytes.value_or(0);
+      s.bytes_written = l.bytes_written;
       s.time_s = *l.time_s;
       out.push_back(std::move(s));
     }

@@ -32,10 +32,13 @@ double scaled_time(double amount, double factor, double rate) {
 
 }  // namespace
 
-PhaseTime phase_time(Count flops, Count bytes, int kernels, const Efficiency& eff, const PredictOptions& opt) {
+PhaseTime phase_time(Count flops, Count bytes, Count bytes_written, int kernels, const Efficiency& eff,
+                     const PredictOptions& opt) {
+  RIDGE_ASSERT(bytes_written >= 0 && bytes_written <= bytes, "written bytes are part of the bytes moved");
   PhaseTime t;
   t.compute_s = scaled_time(to_double(flops), eff.ppp, opt.peak_flop_per_s);
-  t.memory_s = scaled_time(to_double(bytes), eff.ppp_mem, opt.bandwidth_bytes_per_s);
+  t.memory_s = scaled_time(to_double(bytes - bytes_written), eff.ppp_mem, opt.bandwidth_bytes_per_s) +
+               scaled_time(to_double(bytes_written), eff.ppp_write.value_or(eff.ppp_mem), opt.bandwidth_bytes_per_s);
   t.overhead_s = kernels * eff.overhead_s.value_or(opt.kernel_launch_s);
   const double work = opt.combine == Combine::Sum ? t.compute_s + t.memory_s : std::max(t.compute_s, t.memory_s);
   t.time_s = work + t.overhead_s;
@@ -60,16 +63,16 @@ Prediction predict(const std::vector<LayerWork>& layers, const PredictOptions& o
       continue;
     }
     const Efficiency& eff = opt.calibration.for_class(w.op_class);
-    lp.forward = phase_time(w.flops, w.bytes, w.kernels, eff, opt);
+    lp.forward = phase_time(w.flops, w.bytes, w.bytes_written, w.kernels, eff, opt);
     if (opt.training) {
       // Backward runs where a gradient flows: one kernel per gradient computed (input, weight; at least one),
       // reading the output gradient and the saved input and writing the gradients: about twice the forward
-      // traffic (an approximation, see docs/model.md).
+      // traffic, of which the gradients written are about the forward reads (an approximation, see docs/model.md).
       const Count bwd_flops = w.bwd_input_flops + w.bwd_weight_flops;
       const int gradients = (w.bwd_input_flops > 0 ? 1 : 0) + (w.bwd_weight_flops > 0 ? 1 : 0);
       if ((w.needs_backward || bwd_flops > 0) && (w.flops > 0 || w.bytes > 0)) {
         const int kernels = w.kernels > 0 ? std::max(1, gradients) : 0;  // hand-given work has no launches
-        lp.backward = phase_time(bwd_flops, 2 * w.bytes, kernels, eff, opt);
+        lp.backward = phase_time(bwd_flops, 2 * w.bytes, w.bytes - w.bytes_written, kernels, eff, opt);
       }
       params += w.params;
     }
@@ -82,7 +85,7 @@ Prediction predict(const std::vector<LayerWork>& layers, const PredictOptions& o
   if (opt.training && params > 0) {
     // SGD in one fused kernel: read parameter and gradient, write parameter (2 FLOPs per parameter).
     const Count bytes = 3 * params * opt.bytes_per_param;
-    p.update_s = phase_time(2 * params, bytes, 1, opt.calibration.for_class("Update"), opt).time_s;
+    p.update_s = phase_time(2 * params, bytes, params * opt.bytes_per_param, 1, opt.calibration.for_class("Update"), opt).time_s;
   }
   p.total_time_s = p.forward_s + p.backward_s + p.update_s;
   p.samples_per_s = p.total_time_s > 0 ? static_cast<double>(opt.batch) / p.total_time_s : 0.0;

@@ -48,11 +48,12 @@ std::vector<LayerWork> layer_work(const Graph& g, const ModelCost& costs) {
     if (ok && (family == OpFamily::View || family == OpFamily::Source)) continue;  // metadata only
     LayerWork w;
     w.name = n.name;
-    w.op_class = family == OpFamily::Unknown ? n.op_type : std::string(family_name(family));
+    w.op_class = op_class(g, n);
     w.costed = ok;
     if (ok) {
       w.flops = nc.cost.flops;
       w.bytes = nc.cost.bytes();
+      w.bytes_written = nc.cost.bytes_written;
       w.bwd_input_flops = nc.cost.bwd_input_flops;
       w.bwd_weight_flops = nc.cost.bwd_weight_flops;
       w.params = nc.cost.params;

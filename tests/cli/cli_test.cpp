@@ -101,7 +101,7 @@ TEST(Cli, ListShowsTheZoo) {
   auto r = run_ridge("list --format json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j["models"].size(), 25u);
+  EXPECT_EQ(j["models"].size(), 26u);
   EXPECT_EQ(j["models"][0]["name"], "mnist");
   EXPECT_EQ(j["models"][0]["params"], 1199882);
 }

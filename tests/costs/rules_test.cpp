@@ -207,3 +207,25 @@ TEST(Rules, IntegerArithmeticIsNotFlops) {
 
 }  // namespace
 }  // namespace ridge
+
+namespace ridge {
+namespace {
+
+TEST(OpClass, ConvolutionsSplitByGroupsOtherOpsByFamily) {
+  test::Tiny t;
+  const int x = t.input(Shape{{1, 8, 6, 6}});
+  auto conv = [&](const std::string& name, int64_t cout, int64_t groups) {
+    return t.node(OpKind::Conv, name, {x, t.param(name + ".weight", Shape{{cout, 8 / groups, 3, 3}})},
+                  Shape{{1, cout, 4, 4}}, test::conv_attrs(3, 1, 0, 1, groups), "Conv2d");
+  };
+  const int dense = conv("dense", 16, 1), depthwise = conv("depthwise", 8, 8), grouped = conv("grouped", 8, 2);
+  const int relu = t.node(OpKind::Relu, "relu", {dense}, Shape{{1, 16, 4, 4}});
+  const Graph g = t.done({relu, depthwise, grouped});
+  EXPECT_EQ(op_class(g, g.nodes[g.find_node("dense")]), "Conv");
+  EXPECT_EQ(op_class(g, g.nodes[g.find_node("depthwise")]), "DepthwiseConv");
+  EXPECT_EQ(op_class(g, g.nodes[g.find_node("grouped")]), "GroupedConv");
+  EXPECT_EQ(op_class(g, g.nodes[g.find_node("relu")]), "Unary");
+}
+
+}  // namespace
+}  // namespace ridge

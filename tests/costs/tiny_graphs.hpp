@@ -8,19 +8,26 @@ namespace ridge::test {
 /// Builds graphs node by node with explicit shapes.
 struct Tiny {
   Graph g;
+  static Value value(std::string name, DType t, Shape s, ValueKind kind) {
+    Value v;
+    v.name = std::move(name);
+    v.dtype = t;
+    v.shape = std::move(s);
+    v.kind = kind;
+    return v;
+  }
   int input(Shape s, DType t = DType::F32) {
-    Value v{"input" + std::to_string(g.inputs.size()), t, std::move(s), ValueKind::Input};
-    int id = g.add_value(v);
+    int id = g.add_value(value("input" + std::to_string(g.inputs.size()), t, std::move(s), ValueKind::Input));
     g.inputs.push_back(id);
     return id;
   }
   int param(const std::string& name, Shape s) {
-    return g.add_value(Value{name, DType::F32, std::move(s), ValueKind::Param});
+    return g.add_value(value(name, DType::F32, std::move(s), ValueKind::Param));
   }
   /// Adds a node with one output of shape `out`; module_type non-empty makes it a module call.
   int node(OpKind op, const std::string& name, std::vector<int> inputs, Shape out, Attrs attrs = {},
            const std::string& module_type = "") {
-    int o = g.add_value(Value{name + ":0", DType::F32, std::move(out), ValueKind::Activation});
+    int o = g.add_value(value(name + ":0", DType::F32, std::move(out), ValueKind::Activation));
     Node n;
     n.name = name;
     n.op = op;

@@ -24,7 +24,7 @@ std::vector<Sample> synthetic(double noise, unsigned seed = 7) {
   for (const char* model : {"m1", "m2", "m3"})
     for (const auto& t : truths)
       for (int i = 0; i < 6; ++i) {
-        Sample s{model, std::string(model) + "." + t.cls + std::to_string(i), t.cls, Count(size(rng) * 1e6), Count(size(rng) * 1e5), 0};
+        Sample s{model, std::string(model) + "." + t.cls + std::to_string(i), t.cls, Count(size(rng) * 1e6), Count(size(rng) * 1e5), 0, {}};
         s.time_s = (to_double(s.flops) / (t.ppp * kPeak) + to_double(s.bytes) / (t.ppp_mem * kBw) + t.overhead_s) *
                    (noise > 0 ? jitter(rng) : 1.0);
         out.push_back(s);
@@ -81,6 +81,48 @@ TEST(Calibrate, SmallClassesUseTheFallbackAndTermsCanFitToZero) {
   EXPECT_THROW(calibrate({}, kPeak, kBw), Error);
 }
 
+TEST(Calibrate, CollinearFlopsAndBytesGoToTheRooflineLimit) {
+  // Every ReLU moves 8 bytes per FLOP: the compute and the memory term explain the times equally well. The
+  // roofline says such layers are memory-bound, so the fit must put the time on bytes; a Clip (2 FLOPs per
+  // element, same bytes) then costs the same as a ReLU instead of twice as much.
+  std::vector<Sample> relu;
+  for (int i = 1; i <= 6; ++i) {
+    const Count elems = Count(i) * 1000000;
+    relu.push_back({"m", "relu" + std::to_string(i), "Unary", elems, 8 * elems, to_double(8 * elems) / (0.9 * kBw)});
+  }
+  const auto cal = calibrate(relu, kPeak, kBw);
+  const Efficiency& e = cal.by_class.at("Unary");
+  EXPECT_TRUE(std::isinf(e.ppp));
+  EXPECT_NEAR(e.ppp_mem, 0.9, 1e-6);
+  const Sample clip{"m", "clip", "Unary", 2000000, 8000000, 0};
+  EXPECT_NEAR(predict_sample(clip, cal, hw()), 8e6 / (0.9 * kBw), 1e-12);
+}
+
+TEST(Calibrate, WritesGetTheirOwnFactorOnlyWhereTheSplitExplainsTheTimes) {
+  // Writes at 0.3 of the bandwidth, reads at 0.9: layers with different write shares tell them apart.
+  std::vector<Sample> split;
+  for (int i = 1; i <= 8; ++i) {
+    const Count read = Count(i) * 1000000, written = Count(i * i % 5 + 1) * 700000;
+    Sample s{"m", "conv" + std::to_string(i), "Conv", Count(i * 5 % 7 + 1) * 50000000, read + written, 0, written};
+    s.time_s = to_double(s.flops) / (0.7 * kPeak) + to_double(read) / (0.9 * kBw) + to_double(written) / (0.3 * kBw);
+    split.push_back(s);
+  }
+  const Efficiency e = calibrate(split, kPeak, kBw).by_class.at("Conv");
+  EXPECT_NEAR(e.ppp, 0.7, 1e-6);
+  EXPECT_NEAR(e.ppp_mem, 0.9, 1e-6);
+  ASSERT_TRUE(e.ppp_write.has_value());
+  EXPECT_NEAR(*e.ppp_write, 0.3, 1e-6);
+  // Reads and writes in lockstep (elementwise: written = read) cannot be told apart: one factor for both.
+  std::vector<Sample> lockstep;
+  for (int i = 1; i <= 6; ++i) {
+    const Count half = Count(i) * 1000000;
+    lockstep.push_back({"m", "add" + std::to_string(i), "Binary", half / 4, 2 * half, to_double(2 * half) / (0.8 * kBw), half});
+  }
+  const Efficiency l = calibrate(lockstep, kPeak, kBw).by_class.at("Binary");
+  EXPECT_FALSE(l.ppp_write.has_value());
+  EXPECT_NEAR(l.ppp_mem, 0.8, 1e-6);
+}
+
 TEST(Calibrate, ErrorStatsInterpolate) {
   const auto st = error_stats({0.1, 0.3, 0.2, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0});
   EXPECT_NEAR(st.median, 0.55, 1e-12);
@@ -102,6 +144,13 @@ TEST(Calibrate, FilesRoundTripWithInfiniteFactorsAsNull) {
   EXPECT_DOUBLE_EQ(*back.fallback.overhead_s, 1e-6);
   EXPECT_TRUE(std::isinf(back.by_class.at("Conv").ppp_mem));
   EXPECT_FALSE(back.by_class.at("Conv").overhead_s.has_value());
+  EXPECT_FALSE(j["classes"]["Conv"].contains("ppp_write"));
+  c.by_class["Conv"].ppp_write = 0.25;
+  c.by_class["Unary"] = {1.0, 0.9, 0.0, 6, std::numeric_limits<double>::infinity()};
+  const auto with_writes = calibration_from_json(calibration_to_json(c), "cal.json");
+  EXPECT_DOUBLE_EQ(*with_writes.by_class.at("Conv").ppp_write, 0.25);
+  EXPECT_TRUE(std::isinf(*with_writes.by_class.at("Unary").ppp_write));
+  EXPECT_FALSE(with_writes.fallback.ppp_write.has_value());
   EXPECT_THROW(calibration_from_json(nlohmann::json::object(), "cal.json"), Error);
   auto bad = j;
   bad["fallback"]["ppp"] = -1;
@@ -111,20 +160,26 @@ TEST(Calibrate, FilesRoundTripWithInfiniteFactorsAsNull) {
 TEST(Measurements, ReadsMeasureAndIngestJson) {
   const auto m = parse_measurement(R"({"model": "resnet18", "layers": [
       {"name": "conv1", "op": "Conv", "time_s": 0.002, "flops": 236027904, "bytes": "3813376"},
+      {"name": "dw", "op": "Conv", "op_class": "DepthwiseConv", "time_s": 1e-4, "flops": 1000, "bytes": 800, "bytes_written": 300},
       {"name": "relu", "op": "Relu", "forward": {"median_s": 1e-4}, "flops": 802816, "bytes_read": 3211264, "bytes_written": 3211264},
       {"name": "reorder", "op": "reorder", "time_s": 1e-5},
       {"name": "skipped", "op": "Conv", "time_s": null},
       {"name": "unknown", "op": "Foo", "time_s": 1e-5, "flops": 5, "cost_known": false}]})", "r18.json");
   EXPECT_EQ(m.model, "resnet18");
-  ASSERT_EQ(m.layers.size(), 5u);
-  EXPECT_FALSE(m.layers[3].time_s.has_value());
+  ASSERT_EQ(m.layers.size(), 6u);
+  EXPECT_FALSE(m.layers[4].time_s.has_value());
   EXPECT_EQ(*m.layers[0].bytes, 3813376);
-  EXPECT_EQ(*m.layers[1].bytes, 6422528);
-  EXPECT_DOUBLE_EQ(*m.layers[1].time_s, 1e-4);
+  EXPECT_FALSE(m.layers[0].bytes_written.has_value());
+  EXPECT_EQ(*m.layers[2].bytes, 6422528);
+  EXPECT_EQ(*m.layers[2].bytes_written, 3211264);
+  EXPECT_DOUBLE_EQ(*m.layers[2].time_s, 1e-4);
   int skipped = 0;
   const auto samples = samples_from({m}, &skipped);
-  ASSERT_EQ(samples.size(), 2u);
-  EXPECT_EQ(samples[1].op_class, "Unary");  // Relu -> its family
+  ASSERT_EQ(samples.size(), 3u);
+  EXPECT_EQ(samples[0].op_class, "Conv");
+  EXPECT_EQ(samples[1].op_class, "DepthwiseConv");  // the file's op_class wins over the op's family
+  EXPECT_EQ(*samples[1].bytes_written, 300);
+  EXPECT_EQ(samples[2].op_class, "Unary");  // Relu -> its family
   EXPECT_EQ(skipped, 3);
 
   const auto k = parse_measurement(R"({"kernels": [{"name": "sgemm", "duration_s": 1e-3, "flops": 1e9, "dram_bytes": 1e6}]})",
@@ -136,6 +191,8 @@ TEST(Measurements, ReadsMeasureAndIngestJson) {
   EXPECT_THROW(parse_measurement("nope", "x.json"), Error);
   EXPECT_THROW(parse_measurement(R"({"layers": [{"name": "a", "time_s": "fast"}]})", "x.json"), Error);
   EXPECT_THROW(parse_measurement(R"({"layers": [{"name": "a", "time_s": 1, "flops": "many"}]})", "x.json"), Error);
+  EXPECT_THROW(parse_measurement(R"({"layers": [{"name": "a", "time_s": 1, "flops": 1, "bytes": 4, "bytes_written": 5}]})",
+                                 "x.json"), Error);
 }
 
 }  // namespace

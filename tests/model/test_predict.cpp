@@ -93,6 +93,31 @@ TEST(Predict, PppScalesTermsAndLaunchOverheadAddsPerKernel) {
   EXPECT_NEAR(predict({layer("conv", 1000000, 100000)}, opt).total_time_s, 1e-6 + 1e-6, 1e-15);
 }
 
+TEST(Predict, WritesUseTheirOwnFactorWhenCalibrated) {
+  auto opt = hardware(1e12, 1e11);
+  LayerWork w = layer("conv", 0, 1000000);
+  w.bytes_written = 400000;
+  opt.calibration.fallback = Efficiency{1.0, 0.5, 0.0, 0};
+  EXPECT_NEAR(predict({w}, opt).layers[0].forward.memory_s, 1e6 / 0.5e11, 1e-15);  // unset: writes at ppp_mem
+  opt.calibration.fallback.ppp_write = 0.2;
+  EXPECT_NEAR(predict({w}, opt).layers[0].forward.memory_s, 6e5 / 0.5e11 + 4e5 / 0.2e11, 1e-15);
+}
+
+TEST(Predict, LayerWorkClassesDepthwiseConvolutionsApart) {
+  LoadOptions lo;
+  const ModelWork m = load_model_work("mobilenet_v2", lo);
+  auto cls = [&](const std::string& name) {
+    for (const auto& l : m.layers)
+      if (l.name == name) return l.op_class;
+    return std::string("(missing)");
+  };
+  EXPECT_EQ(cls("features.0.0"), "Conv");
+  EXPECT_EQ(cls("features.1.conv.0.0"), "DepthwiseConv");
+  EXPECT_EQ(cls("features.1.conv.1"), "Conv");
+  EXPECT_EQ(cls("features.0.1"), "BatchNorm");
+  for (const auto& l : m.layers) EXPECT_LE(l.bytes_written, l.bytes) << l.name;
+}
+
 TEST(Predict, TrainingAddsBackwardAndWeightUpdate) {
   auto opt = hardware(1e12, 1e11);
   opt.training = true;

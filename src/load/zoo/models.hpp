@@ -22,6 +22,7 @@ Graph vgg(const BuildArgs& a, int depth, bool batch_norm);
 Graph resnet(const BuildArgs& a, int depth, int64_t width_per_group = 64);
 Graph googlenet(const BuildArgs& a);
 Graph mobilenet_v2(const BuildArgs& a);
+Graph mnasnet1_0(const BuildArgs& a);
 Graph densenet121(const BuildArgs& a);
 Graph transformer_lm(const BuildArgs& a);
 Graph gpt2(const BuildArgs& a);

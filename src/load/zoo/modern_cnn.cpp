@@ -1,4 +1,4 @@
-// torchvision GoogLeNet (no aux heads), MobileNetV2 and DenseNet-121.
+// torchvision GoogLeNet (no aux heads), MobileNetV2, MNASNet 1.0 and DenseNet-121.
 #include <fmt/format.h>
 
 #include "load/zoo/builder.hpp"
@@ -114,6 +114,60 @@ Graph mobilenet_v2(const BuildArgs& a) {
   }
   x = b.adaptive_avgpool(x, "adaptive_avg_pool2d", 1, 1, /*as_module=*/false);
   x = b.flatten(x, 1);
+  {
+    auto c = b.module("classifier", "Sequential");
+    x = b.dropout(x, "0");
+    x = b.linear(x, "1", 1000);
+  }
+  return b.finish({x});
+}
+
+Graph mnasnet1_0(const BuildArgs& a) {
+  // torchvision MNASNet(alpha=1.0): stacks of inverted residuals (1x1 expand, kxk depthwise, 1x1 project), ReLU.
+  struct Stack { int64_t out, k, stride, expand, repeats; };
+  static const Stack kStacks[] = {{24, 3, 2, 3, 3}, {40, 5, 2, 3, 3}, {80, 5, 2, 6, 3},
+                                  {96, 3, 1, 6, 2}, {192, 5, 2, 6, 4}, {320, 3, 1, 6, 1}};
+  Builder b(a.name, a.dtype);
+  int x = b.input("input", nchw(a), a.dtype);
+  {
+    auto layers = b.module("layers", "Sequential");
+    x = b.conv2d(x, "0", 32, 3, 2, 1, 1, false);
+    x = b.batchnorm(x, "1");
+    x = b.act(OpKind::Relu, x, "2", "ReLU");
+    x = b.conv2d(x, "3", 32, 3, 1, 1, 32, false);  // depthwise
+    x = b.batchnorm(x, "4");
+    x = b.act(OpKind::Relu, x, "5", "ReLU");
+    x = b.conv2d(x, "6", 16, 1, 1, 0, 1, false);
+    x = b.batchnorm(x, "7");
+    int64_t in_ch = 16;
+    int idx = 8;
+    for (const Stack& st : kStacks) {
+      auto stack = b.module(std::to_string(idx++), "Sequential");
+      for (int64_t i = 0; i < st.repeats; ++i) {
+        const int64_t stride = i == 0 ? st.stride : 1, mid = in_ch * st.expand;
+        auto blk = b.module(std::to_string(i), "_InvertedResidual");
+        int y;
+        {
+          auto seq = b.module("layers", "Sequential");
+          y = b.conv2d(x, "0", mid, 1, 1, 0, 1, false);
+          y = b.batchnorm(y, "1");
+          y = b.act(OpKind::Relu, y, "2", "ReLU");
+          y = b.conv2d(y, "3", mid, st.k, stride, st.k / 2, mid, false);
+          y = b.batchnorm(y, "4");
+          y = b.act(OpKind::Relu, y, "5", "ReLU");
+          y = b.conv2d(y, "6", st.out, 1, 1, 0, 1, false);
+          y = b.batchnorm(y, "7");
+        }
+        if (stride == 1 && in_ch == st.out) y = b.binary(OpKind::Add, y, x, "add");
+        x = y;
+        in_ch = st.out;
+      }
+    }
+    x = b.conv2d(x, "14", 1280, 1, 1, 0, 1, false);
+    x = b.batchnorm(x, "15");
+    x = b.act(OpKind::Relu, x, "16", "ReLU");
+  }
+  x = b.reduce_mean(x, {2, 3}, false);
   {
     auto c = b.module("classifier", "Sequential");
     x = b.dropout(x, "0");

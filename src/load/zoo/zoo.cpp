@@ -67,6 +67,7 @@ const std::vector<ZooRow>& rows() {
        &zoo::googlenet},
       {{"mobilenet_v2", "mobilenet", "torchvision.models.mobilenet_v2", kImageNet, false, 3504872},
        &zoo::mobilenet_v2},
+      {{"mnasnet1_0", "mnasnet", "torchvision.models.mnasnet1_0", kImageNet, false, 4383312}, &zoo::mnasnet1_0},
       {{"densenet121", "densenet", "torchvision.models.densenet121", kImageNet, false, 7978856}, &zoo::densenet121},
       {{"transformer-lm", "transformer", "pytorch/examples word_language_model TransformerModel", Shape{{35}}, true,
         13828878},

@@ -116,12 +116,16 @@ ModelMeasurement measure_graph(const Graph& g, const MeasureOptions& opts) {
     row.backward = stats_of(runner.backward(i));
     if (row.step.op == "Reorder") {
       row.bytes = row.step.bytes_moved;
+      row.bytes_written = row.step.bytes_moved / 2;  // a copy writes what it reads
+      row.op_class = "Reorder";
     } else if (row.step.node >= 0) {
       const NodeCost& nc = costs.nodes.at(row.step.node);
       row.cost_known = nc.status == CostStatus::Ok;
       row.flops = nc.cost.flops;
       row.bwd_flops = nc.cost.bwd_flops();
       row.bytes = nc.cost.bytes();
+      row.bytes_written = nc.cost.bytes_written;
+      row.op_class = op_class(g, g.nodes.at(row.step.node));
     }
     if (row.step.status == StepStatus::Executed) {
       m.layers_sum_s += row.forward.median_s + row.backward.median_s;
