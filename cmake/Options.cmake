@@ -24,16 +24,26 @@ endfunction()
 # Where the shared fixtures live (tests skip cleanly when the folder is absent).
 set(RIDGE_SHARED_DIR "${PROJECT_SOURCE_DIR}/../shared" CACHE PATH "Path to the shared/ folder with fixtures")
 
-# ridge_stage(NAME DEPS...): one static library per pipeline stage from every .cpp below the stage folder.
-# A stage without sources yet defines no target (later stages check `if(TARGET ...)`).
+# ridge_stage(NAME [DIR subdir] [EXCLUDE subdir] [DEPS...]): one static library per pipeline stage from every
+# .cpp below the stage folder (or below DIR; without EXCLUDE's folder). A stage without sources defines no target
+# (later stages check `if(TARGET ...)`). Everything is position-independent: the backends module links them.
+set(CMAKE_POSITION_INDEPENDENT_CODE ON)
 function(ridge_stage name)
-  file(GLOB_RECURSE sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cpp)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "DIR;EXCLUDE" "")
+  set(root ${CMAKE_CURRENT_SOURCE_DIR})
+  if(arg_DIR)
+    set(root ${CMAKE_CURRENT_SOURCE_DIR}/${arg_DIR})
+  endif()
+  file(GLOB_RECURSE sources CONFIGURE_DEPENDS ${root}/*.cpp)
+  if(arg_EXCLUDE)
+    list(FILTER sources EXCLUDE REGEX "^${CMAKE_CURRENT_SOURCE_DIR}/${arg_EXCLUDE}/")
+  endif()
   if(NOT sources)
     return()
   endif()
   add_library(${name} STATIC ${sources})
   ridge_target_defaults(${name})
-  foreach(dep ${ARGN})
+  foreach(dep ${arg_UNPARSED_ARGUMENTS})
     if(TARGET ${dep} OR dep MATCHES "::")
       target_link_libraries(${name} PUBLIC ${dep})
     endif()

@@ -29,7 +29,7 @@ report::Fields cpu_fields(const measure::MachineProfile& p, const measure::Profi
   const auto& c = p.cpu;
   std::string isas;
   for (auto i : c.isas) isas += (isas.empty() ? "" : ", ") + std::string(measure::isa_info(i).name);
-  report::Fields f{"cpu", "CPU"};
+  report::Fields f{"cpu", "CPU", {}};
   f.add("model", "model", Cell::text(c.model))
       .add("cores", "physical cores", Cell::count(c.cores))
       .add("logical_cpus", "logical CPUs", Cell::count(c.logical_cpus))
@@ -47,13 +47,13 @@ report::Fields cpu_fields(const measure::MachineProfile& p, const measure::Profi
 }
 
 report::Fields precision_fields(std::string key, std::string title, double fp32, double fp64) {
-  report::Fields f{std::move(key), std::move(title)};
+  report::Fields f{std::move(key), std::move(title), {}};
   f.add("fp32", "fp32", number(fp32)).add("fp64", "fp64", number(fp64));
   return f;
 }
 
 report::Fields level_fields(const measure::MachineProfile& p, std::string key, std::string title, bool all) {
-  report::Fields f{std::move(key), std::move(title)};
+  report::Fields f{std::move(key), std::move(title), {}};
   for (const char* level : {"L1", "L2", "L3", "DRAM"}) f.add(level, level, number(p.bandwidth_gbs(level, all)));
   return f;
 }

@@ -50,7 +50,12 @@ struct OneNode {
     if (!s.known() || s.dims.empty()) throw Error(fmt::format("descriptor: bad shape for {}", name));
     for (int64_t d : s.dims)
       if (d <= 0 || d > (int64_t{1} << 32)) throw Error(fmt::format("descriptor: dim {} of {} is out of range", d, name));
-    int id = g.add_value(Value{name, dtype, std::move(s), k});
+    Value v;
+    v.name = name;
+    v.dtype = dtype;
+    v.shape = std::move(s);
+    v.kind = k;
+    int id = g.add_value(std::move(v));
     if (k == ValueKind::Input) g.inputs.push_back(id);
     return id;
   }

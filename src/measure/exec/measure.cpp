@@ -152,15 +152,4 @@ ModelMeasurement measure_graph(const Graph& g, const MeasureOptions& opts) {
   return m;
 }
 
-void apply_roofline(ModelMeasurement& m, const measure::MachineProfile& machine) {
-  for (auto& row : m.layers) {
-    if (row.flops <= 0 || row.bytes <= 0 || row.forward.median_s <= 0) continue;
-    const double ai = to_double(row.flops) / to_double(row.bytes);
-    row.roofline_gflops_per_s = measure::attainable_gflops(machine, ai, DType::F32, m.threads);
-    if (row.roofline_gflops_per_s <= 0) continue;
-    row.roofline_percent = 100.0 * row.gflops_per_s / row.roofline_gflops_per_s;
-    row.estimated_time_s = to_double(row.flops) / (row.roofline_gflops_per_s * 1e9);
-  }
-}
-
 }  // namespace ridge

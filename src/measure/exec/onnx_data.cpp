@@ -185,29 +185,4 @@ void write_tensor_pb(const std::string& path, const std::string& name, const Hos
   if (!out || !p.SerializeToOstream(&out)) throw Error("tensor file '" + path + "': cannot write");
 }
 
-Comparison compare_tensors(const HostTensor& actual, const HostTensor& expected, double rtol, double atol) {
-  Comparison c;
-  c.elements = static_cast<Count>(expected.data.size());
-  c.shape_matches = actual.data.size() == expected.data.size() &&
-                    (actual.shape == expected.shape || actual.shape.elements() == expected.shape.elements());
-  if (!c.shape_matches) return c;
-  for (size_t i = 0; i < expected.data.size(); ++i) {
-    const double a = actual.data[i], e = expected.data[i];
-    if (std::isnan(e) || std::isnan(a)) {
-      c.mismatches += std::isnan(e) != std::isnan(a);
-      continue;
-    }
-    if (std::isinf(e) || std::isinf(a)) {
-      c.mismatches += a != e;
-      continue;
-    }
-    const double diff = std::abs(a - e);
-    c.max_abs_diff = std::max(c.max_abs_diff, diff);
-    if (e != 0) c.max_rel_diff = std::max(c.max_rel_diff, diff / std::abs(e));
-    if (diff > atol + rtol * std::abs(e)) ++c.mismatches;
-  }
-  c.passed = c.mismatches == 0;
-  return c;
-}
-
 }  // namespace ridge
