@@ -43,7 +43,7 @@ with torch.no_grad():
         t = time.perf_counter()
         model(x)
         times.append(time.perf_counter() - t)
-print(statistics.median(times))
+print("%.4f" % statistics.median(times))
 EOF
 }
 
