@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <limits>
 
 #include "measure/exec_support.hpp"
 #include "ridge/perf_counters.hpp"
@@ -45,13 +46,13 @@ TEST(ExecModels, SameSeedSameOutput) {
 TEST(ExecModels, UnsupportedOpIsReportedAndTheRestRuns) {
   ExecCase t;
   int x = t.tensor("x", Shape{{1, 4}});
-  int u = t.node(OpKind::Resize, {x}, Shape{{1, 4}});
+  int u = t.node(OpKind::Einsum, {x}, Shape{{1, 4}});
   int r = t.node(OpKind::Relu, {u}, Shape{{1, 4}});
   ExecResult res;
   HostTensor out = t.run(r, &res);
   ASSERT_EQ(res.steps.size(), 2u);
   EXPECT_EQ(res.steps[0].status, StepStatus::NotExecuted);
-  EXPECT_NE(res.steps[0].reason.find("no kernel for op Resize"), std::string::npos);
+  EXPECT_NE(res.steps[0].reason.find("no kernel for op Einsum"), std::string::npos);
   EXPECT_EQ(res.steps[1].status, StepStatus::Executed);
   EXPECT_TRUE(res.steps[1].synthetic_inputs);
   EXPECT_EQ(out.data.size(), 4u);
@@ -161,6 +162,30 @@ TEST(ExecGradients, LayerNormMatMulSoftmax) {
   int sm = t.node(OpKind::Softmax, {mm}, Shape{{2, 3, 4}}, Attrs{}.set("axis", int64_t{-1}));
   int sq = t.node(OpKind::Mul, {sm, mm}, Shape{{2, 3, 4}});
   t.g.outputs = {sq};
+  expect_gradients_match(t);
+}
+
+TEST(ExecGradients, ConvTransposePadResizeSlice) {
+  ExecCase t;
+  int x = t.tensor("x", Shape{{1, 4, 3, 3}});
+  int w = t.tensor("up.w", Shape{{4, 3, 3, 3}}, ValueKind::Param, -0.3f, 0.3f);  // [in, out/group, k, k]
+  int b = t.tensor("up.b", Shape{{6}}, ValueKind::Param);
+  int up = t.node(OpKind::ConvTranspose, {x, w, b}, Shape{{1, 6, 6, 6}},
+                  Attrs{}
+                      .set("strides", std::vector<int64_t>{2, 2})
+                      .set("pads", std::vector<int64_t>{1, 1, 1, 1})
+                      .set("output_padding", std::vector<int64_t>{1, 1})
+                      .set("group", int64_t{2}));
+  int pad = t.node(OpKind::Pad, {up, t.ints("pads", {0, 0, 1, 2, 0, 0, 2, 1})}, Shape{{1, 6, 9, 9}},
+                   Attrs{}.set("mode", std::string("reflect")));
+  int lin = t.node(OpKind::Resize, {pad, -1, t.floats("scales", {1, 1, 0.5f, 1.5f})}, Shape{{1, 6, 4, 13}},
+                   Attrs{}.set("mode", std::string("linear")));
+  int near = t.node(OpKind::Resize, {lin, -1, -1, t.ints("sizes", {1, 6, 8, 13})}, Shape{{1, 6, 8, 13}});
+  int sl = t.node(OpKind::Slice,
+                  {near, t.ints("starts", {-1}), t.ints("ends", {std::numeric_limits<int64_t>::min()}),
+                   t.ints("axes", {3}), t.ints("steps", {-3})},
+                  Shape{{1, 6, 8, 5}});
+  t.g.outputs = {t.node(OpKind::Mul, {sl, sl}, Shape{{1, 6, 8, 5}})};
   expect_gradients_match(t);
 }
 

@@ -1,6 +1,7 @@
 // Every op the executor runs, against a plain reference implementation on small shapes.
 // Tolerance: rtol 1e-4, atol 1e-5 (fp32 kernels that reassociate sums), unless a test says otherwise.
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "measure/exec_support.hpp"
@@ -64,6 +65,92 @@ INSTANTIATE_TEST_SUITE_P(Shapes, ExecConv,
                          ::testing::Values(ConvParam{3, 16, 3, 1, 1, 1, 1}, ConvParam{16, 32, 3, 2, 1, 1, 1},
                                            ConvParam{16, 16, 3, 1, 1, 1, 16}, ConvParam{8, 16, 3, 1, 2, 2, 2},
                                            ConvParam{32, 64, 1, 1, 0, 1, 1}, ConvParam{4, 8, 5, 2, 2, 1, 1}));
+
+/// Naive ConvTranspose (NCHW, ONNX weights [C, OC/g, K, K]) as a scatter: input pixel (ih, iw) adds x w into
+/// output (ih s + kh d - pad_t, iw s + kw d - pad_l); outputs outside [0, OH) x [0, OW) are dropped.
+V ref_conv_transpose(const V& x, const V& w, const V* b, int64_t N, int64_t C, int64_t H, int64_t W, int64_t OC,
+                     int64_t K, int64_t s, int64_t pad_t, int64_t pad_l, int64_t d, int64_t g, int64_t OH, int64_t OW) {
+  std::vector<double> acc(N * OC * OH * OW, 0.0);
+  const int64_t icg = C / g, ocg = OC / g;
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t ic = 0; ic < C; ++ic)
+      for (int64_t ih = 0; ih < H; ++ih)
+        for (int64_t iw = 0; iw < W; ++iw)
+          for (int64_t o = 0; o < ocg; ++o)
+            for (int64_t kh = 0; kh < K; ++kh)
+              for (int64_t kw = 0; kw < K; ++kw) {
+                const int64_t oh = ih * s + kh * d - pad_t, ow = iw * s + kw * d - pad_l;
+                if (oh < 0 || oh >= OH || ow < 0 || ow >= OW) continue;
+                acc[((n * OC + ic / icg * ocg + o) * OH + oh) * OW + ow] +=
+                    double(x[((n * C + ic) * H + ih) * W + iw]) * w[((ic * ocg + o) * K + kh) * K + kw];
+              }
+  V y(acc.size());
+  for (size_t i = 0; i < y.size(); ++i) y[i] = static_cast<float>(acc[i] + (b ? (*b)[i / (OH * OW) % OC] : 0.f));
+  return y;
+}
+
+struct ConvTransposeParam {
+  int64_t C, OC, K, s, pad, d, g, output_padding;
+};
+class ExecConvTranspose : public ::testing::TestWithParam<ConvTransposeParam> {};
+
+TEST_P(ExecConvTranspose, MatchesNaiveScatter) {
+  const auto c = GetParam();
+  const int64_t N = 2, H = 5, W = 4;
+  auto out = [&](int64_t in) { return c.s * (in - 1) + c.output_padding + (c.K - 1) * c.d + 1 - 2 * c.pad; };
+  const int64_t OH = out(H), OW = out(W);
+  ExecCase t;
+  int x = t.tensor("x", Shape{{N, c.C, H, W}});
+  int w = t.tensor("w", Shape{{c.C, c.OC / c.g, c.K, c.K}}, ValueKind::Param);
+  int b = t.tensor("b", Shape{{c.OC}}, ValueKind::Param);
+  Attrs a = conv_attrs(c.K, c.s, c.pad, c.d, c.g);
+  a.set("output_padding", std::vector<int64_t>{c.output_padding, c.output_padding});
+  int y = t.node(OpKind::ConvTranspose, {x, w, b}, Shape{{N, c.OC, OH, OW}}, a);
+  ExecResult res;
+  expect_close(t.run(y, &res), ref_conv_transpose(t[x], t[w], &t[b], N, c.C, H, W, c.OC, c.K, c.s, c.pad, c.pad, c.d,
+                                                  c.g, OH, OW));
+  EXPECT_EQ(res.steps.back().status, StepStatus::Executed);
+}
+
+// The last case's output_padding reaches past the full output: oneDNN gets a negative right padding.
+INSTANTIATE_TEST_SUITE_P(Shapes, ExecConvTranspose,
+                         ::testing::Values(ConvTransposeParam{3, 4, 3, 1, 0, 1, 1, 0},
+                                           ConvTransposeParam{4, 6, 3, 2, 1, 1, 1, 1},
+                                           ConvTransposeParam{4, 4, 3, 2, 1, 2, 2, 1},
+                                           ConvTransposeParam{8, 8, 4, 2, 1, 1, 8, 0},
+                                           ConvTransposeParam{2, 3, 2, 3, 0, 1, 1, 2}));
+
+TEST(ExecOps, ConvTransposeAutoPadAndOutputShape) {
+  struct Case {
+    Attrs attrs;
+    int64_t OH, OW, pad_t, pad_l;  // pads ONNX derives from total_padding = full - output
+  };
+  // 3x3 input, 3x3 kernel, stride 2: the full output is 7x7
+  const Case cases[] = {
+      {Attrs{}.set("auto_pad", std::string("SAME_UPPER")), 6, 6, 0, 0},  // odd padding at the end
+      {Attrs{}.set("auto_pad", std::string("SAME_LOWER")), 6, 6, 1, 1},  // odd padding at the start
+      {Attrs{}.set("output_shape", std::vector<int64_t>{6, 8}), 6, 8, 1, 0},  // 8 > 7: a bias-only column
+      {Attrs{}.set("output_shape", std::vector<int64_t>{7, 9}), 7, 9, 0, 0},  // refused: 2 columns past, stride 2
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(testing::Message() << c.OH << "x" << c.OW << " pads " << c.pad_t << "," << c.pad_l);
+    ExecCase t;
+    int x = t.tensor("x", Shape{{1, 2, 3, 3}});
+    int w = t.tensor("w", Shape{{2, 3, 3, 3}}, ValueKind::Param);
+    Attrs a = c.attrs;
+    a.set("strides", std::vector<int64_t>{2, 2});
+    int y = t.node(OpKind::ConvTranspose, {x, w}, Shape{{1, 3, c.OH, c.OW}}, a);
+    ExecResult res;
+    HostTensor out = t.run(y, &res);
+    if (c.OW == 9) {
+      EXPECT_EQ(res.steps.back().status, StepStatus::NotExecuted);
+      EXPECT_EQ(res.steps.back().reason, "ConvTranspose output reaching a stride or more past the full output");
+      continue;
+    }
+    EXPECT_EQ(res.steps.back().status, StepStatus::Executed);
+    expect_close(out, ref_conv_transpose(t[x], t[w], nullptr, 1, 2, 3, 3, 3, 3, 2, c.pad_t, c.pad_l, 1, 1, c.OH, c.OW));
+  }
+}
 
 TEST(ExecOps, GemmTransBWithBias) {
   ExecCase t;
@@ -420,6 +507,205 @@ TEST(ExecOps, WhereAndEqualBroadcast) {
   V e;
   for (int i = 0; i < 6; ++i) e.push_back(t[b][i % 3]);
   expect_close(t.run(w), e);
+}
+
+TEST(ExecOps, PadModesOnOneAxis) {
+  struct Case {
+    std::string mode;
+    std::vector<int64_t> pads;
+    V expect;
+  };
+  const Case cases[] = {{"constant", {-1, 2}, {2, 3, 9, 9}},  // a negative pad crops
+                        {"reflect", {2, 2}, {3, 2, 1, 2, 3, 2, 1}},
+                        {"edge", {2, 2}, {1, 1, 1, 2, 3, 3, 3}},
+                        {"wrap", {2, 2}, {2, 3, 1, 2, 3, 1, 2}}};
+  for (const auto& c : cases) {
+    ExecCase t;
+    int x = t.tensor("x", Shape{{3}});
+    t.data["x"].data = {1, 2, 3};
+    int y = t.node(OpKind::Pad, {x, t.ints("pads", c.pads), t.floats("value", {9})},
+                   Shape{{static_cast<int64_t>(c.expect.size())}}, Attrs{}.set("mode", c.mode));
+    expect_close(t.run(y), c.expect);
+  }
+}
+
+TEST(ExecOps, PadModesOnChosenAxes) {
+  const int64_t N = 2, C = 3, H = 4, W = 5, top = 1, left = 2, OH = H + 1 + 3, OW = W + 2 + 1;
+  for (std::string mode : {"constant", "reflect", "edge", "wrap"}) {
+    ExecCase t;
+    int x = t.tensor("x", Shape{{N, C, H, W}});
+    int y = t.node(OpKind::Pad, {x, t.ints("pads", {top, left, 3, 1}), -1, t.ints("axes", {-2, 3})},
+                   Shape{{N, C, OH, OW}}, Attrs{}.set("mode", mode));
+    auto source = [&](int64_t i, int64_t n) -> int64_t {  // pads are smaller than the dims: one reflection
+      if (i >= 0 && i < n) return i;
+      if (mode == "edge") return i < 0 ? 0 : n - 1;
+      if (mode == "reflect") return i < 0 ? -i : 2 * (n - 1) - i;
+      if (mode == "wrap") return i < 0 ? i + n : i - n;
+      return -1;
+    };
+    V e;
+    for (int64_t p = 0; p < N * C; ++p)
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          const int64_t ih = source(oh - top, H), iw = source(ow - left, W);
+          e.push_back(ih < 0 || iw < 0 ? 0.f : t[x][(p * H + ih) * W + iw]);
+        }
+    expect_close(t.run(y), e);
+  }
+}
+
+/// Input coordinate of output index j in ONNX Resize (scale * in is the resized length, as ONNX's reference).
+double resize_coord(const std::string& ctm, int64_t j, int64_t in, int64_t out, double scale) {
+  const double len = scale * static_cast<double>(in);
+  if (ctm == "align_corners") return len == 1 ? 0 : j * (in - 1.0) / (len - 1);
+  if (ctm == "asymmetric") return j / scale;
+  if (ctm == "pytorch_half_pixel" && len <= 1) return 0;
+  if (ctm == "tf_half_pixel_for_nn") return (j + 0.5) / scale;
+  if (ctm == "half_pixel_symmetric") return in / 2.0 * (1 - out / len) + (j + 0.5) / scale - 0.5;
+  return (j + 0.5) / scale - 0.5;
+}
+
+int64_t nearest(double x, const std::string& mode, int64_t in) {
+  const bool tie = x - std::floor(x) == 0.5;
+  const double r = mode == "floor"                ? std::floor(x)
+                   : mode == "ceil"               ? std::ceil(x)
+                   : tie && mode == "round_prefer_ceil" ? std::ceil(x)
+                   : tie                          ? std::floor(x)
+                                                  : std::round(x);
+  return std::clamp<int64_t>(static_cast<int64_t>(r), 0, in - 1);
+}
+
+struct ResizeParam {
+  std::string mode, ctm, nearest_mode;
+  std::vector<float> scales;    // empty: sizes given
+  std::vector<int64_t> sizes;   // output dims
+};
+class ExecResize : public ::testing::TestWithParam<ResizeParam> {};
+
+TEST_P(ExecResize, MatchesDirectInterpolation) {
+  const auto& c = GetParam();
+  const int64_t N = 2, C = 3, H = 5, W = 7, OH = c.sizes[2], OW = c.sizes[3];
+  ExecCase t;
+  int x = t.tensor("x", Shape{{N, C, H, W}});
+  Attrs a = Attrs{}.set("mode", c.mode).set("coordinate_transformation_mode", c.ctm);
+  if (!c.nearest_mode.empty()) a.set("nearest_mode", c.nearest_mode);
+  std::vector<int> ins{x, -1};
+  if (c.scales.empty()) ins.insert(ins.end(), {-1, t.ints("sizes", c.sizes)});
+  else ins.push_back(t.floats("scales", c.scales));
+  int y = t.node(OpKind::Resize, ins, Shape{c.sizes}, a);
+  const double sh = c.scales.empty() ? double(OH) / H : c.scales[2], sw = c.scales.empty() ? double(OW) / W : c.scales[3];
+  V e;
+  for (int64_t p = 0; p < N * C; ++p)
+    for (int64_t oh = 0; oh < OH; ++oh)
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        const double yc = resize_coord(c.ctm, oh, H, OH, sh), xc = resize_coord(c.ctm, ow, W, OW, sw);
+        auto at = [&](int64_t ih, int64_t iw) {
+          return double(t[x][(p * H + std::clamp<int64_t>(ih, 0, H - 1)) * W + std::clamp<int64_t>(iw, 0, W - 1)]);
+        };
+        if (c.mode == "nearest") {
+          e.push_back(static_cast<float>(at(nearest(yc, c.nearest_mode, H), nearest(xc, c.nearest_mode, W))));
+          continue;
+        }
+        const int64_t y0 = static_cast<int64_t>(std::floor(yc)), x0 = static_cast<int64_t>(std::floor(xc));
+        const double fy = yc - y0, fx = xc - x0;
+        e.push_back(static_cast<float>((1 - fy) * ((1 - fx) * at(y0, x0) + fx * at(y0, x0 + 1)) +
+                                       fy * ((1 - fx) * at(y0 + 1, x0) + fx * at(y0 + 1, x0 + 1))));
+      }
+  expect_close(t.run(y), e);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Modes, ExecResize,
+    ::testing::Values(ResizeParam{"linear", "half_pixel", "", {}, {2, 3, 9, 4}},
+                      ResizeParam{"linear", "align_corners", "", {1, 1, 1.5f, 0.6f}, {2, 3, 7, 4}},
+                      ResizeParam{"linear", "asymmetric", "", {1, 1, 2, 2}, {2, 3, 10, 14}},
+                      ResizeParam{"linear", "pytorch_half_pixel", "", {}, {2, 3, 1, 10}},
+                      ResizeParam{"nearest", "half_pixel", "round_prefer_floor", {1, 1, 2, 0.5f}, {2, 3, 10, 3}},
+                      ResizeParam{"nearest", "asymmetric", "floor", {}, {2, 3, 7, 12}},
+                      ResizeParam{"nearest", "align_corners", "ceil", {}, {2, 3, 3, 9}},
+                      ResizeParam{"nearest", "half_pixel", "round_prefer_ceil", {1, 1, 3, 1.5f}, {2, 3, 15, 10}},
+                      ResizeParam{"nearest", "tf_half_pixel_for_nn", "round_prefer_floor", {1, 1, 0.5f, 2}, {2, 3, 2, 14}},
+                      ResizeParam{"linear", "half_pixel_symmetric", "", {1, 1, 1.7f, 0.75f}, {2, 3, 8, 5}}));
+
+TEST(ExecOps, ResizeOnnxExamples) {
+  struct Case {
+    std::string mode, ctm;
+    std::vector<float> scales;
+    Shape out;
+    V expect;
+  };
+  const Case cases[] = {
+      {"nearest", "half_pixel", {1, 1, 2, 3}, Shape{{1, 1, 4, 6}},
+       {1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4, 3, 3, 3, 4, 4, 4}},
+      {"linear", "half_pixel", {1, 1, 2, 2}, Shape{{1, 1, 4, 4}},
+       {1, 1.25f, 1.75f, 2, 1.5f, 1.75f, 2.25f, 2.5f, 2.5f, 2.75f, 3.25f, 3.5f, 3, 3.25f, 3.75f, 4}},
+      {"linear", "align_corners", {1, 1, 2, 2}, Shape{{1, 1, 4, 4}},
+       {1, 4 / 3.f, 5 / 3.f, 2, 5 / 3.f, 2, 7 / 3.f, 8 / 3.f, 7 / 3.f, 8 / 3.f, 3, 10 / 3.f, 3, 10 / 3.f, 11 / 3.f, 4}},
+  };
+  for (const auto& c : cases) {
+    ExecCase t;
+    int x = t.tensor("x", Shape{{1, 1, 2, 2}});
+    t.data["x"].data = {1, 2, 3, 4};
+    int y = t.node(OpKind::Resize, {x, -1, t.floats("scales", c.scales)}, c.out,
+                   Attrs{}.set("mode", c.mode).set("coordinate_transformation_mode", c.ctm));
+    expect_close(t.run(y), c.expect);
+  }
+}
+
+TEST(ExecOps, ResizeWithoutScalesPayloadUsesTheGraphSizes) {  // `ridge measure` reads no weights
+  ExecCase t;
+  int x = t.tensor("x", Shape{{1, 1, 2, 2}});
+  t.data["x"].data = {1, 2, 3, 4};
+  int scales = t.floats("scales", {1, 1, 2, 2});
+  t.data.erase("scales");
+  int y = t.node(OpKind::Resize, {x, -1, scales}, Shape{{1, 1, 4, 4}});
+  ExecResult res;
+  expect_close(t.run(y, &res), {1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4});
+  EXPECT_NE(std::find_if(res.notes.begin(), res.notes.end(),
+                         [](const std::string& s) { return s.find("output/input size ratios") != std::string::npos; }),
+            res.notes.end());
+}
+
+TEST(ExecOps, ResizeRefusesWhatItCannotRun) {
+  const std::pair<Attrs, std::string> cases[] = {
+      {Attrs{}.set("mode", std::string("cubic")), "Resize mode cubic"},
+      {Attrs{}.set("mode", std::string("linear")).set("coordinate_transformation_mode", std::string("tf_crop_and_resize")),
+       "Resize coordinate_transformation_mode tf_crop_and_resize"},
+      {Attrs{}.set("nearest_mode", std::string("nearest_even")), "Resize nearest_mode nearest_even"},
+      {Attrs{}.set("antialias", int64_t{1}), "Resize with antialias"},
+  };
+  for (const auto& [attrs, reason] : cases) {
+    ExecCase t;
+    int x = t.tensor("x", Shape{{1, 1, 2, 2}});
+    int y = t.node(OpKind::Resize, {x, -1, t.floats("scales", {1, 1, 2, 2})}, Shape{{1, 1, 4, 4}}, attrs);
+    ExecResult res;
+    t.run(y, &res);
+    ASSERT_EQ(res.steps.size(), 1u);
+    EXPECT_EQ(res.steps[0].status, StepStatus::NotExecuted);
+    EXPECT_EQ(res.steps[0].reason, reason);
+  }
+}
+
+TEST(ExecOps, SliceWithStepsAndNegativeSteps) {
+  ExecCase t;
+  int x = t.tensor("x", Shape{{4, 6, 5}});
+  // axis 0: 3, 2, 1; axis 1: from -1 (5) down to -7 (before the start) by 2: 5, 3, 1; axis 2: 0, 2, 4
+  int y = t.node(OpKind::Slice, {x, t.ints("starts", {3, -1, 0}), t.ints("ends", {0, -7, 5}), t.ints("axes", {0, 1, 2}),
+                                 t.ints("steps", {-1, -2, 2})},
+                 Shape{{3, 3, 3}});
+  V e;
+  for (int i : {3, 2, 1})
+    for (int j : {5, 3, 1})
+      for (int k : {0, 2, 4}) e.push_back(t[x][(i * 6 + j) * 5 + k]);
+  expect_close(t.run(y), e);
+
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max(), kMin = std::numeric_limits<int64_t>::min();
+  int rev = t.node(OpKind::Slice, {x, t.ints("s2", {kMax}), t.ints("e2", {kMin}), t.ints("a2", {-1}), t.ints("p2", {-1})},
+                   Shape{{4, 6, 5}});
+  V r;
+  for (int row = 0; row < 24; ++row)
+    for (int k = 4; k >= 0; --k) r.push_back(t[x][row * 5 + k]);
+  expect_close(t.run(rev), r);
 }
 
 }  // namespace

@@ -29,6 +29,26 @@ struct ExecCase {
     data[name] = t;
     return id;
   }
+  /// Adds an integer constant the graph knows at import (pads, sizes, starts, steps), as the importer would.
+  int ints(const std::string& name, std::vector<int64_t> v) {
+    Value val;
+    val.name = name;
+    val.dtype = DType::I64;
+    val.shape = Shape{{static_cast<int64_t>(v.size())}};
+    val.kind = ValueKind::Constant;
+    val.int_data = std::move(v);
+    val.has_int_data = true;
+    return g.add_value(val);
+  }
+  /// Adds a float constant given as a weight payload (e.g. Resize scales).
+  int floats(const std::string& name, std::vector<float> v) {
+    Value val;
+    val.name = name;
+    val.shape = Shape{{static_cast<int64_t>(v.size())}};
+    val.kind = ValueKind::Constant;
+    data[name] = HostTensor{val.shape, std::move(v)};
+    return g.add_value(val);
+  }
   /// Adds a node with one output of `out` shape; returns the output value id.
   int node(OpKind op, std::vector<int> inputs, Shape out, Attrs attrs = {}) {
     Value v;

@@ -14,6 +14,7 @@ struct LoweringRow {
 };
 constexpr LoweringRow kLowerings[] = {
     {OpKind::Conv, lower_conv},
+    {OpKind::ConvTranspose, lower_conv_transpose},
     {OpKind::Gemm, lower_gemm},
     {OpKind::MatMul, lower_matmul},
     {OpKind::BatchNormalization, lower_batchnorm},
@@ -62,12 +63,20 @@ constexpr LoweringRow kLowerings[] = {
     {OpKind::Concat, lower_concat},
     {OpKind::Slice, lower_slice},
     {OpKind::Split, lower_split},
+    {OpKind::Pad, lower_pad},
+    {OpKind::Resize, lower_resize},
 };
 
 Lowering find_lowering(OpKind op) {
   for (const auto& row : kLowerings)
     if (row.op == op) return row.lower;
   return nullptr;
+}
+
+/// Ops that only move, index or compare values: integer tensors pass through them exactly (as floats, up to 2^24).
+bool exact_for_integers(OpKind op) {
+  return op == OpKind::Cast || op == OpKind::ArgMax || op == OpKind::Equal || op == OpKind::Gather ||
+         op == OpKind::Pad || op == OpKind::Slice || find_lowering(op) == lower_view;
 }
 
 }  // namespace
@@ -77,11 +86,12 @@ void lower_node(Program& p, int ni) {
   Lowering lower = find_lowering(n.op);
   if (!lower)
     throw NoKernel{"no kernel for op " + (n.op == OpKind::Unknown ? n.op_type : std::string(op_name(n.op)))};
-  for (int out : n.outputs)
-    if (!is_float(p.graph().value(out).dtype) && n.op != OpKind::Cast && n.op != OpKind::ArgMax &&
-        n.op != OpKind::Equal && p.graph().value(out).dtype != DType::Unknown && !p.graph().value(out).has_int_data &&
-        n.op != OpKind::Gather && find_lowering(n.op) != lower_view)
+  for (int out : n.outputs) {
+    if (out < 0) continue;
+    const Value& v = p.graph().value(out);
+    if (!is_float(v.dtype) && v.dtype != DType::Unknown && !v.has_int_data && !exact_for_integers(n.op))
       throw NoKernel{"integer-valued " + std::string(op_name(n.op)) + " is not executed (fp32 executor)"};
+  }
   lower(p, ni);
 }
 
@@ -112,6 +122,15 @@ std::optional<float> scalar_input(Program& p, const Node& n, size_t i) {
   if (v.has_int_data && v.int_data.size() == 1) return static_cast<float>(v.int_data[0]);
   if (const HostTensor* t = p.payload(vid))
     if (t->data.size() == 1) return t->data[0];
+  return std::nullopt;
+}
+
+std::optional<std::vector<float>> float_input(Program& p, const Node& n, size_t i) {
+  int vid = input_at(n, i);
+  if (vid < 0) return std::nullopt;
+  const Value& v = p.graph().value(vid);
+  if (v.has_int_data) return std::vector<float>(v.int_data.begin(), v.int_data.end());
+  if (const HostTensor* t = p.payload(vid)) return t->data;
   return std::nullopt;
 }
 

@@ -5,19 +5,25 @@ namespace ridge::exec {
 
 using Args = std::unordered_map<int, memory>;
 
+namespace {
+
+/// A per-axis integer attribute (strides, pads, ...) of `count` values, `def` each when absent.
+Dims axis_attr(const Node& n, const char* key, int64_t def, size_t count) {
+  auto v = n.attrs.ints(key);
+  if (v.empty()) v.assign(count, def);
+  if (v.size() != count) throw NoKernel{std::string("attribute ") + key + " has the wrong length"};
+  return Dims(v.begin(), v.end());
+}
+
+}  // namespace
+
 Window window_of(const Node& n, const Shape& x, const Shape& y, const Dims& kernel) {
   const int sp = x.rank() - 2;
   Window w;
   w.kernel = kernel;
-  auto ints = [&](const char* key, int64_t def, size_t count) {
-    auto v = n.attrs.ints(key);
-    if (v.empty()) v.assign(count, def);
-    if (v.size() != count) throw NoKernel{std::string("attribute ") + key + " has the wrong length"};
-    return Dims(v.begin(), v.end());
-  };
-  w.strides = ints("strides", 1, sp);
-  Dims dil = ints("dilations", 1, sp);
-  Dims pads = ints("pads", 0, 2 * sp);
+  w.strides = axis_attr(n, "strides", 1, sp);
+  Dims dil = axis_attr(n, "dilations", 1, sp);
+  Dims pads = axis_attr(n, "pads", 0, 2 * sp);
   const std::string auto_pad = n.attrs.s("auto_pad", "NOTSET");
   for (int i = 0; i < sp; ++i) {
     const int64_t in = x[i + 2], out = y[i + 2], extent = (kernel[i] - 1) * dil[i] + 1;
@@ -56,31 +62,27 @@ std::function<void()> reduce_into_grad(Program& p, int vid, const memory& diff) 
 
 // ---- convolution ------------------------------------------------------------------------------------------
 
-void lower_conv(Program& p, int ni) {
+namespace {
+
+/// Forward step of a convolution-like node (X, W, optional B -> Y) and, when training, its backward. Conv and
+/// ConvTranspose share it through oneDNN's convolution and deconvolution primitives, whose descriptors have the
+/// same signatures. `wei_as` is the weight's plain buffer seen with oneDNN's weight dims.
+template <typename Fwd, typename BwdData, typename BwdWeights>
+void lower_windowed(Program& p, int ni, dnnl::algorithm alg, const Window& w, const memory::desc& wei_as) {
   const Node& n = node_of(p, ni);
   const int X = input_at(n, 0), W = input_at(n, 1), B = input_at(n, 2), Y = n.outputs.at(0);
-  const Shape &xs = shape_of(p, X), &ws = shape_of(p, W), &ys = shape_of(p, Y);
-  if (xs.rank() < 3 || xs.rank() > 5) throw NoKernel{"Conv of rank " + std::to_string(xs.rank())};
-  const int64_t groups = n.attrs.i("group", 1);
-  Dims kernel(ws.dims.begin() + 2, ws.dims.end());
-  Window w = window_of(n, xs, ys, kernel);
-  Dims wdims = to_dims(ws);
-  if (groups > 1) {
-    wdims.insert(wdims.begin(), groups);
-    wdims[1] /= groups;
-  }
+  const Dims xd = to_dims(shape_of(p, X)), yd = to_dims(shape_of(p, Y)), wdims = wei_as.dims();
   const auto prop = p.training() ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference;
-  const memory::desc bias_md = B >= 0 ? plain_desc({ys[1]}) : memory::desc();
-  dnnl::convolution_forward::desc d(prop, dnnl::algorithm::convolution_direct, any_desc(to_dims(xs)),
-                                    any_desc(wdims), bias_md, any_desc(to_dims(ys)), w.strides, w.dilation,
-                                    w.pad_l, w.pad_r);
-  dnnl::convolution_forward::primitive_desc pd(d, p.engine());
+  const memory::desc bias_md = B >= 0 ? plain_desc({yd[1]}) : memory::desc();
+  typename Fwd::desc d(prop, alg, any_desc(xd), any_desc(wdims), bias_md, any_desc(yd), w.strides, w.dilation,
+                       w.pad_l, w.pad_r);
+  typename Fwd::primitive_desc pd(d, p.engine());
   memory src = p.in_layout(X, pd.src_desc(), ni);
-  memory wei = p.weight_as(W, wdims, pd.weights_desc());
+  memory wei = p.weight_as(W, wei_as, pd.weights_desc());
   memory bias = B >= 0 ? p.plain(B, ni) : memory();
   memory dst = p.alloc(pd.dst_desc());
   p.set_value(Y, dst);
-  dnnl::convolution_forward conv(pd);
+  Fwd conv(pd);
   Args args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
   if (B >= 0) args[DNNL_ARG_BIAS] = bias;
   Step& step = p.add_step(ni, impl_name(pd), [&p, conv, args] { conv.execute(p.stream(), args); });
@@ -98,13 +100,12 @@ void lower_conv(Program& p, int ni) {
   };
   memory diff_dst = p.grad(Y);
   if (p.needs_grad(X)) {
-    dnnl::convolution_backward_data::desc bd(dnnl::algorithm::convolution_direct, any_desc(to_dims(xs)),
-                                             any_desc(wdims), any_desc(to_dims(ys)), w.strides, w.dilation, w.pad_l,
-                                             w.pad_r);
-    dnnl::convolution_backward_data::primitive_desc bpd(bd, p.engine(), pd);
+    typename BwdData::desc bd(alg, any_desc(xd), any_desc(wdims), any_desc(yd), w.strides, w.dilation, w.pad_l,
+                              w.pad_r);
+    typename BwdData::primitive_desc bpd(bd, p.engine(), pd);
     memory diff_src = p.alloc(bpd.diff_src_desc());
     memory dd = conform(diff_dst, bpd.diff_dst_desc()), wb = conform(wei, bpd.weights_desc());
-    dnnl::convolution_backward_data prim(bpd);
+    BwdData prim(bpd);
     auto acc = p.accumulate_into_grad(X, diff_src);
     parts.push_back([&p, prim, dd, wb, diff_src, acc] {
       prim.execute(p.stream(), {{DNNL_ARG_DIFF_DST, dd}, {DNNL_ARG_WEIGHTS, wb}, {DNNL_ARG_DIFF_SRC, diff_src}});
@@ -112,14 +113,13 @@ void lower_conv(Program& p, int ni) {
     });
   }
   if (p.needs_grad(W)) {
-    dnnl::convolution_backward_weights::desc wd(dnnl::algorithm::convolution_direct, any_desc(to_dims(xs)),
-                                                any_desc(wdims), bias_md, any_desc(to_dims(ys)), w.strides,
-                                                w.dilation, w.pad_l, w.pad_r);
-    dnnl::convolution_backward_weights::primitive_desc wpd(wd, p.engine(), pd);
+    typename BwdWeights::desc wd(alg, any_desc(xd), any_desc(wdims), bias_md, any_desc(yd), w.strides, w.dilation,
+                                 w.pad_l, w.pad_r);
+    typename BwdWeights::primitive_desc wpd(wd, p.engine(), pd);
     memory diff_w = p.alloc(wpd.diff_weights_desc());
     memory diff_b = B >= 0 ? p.alloc(bias_md) : memory();
     memory sw = conform(src, wpd.src_desc()), dd = conform(diff_dst, wpd.diff_dst_desc());
-    dnnl::convolution_backward_weights prim(wpd);
+    BwdWeights prim(wpd);
     Args wargs{{DNNL_ARG_SRC, sw}, {DNNL_ARG_DIFF_DST, dd}, {DNNL_ARG_DIFF_WEIGHTS, diff_w}};
     if (B >= 0) wargs[DNNL_ARG_DIFF_BIAS] = diff_b;
     auto acc_w = p.accumulate_into_grad(W, diff_w);
@@ -131,9 +131,77 @@ void lower_conv(Program& p, int ni) {
     });
   }
   step.info.has_backward = true;
-  step.backward = [parts] {
-    for (const auto& f : parts) f();
-  };
+  step.backward = sequence(parts);
+}
+
+/// Window of a ConvTranspose in oneDNN's deconvolution terms (output = (in - 1) * stride + extent - pad_l - pad_r).
+/// The graph's output size fixes pad_r, so ONNX's output_padding, and an output_shape beyond the full output,
+/// become negative right padding (rows that only get the bias). With auto_pad SAME_* or output_shape, pads come
+/// from ONNX's total_padding: the odd one at the end for SAME_UPPER, at the start otherwise.
+Window transposed_window(const Node& n, const Shape& x, const Shape& y, const Dims& kernel) {
+  const int sp = x.rank() - 2;
+  Window w;
+  w.kernel = kernel;
+  w.strides = axis_attr(n, "strides", 1, sp);
+  const Dims dil = axis_attr(n, "dilations", 1, sp), pads = axis_attr(n, "pads", 0, 2 * sp),
+             extra = axis_attr(n, "output_padding", 0, sp);
+  const std::string auto_pad = n.attrs.s("auto_pad", "NOTSET");
+  const bool derived = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER" || !n.attrs.ints("output_shape").empty();
+  for (int i = 0; i < sp; ++i) {
+    const int64_t full = (x[i + 2] - 1) * w.strides[i] + (kernel[i] - 1) * dil[i] + 1, out = y[i + 2];
+    int64_t pl = auto_pad == "VALID" ? 0 : pads[i];
+    if (derived) {
+      const int64_t total = std::max<int64_t>(0, full + extra[i] - out);
+      pl = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+    }
+    if (full - out - pl <= -w.strides[i])  // oneDNN needs pad_r > -stride; output_padding < stride always fits
+      throw NoKernel{"ConvTranspose output reaching a stride or more past the full output"};
+    w.dilation.push_back(dil[i] - 1);
+    w.pad_l.push_back(pl);
+    w.pad_r.push_back(full - out - pl);
+  }
+  return w;
+}
+
+}  // namespace
+
+void lower_conv(Program& p, int ni) {
+  const Node& n = node_of(p, ni);
+  const Shape &xs = shape_of(p, input_at(n, 0)), &ws = shape_of(p, input_at(n, 1));
+  if (xs.rank() < 3 || xs.rank() > 5) throw NoKernel{"Conv of rank " + std::to_string(xs.rank())};
+  const int64_t groups = n.attrs.i("group", 1);
+  Dims wdims = to_dims(ws);
+  if (groups > 1) {
+    wdims.insert(wdims.begin(), groups);
+    wdims[1] /= groups;
+  }
+  const Window w = window_of(n, xs, shape_of(p, n.outputs.at(0)), Dims(ws.dims.begin() + 2, ws.dims.end()));
+  lower_windowed<dnnl::convolution_forward, dnnl::convolution_backward_data, dnnl::convolution_backward_weights>(
+      p, ni, dnnl::algorithm::convolution_direct, w, plain_desc(wdims));
+}
+
+void lower_conv_transpose(Program& p, int ni) {
+  const Node& n = node_of(p, ni);
+  const Shape &xs = shape_of(p, input_at(n, 0)), &ws = shape_of(p, input_at(n, 1)), &ys = shape_of(p, n.outputs.at(0));
+  if (xs.rank() < 3 || xs.rank() > 5) throw NoKernel{"ConvTranspose of rank " + std::to_string(xs.rank())};
+  const int64_t g = n.attrs.i("group", 1);
+  if (g < 1 || ws.rank() != xs.rank() || ws[0] != xs[1] || xs[1] % g != 0 || ws[1] * g != ys[1])
+    throw NoKernel{"ConvTranspose weights " + to_string(ws) + " do not match its channels and group " +
+                   std::to_string(g)};
+  // ONNX weights are [in, out/g, k...], i.e. [g, in/g, out/g, k...]; oneDNN reads [(g,) out/g, in/g, k...].
+  Dims stored = to_dims(ws);
+  if (g > 1) {
+    stored.insert(stored.begin(), g);
+    stored[1] /= g;
+  }
+  std::vector<int> swap_io(stored.size());
+  for (size_t i = 0; i < swap_io.size(); ++i) swap_io[i] = static_cast<int>(i);
+  const int io = g > 1 ? 1 : 0;
+  std::swap(swap_io[io], swap_io[io + 1]);
+  const Window w = transposed_window(n, xs, ys, Dims(ws.dims.begin() + 2, ws.dims.end()));
+  lower_windowed<dnnl::deconvolution_forward, dnnl::deconvolution_backward_data,
+                 dnnl::deconvolution_backward_weights>(p, ni, dnnl::algorithm::deconvolution_direct, w,
+                                                       plain_desc(stored).permute_axes(swap_io));
 }
 
 // ---- matrix products ----------------------------------------------------------------------------------------

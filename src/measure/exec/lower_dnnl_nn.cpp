@@ -1,4 +1,5 @@
 // oneDNN lowerings of normalisation, elementwise, pooling, softmax, reductions and data movement.
+#include <algorithm>
 #include <cfloat>
 
 #include "lowerings.hpp"
@@ -20,27 +21,32 @@ std::function<void()> bind_reorder(Program& p, const memory& src, const memory& 
   return [&p, r, src, dst] { r.execute(p.stream(), {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}}); };
 }
 
-/// Offsets of a Slice along every axis (steps must be 1; sizes come from the output shape).
-Dims slice_offsets(Program& p, const Node& n, const Shape& in) {
+/// First input index and step of a Slice along every axis (sizes come from the output shape). ONNX clamps
+/// starts to [0, dim] for positive steps and to [0, dim - 1] for negative ones.
+struct SliceAxes {
+  Dims start, step;
+};
+SliceAxes slice_axes(Program& p, const Node& n, const Shape& in) {
   auto starts = n.attrs.has("starts") ? std::optional(n.attrs.ints("starts")) : int_input(p, n, 1);
   auto axes = n.attrs.has("axes") ? std::optional(n.attrs.ints("axes")) : int_input(p, n, 3);
   auto steps = int_input(p, n, 4);
   if (!starts) throw NoKernel{"Slice starts are not known"};
-  if (steps)
-    for (auto s : *steps)
-      if (s != 1) throw NoKernel{"Slice with step != 1"};
+  if (!steps && input_at(n, 4) >= 0) throw NoKernel{"Slice steps are not known"};
   if (!axes) {
     axes.emplace();
     for (size_t i = 0; i < starts->size(); ++i) axes->push_back(static_cast<int64_t>(i));
   }
-  Dims offsets(in.rank(), 0);
+  SliceAxes s{Dims(in.rank(), 0), Dims(in.rank(), 1)};
   for (size_t i = 0; i < axes->size() && i < starts->size(); ++i) {
     const int64_t ax = normalize_axis((*axes)[i], in.rank(), n), dim = in[static_cast<int>(ax)];
+    const int64_t step = steps && i < steps->size() ? (*steps)[i] : 1;
+    if (step == 0) throw NoKernel{"Slice with step 0"};
     int64_t st = (*starts)[i];
     if (st < 0) st += dim;
-    offsets[ax] = std::clamp<int64_t>(st, 0, dim);
+    s.start[ax] = std::clamp<int64_t>(st, 0, step > 0 ? dim : std::max<int64_t>(dim - 1, 0));
+    s.step[ax] = step;
   }
-  return offsets;
+  return s;
 }
 
 }  // namespace
@@ -459,8 +465,19 @@ void lower_transpose(Program& p, int ni) {
 void lower_slice(Program& p, int ni) {
   const Node& n = node_of(p, ni);
   const int X = input_at(n, 0), Y = n.outputs.at(0);
-  const Dims offsets = slice_offsets(p, n, shape_of(p, X));
+  const Shape& xs = shape_of(p, X);
+  const auto [offsets, steps] = slice_axes(p, n, xs);
   const Dims out = to_dims(shape_of(p, Y));
+  if (std::any_of(steps.begin(), steps.end(), [](int64_t s) { return s != 1; })) {  // strided: a reference copy
+    AxisMaps maps(xs.rank());
+    for (int a = 0; a < xs.rank(); ++a)
+      for (int64_t j = 0; j < out[a]; ++j) {
+        const int64_t i = offsets[a] + j * steps[a];
+        if (i < 0 || i >= xs[a]) throw NoKernel{"Slice output shape disagrees with its starts and steps"};
+        maps[a].push_back(i);
+      }
+    return lower_index_copy(p, ni, std::move(maps), 0.f);
+  }
   memory src = p.plain(X, ni);
   memory part = alias(p, src, src.get_desc().submemory_desc(out, offsets));
   memory dst = p.alloc(plain_desc(out));

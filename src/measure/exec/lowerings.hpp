@@ -12,6 +12,7 @@ using Lowering = void (*)(Program& p, int ni);
 
 // oneDNN primitives (lower_dnnl.cpp, lower_dnnl_nn.cpp)
 void lower_conv(Program& p, int ni);
+void lower_conv_transpose(Program& p, int ni);
 void lower_gemm(Program& p, int ni);
 void lower_matmul(Program& p, int ni);
 void lower_batchnorm(Program& p, int ni);
@@ -34,6 +35,10 @@ void lower_reference_elementwise(Program& p, int ni);  ///< Pow/Equal/Where/Expa
 void lower_argmax(Program& p, int ni);
 void lower_cast(Program& p, int ni);
 
+// reference data movement (lower_ref_move.cpp)
+void lower_pad(Program& p, int ni);  ///< constant / reflect / edge / wrap
+void lower_resize(Program& p, int ni);  ///< nearest and linear
+
 // ---- helpers shared by the lowerings -------------------------------------------------------------------
 
 inline const Node& node_of(Program& p, int ni) { return p.graph().nodes.at(ni); }
@@ -50,6 +55,8 @@ int64_t normalize_axis(int64_t axis, int rank, const Node& n);
 std::optional<std::vector<int64_t>> int_input(Program& p, const Node& n, size_t i);
 /// A scalar float from input `i` when its value is known (given payload or integer data), else nullopt.
 std::optional<float> scalar_input(Program& p, const Node& n, size_t i);
+/// Float payload of input `i` (e.g. Resize scales) when its value is known, else nullopt.
+std::optional<std::vector<float>> float_input(Program& p, const Node& n, size_t i);
 /// Shape `s` left-padded with 1s to `rank` dims.
 Dims padded_dims(const Shape& s, int rank);
 /// Spatial window of a conv or pool: kernel, strides, oneDNN dilation (ONNX dilation - 1) and paddings chosen
@@ -58,6 +65,13 @@ struct Window {
   Dims kernel, strides, dilation, pad_l, pad_r;
 };
 Window window_of(const Node& n, const Shape& x, const Shape& y, const Dims& kernel);
+/// Source index along each axis for every output coordinate: maps[a][j] is the input index that output index j
+/// of axis a reads, -1 where it reads the fill value instead (Pad's constant).
+using AxisMaps = std::vector<std::vector<int64_t>>;
+/// Reference step Y = X gathered through `maps` (Pad, strided Slice, nearest Resize); its backward scatter-adds
+/// dY into dX. Where a map holds -1 it writes `fill`, or the value of `fill_from` read at run time when >= 0.
+/// Defined in lower_ref_move.cpp.
+void lower_index_copy(Program& p, int ni, AxisMaps maps, float fill, int fill_from = -1);
 /// Memory over the same buffer as `m` with descriptor `d`.
 memory alias(Program& p, const memory& m, const memory::desc& d);
 /// Sums `diff` down to the dims of value `vid` (broadcast axes reduced) and adds it into its gradient.

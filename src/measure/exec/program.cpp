@@ -91,6 +91,7 @@ Program::Program(const Graph& g, const ExecOptions& opts)
   set_threads(opts.threads);
   vals_.resize(g.values.size());
   plain_cache_.resize(g.values.size());
+  graph_order_.resize(g.values.size());
   grads_.resize(g.values.size());
   synthetic_.assign(g.values.size(), false);
   need_grad_ = opts.train ? values_needing_grad(g) : std::vector<bool>(g.values.size(), false);
@@ -238,13 +239,24 @@ memory Program::view(const memory& m, const Dims& dims) {
   return memory(plain_desc(dims), eng_, m.get_data_handle());
 }
 
-memory Program::weight_as(int vid, const Dims& dims, const memory::desc& want) {
+memory Program::weight_as(int vid, const memory::desc& as, const memory::desc& want) {
   memory src = value(vid);
-  if (src.get_desc().dims() != dims) {
-    keep_alive_.push_back(src);
-    src = view(src, dims);
+  const Value& v = g_.value(vid);
+  if (graph_order_[vid].is_zero()) {  // first use: the value's own plain buffer, seen through `as`
+    if (!is_plain(src.get_desc()) || src.get_desc().get_size() != as.get_size())
+      throw NoKernel{"weights '" + v.name + "' are not a plain tensor of " + std::to_string(element_count(as)) +
+                     " elements"};
+    graph_order_[vid] = as;
+    if (src.get_desc() != as) {
+      keep_alive_.push_back(src);
+      src = memory(as, eng_, src.get_data_handle());
+    }
+  } else if (graph_order_[vid] != as) {
+    throw NoKernel{"weights '" + v.name + "' are read with different shapes by two kernels"};
   }
   if (src.get_desc() != want) {
+    if (v.producer >= 0 && !v.has_int_data)  // the build-time reorder would read data not computed yet
+      throw NoKernel{"weights '" + v.name + "' are computed at run time and need a layout change"};
     keep_alive_.push_back(src);
     memory dst = alloc(want);
     run_now(dnnl::reorder(src, dst), {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}});
@@ -300,7 +312,8 @@ HostTensor Program::read_grad(int vid) {
   t.data.assign(static_cast<size_t>(t.shape.elements()), 0.f);
   if (!grads_[vid]) return t;
   memory src = grads_[vid];
-  memory dst(plain_desc(src.get_desc().dims()), eng_);
+  const bool reshaped = !graph_order_[vid].is_zero() && graph_order_[vid].dims() == src.get_desc().dims();
+  memory dst(reshaped ? graph_order_[vid] : plain_desc(src.get_desc().dims()), eng_);
   run_now(dnnl::reorder(src, dst), {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}});
   std::copy_n(data_of(dst), t.data.size(), t.data.begin());
   return t;

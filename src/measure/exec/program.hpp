@@ -63,9 +63,11 @@ class Program {
   memory& grad(int vid);
   /// A closure that adds `diff` (same dims, any layout) into the gradient of `vid` (a reorder with a sum).
   std::function<void()> accumulate_into_grad(int vid, const memory& diff);
-  /// Weight `vid` seen with `dims` (same plain element order, e.g. grouped conv weights) in layout `want`.
-  /// Reorders once at build time and makes that layout the weight's own, so SGD updates what kernels read.
-  memory weight_as(int vid, const Dims& dims, const memory::desc& want);
+  /// Weight `vid` seen through `as` (a descriptor of its plain buffer with the dims a primitive wants, e.g.
+  /// grouped conv weights, or ConvTranspose's [in, out, ...] weights as [out, in, ...]) in layout `want`.
+  /// Reorders once at build time and makes that layout the weight's own, so SGD updates what kernels read;
+  /// read_grad() gives its gradient back in the graph's element order.
+  memory weight_as(int vid, const memory::desc& as, const memory::desc& want);
   /// A plain memory of `dims` sharing `m`'s buffer (m must be plain with as many elements).
   memory view(const memory& m, const Dims& dims);
   /// True when a value needs a gradient (training).
@@ -107,6 +109,7 @@ class Program {
   std::vector<memory> vals_;
   std::vector<memory> grads_;
   std::vector<memory> plain_cache_;
+  std::vector<memory::desc> graph_order_;  ///< weight_as(): the weight's buffer in graph element order
   std::vector<memory> keep_alive_;
   std::vector<bool> synthetic_;
   std::vector<bool> need_grad_;
