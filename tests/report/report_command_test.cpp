@@ -9,13 +9,6 @@
 namespace ridge::test {
 namespace {
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 TEST(ReportCommand, WritesEverySectionForAZooModel) {
   const std::string out = temp_dir() + "/r.html";
   RunResult r = run_ridge("report resnet18 --device a100-sxm4-40gb --device v100-sxm2 --sweep 1,4 -o " + out);

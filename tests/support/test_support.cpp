@@ -20,14 +20,12 @@ std::string fixture(const std::string& rel) { return shared_dir() + "/fixtures/"
 
 bool have_shared() { return std::filesystem::is_directory(shared_dir() + "/fixtures"); }
 
-namespace {
 std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
 }
-}  // namespace
 
 std::string temp_dir() {
   std::string tmpl = (std::filesystem::temp_directory_path() / "ridge-test-XXXXXX").string();

@@ -23,6 +23,8 @@ struct RunResult {
 RunResult run_ridge(const std::string& args);
 /// A fresh temporary directory, removed at exit.
 std::string temp_dir();
+/// The whole content of a file ("" when it cannot be read).
+std::string slurp(const std::string& path);
 
 }  // namespace ridge::test
 
