@@ -70,6 +70,13 @@ struct Attrs {
   }
 };
 
+/// The ONNX attributes of a 2-D Conv: kernel_shape, strides, pads (the same at both ends of an axis),
+/// dilations and group; each pair is {height, width}.
+struct Conv2dGeometry {
+  int64_t kh, kw, sh = 1, sw = 1, ph = 0, pw = 0, dh = 1, dw = 1, group = 1;
+};
+Attrs conv2d_attrs(const Conv2dGeometry& c);
+
 /// One operation. Inputs follow ONNX order (e.g. Conv: X, W, B; Gemm: A, B, C; BatchNormalization: X, scale,
 /// bias, mean, var). Parameters are ordinary inputs whose Value::kind is Param.
 struct Node {

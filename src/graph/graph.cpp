@@ -63,6 +63,16 @@ std::string_view value_kind_name(ValueKind k) {
   return "?";
 }
 
+Attrs conv2d_attrs(const Conv2dGeometry& c) {
+  Attrs a;
+  a.set("kernel_shape", std::vector<int64_t>{c.kh, c.kw})
+      .set("strides", std::vector<int64_t>{c.sh, c.sw})
+      .set("pads", std::vector<int64_t>{c.ph, c.pw, c.ph, c.pw})
+      .set("dilations", std::vector<int64_t>{c.dh, c.dw})
+      .set("group", c.group);
+  return a;
+}
+
 int64_t Attrs::i(const std::string& k, int64_t def) const {
   auto it = items.find(k);
   if (it == items.end()) return def;

@@ -126,13 +126,8 @@ Graph graph_from_descriptor(const std::string& desc, DType dtype) {
     std::vector<int> ins = {b.value("input", Shape{{mb, ic, ih, iw}}, ValueKind::Input),
                             b.value("weight", Shape{{oc, ic / g, kh, kw}}, ValueKind::Param)};
     if (opt(f, "b", 0)) ins.push_back(b.value("bias", Shape{{oc}}, ValueKind::Param));
-    Attrs a;
-    a.set("kernel_shape", std::vector<int64_t>{kh, kw})
-        .set("strides", std::vector<int64_t>{sh, sw})
-        .set("pads", std::vector<int64_t>{ph, pw, ph, pw})
-        .set("dilations", std::vector<int64_t>{dh, dw})
-        .set("group", g);
-    return b.finish(OpKind::Conv, ins, Shape{{mb, oc, oh, ow}}, a, "Conv2d");
+    return b.finish(OpKind::Conv, ins, Shape{{mb, oc, oh, ow}}, conv2d_attrs({kh, kw, sh, sw, ph, pw, dh, dw, g}),
+                    "Conv2d");
   }
   if (op == "gemm") {
     auto f = parse_fields(body, desc);

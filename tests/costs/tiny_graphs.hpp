@@ -51,13 +51,7 @@ struct Tiny {
 
 /// Conv2d attributes.
 inline Attrs conv_attrs(int64_t k, int64_t s, int64_t p, int64_t d = 1, int64_t groups = 1) {
-  Attrs a;
-  a.set("kernel_shape", std::vector<int64_t>{k, k})
-      .set("strides", std::vector<int64_t>{s, s})
-      .set("pads", std::vector<int64_t>{p, p, p, p})
-      .set("dilations", std::vector<int64_t>{d, d})
-      .set("group", groups);
-  return a;
+  return conv2d_attrs({k, k, s, s, p, p, d, d, groups});
 }
 
 }  // namespace ridge::test

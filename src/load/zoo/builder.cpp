@@ -139,13 +139,8 @@ int Builder::conv2d(int x, const std::string& name, int64_t out_ch, int64_t k, i
                             child_path(name), to_string(s), k, k, stride, pad));
   std::vector<int> in = {x, param(name + ".weight", Shape{{out_ch, s[1] / groups, k, k}})};
   if (bias) in.push_back(param(name + ".bias", Shape{{out_ch}}));
-  Attrs a;
-  a.set("kernel_shape", std::vector<int64_t>{k, k})
-      .set("strides", std::vector<int64_t>{stride, stride})
-      .set("pads", std::vector<int64_t>{pad, pad, pad, pad})
-      .set("dilations", std::vector<int64_t>{dilation, dilation})
-      .set("group", groups);
-  return add(OpKind::Conv, name, "Conv2d", std::move(in), Shape{{s[0], out_ch, oh, ow}}, std::move(a));
+  return add(OpKind::Conv, name, "Conv2d", std::move(in), Shape{{s[0], out_ch, oh, ow}},
+             conv2d_attrs({k, k, stride, stride, pad, pad, dilation, dilation, groups}));
 }
 
 int Builder::linear(int x, const std::string& name, int64_t out, bool bias, const std::string& type,
