@@ -23,7 +23,6 @@ struct PredictArgs {
   std::string interconnect, allreduce = "ring";
   std::vector<std::string> device_dirs;
   ModelOptions m;
-  bool dtype_given = false;
   int devices_count = 1;
   bool train = false;
   std::optional<double> ppp, ppp_mem, launch_s;
@@ -88,7 +87,7 @@ void run(const PredictArgs& a) {
   const Device d = find_device(load_devices(a.device_dirs), a.device);
 
   LoadOptions load = a.m.load_options();
-  if (!a.dtype_given) load.dtype = precision_info(*precision).dtype;
+  if (!a.m.dtype_given()) load.dtype = precision_info(*precision).dtype;
   load.training = a.train;
   report::Document doc;
   PredictOptions opt;
@@ -210,9 +209,8 @@ CLI::App* add_predict_command(CLI::App& app) {
   a->out.add_to(cmd);
   cmd->add_option("--plot", a->plot, "Also draw each layer's share of predicted time and FLOPs to FILE.svg or "
                                      "FILE.png")->type_name("FILE");
-  cmd->callback([a, cmd] {
+  cmd->callback([a] {
     if (!a->plot.empty()) chart::check_chart_path(a->plot);
-    a->dtype_given = cmd->get_option("--dtype")->count() > 0;
     run(*a);
   });
   return cmd;

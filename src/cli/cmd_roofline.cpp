@@ -24,7 +24,6 @@ struct RooflineArgs {
   std::vector<std::string> models, devices, device_dirs, measured;
   std::string precision = "fp32", level = "dram";
   ModelOptions m;
-  bool dtype_given = false;
   bool summary_only = false;
   std::string plot;
   OutputOptions out;
@@ -100,7 +99,7 @@ void run(const RooflineArgs& a) {
 
   report::Document doc;
   LoadOptions load = a.m.load_options();
-  if (!a.dtype_given) load.dtype = precision_info(*precision).dtype;
+  if (!a.m.dtype_given()) load.dtype = precision_info(*precision).dtype;
   doc.title = fmt::format("Roofline at batch {} ({}, {} bandwidth)", load.batch, a.precision, a.level);
   report::Table devs{"devices", "Devices", {{"device", "device", Unit::None}, {"peak_flop_per_s", "peak", Unit::FlopPerSecond},
                                            {"bandwidth_bytes_per_s", "bandwidth", Unit::BytePerSecond},
@@ -215,9 +214,8 @@ CLI::App* add_roofline_command(CLI::App& app) {
   cmd->add_flag("--summary", a->summary_only, "Per-model rows only (no per-layer table)");
   cmd->add_option("--plot", a->plot, "Also draw one roofline per device to FILE.svg or FILE.png")->type_name("FILE");
   a->out.add_to(cmd);
-  cmd->callback([a, cmd] {
+  cmd->callback([a] {
     if (!a->plot.empty()) chart::check_chart_path(a->plot);
-    a->dtype_given = cmd->get_option("--dtype")->count() > 0;
     run(*a);
   });
   return cmd;

@@ -16,7 +16,7 @@ void ModelOptions::add_to(CLI::App* cmd, bool with_batch) {
       ->type_name("N");
   cmd->add_option("--input", inputs, "Full shape of a named ONNX input, NAME=1x3x224x224 (repeatable)")
       ->type_name("NAME=SHAPE");
-  cmd->add_option("--dtype", dtype, "Element type of weights and activations: fp32|fp16|bf16|fp64")
+  dtype_flag = cmd->add_option("--dtype", dtype, "Element type of weights and activations: fp32|fp16|bf16|fp64")
       ->capture_default_str();
 }
 

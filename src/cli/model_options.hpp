@@ -14,9 +14,12 @@ struct ModelOptions {
   int64_t seq_len = 0;                ///< 0 = model default
   std::vector<std::string> inputs;    ///< NAME=1x3x224x224 (ONNX)
   std::string dtype = "fp32";
+  CLI::Option* dtype_flag = nullptr;  ///< set by add_to()
 
   /// Adds --batch, --input-size, --seq-len, --input, --dtype to `cmd`.
   void add_to(CLI::App* cmd, bool with_batch = true);
+  /// True when --dtype was on the command line (commands with --precision default the dtype to it otherwise).
+  bool dtype_given() const { return dtype_flag && dtype_flag->count() > 0; }
   /// Validated LoadOptions (throws UsageError naming the flag).
   LoadOptions load_options() const;
   /// LoadOptions with a different batch size (for sweeps).
