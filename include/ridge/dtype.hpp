@@ -16,6 +16,9 @@ int64_t dtype_bytes(DType t);
 std::string_view dtype_name(DType t);
 /// Parses "fp32", "float32", "f32", "fp16", "half", "bf16", "fp64", "double", "int64", ...; nullopt if unknown.
 std::optional<DType> parse_dtype(std::string_view s);
+/// ridge's element type for an ONNX TensorProto.DataType number (1 float, 7 int64, 10 float16, ...);
+/// Unknown for strings, complex and anything ridge does not model.
+DType dtype_from_onnx(int onnx_type);
 /// True for floating-point types (whose tensors carry gradients).
 bool is_float(DType t);
 

@@ -52,7 +52,7 @@ std::vector<std::string> closest_names(const std::string& name, const std::vecto
 
 /// True if `model` looks like a layer descriptor ("conv:mb1ic3...", "gemm:m1k512n1000b1", "relu:1x64x56x56").
 bool is_descriptor(const std::string& model);
-/// A one-node graph re-created from a descriptor printed by ridge (see ridge::descriptor in cost.hpp).
+/// A one-node graph re-created from a descriptor printed by ridge (see ops::descriptor in op_rules.hpp).
 /// Throws ridge::Error naming the descriptor and the field at fault.
 Graph graph_from_descriptor(const std::string& desc, DType dtype);
 

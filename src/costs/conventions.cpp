@@ -8,8 +8,8 @@
 #include <cmath>
 #include <map>
 
-#include "costs/geometry.hpp"
-#include "costs/rules.hpp"
+#include "ridge/op_geometry.hpp"
+#include "ridge/op_rules.hpp"
 #include "ridge/cost.hpp"
 
 namespace ridge {
@@ -50,7 +50,7 @@ const std::vector<ConventionInfo> kConventions = {
 bool has_attr(const Node& n, const char* key, const char* value) { return n.attrs.s(key, "") == value; }
 bool captured(const Node& n) { return has_attr(n, "torch_fn", "captured"); }
 
-Count E(const Graph& g, int v) { return costs::elements(g, v).value_or(0); }
+Count E(const Graph& g, int v) { return ops::elements(g, v).value_or(0); }
 
 const std::string& module_type_of(const Graph& g, const std::string& path) {
   static const std::string kNone;
@@ -87,10 +87,10 @@ bool gemm_like(const Node& n) {
 }
 Count gemm_macs(const Graph& g, const Node& n) {
   switch (op_family(n.op)) {
-    case OpFamily::Conv: case OpFamily::ConvTranspose: return costs::conv_geometry(g, n).macs;
-    case OpFamily::Linear: return costs::linear_geometry(g, n).macs;
-    case OpFamily::MatMul: return costs::matmul_geometry(g, n).macs;
-    case OpFamily::Einsum: return costs::einsum_macs(g, n).value_or(0);
+    case OpFamily::Conv: case OpFamily::ConvTranspose: return ops::conv_geometry(g, n).macs;
+    case OpFamily::Linear: return ops::linear_geometry(g, n).macs;
+    case OpFamily::MatMul: return ops::matmul_geometry(g, n).macs;
+    case OpFamily::Einsum: return ops::einsum_macs(g, n).value_or(0);
     default: return 0;
   }
 }
@@ -120,29 +120,29 @@ Count fvcore_rule(const Graph& g, const Node& n, bool training) {
   if (is_bn(n)) return E(g, x) * (training ? (is_affine(g, n) ? 5 : 4) : (is_affine(g, n) ? 2 : 1));
   if (n.op == OpKind::LayerNormalization) return E(g, x) * (is_affine(g, n) ? 5 : 4);
   if (n.op == OpKind::AdaptiveAvgPool || n.op == OpKind::GlobalAveragePool) return E(g, x);
-  if (n.op == OpKind::Resize) return costs::out_elems(g, n) * (n.attrs.s("mode", "nearest") == "nearest" ? 1 : 4);
+  if (n.op == OpKind::Resize) return ops::out_elems(g, n) * (n.attrs.s("mode", "nearest") == "nearest" ? 1 : 4);
   return 0;
 }
 
 Count ptflops_rule(const Graph& g, const Node& n) {
   const int x = n.inputs.empty() ? -1 : n.inputs[0];
-  const Count out = costs::out_elems(g, n);
+  const Count out = ops::out_elems(g, n);
   const std::string& t = n.module_type;
   if (n.module_call) {
     if (t == "Conv2d" || t == "Conv1d" || t == "Conv3d") {
-      auto c = costs::conv_geometry(g, n);
+      auto c = ops::conv_geometry(g, n);
       return c.macs + (c.bias ? c.out_elems : 0);
     }
     if (t.rfind("ConvTranspose", 0) == 0) {
-      auto c = costs::conv_geometry(g, n);
+      auto c = ops::conv_geometry(g, n);
       return c.macs + (c.bias ? c.out_elems : 0);  // main term over input positions, bias over outputs
     }
     if (t == "Linear") {
-      auto l = costs::linear_geometry(g, n);
+      auto l = ops::linear_geometry(g, n);
       return l.rows * (l.in * l.out + (l.bias ? l.out : 0));
     }
     if (t == "Conv1D") {  // HF Conv1D: invisible module, but torch.addmm is patched: MACs + bias elements once
-      auto l = costs::linear_geometry(g, n);
+      auto l = ops::linear_geometry(g, n);
       return l.macs + (l.bias ? l.out : 0);
     }
     if (t.rfind("BatchNorm", 0) == 0) return E(g, x) * (is_affine(g, n) ? 2 : 1);
@@ -160,9 +160,9 @@ Count ptflops_rule(const Graph& g, const Node& n) {
     case OpKind::Softmax: return out;
     case OpKind::MaxPool: case OpKind::AveragePool: case OpKind::AdaptiveAvgPool: case OpKind::GlobalAveragePool:
       return E(g, x);
-    case OpKind::MatMul: return costs::matmul_geometry(g, n).macs;
+    case OpKind::MatMul: return ops::matmul_geometry(g, n).macs;
     case OpKind::Gemm: {  // F.linear inside MultiheadAttention: input.numel() * out + bias once
-      auto l = costs::linear_geometry(g, n);
+      auto l = ops::linear_geometry(g, n);
       return l.macs + (l.bias ? l.out : 0);
     }
     case OpKind::Add:
@@ -175,10 +175,10 @@ Count ptflops_rule(const Graph& g, const Node& n) {
 Count thop_rule(const Graph& g, const Node& n) {
   if (!n.module_call) return 0;
   const int x = n.inputs.empty() ? -1 : n.inputs[0];
-  const Count out = costs::out_elems(g, n);
+  const Count out = ops::out_elems(g, n);
   const std::string& t = n.module_type;
-  if (t.rfind("Conv", 0) == 0 && t != "Conv1D") return costs::conv_geometry(g, n).macs;
-  if (t == "Linear") return costs::linear_geometry(g, n).macs;
+  if (t.rfind("Conv", 0) == 0 && t != "Conv1D") return ops::conv_geometry(g, n).macs;
+  if (t == "Linear") return ops::linear_geometry(g, n).macs;
   if (t.rfind("BatchNorm", 0) == 0 || t == "LayerNorm" || t == "GroupNorm" || t.rfind("InstanceNorm", 0) == 0)
     return E(g, x) * (is_affine(g, n) ? 4 : 2);
   if (t == "AvgPool2d" || t == "AvgPool1d" || t == "AvgPool3d") return out;
@@ -217,23 +217,23 @@ Count torchinfo_rule(const Graph& g, const Node& n) {
 Count pthflops_rule(const Graph& g, const Node& n) {
   if (inside_fx_leaf(g, n)) return 0;
   const int x = n.inputs.empty() ? -1 : n.inputs[0];
-  const Count out = costs::out_elems(g, n);
+  const Count out = ops::out_elems(g, n);
   if (n.module_call) {
     const std::string& t = n.module_type;
     if (t.rfind("Conv", 0) == 0 && t != "Conv1D") {
-      auto c = costs::conv_geometry(g, n);
+      auto c = ops::conv_geometry(g, n);
       return c.macs + (c.bias ? c.out_elems : 0);
     }
     if (t == "ReLU") return 2 * out;
     if (t.rfind("BatchNorm", 0) == 0) return 2 * out;
-    if (t.rfind("MaxPool", 0) == 0) return (costs::pool_taps(g, n) - 1) * out;
-    if (t.rfind("AvgPool", 0) == 0) return costs::pool_taps(g, n) * out;
+    if (t.rfind("MaxPool", 0) == 0) return (ops::pool_taps(g, n) - 1) * out;
+    if (t.rfind("AvgPool", 0) == 0) return ops::pool_taps(g, n) * out;
     if (t.rfind("AdaptiveAvgPool", 0) == 0) {
       const Shape& s = g.value(x).shape;
       return s[-2] * s[-1] * out;
     }
     if (t == "Linear") {
-      auto l = costs::linear_geometry(g, n);
+      auto l = ops::linear_geometry(g, n);
       return E(g, x) * l.out + (l.bias ? l.out : 0);
     }
     return 0;
@@ -249,14 +249,14 @@ Count pthflops_rule(const Graph& g, const Node& n) {
 /// DeepSpeed flops profiler: returns {MACs, FLOPs} of one node.
 std::pair<Count, Count> deepspeed_rule(const Graph& g, const Node& n, bool training) {
   const int x = n.inputs.empty() ? -1 : n.inputs[0];
-  const Count out = costs::out_elems(g, n);
+  const Count out = ops::out_elems(g, n);
   switch (op_family(n.op)) {
     case OpFamily::Conv: case OpFamily::ConvTranspose: {
-      auto c = costs::conv_geometry(g, n);
+      auto c = ops::conv_geometry(g, n);
       return {c.macs, 2 * c.macs + (c.bias ? c.out_elems : 0)};
     }
     case OpFamily::Linear: {
-      auto l = costs::linear_geometry(g, n);
+      auto l = ops::linear_geometry(g, n);
       if (n.module_type == "Conv1D") return {l.macs, 2 * l.macs + (l.bias ? l.out : 0)};  // torch.addmm
       return {l.macs, 2 * l.macs};  // F.linear: bias ignored
     }
@@ -287,10 +287,10 @@ Count folded_conv_count(const Graph& g, const Node& n, Convention c, bool traini
   Node conv = n;
   conv.inputs.resize(2);
   conv.attrs.items.erase("folded_batchnorm");
-  const Count E = costs::out_elems(g, n);
+  const Count E = ops::out_elems(g, n);
   const Shape& y = g.value(n.outputs[0]).shape;
   switch (c) {
-    case Convention::Ridge: return 2 * costs::conv_geometry(g, conv).macs + 2 * E;
+    case Convention::Ridge: return 2 * ops::conv_geometry(g, conv).macs + 2 * E;
     case Convention::Torchvision: return torchvision_rule(g, conv);
     case Convention::Torch: return torch_rule(g, conv);
     case Convention::Fvcore: return fvcore_rule(g, conv, training) + (training ? 5 : 2) * E;
@@ -354,9 +354,9 @@ ConventionCount count_under(const Graph& g, Convention c) {
       for (int v : n.outputs)
         if (!g.value(v).shape.known()) known = false;
       if (!known || op_family(n.op) == OpFamily::Unknown) continue;
-      if (costs::folded_batchnorm(n)) {
+      if (ops::folded_batchnorm(n)) {
         out.per_node[i] = folded_conv_count(g, n, c, training);
-        if (c == Convention::Deepspeed) deepspeed_macs += costs::conv_geometry(g, n).macs;
+        if (c == Convention::Deepspeed) deepspeed_macs += ops::conv_geometry(g, n).macs;
         continue;
       }
       Count v = 0;

@@ -6,7 +6,7 @@
 #include <map>
 #include <set>
 
-#include "costs/geometry.hpp"
+#include "ridge/op_geometry.hpp"
 #include "ridge/cost.hpp"
 
 namespace ridge {
@@ -29,53 +29,46 @@ std::vector<int> storage_roots(const Graph& g) {
 
 bool is_activation(const Value& v) { return v.kind == ValueKind::Activation || v.kind == ValueKind::Input; }
 
-/// Values a node saves for its backward pass (activations only; weights are counted as parameters), plus
-/// extra bytes for small per-channel/per-row statistics and indices.
+/// Values a node saves for its backward pass, from its op record (activations only; weights are counted as
+/// parameters), plus extra bytes for small per-channel/per-row statistics, indices and masks.
 void saved_by(const Graph& g, const Node& n, std::vector<int>& values, Count& extra) {
   auto act = [&](int v) {
     if (v >= 0 && is_activation(g.value(v))) values.push_back(v);
   };
   const int x = n.inputs.empty() ? -1 : n.inputs[0];
-  const int y = n.outputs.empty() ? -1 : n.outputs[0];
-  const Count out = costs::out_elems(g, n);
-  switch (n.op) {
-    case OpKind::Conv: case OpKind::ConvTranspose: case OpKind::Gemm: act(x); break;
-    case OpKind::MatMul: case OpKind::Einsum: case OpKind::Mul: case OpKind::Div: case OpKind::Pow:
+  const Count out = ops::out_elems(g, n);
+  auto rows = [&] {
+    const Shape& s = g.value(x).shape;
+    return s.elements() / std::max<int64_t>(1, s.rank() ? s[-1] : 1);
+  };
+  switch (op_record(n.op).saves) {
+    case Saves::None: break;
+    case Saves::Input: act(x); break;
+    case Saves::Output: act(n.outputs.empty() ? -1 : n.outputs[0]); break;
+    case Saves::Inputs:
       for (int v : n.inputs) act(v);
       break;
-    case OpKind::BatchNormalization: {
+    case Saves::ChannelStats:
       act(x);
       extra += 2 * g.value(x).shape[1] * 4;  // saved mean and inverse std per channel (fp32)
       break;
-    }
-    case OpKind::LayerNormalization: {
+    case Saves::RowStats:
       act(x);
-      const Shape& s = g.value(x).shape;
-      extra += 2 * (s.elements() / std::max<int64_t>(1, s[-1])) * 4;  // mean and rstd per row
+      extra += 2 * rows() * 4;  // mean and rstd per row (fp32)
       break;
-    }
-    case OpKind::Relu: case OpKind::Clip: case OpKind::Sigmoid: case OpKind::Tanh: case OpKind::Exp:
-    case OpKind::Softmax: case OpKind::LogSoftmax: case OpKind::Sqrt: case OpKind::Reciprocal:
-      act(y);
-      break;
-    case OpKind::Gelu: case OpKind::Erf: case OpKind::LeakyRelu: case OpKind::HardSigmoid: case OpKind::HardSwish:
-    case OpKind::Log: case OpKind::AveragePool: case OpKind::AdaptiveAvgPool: case OpKind::GlobalAveragePool:
+    case Saves::RowRms:
       act(x);
+      extra += rows() * 4;  // rstd per row (fp32)
       break;
-    case OpKind::MaxPool: case OpKind::ReduceMax:
+    case Saves::InputArgmax:
       act(x);
       extra += out * 8;  // int64 indices of the maxima
       break;
-    case OpKind::Dropout:
-      extra += out;  // bool mask in training mode
+    case Saves::Mask: extra += out; break;  // bool mask in training mode
+    case Saves::Index:
+      if (n.inputs.size() > 1) act(n.inputs[1]);
       break;
-    case OpKind::Gather:
-      if (n.inputs.size() > 1) act(n.inputs[1]);  // the indices
-      break;
-    case OpKind::Where:
-      act(x);  // the condition
-      break;
-    default: break;
+    case Saves::Condition: act(x); break;
   }
 }
 

@@ -48,4 +48,21 @@ std::optional<DType> parse_dtype(std::string_view s) {
 
 bool is_float(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16 || t == DType::F64; }
 
+DType dtype_from_onnx(int t) {
+  // onnx.proto TensorProto.DataType: FLOAT 1, UINT8 2, INT8 3, INT32 6, INT64 7, BOOL 9, FLOAT16 10, DOUBLE 11,
+  // BFLOAT16 16.
+  switch (t) {
+    case 1: return DType::F32;
+    case 2: return DType::U8;
+    case 3: return DType::I8;
+    case 6: return DType::I32;
+    case 7: return DType::I64;
+    case 9: return DType::Bool;
+    case 10: return DType::F16;
+    case 11: return DType::F64;
+    case 16: return DType::BF16;
+    default: return DType::Unknown;
+  }
+}
+
 }  // namespace ridge

@@ -1,29 +1,50 @@
 #include "ridge/ops.hpp"
 
 #include <array>
+#include <cctype>
 
 namespace ridge {
 namespace {
 
-constexpr std::array<std::string_view, kOpKindCount> kNames = {
-#define RIDGE_OP(e, name, family) name,
+constexpr std::array<OpRecord, kOpKindCount> kRecords = {{
+#define RIDGE_OP(e, name, family, rule, roles, saves, module, fwd, bwd_a, bwd_b) \
+  {OpKind::e, name, OpFamily::family, roles, Saves::saves, module, fwd, bwd_a, bwd_b},
 #include "ridge/ops.def"
 #undef RIDGE_OP
-};
+}};
 
-constexpr std::array<OpFamily, kOpKindCount> kFamilies = {
-#define RIDGE_OP(e, name, family) OpFamily::family,
-#include "ridge/ops.def"
-#undef RIDGE_OP
-};
+constexpr bool records_in_enum_order() {
+  for (size_t i = 0; i < kRecords.size(); ++i)
+    if (static_cast<size_t>(kRecords[i].kind) != i) return false;
+  return true;
+}
+static_assert(records_in_enum_order(), "op records out of sync with OpKind");
+static_assert(kRecords.back().kind == OpKind::Unknown, "Unknown must be the last op in ops.def");
 
-static_assert(kNames.size() == static_cast<size_t>(OpKind::Unknown) + 1, "op table out of sync with OpKind");
-static_assert(kNames.back() == "Unknown", "Unknown must be the last op in ops.def");
+constexpr bool roles_are_valid() {
+  for (const auto& r : kRecords)
+    for (size_t i = 0; i < r.roles.size(); ++i) {
+      const char c = r.roles[i];
+      const bool letter = c == 'x' || c == 'a' || c == 'w' || c == 's' || c == 'i' || c == 'b';
+      const bool star = c == '*' && i > 0 && i + 1 == r.roles.size();
+      if (!letter && !star) return false;
+    }
+  return true;
+}
+static_assert(roles_are_valid(), "ops.def: role letters are x a w b s i, with an optional trailing *");
+
+constexpr bool elementwise_ops_have_flops() {
+  for (const auto& r : kRecords)
+    if ((r.family == OpFamily::Unary || r.family == OpFamily::Binary) && r.fwd_flops_per_element <= 0) return false;
+  return true;
+}
+static_assert(elementwise_ops_have_flops(), "ops.def: every elementwise op needs its FLOPs per element");
 
 }  // namespace
 
-std::string_view op_name(OpKind k) { return kNames.at(static_cast<size_t>(k)); }
-OpFamily op_family(OpKind k) { return kFamilies.at(static_cast<size_t>(k)); }
+const OpRecord& op_record(OpKind k) { return kRecords.at(static_cast<size_t>(k)); }
+std::string_view op_name(OpKind k) { return op_record(k).name; }
+OpFamily op_family(OpKind k) { return op_record(k).family; }
 
 std::string_view family_name(OpFamily f) {
   switch (f) {
@@ -55,9 +76,44 @@ std::string_view family_name(OpFamily f) {
 }
 
 std::optional<OpKind> parse_op(std::string_view name) {
-  for (size_t i = 0; i + 1 < kNames.size(); ++i)
-    if (kNames[i] == name) return static_cast<OpKind>(i);
+  for (size_t i = 0; i + 1 < kRecords.size(); ++i)
+    if (kRecords[i].name == name) return static_cast<OpKind>(i);
   return std::nullopt;
+}
+
+InputRole input_role(OpKind k, int index) {
+  std::string_view roles = op_record(k).roles;
+  const bool repeats = !roles.empty() && roles.back() == '*';
+  if (repeats) roles.remove_suffix(1);
+  if (roles.empty() || index < 0) return InputRole::Activation;
+  if (static_cast<size_t>(index) >= roles.size()) {
+    if (!repeats) return InputRole::Activation;
+    index = static_cast<int>(roles.size()) - 1;
+  }
+  switch (roles[index]) {
+    case 'a': return InputRole::Either;
+    case 'w': case 'b': return InputRole::Weight;
+    case 's': return InputRole::Statistic;
+    case 'i': return InputRole::Integer;
+    default: return InputRole::Activation;
+  }
+}
+
+std::string torch_module(OpKind k, int spatial_dims, bool has_param_input) {
+  std::string_view m = op_record(k).module;
+  if (!m.empty() && m.front() == '?') {
+    if (!has_param_input) return "";
+    m.remove_prefix(1);
+  }
+  std::string out;
+  for (char c : m) out += c == '#' ? std::to_string(spatial_dims) : std::string(1, c);
+  return out;
+}
+
+std::string descriptor_name(OpKind k) {
+  std::string name(op_name(k));
+  for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return name;
 }
 
 }  // namespace ridge

@@ -6,6 +6,7 @@
 #include "costs/tiny_graphs.hpp"
 #include "load/zoo/builder.hpp"
 #include "ridge/cost.hpp"
+#include "ridge/op_geometry.hpp"
 
 namespace ridge {
 namespace {
@@ -31,15 +32,21 @@ TEST(BruteForce, ConvMacsAndFlopsMatchLoopOverOutputsAndTaps) {
     const bool bias = pick(0, 1) == 1;
     const int64_t oh = brute_out_len(h, k, s, p, d), ow = brute_out_len(w, k, s, p, d);
     if (oh <= 0 || ow <= 0) continue;
-    // Brute force: every output element visits every tap of its group's input channels.
-    Count macs = 0;
+    // Brute force: every output element visits every tap of its group's input channels. `macs` counts every
+    // tap (the convention of ridge and of every tool); `effective` skips the taps that land on padding, as
+    // benchdnn's count_ops does, which the closed form must not simply restate.
+    Count macs = 0, effective = 0;
     for (int64_t b = 0; b < n; ++b)
       for (int64_t oc = 0; oc < cout; ++oc)
         for (int64_t y = 0; y < oh; ++y)
           for (int64_t x = 0; x < ow; ++x)
             for (int64_t ic = 0; ic < cin / groups; ++ic)
               for (int64_t ky = 0; ky < k; ++ky)
-                for (int64_t kx = 0; kx < k; ++kx) ++macs;
+                for (int64_t kx = 0; kx < k; ++kx) {
+                  ++macs;
+                  const int64_t iy = y * s - p + ky * d, ix = x * s - p + kx * d;
+                  if (iy >= 0 && iy < h && ix >= 0 && ix < w) ++effective;
+                }
     // The zoo builder's closed-form output size must agree with the sliding-window count.
     zoo::Builder bld("conv", DType::F32);
     int in = bld.input("x", Shape{{n, cin, h, w}}, DType::F32);
@@ -50,6 +57,8 @@ TEST(BruteForce, ConvMacsAndFlopsMatchLoopOverOutputsAndTaps) {
     const Count outputs = n * cout * oh * ow;
     SCOPED_TRACE(mc.nodes[0].descriptor);
     EXPECT_EQ(mc.total.macs, macs);
+    EXPECT_EQ(ops::conv_geometry(g, g.nodes[0]).effective_macs, effective);
+    if (p > 0 && k > 1) EXPECT_LT(effective, macs);
     EXPECT_EQ(mc.total.flops, 2 * macs + (bias ? outputs : 0));
     EXPECT_EQ(mc.total.params, cout * (cin / groups) * k * k + (bias ? cout : 0));
     // First layer: no grad-input; grad-weight is the same MAC set (+ bias reduction).

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "ridge/cost.hpp"
 #include "ridge/load.hpp"
 #include "support/test_support.hpp"
 
@@ -210,6 +211,42 @@ TEST(OnnxFixtures, EmbeddedWeightsImportLikeExternalOnes) {
         EXPECT_EQ(embedded.value(embedded.nodes[i].outputs[k]).shape, external.value(external.nodes[i].outputs[k]).shape);
     }
   }
+}
+
+}  // namespace
+}  // namespace ridge
+
+namespace ridge {
+namespace {
+
+/// Everything `ridge summary` and `ridge flops --all-conventions` compute, on a graph that may have unknown
+/// shapes: none of it may reach an internal error.
+void cost_everything(const Graph& g) {
+  const ModelCost mc = estimate(g);
+  (void)estimate_memory(g, Optimizer::Adam);
+  (void)torchinfo_memory(g);
+  (void)torchsummary_memory(g);
+  for (const auto& c : conventions()) (void)count_under(g, c.id);
+  (void)mc;
+}
+
+TEST(OnnxFixtures, Gpt2Opset13LoadsAndCostsWithAndWithoutASequenceLength) {
+  RIDGE_REQUIRE_SHARED();
+  LoadOptions o;
+  o.batch = 1;
+  o.seq_len = 128;
+  const Graph g = import_onnx(path_of("gpt2.op13"), o);
+  cost_everything(g);
+  Count linear_macs = 0;
+  const ModelCost mc = estimate(g);
+  for (const NodeCost& nc : mc.nodes) {
+    const OpFamily f = op_family(g.nodes[nc.node].op);
+    if (f == OpFamily::Linear || f == OpFamily::MatMul) linear_macs += nc.cost.macs;
+  }
+  EXPECT_EQ(linear_macs, Count{16'114'089'984});  // the fixtures README, at batch 1 and sequence 128
+  // Without a sequence length the shapes stay unknown: costs are excluded and named, never an internal error.
+  const Graph unbound = import_onnx(path_of("gpt2.op13"), LoadOptions{});
+  cost_everything(unbound);
 }
 
 }  // namespace

@@ -64,7 +64,7 @@ std::optional<double> constant_scalar(const Work& w, int v) {
   if (v < 0 || w.g.value(v).kind != ValueKind::Constant) return std::nullopt;
   const Value& val = w.g.value(v);
   if (val.has_int_data && val.int_data.size() == 1) return static_cast<double>(val.int_data[0]);
-  if (w.float_data[v] && w.float_data[v]->size() == 1) return (*w.float_data[v])[0];
+  if (w.env.float_data[v] && w.env.float_data[v]->size() == 1) return (*w.env.float_data[v])[0];
   return std::nullopt;
 }
 

@@ -61,7 +61,7 @@ void apply_constant(Work& w, const onnx::NodeProto& n, int v) {
         val.int_data = *ints;
         val.has_int_data = true;
       }
-      w.float_data[v] = float_payload(a.t());
+      w.env.float_data[v] = float_payload(a.t());
     } else if (a.name() == "value_int") {
       val.dtype = DType::I64;
       merge_shape(w, v, Shape{});
@@ -75,46 +75,28 @@ void apply_constant(Work& w, const onnx::NodeProto& n, int v) {
     } else if (a.name() == "value_float") {
       val.dtype = DType::F32;
       merge_shape(w, v, Shape{});
-      w.float_data[v] = std::vector<double>{a.f()};
+      w.env.float_data[v] = std::vector<double>{a.f()};
     } else if (a.name() == "value_floats") {
       val.dtype = DType::F32;
       merge_shape(w, v, Shape{{static_cast<int64_t>(a.floats_size())}});
-      w.float_data[v] = std::vector<double>(a.floats().begin(), a.floats().end());
+      w.env.float_data[v] = std::vector<double>(a.floats().begin(), a.floats().end());
     }
   }
 }
 
-int add_value(Work& w, Value v) {
-  w.slots.emplace_back();
-  w.float_data.emplace_back();
-  return w.g.add_value(std::move(v));
-}
+int add_value(Work& w, Value v) { return w.env.add_value(std::move(v)); }
 
-/// How an initializer is used decides whether it is a trainable parameter, a buffer or a constant.
-enum class Role { Weight, Statistic, Other };
-
-Role input_role(OpKind op, int index) {
-  switch (op) {
-    case OpKind::Conv: case OpKind::ConvTranspose: case OpKind::LayerNormalization:
-      return index >= 1 ? Role::Weight : Role::Other;
-    case OpKind::BatchNormalization: return index == 1 || index == 2 ? Role::Weight : index >= 3 ? Role::Statistic : Role::Other;
-    case OpKind::Gather: return index == 0 ? Role::Weight : Role::Other;
-    case OpKind::Gemm: case OpKind::MatMul: case OpKind::Einsum:
-    case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div:
-    case OpKind::Unknown: return Role::Weight;
-    default: return Role::Other;
-  }
-}
-
+/// How an initializer is used decides whether it is a trainable parameter, a buffer or a constant: the role
+/// of its input position in the op's record (ops.def).
 void classify_initializers(Work& w, const std::vector<int>& initializers) {
   std::vector<int> weight_uses(w.g.values.size()), stat_uses(w.g.values.size());
   for (const Node& n : w.g.nodes)
     for (size_t k = 0; k < n.inputs.size(); ++k) {
       int v = n.inputs[k];
       if (v < 0) continue;
-      Role r = input_role(n.op, static_cast<int>(k));
-      if (r == Role::Weight) ++weight_uses[v];
-      if (r == Role::Statistic) ++stat_uses[v];
+      const InputRole r = input_role(n.op, static_cast<int>(k));
+      if (r == InputRole::Weight || r == InputRole::Either) ++weight_uses[v];
+      if (r == InputRole::Statistic) ++stat_uses[v];
     }
   for (int v : initializers) {
     Value& val = w.g.value(v);
@@ -244,9 +226,9 @@ void note_unknown_shapes(Work& w) {
   std::string first;
   for (size_t v = 0; v < w.g.values.size(); ++v) {
     Value& val = w.g.value(static_cast<int>(v));
-    if (!w.slots[v].rank_known) val.shape.dims.clear();
-    if (val.shape.known() && w.slots[v].rank_known) continue;
-    if (!w.slots[v].rank_known && val.shape.dims.empty()) val.shape.dims = {-1};  // unknown rank shows as "?"
+    if (!w.env.rank_known[v]) val.shape.dims.clear();
+    if (val.shape.known() && w.env.rank_known[v]) continue;
+    if (!w.env.rank_known[v] && val.shape.dims.empty()) val.shape.dims = {-1};  // unknown rank shows as "?"
     if (val.shape_note.empty()) val.shape_note = unknown_reason(w, static_cast<int>(v));
     if (unknown++ == 0) first = val.shape_note;
   }
@@ -328,7 +310,7 @@ Graph import_model(onnx::ModelProto m, const std::string& label, const LoadOptio
       w.g.value(id).int_data = *ints;
       w.g.value(id).has_int_data = true;
     }
-    w.float_data[id] = float_payload(t);
+    w.env.float_data[id] = float_payload(t);
     initializers.push_back(id);
   }
 
@@ -456,6 +438,16 @@ Graph guarded(const std::string& label, F body) {
 }
 
 }  // namespace
+
+bool apply_shape_rule(Work& w, int node) {
+  if (w.g.nodes[node].op == OpKind::Unknown) return false;
+  try {
+    return ops::infer_shapes(w.env, node);
+  } catch (const std::exception& e) {  // ops::RuleError or ridge::Error from a broadcast
+    throw Error(fmt::format("{}: node '{}' ({}): {}", w.label, w.onnx_names[node], w.g.nodes[node].op_type, e.what()));
+  }
+}
+
 }  // namespace ridge::onnx_in
 
 namespace ridge {

@@ -74,46 +74,22 @@ int spatial_rank(const Graph& g, const Node& n) {
 
 std::optional<double> scalar_input(const Work& w, const Node& n, int i) {
   if (static_cast<int>(n.inputs.size()) <= i || n.inputs[i] < 0) return std::nullopt;
-  const auto& f = w.float_data[n.inputs[i]];
+  const auto& f = w.env.float_data[n.inputs[i]];
   if (f && f->size() == 1) return (*f)[0];
   return std::nullopt;
 }
 
-/// The torch module a node is the whole forward of, when its op is some module's natural op.
+/// The torch module a node is the whole forward of, when its op is some module's natural op (the module column
+/// of the op's record; a Clip to [0, 6] is a ReLU6).
 std::string natural_module(const Work& w, const Node& n) {
-  const Graph& g = w.g;
-  const std::string d = std::to_string(spatial_rank(g, n)) + "d";
-  switch (n.op) {
-    case OpKind::Conv: return "Conv" + d;
-    case OpKind::ConvTranspose: return "ConvTranspose" + d;
-    case OpKind::BatchNormalization: return "BatchNorm" + d;
-    case OpKind::MaxPool: return "MaxPool" + d;
-    case OpKind::AveragePool: return "AvgPool" + d;
-    case OpKind::GlobalAveragePool: return "AdaptiveAvgPool" + d;
-    case OpKind::Gemm: return "Linear";
-    case OpKind::MatMul: return has_param_input(g, n) ? "Linear" : "";
-    case OpKind::Gather: return !n.inputs.empty() && n.inputs[0] >= 0 && g.value(n.inputs[0]).kind == ValueKind::Param
-                                    ? "Embedding" : "";
-    case OpKind::LayerNormalization: return "LayerNorm";
-    case OpKind::Relu: return "ReLU";
-    case OpKind::Clip: {
-      const double lo = scalar_input(w, n, 1).value_or(n.attrs.f("min", -1));
-      const double hi = scalar_input(w, n, 2).value_or(n.attrs.f("max", -1));
-      return lo == 0 && hi == 6 ? "ReLU6" : "Hardtanh";
-    }
-    case OpKind::Sigmoid: return "Sigmoid";
-    case OpKind::Tanh: return "Tanh";
-    case OpKind::Gelu: return "GELU";
-    case OpKind::LeakyRelu: return "LeakyReLU";
-    case OpKind::HardSigmoid: return "Hardsigmoid";
-    case OpKind::HardSwish: return "Hardswish";
-    case OpKind::Softmax: return "Softmax";
-    case OpKind::LogSoftmax: return "LogSoftmax";
-    case OpKind::Dropout: return "Dropout";
-    case OpKind::Flatten: return "Flatten";
-    case OpKind::Resize: return "Upsample";
-    default: return "";
+  if (n.op == OpKind::AdaptiveAvgPool) return "";  // ridge-internal kind, made after modules are assigned
+  std::string type = torch_module(n.op, spatial_rank(w.g, n), has_param_input(w.g, n));
+  if (n.op == OpKind::Clip) {
+    const double lo = scalar_input(w, n, 1).value_or(n.attrs.f("min", -1));
+    const double hi = scalar_input(w, n, 2).value_or(n.attrs.f("max", -1));
+    if (lo == 0 && hi == 6) type = "ReLU6";
   }
+  return type;
 }
 
 /// Within one scope, the node that is the leaf module's call: the only node with a natural module type,

@@ -10,13 +10,12 @@
 #include "ridge/graph.hpp"
 #include "ridge/load.hpp"
 #include "ridge/onnx_import.hpp"
+#include "ridge/op_rules.hpp"
 
 namespace ridge::onnx_in {
 
-/// Largest dim ridge accepts anywhere (2^40): beyond it a file is corrupt, not a model.
-inline constexpr int64_t kMaxDim = int64_t(1) << 40;
-/// Integer tensors up to this many elements keep their values (shape arithmetic, axes, pads).
-inline constexpr int64_t kMaxFoldElements = 4096;
+using ops::kMaxDim;
+using ops::kMaxFoldElements;
 
 // ---- reading (reader.cpp) -------------------------------------------------------------------------------
 
@@ -46,29 +45,27 @@ std::optional<std::vector<double>> float_payload(const onnx::TensorProto& t);
 std::vector<std::pair<std::string, std::optional<Shape>>> bind_inputs(onnx::GraphProto& graph, const LoadOptions& opts,
                                                        const std::string& label, std::vector<std::string>& notes);
 
-// ---- shapes (shape_rules.cpp, fold.cpp) -----------------------------------------------------------------
-
-/// Shape state of one value during import: `rank_known` false means nothing is known yet.
-struct ShapeSlot {
-  bool rank_known = false;
-};
+// ---- shapes (the ops stage's rules, through import.cpp) --------------------------------------------------
 
 /// Importer state shared by the passes.
 struct Work {
   Graph g;
+  ops::ShapeEnv env{g};                    ///< per value: rank known yet, small float payloads
   std::string label;
   int opset = 13;
-  std::vector<ShapeSlot> slots;            ///< per value
   std::vector<std::string> onnx_names;     ///< per node: the ONNX node name
   std::vector<std::string> node_domain;    ///< per node: ONNX domain ("" = ai.onnx)
-  std::vector<std::optional<std::vector<double>>> float_data;  ///< per value: small float payloads
+
+  Work() = default;
+  Work(const Work&) = delete;
+  Work& operator=(const Work&) = delete;
 };
 
-/// Applies ridge's shape rule for node `n` (when ridge has one), filling unknown dims of its outputs and
-/// folding integer payloads of shape arithmetic. Returns false when the rule could not run.
+/// Applies the op's shape rule (src/ops) to node `node`, filling unknown dims of its outputs and folding integer
+/// payloads of shape arithmetic. Returns false when the rule could not run; throws Error naming the ONNX node.
 bool apply_shape_rule(Work& w, int node);
 /// Merges a computed shape into value `v`: unknown dims get filled, a missing rank gets set.
-void merge_shape(Work& w, int v, const Shape& s);
+inline void merge_shape(Work& w, int v, const Shape& s) { w.env.merge_shape(v, s); }
 
 // ---- torch modules, names, artefacts (recover.cpp, names.cpp, artefacts.cpp) --------------------------
 

@@ -45,7 +45,7 @@ struct Matcher {
   }
   std::optional<double> scalar(int v) const {
     if (v < 0 || w.g.value(v).kind != ValueKind::Constant) return std::nullopt;
-    if (w.float_data[v] && w.float_data[v]->size() == 1) return (*w.float_data[v])[0];
+    if (w.env.float_data[v] && w.env.float_data[v]->size() == 1) return (*w.env.float_data[v])[0];
     if (w.g.value(v).has_int_data && w.g.value(v).int_data.size() == 1) return double(w.g.value(v).int_data[0]);
     return std::nullopt;
   }
@@ -178,14 +178,14 @@ void erase_nodes(Work& w, std::vector<bool> dead) {
       for (int o : g.nodes[i].outputs) drop[o] = true;
   std::vector<int> new_id(g.values.size(), -1);
   std::vector<Value> values;
-  std::vector<ShapeSlot> slots;
+  std::vector<char> rank_known;
   std::vector<std::optional<std::vector<double>>> float_data;
   for (size_t v = 0; v < g.values.size(); ++v) {
     if (drop[v]) continue;
     new_id[v] = static_cast<int>(values.size());
     values.push_back(std::move(g.values[v]));
-    slots.push_back(w.slots[v]);
-    float_data.push_back(std::move(w.float_data[v]));
+    rank_known.push_back(w.env.rank_known[v]);
+    float_data.push_back(std::move(w.env.float_data[v]));
   }
   std::vector<Node> nodes;
   std::vector<std::string> names, domains;
@@ -204,8 +204,8 @@ void erase_nodes(Work& w, std::vector<bool> dead) {
   for (int& v : g.outputs) v = new_id[v];
   g.values = std::move(values);
   g.nodes = std::move(nodes);
-  w.slots = std::move(slots);
-  w.float_data = std::move(float_data);
+  w.env.rank_known = std::move(rank_known);
+  w.env.float_data = std::move(float_data);
   w.onnx_names = std::move(names);
   w.node_domain = std::move(domains);
 }

@@ -1,17 +1,26 @@
 // A small graph builder for zoo models: tracks the module scope (so node names are module paths such as
 // "layer1.0.conv1"), infers output shapes as layers are added, and records torch module calls.
 #pragma once
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "ridge/graph.hpp"
 
+namespace ridge::ops {
+struct ShapeEnv;
+}
+
 namespace ridge::zoo {
 
-/// Builds a Graph in forward order. Methods take and return value ids.
+/// Builds a Graph in forward order. Methods take and return value ids; every node's output shapes come from its
+/// op's shape rule (the one shape engine of src/ops).
 class Builder {
  public:
   Builder(std::string model_name, DType dtype);
+  ~Builder();
+  Builder(const Builder&) = delete;
+  Builder& operator=(const Builder&) = delete;
 
   /// RAII module scope: nodes added inside belong to `name` (a path component) of torch class `type`.
   class Scope {
@@ -32,6 +41,8 @@ class Builder {
   int param(const std::string& name, Shape shape, bool trainable = true);
   /// A constant tensor (masks, scalars) with no cost.
   int constant(const std::string& name, Shape shape, DType dtype);
+  /// A 1-D int64 constant with known values (target shapes, axes).
+  int int_constant(const std::string& name, std::vector<int64_t> values);
 
   // Leaf modules (one node each; `name` is the module attribute name, e.g. "conv1").
   int conv2d(int x, const std::string& name, int64_t out_ch, int64_t k, int64_t stride = 1, int64_t pad = 0,
@@ -84,12 +95,17 @@ class Builder {
   std::string unique_name(const std::string& base);
   int new_value(const std::string& name, Shape shape, DType dtype, ValueKind kind = ValueKind::Activation);
   /// Adds a node; a module call when `module_type` is non-empty (the node is named after the module path).
+  /// Its output shape comes from the op's rule.
   int add(OpKind op, const std::string& name, const std::string& module_type, std::vector<int> inputs,
-          Shape out_shape, Attrs attrs = {}, DType out_dtype = DType::Unknown);
+          Attrs attrs = {}, DType out_dtype = DType::Unknown);
+  /// Adds `n` with `outputs` fresh outputs of element type `out_dtype` (Unknown: the rule's) and infers their
+  /// shapes; throws ridge::Error naming the node when the inputs do not fit the op.
+  std::vector<int> infer(Node n, int outputs, DType out_dtype);
   void note_module(const std::string& path, const std::string& type);
   void record_call(const std::string& path, int output);
 
   Graph g_;
+  std::unique_ptr<ops::ShapeEnv> env_;  ///< what shape inference knows of g_'s values
   DType dtype_;
   std::vector<std::string> scope_;
   std::vector<std::string> used_names_;

@@ -1,8 +1,10 @@
-#include "costs/geometry.hpp"
+#include "ridge/op_geometry.hpp"
+
+#include <algorithm>
 
 #include <map>
 
-namespace ridge::costs {
+namespace ridge::ops {
 
 std::optional<Count> elements(const Graph& g, int value) {
   if (value < 0) return std::nullopt;
@@ -43,8 +45,37 @@ ConvGeom conv_geometry(const Graph& g, const Node& n) {
   } else {
     c.per_output = w[1] * c.kernel_taps;  // weight [Cout, Cin/g, k...]
     c.macs = c.out_elems * c.per_output;
+    const int spatial = x.rank() - 2;
+    const auto strides = n.attrs.ints("strides", std::vector<int64_t>(spatial, 1));
+    const auto dil = n.attrs.ints("dilations", std::vector<int64_t>(spatial, 1));
+    auto pads = n.attrs.ints("pads", std::vector<int64_t>(2 * spatial, 0));
+    const std::string auto_pad = n.attrs.s("auto_pad", "NOTSET");
+    Count taps = Count{y[0]} * y[1] * w[1];
+    for (int i = 0; i < spatial && static_cast<int>(strides.size()) == spatial && static_cast<int>(pads.size()) == 2 * spatial &&
+                    static_cast<int>(dil.size()) == spatial; ++i) {
+      int64_t begin = pads[i];
+      if (auto_pad == "VALID") begin = 0;
+      if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+        const int64_t total = std::max<int64_t>(0, (y[2 + i] - 1) * strides[i] + dil[i] * (w[2 + i] - 1) + 1 - x[2 + i]);
+        begin = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      }
+      taps *= valid_taps(x[2 + i], y[2 + i], w[2 + i], strides[i], begin, dil[i]);
+    }
+    c.effective_macs = taps;
   }
   return c;
+}
+
+Count valid_taps(int64_t in, int64_t out, int64_t k, int64_t stride, int64_t pad_begin, int64_t dilation) {
+  Count total = 0;
+  for (int64_t o = 0; o < out; ++o) {
+    const int64_t start = o * stride - pad_begin;  // input index of tap 0
+    // taps t in [0, k) with 0 <= start + t*d < in
+    const int64_t lo = start >= 0 ? 0 : (-start + dilation - 1) / dilation;
+    const int64_t hi = start >= in ? -1 : std::min<int64_t>(k - 1, (in - 1 - start) / dilation);
+    if (hi >= lo) total += hi - lo + 1;
+  }
+  return total;
 }
 
 LinearGeom linear_geometry(const Graph& g, const Node& n) {
@@ -123,4 +154,4 @@ std::optional<Count> einsum_macs(const Graph& g, const Node& n) {
   return macs;
 }
 
-}  // namespace ridge::costs
+}  // namespace ridge::ops

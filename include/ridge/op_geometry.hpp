@@ -1,10 +1,10 @@
-// Shape facts shared by ridge's rules and the other tools' conventions (internal to the costs stage).
+// Shape facts shared by the op rules (src/ops) and the other tools' conventions (src/costs).
 #pragma once
 #include <optional>
 
 #include "ridge/graph.hpp"
 
-namespace ridge::costs {
+namespace ridge::ops {
 
 /// Element count of a value, or nullopt when its shape is unknown or it is omitted.
 std::optional<Count> elements(const Graph& g, int value);
@@ -19,10 +19,14 @@ struct ConvGeom {
   Count in_elems = 0;
   Count kernel_taps = 0;      ///< prod(kernel)
   Count per_output = 0;       ///< Cin/g * prod(k)   (Kc in counting-conventions.md)
+  Count effective_macs = 0;   ///< direct conv: MACs whose tap lands on the input, not on padding (benchdnn's count)
   bool bias = false;
   int64_t batch = 0, cin = 0, cout = 0, groups = 1;
 };
 ConvGeom conv_geometry(const Graph& g, const Node& n);
+/// Along one axis: the number of (output position, kernel tap) pairs whose tap lands inside the input, for a
+/// sliding window with `pad_begin` zeros before the input (closed form per output, no loop over taps).
+Count valid_taps(int64_t in, int64_t out, int64_t k, int64_t stride, int64_t pad_begin, int64_t dilation);
 
 /// Linear / Gemm geometry: rows x in -> rows x out.
 struct LinearGeom {
@@ -47,4 +51,4 @@ Count adaptive_window_sum(int64_t in_h, int64_t in_w, int64_t out_h, int64_t out
 /// Einsum MACs: product of the extents of every distinct index; nullopt if the equation cannot be parsed.
 std::optional<Count> einsum_macs(const Graph& g, const Node& n);
 
-}  // namespace ridge::costs
+}  // namespace ridge::ops

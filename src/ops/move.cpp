@@ -1,96 +1,21 @@
-// Shape rules of ops that compute or move shape data, with folding of their small integer payloads, so that
-// exporters' Shape -> Gather -> Unsqueeze -> Concat -> Reshape chains resolve to concrete shapes.
+// Data-movement family: views (Reshape, Flatten, Squeeze, Unsqueeze, Identity), moves (Transpose, Concat, Split,
+// Slice, Expand, Pad, Cast), Gather, Resize and the shape sources (Shape, Constant, ConstantOfShape, Range) —
+// shape inference with folding of small integer payloads, so that exporters' Shape -> Gather -> Unsqueeze ->
+// Concat -> Reshape chains resolve to concrete shapes; and cost (no arithmetic, except Gather's backward
+// scatter and Resize's interpolation).
 #include <algorithm>
 #include <cmath>
 
-#include "load/onnx/rule_context.hpp"
-#include "ridge/error.hpp"
+#include "ops/family.hpp"
 
-namespace ridge::onnx_in {
+namespace ridge::ops {
+
 namespace {
-
-bool is_integral(DType t) {
-  return t == DType::I64 || t == DType::I32 || t == DType::I8 || t == DType::U8 || t == DType::Bool;
-}
-
-/// Index of element `flat` of `out` in an operand of shape `in` broadcast to `out`.
-int64_t broadcast_index(const Shape& out, const Shape& in, int64_t flat) {
-  int64_t index = 0, stride = 1;
-  for (int i = out.rank() - 1, j = in.rank() - 1; i >= 0; --i, --j) {
-    const int64_t coord = flat % out.dims[i];
-    flat /= out.dims[i];
-    if (j >= 0) {
-      if (in.dims[j] != 1) index += coord * stride;
-      stride *= in.dims[j];
-    }
-  }
-  return index;
-}
-
-/// Elementwise op over broadcast operands with integer payloads; false when any payload is missing.
-template <typename F>
-bool fold_elementwise(RuleContext& c, const Shape& out, int first, int count, F f) {
-  if (!out.known() || product(out.dims) > kMaxFoldElements) return false;
-  for (int i = first; i < first + count; ++i)
-    if (!c.ints(i) || !c.shape(i) || !c.shape(i)->known()) return false;
-  std::vector<int64_t> result;
-  const int64_t n = product(out.dims);
-  for (int64_t e = 0; e < n; ++e) {
-    std::vector<int64_t> args;
-    for (int i = first; i < first + count; ++i) args.push_back(c.ints(i)->at(broadcast_index(out, *c.shape(i), e)));
-    auto r = f(args);
-    if (!r) return false;
-    result.push_back(*r);
-  }
-  c.out_ints(0, std::move(result));
-  return true;
-}
-
-bool arithmetic(RuleContext& c) {
-  const Shape* a = c.shape(0);
-  const Shape* b = c.shape(1);
-  if (!a || !b) return false;
-  const Shape out = broadcast_shapes(*a, *b, "operands");
-  const OpKind op = c.n.op;
-  c.out(0, out, op == OpKind::Equal ? DType::Bool : DType::Unknown);
-  const bool integral = is_integral(c.dtype(0));
-  fold_elementwise(c, out, 0, 2, [&](const std::vector<int64_t>& v) -> std::optional<int64_t> {
-    const int64_t x = v[0], y = v[1];
-    switch (op) {
-      case OpKind::Add: return x + y;
-      case OpKind::Sub: return x - y;
-      case OpKind::Mul: return x * y;
-      case OpKind::Equal: return x == y;
-      case OpKind::Div:
-        if (y == 0 || (!integral && x % y != 0)) return std::nullopt;
-        return x / y;
-      case OpKind::Pow: {
-        if (y < 0 || y > 62) return std::nullopt;
-        int64_t r = 1;
-        for (int64_t i = 0; i < y; ++i) r *= x;
-        return r;
-      }
-      default: return std::nullopt;
-    }
-  });
-  return true;
-}
-
-bool where(RuleContext& c) {
-  const Shape* cond = c.shape(0);
-  const Shape* x = c.shape(1);
-  const Shape* y = c.shape(2);
-  if (!cond || !x || !y) return false;
-  const Shape out = broadcast_shapes(broadcast_shapes(*cond, *x, "operands"), *y, "operands");
-  c.out(0, out, c.dtype(1));
-  fold_elementwise(c, out, 0, 3, [](const std::vector<int64_t>& v) -> std::optional<int64_t> { return v[0] ? v[1] : v[2]; });
-  return true;
-}
 
 bool unary_passthrough(RuleContext& c) {
   const Shape* x = c.shape(0);
   if (!x) return false;
-  DType t = c.n.op == OpKind::Cast ? to_dtype(static_cast<int>(c.n.attrs.i("to", 0))) : DType::Unknown;
+  DType t = c.n.op == OpKind::Cast ? dtype_from_onnx(static_cast<int>(c.n.attrs.i("to", 0))) : DType::Unknown;
   c.out(0, *x, t);
   if (const auto* d = c.ints(0)) {
     std::vector<int64_t> v = *d;
@@ -428,30 +353,94 @@ bool pad(RuleContext& c) {
   return true;
 }
 
-}  // namespace
 
-bool data_rule(RuleContext& c, bool& handled) {
-  handled = true;
-  switch (c.n.op) {
-    case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div: case OpKind::Pow: case OpKind::Equal:
-      return arithmetic(c);
-    case OpKind::Where: return where(c);
-    case OpKind::Identity: case OpKind::Cast: case OpKind::Neg: return unary_passthrough(c);
-    case OpKind::Shape: return shape_of(c);
-    case OpKind::ConstantOfShape: return constant_of_shape(c);
-    case OpKind::Range: return range(c);
-    case OpKind::Gather: return gather(c);
-    case OpKind::Reshape: return reshape(c);
-    case OpKind::Squeeze: return squeeze(c);
-    case OpKind::Unsqueeze: return unsqueeze(c);
-    case OpKind::Concat: return concat(c);
-    case OpKind::Split: return split(c);
-    case OpKind::Slice: return slice(c);
-    case OpKind::Expand: return expand(c);
-    case OpKind::Pad: return pad(c);
-    case OpKind::Constant: return true;  // set from its value attribute when the graph was built
-    default: handled = false; return false;
-  }
+bool flatten(RuleContext& c) {
+  const Shape* x = c.shape(0);
+  if (!x) return false;
+  const int64_t a = c.n.attrs.i("axis", 1);
+  if (a < -x->rank() || a > x->rank()) throw RuleError("Flatten axis out of range");
+  const size_t axis = static_cast<size_t>(a < 0 ? a + x->rank() : a);
+  c.out(0, Shape{{product(x->dims, 0, axis), product(x->dims, axis)}});
+  return true;
 }
 
-}  // namespace ridge::onnx_in
+bool transpose(RuleContext& c) {
+  const Shape* x = c.shape(0);
+  if (!x) return false;
+  std::vector<int64_t> perm = c.n.attrs.ints("perm");
+  if (perm.empty())
+    for (int i = x->rank() - 1; i >= 0; --i) perm.push_back(i);
+  if (static_cast<int>(perm.size()) != x->rank()) throw RuleError("perm does not match the input rank");
+  Shape out;
+  for (int64_t p : perm) out.dims.push_back(x->dims[c.axis(p, x->rank())]);
+  c.out(0, out);
+  return true;
+}
+
+bool resize(RuleContext& c) {
+  const Shape* x = c.shape(0);
+  if (!x) return false;
+  // opset 10: (X, scales); opset 11+: (X, roi, scales, sizes).
+  const int scales_at = c.inputs() == 2 ? 1 : 2;
+  if (const auto* sizes = c.ints(3); sizes && !sizes->empty()) {
+    if (static_cast<int>(sizes->size()) != x->rank()) throw RuleError("Resize sizes do not match the input rank");
+    c.out(0, Shape{*sizes});
+    return true;
+  }
+  auto scales = c.reals(scales_at);
+  if (!scales || scales->empty()) return false;
+  if (static_cast<int>(scales->size()) != x->rank()) throw RuleError("Resize scales do not match the input rank");
+  Shape out;
+  for (int i = 0; i < x->rank(); ++i)
+    out.dims.push_back(x->dims[i] < 0 ? -1 : static_cast<int64_t>(static_cast<double>(x->dims[i]) * (*scales)[i]));
+  c.out(0, out);
+  return true;
+}
+
+bool constant_infer(RuleContext&) { return true; }  // set from its value attribute when the graph was built
+
+// Embedding lookup: no arithmetic; backward scatter-adds rows into the table's gradient.
+bool gather_cost(const CostContext& c, Cost& cost, std::string&) {
+  c.add_grad(c.n.inputs[0], c.out_elems(), cost);
+  return true;
+}
+
+// Nearest: a copy. Linear: 2^d - 1 lerps of 3 FLOPs each per output, d = number of resized dims; the backward
+// pass distributes each gradient with the same weights.
+bool resize_cost(const CostContext& c, Cost& cost, std::string& reason) {
+  const std::string mode = c.n.attrs.s("mode", "nearest");
+  if (mode == "nearest") return true;
+  if (mode != "linear") {
+    reason = fmt::format("Resize mode '{}' has no cost rule", mode);
+    return false;
+  }
+  const Shape& s = c.in_shape(0);
+  const Shape& y = c.out_shape(0);
+  int resized = 0;
+  for (int i = 0; i < s.rank() && i < y.rank(); ++i) resized += s[i] != y[i];
+  cost.flops = c.out_elems() * 3 * ((Count{1} << resized) - 1);
+  c.add_grad(c.n.inputs[0], cost.flops, cost);
+  return true;
+}
+
+}  // namespace
+
+const OpRule rule_gather{gather, gather_cost};
+const OpRule rule_reshape{reshape, no_cost};
+const OpRule rule_flatten{flatten, no_cost};
+const OpRule rule_squeeze{squeeze, no_cost};
+const OpRule rule_unsqueeze{unsqueeze, no_cost};
+const OpRule rule_passthrough{unary_passthrough, no_cost};
+const OpRule rule_transpose{transpose, no_cost};
+const OpRule rule_concat{concat, no_cost};
+const OpRule rule_split{split, no_cost};
+const OpRule rule_slice{slice, no_cost};
+const OpRule rule_expand{expand, no_cost};
+const OpRule rule_pad{pad, no_cost};
+const OpRule rule_resize{resize, resize_cost};
+const OpRule rule_shape_of{shape_of, no_cost};
+const OpRule rule_constant{constant_infer, no_cost};
+const OpRule rule_constant_of_shape{constant_of_shape, no_cost};
+const OpRule rule_range{range, no_cost};
+
+}  // namespace ridge::ops

@@ -1,0 +1,120 @@
+// Elementwise family: unary ops (per-element FLOPs from the op's record), binary arithmetic with broadcasting,
+// Where and Dropout — shape inference (folding integer payloads of shape arithmetic) and cost.
+#include "ops/family.hpp"
+
+namespace ridge::ops {
+
+int unary_flops_per_element(const Node& n) {
+  // GPT-2's gelu_new: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))): pow, mul, add, mul, tanh, add, mul, mul.
+  if (n.op == OpKind::Gelu && n.attrs.s("approximate", "none") == "tanh") return 8;
+  return op_record(n.op).fwd_flops_per_element;
+}
+
+int unary_bwd_flops_per_element(const Node& n) {
+  if (n.op == OpKind::Gelu && n.attrs.s("approximate", "none") == "tanh") return 14;
+  return std::max(0, op_record(n.op).bwd_flops_a);
+}
+
+namespace {
+
+bool unary_infer(RuleContext& c) {
+  const Shape* x = c.shape(0);
+  if (!x) return false;
+  c.out(0, *x);
+  if (const auto* d = c.ints(0); d && c.n.op == OpKind::Neg) {
+    std::vector<int64_t> v = *d;
+    for (auto& e : v) e = -e;
+    c.out_ints(0, std::move(v));
+  }
+  return true;
+}
+
+bool unary_cost(const CostContext& c, Cost& cost, std::string&) {
+  const Count out = c.out_elems();
+  cost.flops = out * unary_flops_per_element(c.n);
+  c.add_grad(c.n.inputs[0], out * unary_bwd_flops_per_element(c.n), cost);
+  return true;
+}
+
+bool binary_infer(RuleContext& c) {
+  const Shape* a = c.shape(0);
+  const Shape* b = c.shape(1);
+  if (!a || !b) return false;
+  const Shape out = broadcast_shapes(*a, *b, "operands");
+  const OpKind op = c.n.op;
+  c.out(0, out, op == OpKind::Equal ? DType::Bool : DType::Unknown);
+  const bool integral = is_integral(c.dtype(0));
+  fold_elementwise(c, out, 0, 2, [&](const std::vector<int64_t>& v) -> std::optional<int64_t> {
+    const int64_t x = v[0], y = v[1];
+    switch (op) {
+      case OpKind::Add: return x + y;
+      case OpKind::Sub: return x - y;
+      case OpKind::Mul: return x * y;
+      case OpKind::Equal: return x == y;
+      case OpKind::Div:
+        if (y == 0 || (!integral && x % y != 0)) return std::nullopt;
+        return x / y;
+      case OpKind::Pow: {
+        if (y < 0 || y > 62) return std::nullopt;
+        int64_t r = 1;
+        for (int64_t i = 0; i < y; ++i) r *= x;
+        return r;
+      }
+      default: return std::nullopt;
+    }
+  });
+  return true;
+}
+
+// One FLOP per output element. Integer arithmetic (shape computations, masks of token ids) is not
+// floating-point work: 0 FLOPs. Backward per operand: the record's local FLOPs per element, plus the sum over
+// the dims it was broadcast along.
+bool binary_cost(const CostContext& c, Cost& cost, std::string&) {
+  if (!is_float(c.g.value(c.n.inputs[0]).dtype)) return true;
+  const Count out = c.out_elems();
+  const OpRecord& r = op_record(c.n.op);
+  cost.flops = out * r.fwd_flops_per_element;
+  for (size_t i = 0; i < c.n.inputs.size() && i < 2; ++i) {
+    const int local = i == 0 ? r.bwd_flops_a : r.bwd_flops_b;
+    if (local < 0) continue;  // no gradient (comparisons)
+    const int v = c.n.inputs[i];
+    const Count own = elements(c.g, v).value_or(out);
+    c.add_grad(v, local * out + (out - own), cost);
+  }
+  return true;
+}
+
+bool where_infer(RuleContext& c) {
+  const Shape* cond = c.shape(0);
+  const Shape* x = c.shape(1);
+  const Shape* y = c.shape(2);
+  if (!cond || !x || !y) return false;
+  const Shape out = broadcast_shapes(broadcast_shapes(*cond, *x, "operands"), *y, "operands");
+  c.out(0, out, c.dtype(1));
+  fold_elementwise(c, out, 0, 3, [](const std::vector<int64_t>& v) -> std::optional<int64_t> { return v[0] ? v[1] : v[2]; });
+  return true;
+}
+
+bool no_arithmetic(const CostContext&, Cost&, std::string&) { return true; }
+
+bool dropout_infer(RuleContext& c) {
+  const Shape* x = c.shape(0);
+  if (!x) return false;
+  c.out(0, *x);
+  c.out(1, *x, DType::Bool);
+  if (const auto* d = c.ints(0)) c.out_ints(0, *d);
+  return true;
+}
+
+}  // namespace
+
+/// Selection and data movement: no arithmetic either way (gradients pass through or are scattered).
+bool no_cost(const CostContext& c, Cost& cost, std::string& reason) { return no_arithmetic(c, cost, reason); }
+
+const OpRule rule_unary{unary_infer, unary_cost};
+const OpRule rule_gelu{unary_infer, unary_cost};
+const OpRule rule_binary{binary_infer, binary_cost};
+const OpRule rule_where{where_infer, no_arithmetic};
+const OpRule rule_dropout{dropout_infer, no_arithmetic};
+
+}  // namespace ridge::ops

@@ -1,0 +1,39 @@
+// Shared by the family rule files of the ops stage (not a public API): the rule objects named in ops.def and
+// small helpers for shape arithmetic.
+#pragma once
+#include <fmt/format.h>
+
+#include <functional>
+
+#include "ridge/op_geometry.hpp"
+#include "ridge/op_rules.hpp"
+
+namespace ridge::ops {
+
+// Every rule named in ops.def, declared here and defined in exactly one family file: a record whose rule is
+// missing fails to link.
+#define RIDGE_OP(e, name, family, rule, roles, saves, module, fwd, bwd_a, bwd_b) extern const OpRule rule_##rule;
+#include "ridge/ops.def"
+#undef RIDGE_OP
+
+/// Product of dims[from, to), -1 when any is unknown; throws RuleError beyond any real tensor.
+int64_t product(const std::vector<int64_t>& dims, size_t from = 0, size_t to = SIZE_MAX);
+/// True for integer and bool element types.
+bool is_integral(DType t);
+/// Output shape of a node whose only output has the first input's shape.
+bool same_as_input(RuleContext& c);
+/// Elementwise fold of integer payloads over broadcast operands [first, first+count); false when any is missing.
+bool fold_elementwise(RuleContext& c, const Shape& out, int first, int count,
+                      const std::function<std::optional<int64_t>(const std::vector<int64_t>&)>& f);
+
+}  // namespace ridge::ops
+
+namespace ridge::ops {
+/// Conv and pooling outputs: N, `channels`, then one sliding-window extent per spatial dim (conv.cpp).
+bool windowed(RuleContext& c, int64_t channels, std::vector<int64_t> kernel);
+}  // namespace ridge::ops
+
+namespace ridge::ops {
+/// The cost rule of ops that do no arithmetic (selection, data movement, views, sources): always costed, 0 FLOPs.
+bool no_cost(const CostContext& c, Cost& cost, std::string& reason);
+}  // namespace ridge::ops

@@ -1,0 +1,82 @@
+// Normalisation family: BatchNormalization, LayerNormalization, RMSNormalization — shape inference and cost.
+#include <algorithm>
+
+#include "ops/family.hpp"
+
+namespace ridge::ops {
+
+namespace {
+
+bool batch_norm_infer(RuleContext& c) {
+  const Shape* x = c.shape(0);
+  if (!x) return false;
+  c.out(0, *x);
+  const int64_t channels = x->rank() > 1 ? x->dims[1] : -1;
+  for (int k = 1; k < c.outputs(); ++k) c.out(k, Shape{{channels}});
+  return true;
+}
+
+/// LayerNorm and RMSNorm: the output has the input's shape; optional statistics outputs are per row (fp32).
+bool row_norm_infer(RuleContext& c) {
+  const Shape* x = c.shape(0);
+  if (!x) return false;
+  c.out(0, *x);
+  Shape stat = *x;
+  for (int i = c.axis(c.n.attrs.i("axis", -1), x->rank()); i < x->rank(); ++i) stat.dims[i] = 1;
+  for (int k = 1; k < c.outputs(); ++k) c.out(k, stat, DType::F32);
+  return true;
+}
+
+/// Rows (normalised groups) of a LayerNorm/RMSNorm input: the product of the dims before `axis`.
+Count norm_rows(const CostContext& c) {
+  const Shape& s = c.in_shape(0);
+  int64_t axis = c.n.attrs.i("axis", -1);
+  if (axis < 0) axis += s.rank();
+  Count rows = 1;
+  for (int i = 0; i < axis && i < s.rank(); ++i) rows *= s[i];
+  return rows;
+}
+
+bool has_input(const CostContext& c, size_t i) { return c.n.inputs.size() > i && c.n.inputs[i] >= 0; }
+
+// Inference: y = x * scale + shift with per-channel scale/shift folded from gamma, beta, mean, var.
+bool batch_norm_cost(const CostContext& c, Cost& cost, std::string&) {
+  const Count out = c.out_elems();
+  cost.flops = 2 * out;
+  c.add_grad(c.n.inputs[0], 8 * out, cost);             // dx from dy, x-hat and the two per-channel reductions
+  if (has_input(c, 1)) c.add_grad(c.n.inputs[1], 2 * out, cost);  // dgamma = sum(dy * x-hat)
+  if (has_input(c, 2)) c.add_grad(c.n.inputs[2], out, cost);      // dbeta = sum(dy)
+  return true;
+}
+
+// mean (E), x - mean (E), square (E), variance mean (E), + eps and sqrt per row (2R), divide (E), scale (E),
+// shift (E): 7E + 2R, equal to the decomposed ONNX form (ReduceMean, Sub, Pow, ...).
+bool layer_norm_cost(const CostContext& c, Cost& cost, std::string&) {
+  const Count out = c.out_elems(), rows = norm_rows(c);
+  const bool affine = has_input(c, 1);
+  cost.flops = (affine ? 7 : 5) * out + 2 * rows;
+  c.add_grad(c.n.inputs[0], 8 * out, cost);
+  if (affine) c.add_grad(c.n.inputs[1], 2 * out, cost);
+  if (has_input(c, 2)) c.add_grad(c.n.inputs[2], out, cost);
+  return true;
+}
+
+// square (E), mean of squares (E), + eps and sqrt per row (2R), divide (E), scale (E): 4E + 2R.
+// Backward: g = dy * scale (E), g * x (E), its row mean (E), x * that * rstd^2 (E), subtract (E), * rstd (E): 6E;
+// dscale = sum(dy * x-hat): 2E.
+bool rms_norm_cost(const CostContext& c, Cost& cost, std::string&) {
+  const Count out = c.out_elems(), rows = norm_rows(c);
+  const bool affine = has_input(c, 1);
+  cost.flops = (affine ? 4 : 3) * out + 2 * rows;
+  c.add_grad(c.n.inputs[0], 6 * out, cost);
+  if (affine) c.add_grad(c.n.inputs[1], 2 * out, cost);
+  return true;
+}
+
+}  // namespace
+
+const OpRule rule_batch_norm{batch_norm_infer, batch_norm_cost};
+const OpRule rule_layer_norm{row_norm_infer, layer_norm_cost};
+const OpRule rule_rms_norm{row_norm_infer, rms_norm_cost};
+
+}  // namespace ridge::ops

@@ -1,0 +1,177 @@
+// The op rule table (one entry per record of ops.def), the contexts rules see, and the dispatch used by the
+// importer, the zoo builder, descriptors (infer_shapes) and the costs stage (cost_node).
+#include <array>
+
+#include "ops/family.hpp"
+#include "ridge/error.hpp"
+
+namespace ridge::ops {
+
+namespace {
+
+const std::array<const OpRule*, kOpKindCount> kRules = {
+#define RIDGE_OP(e, name, family, rule, roles, saves, module, fwd, bwd_a, bwd_b) &rule_##rule,
+#include "ridge/ops.def"
+#undef RIDGE_OP
+};
+
+}  // namespace
+
+const OpRule& op_rule(OpKind k) { return *kRules.at(static_cast<size_t>(k)); }
+
+// ---- shape environment and rule context -------------------------------------------------------------------
+
+ShapeEnv::ShapeEnv(Graph& graph) : g(graph), rank_known(graph.values.size(), 1), float_data(graph.values.size()) {}
+
+int ShapeEnv::add_value(Value v) {
+  rank_known.push_back(0);
+  float_data.emplace_back();
+  return g.add_value(std::move(v));
+}
+
+void ShapeEnv::merge_shape(int v, const Shape& s) {
+  Value& val = g.value(v);
+  if (!rank_known[v]) {
+    val.shape = s;
+    rank_known[v] = 1;
+    return;
+  }
+  if (val.shape.rank() != s.rank()) return;  // first source wins on a rank conflict
+  for (int i = 0; i < s.rank(); ++i)
+    if (val.shape.dims[i] < 0 && s.dims[i] >= 0) val.shape.dims[i] = s.dims[i];
+}
+
+const Shape* RuleContext::shape(int i) const {
+  return present(i) && env.rank_known[n.inputs[i]] ? &in(i)->shape : nullptr;
+}
+
+const std::vector<int64_t>* RuleContext::ints(int i) const {
+  return present(i) && in(i)->has_int_data ? &in(i)->int_data : nullptr;
+}
+
+std::optional<std::vector<double>> RuleContext::reals(int i) const {
+  if (!present(i)) return std::nullopt;
+  if (const auto& f = env.float_data[n.inputs[i]]) return f;
+  if (auto p = ints(i)) return std::vector<double>(p->begin(), p->end());
+  return std::nullopt;
+}
+
+void RuleContext::out(int k, const Shape& s, DType t) const {
+  if (k >= outputs()) return;
+  env.merge_shape(n.outputs[k], s);
+  Value& v = env.g.value(n.outputs[k]);
+  if (v.dtype == DType::Unknown) v.dtype = t != DType::Unknown ? t : dtype(0);
+}
+
+void RuleContext::out_ints(int k, std::vector<int64_t> data) const {
+  if (k >= outputs()) return;
+  Value& v = env.g.value(n.outputs[k]);
+  v.int_data = std::move(data);
+  v.has_int_data = true;
+}
+
+int RuleContext::axis(int64_t a, int rank) const {
+  if (a < -rank || a >= rank) throw RuleError(fmt::format("axis {} out of range for rank {}", a, rank));
+  return static_cast<int>(a < 0 ? a + rank : a);
+}
+
+bool infer_shapes(ShapeEnv& env, int node) {
+  Node& n = env.g.nodes.at(node);
+  RuleContext c{env, n};
+  return op_rule(n.op).infer(c);
+}
+
+// ---- cost context -----------------------------------------------------------------------------------------
+
+void CostContext::add_grad(int v, Count flops, Cost& c) const {
+  if (!needs_grad(v)) return;
+  if (g.value(v).kind == ValueKind::Param) c.bwd_weight_flops += flops;
+  else c.bwd_input_flops += flops;
+}
+
+Count CostContext::out_elems() const { return ops::out_elems(g, n); }
+Count CostContext::in_elems() const { return ops::in_elems(g, n); }
+
+bool cost_node(const Graph& g, const Node& n, const std::vector<bool>& grad, Cost& cost, std::string& reason) {
+  return op_rule(n.op).cost(CostContext{g, n, grad}, cost, reason);
+}
+
+bool is_view(const Node& n) {
+  const OpFamily f = op_family(n.op);
+  return f == OpFamily::View || f == OpFamily::Dropout || f == OpFamily::Source;
+}
+
+bool folded_batchnorm(const Node& n) { return n.attrs.i("folded_batchnorm", 0) != 0; }
+
+// ---- helpers shared by family files -----------------------------------------------------------------------
+
+int64_t product(const std::vector<int64_t>& dims, size_t from, size_t to) {
+  int64_t p = 1;
+  for (size_t i = from; i < std::min(to, dims.size()); ++i) {
+    if (dims[i] < 0) return -1;
+    if (dims[i] != 0 && p > kMaxDim * 1024 / dims[i]) throw RuleError("dims multiply beyond any real tensor");
+    p *= dims[i];
+  }
+  return p;
+}
+
+bool is_integral(DType t) {
+  return t == DType::I64 || t == DType::I32 || t == DType::I8 || t == DType::U8 || t == DType::Bool;
+}
+
+bool same_as_input(RuleContext& c) {
+  const Shape* x = c.shape(0);
+  if (!x) return false;
+  c.out(0, *x);
+  return true;
+}
+
+namespace {
+/// Index of element `flat` of `out` in an operand of shape `in` broadcast to `out`.
+int64_t broadcast_index(const Shape& out, const Shape& in, int64_t flat) {
+  int64_t index = 0, stride = 1;
+  for (int i = out.rank() - 1, j = in.rank() - 1; i >= 0; --i, --j) {
+    const int64_t coord = flat % out.dims[i];
+    flat /= out.dims[i];
+    if (j >= 0) {
+      if (in.dims[j] != 1) index += coord * stride;
+      stride *= in.dims[j];
+    }
+  }
+  return index;
+}
+}  // namespace
+
+bool fold_elementwise(RuleContext& c, const Shape& out, int first, int count,
+                      const std::function<std::optional<int64_t>(const std::vector<int64_t>&)>& f) {
+  if (!out.known() || product(out.dims) > kMaxFoldElements) return false;
+  for (int i = first; i < first + count; ++i)
+    if (!c.ints(i) || !c.shape(i) || !c.shape(i)->known() ||
+        static_cast<int64_t>(c.ints(i)->size()) != product(c.shape(i)->dims))
+      return false;
+  std::vector<int64_t> result;
+  const int64_t n = product(out.dims);
+  for (int64_t e = 0; e < n; ++e) {
+    std::vector<int64_t> args;
+    for (int i = first; i < first + count; ++i) args.push_back(c.ints(i)->at(broadcast_index(out, *c.shape(i), e)));
+    auto r = f(args);
+    if (!r) return false;
+    result.push_back(*r);
+  }
+  c.out_ints(0, std::move(result));
+  return true;
+}
+
+// ---- the rule for ops ridge does not know -----------------------------------------------------------------
+
+namespace {
+bool unknown_infer(RuleContext&) { return false; }
+bool unknown_cost(const CostContext& c, Cost&, std::string& reason) {
+  reason = fmt::format("op {} has no cost rule", c.n.op_type.empty() ? "?" : c.n.op_type);
+  return false;
+}
+}  // namespace
+
+const OpRule rule_unknown{unknown_infer, unknown_cost};
+
+}  // namespace ridge::ops

@@ -1,0 +1,201 @@
+// The op table swept op by op, in the spirit of ggml's test-backend-ops: every op kind of ops.def has one row
+// here (a count check fails when one is missing), and each row runs the op's shape rule, its forward and backward
+// cost and its descriptor round trip. Then every node of every zoo model is re-created from its descriptor and
+// must cost exactly what it cost in the model.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "ridge/cost.hpp"
+#include "ridge/load.hpp"
+#include "ridge/op_rules.hpp"
+
+namespace ridge {
+namespace {
+
+struct Row {
+  OpKind op;
+  const char* desc;  ///< the problem, as a descriptor
+  const char* out;   ///< expected shape of output 0
+  int64_t flops;     ///< expected forward FLOPs
+  int64_t bwd;       ///< expected backward FLOPs (grad-input + grad-weight), every float input needing a gradient
+};
+
+// Expected numbers are worked by hand from docs/counting.md, not taken from the code.
+const Row kRows[] = {
+    {OpKind::Conv, "conv:mb1ic2ih5iw5oc3oh5ow5kh3kw3sh1sw1ph1pw1dh1dw1g1b1", "1x3x5x5", 2775, 5475},
+    {OpKind::ConvTranspose, "convtranspose:1x2x3x3,2x1x2x2/strides=2_2", "1x1x6x6", 144, 288},
+    {OpKind::Gemm, "gemm:m2k3n4b1", "2x4", 56, 104},
+    {OpKind::MatMul, "matmul:bs1m2k3n4", "1x2x4", 48, 96},
+    {OpKind::Einsum, "einsum:2x3,3x4/equation=ij%2Cjk-%3Eik", "2x4", 48, 96},
+    {OpKind::BatchNormalization, "batchnormalization:1x2x3x3,2,2,2,2", "1x2x3x3", 36, 198},
+    {OpKind::LayerNormalization, "layernormalization:2x3,3,3/axis=-1", "2x3", 46, 66},
+    {OpKind::RMSNormalization, "rmsnormalization:2x3,3/axis=-1", "2x3", 28, 48},
+    {OpKind::Relu, "relu:2x3", "2x3", 6, 6},
+    {OpKind::Clip, "clip:2x3", "2x3", 12, 12},
+    {OpKind::Sigmoid, "sigmoid:2x3", "2x3", 18, 18},
+    {OpKind::Tanh, "tanh:2x3", "2x3", 6, 18},
+    {OpKind::Erf, "erf:2x3", "2x3", 6, 24},
+    {OpKind::Gelu, "gelu:2x3/approximate=tanh", "2x3", 48, 84},
+    {OpKind::LeakyRelu, "leakyrelu:2x3/alpha=0.01", "2x3", 12, 12},
+    {OpKind::HardSigmoid, "hardsigmoid:2x3", "2x3", 24, 18},
+    {OpKind::HardSwish, "hardswish:2x3", "2x3", 30, 24},
+    {OpKind::Sqrt, "sqrt:2x3", "2x3", 6, 12},
+    {OpKind::Exp, "exp:2x3", "2x3", 6, 6},
+    {OpKind::Log, "log:2x3", "2x3", 6, 6},
+    {OpKind::Neg, "neg:2x3", "2x3", 6, 6},
+    {OpKind::Reciprocal, "reciprocal:2x3", "2x3", 6, 18},
+    {OpKind::Add, "add:2x3,3", "2x3", 6, 3},
+    {OpKind::Sub, "sub:2x3,2x3", "2x3", 6, 6},
+    {OpKind::Mul, "mul:2x3,2x3", "2x3", 6, 12},
+    {OpKind::Div, "div:2x3,2x3", "2x3", 6, 24},
+    {OpKind::Pow, "pow:2x3,2x3", "2x3", 6, 36},
+    {OpKind::Equal, "equal:2x3,2x3", "2x3", 6, 0},
+    {OpKind::Where, "where:2x3@bool,2x3,2x3", "2x3", 0, 0},
+    {OpKind::MaxPool, "maxpool:1x1x4x4/kernel_shape=2_2/strides=2_2", "1x1x2x2", 12, 0},
+    {OpKind::AveragePool, "averagepool:1x1x4x4/kernel_shape=2_2/strides=2_2", "1x1x2x2", 16, 16},
+    {OpKind::AdaptiveAvgPool, "adaptiveavgpool:1x2x4x4/output_size=2_2", "1x2x2x2", 32, 32},
+    {OpKind::GlobalAveragePool, "globalaveragepool:1x2x3x3", "1x2x1x1", 18, 18},
+    {OpKind::Softmax, "softmax:2x3/axis=-1", "2x3", 26, 22},
+    {OpKind::LogSoftmax, "logsoftmax:2x3/axis=-1", "2x3", 28, 22},
+    {OpKind::ReduceMean, "reducemean:2x3/axes=1/keepdims=1", "2x1", 6, 2},
+    {OpKind::ReduceSum, "reducesum:2x3/axes=1/keepdims=1", "2x1", 4, 0},
+    {OpKind::ReduceMax, "reducemax:2x3/axes=1/keepdims=1", "2x1", 4, 0},
+    {OpKind::ArgMax, "argmax:2x3/axis=1/keepdims=0", "2", 4, 0},
+    {OpKind::Gather, "gather:10x4,2x3", "2x3x4", 0, 24},
+    {OpKind::Reshape, "reshape:2x3,2=3_2", "3x2", 0, 0},
+    {OpKind::Flatten, "flatten:2x3x4/axis=1", "2x12", 0, 0},
+    {OpKind::Squeeze, "squeeze:2x1x3,1=1", "2x3", 0, 0},
+    {OpKind::Unsqueeze, "unsqueeze:2x3,1=0", "1x2x3", 0, 0},
+    {OpKind::Identity, "identity:2x3", "2x3", 0, 0},
+    {OpKind::Dropout, "dropout:2x3", "2x3", 0, 0},
+    {OpKind::Transpose, "transpose:2x3/perm=1_0", "3x2", 0, 0},
+    {OpKind::Concat, "concat:2x3,2x1/axis=1", "2x4", 0, 0},
+    {OpKind::Split, "split:2x4/axis=1/split=1_3", "2x1", 0, 0},
+    {OpKind::Slice, "slice:2x5,1=1,1=4,1=1", "2x3", 0, 0},
+    {OpKind::Expand, "expand:1x3,2=2_3", "2x3", 0, 0},
+    {OpKind::Pad, "pad:2x3,4=1_0_1_0", "4x3", 0, 0},
+    {OpKind::Resize, "resize:1x1x2x2,-,-,4=1_1_4_4/mode=linear", "1x1x4x4", 144, 144},
+    {OpKind::Cast, "cast:2x3/to=7", "2x3", 0, 0},
+    {OpKind::Shape, "shape:2x3", "2", 0, 0},
+    {OpKind::Constant, "constant:/out0=2x3", "2x3", 0, 0},
+    {OpKind::ConstantOfShape, "constantofshape:2=2_3", "2x3", 0, 0},
+    {OpKind::Range, "range:scalar=0,scalar=5,scalar=1", "5", 0, 0},
+};
+
+TEST(OpTable, EveryOpKindHasOneRow) {
+  std::set<OpKind> covered;
+  for (const Row& r : kRows) EXPECT_TRUE(covered.insert(r.op).second) << op_name(r.op) << " has two rows";
+  for (int i = 0; i < kOpKindCount; ++i) {
+    const auto k = static_cast<OpKind>(i);
+    if (k == OpKind::Unknown) continue;
+    EXPECT_TRUE(covered.count(k)) << "ops.def has " << op_name(k) << " but tests/ops/op_table_test.cpp has no row";
+  }
+}
+
+TEST(OpTable, ShapeCostAndDescriptorOfEveryOp) {
+  for (const Row& r : kRows) {
+    SCOPED_TRACE(r.desc);
+    const ops::OpProblem p = ops::parse_descriptor(r.desc);
+    ASSERT_EQ(p.op, r.op);
+    const Graph g = ops::graph_of(p, r.desc);
+    ASSERT_EQ(g.nodes.size(), 1u);
+    EXPECT_EQ(to_string(g.value(g.nodes[0].outputs[0]).shape), r.out);
+    const ModelCost mc = estimate(g);
+    ASSERT_EQ(mc.nodes[0].status, CostStatus::Ok) << mc.nodes[0].reason;
+    EXPECT_EQ(mc.total.flops, r.flops);
+    EXPECT_EQ(mc.total.bwd_flops(), r.bwd);
+    // Roles: an input in a weight position is a parameter, and the parameters are exactly those inputs.
+    Count weights = 0;
+    for (size_t i = 0; i < g.nodes[0].inputs.size(); ++i) {
+      const int v = g.nodes[0].inputs[i];
+      if (v < 0) continue;
+      const bool weight = input_role(r.op, static_cast<int>(i)) == InputRole::Weight;
+      EXPECT_EQ(g.value(v).kind == ValueKind::Param, weight) << "input " << i;
+      if (weight) weights += g.value(v).shape.elements();
+    }
+    EXPECT_EQ(mc.total.params, weights);
+    // The descriptor ridge prints for the node re-creates a node that costs the same.
+    const std::string printed = mc.nodes[0].descriptor;
+    const Graph again = graph_from_descriptor(printed, DType::F32);
+    EXPECT_EQ(estimate(again).total, mc.total) << printed;
+    EXPECT_EQ(estimate(again).nodes[0].descriptor, printed);
+  }
+}
+
+TEST(OpTable, UnknownOpIsNeverCostedAsZero) {
+  Graph g;
+  Value x;
+  x.name = "x";
+  x.shape = Shape{{2, 3}};
+  x.kind = ValueKind::Input;
+  const int in = g.add_value(x);
+  g.inputs = {in};
+  Value y;
+  y.name = "y";
+  y.shape = Shape{{2, 3}};
+  const int out = g.add_value(y);
+  Node n;
+  n.name = "nms";
+  n.op = OpKind::Unknown;
+  n.op_type = "NonMaxSuppression";
+  n.inputs = {in};
+  n.outputs = {out};
+  g.add_node(n);
+  g.outputs = {out};
+  const ModelCost mc = estimate(g);
+  EXPECT_EQ(mc.nodes[0].status, CostStatus::Unsupported);
+  EXPECT_NE(mc.nodes[0].reason.find("NonMaxSuppression"), std::string::npos);
+  EXPECT_FALSE(mc.complete());
+  EXPECT_EQ(mc.excluded_ops.at("NonMaxSuppression"), 1);
+}
+
+TEST(OpTable, RecordsDriveRolesModulesAndElementwiseFlops) {
+  EXPECT_EQ(input_role(OpKind::Conv, 1), InputRole::Weight);
+  EXPECT_EQ(input_role(OpKind::BatchNormalization, 3), InputRole::Statistic);
+  EXPECT_EQ(input_role(OpKind::Concat, 7), InputRole::Activation);  // "x*" repeats
+  EXPECT_EQ(input_role(OpKind::Relu, 4), InputRole::Activation);    // past the end
+  EXPECT_EQ(torch_module(OpKind::Conv, 3, true), "Conv3d");
+  EXPECT_EQ(torch_module(OpKind::MatMul, 1, false), "");
+  EXPECT_EQ(torch_module(OpKind::MatMul, 1, true), "Linear");
+  EXPECT_EQ(torch_module(OpKind::RMSNormalization, 1, true), "RMSNorm");
+  for (int i = 0; i < kOpKindCount; ++i) {
+    const OpRecord& r = op_record(static_cast<OpKind>(i));
+    if (r.family == OpFamily::Unary || r.family == OpFamily::Binary) EXPECT_GT(r.fwd_flops_per_element, 0) << r.name;
+    EXPECT_NE(ops::op_rule(r.kind).infer, nullptr) << r.name;
+    EXPECT_NE(ops::op_rule(r.kind).cost, nullptr) << r.name;
+  }
+}
+
+/// Every node of every zoo model, re-created alone from its descriptor, costs what it cost in the model.
+TEST(OpTable, EveryZooNodeIsReproducedByItsDescriptor) {
+  int models = 0, nodes = 0;
+  for (const auto& entry : zoo_entries()) {
+    LoadOptions o;
+    o.batch = 2;
+    if (entry.sequence_input) o.seq_len = 8;
+    const Graph g = build_zoo_model(entry.name, o);
+    const ModelCost mc = estimate(g);
+    for (const NodeCost& nc : mc.nodes) {
+      SCOPED_TRACE(entry.name + std::string(" ") + g.nodes[nc.node].name + " " + nc.descriptor);
+      ASSERT_EQ(nc.status, CostStatus::Ok);
+      const Graph one = graph_from_descriptor(nc.descriptor, DType::F32);
+      const Cost c = estimate(one).total;
+      EXPECT_EQ(c.macs, nc.cost.macs);
+      EXPECT_EQ(c.flops, nc.cost.flops);
+      EXPECT_EQ(c.bwd_input_flops, nc.cost.bwd_input_flops);
+      EXPECT_EQ(c.bwd_weight_flops, nc.cost.bwd_weight_flops);
+      EXPECT_EQ(c.bytes_read, nc.cost.bytes_read);
+      EXPECT_EQ(c.bytes_written, nc.cost.bytes_written);
+      // Shared parameters count at their first use only; a re-created node always owns its parameters.
+      if (nc.cost.params > 0) EXPECT_EQ(c.params, nc.cost.params);
+      ++nodes;
+    }
+    ++models;
+  }
+  EXPECT_GE(models, 26);
+  EXPECT_GT(nodes, 3000);
+}
+
+}  // namespace
+}  // namespace ridge
