@@ -71,7 +71,10 @@ rows = [
     ("DRAM triad GB/s, 1 thread", doc["bandwidth_gbs_one_thread"]["DRAM"], "dram_triad_1t", sys.argv[6]),
     ("DRAM triad GB/s, all threads", doc["bandwidth_gbs"]["DRAM"], "dram_triad_all", sys.argv[6]),
 ]
-print(f"ridge machine: whole run {sys.argv[3]} s (goal <= 30 s)")
+print(f"ridge machine: whole run {sys.argv[3]} s (goal <= 30 s); cache sizes from {doc['cpu']['cache_source']}")
+for note in doc["profile"]["notes"]:
+    if note.startswith("DRAM measured") or note.startswith("last-level cache size unknown"):
+        print(f"ridge: {note}")
 print(f"{'metric':34} {'ridge':>10} {'likwid-bench':>13} {'ratio':>7}  within 5%  (likwid test)")
 for name, ridge, key, test in rows:
     l = lik.get(key)

@@ -37,7 +37,7 @@ bool isa_supported(Isa isa);
 /// Number of `dtype` lanes in one vector of `isa` (scalar: 1).
 int lanes(Isa isa, DType dtype);
 
-/// One data or unified cache level as described by sysfs.
+/// One data or unified cache level (from sysfs, CPUID, sysconf or assumed; see CacheSource).
 struct CacheLevel {
   int level = 0;              ///< 1, 2, 3
   std::string type;           ///< "Data" or "Unified" (instruction caches are skipped)
@@ -53,6 +53,63 @@ int count_cpu_list(const std::string& text, const std::string& what = "cpu list"
 /// when a present file cannot be parsed.
 std::vector<CacheLevel> read_cache_levels(const std::string& sysfs_cache_dir);
 
+/// Where cache sizes came from, most trusted first; detect_caches() tries them in this order.
+enum class CacheSource : uint8_t { Sysfs, Cpuid, Sysconf, Assumed };
+/// "sysfs", "cpuid", "sysconf", "assumed".
+std::string_view cache_source_name(CacheSource s);
+/// Looks a cache source up by name; nullopt when unknown.
+std::optional<CacheSource> parse_cache_source(std::string_view name);
+
+/// The four registers of one CPUID query.
+struct CpuidRegs {
+  uint32_t eax = 0, ebx = 0, ecx = 0, edx = 0;  ///< as the instruction leaves them
+};
+/// Runs CPUID (leaf, subleaf); tests pass a table of recorded register values instead of the instruction.
+using CpuidFn = std::function<CpuidRegs(uint32_t leaf, uint32_t subleaf)>;
+/// This CPU's CPUID instruction (<cpuid.h>); all zeros for a leaf above the supported maximum.
+CpuidRegs host_cpuid(uint32_t leaf, uint32_t subleaf);
+/// Vendor string from CPUID leaf 0 ("GenuineIntel", "AuthenticAMD").
+std::string cpuid_vendor(const CpuidFn& cpuid);
+/// The deterministic cache-parameters leaf of a vendor: 0x8000001D on AMD and Hygon, 4 otherwise (Intel).
+uint32_t cpuid_cache_leaf(std::string_view vendor);
+/// Decodes one subleaf of CPUID leaf 4 or 0x8000001D (same layout: type, level and sharing in EAX, line size,
+/// partitions and ways in EBX, sets in ECX); nullopt for the null entry that ends the list.
+std::optional<CacheLevel> decode_cpuid_cache(const CpuidRegs& r);
+/// Data/unified caches listed by CPUID `leaf` (4 or 0x8000001D), ordered by level; empty when the leaf is above
+/// the maximum the CPU reports or its first entry is null (a hypervisor that hides it).
+std::vector<CacheLevel> read_cpuid_caches(const CpuidFn& cpuid, uint32_t leaf);
+/// A sysconf()-like query: the value of a _SC_ name, <= 0 when unknown; tests pass a table.
+using SysconfFn = std::function<long(int name)>;
+/// Caches from sysconf(_SC_LEVEL1_DCACHE_SIZE, _SC_LEVEL2/3/4_CACHE_SIZE): L1 and L2 taken as private, L3 and
+/// beyond as shared by `logical_cpus` (sysconf does not report sharing).
+std::vector<CacheLevel> read_sysconf_caches(const SysconfFn& query, int logical_cpus);
+/// The documented last resort when no source reports caches: L1d 32 KiB and L2 256 KiB, private, and no
+/// last-level cache (unknown: DRAM is then measured on a large fixed working set).
+std::vector<CacheLevel> assumed_caches();
+
+/// Where detect_cpu() reads facts from; tests replace each part with a fake.
+struct CpuSources {
+  std::string sysfs_root = "/sys";  ///< caches under devices/system/cpu/cpu0/cache, topology, cpufreq
+  std::string cpuinfo_path = "/proc/cpuinfo";  ///< model, vendor, flags, MHz
+  CpuidFn cpuid;                    ///< empty: CPUID is not consulted for caches
+  SysconfFn sysconf;                ///< empty: sysconf is not consulted for caches
+  /// This machine: /sys (or $RIDGE_SYSFS_ROOT when set, e.g. an empty dir to play a VM without cache
+  /// entries), /proc/cpuinfo, the CPUID instruction and glibc's sysconf.
+  static CpuSources host();
+};
+/// "/sys", or $RIDGE_SYSFS_ROOT when set and not empty.
+std::string default_sysfs_root();
+
+/// Cache sizes and the source they came from.
+struct CacheFacts {
+  std::vector<CacheLevel> levels;              ///< data/unified caches ordered by level
+  CacheSource source = CacheSource::Assumed;   ///< the first source in the chain that reported caches
+  std::string detail;                          ///< the source in words, and why earlier sources gave nothing
+};
+/// The chain: sysfs under `sources.sysfs_root`, then CPUID (leaf by vendor), then sysconf, then
+/// assumed_caches(). Throws ridge::Error naming the file when a present sysfs file cannot be parsed.
+CacheFacts detect_caches(const CpuSources& sources, int logical_cpus);
+
 /// What ridge knows about this CPU without measuring.
 struct CpuFacts {
   std::string model;                  ///< "Intel(R) Xeon(R) Processor" (/proc/cpuinfo model name)
@@ -65,11 +122,15 @@ struct CpuFacts {
   int fma_units_per_core = 2;         ///< FMA pipes per core (assumed: cpuid does not say; see notes)
   double nominal_clock_ghz = 0;       ///< cpufreq max or /proc/cpuinfo "cpu MHz"; 0 when unknown
   std::string clock_source;           ///< where nominal_clock_ghz came from
-  std::vector<CacheLevel> caches;     ///< from sysfs, ordered by level
+  std::vector<CacheLevel> caches;     ///< ordered by level, from `cache_source`
+  CacheSource cache_source = CacheSource::Assumed;  ///< where `caches` came from
+  std::string cache_source_detail;    ///< that source in words, and why earlier sources gave nothing
   std::string fingerprint;            ///< model + cpus + caches + flags; a different value invalidates a profile
+  /// True when the last cache level is known (any source but Assumed): DRAM working sets are sized from it.
+  bool llc_known() const { return cache_source != CacheSource::Assumed && !caches.empty(); }
 };
-/// Reads CPU facts from /proc/cpuinfo, sysfs and cpuid.
-CpuFacts detect_cpu();
+/// Reads CPU facts from `sources` (default: this machine).
+CpuFacts detect_cpu(const CpuSources& sources = CpuSources::host());
 
 /// Peak FLOP/s for one precision, ISA and thread count, measured and from CPU facts.
 struct PeakResult {
@@ -105,7 +166,7 @@ struct LevelBandwidth {
 
 /// Everything `ridge machine` measures; cached as JSON.
 struct MachineProfile {
-  static constexpr int kFormatVersion = 1;  ///< bump when the JSON layout changes (old caches are re-measured)
+  static constexpr int kFormatVersion = 2;  ///< bump when the JSON layout changes (old caches are re-measured)
   CpuFacts cpu;
   int threads = 1;                    ///< thread count of the "all threads" measurements
   double measured_clock_ghz = 0;      ///< from a dependent-add chain (one add per cycle); 0 when not measured
@@ -138,6 +199,8 @@ struct MachineOptions {
   bool quick = false;                 ///< seconds -> fraction of a second: L1/L2 sweep only, short samples
   int threads = 0;                    ///< "all threads" count; 0 = every CPU this process may use
   std::function<void(const std::string&)> progress;  ///< progress messages (may be empty)
+  std::optional<CpuFacts> cpu;        ///< facts to plan the sweep with (tests inject them); default detect_cpu()
+  int64_t memory_budget_bytes = 0;    ///< most bytes the sweep buffers may take; 0 = half of MemAvailable
 };
 /// Runs every micro-benchmark on this CPU (the whole run takes <= ~30 s; quick mode well under 2 s).
 MachineProfile measure_machine(const MachineOptions& options = {});

@@ -38,6 +38,7 @@ report::Fields cpu_fields(const measure::MachineProfile& p, const measure::Profi
       .add("nominal_clock_ghz", "nominal clock GHz", number(c.nominal_clock_ghz))
       .add("measured_clock_ghz", "measured clock GHz", number(p.measured_clock_ghz))
       .add("caches", "caches", Cell::text(caches_text(c)))
+      .add("cache_source", "cache sizes from", Cell::text(std::string(measure::cache_source_name(c.cache_source))))
       .add("fingerprint", "fingerprint", Cell::text(c.fingerprint))
       .add("profile", "profile",
            Cell::text(src.from_cache ? fmt::format("{} (cached, measured {})", src.path, p.measured_at)
@@ -80,7 +81,7 @@ report::Table peaks_table(const measure::MachineProfile& p) {
 report::Table levels_table(const measure::MachineProfile& p) {
   report::Table t;
   t.key = "levels";
-  t.title = "Bandwidth GB/s per memory level (best sweep point inside the level)";
+  t.title = "Bandwidth GB/s per memory level (a cache: best sweep point inside it; DRAM: far above the last cache)";
   t.columns = {{"level", "level"},
                {"capacity_bytes", "capacity", Unit::Byte},
                {"read_gbs_one_thread", "read 1 thread"},

@@ -2,9 +2,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
 
 #include "measure/machine/sweep.hpp"
+#include "measure/machine_fakes.hpp"
 #include "ridge/error.hpp"
 #include "support/test_support.hpp"
 
@@ -13,19 +13,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-void write(const fs::path& p, const std::string& text) {
-  fs::create_directories(p.parent_path());
-  std::ofstream(p) << text << "\n";
-}
-
-void fake_index(const fs::path& dir, int index, int level, const std::string& type, const std::string& size,
-                const std::string& shared) {
-  const fs::path d = dir / ("index" + std::to_string(index));
-  write(d / "level", std::to_string(level));
-  write(d / "type", type);
-  write(d / "size", size);
-  write(d / "shared_cpu_list", shared);
-}
+using test_fakes::fake_index;
 
 TEST(MachineFacts, ParsesCacheSizes) {
   EXPECT_EQ(parse_cache_size("48K"), 48 << 10);
@@ -74,16 +62,19 @@ TEST(MachineFacts, MissingSysfsIsEmptyAndJunkNamesTheFile) {
   }
 }
 
-TEST(MachineFacts, DetectsThisCpu) {
-  const CpuFacts f = detect_cpu();
+TEST(MachineFacts, DetectsThisCpusIsasWithInjectedSysfs) {
+  CpuSources s;
+  s.sysfs_root = test::temp_dir();  // empty: caches, topology and cpufreq all missing
+  const CpuFacts f = detect_cpu(s);
   EXPECT_FALSE(f.model.empty());
   EXPECT_GE(f.logical_cpus, 1);
-  EXPECT_GE(f.cores, 1);
-  EXPECT_LE(f.cores, f.logical_cpus);
+  EXPECT_EQ(f.cores, f.logical_cpus);  // no topology: every CPU counts as a core
   ASSERT_FALSE(f.isas.empty());
   EXPECT_EQ(f.isas.front(), Isa::Scalar);
   EXPECT_EQ(f.best_isa, f.isas.back());
-  EXPECT_EQ(f.fingerprint, detect_cpu().fingerprint);  // stable
+  EXPECT_EQ(f.cache_source, CacheSource::Assumed);  // no CPUID or sysconf given either
+  EXPECT_FALSE(f.llc_known());
+  EXPECT_EQ(f.fingerprint, detect_cpu(s).fingerprint);  // stable
 }
 
 std::vector<CacheLevel> fake_caches() {
@@ -105,10 +96,6 @@ TEST(MachineSweep, ClassifiesWorkingSets) {
 }
 
 TEST(MachineSweep, PlansWorkingSets) {
-  const auto c = fake_caches();
-  EXPECT_EQ(sweep::dram_working_set(c, 1, int64_t{1} << 40), int64_t{128} << 20);
-  EXPECT_EQ(sweep::dram_working_set(c, 2, int64_t{1} << 40), int64_t{64} << 20);  // at least 64 MiB
-  EXPECT_EQ(sweep::dram_working_set(c, 1, int64_t{100} << 20), int64_t{64} << 20);  // memory cap
   const auto ws = sweep::working_sets(64 << 10);
   EXPECT_EQ(ws, (std::vector<int64_t>{8 << 10, 16 << 10, 32 << 10, 64 << 10}));
   const auto big = sweep::working_sets(int64_t{128} << 20);

@@ -22,6 +22,8 @@ MachineProfile sample_profile() {
   p.cpu.nominal_clock_ghz = 2.6;
   p.cpu.clock_source = "test";
   p.cpu.caches = {{1, "Data", 48 << 10, 1}, {2, "Unified", 2 << 20, 1}};
+  p.cpu.cache_source = CacheSource::Cpuid;
+  p.cpu.cache_source_detail = "CPUID leaf 0x4";
   p.cpu.fingerprint = "f00d";
   p.threads = 2;
   p.measured_clock_ghz = 3.7;
@@ -55,6 +57,8 @@ TEST(MachineProfile, JsonRoundTrip) {
   EXPECT_EQ(q.cpu.best_isa, Isa::Avx512);
   EXPECT_EQ(q.levels[1].read_gbs_one, std::nullopt);  // null stays absent
   EXPECT_EQ(q.levels[1].triad_gbs_all, 30);
+  EXPECT_EQ(q.cpu.cache_source, CacheSource::Cpuid);
+  EXPECT_EQ(j["cpu"]["cache_source"], "cpuid");  // the profile says where its cache sizes came from
 }
 
 TEST(MachineProfile, RejectsJsonThatIsNotAProfile) {
@@ -69,6 +73,12 @@ TEST(MachineProfile, RejectsJsonThatIsNotAProfile) {
   }
   j = profile_to_json(sample_profile());
   j.erase("levels");
+  EXPECT_THROW(profile_from_json(j), Error);
+  j = profile_to_json(sample_profile());
+  j["cpu"]["cache_source"] = "guess";
+  EXPECT_THROW(profile_from_json(j), Error);
+  j = profile_to_json(sample_profile());
+  j["format_version"] = 1;  // profiles from before the cache sources are measured again
   EXPECT_THROW(profile_from_json(j), Error);
 }
 
@@ -131,20 +141,33 @@ TEST(MachineProfile, DefaultPathFollowsXdg) {
 }
 
 TEST(MachineProfile, QuickMeasurementFillsL1AndL2Only) {
+  // Facts are injected (a machine with L1d 48 KiB, L2 2 MiB, L3 32 MiB, one thread): what is measured and
+  // where each point lands follows from them, not from this machine's sysfs. Only the kernels run for real.
+  CpuSources none;
+  none.sysfs_root = test::temp_dir();
   MachineOptions o;
   o.quick = true;
+  o.threads = 1;
+  o.cpu = detect_cpu(none);
+  o.cpu->caches = {{1, "Data", 48 << 10, 1}, {2, "Unified", 2 << 20, 1}, {3, "Unified", 32 << 20, 1}};
+  o.cpu->cache_source = CacheSource::Cpuid;
   const MachineProfile p = measure_machine(o);
   EXPECT_TRUE(p.quick);
   EXPECT_GT(p.peak_gflops(DType::F32, false), 0);
   EXPECT_GT(p.peak_gflops(DType::F64, true), 0);
-  ASSERT_FALSE(p.levels.empty());
+  ASSERT_EQ(p.levels.size(), 4u);
+  EXPECT_EQ(p.levels[0].level, "L1");
+  EXPECT_TRUE(p.levels[0].read_gbs_one.has_value());
+  EXPECT_TRUE(p.levels[0].triad_gbs_one.has_value());
+  EXPECT_EQ(p.levels[1].level, "L2");
+  EXPECT_TRUE(p.levels[1].triad_gbs_one.has_value());
+  EXPECT_FALSE(p.levels[2].triad_gbs_one.has_value());  // quick mode: L3 and DRAM not measured, not zero
   EXPECT_EQ(p.levels.back().level, "DRAM");
-  EXPECT_FALSE(p.levels.back().gbs(true).has_value());  // quick mode: DRAM not measured, not zero
-  if (p.levels.front().level == "L1") {
-    EXPECT_TRUE(p.levels.front().read_gbs_one.has_value());
-  }
-  EXPECT_FALSE(p.sweep.empty());
-  EXPECT_FALSE(p.notes.empty());
+  EXPECT_FALSE(p.levels.back().gbs(true).has_value());
+  for (const SweepPoint& s : p.sweep) EXPECT_LE(s.working_set_bytes, 1 << 20);
+  bool source_noted = false;
+  for (const std::string& n : p.notes) source_noted |= n.rfind("cache sizes from cpuid", 0) == 0;
+  EXPECT_TRUE(source_noted);
 }
 
 }  // namespace

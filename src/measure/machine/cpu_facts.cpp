@@ -1,5 +1,5 @@
-// What ridge knows about the CPU without measuring: ISA support (cpuid), caches and topology (sysfs), model,
-// flags and nominal clock (/proc/cpuinfo, cpufreq).
+// What ridge knows about the CPU without measuring: ISA support (cpuid), caches (cache_facts.cpp), topology
+// (sysfs), model, flags and nominal clock (/proc/cpuinfo, cpufreq), each read from an injectable CpuSources.
 #include <fmt/format.h>
 #include <sched.h>
 
@@ -34,10 +34,10 @@ std::optional<std::string> read_line(const fs::path& p) {
   return trim(line);
 }
 
-/// Values of the first "key : value" lines of /proc/cpuinfo for the given keys.
-std::map<std::string, std::string> cpuinfo_fields(const std::vector<std::string>& keys) {
+/// Values of the first "key : value" lines of a /proc/cpuinfo file for the given keys.
+std::map<std::string, std::string> cpuinfo_fields(const std::string& path, const std::vector<std::string>& keys) {
   std::map<std::string, std::string> out;
-  std::ifstream in("/proc/cpuinfo");
+  std::ifstream in(path);
   std::string line;
   while (std::getline(in, line) && out.size() < keys.size()) {
     const size_t colon = line.find(':');
@@ -69,10 +69,10 @@ std::vector<int> allowed_cpus() {
 }
 
 /// Distinct (package, core) pairs among `cpus`; `cpus.size()` when sysfs topology is missing.
-int physical_cores(const std::vector<int>& cpus) {
+int physical_cores(const std::string& sysfs_root, const std::vector<int>& cpus) {
   std::set<std::pair<std::string, std::string>> cores;
   for (int c : cpus) {
-    const fs::path topo = fmt::format("/sys/devices/system/cpu/cpu{}/topology", c);
+    const fs::path topo = fmt::format("{}/devices/system/cpu/cpu{}/topology", sysfs_root, c);
     auto package = read_line(topo / "physical_package_id");
     auto core = read_line(topo / "core_id");
     if (!package || !core) return static_cast<int>(cpus.size());
@@ -190,19 +190,19 @@ std::vector<CacheLevel> read_cache_levels(const std::string& sysfs_cache_dir) {
   return levels;
 }
 
-CpuFacts detect_cpu() {
+CpuFacts detect_cpu(const CpuSources& sources) {
   CpuFacts f;
-  auto info = cpuinfo_fields({"model name", "vendor_id", "cpu MHz", "flags"});
+  auto info = cpuinfo_fields(sources.cpuinfo_path, {"model name", "vendor_id", "cpu MHz", "flags"});
   f.model = info.count("model name") ? info["model name"] : "unknown CPU";
   f.vendor = info.count("vendor_id") ? info["vendor_id"] : "unknown";
   f.flags_digest = fnv1a_hex(info["flags"]);
   const std::vector<int> cpus = allowed_cpus();
   f.logical_cpus = static_cast<int>(cpus.size());
-  f.cores = physical_cores(cpus);
+  f.cores = physical_cores(sources.sysfs_root, cpus);
   for (const IsaInfo& i : isa_table())
     if (isa_supported(i.isa)) f.isas.push_back(i.isa);
   f.best_isa = f.isas.back();
-  if (auto khz = read_line("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq")) {
+  if (auto khz = read_line(sources.sysfs_root + "/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq")) {
     f.nominal_clock_ghz = std::atof(khz->c_str()) / 1e6;
     f.clock_source = "cpufreq cpuinfo_max_freq";
   } else if (info.count("cpu MHz")) {
@@ -211,8 +211,12 @@ CpuFacts detect_cpu() {
   } else {
     f.clock_source = "unknown";
   }
-  f.caches = read_cache_levels("/sys/devices/system/cpu/cpu0/cache");
+  CacheFacts caches = detect_caches(sources, f.logical_cpus);
+  f.caches = std::move(caches.levels);
+  f.cache_source = caches.source;
+  f.cache_source_detail = std::move(caches.detail);
   std::string key = fmt::format("{}|{}|{}|{}|{}", f.model, f.vendor, f.logical_cpus, f.cores, f.flags_digest);
+  key += fmt::format("|{}", cache_source_name(f.cache_source));
   for (const CacheLevel& c : f.caches) key += fmt::format("|L{}:{}:{}", c.level, c.size_bytes, c.shared_cpus);
   f.fingerprint = fnv1a_hex(key);
   return f;

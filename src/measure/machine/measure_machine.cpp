@@ -1,11 +1,13 @@
 // measure_machine(): clock probe, peak FLOP/s per ISA and precision, and the working-set sweep.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <ctime>
+#include <fstream>
 #include <vector>
 
 #include "measure/machine/kernels.hpp"
@@ -48,9 +50,21 @@ std::string utc_now() {
   return buf;
 }
 
-int64_t physical_memory_bytes() {
+/// Half of MemAvailable (/proc/meminfo), else a quarter of physical memory, else 1 GiB.
+int64_t default_memory_budget() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  int64_t kib = 0;
+  std::string unit;
+  while (in >> key >> kib >> unit)
+    if (key == "MemAvailable:") return kib * 1024 / 2;
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-  return pages > 0 && page > 0 ? int64_t{pages} * page : int64_t{4} << 30;
+  return pages > 0 && page > 0 ? int64_t{pages} * page / 4 : int64_t{1} << 30;
+}
+
+std::string mib(int64_t bytes) {
+  return bytes >= (int64_t{1} << 30) && bytes % (int64_t{1} << 20) == 0 ? fmt::format("{:.3g} GiB", bytes / 1073741824.0)
+                                                                        : fmt::format("{} MiB", bytes >> 20);
 }
 
 /// FLOPs per cycle of one core for a kernel of `isa` on `dtype`: FMA pipes x lanes x (2 with FMA; without FMA
@@ -151,7 +165,7 @@ class Machine {
   }
 
   /// One sweep point: `d` on `threads` threads, each over its own `ws` bytes inside its buffer.
-  SweepPoint measure_stream(const kernels::Desc& d, int threads, int64_t ws) {
+  SweepPoint measure_stream(const kernels::Desc& d, int threads, int64_t ws, const std::string& level) {
     const int64_t arrays = d.kind == kernels::Kind::Triad ? 3 : 1;
     const int64_t block = kernels::block_elements(d);
     const int64_t n = std::max<int64_t>(block, ws / arrays / dtype_bytes(d.dtype) / block * block);
@@ -171,51 +185,65 @@ class Machine {
     p.threads = threads;
     p.working_set_bytes = n * arrays * dtype_bytes(d.dtype);
     p.gbs = to_double(kernels::bytes(d, args[0], 1)) * threads / s.median_s / 1e9;
-    p.level = sweep::classify(profile_.cpu.caches, p.working_set_bytes, threads);
+    p.level = level;
     return p;
   }
 
   void measure_bandwidth() {
-    const auto& caches = profile_.cpu.caches;
-    const int all = team_.size();
-    const int64_t memory_cap = physical_memory_bytes() / 4;
-    int64_t last_one = sweep::dram_working_set(caches, 1, memory_cap / 2);
-    int64_t last_all = sweep::dram_working_set(caches, all, memory_cap / 2 / all);
-    if (options_.quick) {
-      // L1 and L2 only: up to half of the largest private cache (or 1 MiB), at most 1 MiB.
-      int64_t limit = int64_t{1} << 20;
-      for (const CacheLevel& c : caches)
-        if (c.shared_cpus <= 1) limit = std::min<int64_t>(int64_t{1} << 20, c.size_bytes / 2);
-      last_one = last_all = std::max(sweep::kFirstWorkingSet, limit);
-    }
-    if (!options_.quick && sweep::classify(caches, last_one, 1) != "DRAM")
-      profile_.notes.push_back("the largest working set that fits in a quarter of RAM is not clearly beyond the "
-                               "last cache: DRAM bandwidth may include cache hits");
-    allocate_buffers(last_one, last_all);
-
+    const int64_t budget = options_.memory_budget_bytes > 0 ? options_.memory_budget_bytes : default_memory_budget();
+    plan_ = sweep::plan_sweep(profile_.cpu, team_.size(), options_.quick, budget);
+    allocate_buffers();
     const Isa isa = profile_.cpu.best_isa;
     const auto* read = kernels::find(kernels::Kind::Read, isa, DType::F64);
     const auto* triad = kernels::find(kernels::Kind::Triad, isa, DType::F64);
-    std::vector<std::pair<int, int64_t>> plan;  // (threads, working set)
-    for (int64_t ws : sweep::working_sets(last_one)) plan.push_back({1, ws});
-    if (all > 1)
-      for (int64_t ws : sweep::working_sets(last_all)) plan.push_back({all, ws});
     size_t done = 0;
-    for (const auto& [threads, ws] : plan) {
-      say(fmt::format("bandwidth {} thread(s), {} KiB per thread ({}/{})", threads, ws >> 10, ++done, plan.size()));
-      for (const auto* d : {read, triad}) profile_.sweep.push_back(measure_stream(*d, threads, ws));
+    for (const sweep::PlannedPoint& pt : plan_.points) {
+      say(fmt::format("bandwidth {} thread(s), {} KiB per thread ({}/{})", pt.threads, pt.working_set_bytes >> 10,
+                      ++done, plan_.points.size()));
+      for (const auto* d : {read, triad})
+        profile_.sweep.push_back(measure_stream(*d, pt.threads, pt.working_set_bytes, pt.level));
     }
-    profile_.levels = sweep::summarize_levels(caches, profile_.sweep, all);
+    profile_.levels = sweep::summarize_levels(profile_.cpu.caches, profile_.sweep, team_.size());
     buffers_.clear();
   }
 
   /// One buffer per thread (thread 0 large enough for the one-thread sweep), first touched by its own thread so
   /// its pages are local to it.
-  void allocate_buffers(int64_t last_one, int64_t last_all) {
-    say("allocating and touching sweep buffers");
+  void allocate_buffers() {
+    say(fmt::format("allocating and touching sweep buffers ({} + {} x {})", mib(plan_.buffer_bytes_first),
+                    team_.size() - 1, mib(plan_.buffer_bytes_other)));
     const int64_t slack = 3 * (4096 + 256);
-    for (int t = 0; t < team_.size(); ++t) buffers_.emplace_back((t == 0 ? last_one : last_all) + slack);
+    for (int t = 0; t < team_.size(); ++t)
+      buffers_.emplace_back((t == 0 ? plan_.buffer_bytes_first : plan_.buffer_bytes_other) + slack);
     team_.run([&](int t) { std::memset(buffers_[t].data(), 0, buffers_[t].bytes()); });
+  }
+
+  /// What the DRAM working sets were and why, or why they may not be DRAM.
+  void note_dram() {
+    std::vector<std::string> sets;
+    bool capped = false;
+    int64_t llc = 0, target = 0;
+    for (const auto& d : {plan_.dram_one, plan_.dram_all}) {
+      if (!d) continue;
+      sets.push_back(fmt::format("{} per thread on {} thread(s)", mib(d->bytes_per_thread), d->threads));
+      capped |= d->capped;
+      llc = std::max(llc, d->llc_bytes);
+      target = std::max(target, d->target_bytes);
+    }
+    if (sets.empty()) return;
+    const std::string where = fmt::format("{}", fmt::join(sets, ", "));
+    if (!profile_.cpu.llc_known())
+      profile_.notes.push_back(fmt::format("last-level cache size unknown: DRAM measured on a fixed {} working set "
+                                           "(all threads together): {}",
+                                           mib(sweep::kUnknownLlcDramBytes), where));
+    else
+      profile_.notes.push_back(fmt::format("DRAM measured on {}: at least {}x the last-level cache the threads "
+                                           "reach ({}) and at least {}",
+                                           where, sweep::kDramLlcMultiple, mib(llc), mib(sweep::kMinDramBytes)));
+    if (capped)
+      profile_.notes.push_back(fmt::format("the memory budget allowed less than the {} wanted for DRAM: DRAM "
+                                           "bandwidth may include cache hits",
+                                           mib(target)));
   }
 
   void add_notes() {
@@ -228,23 +256,26 @@ class Machine {
         profile_.measured_clock_ghz > 0 ? "measured with a dependent-add chain" : "nominal", c.nominal_clock_ghz,
         c.clock_source));
     n.push_back("bandwidth counts bytes loaded + stored by the kernels, without write-allocate traffic (STREAM and "
-                "likwid-bench convention); a level's value is the best sweep point inside it");
+                "likwid-bench convention); a cache level's value is the best sweep point inside it, DRAM's the "
+                "point planned far above the last-level cache");
+    n.push_back(fmt::format("cache sizes from {}: {}", cache_source_name(c.cache_source), c.cache_source_detail));
+    note_dram();
     if (profile_.quick)
       n.push_back("quick mode: short samples, L1/L2 working sets only; L3 and DRAM not measured");
-    if (c.caches.empty()) n.push_back("no cache sizes in sysfs: every working set is classified as DRAM");
   }
 
   const MachineOptions& options_;
   Budgets budgets_;
   ThreadTeam team_;
   std::vector<PageBuffer> buffers_;
+  sweep::Plan plan_;
   MachineProfile profile_;
 };
 
 }  // namespace
 
 MachineProfile measure_machine(const MachineOptions& options) {
-  return Machine(options, detect_cpu()).run();
+  return Machine(options, options.cpu ? *options.cpu : detect_cpu()).run();
 }
 
 }  // namespace ridge::measure

@@ -31,6 +31,7 @@ json cpu_to_json(const CpuFacts& c) {
           {"logical_cpus", c.logical_cpus}, {"cores", c.cores}, {"isas", isas},
           {"best_isa", isa_info(c.best_isa).name}, {"fma_units_per_core", c.fma_units_per_core},
           {"nominal_clock_ghz", c.nominal_clock_ghz}, {"clock_source", c.clock_source}, {"caches", caches},
+          {"cache_source", cache_source_name(c.cache_source)}, {"cache_source_detail", c.cache_source_detail},
           {"fingerprint", c.fingerprint}};
 }
 
@@ -62,6 +63,11 @@ CpuFacts cpu_from_json(const json& j, const std::string& what) {
   for (const json& l : j.at("caches"))
     c.caches.push_back({l.at("level").get<int>(), l.at("type").get<std::string>(), l.at("size_bytes").get<int64_t>(),
                         l.at("shared_cpus").get<int>()});
+  const std::string source = j.at("cache_source").get<std::string>();
+  const auto parsed = parse_cache_source(source);
+  if (!parsed) throw Error(fmt::format("{}: unknown cache source '{}'", what, source));
+  c.cache_source = *parsed;
+  c.cache_source_detail = j.at("cache_source_detail").get<std::string>();
   c.fingerprint = j.at("fingerprint").get<std::string>();
   return c;
 }
