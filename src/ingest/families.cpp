@@ -31,6 +31,8 @@ const std::vector<FamilyPattern> kFamilies = {
     {"fprop", "conv-implicit-gemm"},
     {"dgrad", "conv-implicit-gemm"},
     {"wgrad", "conv-implicit-gemm"},
+    {"bn_fw", "normalization"},  // cudnn::bn_fw_tr_1C11_kernel_NCHW: before "cudnn"
+    {"bn_bw", "normalization"},
     {"scudnn", "conv-implicit-gemm"},
     {"cudnn", "conv-implicit-gemm"},
     {"convolve", "conv-implicit-gemm"},
@@ -56,8 +58,6 @@ const std::vector<FamilyPattern> kFamilies = {
     {"instance_norm", "normalization"},
     {"rms_norm", "normalization"},
     {"rmsnorm", "normalization"},
-    {"bn_fw", "normalization"},
-    {"bn_bw", "normalization"},
     {"normalize", "normalization"},
     {"softmax", "softmax"},
     {"pool", "pooling"},
