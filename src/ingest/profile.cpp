@@ -120,10 +120,10 @@ void assign_runs(Profile& p) {
   std::stable_sort(p.runs.begin(), p.runs.end(), [](const Run& a, const Run& b) { return a.line < b.line; });
   std::vector<size_t> used(p.runs.size(), 0);
   for (auto& k : p.kernels) {
-    size_t r = 0;
-    while (r + 1 < p.runs.size() && p.runs[r + 1].line <= k.line) ++r;
-    k.run = r;
-    ++used[r];
+    auto after = std::upper_bound(p.runs.begin() + 1, p.runs.end(), k.line,
+                                  [](int line, const Run& r) { return line < r.line; });
+    k.run = static_cast<size_t>(after - p.runs.begin()) - 1;
+    ++used[k.run];
   }
   std::vector<Run> kept;
   std::vector<size_t> index(p.runs.size(), 0);
