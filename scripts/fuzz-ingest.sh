@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the ingest fuzzers (libFuzzer + AddressSanitizer, clang-14) in build-fuzz/ and runs each for a bounded
-# time, seeded with the profiler fixtures read in place (../shared/fixtures/profiles). Crash inputs are saved to
+# time, seeded with the profiler fixtures read in place (../shared/fixtures/profiles) and the small committed inputs
+# in tests/ingest/data (the torch.profiler Chrome trace). Crash inputs are saved to
 # tests/ingest/regressions/ (ridge_tests_ingest replays every file there).
 # Usage: scripts/fuzz-ingest.sh [SECONDS_PER_PARSER (default 20)] [PARSER...]
 set -euo pipefail
@@ -8,7 +9,7 @@ cd "$(dirname "$0")/.."
 seconds="${1:-20}"
 shift || true
 parsers=("$@")
-[ ${#parsers[@]} -gt 0 ] || parsers=(ncu_text ncu_csv nvprof nsys torch sniff)
+[ ${#parsers[@]} -gt 0 ] || parsers=(ncu_text ncu_csv nvprof nsys torch chrome sniff)
 CXX="${CXX:-clang++-14}"
 out=build-fuzz
 seeds="${RIDGE_SHARED_DIR:-../shared}/fixtures/profiles"
@@ -36,6 +37,7 @@ for p in "${parsers[@]}"; do
   mkdir -p "$corpus"
   seed_dirs=()
   [ -d "$seeds" ] && seed_dirs+=("$seeds")
+  seed_dirs+=(tests/ingest/data)
   echo "fuzz-ingest: running $p for ${seconds}s" >&2
   if ! "$bin" "$corpus" "${seed_dirs[@]}" -max_total_time="$seconds" -max_len=65536 -timeout=10 \
        -rss_limit_mb=2048 -artifact_prefix="$regressions/$p-" -print_final_stats=1 2>"$out/$p.log"; then

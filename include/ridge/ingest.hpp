@@ -25,6 +25,7 @@ enum class Format : uint8_t {
   NsysTrace,      ///< nsys gputrace / cuda_gpu_trace, CSV or text table
   NsysStats,      ///< nsys stats reports (cuda_gpu_kern_sum, cuda_gpu_mem_time_sum), text or CSV
   TorchTable,     ///< torch.profiler key_averages().table() text
+  TorchTrace,     ///< torch.profiler export_chrome_trace() JSON (kineto traceEvents, or the legacy top-level list)
 };
 /// Stable lower-case name of a format ("ncu-text", "nsys-stats", ...).
 std::string_view format_name(Format f);
@@ -70,15 +71,27 @@ struct KernelRecord {
   std::string file;          ///< file it came from
   int line = 0;              ///< line of the kernel header / first row
   std::string label;         ///< run label (--label bs=10), empty when none
+  size_t run = 0;            ///< index into Profile::runs
+  std::string op;            ///< framework operator that launched it (torch trace: outermost cpu_op), else empty
   bool memop = false;        ///< memcpy / memset rather than a kernel
   Count invocations = 1;     ///< launches this record stands for (aggregated formats: calls/instances)
   std::map<std::string, Value, std::less<>> counters;  ///< raw metric -> total over invocations, base units
   Derived derived;           ///< filled by derive()
 };
 
+/// One profiling session: a whole file, or one of several sessions written one after another into a file
+/// (two `==PROF==` sessions, a repeated CSV header, launch IDs restarting at 0).
+struct Run {
+  std::string file;      ///< file it was read from
+  int line = 0;          ///< line where it starts (0: the start of the file)
+  std::string label;     ///< --label of the file
+  std::string boundary;  ///< why a new run starts at `line` ("" for the first run of a file)
+};
+
 /// Everything read from one or more files.
 struct Profile {
   std::vector<KernelRecord> kernels;
+  std::vector<Run> runs;                ///< every record's `run` indexes this; at least one per file read
   std::vector<Warning> warnings;
   std::vector<std::string> notes;       ///< how numbers were obtained (formulas used, factors, joins)
   std::vector<Format> formats;          ///< formats found, in order of first appearance
@@ -100,6 +113,12 @@ std::vector<Format> sniff(std::string_view text);
 Profile parse_text(std::string_view text, const std::string& name, const ReadOptions& opts = {});
 /// Reads and parses one file. Throws ridge::Error naming the file when it cannot be opened.
 Profile read_file(const std::string& path, const ReadOptions& opts = {});
+
+/// Indices of the records of one run (0-based index into Profile::runs).
+std::vector<size_t> run_records(const Profile& p, size_t run);
+/// The profile restricted to one run (1-based, as `--run N` counts). Throws ridge::UsageError naming the number of
+/// runs when `run` is out of range.
+Profile select_run(Profile p, size_t run);
 
 /// How several files combine.
 enum class JoinMode : uint8_t {
@@ -145,7 +164,7 @@ struct Group {
   std::vector<size_t> members;  ///< indices into Profile::kernels
 };
 /// What to group by.
-enum class GroupBy : uint8_t { Family, Nvtx, Process, Name, Label, File };
+enum class GroupBy : uint8_t { Family, Nvtx, Process, Name, Label, File, Run, Op };
 std::optional<GroupBy> parse_group_by(std::string_view s);
 /// Groups, ordered by first appearance.
 std::vector<Group> group(const Profile& p, GroupBy by);

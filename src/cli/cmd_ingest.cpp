@@ -28,6 +28,7 @@ struct IngestArgs {
   std::string input_format, join = "auto", arch, group = "family";
   std::optional<int64_t> tensor_factor;
   std::optional<size_t> top;
+  std::optional<size_t> run;
   std::string model;
   int64_t batch = 1, steps = 1;
   bool train = false;
@@ -85,6 +86,10 @@ ingest::Profile read_all(CLI::App* cmd, const IngestArgs& a) {
     for (size_t i = 0; i < p.warnings.size() && i < 3; ++i) why += (why.empty() ? "" : "; ") + p.warnings[i].text();
     throw Error(fmt::format("nothing could be read: {}", why.empty() ? "no kernel records" : why));
   }
+  if (a.run) p = ingest::select_run(std::move(p), *a.run);
+  if (!a.model.empty() && p.runs.size() > 1)
+    throw UsageError(fmt::format("--model compares one capture with one estimate, but the input holds {} runs: "
+                                 "choose one with --run N (1..{})", p.runs.size(), p.runs.size()));
   ingest::DeriveOptions d;
   d.architecture = a.arch;
   d.tensor_factor = a.tensor_factor;
@@ -154,7 +159,8 @@ report::Table kernels_table(const ingest::Profile& p, size_t top, bool full) {
              {"flops_fp16", "fp16", Unit::Flop}, {"flops_tensor", "tensor", Unit::Flop},
              {"l2_bytes", "L2", Unit::Byte}, {"l1_bytes", "L1", Unit::Byte}, {"nvtx", "NVTX", Unit::None},
              {"pid", "pid", Unit::None}, {"process", "process", Unit::None}, {"device", "device", Unit::None},
-             {"label", "label", Unit::None}, {"file", "file", Unit::None}, {"line", "line", Unit::None}})
+             {"label", "label", Unit::None}, {"file", "file", Unit::None}, {"line", "line", Unit::None},
+             {"run", "run", Unit::None}, {"torch_op", "operator", Unit::None}})
       t.columns.push_back(c);
   }
   std::vector<size_t> order(p.kernels.size());
@@ -188,6 +194,8 @@ report::Table kernels_table(const ingest::Profile& p, size_t top, bool full) {
       row.push_back(k.pid >= 0 ? Cell::count(k.pid, Unit::None) : Cell::empty());
       for (const std::string* s : {&k.process, &k.device, &k.label, &k.file}) row.push_back(Cell::text(*s));
       row.push_back(Cell::count(k.line, Unit::None));
+      row.push_back(Cell::count(static_cast<Count>(k.run + 1), Unit::None));
+      row.push_back(Cell::text(k.op));
     }
     t.add_row(std::move(row));
   }
@@ -223,27 +231,33 @@ report::Table groups_table(const ingest::Profile& p, ingest::GroupBy by, const s
   return t;
 }
 
-// One row per --label, and least-squares lines of FLOPs, DRAM bytes and time against the label's number.
+// One row per run (a file, or one of several runs in a file) with its label, and least-squares lines of FLOPs,
+// DRAM bytes and time against the number in each run's label.
 void add_runs(report::Document& doc, const ingest::Profile& p) {
-  auto runs = ingest::group(p, ingest::GroupBy::Label);
-  if (runs.size() < 2 && (runs.empty() || runs[0].key == "(no label)")) return;
+  const bool labelled = std::any_of(p.runs.begin(), p.runs.end(), [](const auto& r) { return !r.label.empty(); });
+  if (p.runs.size() < 2 && !labelled) return;
   report::Table t{"runs", "Runs", {}, {}, {}};
-  t.columns = {{"label", "label", Unit::None},      {"x", "x", Unit::None},
-               {"kernels", "launches", Unit::Count}, {"flops", "FLOPs", Unit::Flop},
-               {"dram_bytes", "DRAM", Unit::Byte},   {"time_s", "time", Unit::Second}};
+  t.columns = {{"run", "run", Unit::None},          {"label", "label", Unit::None},
+               {"x", "x", Unit::None},              {"file", "file", Unit::None},
+               {"line", "line", Unit::None},        {"kernels", "launches", Unit::Count},
+               {"flops", "FLOPs", Unit::Flop},      {"dram_bytes", "DRAM", Unit::Byte},
+               {"time_s", "time", Unit::Second},    {"boundary", "starts at", Unit::None}};
   std::vector<double> xf, yf, xd, yd, xt, yt;
-  for (const auto& r : runs) {
-    ingest::Totals s = ingest::totals(p, r.members);
-    auto x = ingest::label_number(r.key);
-    t.add_row({Cell::text(r.key), real_or_empty(x, Unit::None), Cell::count(s.kernels),
+  for (size_t r = 0; r < p.runs.size(); ++r) {
+    const ingest::Run& run = p.runs[r];
+    ingest::Totals s = ingest::totals(p, ingest::run_records(p, r));
+    auto x = ingest::label_number(run.label);
+    t.add_row({Cell::count(static_cast<Count>(r + 1), Unit::None), Cell::text(run.label), real_or_empty(x, Unit::None),
+               Cell::text(run.file), Cell::count(run.line, Unit::None), Cell::count(s.kernels),
                count_or_empty(s.sum.flops(), Unit::Flop), count_or_empty(s.sum.dram_bytes, Unit::Byte),
-               real_or_empty(s.sum.time_s, Unit::Second)});
+               real_or_empty(s.sum.time_s, Unit::Second), Cell::text(run.boundary.empty() ? "start of file" : run.boundary)});
     if (!x) continue;
     if (auto f = s.sum.flops()) xf.push_back(*x), yf.push_back(to_double(*f));
     if (s.sum.dram_bytes) xd.push_back(*x), yd.push_back(to_double(*s.sum.dram_bytes));
     if (s.sum.time_s) xt.push_back(*x), yt.push_back(*s.sum.time_s);
   }
   doc.blocks.push_back(std::move(t));
+  if (!labelled) return;
   report::Fields fit{"fit", "Least-squares lines against the label's number (y = slope * x + intercept)", {}};
   auto add_fit = [&](const char* key, const char* what, const std::vector<double>& x, const std::vector<double>& y,
                      Unit u) {
@@ -338,14 +352,17 @@ CLI::App* add_ingest_command(CLI::App& app) {
   cmd->add_option("--join", a->join, "Combine files launch by launch (NERSC one-metric-per-run layout): auto|id|none")
       ->check(CLI::IsMember({"auto", "id", "none"}))
       ->capture_default_str();
-  cmd->add_option("--group", a->group, "Group kernels by family|nvtx|process|name|label|file")
-      ->check(CLI::IsMember({"family", "nvtx", "process", "name", "label", "file"}))
+  cmd->add_option("--group", a->group, "Group kernels by family|nvtx|process|name|label|file|run|op (op: the "
+                                       "torch operator that launched them)")
+      ->check(CLI::IsMember({"family", "nvtx", "process", "name", "label", "file", "run", "op"}))
       ->capture_default_str();
   cmd->add_option("--arch", a->arch, "GPU architecture for the tensor-core factor (volta, turing, ampere, ada, hopper)")
       ->check(CLI::IsMember({"kepler", "maxwell", "pascal", "volta", "turing", "ampere", "ada", "hopper"}));
   cmd->add_option("--tensor-factor", a->tensor_factor, "FLOPs per tensor-pipe instruction (overrides --arch)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--top", a->top, "Kernels listed (default: 25 longest in table output, all otherwise; 0 = all)");
+  cmd->add_option("--run", a->run, "Only run N (1-based) when the files hold several profiling runs")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--model", a->model, "Compare with ridge's estimate for MODEL (zoo name or .onnx)");
   cmd->add_option("--batch", a->batch, "Batch size of the profiled run (with --model)")->check(CLI::PositiveNumber);
   cmd->add_flag("--train", a->train, "The capture holds training steps (forward + backward)");

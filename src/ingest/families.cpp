@@ -31,6 +31,8 @@ const std::vector<FamilyPattern> kFamilies = {
     {"fprop", "conv-implicit-gemm"},
     {"dgrad", "conv-implicit-gemm"},
     {"wgrad", "conv-implicit-gemm"},
+    {"bn_fw", "normalization"},  // cudnn::bn_fw_tr_1C11_kernel_NCHW: before "cudnn"
+    {"bn_bw", "normalization"},
     {"scudnn", "conv-implicit-gemm"},
     {"cudnn", "conv-implicit-gemm"},
     {"convolve", "conv-implicit-gemm"},
@@ -56,8 +58,6 @@ const std::vector<FamilyPattern> kFamilies = {
     {"instance_norm", "normalization"},
     {"rms_norm", "normalization"},
     {"rmsnorm", "normalization"},
-    {"bn_fw", "normalization"},
-    {"bn_bw", "normalization"},
     {"normalize", "normalization"},
     {"softmax", "softmax"},
     {"pool", "pooling"},
@@ -118,8 +118,10 @@ std::optional<GroupBy> parse_group_by(std::string_view s) {
   if (s == "nvtx") return GroupBy::Nvtx;
   if (s == "process") return GroupBy::Process;
   if (s == "name" || s == "kernel") return GroupBy::Name;
-  if (s == "label" || s == "run") return GroupBy::Label;
+  if (s == "label") return GroupBy::Label;
   if (s == "file") return GroupBy::File;
+  if (s == "run") return GroupBy::Run;
+  if (s == "op") return GroupBy::Op;
   return std::nullopt;
 }
 
@@ -139,6 +141,8 @@ std::vector<Group> group(const Profile& p, GroupBy by) {
       case GroupBy::Name: key = k.name; break;
       case GroupBy::Label: key = k.label.empty() ? "(no label)" : k.label; break;
       case GroupBy::File: key = k.file; break;
+      case GroupBy::Run: key = "run " + std::to_string(k.run + 1); break;
+      case GroupBy::Op: key = k.op.empty() ? "(no operator)" : k.op; break;
     }
     auto [it, fresh] = index.try_emplace(key, out.size());
     if (fresh) out.push_back(Group{key, {}});

@@ -37,6 +37,11 @@ const std::vector<Formula> kFormulas = {
     {Qty::Fp16, {{SASS("smsp", "hfma"), 2}, {SASS("smsp", "hadd"), 1}, {SASS("smsp", "hmul"), 1}}},
     {Qty::Fp16, {{SASS("sm", "hfma"), 2}, {SASS("sm", "hadd"), 1}, {SASS("sm", "hmul"), 1}}},
     {Qty::Fp16, {{"flop_count_hp", 1}}},
+    // torch.profiler with_flops: an operator's FLOPs by the dtype of its first tensor input (bf16 counts as fp16)
+    {Qty::Fp32, {{"torch.flops.fp32", 1}}},
+    {Qty::Fp64, {{"torch.flops.fp64", 1}}},
+    {Qty::Fp16, {{"torch.flops.fp16", 1}}},
+    {Qty::Fp16, {{"torch.flops.bf16", 1}}},
     {Qty::Tensor, {{"sm__inst_executed_pipe_tensor.sum", 0}}},
     {Qty::Tensor, {{"smsp__inst_executed_pipe_tensor.sum", 0}}},
     {Qty::Dram, {{"dram__bytes.sum", 1}}},

@@ -82,6 +82,9 @@ struct Source {
 void warn(Profile& p, const Source& s, int line, std::string message);
 /// A record with the file, line and label filled in.
 KernelRecord new_record(const Source& s, int line);
+/// Declares that a new profiling run starts at `line` of the file (parse_text assigns records to runs by line and
+/// drops boundaries with no records before them).
+void run_boundary(Profile& p, const Source& s, int line, std::string why);
 /// Adds `v` to a counter (exact when both are exact).
 void add_counter(KernelRecord& r, const std::string& metric, const Value& v);
 
@@ -103,5 +106,6 @@ void parse_ncu_csv(const Source& s, Profile& out);
 void parse_nvprof(const Source& s, Format f, Profile& out);
 void parse_nsys(const Source& s, Format f, Profile& out);
 void parse_torch_table(const Source& s, Profile& out);
+void parse_torch_trace(const Source& s, Profile& out);
 
 }  // namespace ridge::ingest::detail

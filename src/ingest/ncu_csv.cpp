@@ -80,10 +80,19 @@ void parse_ncu_csv(const Source& s, Profile& out) {
   int stray_lines = 0, first_stray = 0;
   std::set<std::string> unreadable;
   const size_t first = out.kernels.size();
+  size_t run_start = first;  // records of the current run begin here
+  int64_t last_id = -1;
+  auto new_run = [&](int line, std::string why) {
+    if (out.kernels.size() == run_start) return;  // nothing read yet: still the same run
+    run_boundary(out, s, line, std::move(why));
+    run_start = out.kernels.size();
+  };
   for (size_t i = 0; i < s.lines.size(); ++i) {
     std::string_view line = s.lines[i];
     const int ln = static_cast<int>(i + 1);
     if (starts_with(line, "\"ID\",")) {
+      new_run(ln, "the CSV header again");
+      last_id = -1;
       h = read_header(split_csv(line));
       have_header = h.id >= 0 && h.kernel >= 0 && (h.raw() || h.value >= 0);
       if (!have_header) warn(out, s, ln, "ncu CSV header without ID / Kernel Name / Metric Value columns");
@@ -131,11 +140,17 @@ void parse_ncu_csv(const Source& s, Profile& out) {
     std::string key = std::string(field(row, h.id)) + '\x1f' + std::string(field(row, h.pid)) + '\x1f' +
                       std::string(field(row, h.kernel));
     if (current == nullptr || key != last_key) {
+      int64_t id = -1;
+      if (auto d = parse_decimal(field(row, h.id), NumberLocale::Dot); d && d->exact() && *d->exact() >= 0 &&
+                                                                           *d->exact() < (Count(1) << 62))
+        id = static_cast<int64_t>(*d->exact());
+      if (id >= 0 && id < last_id) new_run(ln, fmt::format("launch IDs restart at {}", id));
+      if (id >= 0) last_id = id;
       KernelRecord k = new_record(s, ln);
       k.name = std::string(field(row, h.kernel));
       k.process = std::string(field(row, h.process));
       k.device = std::string(field(row, h.device));
-      if (auto d = parse_decimal(field(row, h.id), NumberLocale::Dot); d && d->exact()) k.launch_id = static_cast<int64_t>(*d->exact());
+      k.launch_id = id;
       if (auto d = parse_decimal(field(row, h.pid), NumberLocale::Dot); d && d->exact()) k.pid = static_cast<int64_t>(*d->exact());
       for (int c : h.nvtx) {
         std::string r = nvtx_from_cell(field(row, c));

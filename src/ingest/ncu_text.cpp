@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <set>
 
 #include "internal.hpp"
 
@@ -129,16 +130,30 @@ void parse_ncu_text(const Source& s, Profile& out) {
   std::string_view previous;
   int64_t launch = 0;
   const size_t first = out.kernels.size();
+  size_t run_start = first;           // records of the current run begin here
+  std::set<int64_t> run_pids;         // processes whose results the current run printed
+  auto new_run = [&](int line, std::string why) {
+    if (out.kernels.size() == run_start) return;  // nothing read yet: still the same run
+    run_boundary(out, s, line, std::move(why));
+    run_start = out.kernels.size();
+    run_pids.clear();
+    launch = 0;
+  };
   for (size_t i = 0; i < s.lines.size(); ++i) {
     std::string_view line = s.lines[i];
     const int ln = static_cast<int>(i + 1);
     if (starts_with(line, "==PROF==") || starts_with(line, "==WARNING==") || starts_with(line, "==ERROR==")) {
       if (contains(line, "No kernels were profiled")) warn(out, s, ln, "ncu: no kernels were profiled");
       else if (starts_with(line, "==ERROR==")) warn(out, s, ln, std::string(trim(line)));
-      else if (contains(line, "Connected to process")) current = nullptr, table = {};
+      else if (contains(line, "Connected to process")) {
+        new_run(ln, "a new ==PROF== session");
+        current = nullptr, table = {}, in_results = false;
+      }
       continue;
     }
     if (is_process_header(line, &pid, &process)) {
+      if (run_pids.count(pid)) new_run(ln, fmt::format("results of process {} again", pid));
+      run_pids.insert(pid);
       in_results = true;
       current = nullptr;
       table = {};

@@ -23,6 +23,14 @@ struct FormatRow {
 
 bool has(std::string_view text, std::string_view s) { return text.find(s) != std::string_view::npos; }
 
+// A JSON document (object or list) with Chrome-trace events: torch.profiler's export_chrome_trace.
+bool is_trace_json(std::string_view t) {
+  if (t.substr(0, 3) == "\xEF\xBB\xBF") t.remove_prefix(3);
+  t = detail::trim(t.substr(0, 1 << 16));
+  if (t.empty() || (t.front() != '{' && t.front() != '[')) return false;
+  return has(t, "\"traceEvents\"") || (has(t, "\"ph\"") && has(t, "\"ts\""));
+}
+
 // Signatures from profiler-formats.md section 1, one row per format.
 const std::vector<FormatRow> kFormats = {
     {Format::NcuCsv, "ncu-csv",
@@ -48,6 +56,7 @@ const std::vector<FormatRow> kFormats = {
               (has(t, "Total Time (ns)") || has(t, "' stats report") || (has(t, "Processing [") && has(t, ".py]")));
      }},
     {Format::TorchTable, "torch-table", [](std::string_view t) { return has(t, "Self CPU %"); }},
+    {Format::TorchTrace, "torch-trace", [](std::string_view t) { return is_trace_json(t); }},
 };
 
 const FormatRow& row_of(Format f) {
@@ -67,6 +76,7 @@ void run_parser(const detail::Source& s, Format f, Profile& out) {
     case Format::NsysTrace:
     case Format::NsysStats: detail::parse_nsys(s, f, out); break;
     case Format::TorchTable: detail::parse_torch_table(s, out); break;
+    case Format::TorchTrace: detail::parse_torch_trace(s, out); break;
   }
 }
 
@@ -104,6 +114,36 @@ std::string join_obstacle(const std::vector<Profile>& parts, bool need_disjoint)
   return "";
 }
 
+// Sorts the run boundaries the parsers declared by line, gives every record the last run starting at or before
+// its line, and drops runs that hold no record (a boundary before any result, or two at the same place).
+void assign_runs(Profile& p) {
+  std::stable_sort(p.runs.begin(), p.runs.end(), [](const Run& a, const Run& b) { return a.line < b.line; });
+  std::vector<size_t> used(p.runs.size(), 0);
+  for (auto& k : p.kernels) {
+    auto after = std::upper_bound(p.runs.begin() + 1, p.runs.end(), k.line,
+                                  [](int line, const Run& r) { return line < r.line; });
+    k.run = static_cast<size_t>(after - p.runs.begin()) - 1;
+    ++used[k.run];
+  }
+  std::vector<Run> kept;
+  std::vector<size_t> index(p.runs.size(), 0);
+  for (size_t r = 0; r < p.runs.size(); ++r) {
+    if (used[r] == 0 && !(r == 0 && p.kernels.empty())) continue;
+    if (kept.empty()) p.runs[r].boundary.clear(), p.runs[r].line = 0;  // the first run starts with the file
+    index[r] = kept.size();
+    kept.push_back(std::move(p.runs[r]));
+  }
+  p.runs = std::move(kept);
+  for (auto& k : p.kernels) k.run = index[k.run];
+  if (p.runs.size() > 1) {
+    std::string where;
+    for (size_t r = 1; r < p.runs.size(); ++r)
+      where += fmt::format("{}line {} ({})", r > 1 ? ", " : "", p.runs[r].line, p.runs[r].boundary);
+    p.notes.push_back(fmt::format("{} holds {} profiling runs, new run at {}; totals add them up (--run N selects "
+                                  "one)", p.files.front(), p.runs.size(), where));
+  }
+}
+
 }  // namespace
 
 std::string_view format_name(Format f) { return row_of(f).name; }
@@ -124,6 +164,7 @@ std::optional<Format> parse_format(std::string_view name) {
 }
 
 std::vector<Format> sniff(std::string_view text) {
+  if (is_trace_json(text)) return {Format::TorchTrace};  // JSON holds no other format's signature legitimately
   std::vector<Format> out;
   for (const auto& r : kFormats)
     if (r.present(text)) out.push_back(r.format);
@@ -133,6 +174,7 @@ std::vector<Format> sniff(std::string_view text) {
 Profile parse_text(std::string_view text, const std::string& name, const ReadOptions& opts) {
   Profile p;
   p.files.push_back(name);
+  p.runs.push_back(Run{name, 0, opts.label, ""});
   detail::Source src(name, text, opts.label);
   p.formats = opts.format ? std::vector<Format>{*opts.format} : sniff(text);
   if (detail::trim(text).empty()) {
@@ -151,6 +193,7 @@ Profile parse_text(std::string_view text, const std::string& name, const ReadOpt
   if (src.locale == detail::NumberLocale::Comma)
     p.notes.push_back(fmt::format("{}: numbers use '.' grouping and ',' decimals (read as such)", name));
   for (Format f : p.formats) run_parser(src, f, p);
+  assign_runs(p);
   return p;
 }
 
@@ -179,17 +222,47 @@ Profile combine(std::vector<Profile> parts, JoinMode mode) {
     for (Format f : part.formats)
       if (std::find(out.formats.begin(), out.formats.end(), f) == out.formats.end()) out.formats.push_back(f);
     for (auto& f : part.files) out.files.push_back(std::move(f));
+    const size_t run_offset = out.runs.size();
+    if (!join || p == 0)
+      for (auto& r : part.runs) out.runs.push_back(std::move(r));
     if (join && p > 0) {
       for (size_t i = 0; i < part.kernels.size(); ++i)
         for (auto& [name, v] : part.kernels[i].counters) out.kernels[i].counters.try_emplace(name, std::move(v));
     } else {
-      for (auto& k : part.kernels) out.kernels.push_back(std::move(k));
+      for (auto& k : part.kernels) {
+        k.run += run_offset;
+        out.kernels.push_back(std::move(k));
+      }
     }
   }
   if (join)
     out.notes.push_back(fmt::format("joined {} files launch by launch on (ID, kernel name): {} launches", parts.size(),
                                     out.kernels.size()));
   return out;
+}
+
+std::vector<size_t> run_records(const Profile& p, size_t run) {
+  std::vector<size_t> out;
+  for (size_t i = 0; i < p.kernels.size(); ++i)
+    if (p.kernels[i].run == run) out.push_back(i);
+  return out;
+}
+
+Profile select_run(Profile p, size_t run) {
+  if (run < 1 || run > p.runs.size())
+    throw UsageError(fmt::format("--run {}: the input holds {} run{} (1..{})", run, p.runs.size(),
+                                 p.runs.size() == 1 ? "" : "s", p.runs.size()));
+  std::vector<KernelRecord> kept;
+  for (auto& k : p.kernels)
+    if (k.run == run - 1) {
+      k.run = 0;
+      kept.push_back(std::move(k));
+    }
+  p.kernels = std::move(kept);
+  const Run& r = p.runs[run - 1];
+  p.notes.push_back(fmt::format("--run {}: only the run starting at {} line {} is shown", run, r.file, r.line));
+  p.runs = {p.runs[run - 1]};
+  return p;
 }
 
 }  // namespace ridge::ingest

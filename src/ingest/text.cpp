@@ -121,6 +121,10 @@ void warn(Profile& p, const Source& s, int line, std::string message) {
   p.warnings.push_back(Warning{s.file, line, std::move(message)});
 }
 
+void run_boundary(Profile& p, const Source& s, int line, std::string why) {
+  p.runs.push_back(Run{s.file, line, s.label, std::move(why)});
+}
+
 KernelRecord new_record(const Source& s, int line) {
   KernelRecord r;
   r.file = s.file;

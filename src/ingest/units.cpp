@@ -133,7 +133,7 @@ std::optional<Count> Decimal::exact() const {
   if (exp10 >= 0) {
     if (exp10 > 18) return std::nullopt;
     Count m = mantissa < 0 ? -mantissa : mantissa;
-    if (m > (Count(1) << 100)) return std::nullopt;
+    if (m >= pow10(37 - exp10)) return std::nullopt;  // the product must stay below 10^37 (int128 holds 1.7e38)
     return mantissa * pow10(exp10);
   }
   if (exp10 < -36) return std::nullopt;

@@ -77,6 +77,49 @@ TEST(IngestCli, BadInputExitCodes) {
   }
 }
 
+TEST(IngestCli, TwoRunsInOneFileAndRunSelection) {
+  RIDGE_REQUIRE_SHARED();
+  std::string path = profile("09_");
+  path = path.substr(1, path.size() - 2);  // unquote
+  const std::string text = slurp(path), file = temp_dir() + "/twice.csv";
+  std::ofstream(file) << text << text;
+  auto r = run_ridge("ingest " + file + " --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["runs"].size(), 2u);
+  EXPECT_EQ(j["runs"][0]["kernels"], 26);
+  EXPECT_EQ(j["runs"][1]["kernels"], 26);
+  EXPECT_EQ(j["runs"][0]["flops"], j["runs"][1]["flops"]);
+  EXPECT_EQ(j["totals"]["kernels"], 52);
+  bool note = false;
+  for (const auto& n : j["notes"]) note |= n.get<std::string>().find("holds 2 profiling runs") != std::string::npos;
+  EXPECT_TRUE(note) << r.out;
+  auto second = run_ridge("ingest " + file + " --run 2 --format json");
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_EQ(nlohmann::json::parse(second.out)["totals"]["kernels"], 26);
+  auto missing = run_ridge("ingest " + file + " --run 3");
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("holds 2 runs"), std::string::npos) << missing.err;
+  auto model = run_ridge("ingest " + file + " --model resnet18");
+  EXPECT_EQ(model.exit_code, 2);
+  EXPECT_NE(model.err.find("--run N"), std::string::npos) << model.err;
+}
+
+TEST(IngestCli, TorchChromeTrace) {
+  const std::string trace = std::string(RIDGE_SOURCE_DIR) + "/tests/ingest/data/torch_trace_small.json";
+  auto r = run_ridge("ingest " + trace + " --group op --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["totals"]["kernels"], 7);
+  EXPECT_EQ(j["totals"]["flops_fp32"], 1857880064);
+  bool conv = false;
+  for (const auto& g : j["groups"]) conv |= g["group"] == "aten::conv2d";
+  EXPECT_TRUE(conv) << r.out;
+  auto table = run_ridge("ingest " + trace);
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("torch-trace"), std::string::npos);
+}
+
 TEST(IngestCli, ProfileCmd) {
   auto r = run_ridge("profile-cmd --metrics flops,time -- python train.py -b 10");
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "ridge/error.hpp"
 #include "ridge/ingest.hpp"
 #include "support/test_support.hpp"
 
@@ -50,6 +51,9 @@ TEST(IngestFixtures, EveryFileParsesWithoutCrashing) {
       EXPECT_FALSE(p.kernels.empty()) << name;
       EXPECT_FALSE(p.formats.empty()) << name;
     }
+    // only 07 (two ncu sessions) and 28 (two ncu commands pasted into a README) hold several runs
+    const bool several = name.rfind("07_", 0) == 0 || name.rfind("28_", 0) == 0;
+    EXPECT_EQ(p.runs.size(), several ? 2u : 1u) << name;
   }
   EXPECT_GE(files, 25);
 }
@@ -103,11 +107,45 @@ TEST(IngestFixtures, Ncu07TwoRunsSectionsAndThousands) {
   RIDGE_REQUIRE_SHARED();
   Profile p = load({"07_"});
   ASSERT_EQ(p.kernels.size(), 2u);  // default sections, then --metrics
+  ASSERT_EQ(p.runs.size(), 2u);     // two ncu sessions concatenated by the authors
+  EXPECT_EQ(p.kernels[1].run, 1u);
   EXPECT_NEAR(*p.kernels[0].derived.time_s, 0.01326, 1e-12);  // Duration 13.26 msecond
   EXPECT_EQ(p.kernels[0].counters.at("Elapsed Cycles").exact, Count(10135802));
   Totals t = totals(p);
   EXPECT_EQ(*t.sum.flops_fp32, Count(10245120000));  // 2 x 5,122,560,000 FFMA
   EXPECT_EQ(*t.sum.dram_bytes, Count(332330000));    // 20.96 Mbyte + 311.37 Mbyte
+}
+
+// Two captures written one after another into one file (ncu --log-file with >>, or two logs pasted together) are
+// two runs with equal totals, not one run with twice the launches. The file is doubled in memory.
+TEST(IngestFixtures, ConcatenatedCapturesAreTwoRuns) {
+  RIDGE_REQUIRE_SHARED();
+  for (const char* prefix : {"01_", "05_", "09_", "12_", "22_"}) {
+    const std::string path = profile_path(prefix);
+    const std::string text = test::slurp(path);
+    ASSERT_FALSE(text.empty()) << path;
+    Profile one = parse_text(text, path);
+    derive(one);
+    ASSERT_EQ(one.runs.size(), 1u) << prefix;
+    Profile two = parse_text(text + (text.back() == '\n' ? "" : "\n") + text, path);
+    derive(two);
+    ASSERT_EQ(two.runs.size(), 2u) << prefix;
+    EXPECT_FALSE(two.runs[1].boundary.empty());
+    EXPECT_GT(two.runs[1].line, 1);
+    const Totals t = totals(one);
+    for (size_t r = 0; r < 2; ++r) {
+      const Totals tr = totals(two, run_records(two, r));
+      EXPECT_EQ(tr.kernels, t.kernels) << prefix << " run " << r + 1;
+      EXPECT_EQ(tr.sum.flops(), t.sum.flops()) << prefix << " run " << r + 1;
+      EXPECT_EQ(tr.sum.dram_bytes, t.sum.dram_bytes) << prefix << " run " << r + 1;
+      EXPECT_EQ(tr.counters.size(), t.counters.size()) << prefix << " run " << r + 1;
+      for (const auto& [name, v] : t.counters) EXPECT_EQ(tr.counters.at(name).exact, v.exact) << prefix << " " << name;
+    }
+    Profile second = select_run(two, 2);
+    EXPECT_EQ(second.kernels.size(), one.kernels.size());
+    EXPECT_EQ(second.kernels.front().launch_id, one.kernels.front().launch_id);  // IDs restart with the run
+    EXPECT_THROW(select_run(two, 3), UsageError);
+  }
 }
 
 TEST(IngestFixtures, Ncu08ScaledUnits) {

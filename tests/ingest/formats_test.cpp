@@ -1,5 +1,6 @@
 // Layouts not in the fixture corpus (written here from profiler-formats.md), bad input, grouping, fits,
 // explanations and collect commands. Every crash input found by scripts/fuzz-ingest.sh is replayed.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -114,6 +115,40 @@ TEST(IngestFormats, TorchProfilerTable) {
   EXPECT_EQ(t.kernels, 21);
   EXPECT_EQ(kernel_family(p.kernels[0].name, false), "conv-implicit-gemm");
   EXPECT_EQ(kernel_family(p.kernels[1].name, false), "gemm");
+}
+
+TEST(IngestRuns, IdRestartAndRepeatedProcessResults) {
+  // ncu CSV rows whose launch IDs go back to 0 without a second header (two --csv outputs, one header cut away)
+  const std::string header =
+      "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Kernel Time\",\"Context\",\"Stream\","
+      "\"Section Name\",\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n";
+  auto row = [](int id, const char* kernel, const char* value) {
+    return fmt::format("\"{}\",\"7\",\"app\",\"h\",\"{}\",\"t\",\"1\",\"7\",\"s\",\"dram__bytes.sum\",\"byte\",\"{}\"\n", id,
+                       kernel, value);
+  };
+  const std::string rows = row(0, "k_a", "100") + row(1, "k_b", "200");
+  Profile csv = parsed(header + rows + rows);
+  ASSERT_EQ(csv.runs.size(), 2u);
+  EXPECT_EQ(csv.runs[1].boundary, "launch IDs restart at 0");
+  EXPECT_EQ(csv.runs[1].line, 4);
+  EXPECT_EQ(*totals(csv, run_records(csv, 1)).sum.dram_bytes, 300);
+  EXPECT_EQ(parsed(header + rows).runs.size(), 1u);
+  // ncu text written with -q (no ==PROF== lines): the same process printing its results again starts a new run
+  const std::string text =
+      "[1234] app@127.0.0.1\n"
+      "  k(float*), 2021-Nov-10 20:08:01, Context 1, Stream 7\n"
+      "    Section: Command line profiler metrics\n"
+      "    ---------------------------------------------------------------------- --------------- "
+      "------------------------------\n"
+      "    dram__bytes_read.sum                                                              byte                            64\n"
+      "    ---------------------------------------------------------------------- --------------- "
+      "------------------------------\n"
+      "\n";
+  Profile twice = parsed(text + text);
+  ASSERT_EQ(twice.runs.size(), 2u);
+  EXPECT_EQ(twice.runs[1].boundary, "results of process 1234 again");
+  EXPECT_EQ(twice.kernels[1].launch_id, 0);
+  EXPECT_EQ(group(twice, GroupBy::Run).size(), 2u);
 }
 
 TEST(IngestBadInput, NeverThrowsAndSaysWhy) {
