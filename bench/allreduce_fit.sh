@@ -5,10 +5,10 @@
 # Writes the fit to data/calibrations/allreduce-vidur.json (the file the test AllReduceFit.VidurA100AndH100
 # checks). Deterministic: it reads measurements, it does not time anything.
 #
-# usage: bench/allreduce_fit.sh [path/to/ridge_tests_model]   (default: build/tests/ridge_tests_model)
+# usage: bench/allreduce_fit.sh [path/to/ridge_tests_model]   (default: build/ridge_tests_model)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-TESTS=${1:-$root/build/tests/ridge_tests_model}
+TESTS=${1:-$root/build/ridge_tests_model}
 [ -x "$TESTS" ] || { echo "test binary not found at $TESTS (cmake --build build --target ridge_tests_model)"; exit 1; }
 mkdir -p "$root/data/calibrations"
 RIDGE_WRITE_ALLREDUCE_FIT="$root/data/calibrations/allreduce-vidur.json" \

@@ -367,6 +367,13 @@ std::vector<AllReduceFit> fit_allreduce_configs(const std::vector<AllReduceSampl
 nlohmann::json allreduce_fits_to_json(const std::vector<AllReduceFit>& fits, const std::string& source);
 /// Reads such a file. Throws ridge::Error naming the file and field.
 std::vector<AllReduceFit> read_allreduce_fits(const std::string& path);
+/// The fit that describes the fabric inside one node of `t`: a one-node fit of gpus_per_node workers, measured on
+/// a device (of `devices`) whose node names the same intra-node link; nullopt when there is none.
+std::optional<AllReduceFit> intra_node_fit(const std::vector<AllReduceFit>& fits, const std::vector<Device>& devices,
+                                           const ClusterTopology& t);
+/// `t` with its intra-node link replaced by a fit's latency and bus bandwidth (a one-node ring then gives the
+/// fitted time exactly).
+ClusterTopology with_intra_node_fit(ClusterTopology t, const AllReduceFit& fit);
 
 // ---- scaling ------------------------------------------------------------------------------------------------
 

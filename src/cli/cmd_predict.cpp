@@ -23,6 +23,7 @@ struct PredictArgs {
   std::string intra_node, inter_node, allreduce = "auto";
   std::optional<int> gpus_per_node, nics_per_node;
   double bucket_mib = 25;
+  std::string allreduce_fit = "builtin";
   std::vector<std::string> device_dirs;
   ModelOptions m;
   int devices_count = 1;
@@ -157,8 +158,19 @@ void run(const PredictArgs& a) {
 
   if (a.devices_count > 1) {
     if (!a.train) throw UsageError("--devices-count: data-parallel prediction needs --train");
-    const ClusterTopology topo = cluster_topology(
+    ClusterTopology topo = cluster_topology(
         d, load_interconnects(), {a.devices_count, a.gpus_per_node, a.intra_node, a.inter_node, a.nics_per_node});
+    std::string intra_source = "data sheet (data/interconnects)";
+    const std::string fit_file = a.allreduce_fit == "builtin" ? builtin_data_dir("calibrations") + "/allreduce-vidur.json"
+                                                              : a.allreduce_fit;
+    if (a.allreduce_fit != "none") {
+      if (auto fit = intra_node_fit(read_allreduce_fits(fit_file), load_devices(a.device_dirs), topo)) {
+        topo = with_intra_node_fit(topo, *fit);
+        intra_source = fmt::format("fitted on measured NCCL times ({}, {} GPUs; {}): {:.1f} GB/s bus bandwidth, {:.2f} us "
+                                   "per step", fit->device, fit->workers, fit_file, 1e-9 * fit->bus_bandwidth_bytes_per_s,
+                                   1e6 * fit->latency_s);
+      }
+    }
     BucketOptions buckets;
     buckets.algorithm = *allreduce;
     buckets.bucket_bytes = static_cast<Count>(a.bucket_mib * (1 << 20));
@@ -169,6 +181,7 @@ void run(const PredictArgs& a) {
     f.add("nodes", "nodes", Cell::count(topo.nodes));
     f.add("gpus_per_node", "GPUs per node", Cell::count(topo.gpus_per_node));
     f.add("intra_node", "inside a node", Cell::text(topo.gpus_per_node > 1 ? topo.intra.name : "-"));
+    if (topo.gpus_per_node > 1) f.add("intra_node_source", "inside a node: link figures", Cell::text(intra_source));
     f.add("inter_node", "between nodes", Cell::text(topo.nodes > 1 ? fmt::format("{} x {}", topo.nics_per_node, topo.inter.name) : "-"));
     f.add("allreduce", "all-reduce algorithm", Cell::text(std::string(allreduce_name(dp.algorithm))));
     f.add("gradient_bytes", "gradient bytes", Cell::count(work.param_bytes, Unit::Byte));
@@ -222,6 +235,10 @@ CLI::App* add_predict_command(CLI::App& app) {
   cmd->add_option("--nics-per-node", a->nics_per_node, "Network adapters per node (default: the device's)")->type_name("K");
   cmd->add_option("--allreduce", a->allreduce, "auto (fastest, as NCCL picks)|ring|tree|hierarchical|ps")
       ->capture_default_str();
+  cmd->add_option("--allreduce-fit", a->allreduce_fit, "All-reduce calibration whose one-node fits replace the "
+                                                       "data-sheet fabric figures (builtin: data/calibrations/"
+                                                       "allreduce-vidur.json; none: data sheet only)")
+      ->type_name("FILE|builtin|none")->capture_default_str();
   cmd->add_option("--bucket-mib", a->bucket_mib, "Gradient bucket size in MiB (PyTorch DDP bucket_cap_mb)")
       ->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--devices", a->device_dirs, "Also load device files from DIR")->type_name("DIR");

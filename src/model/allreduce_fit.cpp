@@ -211,4 +211,21 @@ std::vector<AllReduceFit> read_allreduce_fits(const std::string& path) {
   return fits;
 }
 
+std::optional<AllReduceFit> intra_node_fit(const std::vector<AllReduceFit>& fits, const std::vector<Device>& devices,
+                                           const ClusterTopology& t) {
+  if (t.gpus_per_node < 2) return std::nullopt;
+  for (const auto& f : fits) {
+    if (f.workers != f.devices_per_node || f.workers != t.gpus_per_node) continue;
+    const auto d = std::find_if(devices.begin(), devices.end(), [&](const Device& x) { return x.id == f.device; });
+    if (d != devices.end() && !d->node.intra_node.empty() && d->node.intra_node == t.intra.name) return f;
+  }
+  return std::nullopt;
+}
+
+ClusterTopology with_intra_node_fit(ClusterTopology t, const AllReduceFit& fit) {
+  t.intra.bandwidth_bytes_per_s = fit.bus_bandwidth_bytes_per_s;
+  t.intra.latency_s = fit.latency_s;
+  return t;
+}
+
 }  // namespace ridge

@@ -66,8 +66,10 @@ TEST(AllReduce, TwoNodesTakeTheFastestOfRingTreeAndHierarchical) {
   const auto best = allreduce_time(AllReduce::Auto, bytes, t);
   EXPECT_EQ(best.algorithm, AllReduce::Hierarchical);
   EXPECT_DOUBLE_EQ(best.time_s, h.time_s);
-  // Small messages are latency-bound: the tree's log-depth wins.
-  EXPECT_EQ(allreduce_time(AllReduce::Auto, 1024, t).algorithm, AllReduce::Tree);
+  // Small messages across 8 nodes are latency-bound: the tree's log-depth wins (3 hops across instead of 7).
+  const auto eight = cluster(4, 8, {"fabric", 100e9, 2e-6}, {"net", 10e9, 5e-6}, 2);
+  EXPECT_EQ(allreduce_time(AllReduce::Auto, 1024, eight).algorithm, AllReduce::Tree);
+  EXPECT_DOUBLE_EQ(allreduce_time(AllReduce::Auto, 1024, eight).latency_s, 2 * (3 * 5e-6 + 3 * 2e-6));
   // One GPU per node: the ring runs on the network alone.
   const auto g1 = allreduce_time(AllReduce::Ring, bytes, cluster(1, 4, {}, {"net", 10e9, 5e-6}, 2));
   EXPECT_DOUBLE_EQ(g1.time_s, 6 * 5e-6 + 2 * 3.0 / 4 * 1e8 / 20e9);
@@ -92,11 +94,19 @@ Device dgx_like() {
   return d;
 }
 
+InterconnectSpec spec(const std::string& id, const std::string& scope, double bandwidth, double latency) {
+  InterconnectSpec s;
+  s.id = id;
+  s.scope = scope;
+  s.link = {id, bandwidth, latency};
+  return s;
+}
+
 std::vector<InterconnectSpec> links() {
-  InterconnectSpec fast{"fast", "Fast fabric", "intra-node", {"fast-alias"}, {"fast", 100e9, 2e-6}, {}, "", ""};
-  InterconnectSpec net{"net", "Network", "inter-node", {}, {"net", 10e9, 5e-6}, {}, "", ""};
-  InterconnectSpec slow{"slow", "Slow network", "inter-node", {}, {"slow", 1e9, 5e-5}, {}, "", ""};
-  return {fast, net, slow};
+  std::vector<InterconnectSpec> all = {spec("fast", "intra-node", 100e9, 2e-6), spec("net", "inter-node", 10e9, 5e-6),
+                                       spec("slow", "inter-node", 1e9, 5e-5)};
+  all[0].aliases = {"fast-alias"};
+  return all;
 }
 
 TEST(Topology, DefaultsComeFromTheDeviceNode) {
@@ -296,6 +306,24 @@ TEST(AllReduceFit, RecoversAnInjectedLineAndHoldsOutSizeRanges) {
   EXPECT_DOUBLE_EQ(round[0].bus_bandwidth_bytes_per_s, f.bus_bandwidth_bytes_per_s);
 }
 
+TEST(AllReduceFit, AOneNodeFitReplacesTheFabricFigures) {
+  AllReduceFit fit;
+  fit.device = "gpu";
+  fit.workers = fit.devices_per_node = 8;
+  fit.latency_s = 3e-6;
+  fit.bus_bandwidth_bytes_per_s = 150e9;
+  const std::vector<Device> devices = {dgx_like()};  // its node names the "fast" fabric
+  const auto node = cluster_topology(dgx_like(), links(), {8});
+  const auto found = intra_node_fit({fit}, devices, node);
+  ASSERT_TRUE(found.has_value());
+  const auto fitted = with_intra_node_fit(node, *found);
+  for (Count s : {Count(2048), Count(64) << 20})
+    EXPECT_DOUBLE_EQ(allreduce_time(AllReduce::Auto, s, fitted).time_s, allreduce_fit_time_s(fit, s));
+  EXPECT_FALSE(intra_node_fit({fit}, devices, cluster_topology(dgx_like(), links(), {4})).has_value());  // 4 GPUs
+  ClusterRequest other{8, std::nullopt, "legacy", "", std::nullopt};
+  EXPECT_FALSE(intra_node_fit({fit}, devices, cluster_topology(dgx_like(), links(), other)).has_value());
+}
+
 std::string vidur(const std::string& file) { return test::shared_dir() + "/reference/measured/vidur/" + file; }
 
 TEST(AllReduceFit, VidurA100AndH100) {
@@ -316,7 +344,9 @@ TEST(AllReduceFit, VidurA100AndH100) {
       EXPECT_GT(f.bus_bandwidth_bytes_per_s, 50e9) << f.workers;
     }
     EXPECT_LT(f.latency_s, 50e-6) << f.workers << "/" << f.devices_per_node;
-    EXPECT_LT(f.in_sample.median, 0.25) << f.device << " " << f.workers << "/" << f.devices_per_node;
+    // One node: within 15 % (median over sizes); across nodes (a noisier network) within 30 %.
+    EXPECT_LT(f.in_sample.median, f.workers == f.devices_per_node ? 0.15 : 0.30)
+        << f.device << " " << f.workers << "/" << f.devices_per_node;
   }
   const json doc = allreduce_fits_to_json(fits, "../shared/reference/measured/vidur/{a100,h100}_dgx_all_reduce.csv "
                                                 "(Vidur, microsoft/vidur data/profiling/network)");
