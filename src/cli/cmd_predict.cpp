@@ -2,6 +2,7 @@
 // data-parallel.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 
@@ -158,9 +159,12 @@ void run(const PredictArgs& a) {
 
   if (a.devices_count > 1) {
     if (!a.train) throw UsageError("--devices-count: data-parallel prediction needs --train");
+    const std::vector<InterconnectSpec> links = load_interconnects();
     ClusterTopology topo = cluster_topology(
-        d, load_interconnects(), {a.devices_count, a.gpus_per_node, a.intra_node, a.inter_node, a.nics_per_node});
-    std::string intra_source = "data sheet (data/interconnects)";
+        d, links, {a.devices_count, a.gpus_per_node, a.intra_node, a.inter_node, a.nics_per_node});
+    const bool from_file = std::any_of(links.begin(), links.end(), [&](const auto& l) { return l.id == topo.intra.name; });
+    std::string intra_source = from_file ? "data sheet (data/interconnects/" + topo.intra.name + ".json)"
+                                         : "the device file (" + d.file + ")";
     const std::string fit_file = a.allreduce_fit == "builtin" ? builtin_data_dir("calibrations") + "/allreduce-vidur.json"
                                                               : a.allreduce_fit;
     if (a.allreduce_fit != "none") {
