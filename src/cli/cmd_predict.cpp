@@ -81,6 +81,22 @@ report::Table layer_table(const Prediction& p, const std::vector<LayerWork>& wor
   return t;
 }
 
+report::Table bucket_table(const DataParallel& dp) {
+  report::Table t{"buckets", "Gradient buckets (times from the start of backward)",
+                  {{"bucket", "bucket", Unit::None}, {"bytes", "bytes", Unit::Byte}, {"layers", "layers", Unit::None},
+                   {"ready_s", "ready", Unit::Second}, {"start_s", "start", Unit::Second},
+                   {"allreduce", "algorithm", Unit::None}, {"allreduce_s", "all-reduce", Unit::Second},
+                   {"end_s", "end", Unit::Second}}, {}, {}};
+  for (size_t i = 0; i < dp.buckets.size(); ++i) {
+    const GradientBucket& b = dp.buckets[i];
+    t.add_row({Cell::count(static_cast<int64_t>(i + 1)), Cell::count(b.bytes, Unit::Byte), Cell::count(b.layers),
+               Cell::real(b.ready_s, Unit::Second), Cell::real(b.start_s, Unit::Second),
+               Cell::text(std::string(allreduce_name(b.allreduce.algorithm))),
+               Cell::real(b.allreduce.time_s, Unit::Second), Cell::real(b.end_s, Unit::Second)});
+  }
+  return t;
+}
+
 void run(const PredictArgs& a) {
   const auto precision = parse_precision(a.precision);
   if (!precision) throw UsageError("--precision " + a.precision + ": unknown (use fp64, fp32, tf32, fp16, bf16, int8)");
@@ -196,6 +212,7 @@ void run(const PredictArgs& a) {
     f.add("samples_per_s", "samples/s", Cell::real(dp.samples_per_s));
     f.add("efficiency", "scaling efficiency", Cell::real(100 * dp.efficiency, Unit::Percent));
     doc.blocks.push_back(std::move(f));
+    doc.blocks.push_back(bucket_table(dp));
     doc.notes.push_back(fmt::format("data-parallel: per-device batch {}; gradients in {} bucket(s) of {} MiB (PyTorch "
                                     "DDP, the first closes at 1 MiB) all-reduced as backward produces them; only what "
                                     "is left after backward is exposed",

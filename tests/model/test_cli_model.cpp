@@ -90,6 +90,9 @@ TEST_F(CliModel, PredictAndRooflineOnZooModels) {
   EXPECT_GT(nodes["data_parallel"]["exposed_s"].get<double>(), node["data_parallel"]["exposed_s"].get<double>());
   EXPECT_LT(nodes["data_parallel"]["efficiency"].get<double>(), node["data_parallel"]["efficiency"].get<double>());
   const json& dp = nodes["data_parallel"];
+  ASSERT_EQ(nodes["buckets"].size(), dp["buckets"].get<size_t>());
+  EXPECT_NEAR(nodes["buckets"].back()["end_s"].get<double>() - nodes["summary"]["backward_s"].get<double>(),
+              dp["exposed_s"].get<double>(), 1e-9);
   EXPECT_NEAR(dp["iteration_s"].get<double>(), nodes["total_time_s"].get<double>() + dp["exposed_s"].get<double>(), 1e-12);
   EXPECT_NEAR(dp["efficiency"].get<double>(), 100 * nodes["total_time_s"].get<double>() / dp["iteration_s"].get<double>(),
               1e-9);
