@@ -38,6 +38,15 @@ struct Interconnect {
   double latency_s = 0;               ///< per message / per all-reduce step
 };
 
+/// Where a device usually sits in a cluster (the vendor's reference node, e.g. DGX A100): the "node" block of a
+/// device file. Names refer to interconnect files (data/interconnects/*.json).
+struct NodeSpec {
+  int gpus_per_node = 0;   ///< devices per node (0: unknown)
+  std::string intra_node;  ///< fabric between the devices of a node, e.g. "nvlink3" ("" unknown)
+  std::string inter_node;  ///< network between nodes, e.g. "ib-hdr" ("" unknown)
+  int nics_per_node = 0;   ///< network adapters per node used by collectives (0: unknown, taken as 1)
+};
+
 /// One device: peaks, bandwidths, memory and links, each with the source it came from.
 struct Device {
   std::string id;                       ///< file stem, e.g. "v100-sxm2"
@@ -53,6 +62,7 @@ struct Device {
   Count l2_bytes = 0;                   ///< L2 cache size (0: unknown)
   double kernel_launch_s = 0;           ///< per-kernel launch overhead assumed by predictions
   std::vector<Interconnect> interconnects;
+  NodeSpec node;                        ///< default cluster node (GPUs per node, fabrics)
   std::map<std::string, std::string> sources;  ///< field path ("peak_flops", "interconnects.pcie.latency_s") -> source
   std::string notes;                    ///< free text shown by `ridge devices`
   std::string file;                     ///< where it was loaded from
@@ -82,12 +92,37 @@ Device load_device_file(const std::string& path);
 /// The device as JSON: `peak_flops` by precision and `bandwidth_bytes_per_s` by level, plus everything else.
 nlohmann::json device_to_json(const Device& d);
 
+/// A built-in data folder ("devices", "interconnects", "calibrations"): $RIDGE_DATA_DIR/FOLDER when set, else the
+/// source tree's data/FOLDER when it exists, else the installed share/ridge/FOLDER.
+std::string builtin_data_dir(const std::string& folder);
 /// The built-in device folder: $RIDGE_DATA_DIR/devices when set, else the source tree's data/devices when it
 /// exists, else the installed share/ridge/devices.
 std::string builtin_devices_dir();
 /// Loads the built-in devices plus every *.json in `extra_dirs` (a user device with the id of a built-in one
 /// replaces it). Throws ridge::Error naming the file for a bad file, and for names or aliases used twice.
 std::vector<Device> load_devices(const std::vector<std::string>& extra_dirs = {});
+
+/// One interconnect file (data/interconnects/*.json): a fabric inside a node or a network between nodes.
+struct InterconnectSpec {
+  std::string id;                    ///< file stem, e.g. "nvlink3"
+  std::string name;                  ///< "NVLink 3 through NVSwitch (A100 SXM4)"
+  std::string scope;                 ///< "intra-node" or "inter-node"
+  std::vector<std::string> aliases;  ///< other names accepted on the command line
+  Interconnect link;                 ///< link.name = id; bandwidth per direction per GPU (intra) or per NIC (inter)
+  std::map<std::string, std::string> sources;  ///< field -> source
+  std::string notes;
+  std::string file;
+
+  /// True when `name` is the id or an alias (case-insensitive).
+  bool matches(const std::string& name) const;
+};
+/// Parses one interconnect from JSON text; `origin` prefixes every error (every number needs a source).
+InterconnectSpec parse_interconnect(const std::string& text, const std::string& origin);
+/// The built-in interconnects plus every *.json in `extra_dirs` (a user file with a built-in id replaces it).
+std::vector<InterconnectSpec> load_interconnects(const std::vector<std::string>& extra_dirs = {});
+/// Finds an interconnect by id or alias; throws ridge::Error "FLAG NAME: unknown interconnect (closest: ...)".
+const InterconnectSpec& find_interconnect(const std::vector<InterconnectSpec>& all, const std::string& name,
+                                          const std::string& flag);
 
 /// Where `ridge machine` caches this machine's profile: $XDG_CACHE_HOME/ridge/machine.json or
 /// ~/.cache/ridge/machine.json.

@@ -151,31 +151,103 @@ struct Prediction {
 /// (input, weight; at least one) moving about twice the forward bytes (see docs/model.md).
 Prediction predict(const std::vector<LayerWork>& layers, const PredictOptions& opt);
 
-// ---- data-parallel training -------------------------------------------------------------------------------
+// ---- data-parallel training: clusters, all-reduce, gradient buckets ---------------------------------------
 
-/// All-reduce algorithm for gradient exchange.
-enum class AllReduce : uint8_t { Ring, Tree, ParameterServer };
+/// A cluster of `nodes` nodes with `gpus_per_node` devices each. `intra` joins the devices of a node (bandwidth per
+/// device and direction); `inter` joins nodes (bandwidth per NIC and direction, `nics_per_node` NICs per node).
+struct ClusterTopology {
+  int gpus_per_node = 1;
+  int nodes = 1;
+  Interconnect intra;
+  Interconnect inter;      ///< unused when nodes == 1
+  int nics_per_node = 1;
+
+  /// gpus_per_node x nodes.
+  int devices() const { return gpus_per_node * nodes; }
+  /// Network bandwidth out of one node per direction: nics_per_node x inter bandwidth.
+  double node_network_bytes_per_s() const { return nics_per_node * inter.bandwidth_bytes_per_s; }
+};
+
+/// What a user asks for on the command line; unset fields come from the device's "node" block.
+struct ClusterRequest {
+  int devices = 1;                    ///< --devices-count
+  std::optional<int> gpus_per_node;   ///< --gpus-per-node
+  std::string intra_node;             ///< --intra-node / --interconnect: interconnect file or device link name
+  std::string inter_node;             ///< --inter-node
+  std::optional<int> nics_per_node;   ///< --nics-per-node
+};
+/// Builds the topology: GPUs per node from the request, else the device's (capped at `devices`), else all in one
+/// node. Throws ridge::UsageError for impossible shapes (gpus per node above the count or not dividing it) and
+/// ridge::Error naming the flag for unknown links ("no such link") or a missing default.
+ClusterTopology cluster_topology(const Device& d, const std::vector<InterconnectSpec>& links, const ClusterRequest& req);
+/// "8 nodes x 8 GPUs, nvlink3 inside, 8 x ib-hdr between" (one node: "1 node x 8 GPUs over nvlink3").
+std::string topology_text(const ClusterTopology& t);
+
+/// All-reduce algorithm: `Auto` takes the fastest of ring, tree and hierarchical, as NCCL's tuner does.
+enum class AllReduce : uint8_t { Auto, Ring, Tree, Hierarchical, ParameterServer };
 std::string_view allreduce_name(AllReduce a);
-/// Parses "ring", "tree", "ps"; nullopt if unknown.
+/// Parses "auto", "ring", "tree", "hierarchical" (also "2d"), "ps"; nullopt if unknown.
 std::optional<AllReduce> parse_allreduce(std::string_view name);
 
-/// Time to all-reduce `bytes` across `devices` over `link` (alpha-beta model, see docs/model.md):
-/// ring 2(N-1)(alpha + bytes/(N beta)), tree 2 ceil(log2 N)(alpha + bytes/beta), parameter server
-/// 2(alpha + (N-1) bytes/beta). Zero for one device.
-double allreduce_time_s(AllReduce algo, Count bytes, int devices, const Interconnect& link);
-
-/// One data-parallel configuration: each device runs the per-device batch, then gradients are all-reduced.
-struct DataParallel {
-  int devices = 1;
-  double compute_s = 0;        ///< one device's iteration
-  double communication_s = 0;  ///< gradient all-reduce (not overlapped with backward)
-  double iteration_s = 0;      ///< compute + communication
-  double samples_per_s = 0;    ///< devices x batch / iteration
-  double efficiency = 1;       ///< samples_per_s / (devices x single-device samples_per_s)
+/// One all-reduce: the algorithm used (never Auto) and its time split into latency and bandwidth terms.
+struct AllReduceTime {
+  AllReduce algorithm = AllReduce::Ring;
+  double latency_s = 0;
+  double bandwidth_s = 0;
+  double time_s = 0;  ///< latency_s + bandwidth_s
 };
-/// Data-parallel training from a single-device prediction; `gradient_bytes` = parameter bytes.
-DataParallel data_parallel(const Prediction& single, int64_t batch_per_device, Count gradient_bytes, int devices,
-                           AllReduce algo, const Interconnect& link);
+/// Time to all-reduce `bytes` on `topo` (formulas in docs/model.md; N devices, G per node, M nodes):
+/// ring 2(N-1) a + 2(N-1)/N S / min(B_intra, B_node); tree 2(ceil(log2 M) a_inter + (G-1) a_intra) + 2 S / min(..);
+/// hierarchical = intra reduce-scatter + inter-node all-reduce of S/G per GPU (ring or tree) + intra all-gather;
+/// parameter server 2 (a + (N-1) S / B). Zero for one device.
+AllReduceTime allreduce_time(AllReduce algo, Count bytes, const ClusterTopology& topo);
+
+/// NCCL's bus bandwidth of an all-reduce: algbw x 2(n-1)/n, with algbw = bytes / time (nccl-tests PERFORMANCE.md).
+double allreduce_bus_bandwidth(Count bytes, double time_s, int devices);
+
+/// How gradients are grouped and exchanged (PyTorch DistributedDataParallel's defaults).
+struct BucketOptions {
+  Count bucket_bytes = Count(25) << 20;       ///< bucket_cap_mb = 25 MiB
+  Count first_bucket_bytes = Count(1) << 20;  ///< DDP's first bucket (the last layers) closes at 1 MiB
+  bool overlap = true;                        ///< false: every all-reduce waits for the end of backward
+  AllReduce algorithm = AllReduce::Auto;
+};
+/// One layer's backward as data parallelism sees it: how long it takes and how many gradient bytes it produces.
+struct BackwardStep {
+  std::string name;
+  double backward_s = 0;
+  Count gradient_bytes = 0;
+};
+/// The backward steps of a training prediction, in forward order: gradient bytes = params x `bytes_per_gradient`.
+std::vector<BackwardStep> backward_steps(const Prediction& p, const std::vector<LayerWork>& work, int bytes_per_gradient);
+
+/// One gradient bucket; times count from the start of backward.
+struct GradientBucket {
+  Count bytes = 0;
+  int layers = 0;               ///< layers whose gradients it holds
+  double ready_s = 0;           ///< when backward has produced its last gradient
+  double start_s = 0;           ///< max(ready, end of the previous bucket's all-reduce): one communication stream
+  AllReduceTime allreduce;
+  double end_s = 0;             ///< start + all-reduce time
+};
+
+/// Data-parallel training on a cluster: each device runs the per-device batch; bucket all-reduces overlap with
+/// the rest of backward; what is left after backward ends is exposed.
+struct DataParallel {
+  ClusterTopology topology;
+  int devices = 1;
+  AllReduce algorithm = AllReduce::Ring;  ///< the algorithm of the largest bucket
+  double compute_s = 0;        ///< one device's iteration (forward + backward + update)
+  double allreduce_s = 0;      ///< sum of the buckets' all-reduce times
+  double exposed_s = 0;        ///< communication not hidden behind backward
+  double iteration_s = 0;      ///< compute + exposed
+  double samples_per_s = 0;    ///< devices x batch / iteration
+  double efficiency = 1;       ///< single-device time / per-device iteration time
+  std::vector<GradientBucket> buckets;  ///< in the order they are all-reduced (last layers first)
+};
+/// Data-parallel training from a single-device training prediction and its backward steps (forward order).
+DataParallel data_parallel(const Prediction& single, const std::vector<BackwardStep>& steps, int64_t batch_per_device,
+                           const ClusterTopology& topo, const BucketOptions& opt = {});
 
 // ---- measurements and calibration -------------------------------------------------------------------------
 
@@ -255,6 +327,53 @@ nlohmann::json calibration_to_json(const Calibration& c);
 Calibration calibration_from_json(const nlohmann::json& j, const std::string& origin);
 /// Reads a calibration file. Throws ridge::Error naming the file.
 Calibration read_calibration(const std::string& path);
+
+// ---- all-reduce calibration on measured NCCL times ----------------------------------------------------------
+
+/// One measured all-reduce (Vidur's network profiles: ../shared/reference/measured/vidur/*_all_reduce.csv).
+struct AllReduceSample {
+  int workers = 0;           ///< devices taking part
+  int devices_per_node = 0;  ///< of which on one node
+  Count bytes = 0;           ///< message size
+  double time_s = 0;         ///< median time
+};
+/// Reads a Vidur all_reduce.csv (columns num_workers, devices_per_node, size in bytes,
+/// time_stats.all_reduce.median in ms). Throws ridge::Error naming the file, line and column.
+std::vector<AllReduceSample> read_allreduce_csv(const std::string& path);
+
+/// Latency and bus bandwidth of one configuration, fitted to t = 2(n-1) a + 2(n-1)/n S / busbw.
+struct AllReduceFit {
+  std::string device;             ///< ridge device id the measurements ran on
+  int workers = 0;
+  int devices_per_node = 0;
+  double latency_s = 0;           ///< a: per ring step
+  double bus_bandwidth_bytes_per_s = 0;
+  int samples = 0;
+  ErrorStats in_sample;           ///< |predicted - measured| / measured over this configuration's sizes
+  ErrorStats leave_range_out;     ///< each size range predicted by a fit on the other ranges
+  std::vector<double> errors;           ///< per-sample in-sample relative errors (empty when read from a file)
+  std::vector<double> held_out_errors;  ///< per-sample leave-one-size-range-out relative errors
+};
+/// The size ranges held out in turn: [0, 1 MiB), [1, 8 MiB), [8, 32 MiB), [32 MiB, inf).
+const std::vector<Count>& allreduce_size_range_bounds();
+/// Fits one configuration (all samples share workers and devices_per_node) by least squares in relative error.
+AllReduceFit fit_allreduce(const std::vector<AllReduceSample>& samples, const std::string& device);
+/// Predicted time of `bytes` under a fit.
+double allreduce_fit_time_s(const AllReduceFit& fit, Count bytes);
+/// Fits every (workers, devices_per_node) configuration of `samples`, sorted by workers then devices per node.
+std::vector<AllReduceFit> fit_allreduce_configs(const std::vector<AllReduceSample>& samples, const std::string& device);
+/// The fits as a calibration file ({"format": "ridge-allreduce-calibration", "fits": [...], "summary": errors
+/// pooled over every sample of every fit}), with `source`.
+nlohmann::json allreduce_fits_to_json(const std::vector<AllReduceFit>& fits, const std::string& source);
+/// Reads such a file. Throws ridge::Error naming the file and field.
+std::vector<AllReduceFit> read_allreduce_fits(const std::string& path);
+/// The fit that describes the fabric inside one node of `t`: a one-node fit of gpus_per_node workers, measured on
+/// a device (of `devices`) whose node names the same intra-node link; nullopt when there is none.
+std::optional<AllReduceFit> intra_node_fit(const std::vector<AllReduceFit>& fits, const std::vector<Device>& devices,
+                                           const ClusterTopology& t);
+/// `t` with its intra-node link replaced by a fit's latency and bus bandwidth (a one-node ring then gives the
+/// fitted time exactly).
+ClusterTopology with_intra_node_fit(ClusterTopology t, const AllReduceFit& fit);
 
 // ---- scaling ------------------------------------------------------------------------------------------------
 

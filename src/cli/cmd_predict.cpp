@@ -2,6 +2,7 @@
 // data-parallel.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 
@@ -20,7 +21,10 @@ using report::Unit;
 
 struct PredictArgs {
   std::string model, device, precision = "fp32", combine = "sum", calibration, level = "dram";
-  std::string interconnect, allreduce = "ring";
+  std::string intra_node, inter_node, allreduce = "auto";
+  std::optional<int> gpus_per_node, nics_per_node;
+  double bucket_mib = 25;
+  std::string allreduce_fit = "builtin";
   std::vector<std::string> device_dirs;
   ModelOptions m;
   int devices_count = 1;
@@ -77,13 +81,29 @@ report::Table layer_table(const Prediction& p, const std::vector<LayerWork>& wor
   return t;
 }
 
+report::Table bucket_table(const DataParallel& dp) {
+  report::Table t{"buckets", "Gradient buckets (times from the start of backward)",
+                  {{"bucket", "bucket", Unit::None}, {"bytes", "bytes", Unit::Byte}, {"layers", "layers", Unit::None},
+                   {"ready_s", "ready", Unit::Second}, {"start_s", "start", Unit::Second},
+                   {"allreduce", "algorithm", Unit::None}, {"allreduce_s", "all-reduce", Unit::Second},
+                   {"end_s", "end", Unit::Second}}, {}, {}};
+  for (size_t i = 0; i < dp.buckets.size(); ++i) {
+    const GradientBucket& b = dp.buckets[i];
+    t.add_row({Cell::count(static_cast<int64_t>(i + 1)), Cell::count(b.bytes, Unit::Byte), Cell::count(b.layers),
+               Cell::real(b.ready_s, Unit::Second), Cell::real(b.start_s, Unit::Second),
+               Cell::text(std::string(allreduce_name(b.allreduce.algorithm))),
+               Cell::real(b.allreduce.time_s, Unit::Second), Cell::real(b.end_s, Unit::Second)});
+  }
+  return t;
+}
+
 void run(const PredictArgs& a) {
   const auto precision = parse_precision(a.precision);
   if (!precision) throw UsageError("--precision " + a.precision + ": unknown (use fp64, fp32, tf32, fp16, bf16, int8)");
   const auto combine = parse_combine(a.combine);
   if (!combine) throw UsageError("--combine " + a.combine + ": use sum (PALEO) or max (roofline)");
   const auto allreduce = parse_allreduce(a.allreduce);
-  if (!allreduce) throw UsageError("--allreduce " + a.allreduce + ": use ring, tree or ps");
+  if (!allreduce) throw UsageError("--allreduce " + a.allreduce + ": use auto, ring, tree, hierarchical or ps");
   const Device d = find_device(load_devices(a.device_dirs), a.device);
 
   LoadOptions load = a.m.load_options();
@@ -155,25 +175,48 @@ void run(const PredictArgs& a) {
 
   if (a.devices_count > 1) {
     if (!a.train) throw UsageError("--devices-count: data-parallel prediction needs --train");
-    if (a.interconnect.empty()) throw UsageError("--devices-count needs --interconnect NAME (see `ridge devices --format json`)");
-    const Interconnect* link = d.interconnect(a.interconnect);
-    if (!link) {
-      std::string have;
-      for (const auto& i : d.interconnects) have += (have.empty() ? "" : ", ") + i.name;
-      throw Error(fmt::format("--interconnect {}: device '{}' has no such link (it has: {})", a.interconnect, d.id, have));
+    const std::vector<InterconnectSpec> links = load_interconnects();
+    ClusterTopology topo = cluster_topology(
+        d, links, {a.devices_count, a.gpus_per_node, a.intra_node, a.inter_node, a.nics_per_node});
+    const bool from_file = std::any_of(links.begin(), links.end(), [&](const auto& l) { return l.id == topo.intra.name; });
+    std::string intra_source = from_file ? "data sheet (data/interconnects/" + topo.intra.name + ".json)"
+                                         : "the device file (" + d.file + ")";
+    const std::string fit_file = a.allreduce_fit == "builtin" ? builtin_data_dir("calibrations") + "/allreduce-vidur.json"
+                                                              : a.allreduce_fit;
+    if (a.allreduce_fit != "none") {
+      if (auto fit = intra_node_fit(read_allreduce_fits(fit_file), load_devices(a.device_dirs), topo)) {
+        topo = with_intra_node_fit(topo, *fit);
+        intra_source = fmt::format("fitted on measured NCCL times ({}, {} GPUs; {}): {:.1f} GB/s bus bandwidth, {:.2f} us "
+                                   "per step", fit->device, fit->workers, fit_file, 1e-9 * fit->bus_bandwidth_bytes_per_s,
+                                   1e6 * fit->latency_s);
+      }
     }
-    const DataParallel dp = data_parallel(p, load.batch, work.param_bytes, a.devices_count, *allreduce, *link);
-    report::Fields f{"data_parallel", fmt::format("Data-parallel on {} devices ({} all-reduce over {})", a.devices_count,
-                                                  allreduce_name(*allreduce), link->name), {}};
+    BucketOptions buckets;
+    buckets.algorithm = *allreduce;
+    buckets.bucket_bytes = static_cast<Count>(a.bucket_mib * (1 << 20));
+    const DataParallel dp =
+        data_parallel(p, backward_steps(p, work.layers, work.bytes_per_element), load.batch, topo, buckets);
+    report::Fields f{"data_parallel", fmt::format("Data-parallel on {} devices: {}", dp.devices, topology_text(topo)), {}};
     f.add("devices", "devices", Cell::count(dp.devices));
+    f.add("nodes", "nodes", Cell::count(topo.nodes));
+    f.add("gpus_per_node", "GPUs per node", Cell::count(topo.gpus_per_node));
+    f.add("intra_node", "inside a node", Cell::text(topo.gpus_per_node > 1 ? topo.intra.name : "-"));
+    if (topo.gpus_per_node > 1) f.add("intra_node_source", "inside a node: link figures", Cell::text(intra_source));
+    f.add("inter_node", "between nodes", Cell::text(topo.nodes > 1 ? fmt::format("{} x {}", topo.nics_per_node, topo.inter.name) : "-"));
+    f.add("allreduce", "all-reduce algorithm", Cell::text(std::string(allreduce_name(dp.algorithm))));
     f.add("gradient_bytes", "gradient bytes", Cell::count(work.param_bytes, Unit::Byte));
-    f.add("communication_s", "all-reduce", Cell::real(dp.communication_s, Unit::Second));
+    f.add("buckets", "gradient buckets", Cell::count(static_cast<int64_t>(dp.buckets.size())));
+    f.add("allreduce_s", "all-reduce per iteration", Cell::real(dp.allreduce_s, Unit::Second));
+    f.add("exposed_s", "exposed (after backward)", Cell::real(dp.exposed_s, Unit::Second));
     f.add("iteration_s", "time per iteration", Cell::real(dp.iteration_s, Unit::Second));
     f.add("samples_per_s", "samples/s", Cell::real(dp.samples_per_s));
     f.add("efficiency", "scaling efficiency", Cell::real(100 * dp.efficiency, Unit::Percent));
     doc.blocks.push_back(std::move(f));
-    doc.notes.push_back("data-parallel: per-device batch " + std::to_string(load.batch) +
-                        "; the all-reduce is not overlapped with backward");
+    doc.blocks.push_back(bucket_table(dp));
+    doc.notes.push_back(fmt::format("data-parallel: per-device batch {}; gradients in {} bucket(s) of {} MiB (PyTorch "
+                                    "DDP, the first closes at 1 MiB) all-reduced as backward produces them; only what "
+                                    "is left after backward is exposed",
+                                    load.batch, dp.buckets.size(), a.bucket_mib));
   }
   doc.blocks.push_back(layer_table(p, work.layers, a.train));
   a.out.emit(doc);
@@ -203,8 +246,22 @@ CLI::App* add_predict_command(CLI::App& app) {
       ->type_name("N");
   cmd->add_option("--level", a->level, "Memory level whose bandwidth the memory term uses")->capture_default_str();
   cmd->add_option("--devices-count", a->devices_count, "Data-parallel training on N devices")->check(CLI::PositiveNumber);
-  cmd->add_option("--interconnect", a->interconnect, "Link for the gradient all-reduce (nvlink, pcie, network, ...)");
-  cmd->add_option("--allreduce", a->allreduce, "ring|tree|ps")->capture_default_str();
+  cmd->add_option("--gpus-per-node", a->gpus_per_node, "GPUs per node (default: the device's reference node, e.g. 8)")
+      ->type_name("G");
+  cmd->add_option("--intra-node,--interconnect", a->intra_node,
+                  "Fabric inside a node: nvlink2|nvlink3|nvlink4|nvlink5|pcie3|pcie4|pcie5 (data/interconnects) or a "
+                  "link of the device file (default: the device's)")->type_name("NAME");
+  cmd->add_option("--inter-node", a->inter_node, "Network between nodes: ib-edr|ib-hdr|ib-ndr|eth-100g|eth-25g "
+                                                 "(default: the device's)")->type_name("NAME");
+  cmd->add_option("--nics-per-node", a->nics_per_node, "Network adapters per node (default: the device's)")->type_name("K");
+  cmd->add_option("--allreduce", a->allreduce, "auto (fastest, as NCCL picks)|ring|tree|hierarchical|ps")
+      ->capture_default_str();
+  cmd->add_option("--allreduce-fit", a->allreduce_fit, "All-reduce calibration whose one-node fits replace the "
+                                                       "data-sheet fabric figures (builtin: data/calibrations/"
+                                                       "allreduce-vidur.json; none: data sheet only)")
+      ->type_name("FILE|builtin|none")->capture_default_str();
+  cmd->add_option("--bucket-mib", a->bucket_mib, "Gradient bucket size in MiB (PyTorch DDP bucket_cap_mb)")
+      ->check(CLI::PositiveNumber)->capture_default_str();
   cmd->add_option("--devices", a->device_dirs, "Also load device files from DIR")->type_name("DIR");
   a->out.add_to(cmd);
   cmd->add_option("--plot", a->plot, "Also draw each layer's share of predicted time and FLOPs to FILE.svg or "

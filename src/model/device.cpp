@@ -100,60 +100,35 @@ std::string Device::source_of(const std::string& field) const {
 }
 
 // ---- parsing ---------------------------------------------------------------------------------------------
+using model_detail::Reader;
+using model_detail::numeric_paths;
+
 namespace {
 
-struct Reader {
-  const std::string& origin;
-
-  [[noreturn]] void fail(const std::string& field, const std::string& why) const {
-    throw Error(fmt::format("{}: {}: {}", origin, field, why));
+// The "node" block: where the device usually sits (GPUs per node, the fabrics inside and between nodes).
+NodeSpec parse_node(const json& v, const Reader& r) {
+  NodeSpec n;
+  for (const auto& [key, value] : r.object(v, "node").items()) {
+    const std::string field = "node." + key;
+    if (key == "gpus_per_node") n.gpus_per_node = static_cast<int>(r.whole(value, field));
+    else if (key == "nics_per_node") n.nics_per_node = static_cast<int>(r.whole(value, field));
+    else if (key == "intra_node") n.intra_node = r.text(value, field);
+    else if (key == "inter_node") n.inter_node = r.text(value, field);
+    else r.fail(field, "unknown field (use gpus_per_node, intra_node, inter_node, nics_per_node)");
   }
-  double positive(const json& v, const std::string& field) const {
-    if (!v.is_number()) fail(field, "expected a number");
-    double x = v.get<double>();
-    if (!std::isfinite(x) || x <= 0) fail(field, "must be a positive finite number");
-    return x;
-  }
-  std::string text(const json& v, const std::string& field) const {
-    if (!v.is_string()) fail(field, "expected a string");
-    return v.get<std::string>();
-  }
-  const json& object(const json& v, const std::string& field) const {
-    if (!v.is_object()) fail(field, "expected an object");
-    return v;
-  }
-  Count whole(const json& v, const std::string& field) const {
-    double x = positive(v, field);
-    if (x != std::floor(x) || x > 9.0e18) fail(field, "expected a whole number");
-    return static_cast<Count>(static_cast<int64_t>(x));
-  }
-};
-
-// Every numeric field, as a dotted path, so that each can be checked for a source.
-void numeric_paths(const json& j, const std::string& prefix, std::vector<std::string>& out) {
-  for (const auto& [key, value] : j.items()) {
-    if (prefix.empty() && key == "sources") continue;
-    std::string path = prefix.empty() ? key : prefix + "." + key;
-    if (value.is_number()) out.push_back(path);
-    else if (value.is_object()) numeric_paths(value, path, out);
-  }
+  return n;
 }
 
 }  // namespace
 
 Device parse_device(const std::string& text, const std::string& origin) {
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::exception& e) {
-    throw Error(fmt::format("{}: not valid JSON: {}", origin, model_detail::first_line(e.what())));
-  }
+  const json j = model_detail::parse_json(text, origin);
   Reader r{origin};
   if (!j.is_object()) r.fail("(top level)", "expected a JSON object describing one device");
   static const std::set<std::string> kKnown = {"name", "vendor", "kind", "aliases", "peak_flops",
                                                "bandwidth_bytes_per_s", "memory_bytes", "sm_count",
                                                "boost_clock_hz", "l2_bytes", "kernel_launch_s",
-                                               "interconnects", "sources", "notes"};
+                                               "interconnects", "node", "sources", "notes"};
   for (const auto& [key, value] : j.items())
     if (!kKnown.count(key)) r.fail(key, "unknown field (see docs/model.md for the device format)");
 
@@ -194,6 +169,7 @@ Device parse_device(const std::string& text, const std::string& origin) {
       d.interconnects.push_back(i);
     }
   }
+  if (j.contains("node")) d.node = parse_node(j["node"], r);
   if (j.contains("sources"))
     for (const auto& [key, value] : r.object(j["sources"], "sources").items())
       d.sources[key] = r.text(value, "sources." + key);
@@ -234,6 +210,9 @@ json device_to_json(const Device& d) {
   for (const auto& i : d.interconnects)
     links[i.name] = {{"bandwidth_bytes_per_s", i.bandwidth_bytes_per_s}, {"latency_s", i.latency_s}};
   j["interconnects"] = links;
+  if (d.node.gpus_per_node > 0 || !d.node.intra_node.empty())
+    j["node"] = {{"gpus_per_node", d.node.gpus_per_node}, {"intra_node", d.node.intra_node},
+                 {"inter_node", d.node.inter_node}, {"nics_per_node", d.node.nics_per_node}};
   j["sources"] = d.sources;
   j["notes"] = d.notes;
   j["file"] = d.file;
@@ -242,34 +221,22 @@ json device_to_json(const Device& d) {
 
 // ---- the database ----------------------------------------------------------------------------------------
 
-std::string builtin_devices_dir() {
-  if (const char* env = std::getenv("RIDGE_DATA_DIR"); env && *env) return (fs::path(env) / "devices").string();
-  if (fs::is_directory(fs::path(RIDGE_SOURCE_DATA_DIR) / "devices"))
-    return (fs::path(RIDGE_SOURCE_DATA_DIR) / "devices").string();
-  return (fs::path(RIDGE_INSTALL_DATA_DIR) / "devices").string();
+std::string builtin_data_dir(const std::string& folder) {
+  if (const char* env = std::getenv("RIDGE_DATA_DIR"); env && *env) return (fs::path(env) / folder).string();
+  if (fs::is_directory(fs::path(RIDGE_SOURCE_DATA_DIR) / folder))
+    return (fs::path(RIDGE_SOURCE_DATA_DIR) / folder).string();
+  return (fs::path(RIDGE_INSTALL_DATA_DIR) / folder).string();
 }
 
-namespace {
+std::string builtin_devices_dir() { return builtin_data_dir("devices"); }
 
-std::vector<std::string> json_files(const std::string& dir) {
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) throw Error(fmt::format("{}: device folder does not exist", dir));
-  std::vector<std::string> files;
-  for (const auto& e : fs::directory_iterator(dir, ec))
-    if (e.path().extension() == ".json") files.push_back(e.path().string());
-  if (ec) throw Error(fmt::format("{}: cannot list device folder: {}", dir, ec.message()));
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
-}  // namespace
 
 std::vector<Device> load_devices(const std::vector<std::string>& extra_dirs) {
   std::vector<Device> devices;
   std::vector<std::string> dirs = {builtin_devices_dir()};
   dirs.insert(dirs.end(), extra_dirs.begin(), extra_dirs.end());
   for (const auto& dir : dirs) {
-    for (const auto& file : json_files(dir)) {
+    for (const auto& file : model_detail::json_files(dir, "device folder")) {
       Device d = load_device_file(file);
       auto same = std::find_if(devices.begin(), devices.end(), [&](const Device& o) { return o.id == d.id; });
       if (same != devices.end()) *same = std::move(d);  // a user file replaces the built-in one

@@ -1,4 +1,7 @@
-// Batch scaling: predicted time and throughput against batch size, and the largest batch that fits in memory.
+// Scaling: predicted time and throughput against batch size, the largest batch that fits in memory, and
+// data-parallel training across a cluster (gradient buckets overlapped with backward).
+#include <algorithm>
+
 #include "ridge/error.hpp"
 #include "ridge/predict.hpp"
 
@@ -33,6 +36,61 @@ int64_t largest_batch_that_fits(const std::function<Count(int64_t)>& memory_at, 
     else too_big = mid;
   }
   return fits;
+}
+
+}  // namespace ridge
+
+// ---- data-parallel training with gradient buckets ------------------------------------------------------------
+namespace ridge {
+
+std::vector<BackwardStep> backward_steps(const Prediction& p, const std::vector<LayerWork>& work, int bytes_per_gradient) {
+  RIDGE_ASSERT(p.layers.size() == work.size(), "one prediction per layer of work");
+  std::vector<BackwardStep> steps;
+  steps.reserve(work.size());
+  for (size_t i = 0; i < work.size(); ++i)
+    steps.push_back({work[i].name, p.layers[i].backward.time_s, work[i].params * bytes_per_gradient});
+  return steps;
+}
+
+DataParallel data_parallel(const Prediction& single, const std::vector<BackwardStep>& steps, int64_t batch_per_device,
+                           const ClusterTopology& topo, const BucketOptions& opt) {
+  RIDGE_ASSERT(opt.bucket_bytes > 0 && opt.first_bucket_bytes > 0, "bucket sizes must be positive");
+  DataParallel dp;
+  dp.topology = topo;
+  dp.devices = topo.devices();
+  dp.compute_s = single.total_time_s;
+  // Backward runs from the last layer to the first; DDP fills buckets in that order and launches a bucket's
+  // all-reduce once its last gradient exists (the first bucket closes at first_bucket_bytes, later ones at
+  // bucket_bytes). All-reduces run one after another on one communication stream.
+  double backward_end_s = 0;
+  for (const BackwardStep& s : steps) backward_end_s += s.backward_s;
+  double clock_s = 0, stream_free_s = 0;
+  GradientBucket open;
+  auto launch = [&](double ready_s) {
+    open.ready_s = opt.overlap ? ready_s : backward_end_s;
+    open.start_s = std::max(open.ready_s, stream_free_s);
+    open.allreduce = allreduce_time(opt.algorithm, open.bytes, topo);
+    open.end_s = stream_free_s = open.start_s + open.allreduce.time_s;
+    dp.allreduce_s += open.allreduce.time_s;
+    dp.buckets.push_back(open);
+    open = GradientBucket{};
+  };
+  for (auto it = steps.rbegin(); it != steps.rend(); ++it) {
+    clock_s += it->backward_s;
+    if (it->gradient_bytes <= 0) continue;
+    open.bytes += it->gradient_bytes;
+    ++open.layers;
+    if (open.bytes >= (dp.buckets.empty() ? opt.first_bucket_bytes : opt.bucket_bytes)) launch(clock_s);
+  }
+  if (open.bytes > 0) launch(clock_s);
+  dp.exposed_s = std::max(0.0, stream_free_s - backward_end_s);
+  dp.iteration_s = dp.compute_s + dp.exposed_s;
+  dp.samples_per_s = dp.iteration_s > 0 ? dp.devices * static_cast<double>(batch_per_device) / dp.iteration_s : 0.0;
+  dp.efficiency = dp.iteration_s > 0 ? dp.compute_s / dp.iteration_s : 1.0;
+  const auto largest = std::max_element(dp.buckets.begin(), dp.buckets.end(),
+                                        [](const GradientBucket& a, const GradientBucket& b) { return a.bytes < b.bytes; });
+  dp.algorithm = largest != dp.buckets.end() ? largest->allreduce.algorithm : AllReduce::Ring;
+  return dp;
 }
 
 }  // namespace ridge

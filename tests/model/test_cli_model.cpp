@@ -75,6 +75,32 @@ TEST_F(CliModel, PredictAndRooflineOnZooModels) {
   EXPECT_GT(train["data_parallel"]["efficiency"].get<double>(), 0);
   EXPECT_LE(train["data_parallel"]["efficiency"].get<double>(), 100);
 
+  EXPECT_EQ(train["data_parallel"]["nodes"].get<int>(), 1);
+  EXPECT_EQ(train["data_parallel"]["intra_node"].get<std::string>(), "nvlink");  // the device file's own link
+
+  // A cluster: 64 A100s = 8 DGX nodes on 8 x HDR, against one node of 8.
+  const std::string base = "predict resnet50 --device a100 --batch 64 --train";
+  const json node = run_json(base + " --devices-count 8");
+  const json nodes = run_json(base + " --devices-count 64 --inter-node ib-hdr");
+  EXPECT_EQ(node["data_parallel"]["nodes"].get<int>(), 1);
+  EXPECT_EQ(node["data_parallel"]["intra_node"].get<std::string>(), "nvlink3");
+  EXPECT_EQ(nodes["data_parallel"]["nodes"].get<int>(), 8);
+  EXPECT_EQ(nodes["data_parallel"]["gpus_per_node"].get<int>(), 8);
+  EXPECT_EQ(nodes["data_parallel"]["inter_node"].get<std::string>(), "8 x ib-hdr");
+  EXPECT_GT(nodes["data_parallel"]["exposed_s"].get<double>(), node["data_parallel"]["exposed_s"].get<double>());
+  EXPECT_LT(nodes["data_parallel"]["efficiency"].get<double>(), node["data_parallel"]["efficiency"].get<double>());
+  const json& dp = nodes["data_parallel"];
+  ASSERT_EQ(nodes["buckets"].size(), dp["buckets"].get<size_t>());
+  EXPECT_NEAR(nodes["buckets"].back()["end_s"].get<double>() - nodes["summary"]["backward_s"].get<double>(),
+              dp["exposed_s"].get<double>(), 1e-9);
+  EXPECT_NEAR(dp["iteration_s"].get<double>(), nodes["total_time_s"].get<double>() + dp["exposed_s"].get<double>(), 1e-12);
+  EXPECT_NEAR(dp["efficiency"].get<double>(), 100 * nodes["total_time_s"].get<double>() / dp["iteration_s"].get<double>(),
+              1e-9);
+  const auto text = run_ridge(base + " --devices-count 64 --gpus-per-node 4 --nics-per-node 1 --inter-node eth-25g");
+  EXPECT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("16 nodes x 4 GPUs, nvlink3 inside, 1 x eth-25g between"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("scaling efficiency"), std::string::npos);
+
   // Seed 002: two models on two devices in one command.
   const json r = run_json("roofline resnet18 resnet50 --device v100 --device a100 --summary");
   ASSERT_EQ(r["models"].size(), 4u);
@@ -132,6 +158,15 @@ TEST_F(CliModel, BadInputGivesOneLineErrors) {
   expect_one_line_error("predict x --device v100 --flops 1 --combine avg", 2, "--combine avg");
   expect_one_line_error("predict x --device v100 --flops 1 --train --devices-count 2 --interconnect carrier-pigeon", 1,
                         "no such link");
+  expect_one_line_error("predict x --device a100 --flops 1 --train --devices-count 8 --gpus-per-node 3", 2,
+                        "--gpus-per-node 3 does not divide --devices-count 8");
+  expect_one_line_error("predict x --device a100 --flops 1 --train --devices-count 8 --gpus-per-node 16", 2,
+                        "--gpus-per-node 16 is larger than --devices-count 8");
+  expect_one_line_error("predict x --device a100 --flops 1 --train --devices-count 12", 2, "--gpus-per-node");
+  expect_one_line_error("predict x --device a100 --flops 1 --train --devices-count 16 --inter-node carrier-pigeon", 1,
+                        "no such link");
+  expect_one_line_error("predict x --device a100 --flops 1 --train --devices-count 16 --inter-node nvlink3", 1,
+                        "not inter-node");
   expect_one_line_error("predict x --device v100 --flops 1 --calibration /nonexistent.json", 1, "/nonexistent.json");
   expect_one_line_error("calibrate /nonexistent.json --device v100", 1, "/nonexistent.json");
   expect_one_line_error("devices --devices /nonexistent-dir", 1, "/nonexistent-dir");

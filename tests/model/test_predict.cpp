@@ -1,4 +1,4 @@
-// Roofline math, PALEO-style prediction (seed 003's K80 numbers), data-parallel communication and scaling.
+// Roofline math, PALEO-style prediction (seed 003's K80 numbers) and batch scaling (communication: test_comm.cpp).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -145,33 +145,6 @@ TEST(Predict, UncostedLayersAreCountedNeverSilentlyZero) {
   EXPECT_EQ(p.uncosted_layers, 1);
   EXPECT_FALSE(p.layers[1].costed);
   EXPECT_EQ(p.layers[1].reason, "op NonMaxSuppression has no cost rule");
-}
-
-TEST(DataParallel, AllReduceFormulas) {
-  const Interconnect link{"nvlink", 100e9, 2e-6};
-  const Count bytes = 100000000;  // 100 MB of gradients
-  EXPECT_DOUBLE_EQ(allreduce_time_s(AllReduce::Ring, bytes, 1, link), 0.0);
-  // Ring: 2(N-1) steps of bytes/N: N=4 -> 6 x (2 us + 25 MB / 100 GB/s).
-  EXPECT_NEAR(allreduce_time_s(AllReduce::Ring, bytes, 4, link), 6 * (2e-6 + 25e6 / 100e9), 1e-12);
-  // Bandwidth term tends to 2 x bytes / bandwidth for large N.
-  EXPECT_NEAR(allreduce_time_s(AllReduce::Ring, bytes, 1024, Interconnect{"x", 100e9, 0}), 2 * 1023.0 / 1024 * 1e-3, 1e-12);
-  EXPECT_NEAR(allreduce_time_s(AllReduce::Tree, bytes, 4, link), 4 * (2e-6 + 1e-3), 1e-12);
-  EXPECT_NEAR(allreduce_time_s(AllReduce::Tree, bytes, 5, link), 6 * (2e-6 + 1e-3), 1e-12);
-  EXPECT_NEAR(allreduce_time_s(AllReduce::ParameterServer, bytes, 4, link), 2 * (2e-6 + 3e-3), 1e-12);
-  EXPECT_EQ(parse_allreduce("ps"), AllReduce::ParameterServer);
-  EXPECT_FALSE(parse_allreduce("butterfly").has_value());
-}
-
-TEST(DataParallel, EfficiencyIsComputeOverIteration) {
-  Prediction single;
-  single.total_time_s = 0.1;
-  single.samples_per_s = 320;
-  const Interconnect link{"pcie", 10e9, 0};
-  const auto dp = data_parallel(single, 32, 100000000, 4, AllReduce::Ring, link);
-  EXPECT_NEAR(dp.communication_s, 2 * 3.0 / 4 * 0.01, 1e-12);
-  EXPECT_NEAR(dp.iteration_s, 0.115, 1e-12);
-  EXPECT_NEAR(dp.samples_per_s, 4 * 32 / 0.115, 1e-6);
-  EXPECT_NEAR(dp.efficiency, 0.1 / 0.115, 1e-12);
 }
 
 TEST(Scaling, LargestBatchThatFitsIsExact) {
