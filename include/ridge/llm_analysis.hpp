@@ -63,6 +63,7 @@ struct ServeResult {
   double tokens_per_s = 0;          ///< batch x generate / end_to_end_s
   double allreduce_time_per_layer_prefill_s = 0, allreduce_time_per_layer_decode_s = 0;
   Count prefill_flops = 0, decode_flops = 0;  ///< per GPU, decode summed over steps
+  Count calflops_prefill_flops = 0;  ///< the prefill graph's forward FLOPs under calflops' convention (per GPU)
   Count weights_bytes = 0;          ///< all GPUs (replicated norms counted once per GPU)
   Count weights_bytes_per_gpu = 0;
   Count kv_cache_bytes = 0;         ///< all GPUs, at context prompt + generate

@@ -36,6 +36,8 @@ report::Document serve_document(const ServeResult& r) {
   f.add("memory_per_gpu_bytes", "weights + KV per GPU", Cell::count(r.memory_per_gpu_bytes, Unit::Byte), true);
   f.add("max_batch", "largest batch that fits", Cell::count(r.max_batch), true);
   f.add("prefill_flops", "prefill FLOPs per GPU", Cell::count(r.prefill_flops, Unit::Flop), true);
+  f.add("calflops_prefill_flops", "prefill FLOPs per GPU, calflops convention",
+        Cell::count(r.calflops_prefill_flops, Unit::Flop), true);
   f.add("decode_flops", "decode FLOPs per GPU (all steps)", Cell::count(r.decode_flops, Unit::Flop), true);
   f.add("total_params", "parameters", Cell::count(r.total_params, Unit::Param), true);
   f.add("active_params", "active parameters per token", Cell::count(r.active_params, Unit::Param), true);

@@ -202,7 +202,9 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
 
   // Prefill: one graph of the prompt.
   LlmShape pre{o.batch, o.prompt, 0, act, true};
-  for (ServeOp op : op_costs(build_llm(shard, pre), o.weights, o.kv).ops) {
+  const Graph prefill = build_llm(shard, pre);
+  r.calflops_prefill_flops = calflops_forward_flops(prefill);
+  for (ServeOp op : op_costs(prefill, o.weights, o.kv).ops) {
     op.phase = "prefill";
     place(op, peak, bw);
     r.prefill_time_s += op.time_s;

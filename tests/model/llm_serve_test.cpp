@@ -100,6 +100,12 @@ TEST(LlmServe, TensorParallelSplitsWeightsAndKvAndAddsAllReduces) {
   EXPECT_THROW(analyze_serving(c, test_gpu(), o), Error);
 }
 
+// The calflops column of serve: Llama-2-7B prefill of (1, 128) is calflops' printed 1700.06 GFLOPs.
+TEST(LlmServe, CalflopsColumnOfThePrefill) {
+  EXPECT_EQ(analyze_serving(*find_llm_config("llama-2-7b"), test_gpu(), opts(1, 128, 1)).calflops_prefill_flops,
+            Count{1700063608832});
+}
+
 TEST(LlmServe, DoesNotFitIsAClearError) {
   try {
     analyze_serving(*find_llm_config("llama-2-70b"), test_gpu(), opts(1, 128, 16));
