@@ -100,6 +100,7 @@ struct TrainOptions {
   int64_t micro_batch = 1;               ///< sequences per micro-batch
   Precision compute = Precision::BF16;
   int gpus_per_node = 8;                 ///< NVLink inside a node, the device's network link between nodes
+  double token_budget = 0;               ///< tokens to train on (0: none); gives days_for_budget
 };
 
 /// Per-GPU memory of one training layout.
@@ -121,6 +122,7 @@ struct TrainResult {
   double iteration_time_s = 0;
   double mfu = 0, hfu = 0;             ///< model / hardware FLOPs per second over gpus x peak
   double tokens_per_s = 0;
+  double days_for_budget = 0;          ///< token_budget / tokens_per_s in days (0 without a budget)
   TrainMemory memory;                  ///< per GPU (the first pipeline stage)
   Count device_memory_bytes = 0;
   bool fits = false;

@@ -32,6 +32,8 @@ report::Document train_document(const TrainResult& r, const LlmConfig& c) {
   f.add("mfu", t("MFU"), Cell::real(100 * r.mfu, Unit::Percent));
   f.add("hfu", t("HFU"), Cell::real(100 * r.hfu, Unit::Percent));
   f.add("tokens_per_s", t("tokens/s"), Cell::real(r.tokens_per_s));
+  if (o.token_budget > 0)
+    f.add("days_for_budget", t("days for the token budget"), Cell::real(r.days_for_budget));
   f.add("time_label", "times are", Cell::text(kLabel));
   f.add("micro_batches", "micro-batches per iteration (m)", Cell::count(r.micro_batches), true);
   f.add("model_flops", "model FLOPs per iteration", Cell::count(r.model_flops, Unit::Flop), true);
@@ -87,6 +89,7 @@ CLI::App* add_train_command(CLI::App& app) {
   cmd->add_option("--global-batch", o->t.global_batch, "Sequences per iteration (default dp x micro-batch)");
   cmd->add_option("--micro-batch", o->t.micro_batch, "Sequences per micro-batch")->capture_default_str();
   cmd->add_option("--compute", o->compute, "Precision of the peak: bf16|fp16|fp32")->capture_default_str();
+  cmd->add_option("--tokens", o->t.token_budget, "Token budget: also print the days it takes (e.g. 2e12)");
   o->out.add_to(cmd);
   cmd->callback([o] {
     auto rc = parse_recompute(o->recompute);

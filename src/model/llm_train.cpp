@@ -147,6 +147,7 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
   r.mfu = to_double(r.model_flops) / capacity;
   r.hfu = to_double(r.hardware_flops) / capacity;
   r.tokens_per_s = static_cast<double>(o.global_batch * o.seq) / r.iteration_time_s;
+  r.days_for_budget = o.token_budget > 0 ? o.token_budget / r.tokens_per_s / 86400.0 : 0;
   return r;
 }
 

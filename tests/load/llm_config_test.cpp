@@ -145,6 +145,10 @@ TEST(LlmConfig, FamiliesMatchPublishedCheckpoints) {
       {R"({"model_type":"phi","vocab_size":51200,"hidden_size":2560,"num_hidden_layers":32,"num_attention_heads":32,
           "intermediate_size":10240,"max_position_embeddings":2048,"partial_rotary_factor":0.4})",
        2779683840},
+      // EleutherAI/gpt-neox-20b (paper: 20,554,567,680)
+      {R"({"model_type":"gpt_neox","vocab_size":50432,"hidden_size":6144,"num_hidden_layers":44,"num_attention_heads":64,
+          "intermediate_size":24576,"rotary_pct":0.25,"use_parallel_residual":true,"max_position_embeddings":2048})",
+       20554567680},
       // tiiuae/falcon-7b (multi-query, parallel attention, tied)
       {R"({"model_type":"falcon","vocab_size":65024,"hidden_size":4544,"num_hidden_layers":32,"num_attention_heads":71,
           "multi_query":true,"parallel_attn":true,"bias":false,"alibi":false,"new_decoder_architecture":false})",
@@ -156,6 +160,21 @@ TEST(LlmConfig, FamiliesMatchPublishedCheckpoints) {
     EXPECT_EQ(llm_params(c).total, params) << c.family;
     EXPECT_EQ(graph_params(c), params) << c.family;
   }
+}
+
+// Qwen/Qwen1.5-MoE-A2.7B: 60 experts (top 4) of width 1408 plus a shared expert of 5632 with its sigmoid gate;
+// "14.3B" total and "A2.7B" active as its name says.
+TEST(LlmConfig, Qwen2MoeSharedExpertsAndActiveParameters) {
+  LlmConfig c = parse_llm_config(json::parse(R"({"model_type":"qwen2_moe","vocab_size":151936,"hidden_size":2048,
+      "intermediate_size":5632,"moe_intermediate_size":1408,"shared_expert_intermediate_size":5632,
+      "num_hidden_layers":24,"num_attention_heads":16,"num_key_value_heads":16,"num_experts":60,
+      "num_experts_per_tok":4,"max_position_embeddings":8192,"tie_word_embeddings":false})"), "qwen-moe");
+  c.name = "qwen-moe";
+  const LlmParams p = llm_params(c);
+  EXPECT_EQ(p.total, Count{14315784192});
+  EXPECT_EQ(graph_params(c), p.total);
+  EXPECT_EQ(p.active_per_token, p.total - Count{24} * 56 * 3 * 2048 * 1408);
+  EXPECT_NEAR(to_double(p.active_per_token) / 1e9, 2.7, 0.05);
 }
 
 TEST(LlmConfig, ConfigFileAndDirectoryLoadThroughLoadModel) {
