@@ -34,6 +34,7 @@ struct ServeOptions {
   NumberFormat weights;       ///< weight storage (Linear weights; embeddings and norms stay at the activation type)
   NumberFormat kv;            ///< KV cache storage
   Precision compute = Precision::FP16;  ///< activations and the peak used
+  bool fused_attention = false;  ///< cost QK^T..SV as one fused kernel (scores stay on chip) instead of HF eager
 };
 
 /// One op of one phase on one GPU. Decode ops are summed over the generate steps.
@@ -101,6 +102,7 @@ struct TrainOptions {
   Precision compute = Precision::BF16;
   int gpus_per_node = 8;                 ///< NVLink inside a node, the device's network link between nodes
   double token_budget = 0;               ///< tokens to train on (0: none); gives days_for_budget
+  bool fused_attention = false;          ///< time the attention core as one fused kernel (see ServeOptions)
 };
 
 /// Per-GPU memory of one training layout.

@@ -96,7 +96,7 @@ CLI::App* add_serve_command(CLI::App& app) {
     LlmModelArgs m;
     int64_t batch = 1, prompt = 512, generate = 128;
     int tp = 1;
-    std::string weights = "fp16", kv = "fp16", compute = "fp16";
+    std::string weights = "fp16", kv = "fp16", compute = "fp16", attention = "eager";
     OutputOptions out;
   };
   auto o = std::make_shared<Opts>();
@@ -108,9 +108,12 @@ CLI::App* add_serve_command(CLI::App& app) {
   cmd->add_option("--weights", o->weights, "Weight format: int4|int8|fp8|fp16|bf16|fp32")->capture_default_str();
   cmd->add_option("--kv", o->kv, "KV cache format: fp8|fp16|bf16|fp32")->capture_default_str();
   cmd->add_option("--compute", o->compute, "Activation precision and peak: fp16|bf16|fp32")->capture_default_str();
+  cmd->add_option("--attention", o->attention, "eager (HF, scores in memory) | fused (FlashAttention-style)")
+      ->capture_default_str();
   o->out.add_to(cmd);
   cmd->callback([o] {
     ServeOptions so;
+    so.fused_attention = attention_flag(o->attention);
     so.batch = o->batch;
     so.prompt = o->prompt;
     so.generate = o->generate;

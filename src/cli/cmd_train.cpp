@@ -74,7 +74,7 @@ CLI::App* add_train_command(CLI::App& app) {
   struct Opts {
     LlmModelArgs m;
     TrainOptions t;
-    std::string recompute = "none", compute = "bf16";
+    std::string recompute = "none", compute = "bf16", attention = "eager";
     OutputOptions out;
   };
   auto o = std::make_shared<Opts>();
@@ -90,8 +90,11 @@ CLI::App* add_train_command(CLI::App& app) {
   cmd->add_option("--micro-batch", o->t.micro_batch, "Sequences per micro-batch")->capture_default_str();
   cmd->add_option("--compute", o->compute, "Precision of the peak: bf16|fp16|fp32")->capture_default_str();
   cmd->add_option("--tokens", o->t.token_budget, "Token budget: also print the days it takes (e.g. 2e12)");
+  cmd->add_option("--attention", o->attention, "eager (HF, scores in memory) | fused (FlashAttention-style)")
+      ->capture_default_str();
   o->out.add_to(cmd);
   cmd->callback([o] {
+    o->t.fused_attention = attention_flag(o->attention);
     auto rc = parse_recompute(o->recompute);
     if (!rc) throw UsageError("--recompute " + o->recompute + ": use none, selective or full");
     o->t.recompute = *rc;

@@ -32,4 +32,10 @@ NumberFormat number_format_flag(const std::string& flag, const std::string& valu
   return *f;
 }
 
+bool attention_flag(const std::string& value) {
+  if (value == "eager") return false;
+  if (value == "fused") return true;
+  throw UsageError(fmt::format("--attention {}: use eager or fused", value));
+}
+
 }  // namespace ridge::cli

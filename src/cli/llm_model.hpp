@@ -26,4 +26,7 @@ struct LlmModelArgs {
 /// Parses a --weights/--kv value; throws UsageError naming the flag.
 NumberFormat number_format_flag(const std::string& flag, const std::string& value);
 
+/// Parses --attention eager|fused (true for fused); throws UsageError.
+bool attention_flag(const std::string& value);
+
 }  // namespace ridge::cli

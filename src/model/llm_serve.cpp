@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 
+#include "model/llm_attention.hpp"
 #include "ridge/error.hpp"
 #include "ridge/llm_analysis.hpp"
 
@@ -21,6 +22,17 @@ struct OpCosts {
   std::vector<ServeOp> ops;
 };
 
+/// The value a view (Reshape, Transpose: same elements, dropped from the op list) was taken of, so that reads
+/// through a view are classified by what they read (a transposed K cache is a KV read).
+int source_of(const Graph& g, int v) {
+  for (int p = g.value(v).producer; p >= 0; p = g.value(v).producer) {
+    const Node& n = g.nodes[p];
+    if ((n.op != OpKind::Reshape && n.op != OpKind::Transpose) || n.inputs.empty()) break;
+    v = n.inputs[0];
+  }
+  return v;
+}
+
 /// Bytes of a parameter: Linear weights (rank 2, not embedding tables) in the weight format, the rest at the
 /// activation type.
 Count param_bytes(const Value& v, const NumberFormat& wf) {
@@ -29,7 +41,7 @@ Count param_bytes(const Value& v, const NumberFormat& wf) {
   return v.shape.rank() == 2 && !table ? wf.bytes(v.shape.elements()) : v.bytes();
 }
 
-OpCosts op_costs(const Graph& g, const NumberFormat& wf, const NumberFormat& kvf) {
+OpCosts op_costs(const Graph& g, const NumberFormat& wf, const NumberFormat& kvf, bool fused_attention) {
   const ModelCost mc = estimate(g);
   std::vector<bool> is_output(g.values.size(), false);
   for (int o : g.outputs) is_output[o] = true;
@@ -43,9 +55,11 @@ OpCosts op_costs(const Graph& g, const NumberFormat& wf, const NumberFormat& kvf
     ServeOp op;
     op.name = n.name;
     op.flops = nc.cost.flops;
-    for (int v : n.inputs) {
-      if (v < 0) continue;
-      const Value& val = g.value(v);
+    const llm::AttnRole role = fused_attention ? llm::attention_role(n) : llm::AttnRole::None;
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      const int v = n.inputs[i];
+      if (v < 0 || role == llm::AttnRole::Elementwise || (role == llm::AttnRole::Output && i == 0)) continue;
+      const Value& val = g.value(source_of(g, v));
       if (val.kind == ValueKind::Param) {
         // Embedding lookups read only the gathered rows; Linear weights are stored in the weight format.
         op.weight_bytes += n.op == OpKind::Gather ? g.value(n.outputs[0]).bytes() : param_bytes(val, wf);
@@ -55,7 +69,8 @@ OpCosts op_costs(const Graph& g, const NumberFormat& wf, const NumberFormat& kvf
         op.activation_bytes += val.bytes();
       }
     }
-    for (int v : n.outputs) op.activation_bytes += g.value(v).bytes();
+    if (role == llm::AttnRole::None || role == llm::AttnRole::Output)
+      for (int v : n.outputs) op.activation_bytes += g.value(v).bytes();
     out.ops.push_back(std::move(op));
   }
   // New keys/values: written to the cache by the op producing them (through the layout ops in between).
@@ -204,7 +219,7 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
   LlmShape pre{o.batch, o.prompt, 0, act, true};
   const Graph prefill = build_llm(shard, pre);
   r.calflops_prefill_flops = calflops_forward_flops(prefill);
-  for (ServeOp op : op_costs(prefill, o.weights, o.kv).ops) {
+  for (ServeOp op : op_costs(prefill, o.weights, o.kv, o.fused_attention).ops) {
     op.phase = "prefill";
     place(op, peak, bw);
     r.prefill_time_s += op.time_s;
@@ -213,8 +228,8 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
   }
   // Decode: graphs at cache lengths 1 and 2 give the affine cost of every step.
   LlmShape d1{o.batch, 1, 0, act, true}, d2{o.batch, 1, 1, act, true};
-  const auto c1 = op_costs(build_llm(shard, d1), o.weights, o.kv).ops;
-  const auto c2 = op_costs(build_llm(shard, d2), o.weights, o.kv).ops;
+  const auto c1 = op_costs(build_llm(shard, d1), o.weights, o.kv, o.fused_attention).ops;
+  const auto c2 = op_costs(build_llm(shard, d2), o.weights, o.kv, o.fused_attention).ops;
   RIDGE_ASSERT(c1.size() == c2.size(), "decode graphs differ in structure");
   for (size_t i = 0; i < c1.size(); ++i) {
     ServeOp sum = c1[i];

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "model/llm_attention.hpp"
 #include "ridge/error.hpp"
 #include "ridge/llm_analysis.hpp"
 
@@ -32,6 +33,17 @@ const Interconnect& link_for(const Device& d, bool inside_node) {
 }
 
 double p2p_time_s(Count bytes, const Interconnect& l) { return l.latency_s + to_double(bytes) / l.bandwidth_bytes_per_s; }
+
+// Bytes of a node when the attention core runs as one fused kernel: the score tensor never reaches DRAM.
+Count fused_bytes(const Graph& g, const Node& n, const Cost& c) {
+  switch (llm::attention_role(n)) {
+    case llm::AttnRole::Scores: return c.bytes_read;
+    case llm::AttnRole::Elementwise: return 0;
+    case llm::AttnRole::Output: return c.bytes() - g.value(n.inputs[0]).bytes();
+    case llm::AttnRole::None: break;
+  }
+  return c.bytes();
+}
 
 }  // namespace
 
@@ -96,8 +108,9 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
     const ModelCost mc = estimate(g);
     for (const auto& nc : mc.nodes) {
       const Node& n = g.nodes[nc.node];
-      const double f = roofline_point(nc.cost.flops, nc.cost.bytes(), peak, bw).time_lower_bound_s;
-      const double b = roofline_point(nc.cost.bwd_flops(), 2 * nc.cost.bytes(), peak, bw).time_lower_bound_s;
+      const Count bytes = o.fused_attention ? fused_bytes(g, n, nc.cost) : nc.cost.bytes();
+      const double f = roofline_point(nc.cost.flops, bytes, peak, bw).time_lower_bound_s;
+      const double b = roofline_point(nc.cost.bwd_flops(), 2 * bytes, peak, bw).time_lower_bound_s;
       const bool again = (o.recompute == Recompute::Full && in_layers(n)) ||
                          (o.recompute == Recompute::Selective && in_layers(n) && attention_core(n));
       t_mb += f + b + (again ? f : 0);

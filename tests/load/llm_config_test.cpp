@@ -115,6 +115,12 @@ TEST(LlmConfig, WrongTypesAndBadValuesAreOneLineErrors) {
   j["model_type"] = "t5";
   EXPECT_NE(error_of(j).find("model_type 't5' is not supported"), std::string::npos);
   j = llama_json();
+  j["num_hidden_layers"] = 1000000000;
+  EXPECT_NE(error_of(j).find("num_hidden_layers 1000000000 is beyond"), std::string::npos);
+  j = llama_json();
+  j["hidden_size"] = -4096;
+  EXPECT_NE(error_of(j).find("hidden_size must be positive"), std::string::npos) << error_of(j);
+  j = llama_json();
   j["tie_word_embeddings"] = 1;
   EXPECT_EQ(error_of(j), "cfg.json: key 'tie_word_embeddings' must be true or false, not 1");
 }

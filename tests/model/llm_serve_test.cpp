@@ -106,6 +106,26 @@ TEST(LlmServe, CalflopsColumnOfThePrefill) {
             Count{1700063608832});
 }
 
+// Fused attention: the scores never reach memory; QK^T reads Q and K only, SV reads V and writes O, the
+// elementwise ops between them move nothing. FLOPs are the same as eager.
+TEST(LlmServe, FusedAttentionDropsScoreTraffic) {
+  ServeOptions o = opts(1, 64, 1);
+  const ServeResult eager = analyze_serving(*find_llm_config("llama-2-7b"), test_gpu(), o);
+  o.fused_attention = true;
+  const ServeResult fused = analyze_serving(*find_llm_config("llama-2-7b"), test_gpu(), o);
+  EXPECT_EQ(fused.prefill_flops, eager.prefill_flops);
+  for (const auto& op : fused.ops) {
+    if (op.phase != "prefill") continue;
+    if (op.name == "model.layers.0.self_attn.softmax") EXPECT_EQ(op.bytes(), 0);
+    // QK^T: Q (64 x 4096 x 2 bytes) and the K cache (64 positions x 4096 x 2 bytes), nothing written.
+    if (op.name == "model.layers.0.self_attn.matmul") {
+      EXPECT_EQ(op.activation_bytes, Count{64} * 4096 * 2);
+      EXPECT_EQ(op.kv_read_bytes, Count{64} * 4096 * 2);
+    }
+  }
+  EXPECT_LT(fused.prefill_time_s, eager.prefill_time_s);
+}
+
 TEST(LlmServe, DoesNotFitIsAClearError) {
   try {
     analyze_serving(*find_llm_config("llama-2-70b"), test_gpu(), opts(1, 128, 16));

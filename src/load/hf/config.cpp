@@ -247,6 +247,18 @@ void validate_llm_config(const LlmConfig& c, const std::string& origin) {
   positive(c.head_dim, "head_dim");
   positive(c.intermediate_size, "intermediate_size");
   positive(c.max_positions, "max_position_embeddings");
+  // Graphs have one node group per layer, head and expert: absurd sizes are refused before building.
+  auto at_most = [&](int64_t v, int64_t cap, const char* key) {
+    if (v > cap) throw Error(fmt::format("{}: {} {} is beyond what ridge builds (at most {})", origin, key, v, cap));
+  };
+  at_most(c.num_layers, 4096, "num_hidden_layers");
+  at_most(c.num_experts, 4096, "num_experts");
+  at_most(c.hidden_size, int64_t{1} << 24, "hidden_size");
+  at_most(c.vocab_size, int64_t{1} << 30, "vocab_size");
+  at_most(c.intermediate_size, int64_t{1} << 26, "intermediate_size");
+  at_most(c.num_heads, int64_t{1} << 16, "num_attention_heads");
+  at_most(c.head_dim, int64_t{1} << 16, "head_dim");
+  at_most(c.max_positions, int64_t{1} << 26, "max_position_embeddings");
   if (c.num_heads % c.num_kv_heads != 0)
     throw Error(fmt::format("{}: num_attention_heads {} is not a multiple of num_key_value_heads {}", origin,
                             c.num_heads, c.num_kv_heads));
