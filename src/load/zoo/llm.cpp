@@ -243,7 +243,9 @@ Graph build(const LlmConfig& c, const LlmShape& s) {
   const int64_t B = s.batch, T = s.tokens, d = c.hidden_size;
   if (B < 1 || T < 1 || s.past < 0) throw Error(fmt::format("{}: batch {} x tokens {} (past {}) is not a valid shape", c.name, B, T, s.past));
   int64_t kv_len = s.past + T;
-  if (c.sliding_window > 0 && s.serving) kv_len = std::min(kv_len, c.sliding_window);
+  // With a window W, the T new queries attend to the union of their windows: at most W + T - 1 positions
+  // (one decode token: the W cached ones).
+  if (c.sliding_window > 0 && s.serving) kv_len = std::min(kv_len, c.sliding_window + T - 1);
   Builder b(c.name, s.dtype);
   Ctx x{b, c, s, kv_len, -1, -1, -1, {}};
   const Names nm = names_of(c.family);
