@@ -91,7 +91,9 @@ void read_llama_like(const Keys& k, LlmConfig& c) {
   c.tied_embeddings = k.opt_bool("tie_word_embeddings", c.family == "gemma");
   c.qkv_bias = c.o_bias = k.opt_bool("attention_bias", false);
   c.mlp_bias = k.opt_bool("mlp_bias", false);
-  std::string act = k.opt_string("hidden_activation", k.opt_string("hidden_act", "silu"));
+  // Gemma's MLP uses hidden_activation, falling back to gelu_pytorch_tanh (not hidden_act) when it is unset.
+  std::string act = c.family == "gemma" ? k.opt_string("hidden_activation", "gelu_pytorch_tanh")
+                                        : k.opt_string("hidden_activation", k.opt_string("hidden_act", "silu"));
   c.activation = activation_of(act);
   if (c.family == "mistral" || c.family == "mixtral") c.sliding_window = k.opt_int("sliding_window", 0);
   if (c.family == "qwen2" || c.family == "qwen2_moe") {
