@@ -230,5 +230,26 @@ TEST(LlmConfig, ServingGraphAttendsTheCacheCappedByTheWindow) {
     }
 }
 
+// Several new tokens attend to the union of their windows: min(past + T, W + T - 1) positions.
+TEST(LlmConfig, SlidingWindowPrefillAttendsTheUnionOfWindows) {
+  const LlmConfig& c = *find_llm_config("mistral-7b");
+  auto cache_shape = [&](int64_t tokens, int64_t past) {
+    Graph g = build_llm(c, LlmShape{1, tokens, past, DType::F16, true});
+    for (const Value& v : g.values)
+      if (v.name == "past_key_values.0.key") return to_string(v.shape);
+    return std::string();
+  };
+  EXPECT_EQ(cache_shape(5000, 0), "1x8x5000x128");
+  EXPECT_EQ(cache_shape(100, 9000), "1x8x4195x128");
+}
+
+TEST(LlmConfig, ZooSequenceLengthIsBoundedByTheContext) {
+  LoadOptions o;
+  o.seq_len = 4097;
+  EXPECT_THROW(load_model("llama-2-7b", o), Error);
+  o.seq_len = 4096;
+  EXPECT_EQ(estimate(load_model("llama-2-7b", o)).total.params, Count{6738415616});
+}
+
 }  // namespace
 }  // namespace ridge
