@@ -23,6 +23,8 @@ CLI::App* add_calibrate_command(CLI::App& app);
 CLI::App* add_ingest_command(CLI::App& app);
 CLI::App* add_profile_cmd_command(CLI::App& app);
 CLI::App* add_report_command(CLI::App& app);
+CLI::App* add_serve_command(CLI::App& app);
+CLI::App* add_train_command(CLI::App& app);
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> kCommands = {
@@ -41,6 +43,8 @@ const std::vector<Command>& commands() {
       {"ingest", &add_ingest_command},
       {"profile-cmd", &add_profile_cmd_command},
       {"report", &add_report_command},
+      {"serve", &add_serve_command},
+      {"train", &add_train_command},
   };
   return kCommands;
 }

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "ridge/error.hpp"
+#include "ridge/llm.hpp"
 #include "ridge/load.hpp"
 
 namespace ridge {
@@ -15,6 +16,7 @@ bool is_model_file(const std::string& model) {
 
 Graph load_model(const std::string& model, const LoadOptions& opts) {
   if (model.empty()) throw UsageError("MODEL is empty (a zoo name such as resnet50, or a path to an .onnx file)");
+  if (is_llm_config_path(model)) return build_llm(read_llm_config(model), opts);
   if (is_model_file(model)) {
     std::error_code ec;
     if (!std::filesystem::exists(model, ec)) throw Error(fmt::format("{}: no such file", model));

@@ -3,13 +3,14 @@
 
 #include "ridge/cost.hpp"
 #include "ridge/error.hpp"
+#include "ridge/llm.hpp"
 #include "ridge/load.hpp"
 
 namespace ridge {
 namespace {
 
 TEST(Zoo, EveryModelMatchesItsPublishedParameterCount) {
-  ASSERT_EQ(zoo_entries().size(), 26u);
+  ASSERT_EQ(zoo_entries().size(), 26u + llm_zoo_configs().size());  // + the LLM zoo (tests/load/llm_config_test.cpp)
   for (const auto& e : zoo_entries()) {
     Graph g = build_zoo_model(e.name, LoadOptions{});
     EXPECT_EQ(estimate(g).total.params, e.published_params) << e.name;

@@ -27,5 +27,7 @@ Graph densenet121(const BuildArgs& a);
 Graph transformer_lm(const BuildArgs& a);
 Graph gpt2(const BuildArgs& a);
 Graph distilbert(const BuildArgs& a);
+/// The LLM zoo entries (llama-2-7b, mixtral-8x7b, ...; configs in src/load/hf/zoo_configs.cpp).
+Graph llm_zoo(const BuildArgs& a);
 
 }  // namespace ridge::zoo

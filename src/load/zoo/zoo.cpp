@@ -6,6 +6,7 @@
 
 #include "load/zoo/models.hpp"
 #include "ridge/error.hpp"
+#include "ridge/llm.hpp"
 
 namespace ridge {
 
@@ -21,9 +22,24 @@ struct ZooRow {
 
 const Shape kImageNet{{3, 224, 224}};
 
+// Appends the LLM zoo (src/load/hf/zoo_configs.cpp): default sequence min(context, 2048), up to the context.
+// Entries whose source rounds its parameter count carry the exact count of ridge::llm_params instead.
+std::vector<ZooRow> with_llms(std::vector<ZooRow> rows) {
+  for (const auto& c : llm_zoo_configs()) {
+    const Count published = llm_published_params(c.name);
+    rows.push_back({{c.name, "llm",
+                     "Hugging Face " + c.family + " config (src/load/hf/zoo_configs.cpp)" +
+                         (published ? "" : "; params from the config (the source rounds its count)"),
+                     Shape{{std::min<int64_t>(c.max_positions, 2048)}}, true,
+                     published ? published : llm_params(c).total},
+                    &zoo::llm_zoo, c.max_positions});
+  }
+  return rows;
+}
+
 const std::vector<ZooRow>& rows() {
   using zoo::BuildArgs;
-  static const std::vector<ZooRow> kRows = {
+  static const std::vector<ZooRow> kRows = with_llms({
       {{"mnist", "mnist", "pytorch/examples mnist/main.py Net", Shape{{1, 28, 28}}, false, 1199882},
        [](const BuildArgs& a) { return zoo::mnist(a, 64); }},
       {{"mnist-wide", "mnist", "seed 000 variant: conv2 32->128, fc1 18432->128", Shape{{1, 28, 28}}, false, 2398026},
@@ -77,7 +93,7 @@ const std::vector<ZooRow>& rows() {
       {{"distilbert", "transformer", "HuggingFace DistilBertModel 'distilbert-base-uncased'", Shape{{128}}, true,
         66362880},
        &zoo::distilbert, 512},
-  };
+  });
   return kRows;
 }
 

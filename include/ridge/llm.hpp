@@ -1,0 +1,112 @@
+// Large language models from a Hugging Face config.json: the configuration as a plain struct, its reader,
+// the graph builder (src/load/zoo/llm.cpp) and the exact parameter counts. Serving and training analyses are
+// in llm_analysis.hpp. Formulas and sources: docs/llm.md.
+#pragma once
+#include <nlohmann/json_fwd.hpp>
+#include <string>
+#include <vector>
+
+#include "ridge/graph.hpp"
+#include "ridge/load.hpp"
+
+namespace ridge {
+
+/// Normalisation layer of a decoder block.
+enum class LlmNorm : uint8_t { RMSNorm, LayerNorm };
+/// How positions enter the model.
+enum class LlmPosition : uint8_t { Rotary, Learned, Alibi };
+
+/// A decoder-only transformer as its Hugging Face config describes it, reduced to what costs depend on.
+struct LlmConfig {
+  std::string name;                  ///< zoo name or the config file's parent directory name
+  std::string family;                ///< HF model_type: llama, mistral, mixtral, qwen2, qwen2_moe, gemma, phi, gpt2, gpt_neox, falcon, opt
+  std::string module_prefix;         ///< HF class prefix for module types ("Llama" -> LlamaRMSNorm, LlamaAttention)
+  int64_t vocab_size = 0;            ///< vocab_size
+  int64_t hidden_size = 0;           ///< hidden_size / n_embd / d_model
+  int64_t num_layers = 0;            ///< num_hidden_layers / n_layer
+  int64_t num_heads = 0;             ///< num_attention_heads / n_head
+  int64_t num_kv_heads = 0;          ///< num_key_value_heads (MHA: = heads, MQA: 1)
+  int64_t head_dim = 0;              ///< head_dim (default hidden / heads)
+  int64_t intermediate_size = 0;     ///< MLP width (per expert for MoE blocks)
+  int64_t max_positions = 0;         ///< max_position_embeddings / n_positions
+  LlmNorm norm = LlmNorm::RMSNorm;   ///< RMSNorm (llama-like) or LayerNorm (gpt2, neox, falcon, opt, phi)
+  bool norm_bias = false;            ///< LayerNorm has a bias
+  bool gated_mlp = true;             ///< gate * act(up) (SwiGLU/GeGLU) instead of fc -> act -> fc
+  std::string activation = "silu";   ///< silu, gelu, gelu_tanh, relu
+  bool qkv_bias = false;             ///< q/k/v projections have biases (qwen2, gpt2, neox, phi, opt)
+  bool o_bias = false;               ///< output projection has a bias
+  bool mlp_bias = false;             ///< MLP projections have biases
+  bool fused_qkv = false;            ///< one qkv projection (gpt2 c_attn, neox/falcon query_key_value)
+  bool tied_embeddings = false;      ///< lm_head reuses the token embedding
+  bool lm_head_bias = false;         ///< phi's lm_head has a bias
+  LlmPosition position = LlmPosition::Rotary;
+  double rotary_fraction = 1.0;      ///< partial_rotary_factor / rotary_pct
+  int64_t position_offset = 0;       ///< learned table rows beyond max_positions (OPT: 2)
+  bool parallel_residual = false;    ///< attention and MLP read the same input (neox, falcon, phi)
+  int parallel_norms = 1;            ///< parallel blocks: one shared input norm, or two (neox, falcon new arch)
+  int64_t sliding_window = 0;        ///< 0: full attention; else the KV cache holds at most this many tokens
+  bool scale_embeddings = false;     ///< gemma multiplies embeddings by sqrt(hidden)
+  int64_t embed_proj_dim = 0;        ///< OPT word_embed_proj_dim when != hidden (project_in/out)
+  // Mixture of experts (num_experts == 0: dense MLP).
+  int64_t num_experts = 0;                        ///< num_local_experts / num_experts
+  int64_t experts_per_token = 0;                  ///< num_experts_per_tok (top-k)
+  int64_t shared_expert_intermediate_size = 0;    ///< qwen2_moe shared expert width (0: none)
+  int64_t moe_every = 1;                          ///< decoder_sparse_step: every k-th layer is sparse
+  /// Number of query heads per key/value head.
+  int64_t group_size() const { return num_heads / num_kv_heads; }
+  /// Rotated dims per head: int(head_dim x rotary fraction), as transformers computes it.
+  int64_t rotary_dim() const { return static_cast<int64_t>(static_cast<double>(head_dim) * rotary_fraction); }
+  /// True for mixture-of-experts configurations.
+  bool moe() const { return num_experts > 0; }
+  /// True when layer `l` (0-based) has a sparse MoE block.
+  bool sparse_layer(int64_t l) const { return moe() && (l + 1) % moe_every == 0; }
+};
+
+/// Parses a Hugging Face config.json document. Unknown keys are ignored; a missing required key or a value
+/// of the wrong type is a ridge::Error "ORIGIN: KEY ..." naming the key.
+LlmConfig parse_llm_config(const nlohmann::json& j, const std::string& origin);
+/// Reads a config.json file, or DIR/config.json when `path` is a directory. Throws ridge::Error naming the file.
+LlmConfig read_llm_config(const std::string& path);
+/// True when MODEL names a Hugging Face config: a path ending in .json, or a directory holding config.json.
+bool is_llm_config_path(const std::string& model);
+/// The built-in LLM configurations (zoo entries llama-2-7b, ...), in `ridge list` order.
+const std::vector<LlmConfig>& llm_zoo_configs();
+/// The built-in configuration named `name`, or nullptr.
+const LlmConfig* find_llm_config(const std::string& name);
+/// Published parameter count of a built-in configuration (0 when none is published exactly).
+Count llm_published_params(const std::string& name);
+
+/// How to instantiate an LLM graph.
+struct LlmShape {
+  int64_t batch = 1;     ///< sequences
+  int64_t tokens = 1;    ///< new tokens per sequence (prompt in prefill, 1 in decode)
+  int64_t past = 0;      ///< tokens already in the KV cache (serving graphs)
+  DType dtype = DType::F32;
+  /// false: Hugging Face eager forward (repeat_kv copies, full causal mask, no cache input);
+  /// true: a serving step over a KV cache input of past + tokens positions (capped by the sliding window),
+  /// with grouped heads broadcast in the attention matmuls instead of copied.
+  bool serving = false;
+  bool training = false;  ///< Dropout active (LLM configs here have zero dropout; kept for symmetry)
+};
+
+/// Builds the graph of `c` (see docs/llm.md for the op sequence of each block). Throws ridge::Error on
+/// inconsistent sizes (heads not dividing, window < 1, ...).
+Graph build_llm(const LlmConfig& c, const LlmShape& s);
+/// load_model() path for configs and LLM zoo names: batch from opts.batch, tokens from opts.seq_len
+/// (default min(max_positions, 2048)).
+Graph build_llm(const LlmConfig& c, const LoadOptions& opts);
+
+/// Exact parameter counts from the configuration alone (cross-checked against the graph in tests).
+struct LlmParams {
+  Count total = 0;              ///< every trainable parameter (tied weights once)
+  Count active_per_token = 0;   ///< total minus the experts a token does not use (= total for dense models)
+  Count embedding = 0;          ///< token (+ learned position) embeddings
+  Count per_layer_dense = 0;    ///< attention + norms of one layer (no MLP)
+  Count expert = 0;             ///< one expert's (or the dense MLP's) parameters
+};
+LlmParams llm_params(const LlmConfig& c);
+
+/// Checks that the sizes are consistent; throws ridge::Error naming `origin` and the key.
+void validate_llm_config(const LlmConfig& c, const std::string& origin);
+
+}  // namespace ridge

@@ -1,0 +1,150 @@
+// What an LLM costs to serve (prefill + decode over a KV cache) and to train (Megatron-style 3-D parallelism),
+// per op and per phase, on a device's roofline, plus the published formulas of other tools (Megatron-LM,
+// PaLM, calflops) as named conventions. Every formula and its source: docs/llm.md.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ridge/device.hpp"
+#include "ridge/llm.hpp"
+#include "ridge/predict.hpp"
+
+namespace ridge {
+
+/// Storage format of weights or KV cache entries: bits per element plus per-group scales.
+struct NumberFormat {
+  std::string name;       ///< "int4", "fp16", ...
+  int bits = 16;          ///< bits per element
+  int64_t group = 0;      ///< elements per scale (0: no scales)
+  int scale_bytes = 0;    ///< bytes per scale (fp16 scales: 2)
+  /// Exact bytes of `elements` stored in this format: ceil(elements x bits / 8) + ceil(elements / group) x scale.
+  Count bytes(Count elements) const;
+};
+/// int4 and int8 (GPTQ-style: groups of 128 with one fp16 scale each), fp8 (one per-tensor scale, not
+/// counted), fp16, bf16, fp32; nullopt when unknown.
+std::optional<NumberFormat> parse_number_format(std::string_view name);
+
+/// Inputs of `ridge serve`.
+struct ServeOptions {
+  int64_t batch = 1;          ///< concurrent sequences
+  int64_t prompt = 512;       ///< prompt tokens (prefill)
+  int64_t generate = 128;     ///< generated tokens (decode steps at contexts prompt .. prompt + generate - 1)
+  int tp = 1;                 ///< tensor-parallel GPUs
+  NumberFormat weights;       ///< weight storage (Linear weights; embeddings and norms stay at the activation type)
+  NumberFormat kv;            ///< KV cache storage
+  Precision compute = Precision::FP16;  ///< activations and the peak used
+  bool fused_attention = false;  ///< cost QK^T..SV as one fused kernel (scores stay on chip) instead of HF eager
+};
+
+/// One op of one phase on one GPU. Decode ops are summed over the generate steps.
+struct ServeOp {
+  std::string phase;          ///< "prefill" or "decode"
+  std::string name;           ///< node name ("model.layers.0.self_attn.q_proj"), or "allreduce" rows
+  Count flops = 0;
+  Count weight_bytes = 0;     ///< weights read (quantized, scales included)
+  Count activation_bytes = 0; ///< activations read and written
+  Count kv_read_bytes = 0;    ///< KV cache read
+  Count kv_written_bytes = 0; ///< new keys/values written to the cache
+  Count bytes() const { return weight_bytes + activation_bytes + kv_read_bytes + kv_written_bytes; }
+  double time_s = 0;          ///< roofline time (upper bound of speed: uncalibrated)
+  Bound bound = Bound::None;  ///< of the op (decode: at the first step)
+};
+
+/// Result of a serving analysis; every time is an uncalibrated roofline lower bound on latency.
+struct ServeResult {
+  std::string model, device;
+  ServeOptions options;
+  int64_t kv_len_cap = 0;           ///< sliding window (0: none)
+  double prefill_time_s = 0;        ///< = ttft_s
+  double ttft_s = 0;
+  double decode_time_s = 0;         ///< all generate steps
+  double decode_time_per_token_s = 0;  ///< decode_time_s / generate
+  double end_to_end_s = 0;          ///< prefill + decode
+  double tokens_per_s = 0;          ///< batch x generate / end_to_end_s
+  double allreduce_time_per_layer_prefill_s = 0, allreduce_time_per_layer_decode_s = 0;
+  Count prefill_flops = 0, decode_flops = 0;  ///< per GPU, decode summed over steps
+  Count calflops_prefill_flops = 0;  ///< the prefill graph's forward FLOPs under calflops' convention (per GPU)
+  Count weights_bytes = 0;          ///< all GPUs (replicated norms counted once per GPU)
+  Count weights_bytes_per_gpu = 0;
+  Count kv_cache_bytes = 0;         ///< all GPUs, at context prompt + generate
+  Count kv_cache_bytes_per_gpu = 0;
+  Count memory_per_gpu_bytes = 0;   ///< weights + KV cache per GPU
+  int64_t max_batch = 0;            ///< largest batch whose weights + KV fit in one GPU's memory at this context
+  Count active_params = 0, total_params = 0;
+  std::vector<ServeOp> ops;
+};
+
+/// The per-GPU configuration of `c` under `tp`-way Megatron tensor parallelism (heads, KV heads, MLP width,
+/// vocabulary split). Throws ridge::Error naming --tp when it does not divide them.
+LlmConfig tensor_parallel_shard(const LlmConfig& c, int tp);
+/// KV cache bytes of `batch` sequences at `context` tokens: 2 x layers x kv_heads x head_dim x
+/// min(context, window) x batch in format `kv`.
+Count kv_cache_bytes(const LlmConfig& c, int64_t batch, int64_t context, const NumberFormat& kv);
+/// Serving analysis. Throws ridge::Error for inputs that do not belong together and
+/// "does not fit: needs X GiB, device has Y GiB".
+ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOptions& o);
+
+// ---- training ------------------------------------------------------------------------------------------------
+
+/// Activation recomputation (Korthikanti et al. 2022).
+enum class Recompute : uint8_t { None, Selective, Full };
+std::optional<Recompute> parse_recompute(std::string_view name);
+
+/// Inputs of `ridge train`: a Megatron-style layout tp x pp x dp = gpus.
+struct TrainOptions {
+  int gpus = 1, tp = 1, pp = 1, dp = 0;  ///< dp 0: gpus / (tp pp)
+  int zero = 0;                          ///< ZeRO stage 0-3 (sharding over dp)
+  Recompute recompute = Recompute::None;
+  int64_t seq = 2048;                    ///< tokens per sequence
+  int64_t global_batch = 0;              ///< sequences per iteration (0: dp x micro_batch)
+  int64_t micro_batch = 1;               ///< sequences per micro-batch
+  Precision compute = Precision::BF16;
+  int gpus_per_node = 8;                 ///< NVLink inside a node, the device's network link between nodes
+  double token_budget = 0;               ///< tokens to train on (0: none); gives days_for_budget
+  bool fused_attention = false;          ///< time the attention core as one fused kernel (see ServeOptions)
+};
+
+/// Per-GPU memory of one training layout.
+struct TrainMemory {
+  Count weights = 0, gradients = 0, optimizer = 0, activations = 0;
+  Count total() const { return weights + gradients + optimizer + activations; }
+};
+
+/// Result of a training analysis (times are uncalibrated roofline figures).
+struct TrainResult {
+  std::string model, device;
+  TrainOptions options;
+  int64_t micro_batches = 0;           ///< per pipeline per iteration (m)
+  Count model_flops = 0;               ///< per iteration: forward + backward of the graph (no recomputation)
+  Count hardware_flops = 0;            ///< model_flops + recomputed forward work
+  double compute_time_s = 0;           ///< pipeline compute including the bubble
+  double bubble_fraction = 0;          ///< (p - 1) / (m + p - 1)
+  double tp_comm_s = 0, pp_comm_s = 0, dp_comm_exposed_s = 0;
+  double iteration_time_s = 0;
+  double mfu = 0, hfu = 0;             ///< model / hardware FLOPs per second over gpus x peak
+  double tokens_per_s = 0;
+  double days_for_budget = 0;          ///< token_budget / tokens_per_s in days (0 without a budget)
+  TrainMemory memory;                  ///< per GPU (the first pipeline stage)
+  Count device_memory_bytes = 0;
+  bool fits = false;
+};
+
+/// Training analysis. Throws ridge::Error when tp x pp x dp != gpus or a size does not divide.
+TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOptions& o);
+
+// ---- published formulas (named conventions) -----------------------------------------------------------------
+
+/// Megatron-LM paper (Narayanan et al. 2021, eq. 3): FLOPs per iteration with full recomputation,
+/// 96 B s l h^2 (1 + s / 6h + V / 16 l h); exact as a rational, rounded down to an integer.
+Count megatron_iteration_flops(int64_t batch, int64_t seq, int64_t layers, int64_t hidden, int64_t vocab);
+/// Megatron-LM paper parameter count 12 l h^2 (1 + 13 / 12h + (V + s) / 12 l h) = 12 l h^2 + 13 l h + (V + s) h.
+Count megatron_params(int64_t layers, int64_t hidden, int64_t vocab, int64_t seq);
+/// PaLM (Chowdhery et al. 2022, App. B) model FLOPs per token: 6 N + 12 L H Q T.
+Count palm_flops_per_token(Count params, int64_t layers, int64_t heads, int64_t head_dim, int64_t seq);
+/// calflops' forward FLOPs of an LLM graph built by build_llm (F.linear 2 MACs, torch.matmul 2 MACs,
+/// F.softmax / F.silu / F.gelu / F.relu one per input element, F.layer_norm five; Python operators and
+/// rsqrt/pow/mean are not patched, so 0).
+Count calflops_forward_flops(const Graph& g);
+
+}  // namespace ridge

@@ -1,0 +1,110 @@
+// `ridge train MODEL --device D --gpus N`: FLOPs, time, MFU/HFU, communication and per-GPU memory of one
+// training iteration under a Megatron-style layout. Logic: src/model/llm_train.cpp.
+#include <fmt/format.h>
+
+#include "commands.hpp"
+#include "llm_model.hpp"
+#include "ridge/error.hpp"
+#include "ridge/llm_analysis.hpp"
+
+namespace ridge::cli {
+
+namespace {
+
+using report::Cell;
+using report::Unit;
+
+constexpr const char* kLabel = "upper bound (uncalibrated)";
+
+report::Document train_document(const TrainResult& r, const LlmConfig& c) {
+  const TrainOptions& o = r.options;
+  report::Document doc;
+  doc.title = fmt::format("Training {} on {} x {}: tp {} pp {} dp {}, ZeRO {}, seq {}, global batch {}, micro-batch {}",
+                          r.model, o.gpus, r.device, o.tp, o.pp, o.dp, o.zero, o.seq, o.global_batch, o.micro_batch);
+  auto t = [](const char* title) { return fmt::format("{} [{}]", title, kLabel); };
+  report::Fields f{"train", "Training iteration", {}};
+  f.add("iteration_time_s", t("iteration time"), Cell::real(r.iteration_time_s, Unit::Second));
+  f.add("compute_time_s", t("compute incl. bubble"), Cell::real(r.compute_time_s, Unit::Second));
+  f.add("bubble_fraction", "pipeline bubble (p-1)/(m+p-1)", Cell::real(100 * r.bubble_fraction, Unit::Percent));
+  f.add("tp_comm_s", t("tensor-parallel all-reduces"), Cell::real(r.tp_comm_s, Unit::Second));
+  f.add("pp_comm_s", t("pipeline send/recv"), Cell::real(r.pp_comm_s, Unit::Second));
+  f.add("dp_comm_exposed_s", t("data-parallel all-reduce not hidden"), Cell::real(r.dp_comm_exposed_s, Unit::Second));
+  f.add("mfu", t("MFU"), Cell::real(100 * r.mfu, Unit::Percent));
+  f.add("hfu", t("HFU"), Cell::real(100 * r.hfu, Unit::Percent));
+  f.add("tokens_per_s", t("tokens/s"), Cell::real(r.tokens_per_s));
+  if (o.token_budget > 0)
+    f.add("days_for_budget", t("days for the token budget"), Cell::real(r.days_for_budget));
+  f.add("time_label", "times are", Cell::text(kLabel));
+  f.add("micro_batches", "micro-batches per iteration (m)", Cell::count(r.micro_batches), true);
+  f.add("model_flops", "model FLOPs per iteration", Cell::count(r.model_flops, Unit::Flop), true);
+  f.add("hardware_flops", "hardware FLOPs per iteration", Cell::count(r.hardware_flops, Unit::Flop), true);
+  f.add("megatron_formula_flops", "Megatron-LM formula (full recompute)",
+        Cell::count(megatron_iteration_flops(o.global_batch, o.seq, c.num_layers, c.hidden_size, c.vocab_size), Unit::Flop),
+        true);
+  f.add("palm_model_flops", "PaLM 6N + 12LHQT per iteration",
+        Cell::count(palm_flops_per_token(llm_params(c).total, c.num_layers, c.num_heads, c.head_dim, o.seq) *
+                        (Count{o.global_batch} * o.seq),
+                    Unit::Flop),
+        true);
+  doc.blocks.push_back(f);
+  report::Fields m{"memory_per_gpu_bytes", "Memory per GPU (first pipeline stage)", {}};
+  m.add("weights", "weights (bf16)", Cell::count(r.memory.weights, Unit::Byte), true);
+  m.add("gradients", "gradients (bf16)", Cell::count(r.memory.gradients, Unit::Byte), true);
+  m.add("optimizer", "Adam: fp32 master + 2 moments", Cell::count(r.memory.optimizer, Unit::Byte), true);
+  m.add("activations", "activations (in-flight micro-batches)", Cell::count(r.memory.activations, Unit::Byte), true);
+  m.add("total", "total", Cell::count(r.memory.total(), Unit::Byte), true);
+  m.add("device", "device memory", Cell::count(r.device_memory_bytes, Unit::Byte), true);
+  m.add("fits", "fits", Cell::text(r.fits ? "yes" : "no"));
+  doc.blocks.push_back(m);
+  doc.extra["iteration_time_s"] = r.iteration_time_s;
+  doc.extra["mfu"] = r.mfu;
+  doc.extra["hfu"] = r.hfu;
+  doc.extra["tokens_per_s"] = r.tokens_per_s;
+  doc.extra["fits"] = r.fits;
+  for (const char* k : {"iteration_time_s", "mfu", "hfu", "tokens_per_s"}) doc.extra[std::string(k) + "_label"] = kLabel;
+  doc.notes.push_back(fmt::format("every time (and MFU/HFU/tokens/s) is a roofline {}: no calibration applies yet", kLabel));
+  if (!r.fits) doc.notes.push_back("does not fit in one GPU's memory with this layout");
+  return doc;
+}
+
+}  // namespace
+
+CLI::App* add_train_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("train", "What an LLM costs to train: FLOPs, MFU/HFU, time, memory per GPU");
+  struct Opts {
+    LlmModelArgs m;
+    TrainOptions t;
+    std::string recompute = "none", compute = "bf16", attention = "eager";
+    OutputOptions out;
+  };
+  auto o = std::make_shared<Opts>();
+  o->m.add_to(cmd);
+  cmd->add_option("--gpus", o->t.gpus, "GPUs in all")->required();
+  cmd->add_option("--tp", o->t.tp, "Tensor-parallel size")->capture_default_str();
+  cmd->add_option("--pp", o->t.pp, "Pipeline-parallel stages")->capture_default_str();
+  cmd->add_option("--dp", o->t.dp, "Data-parallel size (default gpus / (tp pp))");
+  cmd->add_option("--zero", o->t.zero, "ZeRO stage 0-3")->capture_default_str();
+  cmd->add_option("--recompute", o->recompute, "Activation recomputation: none|selective|full")->capture_default_str();
+  cmd->add_option("--seq", o->t.seq, "Sequence length")->capture_default_str();
+  cmd->add_option("--global-batch", o->t.global_batch, "Sequences per iteration (default dp x micro-batch)");
+  cmd->add_option("--micro-batch", o->t.micro_batch, "Sequences per micro-batch")->capture_default_str();
+  cmd->add_option("--compute", o->compute, "Precision of the peak: bf16|fp16|fp32")->capture_default_str();
+  cmd->add_option("--tokens", o->t.token_budget, "Token budget: also print the days it takes (e.g. 2e12)");
+  cmd->add_option("--attention", o->attention, "eager (HF, scores in memory) | fused (FlashAttention-style)")
+      ->capture_default_str();
+  o->out.add_to(cmd);
+  cmd->callback([o] {
+    o->t.fused_attention = attention_flag(o->attention);
+    auto rc = parse_recompute(o->recompute);
+    if (!rc) throw UsageError("--recompute " + o->recompute + ": use none, selective or full");
+    o->t.recompute = *rc;
+    auto p = parse_precision(o->compute);
+    if (!p) throw UsageError("--compute " + o->compute + ": unknown precision");
+    o->t.compute = *p;
+    const LlmConfig c = o->m.config();
+    o->out.emit(train_document(analyze_training(c, o->m.find_device(), o->t), c));
+  });
+  return cmd;
+}
+
+}  // namespace ridge::cli

@@ -1,0 +1,41 @@
+#include "llm_model.hpp"
+
+#include <fmt/format.h>
+
+#include "ridge/error.hpp"
+
+namespace ridge::cli {
+
+void LlmModelArgs::add_to(CLI::App* cmd) {
+  cmd->add_option("MODEL", model, "LLM zoo name (llama-2-7b, ...; see `ridge list`) or a Hugging Face config.json "
+                                  "(or its directory)")
+      ->required();
+  cmd->add_option("--device", device_name, "Device id or alias (see `ridge devices`)")->required();
+  cmd->add_option("--devices", device_dirs, "Also read device files from DIR")->type_name("DIR");
+}
+
+LlmConfig LlmModelArgs::config() const {
+  if (is_llm_config_path(model)) return read_llm_config(model);
+  if (const LlmConfig* c = find_llm_config(model)) return *c;
+  std::vector<std::string> names;
+  for (const auto& c : llm_zoo_configs()) names.push_back(c.name);
+  auto near = closest_names(model, names);
+  throw Error(fmt::format("{}: not an LLM zoo entry nor a config.json{}", model,
+                          near.empty() ? "" : fmt::format(" (did you mean {}?)", fmt::join(near, ", "))));
+}
+
+Device LlmModelArgs::find_device() const { return ridge::find_device(load_devices(device_dirs), device_name); }
+
+NumberFormat number_format_flag(const std::string& flag, const std::string& value) {
+  auto f = parse_number_format(value);
+  if (!f) throw UsageError(fmt::format("{} {}: unknown format (int4, int8, fp8, fp16, bf16, fp32)", flag, value));
+  return *f;
+}
+
+bool attention_flag(const std::string& value) {
+  if (value == "eager") return false;
+  if (value == "fused") return true;
+  throw UsageError(fmt::format("--attention {}: use eager or fused", value));
+}
+
+}  // namespace ridge::cli

@@ -1,0 +1,326 @@
+// Hugging Face config.json -> LlmConfig: one reader per model_type over a small typed-key helper. Unknown keys
+// are ignored; defaults are the transformers library's (configuration_*.py) where a key may be absent.
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "ridge/error.hpp"
+#include "ridge/llm.hpp"
+
+namespace ridge {
+
+namespace {
+
+using nlohmann::json;
+
+/// Typed access to a config's keys; every error names the origin and the key.
+class Keys {
+ public:
+  Keys(const json& j, std::string origin) : j_(j), origin_(std::move(origin)) {}
+
+  const json* find(const std::string& k) const {
+    auto it = j_.find(k);
+    return it == j_.end() || it->is_null() ? nullptr : &*it;
+  }
+  int64_t req_int(const std::string& k) const {
+    if (!find(k)) throw Error(fmt::format("{}: missing required key '{}'", origin_, k));
+    return as_int(k);
+  }
+  int64_t opt_int(const std::string& k, int64_t def) const { return find(k) ? as_int(k) : def; }
+  double opt_double(const std::string& k, double def) const {
+    const json* v = find(k);
+    if (!v) return def;
+    if (!v->is_number()) throw type_error(k, "a number");
+    return v->get<double>();
+  }
+  bool opt_bool(const std::string& k, bool def) const {
+    const json* v = find(k);
+    if (!v) return def;
+    if (!v->is_boolean()) throw type_error(k, "true or false");
+    return v->get<bool>();
+  }
+  std::string opt_string(const std::string& k, const std::string& def) const {
+    const json* v = find(k);
+    if (!v) return def;
+    if (!v->is_string()) throw type_error(k, "a string");
+    return v->get<std::string>();
+  }
+  /// The first present key of `names` as an integer (required).
+  int64_t req_int_any(std::initializer_list<const char*> names) const {
+    for (const char* n : names)
+      if (find(n)) return as_int(n);
+    throw Error(fmt::format("{}: missing required key '{}'", origin_, *names.begin()));
+  }
+  const std::string& origin() const { return origin_; }
+
+ private:
+  int64_t as_int(const std::string& k) const {
+    const json& v = *find(k);
+    if (v.is_number_integer()) return v.get<int64_t>();
+    if (v.is_number_float() && v.get<double>() == static_cast<double>(static_cast<int64_t>(v.get<double>())))
+      return static_cast<int64_t>(v.get<double>());
+    throw type_error(k, "an integer");
+  }
+  Error type_error(const std::string& k, const char* want) const {
+    return Error(fmt::format("{}: key '{}' must be {}, not {}", origin_, k, want, j_.at(k).dump()));
+  }
+  const json& j_;
+  std::string origin_;
+};
+
+std::string activation_of(const std::string& hf) {
+  if (hf == "silu" || hf == "swish") return "silu";
+  if (hf == "gelu_new" || hf == "gelu_pytorch_tanh" || hf == "gelu_fast" || hf == "gelu_tanh") return "gelu_tanh";
+  if (hf == "gelu") return "gelu";
+  if (hf == "relu") return "relu";
+  throw Error(fmt::format("activation '{}' is not supported (silu, gelu, gelu_new, gelu_pytorch_tanh, relu)", hf));
+}
+
+// llama, mistral, mixtral, qwen2, qwen2_moe, gemma: RMSNorm, rotary, gated MLP, separate q/k/v.
+void read_llama_like(const Keys& k, LlmConfig& c) {
+  c.vocab_size = k.req_int("vocab_size");
+  c.hidden_size = k.req_int("hidden_size");
+  c.num_layers = k.req_int("num_hidden_layers");
+  c.num_heads = k.req_int("num_attention_heads");
+  c.num_kv_heads = k.opt_int("num_key_value_heads", c.num_heads);
+  c.head_dim = k.opt_int("head_dim", 0);
+  c.max_positions = k.opt_int("max_position_embeddings", 2048);
+  c.tied_embeddings = k.opt_bool("tie_word_embeddings", c.family == "gemma");
+  c.qkv_bias = c.o_bias = k.opt_bool("attention_bias", false);
+  c.mlp_bias = k.opt_bool("mlp_bias", false);
+  // Gemma's MLP uses hidden_activation, falling back to gelu_pytorch_tanh (not hidden_act) when it is unset.
+  std::string act = c.family == "gemma" ? k.opt_string("hidden_activation", "gelu_pytorch_tanh")
+                                        : k.opt_string("hidden_activation", k.opt_string("hidden_act", "silu"));
+  c.activation = activation_of(act);
+  if (c.family == "mistral" || c.family == "mixtral") c.sliding_window = k.opt_int("sliding_window", 0);
+  if (c.family == "qwen2" || c.family == "qwen2_moe") {
+    c.qkv_bias = true;
+    c.o_bias = false;
+    if (k.opt_bool("use_sliding_window", false)) c.sliding_window = k.opt_int("sliding_window", 0);
+  }
+  if (c.family == "gemma") {
+    c.scale_embeddings = true;
+    c.tied_embeddings = true;  // GemmaForCausalLM always ties lm_head to embed_tokens
+  }
+  if (c.family == "mixtral") {
+    c.intermediate_size = k.req_int("intermediate_size");
+    c.num_experts = k.req_int("num_local_experts");
+    c.experts_per_token = k.req_int("num_experts_per_tok");
+  } else if (c.family == "qwen2_moe") {
+    c.intermediate_size = k.req_int("moe_intermediate_size");
+    c.num_experts = k.req_int("num_experts");
+    c.experts_per_token = k.req_int("num_experts_per_tok");
+    c.shared_expert_intermediate_size = k.opt_int("shared_expert_intermediate_size", 0);
+    c.moe_every = k.opt_int("decoder_sparse_step", 1);
+    if (c.moe_every != 1)
+      throw Error(fmt::format("{}: decoder_sparse_step {} is not supported (only 1: every layer sparse)", k.origin(),
+                              c.moe_every));
+  } else {
+    c.intermediate_size = k.req_int("intermediate_size");
+  }
+}
+
+void read_gpt2(const Keys& k, LlmConfig& c) {
+  c.vocab_size = k.req_int("vocab_size");
+  c.hidden_size = k.req_int("n_embd");
+  c.num_layers = k.req_int("n_layer");
+  c.num_heads = c.num_kv_heads = k.req_int("n_head");
+  c.max_positions = k.req_int("n_positions");
+  c.intermediate_size = k.opt_int("n_inner", 4 * c.hidden_size);
+  c.activation = activation_of(k.opt_string("activation_function", "gelu_new"));
+  c.norm = LlmNorm::LayerNorm;
+  c.norm_bias = c.qkv_bias = c.o_bias = c.mlp_bias = true;
+  c.gated_mlp = false;
+  c.fused_qkv = true;
+  c.tied_embeddings = true;
+  c.position = LlmPosition::Learned;
+}
+
+void read_neox(const Keys& k, LlmConfig& c) {
+  c.vocab_size = k.req_int("vocab_size");
+  c.hidden_size = k.req_int("hidden_size");
+  c.num_layers = k.req_int("num_hidden_layers");
+  c.num_heads = c.num_kv_heads = k.req_int("num_attention_heads");
+  c.intermediate_size = k.req_int("intermediate_size");
+  c.max_positions = k.opt_int("max_position_embeddings", 2048);
+  c.rotary_fraction = k.opt_double("rotary_pct", 0.25);
+  c.activation = activation_of(k.opt_string("hidden_act", "gelu"));
+  c.norm = LlmNorm::LayerNorm;
+  c.norm_bias = c.mlp_bias = true;
+  c.qkv_bias = c.o_bias = k.opt_bool("attention_bias", true);
+  c.gated_mlp = false;
+  c.fused_qkv = true;
+  c.tied_embeddings = k.opt_bool("tie_word_embeddings", false);
+  c.parallel_residual = k.opt_bool("use_parallel_residual", true);
+  c.parallel_norms = 2;  // input_layernorm and post_attention_layernorm exist either way
+}
+
+void read_falcon(const Keys& k, LlmConfig& c) {
+  c.vocab_size = k.req_int("vocab_size");
+  c.hidden_size = k.req_int("hidden_size");
+  c.num_layers = k.req_int("num_hidden_layers");
+  c.num_heads = k.req_int("num_attention_heads");
+  const bool new_arch = k.opt_bool("new_decoder_architecture", false);
+  if (new_arch) c.num_kv_heads = k.opt_int("num_kv_heads", c.num_heads);
+  else c.num_kv_heads = k.opt_bool("multi_query", true) ? 1 : c.num_heads;
+  c.intermediate_size = k.opt_int("ffn_hidden_size", 4 * c.hidden_size);
+  c.max_positions = k.opt_int("max_position_embeddings", 2048);
+  if (k.opt_bool("alibi", false)) c.position = LlmPosition::Alibi;
+  c.activation = activation_of(k.opt_string("activation", "gelu"));
+  c.norm = LlmNorm::LayerNorm;
+  c.norm_bias = true;
+  c.qkv_bias = c.o_bias = c.mlp_bias = k.opt_bool("bias", false);
+  c.gated_mlp = false;
+  c.fused_qkv = true;
+  c.tied_embeddings = k.opt_bool("tie_word_embeddings", true);
+  c.parallel_residual = new_arch || k.opt_bool("parallel_attn", true);
+  c.parallel_norms = new_arch ? static_cast<int>(k.opt_int("num_ln_in_parallel_attn", 2)) : 1;
+}
+
+void read_opt(const Keys& k, LlmConfig& c) {
+  c.vocab_size = k.req_int("vocab_size");
+  c.hidden_size = k.req_int("hidden_size");
+  c.num_layers = k.req_int("num_hidden_layers");
+  c.num_heads = c.num_kv_heads = k.req_int("num_attention_heads");
+  c.intermediate_size = k.req_int("ffn_dim");
+  c.max_positions = k.opt_int("max_position_embeddings", 2048);
+  c.position = LlmPosition::Learned;
+  c.position_offset = 2;
+  c.activation = activation_of(k.opt_string("activation_function", "relu"));
+  c.norm = LlmNorm::LayerNorm;
+  c.norm_bias = true;  // elementwise_affine LayerNorm always has a bias in OPT
+  c.qkv_bias = c.o_bias = c.mlp_bias = k.opt_bool("enable_bias", true);
+  c.gated_mlp = false;
+  c.tied_embeddings = k.opt_bool("tie_word_embeddings", true);
+  const int64_t proj = k.opt_int("word_embed_proj_dim", c.hidden_size);
+  if (proj != c.hidden_size) c.embed_proj_dim = proj;
+  if (!k.opt_bool("do_layer_norm_before", true))
+    throw Error(fmt::format("{}: do_layer_norm_before false (OPT-350m post-norm) is not supported", k.origin()));
+}
+
+void read_phi(const Keys& k, LlmConfig& c) {
+  c.vocab_size = k.req_int("vocab_size");
+  c.hidden_size = k.req_int("hidden_size");
+  c.num_layers = k.req_int("num_hidden_layers");
+  c.num_heads = k.req_int("num_attention_heads");
+  c.num_kv_heads = k.opt_int("num_key_value_heads", c.num_heads);
+  c.intermediate_size = k.req_int("intermediate_size");
+  c.max_positions = k.opt_int("max_position_embeddings", 2048);
+  c.rotary_fraction = k.opt_double("partial_rotary_factor", 0.5);
+  c.activation = activation_of(k.opt_string("hidden_act", "gelu_new"));
+  c.norm = LlmNorm::LayerNorm;
+  c.norm_bias = c.qkv_bias = c.o_bias = c.mlp_bias = true;
+  c.gated_mlp = false;
+  c.tied_embeddings = k.opt_bool("tie_word_embeddings", false);
+  c.lm_head_bias = true;
+  c.parallel_residual = true;  // PhiDecoderLayer: attn and mlp both read input_layernorm's output
+  c.parallel_norms = 1;
+}
+
+struct Family {
+  const char* model_type;
+  const char* prefix;
+  void (*read)(const Keys&, LlmConfig&);
+};
+
+constexpr Family kFamilies[] = {
+    {"llama", "Llama", &read_llama_like},     {"mistral", "Mistral", &read_llama_like},
+    {"mixtral", "Mixtral", &read_llama_like}, {"qwen2", "Qwen2", &read_llama_like},
+    {"qwen2_moe", "Qwen2Moe", &read_llama_like}, {"gemma", "Gemma", &read_llama_like},
+    {"phi", "Phi", &read_phi},                {"gpt2", "GPT2", &read_gpt2},
+    {"gpt_neox", "GPTNeoX", &read_neox},      {"falcon", "Falcon", &read_falcon},
+    {"opt", "OPT", &read_opt},
+};
+
+}  // namespace
+
+void validate_llm_config(const LlmConfig& c, const std::string& origin) {
+  auto positive = [&](int64_t v, const char* key) {
+    if (v < 1) throw Error(fmt::format("{}: {} must be positive, not {}", origin, key, v));
+  };
+  positive(c.vocab_size, "vocab_size");
+  positive(c.hidden_size, "hidden_size");
+  positive(c.num_layers, "num_hidden_layers");
+  positive(c.num_heads, "num_attention_heads");
+  positive(c.num_kv_heads, "num_key_value_heads");
+  positive(c.head_dim, "head_dim");
+  positive(c.intermediate_size, "intermediate_size");
+  positive(c.max_positions, "max_position_embeddings");
+  // Graphs have one node group per layer, head and expert: absurd sizes are refused before building.
+  auto at_most = [&](int64_t v, int64_t cap, const char* key) {
+    if (v > cap) throw Error(fmt::format("{}: {} {} is beyond what ridge builds (at most {})", origin, key, v, cap));
+  };
+  at_most(c.num_layers, 4096, "num_hidden_layers");
+  at_most(c.num_experts, 4096, "num_experts");
+  at_most(c.hidden_size, int64_t{1} << 24, "hidden_size");
+  at_most(c.vocab_size, int64_t{1} << 30, "vocab_size");
+  at_most(c.intermediate_size, int64_t{1} << 26, "intermediate_size");
+  at_most(c.num_heads, int64_t{1} << 16, "num_attention_heads");
+  at_most(c.head_dim, int64_t{1} << 16, "head_dim");
+  at_most(c.max_positions, int64_t{1} << 26, "max_position_embeddings");
+  if (c.num_heads % c.num_kv_heads != 0)
+    throw Error(fmt::format("{}: num_attention_heads {} is not a multiple of num_key_value_heads {}", origin,
+                            c.num_heads, c.num_kv_heads));
+  if (c.sliding_window < 0) throw Error(fmt::format("{}: sliding_window {} is negative", origin, c.sliding_window));
+  if (c.rotary_fraction <= 0 || c.rotary_fraction > 1)
+    throw Error(fmt::format("{}: rotary fraction {} is not in (0, 1]", origin, c.rotary_fraction));
+  const auto rot = static_cast<int64_t>(static_cast<double>(c.head_dim) * c.rotary_fraction);
+  if (c.position == LlmPosition::Rotary && (rot < 2 || rot % 2 != 0))
+    throw Error(fmt::format("{}: rotary dimension {} (head_dim x rotary fraction) must be even", origin, rot));
+  if (c.moe() && (c.experts_per_token < 1 || c.experts_per_token > c.num_experts))
+    throw Error(fmt::format("{}: num_experts_per_tok {} is not in 1..{}", origin, c.experts_per_token, c.num_experts));
+}
+
+LlmConfig parse_llm_config(const nlohmann::json& j, const std::string& origin) {
+  if (!j.is_object()) throw Error(fmt::format("{}: a config.json must be a JSON object", origin));
+  Keys k(j, origin);
+  if (!k.find("model_type")) throw Error(fmt::format("{}: missing required key 'model_type'", origin));
+  LlmConfig c;
+  c.family = k.opt_string("model_type", "");
+  const Family* fam = nullptr;
+  for (const auto& f : kFamilies)
+    if (c.family == f.model_type) fam = &f;
+  if (!fam) {
+    std::string known;
+    for (const auto& f : kFamilies) known += (known.empty() ? "" : ", ") + std::string(f.model_type);
+    throw Error(fmt::format("{}: model_type '{}' is not supported ({})", origin, c.family, known));
+  }
+  c.module_prefix = fam->prefix;
+  fam->read(k, c);
+  if (c.head_dim == 0 && c.num_heads > 0) {
+    if (c.hidden_size % c.num_heads != 0)
+      throw Error(fmt::format("{}: hidden size {} is not a multiple of {} heads (and no head_dim is given)", origin,
+                              c.hidden_size, c.num_heads));
+    c.head_dim = c.hidden_size / c.num_heads;
+  }
+  validate_llm_config(c, origin);
+  return c;
+}
+
+bool is_llm_config_path(const std::string& model) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (model.size() >= 5 && model.compare(model.size() - 5, 5, ".json") == 0) return true;
+  return fs::is_directory(model, ec) && fs::is_regular_file(fs::path(model) / "config.json", ec);
+}
+
+LlmConfig read_llm_config(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path file = fs::is_directory(path, ec) ? fs::path(path) / "config.json" : fs::path(path);
+  std::ifstream in(file);
+  if (!in) throw Error(fmt::format("{}: cannot read", file.string()));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  json j = json::parse(ss.str(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) throw Error(fmt::format("{}: not valid JSON", file.string()));
+  LlmConfig c = parse_llm_config(j, file.string());
+  fs::path dir = file.parent_path();
+  c.name = file.filename() == "config.json" && !dir.filename().empty() ? dir.filename().string() : file.stem().string();
+  return c;
+}
+
+}  // namespace ridge

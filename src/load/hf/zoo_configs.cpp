@@ -1,0 +1,147 @@
+// The LLM zoo: Hugging Face style config.json texts (the fields of the published configs that costs depend
+// on), parsed by the same reader as user files, with their published parameter counts where one is exact.
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "ridge/error.hpp"
+#include "ridge/llm.hpp"
+
+namespace ridge {
+
+namespace {
+
+struct ZooConfig {
+  const char* name;
+  const char* json;
+  Count published;  ///< exact published parameter count, 0 when the source rounds it
+};
+
+// Llama/Mistral/Mixtral/Qwen2/Gemma: the HF hub config.json of each model (meta-llama/Llama-2-7b-hf, ...).
+// GPT-3: Brown et al. 2020, Table 2.1 (GPT-2 architecture, context 2048, vocab 50257; the 13B row's d_model
+// 5140 is not divisible by its 40 heads: 5120 is used; the 1.3B row lists 24 heads of 128 for d_model 2048:
+// 16 heads of 128 are used; parameters do not depend on the head count). Megatron-LM: Narayanan et al. 2021, Table 1 (GPT-2
+// architecture, vocab 51200, sequence 2048).
+const ZooConfig kConfigs[] = {
+    {"llama-2-7b",
+     R"({"model_type":"llama","vocab_size":32000,"hidden_size":4096,"intermediate_size":11008,"num_hidden_layers":32,
+        "num_attention_heads":32,"num_key_value_heads":32,"max_position_embeddings":4096,"rms_norm_eps":1e-05})",
+     6738415616},
+    {"llama-2-13b",
+     R"({"model_type":"llama","vocab_size":32000,"hidden_size":5120,"intermediate_size":13824,"num_hidden_layers":40,
+        "num_attention_heads":40,"num_key_value_heads":40,"max_position_embeddings":4096})",
+     13015864320},
+    {"llama-2-70b",
+     R"({"model_type":"llama","vocab_size":32000,"hidden_size":8192,"intermediate_size":28672,"num_hidden_layers":80,
+        "num_attention_heads":64,"num_key_value_heads":8,"max_position_embeddings":4096})",
+     68976648192},
+    {"llama-3-8b",
+     R"({"model_type":"llama","vocab_size":128256,"hidden_size":4096,"intermediate_size":14336,"num_hidden_layers":32,
+        "num_attention_heads":32,"num_key_value_heads":8,"max_position_embeddings":8192,"rope_theta":500000.0})",
+     8030261248},
+    {"llama-3-70b",
+     R"({"model_type":"llama","vocab_size":128256,"hidden_size":8192,"intermediate_size":28672,"num_hidden_layers":80,
+        "num_attention_heads":64,"num_key_value_heads":8,"max_position_embeddings":8192})",
+     70553706496},
+    {"llama-3.1-405b",
+     R"({"model_type":"llama","vocab_size":128256,"hidden_size":16384,"intermediate_size":53248,"num_hidden_layers":126,
+        "num_attention_heads":128,"num_key_value_heads":8,"max_position_embeddings":131072,
+        "rope_scaling":{"factor":8.0,"low_freq_factor":1.0,"high_freq_factor":4.0,"rope_type":"llama3"}})",
+     0},
+    {"mistral-7b",
+     R"({"model_type":"mistral","vocab_size":32000,"hidden_size":4096,"intermediate_size":14336,"num_hidden_layers":32,
+        "num_attention_heads":32,"num_key_value_heads":8,"max_position_embeddings":32768,"sliding_window":4096})",
+     7241732096},
+    {"mixtral-8x7b",
+     R"({"model_type":"mixtral","vocab_size":32000,"hidden_size":4096,"intermediate_size":14336,"num_hidden_layers":32,
+        "num_attention_heads":32,"num_key_value_heads":8,"max_position_embeddings":32768,"sliding_window":null,
+        "num_local_experts":8,"num_experts_per_tok":2})",
+     46702792704},
+    {"qwen2-7b",
+     R"({"model_type":"qwen2","vocab_size":152064,"hidden_size":3584,"intermediate_size":18944,"num_hidden_layers":28,
+        "num_attention_heads":28,"num_key_value_heads":4,"max_position_embeddings":131072,"tie_word_embeddings":false,
+        "use_sliding_window":false,"sliding_window":131072})",
+     0},
+    {"gemma-7b",
+     R"({"model_type":"gemma","vocab_size":256000,"hidden_size":3072,"intermediate_size":24576,"num_hidden_layers":28,
+        "num_attention_heads":16,"num_key_value_heads":16,"head_dim":256,"max_position_embeddings":8192,
+        "hidden_act":"gelu_pytorch_tanh"})",
+     8537680896},
+    {"gpt3-125m", R"({"model_type":"gpt2","vocab_size":50257,"n_embd":768,"n_layer":12,"n_head":12,"n_positions":2048})", 0},
+    {"gpt3-350m", R"({"model_type":"gpt2","vocab_size":50257,"n_embd":1024,"n_layer":24,"n_head":16,"n_positions":2048})", 0},
+    {"gpt3-760m", R"({"model_type":"gpt2","vocab_size":50257,"n_embd":1536,"n_layer":24,"n_head":16,"n_positions":2048})", 0},
+    {"gpt3-1.3b", R"({"model_type":"gpt2","vocab_size":50257,"n_embd":2048,"n_layer":24,"n_head":16,"n_positions":2048})", 0},
+    {"gpt3-2.7b", R"({"model_type":"gpt2","vocab_size":50257,"n_embd":2560,"n_layer":32,"n_head":32,"n_positions":2048})", 0},
+    {"gpt3-6.7b", R"({"model_type":"gpt2","vocab_size":50257,"n_embd":4096,"n_layer":32,"n_head":32,"n_positions":2048})", 0},
+    {"gpt3-13b", R"({"model_type":"gpt2","vocab_size":50257,"n_embd":5120,"n_layer":40,"n_head":40,"n_positions":2048})", 0},
+    {"gpt3-175b", R"({"model_type":"gpt2","vocab_size":50257,"n_embd":12288,"n_layer":96,"n_head":96,"n_positions":2048})", 0},
+    {"megatron-1.7b", R"({"model_type":"gpt2","vocab_size":51200,"n_embd":2304,"n_layer":24,"n_head":24,"n_positions":2048})", 0},
+    {"megatron-3.6b", R"({"model_type":"gpt2","vocab_size":51200,"n_embd":3072,"n_layer":30,"n_head":32,"n_positions":2048})", 0},
+    {"megatron-7.5b", R"({"model_type":"gpt2","vocab_size":51200,"n_embd":4096,"n_layer":36,"n_head":32,"n_positions":2048})", 0},
+    {"megatron-18b", R"({"model_type":"gpt2","vocab_size":51200,"n_embd":6144,"n_layer":40,"n_head":48,"n_positions":2048})", 0},
+    {"megatron-39b", R"({"model_type":"gpt2","vocab_size":51200,"n_embd":8192,"n_layer":48,"n_head":64,"n_positions":2048})", 0},
+    {"megatron-76b", R"({"model_type":"gpt2","vocab_size":51200,"n_embd":10240,"n_layer":60,"n_head":80,"n_positions":2048})", 0},
+    {"megatron-145b", R"({"model_type":"gpt2","vocab_size":51200,"n_embd":12288,"n_layer":80,"n_head":96,"n_positions":2048})", 0},
+    {"megatron-310b", R"({"model_type":"gpt2","vocab_size":51200,"n_embd":16384,"n_layer":96,"n_head":128,"n_positions":2048})", 0},
+    {"megatron-530b", R"({"model_type":"gpt2","vocab_size":51200,"n_embd":20480,"n_layer":105,"n_head":128,"n_positions":2048})", 0},
+    {"megatron-1t", R"({"model_type":"gpt2","vocab_size":51200,"n_embd":25600,"n_layer":128,"n_head":160,"n_positions":2048})", 0},
+};
+
+}  // namespace
+
+const std::vector<LlmConfig>& llm_zoo_configs() {
+  static const std::vector<LlmConfig> kAll = [] {
+    std::vector<LlmConfig> out;
+    for (const auto& z : kConfigs) {
+      LlmConfig c = parse_llm_config(nlohmann::json::parse(z.json), fmt::format("zoo:{}", z.name));
+      c.name = z.name;
+      out.push_back(std::move(c));
+    }
+    return out;
+  }();
+  return kAll;
+}
+
+const LlmConfig* find_llm_config(const std::string& name) {
+  for (const auto& c : llm_zoo_configs())
+    if (c.name == name) return &c;
+  return nullptr;
+}
+
+Count llm_published_params(const std::string& name) {
+  for (const auto& z : kConfigs)
+    if (name == z.name) return z.published;
+  return 0;
+}
+
+LlmParams llm_params(const LlmConfig& c) {
+  const Count h = c.hidden_size, V = c.vocab_size, hd = c.head_dim, H = c.num_heads, kv = c.num_kv_heads;
+  const Count e = c.embed_proj_dim > 0 ? c.embed_proj_dim : h;
+  const Count norm = h * (c.norm == LlmNorm::LayerNorm && c.norm_bias ? 2 : 1);
+  auto mlp = [&](Count width) {
+    return c.gated_mlp ? 3 * h * width + (c.mlp_bias ? 2 * width + h : 0) : 2 * h * width + (c.mlp_bias ? width + h : 0);
+  };
+  LlmParams p;
+  p.embedding = V * e + (c.position == LlmPosition::Learned ? (c.max_positions + c.position_offset) * h : 0);
+  const Count attn = h * (H + 2 * kv) * hd + (c.qkv_bias ? (H + 2 * kv) * hd : 0) + H * hd * h + (c.o_bias ? h : 0);
+  const int norms = c.parallel_residual ? c.parallel_norms : 2;
+  p.per_layer_dense = attn + norms * norm;
+  p.expert = mlp(c.intermediate_size);
+  Count layers = 0, inactive = 0;
+  for (int64_t l = 0; l < c.num_layers; ++l) {
+    Count ff = p.expert;
+    if (c.sparse_layer(l)) {
+      ff = c.num_experts * p.expert + h * c.num_experts;
+      if (c.shared_expert_intermediate_size > 0) ff += mlp(c.shared_expert_intermediate_size) + h;
+      inactive += (c.num_experts - c.experts_per_token) * p.expert;
+    }
+    layers += p.per_layer_dense + ff;
+  }
+  const Count proj = c.embed_proj_dim > 0 ? 2 * h * e : 0;
+  const Count head = (c.tied_embeddings ? 0 : V * e) + (c.lm_head_bias ? V : 0);
+  p.total = p.embedding + layers + norm + proj + head;
+  p.active_per_token = p.total - inactive;
+  return p;
+}
+
+}  // namespace ridge

@@ -1,0 +1,320 @@
+// Decoder-only LLMs from an LlmConfig, op for op as the Hugging Face PyTorch modules compute them (eager
+// attention): RMSNorm, rotary embedding, grouped-query attention, SwiGLU/GeGLU or plain MLP, MoE blocks.
+// docs/llm.md lists each block's op sequence and the choices made where HF's ops have no ridge op.
+#include <fmt/format.h>
+
+#include "load/zoo/builder.hpp"
+#include "load/zoo/models.hpp"
+#include "ridge/error.hpp"
+#include "ridge/llm.hpp"
+
+namespace ridge::zoo {
+
+namespace {
+
+struct Ctx {
+  Builder& b;
+  const LlmConfig& c;
+  const LlmShape& s;
+  int64_t kv_len;       ///< positions attended to (cache length in serving graphs)
+  int cos = -1, sin = -1, mask = -1;
+  std::vector<int> present;  ///< new key/value states (graph outputs of serving graphs)
+  std::string type(const char* suffix) const { return c.module_prefix + suffix; }
+};
+
+// LlamaRMSNorm.forward: x.pow(2).mean(-1, keepdim) + eps -> rsqrt -> x * r -> weight * x (Gemma: (1 + weight)).
+// LayerNorm configs use the LayerNorm module.
+int norm(Ctx& x, int h, const std::string& name) {
+  Builder& b = x.b;
+  if (x.c.norm == LlmNorm::LayerNorm) {
+    if (x.c.norm_bias) return b.layernorm(h, name);
+    throw Error(fmt::format("{}: LayerNorm without bias is not supported", name));
+  }
+  auto scope = b.module(name, x.type("RMSNorm"));
+  const DType dt = DType::F32;  // HF upcasts to float32 here; the casts themselves are not ops in this graph
+  int sq = b.binary(OpKind::Pow, h, b.constant("two", Shape{}, dt), "pow");
+  int var = b.reduce_mean(sq, {-1}, true, "mean");
+  var = b.binary(OpKind::Add, var, b.constant("variance_epsilon", Shape{}, dt), "add");
+  int r = b.unary(OpKind::Reciprocal, b.unary(OpKind::Sqrt, var, "sqrt"), "rsqrt");
+  int y = b.binary(OpKind::Mul, h, r, "mul");
+  int w = b.param("weight", Shape{{b.shape(h)[-1]}});
+  if (x.c.family == "gemma") w = b.binary(OpKind::Add, b.constant("one", Shape{}, dt), w, "add");
+  return b.binary(OpKind::Mul, y, w, "mul");
+}
+
+// apply_rotary_pos_emb on [B, heads, T, hd]: x * cos + rotate_half(x) * sin, rotate_half = cat(-x2, x1);
+// partial rotary (phi, neox) rotates the first `rot` dims and concatenates the rest back.
+int rotary(Ctx& x, int t) {
+  Builder& b = x.b;
+  const int64_t hd = b.shape(t)[-1], rot = x.c.rotary_dim();
+  int r = rot < hd ? b.slice(t, 3, 0, rot, "slice_rot") : t;
+  int x1 = b.slice(r, 3, 0, rot / 2, "slice_x1");
+  int x2 = b.slice(r, 3, rot / 2, rot, "slice_x2");
+  int half = b.concat({b.unary(OpKind::Neg, x2, "neg"), x1}, 3, "cat_rotate_half");
+  int out = b.binary(OpKind::Add, b.binary(OpKind::Mul, r, x.cos, "mul_cos"),
+                     b.binary(OpKind::Mul, half, x.sin, "mul_sin"), "add");
+  if (rot < hd) out = b.concat({out, b.slice(t, 3, rot, hd, "slice_pass")}, 3, "cat_pass");
+  return out;
+}
+
+// [B, T, heads*hd] -> [B, heads, T, hd]
+int heads_first(Builder& b, int t, int64_t heads, int64_t hd) {
+  const Shape s = b.shape(t);
+  return b.transpose(b.reshape(t, Shape{{s[0], s[1], heads, hd}}), {0, 2, 1, 3});
+}
+
+// Eager attention: QK^T * scaling + causal mask -> softmax -> SV. HF's repeat_kv (expand + reshape, a copy of
+// the key/value states per query group) is a Concat of the group's copies; serving graphs attend grouped
+// heads to the shared cache directly ([B, kv, group*T, hd] x [B, kv, hd, S]).
+int attend(Ctx& x, int q, int k, int v) {
+  Builder& b = x.b;
+  const int64_t B = x.s.batch, T = x.s.tokens, H = x.c.num_heads, kv = x.c.num_kv_heads, hd = x.c.head_dim;
+  const int64_t S = x.kv_len, rep = H / kv;
+  int scaling = b.constant("scaling", Shape{}, x.s.dtype);
+  if (x.s.serving) {
+    q = b.reshape(q, Shape{{B, kv, rep * T, hd}});
+    int sc = b.matmul(q, b.transpose(k, {0, 1, 3, 2}), "matmul");
+    sc = b.reshape(b.binary(OpKind::Mul, sc, scaling, "mul"), Shape{{B, H, T, S}});
+    sc = b.softmax(b.binary(OpKind::Add, sc, x.mask, "add_mask"), -1);
+    int o = b.matmul(b.reshape(sc, Shape{{B, kv, rep * T, S}}), v, "matmul");
+    return b.reshape(o, Shape{{B, H, T, hd}});
+  }
+  if (rep > 1) {
+    for (int* t : {&k, &v}) {
+      int t5 = b.reshape(*t, Shape{{B, kv, 1, S, hd}});
+      *t = b.reshape(b.concat(std::vector<int>(static_cast<size_t>(rep), t5), 2, "repeat_kv"), Shape{{B, H, S, hd}});
+    }
+  }
+  int sc = b.binary(OpKind::Mul, b.matmul(q, b.transpose(k, {0, 1, 3, 2}), "matmul"), scaling, "mul");
+  sc = b.softmax(b.binary(OpKind::Add, sc, x.mask, "add_mask"), -1);
+  return b.matmul(sc, v, "matmul");
+}
+
+// In a serving graph the attended keys/values are the cache (an input holding past and new positions); the
+// new states are written to it (graph outputs, "present").
+int cached(Ctx& x, int fresh, const std::string& name) {
+  if (!x.s.serving) return fresh;
+  x.present.push_back(fresh);
+  return x.b.input(name, Shape{{x.s.batch, x.c.num_kv_heads, x.kv_len, x.c.head_dim}}, x.s.dtype);
+}
+
+int self_attention(Ctx& x, int h, int64_t layer) {
+  Builder& b = x.b;
+  const LlmConfig& c = x.c;
+  const int64_t H = c.num_heads, kv = c.num_kv_heads, hd = c.head_dim;
+  const std::string& f = c.family;
+  auto scope = b.module(f == "gpt2" ? "attn" : f == "gpt_neox" ? "attention" : f == "falcon" ? "self_attention" : "self_attn",
+                        x.type("Attention"));
+  int q, k, v;
+  if (c.fused_qkv) {
+    const char* nm = c.family == "gpt2" ? "c_attn" : "query_key_value";
+    int qkv = b.linear(h, nm, (H + 2 * kv) * hd, c.qkv_bias, c.family == "gpt2" ? "Conv1D" : "Linear");
+    auto parts = b.split(qkv, 2, {H * hd, kv * hd, kv * hd});
+    q = parts[0], k = parts[1], v = parts[2];
+  } else {
+    q = b.linear(h, "q_proj", H * hd, c.qkv_bias);
+    k = b.linear(h, "k_proj", kv * hd, c.qkv_bias);
+    v = b.linear(h, "v_proj", kv * hd, c.qkv_bias);
+  }
+  q = heads_first(b, q, H, hd), k = heads_first(b, k, kv, hd), v = heads_first(b, v, kv, hd);
+  if (c.position == LlmPosition::Rotary) q = rotary(x, q), k = rotary(x, k);
+  const std::string cache = fmt::format("past_key_values.{}", layer);
+  k = cached(x, k, cache + ".key");
+  v = cached(x, v, cache + ".value");
+  int o = attend(x, q, k, v);
+  o = b.reshape(b.transpose(o, {0, 2, 1, 3}), Shape{{x.s.batch, x.s.tokens, H * hd}});
+  const char* out_name = f == "gpt2"                                        ? "c_proj"
+                         : f == "gpt_neox" || f == "falcon" || f == "phi" ? "dense"
+                         : f == "opt"                                     ? "out_proj"
+                                                                          : "o_proj";
+  return b.linear(o, out_name, c.hidden_size, c.o_bias, c.family == "gpt2" ? "Conv1D" : "Linear");
+}
+
+int activation(Ctx& x, int t, const std::string& name) {
+  const std::string& a = x.c.activation;
+  if (a == "silu") {  // nn.SiLU: x * sigmoid(x)
+    auto scope = x.b.module(name, "SiLU");
+    return x.b.binary(OpKind::Mul, t, x.b.unary(OpKind::Sigmoid, t, "sigmoid"), "mul");
+  }
+  if (a == "relu") return x.b.act(OpKind::Relu, t, name, "ReLU");
+  Attrs at;
+  if (a == "gelu_tanh") at.set("approximate", std::string("tanh"));
+  return x.b.act(OpKind::Gelu, t, name, a == "gelu_tanh" ? "NewGELUActivation" : "GELUActivation", at);
+}
+
+// Gated (down(act(gate(x)) * up(x))) or plain (fc2(act(fc1(x)))) MLP of width `width` in module `name`.
+int mlp(Ctx& x, int h, const std::string& name, int64_t width, const std::string& type) {
+  Builder& b = x.b;
+  const LlmConfig& c = x.c;
+  auto scope = b.module(name, type);
+  if (c.gated_mlp) {
+    int g = activation(x, b.linear(h, "gate_proj", width, c.mlp_bias), "act_fn");
+    int u = b.linear(h, "up_proj", width, c.mlp_bias);
+    return b.linear(b.binary(OpKind::Mul, g, u, "mul"), "down_proj", c.hidden_size, c.mlp_bias);
+  }
+  const bool neox = c.family == "gpt_neox" || c.family == "falcon";
+  const char* up = c.family == "gpt2" ? "c_fc" : neox ? "dense_h_to_4h" : "fc1";
+  const char* down = c.family == "gpt2" ? "c_proj" : neox ? "dense_4h_to_h" : "fc2";
+  const std::string lt = c.family == "gpt2" ? "Conv1D" : "Linear";
+  int t = activation(x, b.linear(h, up, width, c.mlp_bias, lt), "act");
+  return b.linear(t, down, c.hidden_size, c.mlp_bias, lt);
+}
+
+// Sparse MoE block: router Linear -> softmax; the top-k selection itself is not an op here. The N*k
+// (token, expert) assignments are spread evenly over the experts (expert e gets floor(N k / E) tokens, one
+// more for e < N k mod E), so the experts' FLOPs are exactly top_k experts' worth per token; each expert's
+// output is scaled by its routing weight and the k contributions per token are summed (index_add_).
+int moe(Ctx& x, int h) {
+  Builder& b = x.b;
+  const LlmConfig& c = x.c;
+  const int64_t N = x.s.batch * x.s.tokens, d = c.hidden_size, E = c.num_experts, K = c.experts_per_token;
+  const bool mixtral = c.family == "mixtral";
+  auto scope = b.module(mixtral ? "block_sparse_moe" : "mlp", x.type("SparseMoeBlock"));
+  int flat = b.reshape(h, Shape{{N, d}});
+  int logits = b.linear(flat, "gate", E, false);
+  int weights = b.softmax(logits, 1);
+  std::vector<int> outs;
+  {
+    auto experts = b.module("experts", "ModuleList");
+    for (int64_t e = 0; e < E; ++e) {
+      const int64_t n = N * K / E + (e < N * K % E ? 1 : 0);
+      auto ex = b.module(std::to_string(e), x.type(mixtral ? "BlockSparseTop2MLP" : "MLP"));
+      int tokens = b.slice(flat, 0, 0, n, "index_select");
+      int g = activation(x, b.linear(tokens, mixtral ? "w1" : "gate_proj", c.intermediate_size, false), "act_fn");
+      int u = b.linear(tokens, mixtral ? "w3" : "up_proj", c.intermediate_size, false);
+      int y = b.linear(b.binary(OpKind::Mul, g, u, "mul"), mixtral ? "w2" : "down_proj", d, false);
+      int w = b.slice(b.slice(weights, 0, 0, n, "routing_rows"), 1, 0, 1, "routing_weight");
+      outs.push_back(b.binary(OpKind::Mul, y, w, "mul_routing"));
+    }
+  }
+  // index_add_ of the k contributions per token: k - 1 additions per output element.
+  int all = b.reshape(b.concat(outs, 0, "index_add"), Shape{{N, K, d}});
+  int y = b.slice(all, 1, 0, 1, "contribution");
+  for (int64_t i = 1; i < K; ++i) y = b.binary(OpKind::Add, y, b.slice(all, 1, i, i + 1, "contribution"), "index_add");
+  y = b.reshape(y, Shape{{x.s.batch, x.s.tokens, d}});
+  if (c.shared_expert_intermediate_size > 0) {
+    int sh = mlp(x, h, "shared_expert", c.shared_expert_intermediate_size, x.type("MLP"));
+    int gate = b.unary(OpKind::Sigmoid, b.linear(h, "shared_expert_gate", 1, false), "sigmoid");
+    y = b.binary(OpKind::Add, y, b.binary(OpKind::Mul, sh, gate, "mul"), "add");
+  }
+  return y;
+}
+
+int feed_forward(Ctx& x, int h, int64_t layer) {
+  if (x.c.sparse_layer(layer)) return moe(x, h);
+  return mlp(x, h, "mlp", x.c.intermediate_size, x.type("MLP"));
+}
+
+// One decoder layer: pre-norm sequential (llama, gpt2, opt, sequential neox) or parallel residual
+// (x + attn(ln1(x)) + mlp(ln2(x) or ln1(x)): neox, falcon, phi).
+int decoder_layer(Ctx& x, int h, int64_t l) {
+  Builder& b = x.b;
+  const LlmConfig& c = x.c;
+  const bool gpt2 = c.family == "gpt2", opt = c.family == "opt", falcon = c.family == "falcon";
+  const std::string n1 = gpt2 ? "ln_1" : opt ? "self_attn_layer_norm" : falcon && c.parallel_norms == 2 ? "ln_attn" : "input_layernorm";
+  const std::string n2 = gpt2 ? "ln_2" : opt ? "final_layer_norm" : falcon ? "ln_mlp" : "post_attention_layernorm";
+  auto scope = b.module(std::to_string(l), x.type(gpt2 ? "Block" : "DecoderLayer"));
+  int a_in = norm(x, h, n1);
+  int a = self_attention(x, a_in, l);
+  if (c.parallel_residual) {
+    int m_in = c.parallel_norms == 2 ? norm(x, h, n2) : a_in;
+    int m = feed_forward(x, m_in, l);
+    return b.binary(OpKind::Add, b.binary(OpKind::Add, h, a, "add"), m, "add");
+  }
+  h = b.binary(OpKind::Add, h, a, "add");
+  return b.binary(OpKind::Add, h, feed_forward(x, norm(x, h, n2), l), "add");
+}
+
+// HF module names of the model body: (body attribute, layers list, embeddings, final norm, lm_head).
+struct Names {
+  const char *body, *layers, *embed, *final_norm, *head;
+};
+Names names_of(const std::string& f) {
+  if (f == "gpt2") return {"transformer", "h", "wte", "ln_f", "lm_head"};
+  if (f == "gpt_neox") return {"gpt_neox", "layers", "embed_in", "final_layer_norm", "embed_out"};
+  if (f == "falcon") return {"transformer", "h", "word_embeddings", "ln_f", "lm_head"};
+  if (f == "opt") return {"model.decoder", "layers", "embed_tokens", "final_layer_norm", "lm_head"};
+  if (f == "phi") return {"model", "layers", "embed_tokens", "final_layernorm", "lm_head"};
+  return {"model", "layers", "embed_tokens", "norm", "lm_head"};
+}
+
+Graph build(const LlmConfig& c, const LlmShape& s) {
+  validate_llm_config(c, c.name);
+  const int64_t B = s.batch, T = s.tokens, d = c.hidden_size;
+  if (B < 1 || T < 1 || s.past < 0) throw Error(fmt::format("{}: batch {} x tokens {} (past {}) is not a valid shape", c.name, B, T, s.past));
+  int64_t kv_len = s.past + T;
+  // With a window W, the T new queries attend to the union of their windows: at most W + T - 1 positions
+  // (one decode token: the W cached ones).
+  if (c.sliding_window > 0 && s.serving) kv_len = std::min(kv_len, c.sliding_window + T - 1);
+  Builder b(c.name, s.dtype);
+  Ctx x{b, c, s, kv_len, -1, -1, -1, {}};
+  const Names nm = names_of(c.family);
+  int ids = b.input("input_ids", Shape{{B, T}}, DType::I64);
+  int h, embed_w;
+  std::vector<int> outputs;
+  {
+    auto body = b.module(nm.body, c.module_prefix + (c.family == "gpt2" ? "Model" : "Model"));
+    const int64_t e = c.embed_proj_dim > 0 ? c.embed_proj_dim : d;
+    h = b.embedding(ids, nm.embed, c.vocab_size, e);
+    embed_w = b.value_id(std::string(nm.body) + "." + nm.embed + ".weight");
+    if (c.scale_embeddings) h = b.binary(OpKind::Mul, h, b.constant("normalizer", Shape{}, s.dtype), "mul");
+    if (c.embed_proj_dim > 0) h = b.linear(h, "project_in", d, false);
+    if (c.position == LlmPosition::Learned) {
+      int pos = b.constant("position_ids", Shape{{1, T}}, DType::I64);
+      const char* pname = c.family == "gpt2" ? "wpe" : "embed_positions";
+      h = b.binary(OpKind::Add, h, b.embedding(pos, pname, c.max_positions + c.position_offset, d), "add");
+    }
+    if (c.position == LlmPosition::Rotary) {
+      // cos/sin tables of the positions (LlamaRotaryEmbedding): computed once per forward, O(T x head_dim).
+      auto rot = b.module("rotary_emb", c.module_prefix + "RotaryEmbedding");
+      const int64_t r = c.rotary_dim();
+      x.cos = b.constant("cos", Shape{{B, 1, T, r}}, s.dtype);
+      x.sin = b.constant("sin", Shape{{B, 1, T, r}}, s.dtype);
+    }
+    x.mask = b.constant("causal_mask", Shape{{B, 1, T, kv_len}}, s.dtype);
+    {
+      auto layers = b.module(nm.layers, "ModuleList");
+      for (int64_t l = 0; l < c.num_layers; ++l) h = decoder_layer(x, h, l);
+    }
+    h = norm(x, h, nm.final_norm);
+    if (c.embed_proj_dim > 0) h = b.linear(h, "project_out", c.embed_proj_dim, false);
+  }
+  int logits = c.tied_embeddings ? b.linear_tied(h, nm.head, embed_w) : b.linear(h, nm.head, c.vocab_size, c.lm_head_bias);
+  if (c.tied_embeddings && c.lm_head_bias)
+    throw Error(fmt::format("{}: a tied lm_head with a bias is not supported", c.name));
+  outputs.push_back(logits);
+  for (int p : x.present) outputs.push_back(p);
+  return b.finish(outputs);
+}
+
+}  // namespace
+
+Graph llm_zoo(const BuildArgs& a) {
+  const LlmConfig* c = find_llm_config(a.name);
+  RIDGE_ASSERT(c != nullptr, "llm_zoo: the zoo table names an LLM that llm_zoo_configs() lacks");
+  LoadOptions o;
+  o.batch = a.batch;
+  o.seq_len = a.sample[0];
+  o.dtype = a.dtype;
+  o.training = a.training;
+  return build_llm(*c, o);
+}
+
+}  // namespace ridge::zoo
+
+namespace ridge {
+
+Graph build_llm(const LlmConfig& c, const LlmShape& s) { return zoo::build(c, s); }
+
+Graph build_llm(const LlmConfig& c, const LoadOptions& opts) {
+  LlmShape s;
+  s.batch = opts.batch;
+  s.tokens = opts.seq_len.value_or(std::min<int64_t>(c.max_positions, 2048));
+  if (s.tokens < 1 || s.tokens > c.max_positions)
+    throw Error(fmt::format("--seq-len: {} is out of range for {} (1..{})", s.tokens, c.name, c.max_positions));
+  s.dtype = opts.dtype;
+  s.training = opts.training;
+  return zoo::build(c, s);
+}
+
+}  // namespace ridge

@@ -1,0 +1,266 @@
+// Serving analysis: per-op costs of the prefill graph and of decode steps over a KV cache, placed on the
+// device's roofline. Decode costs are affine in the cache length, so two graphs (cache 1 and 2) give every
+// step's exact integers; the window caps the cache length. Formulas: docs/llm.md.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "model/llm_attention.hpp"
+#include "ridge/error.hpp"
+#include "ridge/llm_analysis.hpp"
+
+namespace ridge {
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+/// Per-op integer costs of one serving graph, for ops that run a kernel (views and layout moves are fused
+/// into their consumers and dropped).
+struct OpCosts {
+  std::vector<ServeOp> ops;
+};
+
+/// The value a view (Reshape, Transpose: same elements, dropped from the op list) was taken of, so that reads
+/// through a view are classified by what they read (a transposed K cache is a KV read).
+int source_of(const Graph& g, int v) {
+  for (int p = g.value(v).producer; p >= 0; p = g.value(v).producer) {
+    const Node& n = g.nodes[p];
+    if ((n.op != OpKind::Reshape && n.op != OpKind::Transpose) || n.inputs.empty()) break;
+    v = n.inputs[0];
+  }
+  return v;
+}
+
+/// Bytes of a parameter: Linear weights (rank 2, not embedding tables) in the weight format, the rest at the
+/// activation type.
+Count param_bytes(const Value& v, const NumberFormat& wf) {
+  const bool table = v.name.find("embed") != std::string::npos || v.name.find("wte") != std::string::npos ||
+                     v.name.find("wpe") != std::string::npos || v.name.find("word_embeddings") != std::string::npos;
+  return v.shape.rank() == 2 && !table ? wf.bytes(v.shape.elements()) : v.bytes();
+}
+
+OpCosts op_costs(const Graph& g, const NumberFormat& wf, const NumberFormat& kvf, bool fused_attention) {
+  const ModelCost mc = estimate(g);
+  std::vector<bool> is_output(g.values.size(), false);
+  for (int o : g.outputs) is_output[o] = true;
+  OpCosts out;
+  for (const auto& nc : mc.nodes) {
+    const Node& n = g.nodes[nc.node];
+    const OpFamily f = op_family(n.op);
+    if (f == OpFamily::View || f == OpFamily::Move || f == OpFamily::Dropout || f == OpFamily::Source) continue;
+    if (g.value(n.outputs[0]).shape.elements() == 0) continue;  // an expert no token is routed to: not run
+    if (nc.status != CostStatus::Ok) throw Error(fmt::format("{}: {} ({})", g.name, n.name, nc.reason));
+    ServeOp op;
+    op.name = n.name;
+    op.flops = nc.cost.flops;
+    const llm::AttnRole role = fused_attention ? llm::attention_role(n) : llm::AttnRole::None;
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      const int v = n.inputs[i];
+      if (v < 0 || role == llm::AttnRole::Elementwise || (role == llm::AttnRole::Output && i == 0)) continue;
+      const Value& val = g.value(source_of(g, v));
+      if (val.kind == ValueKind::Param) {
+        // Embedding lookups read only the gathered rows; Linear weights are stored in the weight format.
+        op.weight_bytes += n.op == OpKind::Gather ? g.value(n.outputs[0]).bytes() : param_bytes(val, wf);
+      } else if (val.kind == ValueKind::Input && val.name.rfind("past_key_values.", 0) == 0) {
+        op.kv_read_bytes += kvf.bytes(val.shape.elements());
+      } else if (val.kind == ValueKind::Input || val.kind == ValueKind::Activation || val.kind == ValueKind::Constant) {
+        op.activation_bytes += val.bytes();
+      }
+    }
+    if (role == llm::AttnRole::None || role == llm::AttnRole::Output)
+      for (int v : n.outputs) op.activation_bytes += g.value(v).bytes();
+    out.ops.push_back(std::move(op));
+  }
+  // New keys/values: written to the cache by the op producing them (through the layout ops in between).
+  for (int o : g.outputs) {
+    if (o == g.outputs[0]) continue;
+    int p = g.value(o).producer;
+    while (p >= 0 && !g.nodes[p].inputs.empty() &&
+           (op_family(g.nodes[p].op) == OpFamily::View || op_family(g.nodes[p].op) == OpFamily::Move))
+      p = g.value(g.nodes[p].inputs[0]).producer;
+    for (auto& op : out.ops)
+      if (p >= 0 && op.name == g.nodes[p].name) op.kv_written_bytes += kvf.bytes(g.value(o).shape.elements());
+  }
+  return out;
+}
+
+ServeOp affine_at(const ServeOp& a1, const ServeOp& a2, int64_t len) {
+  // a1 at cache length 1, a2 at 2: cost(len) = a1 + (a2 - a1) (len - 1), exact integers.
+  ServeOp r = a1;
+  const Count k = len - 1;
+  r.flops = a1.flops + (a2.flops - a1.flops) * k;
+  r.weight_bytes = a1.weight_bytes + (a2.weight_bytes - a1.weight_bytes) * k;
+  r.activation_bytes = a1.activation_bytes + (a2.activation_bytes - a1.activation_bytes) * k;
+  r.kv_read_bytes = a1.kv_read_bytes + (a2.kv_read_bytes - a1.kv_read_bytes) * k;
+  r.kv_written_bytes = a1.kv_written_bytes + (a2.kv_written_bytes - a1.kv_written_bytes) * k;
+  return r;
+}
+
+void add_to(ServeOp& sum, const ServeOp& x) {
+  sum.flops += x.flops;
+  sum.weight_bytes += x.weight_bytes;
+  sum.activation_bytes += x.activation_bytes;
+  sum.kv_read_bytes += x.kv_read_bytes;
+  sum.kv_written_bytes += x.kv_written_bytes;
+  sum.time_s += x.time_s;
+}
+
+void place(ServeOp& op, double peak, double bw) {
+  const RooflinePoint p = roofline_point(op.flops, op.bytes(), peak, bw);
+  op.time_s = p.time_lower_bound_s;
+  op.bound = p.bound;
+}
+
+int64_t cache_len(const LlmConfig& c, int64_t context) {
+  return c.sliding_window > 0 ? std::min(context, c.sliding_window) : context;
+}
+
+}  // namespace
+
+Count NumberFormat::bytes(Count elements) const {
+  Count b = (elements * bits + 7) / 8;
+  if (group > 0) b += (elements + group - 1) / group * scale_bytes;
+  return b;
+}
+
+std::optional<NumberFormat> parse_number_format(std::string_view name) {
+  static const NumberFormat kFormats[] = {{"int4", 4, 128, 2}, {"int8", 8, 128, 2}, {"fp8", 8, 0, 0},
+                                          {"fp16", 16, 0, 0},  {"bf16", 16, 0, 0},  {"fp32", 32, 0, 0}};
+  for (const auto& f : kFormats)
+    if (f.name == name) return f;
+  return std::nullopt;
+}
+
+LlmConfig tensor_parallel_shard(const LlmConfig& c, int tp) {
+  if (tp < 1) throw Error(fmt::format("--tp: {} is not a positive number of GPUs", tp));
+  if (tp == 1) return c;
+  auto divides = [&](int64_t v, const char* what) {
+    if (v % tp != 0) throw Error(fmt::format("--tp: {} does not divide the {} {} of {}", tp, v, what, c.name));
+  };
+  divides(c.num_heads, "attention heads");
+  divides(c.intermediate_size, "MLP width");
+  if (c.shared_expert_intermediate_size) divides(c.shared_expert_intermediate_size, "shared-expert width");
+  if (c.num_kv_heads % tp != 0 && tp % c.num_kv_heads != 0)
+    throw Error(fmt::format("--tp: {} and the {} key/value heads of {} divide neither way", tp, c.num_kv_heads, c.name));
+  LlmConfig s = c;
+  s.num_heads /= tp;
+  s.num_kv_heads = std::max<int64_t>(1, c.num_kv_heads / tp);  // fewer KV heads than GPUs: replicated
+  s.intermediate_size /= tp;
+  s.shared_expert_intermediate_size /= tp;
+  s.vocab_size = (c.vocab_size + tp - 1) / tp;  // vocabulary-parallel embedding and lm_head (padded)
+  return s;
+}
+
+Count kv_cache_bytes(const LlmConfig& c, int64_t batch, int64_t context, const NumberFormat& kv) {
+  return kv.bytes(Count{2} * c.num_layers * c.num_kv_heads * c.head_dim * cache_len(c, context) * batch);
+}
+
+ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOptions& o) {
+  if (o.batch < 1) throw Error(fmt::format("--batch: {} is not a positive batch", o.batch));
+  if (o.prompt < 1) throw Error(fmt::format("--prompt: {} is not a positive number of tokens", o.prompt));
+  if (o.generate < 1) throw Error(fmt::format("--generate: {} is not a positive number of tokens", o.generate));
+  if (o.prompt + o.generate > c.max_positions)
+    throw Error(fmt::format("--prompt {} + --generate {} exceeds the {} positions of {}", o.prompt, o.generate,
+                            c.max_positions, c.name));
+  const LlmConfig shard = tensor_parallel_shard(c, o.tp);
+  const double peak = d.require_peak(o.compute), bw = d.dram_bandwidth();
+  const DType act = precision_info(o.compute).dtype;
+  ServeResult r;
+  r.model = c.name;
+  r.device = d.id;
+  r.options = o;
+  r.kv_len_cap = c.sliding_window;
+  const LlmParams params = llm_params(c);
+  r.total_params = params.total;
+  r.active_params = params.active_per_token;
+
+  // Memory: weights (one decode graph's weight bytes at batch 1) + KV cache at the final context, per GPU.
+  const int64_t context = o.prompt + o.generate;
+  LlmShape s{1, 1, 0, act, /*serving=*/true};
+  {
+    // Every weight once: all experts' weights, whatever the routing of one token (one graph with every expert
+    // used: tokens = num_experts).
+    LlmShape all = s;
+    all.tokens = std::max<int64_t>(1, shard.num_experts);
+    Graph g = build_llm(shard, all);
+    Count wb = 0;
+    for (const Value& v : g.values)
+      if (v.kind == ValueKind::Param) wb += param_bytes(v, o.weights);
+    r.weights_bytes_per_gpu = wb;
+    r.weights_bytes = wb * o.tp;
+  }
+  r.kv_cache_bytes_per_gpu = kv_cache_bytes(shard, o.batch, context, o.kv);
+  r.kv_cache_bytes = kv_cache_bytes(shard, o.batch, context, o.kv) * o.tp;
+  r.memory_per_gpu_bytes = r.weights_bytes_per_gpu + r.kv_cache_bytes_per_gpu;
+  r.max_batch = largest_batch_that_fits(
+      [&](int64_t b) { return r.weights_bytes_per_gpu + kv_cache_bytes(shard, b, context, o.kv); }, d.memory_bytes);
+  if (d.memory_bytes > 0 && r.memory_per_gpu_bytes > d.memory_bytes)
+    throw Error(fmt::format("does not fit: needs {:.2f} GiB per GPU (weights {:.2f} + KV cache {:.2f}), device {} has "
+                            "{:.2f} GiB (largest batch that fits: {})",
+                            to_double(r.memory_per_gpu_bytes) / kGiB, to_double(r.weights_bytes_per_gpu) / kGiB,
+                            to_double(r.kv_cache_bytes_per_gpu) / kGiB, d.id, to_double(d.memory_bytes) / kGiB,
+                            r.max_batch));
+
+  // Tensor parallelism: 2 all-reduces per layer (attention output, MLP output) of batch x tokens x hidden.
+  const Interconnect* link = d.interconnect("nvlink");
+  if (!link) link = d.interconnect("infinity-fabric");
+  if (!link) link = d.interconnect("pcie");
+  if (o.tp > 1 && !link) throw Error(fmt::format("--tp {}: device {} has no interconnect in its file", o.tp, d.id));
+  auto allreduce = [&](int64_t tokens) {
+    if (o.tp == 1) return 0.0;
+    return allreduce_time_s(AllReduce::Ring, Count{o.batch} * tokens * c.hidden_size * dtype_bytes(act), o.tp, *link);
+  };
+  r.allreduce_time_per_layer_prefill_s = allreduce(o.prompt);
+  r.allreduce_time_per_layer_decode_s = allreduce(1);
+
+  // Prefill: one graph of the prompt.
+  LlmShape pre{o.batch, o.prompt, 0, act, true};
+  const Graph prefill = build_llm(shard, pre);
+  r.calflops_prefill_flops = calflops_forward_flops(prefill);
+  for (ServeOp op : op_costs(prefill, o.weights, o.kv, o.fused_attention).ops) {
+    op.phase = "prefill";
+    place(op, peak, bw);
+    r.prefill_time_s += op.time_s;
+    r.prefill_flops += op.flops;
+    r.ops.push_back(std::move(op));
+  }
+  // Decode: graphs at cache lengths 1 and 2 give the affine cost of every step.
+  LlmShape d1{o.batch, 1, 0, act, true}, d2{o.batch, 1, 1, act, true};
+  const auto c1 = op_costs(build_llm(shard, d1), o.weights, o.kv, o.fused_attention).ops;
+  const auto c2 = op_costs(build_llm(shard, d2), o.weights, o.kv, o.fused_attention).ops;
+  RIDGE_ASSERT(c1.size() == c2.size(), "decode graphs differ in structure");
+  for (size_t i = 0; i < c1.size(); ++i) {
+    ServeOp sum = c1[i];
+    sum.phase = "decode";
+    sum.flops = sum.weight_bytes = sum.activation_bytes = sum.kv_read_bytes = sum.kv_written_bytes = 0;
+    sum.time_s = 0;
+    for (int64_t t = 0; t < o.generate; ++t) {
+      ServeOp step = affine_at(c1[i], c2[i], cache_len(c, o.prompt + t + 1));
+      place(step, peak, bw);
+      if (t == 0) sum.bound = step.bound;
+      add_to(sum, step);
+    }
+    r.decode_time_s += sum.time_s;
+    r.decode_flops += sum.flops;
+    r.ops.push_back(std::move(sum));
+  }
+  if (o.tp > 1) {
+    ServeOp ar{"prefill", "allreduce (2 per layer)"};
+    ar.time_s = 2.0 * c.num_layers * r.allreduce_time_per_layer_prefill_s;
+    ServeOp ad{"decode", "allreduce (2 per layer)"};
+    ad.time_s = 2.0 * c.num_layers * r.allreduce_time_per_layer_decode_s * static_cast<double>(o.generate);
+    r.prefill_time_s += ar.time_s;
+    r.decode_time_s += ad.time_s;
+    r.ops.push_back(ar);
+    r.ops.push_back(ad);
+  }
+  r.ttft_s = r.prefill_time_s;
+  r.decode_time_per_token_s = r.decode_time_s / static_cast<double>(o.generate);
+  r.end_to_end_s = r.prefill_time_s + r.decode_time_s;
+  r.tokens_per_s = static_cast<double>(o.batch * o.generate) / r.end_to_end_s;
+  return r;
+}
+
+}  // namespace ridge

@@ -1,0 +1,167 @@
+// Training analysis of an LLM under a Megatron-style layout (tensor x pipeline x data parallel, ZeRO,
+// activation recomputation): FLOPs from the graph's forward + backward, a roofline time per op of the
+// tensor-parallel shard, 1F1B pipeline bubble, communication from the layout, and per-GPU memory with
+// Korthikanti et al.'s activation formulas. Formulas and sources: docs/llm.md.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "model/llm_attention.hpp"
+#include "ridge/error.hpp"
+#include "ridge/llm_analysis.hpp"
+
+namespace ridge {
+
+namespace {
+
+// Selective recomputation (Korthikanti et al. 2022, sec. 4.2) recomputes the attention core: QK^T, scale,
+// mask, softmax, attention over V.
+bool attention_core(const Node& n) {
+  return n.op == OpKind::MatMul || n.op == OpKind::Softmax || n.name.find("add_mask") != std::string::npos;
+}
+
+bool in_layers(const Node& n) { return n.name.find(".layers.") != std::string::npos || n.name.find(".h.") != std::string::npos; }
+
+Count ceil_div(Count a, Count b) { return (a + b - 1) / b; }
+
+const Interconnect& link_for(const Device& d, bool inside_node) {
+  const Interconnect* l = inside_node ? d.interconnect("nvlink") : d.interconnect("network");
+  if (!l && inside_node) l = d.interconnect("infinity-fabric");
+  if (!l) l = d.interconnect("pcie");
+  if (!l) throw Error(fmt::format("device {} has no interconnect in its file (needed for more than one GPU)", d.id));
+  return *l;
+}
+
+double p2p_time_s(Count bytes, const Interconnect& l) { return l.latency_s + to_double(bytes) / l.bandwidth_bytes_per_s; }
+
+// Bytes of a node when the attention core runs as one fused kernel: the score tensor never reaches DRAM.
+Count fused_bytes(const Graph& g, const Node& n, const Cost& c) {
+  switch (llm::attention_role(n)) {
+    case llm::AttnRole::Scores: return c.bytes_read;
+    case llm::AttnRole::Elementwise: return 0;
+    case llm::AttnRole::Output: return c.bytes() - g.value(n.inputs[0]).bytes();
+    case llm::AttnRole::None: break;
+  }
+  return c.bytes();
+}
+
+}  // namespace
+
+std::optional<Recompute> parse_recompute(std::string_view name) {
+  if (name == "none") return Recompute::None;
+  if (name == "selective") return Recompute::Selective;
+  if (name == "full") return Recompute::Full;
+  return std::nullopt;
+}
+
+TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOptions& in) {
+  TrainOptions o = in;
+  if (o.gpus < 1 || o.tp < 1 || o.pp < 1 || o.dp < 0) throw Error("--gpus, --tp, --pp and --dp must be positive");
+  if (o.dp == 0) {
+    if (o.gpus % (o.tp * o.pp) != 0)
+      throw Error(fmt::format("--gpus {} is not a multiple of --tp {} x --pp {}", o.gpus, o.tp, o.pp));
+    o.dp = o.gpus / (o.tp * o.pp);
+  }
+  if (o.tp * o.pp * o.dp != o.gpus)
+    throw Error(fmt::format("--tp {} x --pp {} x --dp {} = {} is not --gpus {}", o.tp, o.pp, o.dp, o.tp * o.pp * o.dp, o.gpus));
+  if (o.zero < 0 || o.zero > 3) throw Error(fmt::format("--zero {}: use 0, 1, 2 or 3", o.zero));
+  if (o.micro_batch < 1) throw Error(fmt::format("--micro-batch {}: must be positive", o.micro_batch));
+  if (o.global_batch == 0) o.global_batch = int64_t{o.dp} * o.micro_batch;
+  if (o.global_batch % (int64_t{o.dp} * o.micro_batch) != 0)
+    throw Error(fmt::format("--global-batch {} is not a multiple of --dp {} x --micro-batch {}", o.global_batch, o.dp,
+                            o.micro_batch));
+  if (c.num_layers % o.pp != 0)
+    throw Error(fmt::format("--pp {} does not divide the {} layers of {}", o.pp, c.num_layers, c.name));
+  if (o.seq < 1 || o.seq > c.max_positions)
+    throw Error(fmt::format("--seq {} is out of range for {} (1..{})", o.seq, c.name, c.max_positions));
+  const LlmConfig shard = tensor_parallel_shard(c, o.tp);
+  const double peak = d.require_peak(o.compute), bw = d.dram_bandwidth();
+  const DType act = precision_info(o.compute).dtype;
+  const int64_t m = o.global_batch / (int64_t{o.dp} * o.micro_batch), p = o.pp, L = c.num_layers;
+
+  TrainResult r;
+  r.model = c.name;
+  r.device = d.id;
+  r.options = o;
+  r.micro_batches = m;
+
+  // FLOPs: the whole model's graph at one micro-batch, forward + backward, times the micro-batches.
+  LlmShape ms{o.micro_batch, o.seq, 0, act, false, true};
+  {
+    const Graph g = build_llm(c, ms);
+    const ModelCost mc = estimate(g);
+    Count recompute = 0;
+    for (const auto& nc : mc.nodes) {
+      const Node& n = g.nodes[nc.node];
+      if (o.recompute == Recompute::Full && in_layers(n)) recompute += nc.cost.flops;
+      if (o.recompute == Recompute::Selective && in_layers(n) && attention_core(n)) recompute += nc.cost.flops;
+    }
+    const Count per_mb = mc.total.flops + mc.total.bwd_flops();
+    const Count mbs = Count{o.global_batch / o.micro_batch};
+    r.model_flops = per_mb * mbs;
+    r.hardware_flops = (per_mb + recompute) * mbs;
+  }
+  // Time of one micro-batch through the whole shard: roofline per op, backward at its FLOPs and twice the bytes.
+  double t_mb = 0, t_bwd = 0;
+  {
+    const Graph g = build_llm(shard, ms);
+    const ModelCost mc = estimate(g);
+    for (const auto& nc : mc.nodes) {
+      const Node& n = g.nodes[nc.node];
+      const Count bytes = o.fused_attention ? fused_bytes(g, n, nc.cost) : nc.cost.bytes();
+      const double f = roofline_point(nc.cost.flops, bytes, peak, bw).time_lower_bound_s;
+      const double b = roofline_point(nc.cost.bwd_flops(), 2 * bytes, peak, bw).time_lower_bound_s;
+      const bool again = (o.recompute == Recompute::Full && in_layers(n)) ||
+                         (o.recompute == Recompute::Selective && in_layers(n) && attention_core(n));
+      t_mb += f + b + (again ? f : 0);
+      t_bwd += b;
+    }
+  }
+  const double t_stage = t_mb / static_cast<double>(p);
+  r.compute_time_s = static_cast<double>(m + p - 1) * t_stage;
+  r.bubble_fraction = static_cast<double>(p - 1) / static_cast<double>(m + p - 1);
+
+  const Count act_bytes = Count{o.micro_batch} * o.seq * c.hidden_size * dtype_bytes(act);
+  if (o.tp > 1) {  // Megatron TP: 2 all-reduces per layer forward, 2 backward (+2 when the forward is recomputed)
+    const int per_layer = o.recompute == Recompute::Full ? 6 : 4;
+    const double t = allreduce_time_s(AllReduce::Ring, act_bytes, o.tp, link_for(d, o.tp <= o.gpus_per_node));
+    r.tp_comm_s = static_cast<double>(m + p - 1) * static_cast<double>(L / p) * per_layer * t;
+  }
+  if (p > 1)  // one activation forward and one gradient backward per micro-batch slot and stage boundary
+    r.pp_comm_s = static_cast<double>(m + p - 1) * 2 * p2p_time_s(act_bytes, link_for(d, o.tp * p <= o.gpus_per_node));
+
+  // Memory of the first pipeline stage (parameters split evenly over stages).
+  const Count psi = ceil_div(llm_params(shard).total, p);
+  const Count dp = o.dp;
+  r.memory.weights = o.zero >= 3 ? ceil_div(2 * psi, dp) : 2 * psi;
+  r.memory.gradients = o.zero >= 2 ? ceil_div(2 * psi, dp) : 2 * psi;
+  r.memory.optimizer = o.zero >= 1 ? ceil_div(12 * psi, dp) : 12 * psi;
+  {
+    const Count s = o.seq, b = o.micro_batch, h = c.hidden_size, a = c.num_heads, t = o.tp;
+    Count per_layer = 0;  // Korthikanti et al. 2022, eqs. 2-4 (no sequence parallelism)
+    switch (o.recompute) {
+      case Recompute::None: per_layer = s * b * (h * (10 * t + 24) + 5 * a * s) / t; break;
+      case Recompute::Selective: per_layer = s * b * h * (10 * t + 24) / t; break;
+      case Recompute::Full: per_layer = 2 * s * b * h; break;
+    }
+    r.memory.activations = per_layer * (L / p) * std::min<int64_t>(p, m);
+  }
+  r.device_memory_bytes = d.memory_bytes;
+  r.fits = d.memory_bytes == 0 || r.memory.total() <= d.memory_bytes;
+
+  if (o.dp > 1) {
+    const Count grad_bytes = 2 * psi;
+    double t = allreduce_time_s(AllReduce::Ring, grad_bytes, o.dp, link_for(d, o.gpus <= o.gpus_per_node));
+    if (o.zero >= 3) t *= 1.5;  // ZeRO-3: parameters all-gathered in forward and backward (Rajbhandari et al.)
+    r.dp_comm_exposed_s = std::max(0.0, t - t_bwd / static_cast<double>(p));  // overlapped with the last backward
+  }
+  r.iteration_time_s = r.compute_time_s + r.tp_comm_s + r.pp_comm_s + r.dp_comm_exposed_s;
+  const double capacity = r.iteration_time_s * o.gpus * peak;
+  r.mfu = to_double(r.model_flops) / capacity;
+  r.hfu = to_double(r.hardware_flops) / capacity;
+  r.tokens_per_s = static_cast<double>(o.global_batch * o.seq) / r.iteration_time_s;
+  r.days_for_budget = o.token_budget > 0 ? o.token_budget / r.tokens_per_s / 86400.0 : 0;
+  return r;
+}
+
+}  // namespace ridge

@@ -1,0 +1,255 @@
+// Hugging Face config.json reader and the LLM graphs: exact parameter counts, errors naming the key,
+// unknown keys ignored, config files through load_model().
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "ridge/cost.hpp"
+#include "ridge/error.hpp"
+#include "ridge/llm.hpp"
+#include "support/test_support.hpp"
+
+namespace ridge {
+namespace {
+
+using nlohmann::json;
+
+Count graph_params(const LlmConfig& c, int64_t tokens = 8) {
+  LlmShape s;
+  s.tokens = tokens;
+  return estimate(build_llm(c, s)).total.params;
+}
+
+std::string error_of(const json& j) {
+  try {
+    parse_llm_config(j, "cfg.json");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+json llama_json() { return json::parse(R"({"model_type":"llama","vocab_size":32000,"hidden_size":4096,
+  "intermediate_size":11008,"num_hidden_layers":32,"num_attention_heads":32,"max_position_embeddings":4096})"); }
+
+TEST(LlmConfig, PublishedParameterCountsOfTheIssue) {
+  const std::pair<const char*, Count> expected[] = {{"llama-2-7b", 6738415616},
+                                                    {"llama-3-8b", 8030261248},
+                                                    {"mistral-7b", 7241732096},
+                                                    {"mixtral-8x7b", 46702792704}};
+  for (const auto& [name, params] : expected) {
+    const LlmConfig* c = find_llm_config(name);
+    ASSERT_NE(c, nullptr) << name;
+    EXPECT_EQ(llm_params(*c).total, params) << name;
+    EXPECT_EQ(graph_params(*c), params) << name;
+  }
+  // Mixtral: 2 of 8 experts per token: 46,702,792,704 - 32 layers x 6 experts x 3 x 4096 x 14336.
+  EXPECT_EQ(llm_params(*find_llm_config("mixtral-8x7b")).active_per_token, Count{12879925248});
+}
+
+TEST(LlmConfig, EveryZooEntryGraphEqualsItsFormulaAndPublishedCount) {
+  for (const auto& c : llm_zoo_configs()) {
+    const Count formula = llm_params(c).total;
+    EXPECT_EQ(graph_params(c, 4), formula) << c.name;
+    if (Count pub = llm_published_params(c.name)) {
+      EXPECT_EQ(formula, pub) << c.name;
+    }
+    const ZooEntry* e = find_zoo_entry(c.name);
+    ASSERT_NE(e, nullptr) << c.name;
+    EXPECT_EQ(e->published_params, formula) << c.name;
+  }
+}
+
+// GPT-3 (Brown et al. 2020, Table 2.1) rounds: each entry's exact count rounds to the paper's figure, and
+// equals V h + 2048 h + L (12 h^2 + 13 h) + 2 h.
+TEST(LlmConfig, Gpt3FamilyFormulaAndRoundedPaperSizes) {
+  const std::pair<const char*, double> paper[] = {{"gpt3-125m", 125e6}, {"gpt3-350m", 350e6}, {"gpt3-760m", 760e6},
+                                                  {"gpt3-1.3b", 1.3e9}, {"gpt3-2.7b", 2.7e9}, {"gpt3-6.7b", 6.7e9},
+                                                  {"gpt3-13b", 13e9},   {"gpt3-175b", 175e9}};
+  for (const auto& [name, size] : paper) {
+    const LlmConfig& c = *find_llm_config(name);
+    const Count h = c.hidden_size, L = c.num_layers;
+    const Count formula = 50257 * h + 2048 * h + L * (12 * h * h + 13 * h) + 2 * h;
+    EXPECT_EQ(llm_params(c).total, formula) << name;
+    EXPECT_NEAR(to_double(formula) / size, 1.0, 0.05) << name;
+  }
+}
+
+// Megatron-LM (Narayanan et al. 2021) P = 12 l h^2 (1 + 13/(12h) + (V + s)/(12 l h)), V 51200, s 2048: the graph
+// has the same count plus the final LayerNorm (2h), and Table 1's rounded sizes follow.
+TEST(LlmConfig, MegatronTable1ParameterFormula) {
+  const std::pair<const char*, double> table1[] = {
+      {"megatron-1.7b", 1.7},   {"megatron-3.6b", 3.6},   {"megatron-7.5b", 7.5},   {"megatron-18b", 18.4},
+      {"megatron-39b", 39.1},   {"megatron-76b", 76.1},   {"megatron-145b", 145.6}, {"megatron-310b", 310.1},
+      {"megatron-530b", 529.6}, {"megatron-1t", 1008.0}};
+  for (const auto& [name, billions] : table1) {
+    const LlmConfig& c = *find_llm_config(name);
+    const Count h = c.hidden_size, l = c.num_layers;
+    const Count paper = 12 * l * h * h + 13 * l * h + (51200 + 2048) * h;
+    EXPECT_EQ(llm_params(c).total, paper + 2 * h) << name;
+    EXPECT_NEAR(to_double(paper) / 1e9, billions, 0.051) << name;
+  }
+}
+
+TEST(LlmConfig, MissingKeyNamesTheKeyAndFile) {
+  json j = llama_json();
+  j.erase("intermediate_size");
+  EXPECT_EQ(error_of(j), "cfg.json: missing required key 'intermediate_size'");
+  j = llama_json();
+  j.erase("model_type");
+  EXPECT_EQ(error_of(j), "cfg.json: missing required key 'model_type'");
+  json g = json::parse(R"({"model_type":"gpt2","vocab_size":50257,"n_layer":12,"n_head":12,"n_positions":1024})");
+  EXPECT_EQ(error_of(g), "cfg.json: missing required key 'n_embd'");
+}
+
+TEST(LlmConfig, WrongTypesAndBadValuesAreOneLineErrors) {
+  json j = llama_json();
+  j["hidden_size"] = "4096";
+  EXPECT_EQ(error_of(j), "cfg.json: key 'hidden_size' must be an integer, not \"4096\"");
+  j = llama_json();
+  j["num_key_value_heads"] = 5;
+  EXPECT_NE(error_of(j).find("not a multiple of num_key_value_heads 5"), std::string::npos);
+  j = llama_json();
+  j["model_type"] = "t5";
+  EXPECT_NE(error_of(j).find("model_type 't5' is not supported"), std::string::npos);
+  j = llama_json();
+  j["num_hidden_layers"] = 1000000000;
+  EXPECT_NE(error_of(j).find("num_hidden_layers 1000000000 is beyond"), std::string::npos);
+  j = llama_json();
+  j["hidden_size"] = -4096;
+  EXPECT_NE(error_of(j).find("hidden_size must be positive"), std::string::npos) << error_of(j);
+  j = llama_json();
+  j["tie_word_embeddings"] = 1;
+  EXPECT_EQ(error_of(j), "cfg.json: key 'tie_word_embeddings' must be true or false, not 1");
+}
+
+TEST(LlmConfig, UnknownKeysAreIgnored) {
+  json j = llama_json();
+  j["architectures"] = {"LlamaForCausalLM"};
+  j["torch_dtype"] = "float16";
+  j["rope_scaling"] = {{"type", "linear"}, {"factor", 2.0}};
+  j["some_future_key"] = {{"nested", true}};
+  EXPECT_EQ(llm_params(parse_llm_config(j, "cfg.json")).total, Count{6738415616});
+}
+
+// Small configs of every family (published HF checkpoints' configs) against their published counts.
+TEST(LlmConfig, FamiliesMatchPublishedCheckpoints) {
+  const std::pair<const char*, Count> cases[] = {
+      // openai-community/gpt2
+      {R"({"model_type":"gpt2","vocab_size":50257,"n_embd":768,"n_layer":12,"n_head":12,"n_positions":1024})", 124439808},
+      // EleutherAI/pythia-160m (gpt_neox, rotary_pct 0.25, parallel residual, untied)
+      {R"({"model_type":"gpt_neox","vocab_size":50304,"hidden_size":768,"num_hidden_layers":12,"num_attention_heads":12,
+          "intermediate_size":3072,"max_position_embeddings":2048,"rotary_pct":0.25,"use_parallel_residual":true})",
+       162322944},
+      // facebook/opt-125m (learned positions with offset 2, tied)
+      {R"({"model_type":"opt","vocab_size":50272,"hidden_size":768,"num_hidden_layers":12,"num_attention_heads":12,
+          "ffn_dim":3072,"max_position_embeddings":2048,"word_embed_proj_dim":768})",
+       125239296},
+      // microsoft/phi-2 (partial rotary 0.4, parallel attention + MLP, lm_head bias)
+      {R"({"model_type":"phi","vocab_size":51200,"hidden_size":2560,"num_hidden_layers":32,"num_attention_heads":32,
+          "intermediate_size":10240,"max_position_embeddings":2048,"partial_rotary_factor":0.4})",
+       2779683840},
+      // EleutherAI/gpt-neox-20b (paper: 20,554,567,680)
+      {R"({"model_type":"gpt_neox","vocab_size":50432,"hidden_size":6144,"num_hidden_layers":44,"num_attention_heads":64,
+          "intermediate_size":24576,"rotary_pct":0.25,"use_parallel_residual":true,"max_position_embeddings":2048})",
+       20554567680},
+      // tiiuae/falcon-7b (multi-query, parallel attention, tied)
+      {R"({"model_type":"falcon","vocab_size":65024,"hidden_size":4544,"num_hidden_layers":32,"num_attention_heads":71,
+          "multi_query":true,"parallel_attn":true,"bias":false,"alibi":false,"new_decoder_architecture":false})",
+       6921720704},
+  };
+  for (const auto& [text, params] : cases) {
+    LlmConfig c = parse_llm_config(json::parse(text), "case");
+    c.name = c.family;
+    EXPECT_EQ(llm_params(c).total, params) << c.family;
+    EXPECT_EQ(graph_params(c), params) << c.family;
+  }
+}
+
+// Qwen/Qwen1.5-MoE-A2.7B: 60 experts (top 4) of width 1408 plus a shared expert of 5632 with its sigmoid gate;
+// "14.3B" total and "A2.7B" active as its name says.
+TEST(LlmConfig, Qwen2MoeSharedExpertsAndActiveParameters) {
+  LlmConfig c = parse_llm_config(json::parse(R"({"model_type":"qwen2_moe","vocab_size":151936,"hidden_size":2048,
+      "intermediate_size":5632,"moe_intermediate_size":1408,"shared_expert_intermediate_size":5632,
+      "num_hidden_layers":24,"num_attention_heads":16,"num_key_value_heads":16,"num_experts":60,
+      "num_experts_per_tok":4,"max_position_embeddings":8192,"tie_word_embeddings":false})"), "qwen-moe");
+  c.name = "qwen-moe";
+  const LlmParams p = llm_params(c);
+  EXPECT_EQ(p.total, Count{14315784192});
+  EXPECT_EQ(graph_params(c), p.total);
+  EXPECT_EQ(p.active_per_token, p.total - Count{24} * 56 * 3 * 2048 * 1408);
+  EXPECT_NEAR(to_double(p.active_per_token) / 1e9, 2.7, 0.05);
+}
+
+TEST(LlmConfig, ConfigFileAndDirectoryLoadThroughLoadModel) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(test::temp_dir()) / "Llama-2-7b-hf";
+  fs::create_directories(dir);
+  std::ofstream(dir / "config.json") << llama_json().dump();
+  LoadOptions o;
+  o.seq_len = 16;
+  for (const std::string& m : {(dir / "config.json").string(), dir.string()}) {
+    Graph g = load_model(m, o);
+    EXPECT_EQ(g.name, "Llama-2-7b-hf");
+    EXPECT_EQ(estimate(g).total.params, Count{6738415616});
+    EXPECT_GE(g.find_node("model.layers.31.mlp.down_proj"), 0);
+    EXPECT_GE(g.find_node("model.layers.0.input_layernorm.rsqrt"), 0);
+  }
+  std::ofstream(dir / "bad.json") << "{";
+  EXPECT_THROW(load_model((dir / "bad.json").string(), o), Error);
+  EXPECT_THROW(load_model((dir / "missing.json").string(), o), Error);
+}
+
+TEST(LlmConfig, MoeExpertFlopsEqualTopKExperts) {
+  const LlmConfig& c = *find_llm_config("mixtral-8x7b");
+  LlmShape s;
+  s.tokens = 5;  // 10 assignments over 8 experts: 2 experts get 2 tokens, 6 get 1
+  Graph g = build_llm(c, s);
+  ModelCost mc = estimate(g);
+  Count expert_macs = 0;
+  for (const auto& nc : mc.nodes)
+    if (g.nodes[nc.node].name.find(".experts.") != std::string::npos && g.nodes[nc.node].op == OpKind::Gemm)
+      expert_macs += nc.cost.macs;
+  EXPECT_EQ(expert_macs, Count{32} * 5 * 2 * 3 * 4096 * 14336);
+}
+
+TEST(LlmConfig, ServingGraphAttendsTheCacheCappedByTheWindow) {
+  const LlmConfig& c = *find_llm_config("mistral-7b");
+  LlmShape s;
+  s.tokens = 1;
+  s.past = 9000;
+  s.serving = true;
+  Graph g = build_llm(c, s);
+  // 1 logits output + key and value per layer; the cache holds min(9001, 4096) positions.
+  EXPECT_EQ(g.outputs.size(), 1u + 2 * 32);
+  for (const Value& v : g.values)
+    if (v.name == "past_key_values.0.key") {
+      EXPECT_EQ(to_string(v.shape), "1x8x4096x128");
+    }
+}
+
+// Several new tokens attend to the union of their windows: min(past + T, W + T - 1) positions.
+TEST(LlmConfig, SlidingWindowPrefillAttendsTheUnionOfWindows) {
+  const LlmConfig& c = *find_llm_config("mistral-7b");
+  auto cache_shape = [&](int64_t tokens, int64_t past) {
+    Graph g = build_llm(c, LlmShape{1, tokens, past, DType::F16, true});
+    for (const Value& v : g.values)
+      if (v.name == "past_key_values.0.key") return to_string(v.shape);
+    return std::string();
+  };
+  EXPECT_EQ(cache_shape(5000, 0), "1x8x5000x128");
+  EXPECT_EQ(cache_shape(100, 9000), "1x8x4195x128");
+}
+
+TEST(LlmConfig, ZooSequenceLengthIsBoundedByTheContext) {
+  LoadOptions o;
+  o.seq_len = 4097;
+  EXPECT_THROW(load_model("llama-2-7b", o), Error);
+  o.seq_len = 4096;
+  EXPECT_EQ(estimate(load_model("llama-2-7b", o)).total.params, Count{6738415616});
+}
+
+}  // namespace
+}  // namespace ridge

@@ -1,0 +1,69 @@
+// `ridge summary|serve|train` on LLM zoo entries and config files, end to end through the binary.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "support/test_support.hpp"
+
+namespace ridge {
+namespace {
+
+using test::run_ridge;
+
+TEST(LlmCli, SummaryOfLlama2_7bRunsWithExactParams) {
+  auto r = run_ridge("summary llama-2-7b --seq-len 128 --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("6738415616"), std::string::npos);
+}
+
+TEST(LlmCli, ServeJsonHasTheIssueFieldsAndLabelsEveryTime) {
+  auto r = run_ridge("serve mistral-7b --device h100 --batch 4 --prompt 256 --generate 16 --kv fp8 --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  for (const char* k : {"prefill_time_s", "decode_time_per_token_s", "ttft_s", "tokens_per_s", "kv_cache_bytes",
+                        "weights_bytes", "max_batch", "ops"})
+    EXPECT_TRUE(j.contains(k)) << k;
+  EXPECT_EQ(j["ttft_s_label"], "upper bound (uncalibrated)");
+  // 4 sequences x 272 tokens x 32 layers x 2 x 8 KV heads x 128 x 1 byte (fp8).
+  EXPECT_EQ(j["kv_cache_bytes"], 4 * 272 * 32 * 2 * 8 * 128);
+  for (const char* k : {"phase", "name", "flops", "bytes", "time_s", "bound"}) EXPECT_TRUE(j["ops"][0].contains(k)) << k;
+  auto t = run_ridge("serve mistral-7b --device h100");
+  EXPECT_NE(t.out.find("[upper bound (uncalibrated)]"), std::string::npos);
+}
+
+TEST(LlmCli, ServeErrorsAreOneLine) {
+  auto r = run_ridge("serve llama-2-70b --device h100");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("does not fit: needs"), std::string::npos) << r.err;
+  r = run_ridge("serve llama-2-7b --device h100 --tp 3");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("--tp: 3 does not divide"), std::string::npos) << r.err;
+}
+
+TEST(LlmCli, ServeReadsAConfigJson) {
+  const std::string path = test::temp_dir() + "/config.json";
+  std::ofstream(path) << R"({"model_type":"qwen2","vocab_size":151936,"hidden_size":896,"intermediate_size":4864,
+    "num_hidden_layers":24,"num_attention_heads":14,"num_key_value_heads":2,"max_position_embeddings":32768,
+    "tie_word_embeddings":true,"torch_dtype":"bfloat16"})";
+  auto r = run_ridge("serve " + path + " --device a100-sxm4-80gb --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // Qwen2-0.5B: 494,032,768 parameters (HF), fp16 weights.
+  EXPECT_EQ(nlohmann::json::parse(r.out)["weights_bytes"], 2 * 494032768);
+}
+
+TEST(LlmCli, TrainJsonAndLayoutErrors) {
+  auto r = run_ridge("train llama-2-7b --device a100-sxm4-80gb --gpus 16 --tp 2 --pp 2 --seq 4096 --global-batch 64 "
+                     "--recompute selective --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  for (const char* k : {"iteration_time_s", "mfu", "hfu", "tokens_per_s", "memory_per_gpu_bytes", "fits"})
+    EXPECT_TRUE(j.contains(k)) << k;
+  EXPECT_TRUE(j["memory_per_gpu_bytes"].contains("optimizer"));
+  r = run_ridge("train llama-2-7b --device h100 --gpus 8 --tp 2 --pp 2 --dp 4");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("is not --gpus 8"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace ridge

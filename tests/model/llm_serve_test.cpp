@@ -1,0 +1,147 @@
+// Serving analysis: exact KV cache and weight bytes, affine decode sums, tensor parallelism, errors.
+#include <gtest/gtest.h>
+
+#include "ridge/error.hpp"
+#include "ridge/llm_analysis.hpp"
+
+namespace ridge {
+namespace {
+
+Device test_gpu(Count memory = Count{80} << 30) {
+  Device d;
+  d.id = "test-gpu";
+  d.peak_flops[Precision::FP16] = 1e15;
+  d.peak_flops[Precision::BF16] = 1e15;
+  d.bandwidth_bytes_per_s["dram"] = 2e12;
+  d.memory_bytes = memory;
+  d.interconnects.push_back({"nvlink", 4e11, 2e-6});
+  d.interconnects.push_back({"network", 5e10, 5e-6});
+  return d;
+}
+
+ServeOptions opts(int64_t batch, int64_t prompt, int64_t generate) {
+  ServeOptions o;
+  o.batch = batch, o.prompt = prompt, o.generate = generate;
+  o.weights = *parse_number_format("fp16");
+  o.kv = *parse_number_format("fp16");
+  return o;
+}
+
+TEST(LlmServe, KvCacheBytesForMhaGqaWindowAndMoe) {
+  const NumberFormat fp16 = *parse_number_format("fp16"), fp8 = *parse_number_format("fp8");
+  // Llama-2-7B (MHA): 2 x 32 layers x 32 heads x 128 x 2 bytes = 512 KiB per token.
+  EXPECT_EQ(kv_cache_bytes(*find_llm_config("llama-2-7b"), 1, 4096, fp16), Count{524288} * 4096);
+  // Llama-3-8B (GQA 8 KV heads): 128 KiB per token; fp8 halves it.
+  EXPECT_EQ(kv_cache_bytes(*find_llm_config("llama-3-8b"), 2, 1000, fp16), Count{131072} * 2000);
+  EXPECT_EQ(kv_cache_bytes(*find_llm_config("llama-3-8b"), 2, 1000, fp8), Count{65536} * 2000);
+  // Mistral-7B: the 4096-token window caps the cache.
+  EXPECT_EQ(kv_cache_bytes(*find_llm_config("mistral-7b"), 1, 32000, fp16), Count{131072} * 4096);
+  // Mixtral: experts do not change the cache (attention is dense): same as Mistral without a window.
+  EXPECT_EQ(kv_cache_bytes(*find_llm_config("mixtral-8x7b"), 1, 32000, fp16), Count{131072} * 32000);
+}
+
+TEST(LlmServe, QuantizedWeightBytesCountGroupScales) {
+  const NumberFormat int4 = *parse_number_format("int4");
+  EXPECT_EQ(int4.bytes(4096 * 4096), Count{4096} * 4096 / 2 + Count{4096} * 4096 / 128 * 2);
+  const LlmConfig& c = *find_llm_config("llama-2-7b");
+  ServeOptions o = opts(1, 16, 4);
+  const ServeResult fp16 = analyze_serving(c, test_gpu(), o);
+  EXPECT_EQ(fp16.weights_bytes, Count{6738415616} * 2);
+  o.weights = int4;
+  const ServeResult q = analyze_serving(c, test_gpu(), o);
+  // Linear weights (everything but the embedding and the norms) at 4 bits + one fp16 scale per 128.
+  const Count linear = Count{6738415616} - 131072000 - (2 * 32 + 1) * 4096;
+  EXPECT_EQ(q.weights_bytes, int4.bytes(linear) + (131072000 + 65 * 4096) * 2);
+}
+
+TEST(LlmServe, DecodeSumEqualsExplicitSteps) {
+  // The affine sum over steps equals the per-step graphs: check FLOPs of a 3-step decode by hand-built graphs.
+  const LlmConfig& c = *find_llm_config("gpt3-125m");
+  ServeOptions o = opts(2, 5, 3);
+  const ServeResult r = analyze_serving(c, test_gpu(), o);
+  Count expected = 0;
+  for (int64_t t = 0; t < 3; ++t) {
+    LlmShape s{2, 1, 5 + t, DType::F16, true};
+    const Graph g = build_llm(c, s);
+    for (const auto& nc : estimate(g).nodes) {
+      const OpFamily f = op_family(g.nodes[nc.node].op);
+      if (f != OpFamily::View && f != OpFamily::Move && f != OpFamily::Dropout && f != OpFamily::Source)
+        expected += nc.cost.flops;
+    }
+  }
+  EXPECT_EQ(r.decode_flops, expected);
+  EXPECT_GT(r.prefill_time_s, 0);
+  EXPECT_NEAR(r.end_to_end_s, r.prefill_time_s + 3 * r.decode_time_per_token_s, 1e-12);
+  EXPECT_NEAR(r.tokens_per_s, 6 / r.end_to_end_s, 1e-9);
+}
+
+TEST(LlmServe, DecodeIsMemoryBoundAndReadsTheWeights) {
+  const ServeResult r = analyze_serving(*find_llm_config("llama-2-7b"), test_gpu(), opts(1, 128, 2));
+  Count weight_reads = 0;
+  for (const auto& op : r.ops)
+    if (op.phase == "decode") weight_reads += op.weight_bytes;
+  // Every decode step reads every weight once, except the embedding table (only the looked-up rows).
+  EXPECT_EQ(weight_reads, 2 * (Count{6738415616} - 131072000) * 2 + 2 * 4096 * 2);
+  for (const auto& op : r.ops)
+    if (op.phase == "decode" && op.name == "model.layers.0.mlp.down_proj") {
+      EXPECT_EQ(op.bound, Bound::Memory);
+    }
+}
+
+TEST(LlmServe, TensorParallelSplitsWeightsAndKvAndAddsAllReduces) {
+  const LlmConfig& c = *find_llm_config("llama-2-70b");
+  ServeOptions o = opts(1, 64, 2);
+  o.tp = 8;
+  const ServeResult r = analyze_serving(c, test_gpu(), o);
+  EXPECT_EQ(r.kv_cache_bytes_per_gpu, kv_cache_bytes(c, 1, 66, o.kv) / 8);
+  EXPECT_GT(r.allreduce_time_per_layer_decode_s, 0);
+  EXPECT_LT(r.weights_bytes_per_gpu, Count{68976648192} * 2 / 8 + (Count{1} << 24));
+  o.tp = 3;
+  EXPECT_THROW(analyze_serving(c, test_gpu(), o), Error);
+}
+
+// The calflops column of serve: Llama-2-7B prefill of (1, 128) is calflops' printed 1700.06 GFLOPs.
+TEST(LlmServe, CalflopsColumnOfThePrefill) {
+  EXPECT_EQ(analyze_serving(*find_llm_config("llama-2-7b"), test_gpu(), opts(1, 128, 1)).calflops_prefill_flops,
+            Count{1700063608832});
+}
+
+// Fused attention: the scores never reach memory; QK^T reads Q and K only, SV reads V and writes O, the
+// elementwise ops between them move nothing. FLOPs are the same as eager.
+TEST(LlmServe, FusedAttentionDropsScoreTraffic) {
+  ServeOptions o = opts(1, 64, 1);
+  const ServeResult eager = analyze_serving(*find_llm_config("llama-2-7b"), test_gpu(), o);
+  o.fused_attention = true;
+  const ServeResult fused = analyze_serving(*find_llm_config("llama-2-7b"), test_gpu(), o);
+  EXPECT_EQ(fused.prefill_flops, eager.prefill_flops);
+  for (const auto& op : fused.ops) {
+    if (op.phase != "prefill") continue;
+    if (op.name == "model.layers.0.self_attn.softmax") EXPECT_EQ(op.bytes(), 0);
+    // QK^T: Q (64 x 4096 x 2 bytes) and the K cache (64 positions x 4096 x 2 bytes), nothing written.
+    if (op.name == "model.layers.0.self_attn.matmul") {
+      EXPECT_EQ(op.activation_bytes, Count{64} * 4096 * 2);
+      EXPECT_EQ(op.kv_read_bytes, Count{64} * 4096 * 2);
+    }
+  }
+  EXPECT_LT(fused.prefill_time_s, eager.prefill_time_s);
+}
+
+TEST(LlmServe, DoesNotFitIsAClearError) {
+  try {
+    analyze_serving(*find_llm_config("llama-2-70b"), test_gpu(), opts(1, 128, 16));
+    FAIL() << "70B in fp16 on 80 GiB must not fit";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("does not fit: needs 128."), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("has 80.00 GiB"), std::string::npos) << e.what();
+  }
+}
+
+TEST(LlmServe, MaxBatchIsTheLargestThatFits) {
+  const LlmConfig& c = *find_llm_config("llama-2-7b");
+  const ServeResult r = analyze_serving(c, test_gpu(), opts(1, 1024, 1024));
+  const Count cap = Count{80} << 30, per_seq = kv_cache_bytes(c, 1, 2048, *parse_number_format("fp16"));
+  EXPECT_EQ(Count{r.max_batch}, (cap - r.weights_bytes_per_gpu) / per_seq);
+}
+
+}  // namespace
+}  // namespace ridge

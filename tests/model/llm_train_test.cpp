@@ -1,0 +1,105 @@
+// Training analysis and the published formulas (Megatron-LM, PaLM, GPT-3, calflops) reproduced exactly.
+#include <gtest/gtest.h>
+
+#include "ridge/error.hpp"
+#include "ridge/llm_analysis.hpp"
+
+namespace ridge {
+namespace {
+
+Device a100() {
+  Device d;
+  d.id = "test-a100";
+  d.peak_flops[Precision::BF16] = 312e12;
+  d.peak_flops[Precision::FP16] = 312e12;
+  d.bandwidth_bytes_per_s["dram"] = 2.039e12;
+  d.memory_bytes = Count{80} << 30;
+  d.interconnects.push_back({"nvlink", 3e11, 2e-6});
+  d.interconnects.push_back({"network", 2.5e10, 5e-6});
+  return d;
+}
+
+// calflops README: Llama-2-7B at input (1, 128) prints "1700.06 GFLOPS" and "850.00 GMACs": F.linear and
+// torch.matmul at 2 FLOPs per MAC, plus F.softmax and F.silu at one per input element.
+TEST(LlmConventions, CalflopsLlama2_7bAt128Tokens) {
+  LlmShape s{1, 128, 0, DType::F16};
+  const Count f = calflops_forward_flops(build_llm(*find_llm_config("llama-2-7b"), s));
+  EXPECT_EQ(f, Count{1700063608832});
+  EXPECT_EQ((f + 5000000) / 10000000, Count{170006});  // prints 1700.06 G
+}
+
+// Megatron-LM paper eq. 3, checked against its own statement that the expression equals
+// 96 B s l h^2 (1 + s/6h + V/16lh), and GPT-3 175B (B 1536, s 2048, l 96, h 12288, V 51200).
+TEST(LlmConventions, MegatronIterationFlopsFormula) {
+  const Count f = megatron_iteration_flops(1536, 2048, 96, 12288, 51200);
+  const double B = 1536, s = 2048, l = 96, h = 12288, V = 51200;
+  EXPECT_NEAR(to_double(f) / (96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h))), 1.0, 1e-12);
+  // Table 1 row "1T": 3072 GPUs at 163 TFLOP/s each = 502 PFLOP/s aggregate (printed 502.0).
+  const Count one_t = megatron_iteration_flops(3072, 2048, 128, 25600, 51200);
+  EXPECT_GT(one_t, 0);
+  EXPECT_NEAR(3072 * 163e12 / 1e15, 500.7, 0.1);
+  EXPECT_EQ(megatron_params(128, 25600, 51200, 2048), Count{12} * 128 * 25600 * 25600 + 13 * 128 * 25600 + 53248 * 25600);
+}
+
+// GPT-3 paper, Table D.1: 175B trained on 300B tokens = 3.14e23 FLOPs (6 N D with N the parameter count).
+TEST(LlmConventions, Gpt3TrainingComputeIs6ND) {
+  const Count n = llm_params(*find_llm_config("gpt3-175b")).total;
+  EXPECT_NEAR(to_double(6 * n * Count{300000000000}) / 1e23, 3.14, 0.005);
+}
+
+// PaLM App. B: 6N + 12 L H Q T per token; for PaLM 540B (N 540.35e9, L 118, H 48, Q 256, T 2048) the attention
+// term is 12 x 118 x 48 x 256 x 2048 = 35.6 GFLOPs per token.
+TEST(LlmConventions, PalmFlopsPerToken) {
+  EXPECT_EQ(palm_flops_per_token(0, 118, 48, 256, 2048), Count{12} * 118 * 48 * 256 * 2048);
+  EXPECT_EQ(palm_flops_per_token(1000, 1, 1, 1, 1), Count{6012});
+}
+
+TEST(LlmTrain, LayoutMustMultiplyToGpus) {
+  TrainOptions o;
+  o.gpus = 8, o.tp = 2, o.pp = 2, o.dp = 4;
+  EXPECT_THROW(analyze_training(*find_llm_config("llama-2-7b"), a100(), o), Error);
+  o.dp = 0, o.gpus = 6, o.pp = 4;
+  EXPECT_THROW(analyze_training(*find_llm_config("llama-2-7b"), a100(), o), Error);
+}
+
+TEST(LlmTrain, ModelFlopsFromTheGraphAndMemoryFormulas) {
+  const LlmConfig& c = *find_llm_config("gpt3-1.3b");
+  TrainOptions o;
+  o.gpus = 8, o.tp = 1, o.pp = 1, o.seq = 2048, o.micro_batch = 1, o.global_batch = 16;
+  o.recompute = Recompute::Full;
+  const TrainResult r = analyze_training(c, a100(), o);
+  EXPECT_EQ(r.micro_batches, 2);
+  EXPECT_GT(r.hardware_flops, r.model_flops);
+  // Model FLOPs are within 3% of 6 N D + the attention term (12 L h s per token, fwd+bwd).
+  const double n = to_double(llm_params(c).total), tokens = 16.0 * 2048;
+  EXPECT_NEAR(to_double(r.model_flops) / ((6 * n + 12.0 * 24 * 2048 * 2048) * tokens), 1.0, 0.03);
+  // Mixed-precision Adam, no ZeRO: 2 + 2 + 12 bytes per parameter.
+  const Count psi = llm_params(c).total;
+  EXPECT_EQ(r.memory.weights, 2 * psi);
+  EXPECT_EQ(r.memory.optimizer, 12 * psi);
+  EXPECT_EQ(r.memory.activations, Count{2} * 2048 * 2048 * 24);  // full recompute: 2 s b h per layer
+  EXPECT_GT(r.mfu, 0);
+  EXPECT_LE(r.mfu, r.hfu);
+  // ZeRO-3 shards all three over dp 8.
+  o.zero = 3;
+  const TrainResult z = analyze_training(c, a100(), o);
+  EXPECT_EQ(z.memory.optimizer, (12 * psi + 7) / 8);
+  EXPECT_EQ(z.memory.weights, (2 * psi + 7) / 8);
+}
+
+TEST(LlmTrain, KorthikantiActivationsAndBubble) {
+  const LlmConfig& c = *find_llm_config("megatron-18b");  // h 6144, a 48, l 40
+  TrainOptions o;
+  o.gpus = 16, o.tp = 8, o.pp = 2, o.seq = 2048, o.micro_batch = 1, o.global_batch = 8;
+  const TrainResult r = analyze_training(c, a100(), o);
+  EXPECT_EQ(r.micro_batches, 8);
+  EXPECT_DOUBLE_EQ(r.bubble_fraction, 1.0 / 9);
+  // sbh(10 + 24/t + 5as/(ht)) per layer, 20 layers per stage, 2 micro-batches in flight on the first stage.
+  const Count per_layer = Count{2048} * (6144 * (10 * 8 + 24) + 5 * 48 * 2048) / 8;
+  EXPECT_EQ(r.memory.activations, per_layer * 20 * 2);
+  EXPECT_GT(r.tp_comm_s, 0);
+  EXPECT_GT(r.pp_comm_s, 0);
+}
+
+}  // namespace
+}  // namespace ridge
