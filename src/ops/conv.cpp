@@ -1,8 +1,6 @@
 // Convolution family: Conv and ConvTranspose — shape inference, cost (forward and backward) and the
 // benchdnn-style descriptor ("conv:mb1ic3ih224iw224oc64oh112ow112kh7kw7sh2sw2ph3pw3dh1dw1g1b0").
 #include <algorithm>
-#include <cctype>
-#include <map>
 
 #include "ops/family.hpp"
 #include "ridge/error.hpp"
@@ -99,24 +97,6 @@ bool conv_cost(const CostContext& c, Cost& cost, std::string&) {
 
 // ---- descriptor ------------------------------------------------------------------------------------------
 
-/// "mb1ic3ih224..." -> {mb:1, ic:3, ih:224}.
-std::map<std::string, int64_t> parse_fields(const std::string& body, const std::string& desc) {
-  std::map<std::string, int64_t> f;
-  size_t i = 0;
-  while (i < body.size()) {
-    size_t k = i;
-    while (k < body.size() && std::isalpha(static_cast<unsigned char>(body[k]))) ++k;
-    size_t v = k;
-    while (v < body.size() && std::isdigit(static_cast<unsigned char>(body[v]))) ++v;
-    if (k == i || v == k || v - k > 12)
-      throw Error(fmt::format("descriptor '{}': cannot read '{}' (expected letters followed by a number)", desc,
-                              body.substr(i)));
-    f[body.substr(i, k - i)] = std::stoll(body.substr(k, v - k));
-    i = v;
-  }
-  return f;
-}
-
 std::string conv_print(const OpProblem& p) {
   if (p.inputs.size() < 2 || p.inputs[0].shape.rank() != 4 || p.inputs[1].kind != ValueKind::Param) return "";
   if (p.attrs.s("auto_pad", "NOTSET") != "NOTSET" || p.attrs.has("folded_batchnorm")) return "";
@@ -150,7 +130,7 @@ int64_t opt(const std::map<std::string, int64_t>& f, const char* key, int64_t de
 
 std::optional<OpProblem> conv_parse(const std::string& body, const std::string& desc) {
   if (body.rfind("mb", 0) != 0) return std::nullopt;
-  auto f = parse_fields(body, desc);
+  auto f = short_form_fields(body, desc);
   const int64_t mb = need(f, "mb", desc), ic = need(f, "ic", desc), ih = need(f, "ih", desc),
                 iw = need(f, "iw", desc), oc = need(f, "oc", desc), kh = need(f, "kh", desc), kw = need(f, "kw", desc),
                 sh = opt(f, "sh", 1), sw = opt(f, "sw", 1), ph = opt(f, "ph", 0), pw = opt(f, "pw", 0),

@@ -238,6 +238,22 @@ OpProblem parse_generic(OpKind op, const std::string& body, const std::string& d
 
 }  // namespace
 
+std::map<std::string, int64_t> short_form_fields(const std::string& body, const std::string& desc) {
+  std::map<std::string, int64_t> f;
+  size_t i = 0;
+  while (i < body.size()) {
+    size_t k = i;
+    while (k < body.size() && std::isalpha(static_cast<unsigned char>(body[k]))) ++k;
+    size_t v = k;
+    while (v < body.size() && std::isdigit(static_cast<unsigned char>(body[v]))) ++v;
+    if (k == i || v == k || v - k > 12)
+      bad(desc, fmt::format("cannot read '{}' (expected letters followed by a number)", body.substr(i)));
+    f[body.substr(i, k - i)] = std::stoll(body.substr(k, v - k));
+    i = v;
+  }
+  return f;
+}
+
 OpProblem problem_of(const Graph& g, const Node& n, const std::vector<bool>& grad) {
   OpProblem p;
   p.op = n.op;

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <functional>
+#include <map>
 
 #include "ridge/op_geometry.hpp"
 #include "ridge/op_rules.hpp"
@@ -36,4 +37,10 @@ bool windowed(RuleContext& c, int64_t channels, std::vector<int64_t> kernel);
 namespace ridge::ops {
 /// The cost rule of ops that do no arithmetic (selection, data movement, views, sources): always costed, 0 FLOPs.
 bool no_cost(const CostContext& c, Cost& cost, std::string& reason);
+}  // namespace ridge::ops
+
+namespace ridge::ops {
+/// The fields of a benchdnn-style short descriptor body: "mb1ic3ih224" -> {mb:1, ic:3, ih:224}. Throws
+/// ridge::Error naming `desc` when the body is not letters followed by numbers (descriptor.cpp).
+std::map<std::string, int64_t> short_form_fields(const std::string& body, const std::string& desc);
 }  // namespace ridge::ops

@@ -174,24 +174,6 @@ std::string matmul_print(const OpProblem& p) {
                      p.inputs[0].needs_grad ? "" : "ga0", p.inputs[1].needs_grad ? "" : "gb0");
 }
 
-/// "m1k2n3" -> {m:1, k:2, n:3}; nullopt when the body is not letters followed by numbers.
-std::optional<std::map<std::string, int64_t>> fields(const std::string& body, const std::string& desc) {
-  std::map<std::string, int64_t> f;
-  size_t i = 0;
-  while (i < body.size()) {
-    size_t k = i;
-    while (k < body.size() && std::isalpha(static_cast<unsigned char>(body[k]))) ++k;
-    size_t v = k;
-    while (v < body.size() && std::isdigit(static_cast<unsigned char>(body[v]))) ++v;
-    if (k == i || v == k || v - k > 12)
-      throw Error(fmt::format("descriptor '{}': cannot read '{}' (expected letters followed by a number)", desc,
-                              body.substr(i)));
-    f[body.substr(i, k - i)] = std::stoll(body.substr(k, v - k));
-    i = v;
-  }
-  return f;
-}
-
 int64_t field(const std::map<std::string, int64_t>& f, const char* key, const std::string& desc, int64_t def = -1) {
   auto it = f.find(key);
   if (it == f.end()) {
@@ -205,7 +187,7 @@ int64_t field(const std::map<std::string, int64_t>& f, const char* key, const st
 
 std::optional<OpProblem> gemm_parse(const std::string& body, const std::string& desc) {
   if (body.empty() || body[0] != 'm') return std::nullopt;
-  const auto f = *fields(body, desc);
+  const auto f = short_form_fields(body, desc);
   const int64_t m = field(f, "m", desc), k = field(f, "k", desc), n = field(f, "n", desc);
   OpProblem p;
   p.op = OpKind::Gemm;
@@ -218,7 +200,7 @@ std::optional<OpProblem> gemm_parse(const std::string& body, const std::string& 
 
 std::optional<OpProblem> matmul_parse(const std::string& body, const std::string& desc) {
   if (body.empty() || !std::isalpha(static_cast<unsigned char>(body[0]))) return std::nullopt;
-  const auto f = *fields(body, desc);
+  const auto f = short_form_fields(body, desc);
   const int64_t bs = field(f, "bs", desc, 1), m = field(f, "m", desc), k = field(f, "k", desc), n = field(f, "n", desc);
   OpProblem p;
   p.op = OpKind::MatMul;
