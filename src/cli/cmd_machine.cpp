@@ -153,7 +153,7 @@ CLI::App* add_machine_command(CLI::App& app) {
   cmd->add_flag("--refresh", o->refresh, "Measure again even when a cached profile exists");
   cmd->add_flag("--quick", o->quick, "Short run (under 2 s): L1/L2 only, short samples; for tests and smoke checks");
   cmd->add_flag("--sweep", o->sweep, "Also list every point of the working-set sweep");
-  cmd->add_option("--threads", o->threads, "Threads of the all-thread runs (default: every allowed CPU)")
+  cmd->add_option("--threads,-t", o->threads, "Threads of the all-thread runs (default: every allowed CPU)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--cache", o->cache, "Profile file (default $XDG_CACHE_HOME/ridge/machine.json)")
       ->type_name("FILE");
