@@ -93,7 +93,7 @@ std::string zsh_completion(const CLI::App& app) {
     s << "    " << c->get_name() << ")\n      _arguments \\\n";
     for (const CLI::Option* o : c->get_options()) {
       if (o->get_positional() || hidden(o)) continue;
-      const std::string value = o->get_type_size() == 0 ? "" : ":" + zsh_text(o->get_type_name()) + ":_files";
+      const std::string value = o->get_expected_max() == 0 ? "" : ":" + zsh_text(o->get_type_name()) + ":_files";
       for (const auto& sp : spellings(o))
         s << "        '" << sp << "[" << zsh_text(o->get_description()) << "]" << value << "' \\\n";
     }
@@ -132,7 +132,7 @@ std::string man_page(const CLI::App& app, const std::string& version) {
       std::string names;
       if (o->get_positional()) names = o->get_name(true);
       for (const auto& sp : spellings(o)) names += (names.empty() ? "" : ", ") + sp;
-      const std::string type = o->get_type_size() == 0 ? "" : " \\fI" + roff(o->get_type_name()) + "\\fR";
+      const std::string type = o->get_expected_max() == 0 ? "" : " \\fI" + roff(o->get_type_name()) + "\\fR";
       s << ".TP\n.B " << roff(names) << type << "\n" << roff(o->get_description()) << "\n";
     }
   }

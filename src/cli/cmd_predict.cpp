@@ -203,8 +203,9 @@ CLI::App* add_predict_command(CLI::App& app) {
       ->type_name("N");
   cmd->add_option("--level", a->level, "Memory level whose bandwidth the memory term uses")->capture_default_str();
   cmd->add_option("--devices-count", a->devices_count, "Data-parallel training on N devices")->check(CLI::PositiveNumber);
-  cmd->add_option("--interconnect", a->interconnect, "Link for the gradient all-reduce (nvlink, pcie, network, ...)");
-  cmd->add_option("--allreduce", a->allreduce, "ring|tree|ps")->capture_default_str();
+  cmd->add_option("--interconnect", a->interconnect, "Link for the gradient all-reduce (nvlink, pcie, network, ...)")
+      ->needs("--devices-count");
+  cmd->add_option("--allreduce", a->allreduce, "ring|tree|ps")->capture_default_str()->needs("--devices-count");
   cmd->add_option("--devices-dir,--devices", a->device_dirs, "Also load device files from DIR")->type_name("DIR");
   a->out.add_to(cmd);
   cmd->add_option("--plot", a->plot, "Also draw each layer's share of predicted time and FLOPs to FILE.svg or "

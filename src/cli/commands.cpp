@@ -174,7 +174,7 @@ nlohmann::json option_values(const CLI::App& cmd) {
                                                    : opt->get_name(true);
     std::transform(key.begin(), key.end(), key.begin(), [](char ch) { return ch == '-' ? '_' : std::tolower(ch); });
     if (key.empty() || kSkip.count(key)) continue;
-    if (opt->get_type_size() == 0) {  // a flag
+    if (opt->get_expected_max() == 0) {  // a flag
       out[key] = opt->count() > 0;
       continue;
     }
@@ -200,10 +200,23 @@ std::string usage_message(const std::string& m) {
   if (!std::regex_search(m, mt, kRange)) return m;
   const double lo = std::strtod(mt[2].str().c_str(), nullptr), hi = std::strtod(mt[3].str().c_str(), nullptr);
   const std::string v = mt[1].str().empty() ? "''" : mt[1].str();
+  char* end = nullptr;
+  const double x = std::strtod(v.c_str(), &end);
   std::string words;
-  if (hi >= 1e300 && lo <= 0) words = v + " is not a number >= 0";
-  else if (hi >= 1e300) words = v + " is not a positive number";
-  else words = fmt::format("{} is not between {} and {}", v, report::plain(lo, 6), report::plain(hi, 6));
+  if (*end != '\0' || v.empty()) words = v + " is not a number";
+  else if (hi >= 1e300 && x < 0) words = v + " is negative";  // NonNegativeNumber, or PositiveNumber
+  else if (hi >= 1e300) words = v + " is not a positive number";  // 0 fails only PositiveNumber
+  else {
+    auto bound = [](double b) {  // 64.0000 -> 64, 0.000001 stays
+      std::string t = report::plain(b, 6);
+      if (t.find('.') != std::string::npos) {
+        while (t.back() == '0') t.pop_back();
+        if (t.back() == '.') t.pop_back();
+      }
+      return t;
+    };
+    words = fmt::format("{} is not between {} and {}", v, bound(lo), bound(hi));
+  }
   return mt.prefix().str() + words + mt.suffix().str();
 }
 

@@ -57,7 +57,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
+    std::cout << e.what() << "\n";
+    return 0;
   } catch (const CLI::ParseError& e) {
     std::cerr << "ridge: usage error: " << ridge::cli::usage_message(e.what()) << "\n(run `ridge --help`)\n";
     return 2;

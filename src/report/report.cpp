@@ -66,8 +66,9 @@ std::string plain(double v, int sig) {
   const int decimals = std::clamp(sig - 1 - magnitude, 0, 9);
   std::string s = fmt::format("{:.{}f}", a, decimals);
   if (s.find_first_not_of("0.") == std::string::npos) return "0";  // below 9 decimals
+  if (magnitude < 0 && s[0] != '0') s = fmt::format("{:.{}f}", a, sig - 1);  // 0.9999 rounded up to 1.00
   size_t dot = s.find('.');
-  if (magnitude < 0 && dot != std::string::npos) {  // 0.250 -> 0.25 (fractions only; 1.50 keeps its digits)
+  if (magnitude < 0 && s[0] == '0' && dot != std::string::npos) {  // 0.250 -> 0.25 (fractions only; 1.50 keeps its digits)
     while (s.back() == '0') s.pop_back();
     if (s.back() == '.') s.pop_back();
   }
@@ -180,8 +181,9 @@ ColumnText format_column(const Table& t, size_t c) {
   std::string unit_label;
   double div = 1;
   if (!integral && !mags.empty()) {
-    std::nth_element(mags.begin(), mags.begin() + static_cast<long>(mags.size() / 2), mags.end());
-    const double med = mags[mags.size() / 2];
+    const size_t mid = (mags.size() - 1) / 2;  // the lower median
+    std::nth_element(mags.begin(), mags.begin() + static_cast<long>(mid), mags.end());
+    const double med = mags[mid];
     switch (u) {
       case Unit::Byte: {
         const int i = prefix_index(med, 1024.0);

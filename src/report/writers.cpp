@@ -83,7 +83,7 @@ void write_table_block(const Table& t, std::ostream& os, const TextOptions& opts
       if (total() - first_w + std::min<size_t>(first_w, 16) <= width) break;  // shortening the names is enough
       pick = shown.size() - 1;
     }
-    dropped.push_back(t.columns[shown[pick]].key);
+    dropped.push_back(header_title(t.columns[shown[pick]]));
     shown.erase(shown.begin() + static_cast<long>(pick));
   }
   if (width && total() > width) {
@@ -104,9 +104,17 @@ void write_table_block(const Table& t, std::ostream& os, const TextOptions& opts
     if (is_total(t, r)) os << rule;
     os << line_of([&](size_t c) { return pad(cols[c].cells[r], w[c], right_aligned(t.rows[r][c])); });
   }
-  if (!dropped.empty())
-    os << fmt::format("({} of {} columns left out to fit {} columns: {}; --wide shows all)\n", dropped.size(), nc,
-                      width, fmt::join(dropped, ", "));
+  if (!dropped.empty()) {  // one line, itself within the width: as many names as fit, then "+N more"
+    for (size_t shown_names = dropped.size();; --shown_names) {
+      std::string names = fmt::format("{}", fmt::join(dropped.begin(), dropped.begin() + static_cast<long>(shown_names), ", "));
+      if (shown_names < dropped.size()) names += fmt::format(" +{} more", dropped.size() - shown_names);
+      std::string note = fmt::format("({} columns left out: {}; --wide shows all)", dropped.size(), names);
+      if (display_width(note) <= width || shown_names <= 1) {
+        os << note << "\n";
+        break;
+      }
+    }
+  }
 }
 
 void write_fields_block(const Fields& f, std::ostream& os) {
