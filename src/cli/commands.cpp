@@ -157,7 +157,8 @@ void OutputOptions::emit(const report::Document& screen_in, const report::Docume
 nlohmann::json option_values(const CLI::App& cmd) {
   static const std::set<std::string> kSkip = {"help", "version", "format", "json", "csv", "csv_totals", "md",
                                               "wide", "plot"};
-  auto convert = [](const std::string& text, const std::string& type) -> nlohmann::json {
+  auto convert = [](const std::string& text, const std::string& type_and_checks) -> nlohmann::json {
+    const std::string type = type_and_checks.substr(0, type_and_checks.find(':'));  // "INT:POSITIVE" -> "INT"
     if (type == "INT" || type == "UINT" || type == "FLOAT" || type == "NUMBER" || type == "N") {
       char* end = nullptr;
       const long long i = std::strtoll(text.c_str(), &end, 10);
