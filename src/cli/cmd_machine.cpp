@@ -161,7 +161,7 @@ CLI::App* add_machine_command(CLI::App& app) {
     measure::MachineOptions mo;
     mo.quick = o->quick;
     mo.threads = o->threads;
-    mo.progress = [](const std::string& m) { progress(m); };
+    mo.progress = [first_step = -1.0](const std::string& m) mutable { progress(step_eta(m, steady_seconds(), first_step)); };
     measure::ProfileSource src;
     const std::string path = o->cache.empty() ? measure::default_profile_path() : o->cache;
     const measure::MachineProfile p = measure::load_or_measure_machine(mo, o->refresh, path, &src);

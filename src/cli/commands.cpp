@@ -259,14 +259,25 @@ std::string progress_line(std::string_view what, size_t done, size_t total, doub
   return line;
 }
 
-ProgressMeter::ProgressMeter(std::string what, size_t total, std::function<double()> clock)
-    : what_(std::move(what)), total_(total), clock_(std::move(clock)) {
-  if (!clock_)
-    clock_ = [] {
-      return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-    };
-  start_ = clock_();
+double steady_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
+
+std::string step_eta(const std::string& message, double now_s, double& first_step_s) {
+  static const std::regex kStep(R"(\((\d+)/(\d+)\)$)");
+  std::smatch m;
+  if (!std::regex_search(message, m, kStep)) return message;
+  const size_t i = std::stoul(m[1].str()), n = std::stoul(m[2].str());
+  if (i <= 1 || first_step_s < 0) {
+    first_step_s = now_s;
+    return message;
+  }
+  auto eta = eta_seconds(now_s - first_step_s, i - 1, n);
+  return eta ? message + fmt::format(", about {} left", format_duration(*eta)) : message;
+}
+
+ProgressMeter::ProgressMeter(std::string what, size_t total, std::function<double()> clock)
+    : what_(std::move(what)), total_(total), clock_(std::move(clock)), start_(clock_()) {}
 
 std::string ProgressMeter::next(std::string_view detail) {
   std::string line = progress_line(what_, done_, total_, clock_() - start_, detail);

@@ -67,10 +67,16 @@ std::string format_duration(double seconds);
 std::string progress_line(std::string_view what, size_t done, size_t total, double elapsed_s,
                           std::string_view detail);
 
+/// Seconds on a monotonic clock.
+double steady_seconds();
+/// Adds the time left to a progress message that ends in "(i/n)" (step i of n starting now), timing from step 1
+/// (`first_step_s` holds when it started; < 0 before): "machine: bandwidth ... (5/16), about 3 s left".
+std::string step_eta(const std::string& message, double now_s, double& first_step_s);
+
 /// Counts items of long work and reports each on stderr with the time left; the clock (seconds) is injectable.
 class ProgressMeter {
  public:
-  ProgressMeter(std::string what, size_t total, std::function<double()> clock = {});
+  ProgressMeter(std::string what, size_t total, std::function<double()> clock = steady_seconds);
   /// Called before item `done` (0-based) starts; returns the line it printed.
   std::string next(std::string_view detail);
   /// Reports the end ("sweep: 10/10 done in 40 s").

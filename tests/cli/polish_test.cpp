@@ -283,6 +283,14 @@ TEST(Progress, EstimatesTheTimeLeftFromInjectedTimings) {
   meter.next("mnist at batch 8");
   now += 20;
   EXPECT_EQ(meter.finish(), "sweep: 4/4 done in 1 min 20 s");
+  // The machine's numbered steps: the estimate starts with step 2.
+  double first = -1;
+  EXPECT_EQ(ridge::cli::step_eta("machine: clock", 0, first), "machine: clock");
+  EXPECT_EQ(ridge::cli::step_eta("machine: bandwidth 8 KiB (1/16)", 1, first), "machine: bandwidth 8 KiB (1/16)");
+  EXPECT_EQ(ridge::cli::step_eta("machine: bandwidth 16 KiB (2/16)", 1.5, first),
+            "machine: bandwidth 16 KiB (2/16), about 8 s left");  // 0.5 s per step, 15 to go
+  EXPECT_EQ(ridge::cli::step_eta("machine: bandwidth 1 MiB (16/16)", 8.5, first),
+            "machine: bandwidth 1 MiB (16/16), about 1 s left");
 }
 
 }  // namespace
