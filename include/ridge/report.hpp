@@ -18,28 +18,30 @@ enum class Unit : uint8_t {
   None,           ///< plain text or dimensionless number
   Count,          ///< an item count (kernels, layers): printed with separators
   Param,          ///< parameter count: printed with separators
-  Flop,           ///< floating-point operations: SI-scaled in tables ("4.11 G")
+  Flop,           ///< floating-point operations: decimal prefixes for humans ("4.09 GFLOP")
   Mac,            ///< multiply-accumulates
-  Byte,           ///< bytes (decimal SI: 1 MB = 1e6 B)
+  Byte,           ///< bytes: binary prefixes for humans (1 MiB = 1024^2 B)
   Second,         ///< time: "1.23 ms"
-  FlopPerSecond,  ///< "12.3 TFLOP/s"
-  BytePerSecond,  ///< "900 GB/s"
-  FlopPerByte,    ///< arithmetic intensity
+  FlopPerSecond,  ///< decimal rate: "12.3 TFLOP/s"
+  BytePerSecond,  ///< decimal rate: "900 GB/s"
+  FlopPerByte,    ///< arithmetic intensity, never prefixed ("0.25 FLOP/B")
   Percent,        ///< a value already multiplied by 100
   Ratio,          ///< a dimensionless ratio ("0.85x")
 };
 /// Suffix used in tables ("FLOP", "B", "s", ...).
 std::string_view unit_symbol(Unit u);
 
-/// One result value with its unit. Empty cells print as "-" in tables and null in JSON.
+/// One result value with its unit. Empty cells print as "-" in tables and null in JSON; booleans print as
+/// yes/no for humans and true/false in JSON and CSV.
 struct Cell {
-  std::variant<std::monostate, std::string, Count, double> value;
+  std::variant<std::monostate, std::string, Count, double, bool> value;
   Unit unit = Unit::None;
 
   static Cell text(std::string s) { return {std::move(s), Unit::None}; }
   static Cell count(Count v, Unit u = Unit::Count) { return {v, u}; }
   static Cell real(double v, Unit u = Unit::None) { return {v, u}; }
   static Cell empty(Unit u = Unit::None) { return {std::monostate{}, u}; }
+  static Cell flag(bool b) { return {b, Unit::None}; }
   bool is_empty() const { return std::holds_alternative<std::monostate>(value); }
 };
 
@@ -49,6 +51,7 @@ struct Column {
   std::string title;
   Unit unit = Unit::None;
   bool exact = false;  ///< print counts exactly (with separators) in tables instead of SI-scaled
+  int drop_rank = 0;   ///< >0: may be dropped from a narrow terminal table, highest rank first; 0: kept
 };
 
 /// Rows of cells under columns. JSON: an array of objects keyed by column key.
@@ -75,24 +78,69 @@ struct Fields {
 
 using Block = std::variant<Table, Fields>;
 
+/// Version of the JSON documents' layout (`schema_version`); bumped when a key changes meaning or goes away.
+inline constexpr int kSchemaVersion = 1;
+/// ridge's version ("0.1.0"), from the CMake project.
+std::string_view ridge_version();
+
 /// Everything one command reports.
 struct Document {
   std::string title;
+  std::string command;                ///< subcommand that made it (JSON "command")
+  nlohmann::json inputs = nlohmann::json::object();  ///< what it was asked (model, batch, dtype, device, ...)
+  std::string main_table;             ///< key of the table `--csv FILE` writes ("" = the first table)
   std::vector<Block> blocks;
   std::vector<std::string> notes;     ///< warnings and explanations; printed after the blocks, JSON "notes"
   nlohmann::json extra = nlohmann::json::object();  ///< merged into JSON output only (structured extras)
 };
 
-/// Formats a cell for humans (SI prefixes, separators, units).
+/// Formats a cell for humans (decimal prefixes for counts and rates, binary for bytes, separators, units; never
+/// scientific notation, never milli/micro prefixes except on seconds).
 std::string format_cell(const Cell& c, bool exact = false);
-/// SI-scaled number with up to `sig` significant digits: 4.089e9 -> "4.09 G".
+/// A number with `sig` significant digits in plain notation, thousands separated: 1234567 -> "1,234,567",
+/// 0.000123 -> "0.000123" (at most 9 decimals; smaller magnitudes print as 0).
+std::string plain(double v, int sig = 3);
+/// Decimal-prefixed number with up to `sig` significant digits: 4.089e9 -> "4.09 G"; below 1000 plain ("0.25").
 std::string si(double v, int sig = 3);
+/// Binary-prefixed bytes: 102760448 -> "98.0 MiB", 512 -> "512 B".
+std::string format_bytes(double bytes);
 /// Seconds with a fitting unit: 0.00123 -> "1.23 ms".
 std::string format_seconds(double s);
+/// Least-squares results at floating-point noise level print as 0: returns 0 when |v| <= 1e-9 * scale (scale =
+/// the largest |y| the fit saw), else v. A line through exact counts has an intercept of a few ulps of the data;
+/// anything a real fixed cost adds is many orders above 1e-9 of the data.
+double zero_if_noise(double v, double scale);
+
+/// One column as a human reads it: the header with the column's single unit ("FLOPs [GFLOP]") and each cell's
+/// number in that unit. Shared by the table and md writers so that every cell of a column uses one unit.
+struct ColumnText {
+  std::string header;
+  std::vector<std::string> cells;
+};
+/// Formats column `c` of `t` with one unit chosen from the median magnitude of its values.
+ColumnText format_column(const Table& t, size_t c);
 /// Converts a cell to JSON (exact integers; counts beyond 64 bits become decimal strings).
 nlohmann::json to_json(const Cell& c);
 /// Whole document as JSON.
 nlohmann::json to_json(const Document& d);
+
+/// Layout of the table writer. width 0 = no limit; otherwise columns with a drop_rank are dropped (highest
+/// first), then other columns from the right, then the first column is shortened, until a line fits; a line under
+/// the table names what was dropped.
+struct TextOptions {
+  int width = 0;
+};
+/// The table format with options.
+void write_text(const Document& d, std::ostream& os, const TextOptions& opts);
+
+/// CSV of one table (header row of column keys with units in their names, one row per row; numbers plain).
+std::string csv_table(const Table& t);
+/// CSV of every Fields block as one table key,value,unit (keys dotted: "totals.params", "memory.param_bytes").
+std::string csv_totals(const Document& d);
+/// The table `--csv FILE` writes: `main_table`, else the first table; nullptr when the document has none.
+const Table* main_table(const Document& d);
+/// One CSV file per table (named by its key) plus "totals" for the Fields blocks: (name, content) pairs.
+std::vector<std::pair<std::string, std::string>> csv_files(const Document& d);
 
 /// An output format: name, one-line description and the writer.
 struct Format {
@@ -100,7 +148,7 @@ struct Format {
   std::string_view description;
   void (*write)(const Document&, std::ostream&);
 };
-/// All formats: table, csv, json, md.
+/// All formats: table, csv (the main table only, or the totals when there is none), json, md.
 const std::vector<Format>& formats();
 /// Looks a format up by name; throws ridge::UsageError listing the valid names.
 const Format& format_by_name(std::string_view name);

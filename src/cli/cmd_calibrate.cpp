@@ -114,7 +114,7 @@ CLI::App* add_calibrate_command(CLI::App& app) {
   cmd->add_option("--level", a->level, "Memory level whose bandwidth the memory term uses")->capture_default_str();
   cmd->add_option("--min-samples", a->min_samples, "Fewest layers for an op class to get its own factors")
       ->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_option("--devices", a->device_dirs, "Also load device files from DIR")->type_name("DIR");
+  cmd->add_option("--devices-dir,--devices", a->device_dirs, "Also load device files from DIR")->type_name("DIR");
   a->out.add_to(cmd);
   cmd->callback([a] { run(*a); });
   return cmd;

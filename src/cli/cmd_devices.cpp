@@ -65,7 +65,7 @@ report::Document devices_document(const std::vector<Device>& devices, const std:
 CLI::App* add_devices_command(CLI::App& app) {
   auto args = std::make_shared<DevicesArgs>();
   CLI::App* cmd = app.add_subcommand("devices", "List the device database: peaks per precision, bandwidths, memory");
-  cmd->add_option("--devices", args->dirs, "Also load device files (*.json) from DIR")->type_name("DIR");
+  cmd->add_option("--devices-dir,--devices", args->dirs, "Also load device files (*.json) from DIR")->type_name("DIR");
   args->out.add_to(cmd);
   cmd->callback([args] {
     std::vector<Device> devices = load_devices(args->dirs);

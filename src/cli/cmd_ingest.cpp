@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <iostream>
 #include <memory>
 
@@ -264,7 +265,10 @@ void add_runs(report::Document& doc, const ingest::Profile& p) {
     auto l = ingest::fit_line(x, y);
     if (!l) return;
     fit.add(std::string(key) + "_slope", std::string(what) + " per unit of x", Cell::real(l->slope, u));
-    fit.add(std::string(key) + "_intercept", std::string(what) + " at x = 0", Cell::real(l->intercept, u));
+    double scale = 0;
+    for (double v : y) scale = std::max(scale, std::fabs(v));
+    fit.add(std::string(key) + "_intercept", std::string(what) + " at x = 0",
+            Cell::real(report::zero_if_noise(l->intercept, scale), u));
     fit.add(std::string(key) + "_r2", std::string(what) + " fit r^2", Cell::real(l->r2, Unit::None));
   };
   add_fit("flops", "FLOPs", xf, yf, Unit::Flop);
@@ -364,9 +368,13 @@ CLI::App* add_ingest_command(CLI::App& app) {
   cmd->add_option("--run", a->run, "Only run N (1-based) when the files hold several profiling runs")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--model", a->model, "Compare with ridge's estimate for MODEL (zoo name or .onnx)");
-  cmd->add_option("--batch", a->batch, "Batch size of the profiled run (with --model)")->check(CLI::PositiveNumber);
+  cmd->add_option("--batch,-b", a->batch, "Batch size of the profiled run (with --model)")
+      ->check(CLI::PositiveNumber)
+      ->needs("--model");
   cmd->add_flag("--train", a->train, "The capture holds training steps (forward + backward)");
-  cmd->add_option("--steps", a->steps, "Iterations in the capture (with --model)")->check(CLI::PositiveNumber);
+  cmd->add_option("--steps", a->steps, "Iterations in the capture (with --model)")
+      ->check(CLI::PositiveNumber)
+      ->needs("--model");
   a->out.add_to(cmd);
   cmd->add_option("--plot", a->plot, "Also draw each kernel's share of FLOPs, DRAM bytes and time to FILE.svg or "
                                      "FILE.png")->type_name("FILE");
@@ -374,16 +382,10 @@ CLI::App* add_ingest_command(CLI::App& app) {
     if (!a->plot.empty()) chart::check_chart_path(a->plot);
     ingest::Profile p = read_all(cmd, *a);
     const bool table_stdout = a->out.format == "table" || a->out.format == "md";
-    report::write(ingest_document(p, *a, !table_stdout), a->out.format, std::cout);
-    std::cout.flush();
-    const bool files = !a->out.json_file.empty() || !a->out.csv_file.empty() || !a->out.md_file.empty();
-    if (!files && a->plot.empty()) return;
     report::Document full = ingest_document(p, *a, true);  // files always get every kernel and column
+    a->out.emit(table_stdout ? ingest_document(p, *a, false) : full, full);
     plot_layer_shares(full, "share per kernel", {{"flops", "FLOPs"}, {"dram_bytes", "DRAM bytes"}, {"time_s", "time"}},
                       a->plot, "kernels", "name");
-    if (!a->out.json_file.empty()) report::write_file(full, "json", a->out.json_file);
-    if (!a->out.csv_file.empty()) report::write_file(full, "csv", a->out.csv_file);
-    if (!a->out.md_file.empty()) report::write_file(full, "md", a->out.md_file);
   });
   return cmd;
 }

@@ -154,7 +154,7 @@ CLI::App* add_machine_command(CLI::App& app) {
   cmd->add_flag("--refresh", o->refresh, "Measure again even when a cached profile exists");
   cmd->add_flag("--quick", o->quick, "Short run (under 2 s): L1/L2 only, short samples; for tests and smoke checks");
   cmd->add_flag("--sweep", o->sweep, "Also list every point of the working-set sweep");
-  cmd->add_option("--threads", o->threads, "Threads of the all-thread runs (default: every allowed CPU)")
+  cmd->add_option("--threads,-t", o->threads, "Threads of the all-thread runs (default: every allowed CPU)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--cache", o->cache, "Profile file (default $XDG_CACHE_HOME/ridge/machine.json)")
       ->type_name("FILE");
@@ -162,7 +162,7 @@ CLI::App* add_machine_command(CLI::App& app) {
     measure::MachineOptions mo;
     mo.quick = o->quick;
     mo.threads = o->threads;
-    mo.progress = [](const std::string& m) { progress(m); };
+    mo.progress = [first_step = -1.0](const std::string& m) mutable { progress(step_eta(m, steady_seconds(), first_step)); };
     measure::ProfileSource src;
     const std::string path = o->cache.empty() ? measure::default_profile_path() : o->cache;
     const measure::MachineProfile p = measure::load_or_measure_machine(mo, o->refresh, path, &src);

@@ -167,7 +167,8 @@ CLI::App* add_measure_command(CLI::App& app) {
     std::vector<std::string> notes;
     auto machine = machine_profile(o->machine, notes);
     check_memory_fits(g, o->train, std::nullopt);  // refuse before the progress line and any allocation
-    progress(fmt::format("measuring {} at batch {} ...", g.name, o->m.batch));
+    progress(fmt::format("measuring {} at batch {} (up to {} repeats; repeats stop after {}) ...", g.name, o->m.batch,
+                         o->repeat, format_duration(o->max_seconds)));
     ModelMeasurement m = measure_graph(g, mo);
     if (machine) apply_roofline(m, *machine);
     m.notes.insert(m.notes.end(), notes.begin(), notes.end());

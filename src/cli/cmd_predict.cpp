@@ -255,14 +255,14 @@ CLI::App* add_predict_command(CLI::App& app) {
                                                  "(default: the device's)")->type_name("NAME");
   cmd->add_option("--nics-per-node", a->nics_per_node, "Network adapters per node (default: the device's)")->type_name("K");
   cmd->add_option("--allreduce", a->allreduce, "auto (fastest, as NCCL picks)|ring|tree|hierarchical|ps")
-      ->capture_default_str();
+      ->capture_default_str()->needs("--devices-count");
   cmd->add_option("--allreduce-fit", a->allreduce_fit, "All-reduce calibration whose one-node fits replace the "
                                                        "data-sheet fabric figures (builtin: data/calibrations/"
                                                        "allreduce-vidur.json; none: data sheet only)")
       ->type_name("FILE|builtin|none")->capture_default_str();
   cmd->add_option("--bucket-mib", a->bucket_mib, "Gradient bucket size in MiB (PyTorch DDP bucket_cap_mb)")
       ->check(CLI::PositiveNumber)->capture_default_str();
-  cmd->add_option("--devices", a->device_dirs, "Also load device files from DIR")->type_name("DIR");
+  cmd->add_option("--devices-dir,--devices", a->device_dirs, "Also load device files from DIR")->type_name("DIR");
   a->out.add_to(cmd);
   cmd->add_option("--plot", a->plot, "Also draw each layer's share of predicted time and FLOPs to FILE.svg or "
                                      "FILE.png")->type_name("FILE");

@@ -45,7 +45,7 @@ CLI::App* add_profile_cmd_command(CLI::App& app) {
   cmd->add_option("--metrics", a->metrics, "Comma-separated groups: flops, tensor, dram, cache, time")->capture_default_str();
   cmd->add_flag("--nvtx", a->request.nvtx, "Record NVTX ranges (group kernels by range with `ridge ingest --group nvtx`)");
   cmd->add_option("--output,-o", a->request.output, "Log file stem")->capture_default_str();
-  cmd->add_flag("--slurm", a->slurm, "Write an sbatch script running the command once per batch size ({bs} in CMD)");
+  cmd->add_flag("--slurm", a->slurm, "Write an sbatch script running the command once per batch size ({batch} or {bs} in CMD)");
   cmd->add_option("--script", a->script, "With --slurm: write the script to FILE instead of stdout")->type_name("FILE");
   cmd->add_option("--partition", a->slurm_opts.partition, "Slurm partition");
   cmd->add_option("--gres", a->slurm_opts.gres, "Slurm generic resources")->capture_default_str();
@@ -60,6 +60,8 @@ CLI::App* add_profile_cmd_command(CLI::App& app) {
     a->request.metrics = split_list(a->metrics);
     if (a->request.metrics.empty()) throw UsageError("--metrics: give at least one of flops, tensor, dram, cache, time");
     if (a->slurm) {
+      for (auto& arg : a->request.command)  // {batch}, as in `sweep --gpu-cmd`, is the same placeholder as {bs}
+        for (size_t p; (p = arg.find("{batch}")) != std::string::npos;) arg.replace(p, 7, "{bs}");
       std::string text = ingest::slurm_script(a->request, a->slurm_opts);
       if (a->script.empty()) {
         std::cout << text;

@@ -121,8 +121,9 @@ std::vector<chart::Chart> sweep_charts(const Context& c) {
   std::vector<chart::SweepSeries> memory{{"inference peak (estimated)", {}, false}, {"training peak, SGD (estimated)", {}, false}};
   std::vector<chart::SweepSeries> time;
   for (const auto& d : c.devices) time.push_back({"predicted on " + d.id, {}, false});
+  cli::ProgressMeter meter("report: sweep", batches.size());
   for (int64_t b : batches) {
-    cli::progress(fmt::format("report: batch {} of the sweep", b));
+    meter.next(fmt::format("batch {}", b));
     Graph g = load_model(c.opt.model, c.opt.m.load_options(b));
     ModelCost mc = estimate(g);
     MemoryEstimate mem = estimate_memory(g);
@@ -286,8 +287,8 @@ CLI::App* add_report_command(CLI::App& app) {
   auto o = std::make_shared<ReportOptions>();
   cmd->add_option("MODEL", o->model, "Zoo name (see `ridge list`) or path to an .onnx file")->required();
   o->m.add_to(cmd);
-  cmd->add_option("--device", o->devices, "Device(s) for the roofline and prediction (see `ridge devices`); repeatable");
-  cmd->add_option("--devices-dir", o->device_dirs, "Extra folder(s) of device JSON files");
+  cmd->add_option("--device,-d", o->devices, "Device(s) for the roofline and prediction (see `ridge devices`); repeatable");
+  cmd->add_option("--devices-dir,--devices", o->device_dirs, "Extra folder(s) of device JSON files");
   cmd->add_flag("--measure", o->measure, "Also time every layer on this CPU and show it next to the estimates");
   cmd->add_option("--profile", o->profiles, "GPU profiler output(s) to show next to the estimates; repeatable")->type_name("FILE");
   cmd->add_option("--sweep", o->sweep, "Batch sizes of the sweep charts: 1,2,4 or start:stop:step")->capture_default_str();

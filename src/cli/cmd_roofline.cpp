@@ -210,7 +210,7 @@ CLI::App* add_roofline_command(CLI::App& app) {
   cmd->add_option("--level", a->level, "Memory level whose bandwidth forms the roof (dram, l2, ...)")->capture_default_str();
   cmd->add_option("--measured", a->measured, "Measurement JSON (ridge measure/ingest --format json): achieved fraction")
       ->type_name("FILE");
-  cmd->add_option("--devices", a->device_dirs, "Also load device files from DIR")->type_name("DIR");
+  cmd->add_option("--devices-dir,--devices", a->device_dirs, "Also load device files from DIR")->type_name("DIR");
   cmd->add_flag("--summary", a->summary_only, "Per-model rows only (no per-layer table)");
   cmd->add_option("--plot", a->plot, "Also draw one roofline per device to FILE.svg or FILE.png")->type_name("FILE");
   a->out.add_to(cmd);

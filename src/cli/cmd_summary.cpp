@@ -1,4 +1,7 @@
 // ridge summary: a torchinfo-style per-layer table with exact totals and memory.
+#include <algorithm>
+#include <iostream>
+
 #include "commands.hpp"
 #include "model_options.hpp"
 #include "ridge/chart.hpp"
@@ -20,17 +23,21 @@ CLI::App* add_summary_command(CLI::App& app) {
   auto o = std::make_shared<Opts>();
   cmd->add_option("MODEL", o->model, "Zoo name (see `ridge list`) or path to an .onnx file")->required();
   o->m.add_to(cmd);
-  cmd->add_option("--depth,-d", o->depth, "Group layers by the first D components of their module path (0 = every node)")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 64));
+  auto* depth = cmd->add_option("--depth", o->depth,
+                                 "Group layers by the first D components of their module path (0 = every node; "
+                                 "default: every node, or on a terminal the deepest level that fits its height)")
+                     ->check(CLI::Range(0, 64));
+  // `-d` is --device in every other command; here it stays a hidden, deprecated spelling of --depth.
+  auto* old_depth = cmd->add_option("-d", o->depth, "Deprecated: --depth")->check(CLI::Range(0, 64))->group("");
   cmd->add_option("--convention,-c", o->convention,
                   "Also count under another tool's convention: torchvision|fvcore|ptflops|thop|torchinfo|pthflops|"
                   "deepspeed|torch (adds a per-layer column and totals.headline)");
   cmd->add_option("--optimizer", o->optimizer, "Optimizer for training memory: sgd|momentum|adam")->capture_default_str();
   o->out.add_to(cmd);
   cmd->add_option("--plot", o->plot, "Also draw the per-layer shares chart to FILE.svg or FILE.png")->type_name("FILE");
-  cmd->callback([o] {
+  cmd->callback([o, depth, old_depth] {
     if (!o->plot.empty()) chart::check_chart_path(o->plot);
+    if (old_depth->count()) std::cerr << "ridge: warning: -d for --depth is deprecated (-d is --device elsewhere)\n";
     SummaryOptions so;
     so.depth = o->depth;
     if (!o->convention.empty()) {
@@ -43,7 +50,14 @@ CLI::App* add_summary_command(CLI::App& app) {
     so.optimizer = *opt;
     Graph g = load_model(o->model, o->m.load_options());
     report::Document doc = summary_document(g, so);
-    o->out.emit(doc);
+    // Without --depth, a terminal gets the module roll-up that fits its height; files and pipes every node.
+    const bool auto_depth = !depth->count() && !old_depth->count() && o->out.width() > 0;
+    if (auto_depth) {
+      so.depth = fitting_depth(g, static_cast<size_t>(std::max(20, o->out.height() - 30)));
+      o->out.emit(summary_document(g, so), doc);
+    } else {
+      o->out.emit(doc);
+    }
     if (o->plot.empty()) return;
     for (const auto& b : doc.blocks)
       if (auto* t = std::get_if<report::Table>(&b); t && t->key == "layers")

@@ -74,11 +74,13 @@ CLI::App* add_sweep_command(CLI::App& app) {
   cmd->add_option("--optimizer", o->plan.optimizer, "Optimizer for training memory: sgd|momentum|adam")
       ->capture_default_str();
   cmd->add_flag("--measure", o->plan.measure, "Also measure each point (`ridge measure` on CPU partitions)");
-  cmd->add_option("--threads", o->plan.threads, "Threads for --measure (default: ridge measure's)");
-  cmd->add_option("--device", o->plan.device, "Also predict time and samples/s per point on this device, and the "
+  auto* measure = cmd->get_option("--measure");
+  cmd->add_option("--threads,-t", o->plan.threads, "Threads for --measure (default: ridge measure's)")->needs(measure);
+  auto* device = cmd->add_option("--device,-d", o->plan.device, "Also predict time and samples/s per point on this device, and the "
                                              "largest batch that fits its memory (see `ridge devices`)");
-  cmd->add_option("--precision", o->plan.precision, "Precision for --device predictions: fp32|tf32|fp16|bf16|fp64")
-      ->capture_default_str();
+  cmd->add_option("--precision,-p", o->plan.precision, "Precision for --device predictions: fp32|tf32|fp16|bf16|fp64")
+      ->capture_default_str()
+      ->needs(device);
   cmd->add_flag("--train", o->plan.train, "Predict a training step (forward, backward, update) instead of inference");
   cmd->add_option("--on", o->on, "Where points run: local|slurm")->capture_default_str()->check(
       CLI::IsMember({"local", "slurm"}));
@@ -90,7 +92,7 @@ CLI::App* add_sweep_command(CLI::App& app) {
   cmd->add_option("--gres", o->plan.slurm.gres, "Generic resources, e.g. gpu:1 (GPU partitions: tasks profile "
                                                 "--gpu-cmd)")->group(g);
   cmd->add_option("--gpu-cmd", o->plan.slurm.gpu_command, "With --gres: the program to profile per point, "
-                                                          "{batch} is replaced by the batch size")->group(g);
+                                                          "{batch} (or {bs}) is replaced by the batch size")->group(g);
   cmd->add_option("--time", o->plan.slurm.time, "Time limit per task")->capture_default_str()->group(g);
   cmd->add_option("--max-parallel", o->plan.slurm.max_parallel, "At most K tasks at once (0 = no limit)")
       ->group(g);
@@ -157,10 +159,11 @@ CLI::App* add_sweep_command(CLI::App& app) {
     if (!o->out_dir.empty()) prepare_sweep_dir(o->out_dir, plan);
     std::vector<nlohmann::json> results;
     const auto start = std::chrono::steady_clock::now();
+    ProgressMeter meter("sweep", plan.size());
     for (size_t i = 0; i < plan.size(); ++i) {
       if (plan.measure || std::chrono::steady_clock::now() - start > std::chrono::seconds(2)) {
         auto [m, b] = plan.point(i);
-        progress(fmt::format("sweep: {} at batch {} ({}/{})", m, b, i + 1, plan.size()));
+        meter.next(fmt::format("{} at batch {}", m, b));
       }
       results.push_back(run_point(plan, i));
       if (!o->out_dir.empty()) {
@@ -169,7 +172,7 @@ CLI::App* add_sweep_command(CLI::App& app) {
                          results.back().dump(2) + "\n");
       }
     }
-    if (plan.measure || std::chrono::steady_clock::now() - start > std::chrono::seconds(2)) std::cerr << "\n";
+    if (plan.measure || std::chrono::steady_clock::now() - start > std::chrono::seconds(2)) meter.finish();
     o->out.emit(sweep_document(plan, results));
     if (!o->plot.empty()) chart::write_charts(sweep_charts(results), o->plot);
   });

@@ -1,7 +1,10 @@
 // The subcommand table and the options every command shares.
 #pragma once
 #include <CLI/CLI.hpp>
+#include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ridge/report.hpp"
@@ -18,16 +21,34 @@ struct Command {
 /// defining add_NAME_command, one declaration and one row in commands.cpp.
 const std::vector<Command>& commands();
 
-/// Output options shared by every command: --format for stdout, and --json/--csv/--md FILE to write
-/// further formats at the same time.
+/// Output options shared by every command: --format for stdout, --json/--csv/--csv-totals/--md FILE to write
+/// further formats at the same time, and --wide.
 struct OutputOptions {
   std::string format = "table";
-  std::string json_file, csv_file, md_file;
+  std::string json_file, csv_file, csv_totals_file, md_file;
+  bool wide = false;
+  const CLI::App* cmd = nullptr;  ///< set by add_to(): its parsed options become the document's `inputs`
 
   void add_to(CLI::App* cmd);
-  /// Writes the document to stdout in --format and to every requested file.
+  /// Width the stdout table must fit: 0 (no limit) with --wide, a format other than table, or no terminal;
+  /// else $COLUMNS, else the terminal's width.
+  int width() const;
+  /// Rows a terminal shows ($LINES, else the terminal's height, else 40).
+  int height() const;
+  /// Writes every requested file first, then the document to stdout in --format (so a closed stdout never costs
+  /// a file). Fills the document's `command` and `inputs` (the command's parsed options) when unset.
   void emit(const report::Document& doc) const;
+  /// As emit(doc), with a different document on stdout (e.g. a rolled-up table on a terminal).
+  void emit(const report::Document& screen, const report::Document& files) const;
 };
+
+/// The command's parsed options as JSON (model, batch, dtype, device, ...): flags as booleans, numbers as
+/// numbers, repeatable options as arrays; output options (--format, --json, --plot, ...) left out.
+nlohmann::json option_values(const CLI::App& cmd);
+
+/// CLI11's messages in words: "--batch: Value 0 not in range 2.2e-308 to 1.8e308" -> "--batch: 0 is not a
+/// positive number".
+std::string usage_message(const std::string& cli11_message);
 
 /// Draws the shares chart of the document's table `table_key` (rows named by column `name_key`; columns
 /// `metrics`: key, title) to `path` (.svg or .png). Does nothing when `path` is empty.
@@ -35,7 +56,37 @@ void plot_layer_shares(const report::Document& doc, const std::string& title,
                        const std::vector<std::pair<std::string, std::string>>& metrics, const std::string& path,
                        const std::string& table_key = "layers", const std::string& name_key = "name");
 
-/// Progress on stderr for long-running work; silent when stderr is not a terminal unless forced.
+/// Progress on stderr for long-running work: one rewritten line on a terminal, one line each otherwise.
 void progress(const std::string& message);
+
+/// Time left of `total` items when `done` took `elapsed_s` at a steady pace; nullopt before the first one ends.
+std::optional<double> eta_seconds(double elapsed_s, size_t done, size_t total);
+/// A duration for people: "45 s", "3 min 20 s", "2 h 5 min".
+std::string format_duration(double seconds);
+/// "sweep: 3/10 (resnet50 at batch 8), 12 s elapsed, about 28 s left".
+std::string progress_line(std::string_view what, size_t done, size_t total, double elapsed_s,
+                          std::string_view detail);
+
+/// Seconds on a monotonic clock.
+double steady_seconds();
+/// Adds the time left to a progress message that ends in "(i/n)" (step i of n starting now), timing from step 1
+/// (`first_step_s` holds when it started; < 0 before): "machine: bandwidth ... (5/16), about 3 s left".
+std::string step_eta(const std::string& message, double now_s, double& first_step_s);
+
+/// Counts items of long work and reports each on stderr with the time left; the clock (seconds) is injectable.
+class ProgressMeter {
+ public:
+  ProgressMeter(std::string what, size_t total, std::function<double()> clock = steady_seconds);
+  /// Called before item `done` (0-based) starts; returns the line it printed.
+  std::string next(std::string_view detail);
+  /// Reports the end ("sweep: 10/10 done in 40 s").
+  std::string finish();
+
+ private:
+  std::string what_;
+  size_t total_, done_ = 0;
+  std::function<double()> clock_;
+  double start_;
+};
 
 }  // namespace ridge::cli

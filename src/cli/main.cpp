@@ -1,21 +1,55 @@
 // ridge: what a neural network costs and why. One choke point for errors: ridge::Error -> one line, exit 1;
 // usage errors -> exit 2; anything unexpected -> one line, exit 1 (never a stack trace).
+#include <csignal>
+#include <cstring>
 #include <iostream>
 #include <new>
 
 #include "commands.hpp"
 #include "ridge/error.hpp"
 
+namespace {
+
+// "list, summary, ..." (the visible commands, as `ridge --help` lists them).
+std::string command_list(const CLI::App& app) {
+  std::string out;
+  for (const CLI::App* sub : app.get_subcommands({}))
+    if (!sub->get_group().empty()) out += (out.empty() ? "" : ", ") + sub->get_name();
+  return out;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  // A closed stdout (`ridge ... | head -1`) must not kill ridge before it writes its files: writes to it fail
+  // quietly instead, and the exit status stays 0.
+  std::signal(SIGPIPE, SIG_IGN);
+  const std::string version = "ridge " + std::string(ridge::report::ridge_version());
   CLI::App app{
       "ridge — FLOPs, parameters and memory of neural networks, layer by layer; measured next to estimated;\n"
       "placed on the hardware's roofline with a time prediction.\n\n"
       "MODEL is a built-in zoo name (see `ridge list`) or a path to an .onnx file."};
   app.name("ridge");
   app.require_subcommand(1);
-  app.set_version_flag("--version", "ridge 0.1.0");
+  app.set_version_flag("--version", version);
   app.footer("Run `ridge COMMAND --help` for the options of one command.");
   for (const auto& c : ridge::cli::commands()) c.add(app);
+  for (CLI::App* sub : app.get_subcommands({})) sub->set_version_flag("--version", version);
+  if (argc < 2) {
+    std::cerr << "ridge: usage error: no command given (commands: " << command_list(app)
+              << ")\n(run `ridge --help`)\n";
+    return 2;
+  }
+  auto known = [&](const char* name) {
+    for (const CLI::App* sub : app.get_subcommands({}))
+      if (sub->check_name(name)) return true;
+    return false;
+  };
+  if (argv[1][0] != '-' && !known(argv[1])) {
+    std::cerr << "ridge: usage error: unknown command '" << argv[1] << "' (commands: " << command_list(app)
+              << ")\n(run `ridge --help`)\n";
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -23,9 +57,10 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
+    std::cout << e.what() << "\n";
+    return 0;
   } catch (const CLI::ParseError& e) {
-    std::cerr << "ridge: usage error: " << e.what() << "\n(run `ridge --help`)\n";
+    std::cerr << "ridge: usage error: " << ridge::cli::usage_message(e.what()) << "\n(run `ridge --help`)\n";
     return 2;
   } catch (const ridge::UsageError& e) {
     std::cerr << "ridge: usage error: " << e.what() << "\n";

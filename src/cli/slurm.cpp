@@ -83,6 +83,7 @@ std::string sbatch_script(const SweepPlan& plan, const std::string& dir, const s
       << "LOG=\"$DIR/logs/profile_${IDX}.log\"\n"
       << "CMD=" << shell_quote(plan.slurm.gpu_command) << "\n"
       << "CMD=${CMD//\\{batch\\}/$BATCH}\n"
+      << "CMD=${CMD//\\{bs\\}/$BATCH}\n"
       << "# The profiler command line (metrics for FLOPs, DRAM bytes and time in base units):\n"
       << "PROFILE=$(\"$RIDGE\" profile-cmd --tool ncu -- bash -c \"$CMD\") || exit 1\n"
       << "bash -c \"$PROFILE\" > \"$LOG\" 2>&1\n"

@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
+#include <set>
 
 namespace ridge::cli {
 
@@ -20,6 +22,20 @@ std::string group_key(const std::string& name, int depth) {
 }
 
 }  // namespace
+
+int fitting_depth(const Graph& g, size_t max_rows) {
+  size_t deepest = 0;
+  for (const Node& n : g.nodes) deepest = std::max<size_t>(deepest, static_cast<size_t>(std::count(n.name.begin(), n.name.end(), '.')) + 1);
+  if (g.nodes.size() <= max_rows) return 0;
+  int best = 1;
+  for (int d = 1; d <= static_cast<int>(deepest); ++d) {
+    std::set<std::string> keys;
+    for (const Node& n : g.nodes) keys.insert(group_key(n.name, d));
+    if (keys.size() > max_rows) break;
+    best = d;
+  }
+  return best;
+}
 
 report::Document summary_document(const Graph& g, const SummaryOptions& opts) {
   using report::Cell;
@@ -66,22 +82,24 @@ report::Document summary_document(const Graph& g, const SummaryOptions& opts) {
 
   report::Table t;
   t.key = "layers";
-  t.title = opts.depth > 0 ? fmt::format("Layers (grouped to depth {})", opts.depth) : "Layers";
+  t.title = opts.depth > 0 ? fmt::format("Layers (grouped to depth {}; --depth 0 lists every node)", opts.depth)
+                           : "Layers";
   t.columns = {{"name", "layer"},
                {"op", "op"},
-               {"output_shape", "output shape"},
+               {"output_shape", "output shape", Unit::None, false, 3},
                {"params", "params", Unit::Param, true},
-               {"macs", "MACs", Unit::Mac},
+               {"macs", "MACs", Unit::Mac, false, 5},
                {"flops", "FLOPs", Unit::Flop},
-               {"backward_flops", "bwd FLOPs", Unit::Flop},
-               {"bytes_read", "read", Unit::Byte},
-               {"bytes_written", "written", Unit::Byte},
+               {"backward_flops", "bwd FLOPs", Unit::Flop, false, 4},
+               {"bytes_read", "read", Unit::Byte, false, 7},
+               {"bytes_written", "written", Unit::Byte, false, 6},
                {"output_bytes", "out mem", Unit::Byte},
-               {"saved_bytes", "saved", Unit::Byte},
+               {"saved_bytes", "saved", Unit::Byte, false, 8},
                {"flops_share_pct", "FLOPs %", Unit::Percent}};
-  if (conv) t.columns.push_back({"headline", std::string(convention_info(*opts.convention).name), Unit::Count, true});
-  t.columns.push_back({"status", "status"});
-  t.columns.push_back({"descriptor", "descriptor"});
+  // drop_rank: what a narrow terminal loses first (the descriptor, then memory detail, then the op's shape).
+  if (conv) t.columns.push_back({"headline", std::string(convention_info(*opts.convention).name), Unit::Count, true, 2});
+  t.columns.push_back({"status", "status", Unit::None, false, 9});
+  t.columns.push_back({"descriptor", "descriptor", Unit::None, false, 10});
   const double total_flops = to_double(mc.total.flops);
   for (const Row& r : rows) {
     std::vector<Cell> row = {Cell::text(r.name),
@@ -122,7 +140,7 @@ report::Document summary_document(const Graph& g, const SummaryOptions& opts) {
       .add("headline", conv ? std::string("headline (") + std::string(convention_info(*opts.convention).name) + ")"
                             : std::string("headline (ridge FLOPs)"),
            Cell::count(conv ? conv->total : mc.total.flops, Unit::Count), true)
-      .add("complete", "complete", Cell::text(mc.complete() ? "yes" : "no"));
+      .add("complete", "complete", Cell::flag(mc.complete()));
   if (conv) totals.add("headline_text", "as the tool prints it", Cell::text(conv->headline_text));
 
   report::Fields memory;

@@ -13,6 +13,10 @@ struct SummaryOptions {
   Optimizer optimizer = Optimizer::SGD;
 };
 
+/// The deepest module depth at which the layer table has at most `max_rows` rows (0 = every node, when all of
+/// them fit; at least 1).
+int fitting_depth(const Graph& g, size_t max_rows);
+
 /// torchinfo-style summary: per-layer table (name, op, output shape, params, MACs, FLOPs, backward, bytes,
 /// memory, share) with totals, memory lines and notes (unsupported ops, importer notes).
 report::Document summary_document(const Graph& g, const SummaryOptions& opts);

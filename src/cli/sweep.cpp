@@ -356,13 +356,17 @@ report::Document sweep_document(const SweepPlan& plan, const std::vector<nlohman
       // One point has no slope: the line is flat through it.
       const auto fit = ingest::fit_line(xs, ys[k]);
       const double slope = fit ? fit->slope : 0.0;
-      const double intercept = fit ? fit->intercept : (ys[k].empty() ? 0.0 : ys[k].front());
+      double scale = 0;
+      for (double y : ys[k]) scale = std::max(scale, std::fabs(y));
+      const double intercept =
+          fit ? report::zero_if_noise(fit->intercept, scale) : (ys[k].empty() ? 0.0 : ys[k].front());
       const double r2 = fit ? fit->r2 : 1.0;
       fits.add_row({Cell::text(model), Cell::text(kQ[k].key), Cell::real(slope, kQ[k].unit),
                     Cell::real(intercept, kQ[k].unit), Cell::real(r2)});
     }
   }
   report::Document d;
+  d.main_table = "points";
   if (!plan.device.empty()) d.blocks.push_back(capacity_table(plan));
   d.title = fmt::format("batch-size sweep: {} ({} of {} points)", fmt::join(plan.models, ", "), results.size(),
                         plan.size());

@@ -2,7 +2,9 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <algorithm>
 #include <limits>
+#include <optional>
 
 #include "ridge/report.hpp"
 
@@ -40,36 +42,82 @@ Fields& Fields::add(std::string k, std::string t, Cell cell, bool exact) {
   return *this;
 }
 
-std::string si(double v, int sig) {
+std::string_view ridge_version() { return RIDGE_VERSION; }
+
+namespace {
+
+// "1234567.5" -> "1,234,567.5"
+std::string group_digits(const std::string& s) {
+  const size_t start = s[0] == '-' ? 1 : 0;
+  const size_t dot = std::min(s.find('.'), s.size());
+  std::string out = s;
+  for (size_t i = dot; i > start + 3; i -= 3) out.insert(i - 3, ",");
+  return out;
+}
+
+}  // namespace
+
+std::string plain(double v, int sig) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  static const char* kPrefix[] = {"", " k", " M", " G", " T", " P", " E", " Z", " Y"};
-  static const char* kSmall[] = {"", " m", " u", " n", " p"};
-  double a = std::fabs(v);
-  std::string prefix;
-  if (a >= 1000.0) {
-    int i = 0;
-    while (a >= 999.5 && i < 8) { a /= 1000.0; v /= 1000.0; ++i; }
-    prefix = kPrefix[i];
-  } else if (a > 0 && a < 1.0) {
-    int i = 0;
-    while (a < 0.9995 && i < 4) { a *= 1000.0; v *= 1000.0; ++i; }
-    prefix = kSmall[i];
+  if (v == 0) return "0";
+  const double a = std::fabs(v);
+  const int magnitude = static_cast<int>(std::floor(std::log10(a)));  // 1234 -> 3, 0.0123 -> -2
+  const int decimals = std::clamp(sig - 1 - magnitude, 0, 9);
+  std::string s = fmt::format("{:.{}f}", a, decimals);
+  if (s.find_first_not_of("0.") == std::string::npos) return "0";  // below 9 decimals
+  if (magnitude < 0 && s[0] != '0') s = fmt::format("{:.{}f}", a, sig - 1);  // 0.9999 rounded up to 1.00
+  size_t dot = s.find('.');
+  if (magnitude < 0 && s[0] == '0' && dot != std::string::npos) {  // 0.250 -> 0.25 (fractions only; 1.50 keeps its digits)
+    while (s.back() == '0') s.pop_back();
+    if (s.back() == '.') s.pop_back();
   }
-  int digits_before = a >= 100 ? 3 : a >= 10 ? 2 : 1;
-  int decimals = std::max(0, sig - digits_before);
-  return fmt::format("{:.{}f}{}", v, decimals, prefix);
+  return (v < 0 ? "-" : "") + group_digits(s);
+}
+
+namespace {
+
+// Scales `v` by `base` (1000 or 1024) to the largest prefix keeping it >= 1; returns the prefix index.
+int prefix_index(double a, double base) {
+  int i = 0;
+  while (a >= base * 0.9995 && i < 6) a /= base, ++i;
+  return i;
+}
+
+constexpr const char* kDecimal[] = {"", "k", "M", "G", "T", "P", "E"};
+constexpr const char* kBinary[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
+
+}  // namespace
+
+std::string si(double v, int sig) {
+  if (!std::isfinite(v) || std::fabs(v) < 999.5) return plain(v, sig);
+  const int i = prefix_index(std::fabs(v), 1000.0);
+  const double x = v / std::pow(1000.0, i);
+  const double a = std::fabs(x);
+  const int decimals = std::max(0, sig - (a >= 99.95 ? 3 : a >= 9.995 ? 2 : 1));
+  return fmt::format("{:.{}f} {}", x, decimals, kDecimal[i]);
+}
+
+std::string format_bytes(double b) {
+  if (!std::isfinite(b) || std::fabs(b) < 1023.5) return plain(b, 3) + " B";
+  const int i = prefix_index(std::fabs(b), 1024.0);
+  const double x = b / std::pow(1024.0, i);
+  const double a = std::fabs(x);
+  const int decimals = a >= 99.95 ? 0 : a >= 9.995 ? 1 : 2;
+  return fmt::format("{:.{}f} {}B", x, decimals, kBinary[i]);
 }
 
 std::string format_seconds(double s) {
   if (std::isnan(s)) return "nan";
   double a = std::fabs(s);
   if (a == 0) return "0 s";
-  if (a >= 1) return fmt::format("{:.3g} s", s);
-  if (a >= 1e-3) return fmt::format("{:.3g} ms", s * 1e3);
-  if (a >= 1e-6) return fmt::format("{:.3g} us", s * 1e6);
-  return fmt::format("{:.3g} ns", s * 1e9);
+  if (a >= 1) return plain(s, 3) + " s";
+  if (a >= 1e-3) return plain(s * 1e3, 3) + " ms";
+  if (a >= 1e-6) return plain(s * 1e6, 3) + " us";
+  return plain(s * 1e9, 3) + " ns";
 }
+
+double zero_if_noise(double v, double scale) { return std::fabs(v) <= 1e-9 * std::fabs(scale) ? 0.0 : v; }
 
 namespace {
 
@@ -83,29 +131,104 @@ std::string with_unit(const std::string& num, Unit u) {
   return has_prefix ? num + std::string(sym) : num + " " + std::string(sym);
 }
 
+std::optional<double> numeric(const Cell& c) {
+  if (auto n = std::get_if<Count>(&c.value)) return to_double(*n);
+  if (auto d = std::get_if<double>(&c.value)) return *d;
+  return std::nullopt;
+}
+
+// Human form of a value already divided by its column's scale: 3 significant digits, at least the integer part.
+std::string scaled(double v) { return std::fabs(v) >= 99.5 ? group_digits(fmt::format("{:.0f}", v)) : plain(v, 3); }
+
 }  // namespace
 
 std::string format_cell(const Cell& c, bool exact) {
   if (c.is_empty()) return "-";
   if (auto s = std::get_if<std::string>(&c.value)) return *s;
+  if (auto b = std::get_if<bool>(&c.value)) return *b ? "yes" : "no";
   if (auto n = std::get_if<Count>(&c.value)) {
     if (exact || c.unit == Unit::Count || c.unit == Unit::Param || c.unit == Unit::None) return with_commas(*n);
+    if (c.unit == Unit::Byte) return format_bytes(to_double(*n));
     if (*n > -1000 && *n < 1000) return with_unit(to_string(*n), c.unit);
     return with_unit(si(to_double(*n)), c.unit);
   }
   double d = std::get<double>(c.value);
   switch (c.unit) {
     case Unit::Second: return format_seconds(d);
+    case Unit::Byte: return format_bytes(d);
     case Unit::Percent: return fmt::format("{:.1f}%", d);
-    case Unit::Ratio: return fmt::format("{:.3g}x", d);
-    case Unit::None: case Unit::Count: case Unit::Param: return fmt::format("{:.4g}", d);
+    case Unit::Ratio: return plain(d, 3) + "x";
+    case Unit::FlopPerByte: return plain(d, 3) + " FLOP/B";
+    case Unit::None: case Unit::Count: case Unit::Param: return plain(d, 4);
     default: return with_unit(si(d), c.unit);
   }
+}
+
+ColumnText format_column(const Table& t, size_t c) {
+  const Column& col = t.columns[c];
+  ColumnText out;
+  out.header = col.title.empty() ? col.key : col.title;
+  std::vector<double> mags;
+  bool all_counts = true;
+  for (const auto& r : t.rows) {
+    if (auto v = numeric(r[c]); v && *v != 0 && std::isfinite(*v)) mags.push_back(std::fabs(*v));
+    all_counts &= !std::holds_alternative<double>(r[c].value);
+  }
+  const Unit u = col.unit;
+  const bool integral = all_counts && (col.exact || u == Unit::Count || u == Unit::Param || u == Unit::None);
+  // The column's one unit: the prefix of its median magnitude (so that most cells read 1..999 and the rare
+  // large one gets separators); fractions are never prefixed, except times (ms, us, ns are units of their own).
+  std::string unit_label;
+  double div = 1;
+  if (!integral && !mags.empty()) {
+    const size_t mid = (mags.size() - 1) / 2;  // the lower median
+    std::nth_element(mags.begin(), mags.begin() + static_cast<long>(mid), mags.end());
+    const double med = mags[mid];
+    switch (u) {
+      case Unit::Byte: {
+        const int i = prefix_index(med, 1024.0);
+        div = std::pow(1024.0, i), unit_label = std::string(kBinary[i]) + "B";
+        break;
+      }
+      case Unit::Flop: case Unit::Mac: case Unit::FlopPerSecond: case Unit::BytePerSecond: {
+        const int i = prefix_index(med, 1000.0);
+        div = std::pow(1000.0, i), unit_label = std::string(kDecimal[i]) + std::string(unit_symbol(u));
+        break;
+      }
+      case Unit::Second: {
+        static const std::pair<double, const char*> kTime[] = {{1, "s"}, {1e-3, "ms"}, {1e-6, "us"}, {1e-9, "ns"}};
+        div = 1e-9, unit_label = "ns";
+        for (auto [scale, name] : kTime)
+          if (med >= scale * 0.9995) {
+            div = scale, unit_label = name;
+            break;
+          }
+        break;
+      }
+      default: unit_label = std::string(unit_symbol(u));
+    }
+  } else if (!integral) {
+    unit_label = u == Unit::Byte ? "B" : std::string(unit_symbol(u));
+  }
+  if (!unit_label.empty() && out.header.find(unit_label) == std::string::npos)
+    out.header += " [" + unit_label + "]";
+  for (const auto& r : t.rows) {
+    const Cell& cell = r[c];
+    if (auto v = numeric(cell); v && !integral) {
+      out.cells.push_back(u == Unit::Percent ? fmt::format("{:.1f}", *v) : scaled(*v / div));
+    } else if (integral && std::holds_alternative<Count>(cell.value)) {
+      out.cells.push_back(with_commas(std::get<Count>(cell.value)));
+    } else {
+      out.cells.push_back(format_cell(cell, col.exact));
+    }
+  }
+  return out;
 }
 
 nlohmann::json to_json(const Cell& c) {
   if (c.is_empty()) return nullptr;
   if (auto s = std::get_if<std::string>(&c.value)) return *s;
+  if (auto b = std::get_if<bool>(&c.value)) return *b;
   if (auto n = std::get_if<Count>(&c.value)) {
     if (*n >= std::numeric_limits<int64_t>::min() && *n <= std::numeric_limits<int64_t>::max())
       return static_cast<int64_t>(*n);
@@ -135,6 +258,10 @@ nlohmann::json& at_dotted(nlohmann::json& root, const std::string& key) {
 
 nlohmann::json to_json(const Document& d) {
   nlohmann::json out = nlohmann::json::object();
+  out["schema_version"] = kSchemaVersion;
+  out["ridge_version"] = ridge_version();
+  if (!d.command.empty()) out["command"] = d.command;
+  out["inputs"] = d.inputs;
   out["title"] = d.title;
   for (const Block& b : d.blocks) {
     if (auto t = std::get_if<Table>(&b)) {

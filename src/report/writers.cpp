@@ -1,11 +1,14 @@
 // The output formats, by name. Writers only lay out cells; they never interpret metrics.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -36,37 +39,81 @@ std::string pad(const std::string& s, size_t w, bool right) {
   return right ? std::string(w - n, ' ') + s : s + std::string(w - n, ' ');
 }
 
-void write_table_block(const Table& t, std::ostream& os) {
+bool is_total(const Table& t, size_t r) {
+  return std::find(t.total_rows.begin(), t.total_rows.end(), static_cast<int>(r)) != t.total_rows.end();
+}
+
+// Shortens `s` to `w` display columns with an ellipsis in the middle, keeping both ends of a module path.
+std::string abbreviate(const std::string& s, size_t w) {
+  if (display_width(s) <= w || w < 5) return s;
+  const size_t keep = w - 1, head = keep / 2, tail = keep - head;
+  return s.substr(0, head) + "…" + s.substr(s.size() - tail);  // module paths are ASCII
+}
+
+void write_table_block(const Table& t, std::ostream& os, const TextOptions& opts) {
   if (!t.title.empty()) os << t.title << "\n";
   const size_t nc = t.columns.size();
-  std::vector<std::vector<std::string>> text(t.rows.size(), std::vector<std::string>(nc));
+  std::vector<ColumnText> cols;
   std::vector<size_t> w(nc);
-  for (size_t c = 0; c < nc; ++c) w[c] = display_width(header_title(t.columns[c]));
-  for (size_t r = 0; r < t.rows.size(); ++r)
-    for (size_t c = 0; c < nc; ++c) {
-      text[r][c] = format_cell(t.rows[r][c], t.columns[c].exact);
-      w[c] = std::max(w[c], display_width(text[r][c]));
-    }
-  auto rule = [&] {
-    size_t total = 0;
-    for (size_t c = 0; c < nc; ++c) total += w[c] + (c ? 2 : 0);
-    os << std::string(total, '-') << "\n";
-  };
-  std::string header;
+  std::vector<bool> right(nc);
   for (size_t c = 0; c < nc; ++c) {
-    bool right = !t.rows.empty() && right_aligned(t.rows[0][c]);
-    header += (c ? "  " : "") + pad(header_title(t.columns[c]), w[c], right);
+    cols.push_back(format_column(t, c));
+    w[c] = display_width(cols[c].header);
+    for (const auto& s : cols[c].cells) w[c] = std::max(w[c], display_width(s));
+    right[c] = !t.rows.empty() && right_aligned(t.rows[0][c]);
   }
-  while (!header.empty() && header.back() == ' ') header.pop_back();
-  os << header << "\n";
-  rule();
-  for (size_t r = 0; r < t.rows.size(); ++r) {
-    if (std::find(t.total_rows.begin(), t.total_rows.end(), static_cast<int>(r)) != t.total_rows.end()) rule();
+  // Fit the terminal: drop ranked columns (highest rank first), then unranked ones from the right (never the
+  // first), then shorten the first column.
+  std::vector<size_t> shown(nc);
+  for (size_t c = 0; c < nc; ++c) shown[c] = c;
+  auto total = [&] {
+    size_t sum = 0;
+    for (size_t k = 0; k < shown.size(); ++k) sum += w[shown[k]] + (k ? 2 : 0);
+    return sum;
+  };
+  std::vector<std::string> dropped;
+  const size_t width = opts.width > 0 ? static_cast<size_t>(opts.width) : 0;
+  while (width && total() > width && shown.size() > 1) {
+    size_t pick = 0;  // index into shown
+    int best = 0;
+    for (size_t k = 1; k < shown.size(); ++k)
+      if (t.columns[shown[k]].drop_rank > best) best = t.columns[shown[k]].drop_rank, pick = k;
+    if (best == 0) {
+      const size_t first_w = w[shown[0]];
+      if (total() - first_w + std::min<size_t>(first_w, 16) <= width) break;  // shortening the names is enough
+      pick = shown.size() - 1;
+    }
+    dropped.push_back(header_title(t.columns[shown[pick]]));
+    shown.erase(shown.begin() + static_cast<long>(pick));
+  }
+  if (width && total() > width) {
+    const size_t c0 = shown[0];
+    w[c0] = std::max<size_t>(8, w[c0] - std::min(w[c0], total() - width));
+    cols[c0].header = abbreviate(cols[c0].header, w[c0]);
+    for (auto& s : cols[c0].cells) s = abbreviate(s, w[c0]);
+  }
+  auto line_of = [&](auto&& text_of) {
     std::string line;
-    for (size_t c = 0; c < nc; ++c)
-      line += (c ? "  " : "") + pad(text[r][c], w[c], right_aligned(t.rows[r][c]));
+    for (size_t k = 0; k < shown.size(); ++k) line += (k ? "  " : "") + text_of(shown[k]);
     while (!line.empty() && line.back() == ' ') line.pop_back();
-    os << line << "\n";
+    return line + "\n";
+  };
+  const std::string rule = std::string(total(), '-') + "\n";
+  os << line_of([&](size_t c) { return pad(cols[c].header, w[c], right[c]); }) << rule;
+  for (size_t r = 0; r < t.rows.size(); ++r) {
+    if (is_total(t, r)) os << rule;
+    os << line_of([&](size_t c) { return pad(cols[c].cells[r], w[c], right_aligned(t.rows[r][c])); });
+  }
+  if (!dropped.empty()) {  // one line, itself within the width: as many names as fit, then "+N more"
+    for (size_t shown_names = dropped.size();; --shown_names) {
+      std::string names = fmt::format("{}", fmt::join(dropped.begin(), dropped.begin() + static_cast<long>(shown_names), ", "));
+      if (shown_names < dropped.size()) names += fmt::format(" +{} more", dropped.size() - shown_names);
+      std::string note = fmt::format("({} columns left out: {}; --wide shows all)", dropped.size(), names);
+      if (display_width(note) <= width || shown_names <= 1) {
+        os << note << "\n";
+        break;
+      }
+    }
   }
 }
 
@@ -78,13 +125,17 @@ void write_fields_block(const Fields& f, std::ostream& os) {
     os << "  " << pad(header_title(col) + ":", w + 1, false) << "  " << format_cell(cell, col.exact) << "\n";
 }
 
-void write_text(const Document& d, std::ostream& os) {
+void write_text_unlimited(const Document& d, std::ostream& os) { write_text(d, os, TextOptions{}); }
+
+}  // namespace
+
+void write_text(const Document& d, std::ostream& os, const TextOptions& opts) {
   if (!d.title.empty()) os << d.title << "\n\n";
   bool first = true;
   for (const Block& b : d.blocks) {
     if (!first) os << "\n";
     first = false;
-    if (auto t = std::get_if<Table>(&b)) write_table_block(*t, os);
+    if (auto t = std::get_if<Table>(&b)) write_table_block(*t, os, opts);
     else write_fields_block(std::get<Fields>(b), os);
   }
   if (!d.notes.empty()) {
@@ -92,6 +143,8 @@ void write_text(const Document& d, std::ostream& os) {
     for (const auto& n : d.notes) os << "  - " << n << "\n";
   }
 }
+
+namespace {
 
 std::string csv_quote(const std::string& s) {
   if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
@@ -106,34 +159,18 @@ std::string csv_quote(const std::string& s) {
 std::string csv_value(const Cell& c) {
   if (c.is_empty()) return "";
   if (auto s = std::get_if<std::string>(&c.value)) return csv_quote(*s);
+  if (auto b = std::get_if<bool>(&c.value)) return *b ? "true" : "false";
   if (auto n = std::get_if<Count>(&c.value)) return to_string(*n);
-  return fmt::format("{:.9g}", std::get<double>(c.value));
+  const double v = std::get<double>(c.value);
+  if (!std::isfinite(v)) return "";
+  char buf[400];  // shortest round-trip digits, fixed notation (never 1e-05), so any CSV reader takes it as is
+  auto res = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed);
+  return std::string(buf, res.ptr);
 }
 
 void write_csv(const Document& d, std::ostream& os) {
-  // One section per block; a section header line "# key" only when there is more than one block, so that a
-  // single-table document is a plain CSV file.
-  const bool several = d.blocks.size() > 1;
-  bool first = true;
-  for (const Block& b : d.blocks) {
-    if (!first) os << "\n";
-    first = false;
-    if (auto t = std::get_if<Table>(&b)) {
-      if (several) os << "# " << t->key << "\n";
-      for (size_t c = 0; c < t->columns.size(); ++c) os << (c ? "," : "") << csv_quote(t->columns[c].key);
-      os << "\n";
-      for (const auto& r : t->rows) {
-        for (size_t c = 0; c < r.size(); ++c) os << (c ? "," : "") << csv_value(r[c]);
-        os << "\n";
-      }
-    } else {
-      const Fields& f = std::get<Fields>(b);
-      if (several) os << "# " << f.key << "\n";
-      os << "key,value,unit\n";
-      for (const auto& [col, cell] : f.items)
-        os << csv_quote(col.key) << "," << csv_value(cell) << "," << unit_symbol(cell.unit) << "\n";
-    }
-  }
+  if (const Table* t = main_table(d)) os << csv_table(*t);
+  else os << csv_totals(d);
 }
 
 void write_json(const Document& d, std::ostream& os) { os << to_json(d).dump(2) << "\n"; }
@@ -152,15 +189,17 @@ void write_md(const Document& d, std::ostream& os) {
   for (const Block& b : d.blocks) {
     if (auto t = std::get_if<Table>(&b)) {
       if (!t->title.empty()) os << "## " << md_escape(t->title) << "\n\n";
+      std::vector<ColumnText> cols;
+      for (size_t c = 0; c < t->columns.size(); ++c) cols.push_back(format_column(*t, c));
       os << "|";
-      for (const auto& c : t->columns) os << " " << md_escape(header_title(c)) << " |";
+      for (const auto& c : cols) os << " " << md_escape(c.header) << " |";
       os << "\n|";
       for (size_t c = 0; c < t->columns.size(); ++c)
         os << (!t->rows.empty() && right_aligned(t->rows[0][c]) ? "---:|" : "---|");
       os << "\n";
-      for (const auto& r : t->rows) {
+      for (size_t r = 0; r < t->rows.size(); ++r) {
         os << "|";
-        for (size_t c = 0; c < r.size(); ++c) os << " " << md_escape(format_cell(r[c], t->columns[c].exact)) << " |";
+        for (const auto& c : cols) os << " " << md_escape(c.cells[r]) << " |";
         os << "\n";
       }
     } else {
@@ -179,8 +218,8 @@ void write_md(const Document& d, std::ostream& os) {
 }
 
 const std::vector<Format> kFormats = {
-    {"table", "aligned columns for the terminal, SI-scaled counts", &write_text},
-    {"csv", "comma-separated, exact integers, one header row per block", &write_csv},
+    {"table", "aligned columns for the terminal, one unit per column", &write_text_unlimited},
+    {"csv", "the main table as comma-separated values, exact integers (--csv DIR/ for every table)", &write_csv},
     {"json", "one JSON object, exact integers, stable keys", &write_json},
     {"md", "GitHub-flavoured markdown tables", &write_md},
 };
@@ -188,6 +227,54 @@ const std::vector<Format> kFormats = {
 }  // namespace
 
 const std::vector<Format>& formats() { return kFormats; }
+
+std::string csv_table(const Table& t) {
+  std::ostringstream os;
+  for (size_t c = 0; c < t.columns.size(); ++c) os << (c ? "," : "") << csv_quote(t.columns[c].key);
+  os << "\n";
+  for (const auto& r : t.rows) {
+    for (size_t c = 0; c < r.size(); ++c) os << (c ? "," : "") << csv_value(r[c]);
+    os << "\n";
+  }
+  return os.str();
+}
+
+std::string csv_totals(const Document& d) {
+  std::ostringstream os;
+  os << "key,value,unit\n";
+  for (const Block& b : d.blocks)
+    if (auto f = std::get_if<Fields>(&b))
+      for (const auto& [col, cell] : f->items)
+        os << csv_quote(f->key.empty() ? col.key : f->key + "." + col.key) << "," << csv_value(cell) << ","
+           << unit_symbol(cell.unit) << "\n";
+  return os.str();
+}
+
+const Table* main_table(const Document& d) {
+  const Table* first = nullptr;
+  for (const Block& b : d.blocks)
+    if (auto t = std::get_if<Table>(&b)) {
+      if (t->key == d.main_table) return t;
+      if (!first) first = t;
+    }
+  return first;
+}
+
+std::vector<std::pair<std::string, std::string>> csv_files(const Document& d) {
+  std::vector<std::pair<std::string, std::string>> out;
+  bool fields = false;
+  for (const Block& b : d.blocks) {
+    if (auto t = std::get_if<Table>(&b)) {
+      std::string name = t->key;
+      std::replace(name.begin(), name.end(), '.', '_');
+      out.emplace_back(name, csv_table(*t));
+    } else {
+      fields = true;
+    }
+  }
+  if (fields) out.emplace_back("totals", csv_totals(d));
+  return out;
+}
 
 const Format& format_by_name(std::string_view name) {
   for (const Format& f : kFormats)

@@ -40,7 +40,7 @@ TEST(IngestCli, TableOutputAndGroups) {
   auto r = run_ridge("ingest " + profile("22_") + " --group nvtx");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("convLayer"), std::string::npos);
-  EXPECT_NE(r.out.find("79 us"), std::string::npos) << r.out;  // 79,040 ns
+  EXPECT_NE(r.out.find("79.0 us"), std::string::npos) << r.out;  // 79,040 ns
 }
 
 TEST(IngestCli, NerscJoinAndLabelledRuns) {
