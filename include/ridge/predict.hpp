@@ -202,6 +202,10 @@ struct AllReduceTime {
 /// parameter server 2 (a + (N-1) S / B). Zero for one device.
 AllReduceTime allreduce_time(AllReduce algo, Count bytes, const ClusterTopology& topo);
 
+/// A ring all-reduce of `bytes` across `devices` joined by one `link` (one level: tensor-parallel groups inside a
+/// node, or a flat group over one network): allreduce_time(Ring, ...) on a one-node topology.
+double ring_allreduce_time_s(Count bytes, int devices, const Interconnect& link);
+
 /// NCCL's bus bandwidth of an all-reduce: algbw x 2(n-1)/n, with algbw = bytes / time (nccl-tests PERFORMANCE.md).
 double allreduce_bus_bandwidth(Count bytes, double time_s, int devices);
 

@@ -250,7 +250,7 @@ CLI::App* add_predict_command(CLI::App& app) {
       ->type_name("G");
   cmd->add_option("--intra-node,--interconnect", a->intra_node,
                   "Fabric inside a node: nvlink2|nvlink3|nvlink4|nvlink5|pcie3|pcie4|pcie5 (data/interconnects) or a "
-                  "link of the device file (default: the device's)")->type_name("NAME");
+                  "link of the device file (default: the device's)")->type_name("NAME")->needs("--devices-count");
   cmd->add_option("--inter-node", a->inter_node, "Network between nodes: ib-edr|ib-hdr|ib-ndr|eth-100g|eth-25g "
                                                  "(default: the device's)")->type_name("NAME");
   cmd->add_option("--nics-per-node", a->nics_per_node, "Network adapters per node (default: the device's)")->type_name("K");

@@ -173,4 +173,12 @@ double allreduce_bus_bandwidth(Count bytes, double time_s, int devices) {
   return to_double(bytes) / time_s * 2.0 * (devices - 1) / devices;
 }
 
+double ring_allreduce_time_s(Count bytes, int devices, const Interconnect& link) {
+  ClusterTopology t;
+  t.gpus_per_node = devices;
+  t.nodes = 1;
+  t.intra = link;
+  return allreduce_time(AllReduce::Ring, bytes, t).time_s;
+}
+
 }  // namespace ridge

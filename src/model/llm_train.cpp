@@ -124,7 +124,7 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
   const Count act_bytes = Count{o.micro_batch} * o.seq * c.hidden_size * dtype_bytes(act);
   if (o.tp > 1) {  // Megatron TP: 2 all-reduces per layer forward, 2 backward (+2 when the forward is recomputed)
     const int per_layer = o.recompute == Recompute::Full ? 6 : 4;
-    const double t = allreduce_time_s(AllReduce::Ring, act_bytes, o.tp, link_for(d, o.tp <= o.gpus_per_node));
+    const double t = ring_allreduce_time_s(act_bytes, o.tp, link_for(d, o.tp <= o.gpus_per_node));
     r.tp_comm_s = static_cast<double>(m + p - 1) * static_cast<double>(L / p) * per_layer * t;
   }
   if (p > 1)  // one activation forward and one gradient backward per micro-batch slot and stage boundary
@@ -151,7 +151,7 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
 
   if (o.dp > 1) {
     const Count grad_bytes = 2 * psi;
-    double t = allreduce_time_s(AllReduce::Ring, grad_bytes, o.dp, link_for(d, o.gpus <= o.gpus_per_node));
+    double t = ring_allreduce_time_s(grad_bytes, o.dp, link_for(d, o.gpus <= o.gpus_per_node));
     if (o.zero >= 3) t *= 1.5;  // ZeRO-3: parameters all-gathered in forward and backward (Rajbhandari et al.)
     r.dp_comm_exposed_s = std::max(0.0, t - t_bwd / static_cast<double>(p));  // overlapped with the last backward
   }
