@@ -99,5 +99,36 @@ TEST(OnnxNewerOpsets, MicrosoftDomainOpsMapToTheirRecords) {
   EXPECT_EQ(mc.total.params, Count{32});
 }
 
+/// Swin's window padding: pad = (7 - H % 7) % 7, zero when H % 7 == 0 (Not/Equal/Where), written into the pads
+/// with ScatterND. Folded, the padded shape is known and the conv after it is costed.
+TEST(OnnxNewerOpsets, WindowPaddingFoldsThroughModNotWhereAndScatterNd) {
+  test::TinyModel m(18);
+  m.input("x", {1, 3, 10, 10}).weight("w", {4, 3, 1, 1});
+  m.ints("two", {2}, true).ints("seven", {7}, true).ints("zero", {0}, true).ints("zeros", {0, 0, 0, 0, 0, 0, 0, 0});
+  m.ints("where", {6, 7});
+  m.node("Shape", {"x"}, {"s"}, "shape");
+  test::set_attr(m.node("Gather", {"s", "two"}, {"h"}, "gather"), "axis", int64_t{0});
+  m.node("Mod", {"h", "seven"}, {"r"}, "mod1");
+  m.node("Sub", {"seven", "r"}, {"p"}, "sub");
+  m.node("Mod", {"p", "seven"}, {"p7"}, "mod2");
+  m.node("Equal", {"r", "zero"}, {"divisible"}, "equal");
+  m.node("Not", {"divisible"}, {"needs"}, "not");
+  m.node("Where", {"needs", "p7", "zero"}, {"pad"}, "where_pad");
+  m.ints("zero1", {0});
+  m.node("Unsqueeze", {"pad", "zero1"}, {"pad1"}, "unsqueeze");
+  test::set_attr(m.node("Concat", {"pad1", "pad1"}, {"updates"}, "concat"), "axis", int64_t{0});
+  m.node("Reshape", {"where", "shape21"}, {"idx"}, "reshape");
+  m.ints("shape21", {2, 1});
+  m.node("ScatterND", {"zeros", "idx", "updates"}, {"pads"}, "scatter");
+  m.node("Pad", {"x", "pads"}, {"xp"}, "pad");
+  m.node("Conv", {"xp", "w"}, {"y"}, "conv");
+  m.output("y");
+  const Graph g = import_onnx_bytes(m.bytes(), "swin_pad.onnx", LoadOptions{});
+  const ModelCost mc = estimate(g);
+  EXPECT_TRUE(mc.complete());
+  EXPECT_EQ(to_string(g.value(node_of(g, OpKind::Pad).outputs[0]).shape), "1x3x14x14");
+  EXPECT_EQ(mc.total.macs, Count{4 * 14 * 14 * 3});
+}
+
 }  // namespace
 }  // namespace ridge
