@@ -14,6 +14,8 @@ enum class OpFamily : uint8_t {
   Linear,           ///< Gemm / nn.Linear: MACs = rows * in * out
   MatMul,           ///< batched matrix product of two activations (or activation x weight)
   Einsum,           ///< einsum: MACs = product of all distinct index extents
+  Recurrent,        ///< LSTM, GRU, RNN: gate products and gate math per step (recurrent.cpp)
+  Attention,        ///< fused attention: Q K^T and P V products, scale, mask, softmax (attention.cpp)
   BatchNorm,        ///< per-channel scale and shift
   LayerNorm,        ///< per-row normalisation (LayerNorm, RMSNorm)
   Unary,            ///< elementwise f(x); per-element FLOPs in the op's record

@@ -139,8 +139,9 @@ MemoryEstimate estimate_memory(const Graph& g, Optimizer opt) {
     std::vector<int> vals;
     Count extra = 0;
     saved_by(g, n, vals, extra);
-    for (int v : vals)
-      if (saved_roots.insert(root[v]).second) m.saved_per_node[i] += g.value(root[v]).bytes();
+    for (int v : vals)  // a view's storage may have an unknown shape even when the view's is known
+      if (g.value(root[v]).shape.known() && saved_roots.insert(root[v]).second)
+        m.saved_per_node[i] += g.value(root[v]).bytes();
     m.saved_per_node[i] += extra;
     m.saved_bytes += m.saved_per_node[i];
   }

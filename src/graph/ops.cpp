@@ -52,6 +52,8 @@ std::string_view family_name(OpFamily f) {
     case OpFamily::ConvTranspose: return "ConvTranspose";
     case OpFamily::Linear: return "Linear";
     case OpFamily::MatMul: return "MatMul";
+    case OpFamily::Attention: return "Attention";
+    case OpFamily::Recurrent: return "Recurrent";
     case OpFamily::Einsum: return "Einsum";
     case OpFamily::BatchNorm: return "BatchNorm";
     case OpFamily::LayerNorm: return "LayerNorm";

@@ -1,5 +1,7 @@
 // Elementwise family: unary ops (per-element FLOPs from the op's record), binary arithmetic with broadcasting,
 // Where and Dropout — shape inference (folding integer payloads of shape arithmetic) and cost.
+#include <algorithm>
+
 #include "ops/family.hpp"
 
 namespace ridge::ops {
@@ -21,9 +23,9 @@ bool unary_infer(RuleContext& c) {
   const Shape* x = c.shape(0);
   if (!x) return false;
   c.out(0, *x);
-  if (const auto* d = c.ints(0); d && c.n.op == OpKind::Neg) {
+  if (const auto* d = c.ints(0); d && (c.n.op == OpKind::Neg || c.n.op == OpKind::Not)) {
     std::vector<int64_t> v = *d;
-    for (auto& e : v) e = -e;
+    for (auto& e : v) e = c.n.op == OpKind::Neg ? -e : int64_t{e == 0};
     c.out_ints(0, std::move(v));
   }
   return true;
@@ -42,7 +44,7 @@ bool binary_infer(RuleContext& c) {
   if (!a || !b) return false;
   const Shape out = broadcast_shapes(*a, *b, "operands");
   const OpKind op = c.n.op;
-  c.out(0, out, op == OpKind::Equal ? DType::Bool : DType::Unknown);
+  c.out(0, out, op_record(op).bwd_flops_a < 0 ? DType::Bool : DType::Unknown);  // comparisons and logic
   const bool integral = is_integral(c.dtype(0));
   fold_elementwise(c, out, 0, 2, [&](const std::vector<int64_t>& v) -> std::optional<int64_t> {
     const int64_t x = v[0], y = v[1];
@@ -51,6 +53,18 @@ bool binary_infer(RuleContext& c) {
       case OpKind::Sub: return x - y;
       case OpKind::Mul: return x * y;
       case OpKind::Equal: return x == y;
+      case OpKind::Greater: return x > y;
+      case OpKind::Less: return x < y;
+      case OpKind::GreaterOrEqual: return x >= y;
+      case OpKind::LessOrEqual: return x <= y;
+      case OpKind::And: return x && y;
+      case OpKind::Or: return x || y;
+      case OpKind::Xor: return (x != 0) != (y != 0);
+      case OpKind::Mod: {  // fmod=0: the sign of the divisor (Python's %); fmod=1: the dividend's (C's %)
+        if (y == 0) return std::nullopt;
+        const int64_t r = x % y;
+        return c.n.attrs.i("fmod", 0) == 0 && r != 0 && ((r < 0) != (y < 0)) ? r + y : r;
+      }
       case OpKind::Div:
         if (y == 0 || (!integral && x % y != 0)) return std::nullopt;
         return x / y;
@@ -106,6 +120,21 @@ bool dropout_infer(RuleContext& c) {
   return true;
 }
 
+// com.microsoft FastGelu / BiasGelu / BiasAdd: f(x + bias [+ skip]). The record's FLOPs per element count every
+// input present; an absent optional bias or skip takes 1 off. Gradients: input 0 the record's per-element FLOPs;
+// a broadcast bias the sum over the broadcast dims; a full-size skip passes through.
+bool biased_cost(const CostContext& c, Cost& cost, std::string&) {
+  const Count out = c.out_elems();
+  const OpRecord& r = op_record(c.n.op);
+  const int absent = static_cast<int>(r.roles.size()) - static_cast<int>(std::count_if(
+      c.n.inputs.begin(), c.n.inputs.end(), [](int v) { return v >= 0; }));
+  cost.flops = out * (r.fwd_flops_per_element - std::max(0, absent));
+  c.add_grad(c.n.inputs[0], out * r.bwd_flops_a, cost);
+  for (size_t i = 1; i < c.n.inputs.size(); ++i)
+    if (c.n.inputs[i] >= 0) c.add_grad(c.n.inputs[i], out - elements(c.g, c.n.inputs[i]).value_or(out), cost);
+  return true;
+}
+
 }  // namespace
 
 /// Selection and data movement: no arithmetic either way (gradients pass through or are scattered).
@@ -115,6 +144,9 @@ const OpRule rule_unary{unary_infer, unary_cost};
 const OpRule rule_gelu{unary_infer, unary_cost};
 const OpRule rule_binary{binary_infer, binary_cost};
 const OpRule rule_where{where_infer, no_arithmetic};
+// Not: logic on bools is no floating-point work (binary_cost charges float inputs only; no gradient).
+const OpRule rule_logical_not{unary_infer, binary_cost};
+const OpRule rule_biased{unary_infer, biased_cost};
 const OpRule rule_dropout{dropout_infer, no_arithmetic};
 
 }  // namespace ridge::ops

@@ -73,8 +73,76 @@ bool rms_norm_cost(const CostContext& c, Cost& cost, std::string&) {
   return true;
 }
 
+bool group_norm_infer(RuleContext& c) {
+  const Shape* x = c.shape(0);
+  if (!x) return false;
+  if (x->rank() < 2) throw RuleError("GroupNormalization needs an input [N, C, ...]");
+  const int64_t groups = c.n.attrs.i("num_groups", 0), channels = x->dims[1];
+  if (groups <= 0 || (channels >= 0 && channels % groups != 0))
+    throw RuleError(fmt::format("GroupNormalization: num_groups {} does not divide {} channels", groups, channels));
+  c.out(0, *x);
+  return true;
+}
+
+// The LayerNorm count over N * num_groups rows of C/num_groups * spatial elements: 7E + 2R (scale and bias per
+// channel, as torch.nn.GroupNorm), backward as LayerNorm's.
+bool group_norm_cost(const CostContext& c, Cost& cost, std::string&) {
+  const Count out = c.out_elems(), rows = Count{c.in_shape(0)[0]} * c.n.attrs.i("num_groups", 1);
+  const bool affine = has_input(c, 1);
+  cost.flops = (affine ? 7 : 5) * out + 2 * rows;
+  c.add_grad(c.n.inputs[0], 8 * out, cost);
+  if (affine) c.add_grad(c.n.inputs[1], 2 * out, cost);
+  if (has_input(c, 2)) c.add_grad(c.n.inputs[2], out, cost);
+  return true;
+}
+
+/// com.microsoft Skip(Simplified)LayerNormalization: output, mean, inv_std (per row), input + skip + bias.
+bool skip_norm_infer(RuleContext& c) {
+  const Shape* x = c.shape(0);
+  if (!x) return false;
+  c.out(0, *x);
+  Shape stat = *x;
+  if (stat.rank()) stat.dims.back() = 1;
+  for (int k = 1; k < 3 && k < c.outputs(); ++k) c.out(k, stat, DType::F32);
+  c.out(3, *x);
+  return true;
+}
+
+/// The fused residual: input + skip (+ bias): one FLOP per element each; the bias gradient is its reduction.
+Count skip_add(const CostContext& c, size_t bias_input, Cost& cost) {
+  const Count out = c.out_elems();
+  const bool bias = has_input(c, bias_input);
+  if (bias) c.add_grad(c.n.inputs[bias_input], out - elements(c.g, c.n.inputs[bias_input]).value_or(out), cost);
+  return (bias ? 2 : 1) * out;
+}
+
+// SkipLayerNormalization (input, skip, gamma, beta, bias): the residual adds, then LayerNorm's 7E + 2R (5E + 2R
+// without gamma); the gradient of input and skip is the same tensor (counted once, on input).
+bool skip_layer_norm_cost(const CostContext& c, Cost& cost, std::string&) {
+  const Count out = c.out_elems(), rows = norm_rows(c);
+  const bool gamma = has_input(c, 2);
+  cost.flops = skip_add(c, 4, cost) + (gamma ? 7 : 5) * out + 2 * rows;
+  c.add_grad(c.n.inputs[0], 8 * out, cost);
+  if (gamma) c.add_grad(c.n.inputs[2], 2 * out, cost);
+  if (has_input(c, 3)) c.add_grad(c.n.inputs[3], out, cost);
+  return true;
+}
+
+// SkipSimplifiedLayerNormalization (input, skip, gamma, bias): the residual adds, then RMSNorm's 4E + 2R.
+bool skip_rms_norm_cost(const CostContext& c, Cost& cost, std::string&) {
+  const Count out = c.out_elems(), rows = norm_rows(c);
+  const bool gamma = has_input(c, 2);
+  cost.flops = skip_add(c, 3, cost) + (gamma ? 4 : 3) * out + 2 * rows;
+  c.add_grad(c.n.inputs[0], 6 * out, cost);
+  if (gamma) c.add_grad(c.n.inputs[2], 2 * out, cost);
+  return true;
+}
+
 }  // namespace
 
+const OpRule rule_group_norm{group_norm_infer, group_norm_cost};
+const OpRule rule_skip_layer_norm{skip_norm_infer, skip_layer_norm_cost};
+const OpRule rule_skip_rms_norm{skip_norm_infer, skip_rms_norm_cost};
 const OpRule rule_batch_norm{batch_norm_infer, batch_norm_cost};
 const OpRule rule_layer_norm{row_norm_infer, layer_norm_cost};
 const OpRule rule_rms_norm{row_norm_infer, rms_norm_cost};

@@ -51,6 +51,15 @@ const Row kRows[] = {
     {OpKind::Div, "div:2x3,2x3", "2x3", 6, 24},
     {OpKind::Pow, "pow:2x3,2x3", "2x3", 6, 36},
     {OpKind::Equal, "equal:2x3,2x3", "2x3", 6, 0},
+    {OpKind::Greater, "greater:2x3,3", "2x3", 6, 0},
+    {OpKind::Less, "less:2x3,2x3", "2x3", 6, 0},
+    {OpKind::GreaterOrEqual, "greaterorequal:2x3,2x3", "2x3", 6, 0},
+    {OpKind::LessOrEqual, "lessorequal:2x3,2x3", "2x3", 6, 0},
+    {OpKind::And, "and:2x3@bool,2x3@bool", "2x3", 0, 0},
+    {OpKind::Or, "or:2x3@bool,2x3@bool", "2x3", 0, 0},
+    {OpKind::Xor, "xor:2x3@bool,2x3@bool", "2x3", 0, 0},
+    {OpKind::Mod, "mod:2x3,2x3", "2x3", 6, 0},
+    {OpKind::Not, "not:2x3@bool", "2x3", 0, 0},
     {OpKind::Where, "where:2x3@bool,2x3,2x3", "2x3", 0, 0},
     {OpKind::MaxPool, "maxpool:1x1x4x4/kernel_shape=2_2/strides=2_2", "1x1x2x2", 12, 0},
     {OpKind::AveragePool, "averagepool:1x1x4x4/kernel_shape=2_2/strides=2_2", "1x1x2x2", 16, 16},
@@ -81,6 +90,31 @@ const Row kRows[] = {
     {OpKind::Constant, "constant:/out0=2x3", "2x3", 0, 0},
     {OpKind::ConstantOfShape, "constantofshape:2=2_3", "2x3", 0, 0},
     {OpKind::Range, "range:scalar=0,scalar=5,scalar=1", "5", 0, 0},
+    {OpKind::GroupNormalization, "groupnormalization:2x4x3,4,4/num_groups=2", "2x4x3", 176, 264},
+    // B 1, 2 query heads sharing 1 key/value head, L 3, T 5, head size 4: QK^T and PV 120 MACs each; 2*240 +
+    // scale 30 + softmax 6 rows * 23 = 648; backward Q 240 + 6*19 + 30 + 240, K 240, V 240.
+    {OpKind::Attention, "attention:1x2x3x4,1x1x5x4,1x1x5x4", "1x2x3x4", 648, 1104},
+    {OpKind::RotaryEmbedding, "rotaryembedding:1x2x4x8,1x4x4,1x4x4", "1x2x4x8", 192, 192},
+    {OpKind::ScatterND, "scatternd:4x3,2x1@i64,2x3", "4x3", 0, 0},
+    {OpKind::ScatterElements, "scatterelements:4x3,2x3@i64,2x3", "4x3", 0, 0},
+    {OpKind::GatherElements, "gatherelements:4x3,2x3@i64", "2x3", 0, 0},
+    {OpKind::TopK, "topk:2x5,1=3", "2x3", 10, 0},
+    // seq 2, batch 1, input 3, hidden 2, no bias. LSTM: 2 steps x (4*2*(3+2) MACs, gate sums 8, gate math 30):
+    // 2 * (80 + 38) = 236; backward X 2*(80+30), W 2*48, R 2*32. GRU: 3 gates, gate math 30: 2 * (60 + 6 + 30)
+    // = 192. RNN bidirectional: 2 directions x 2 steps x (2*10 + 2 + 2) = 96.
+    {OpKind::LSTM, "lstm:2x1x3,1x8x3,1x8x2/hidden_size=2", "2x1x1x2", 236, 380},
+    {OpKind::GRU, "gru:2x1x3,1x6x3,1x6x2/hidden_size=2", "2x1x1x2", 192, 300},
+    {OpKind::RNN, "rnn:2x1x3,2x2x3,2x2x2/direction=bidirectional/hidden_size=2", "2x2x1x2", 96, 168},
+    {OpKind::MsGelu, "com.microsoft.gelu:2x3", "2x3", 30, 54},
+    {OpKind::MsQuickGelu, "com.microsoft.quickgelu:2x3", "2x3", 30, 36},
+    {OpKind::MsFastGelu, "com.microsoft.fastgelu:2x3,3", "2x3", 54, 87},
+    {OpKind::MsBiasGelu, "com.microsoft.biasgelu:2x3,3", "2x3", 36, 57},
+    {OpKind::MsBiasAdd, "com.microsoft.biasadd:2x3,3,2x3", "2x3", 12, 3},
+    {OpKind::MsSkipLayerNormalization, "com.microsoft.skiplayernormalization:2x3,2x3,3,3,3", "2x3", 58, 69},
+    {OpKind::MsSimplifiedLayerNormalization, "com.microsoft.simplifiedlayernormalization:2x3,3/axis=-1", "2x3", 28, 48},
+    {OpKind::MsSkipSimplifiedLayerNormalization, "com.microsoft.skipsimplifiedlayernormalization:2x3,2x3,3,3", "2x3",
+     40, 51},
+    {OpKind::MsRotaryEmbedding, "com.microsoft.rotaryembedding:1x2x4x8,1x4@i64,16x4,16x4", "1x2x4x8", 192, 192},
 };
 
 TEST(OpTable, EveryOpKindHasOneRow) {
@@ -120,6 +154,25 @@ TEST(OpTable, ShapeCostAndDescriptorOfEveryOp) {
     const Graph again = graph_from_descriptor(printed, DType::F32);
     EXPECT_EQ(estimate(again).total, mc.total) << printed;
     EXPECT_EQ(estimate(again).nodes[0].descriptor, printed);
+  }
+}
+
+TEST(OpTable, ThreeDConvolutionAndPoolingUseTheSameRules) {
+  struct Case {
+    const char* desc;
+    const char* out;
+    int64_t flops;
+  };
+  // 3 filters of 2x3x3x3 over 4x4x4 with padding 1: 192 outputs x 54 MACs; pools: 8 windows of 8 taps.
+  for (const Case& k : {Case{"conv:1x2x4x4x4,3x2x3x3x3/pads=1_1_1_1_1_1", "1x3x4x4x4", 2 * 192 * 54},
+                        Case{"maxpool:1x1x4x4x4/kernel_shape=2_2_2/strides=2_2_2", "1x1x2x2x2", 7 * 8},
+                        Case{"averagepool:1x1x4x4x4/kernel_shape=2_2_2/strides=2_2_2", "1x1x2x2x2", 8 * 8}}) {
+    SCOPED_TRACE(k.desc);
+    const Graph g = graph_from_descriptor(k.desc, DType::F32);
+    EXPECT_EQ(to_string(g.value(g.nodes[0].outputs[0]).shape), k.out);
+    const ModelCost mc = estimate(g);
+    ASSERT_EQ(mc.nodes[0].status, CostStatus::Ok) << mc.nodes[0].reason;
+    EXPECT_EQ(mc.total.flops, k.flops);
   }
 }
 

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <filesystem>
 #include <queue>
+#include <set>
 #include <unordered_map>
 
 #include "load/onnx/onnx_internal.hpp"
@@ -132,6 +133,34 @@ void reorder_nodes(Work& w, const std::vector<int>& order) {
     for (int o : w.g.nodes[i].outputs) w.g.value(o).producer = static_cast<int>(i);
 }
 
+/// Ops whose versions after opset 17 changed what shape inference must read (axes, num_outputs and sizes as
+/// inputs, dilations): on a newer model the ONNX library would apply its older schema and get them wrong.
+bool changed_after_opset17(const std::string& op) {
+  static const std::set<std::string> kChanged = {
+      "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax", "ReduceMean", "ReduceMin",
+      "ReduceProd", "ReduceSumSquare", "Split", "Pad", "Resize", "AveragePool", "LpPool", "ScatterElements",
+      "ScatterND", "DFT", "GroupNormalization", "Col2Im", "Gelu", "Attention", "RMSNormalization",
+      "RotaryEmbedding"};
+  return kChanged.count(op) != 0;
+}
+
+/// A model of an opset newer than the ONNX library's schemas: the library applies each op's newest schema it
+/// has, right for ops unchanged since (most later versions only add element types); the ops whose shapes changed
+/// meaning are hidden from it (an unknown op type, which its inference skips) and left to ridge's rules.
+void hide_newer_ops(onnx::ModelProto& m) {
+  const auto& known = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  const auto it = known.find("");
+  const int64_t library_max = it == known.end() ? 0 : it->second.second;
+  for (auto& op : *m.mutable_opset_import()) {
+    if (!op.domain().empty() && op.domain() != "ai.onnx") continue;
+    if (op.version() <= library_max) return;
+    op.set_version(library_max);
+  }
+  for (auto& n : *m.mutable_graph()->mutable_node())
+    if ((n.domain().empty() || n.domain() == "ai.onnx") && changed_after_opset17(n.op_type()))
+      n.set_op_type("ridge.hidden." + n.op_type());
+}
+
 /// ONNX's inference, run in a child process: libonnx 1.12 crashes on some malformed models (e.g. pooling
 /// attributes that disagree with the input rank), and a crash there must not take ridge down. The child
 /// sends back value_info, inferred outputs and propagated shape data (as the "inputs" of a GraphProto).
@@ -152,6 +181,7 @@ void run_onnx_inference(onnx::ModelProto& m, Work& w,
     int code = 0;
     try {
       std::unordered_map<std::string, onnx::TensorShapeProto> data;
+      hide_newer_ops(m);
       onnx::ShapeInferenceOptions options{false, 0, true};
       onnx::shape_inference::InferShapes(m, onnx::OpSchemaRegistry::Instance(), options, &data);
       *result.mutable_value_info() = m.graph().value_info();
@@ -340,7 +370,7 @@ Graph import_model(onnx::ModelProto m, const std::string& label, const LoadOptio
     Node node;
     const bool standard = n.domain().empty() || n.domain() == "ai.onnx";
     node.op_type = standard ? n.op_type() : n.domain() + "." + n.op_type();
-    node.op = standard ? parse_op(n.op_type()).value_or(OpKind::Unknown) : OpKind::Unknown;
+    node.op = parse_op(node.op_type).value_or(OpKind::Unknown);  // other domains: records named "domain.Op"
     if (node.op == OpKind::AdaptiveAvgPool) node.op = OpKind::Unknown;  // ridge-internal kind, not an ONNX op
     copy_attributes(n, node.attrs);
     for (const auto& o : n.output()) {

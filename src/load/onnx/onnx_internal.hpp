@@ -24,6 +24,10 @@ using ops::kMaxFoldElements;
 onnx::ModelProto parse_file(const std::string& path);
 /// Same for bytes in memory.
 onnx::ModelProto parse_bytes(std::string_view bytes, const std::string& label);
+/// Newest ai.onnx opset and IR version ridge imports (ONNX 1.18); the ONNX library's schemas may stop earlier.
+inline constexpr int64_t kMaxOpset = 23;
+inline constexpr int64_t kMaxIrVersion = 11;
+
 /// Checks what must hold before anything else looks at the model: a graph, known opsets, imported
 /// domains. Returns the ai.onnx opset version. Throws Error naming `label`.
 int check_model(const onnx::ModelProto& m, const std::string& label);

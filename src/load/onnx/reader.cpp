@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <algorithm>
 #include <set>
 
 #include "load/onnx/onnx_internal.hpp"
@@ -100,14 +101,20 @@ int check_model(const onnx::ModelProto& m, const std::string& label) {
     std::string domain = is_standard_domain(op.domain()) ? "" : op.domain();
     imported.insert(domain);
     auto it = known.find(domain);
-    if (it != known.end() && op.version() > it->second.second)
-      throw Error(fmt::format("{}: opset {} of domain '{}' is newer than this build's ONNX library knows (max {})",
-                              label, op.version(), domain.empty() ? "ai.onnx" : domain, it->second.second));
+    // ai.onnx: up to kMaxOpset, beyond the ONNX library's own schemas (ridge's rules cover what it lacks).
+    const int64_t max = domain.empty() ? std::max<int64_t>(kMaxOpset, it == known.end() ? 0 : it->second.second)
+                                       : (it == known.end() ? INT64_MAX : it->second.second);
+    if (op.version() > max)
+      throw Error(fmt::format("{}: opset {} of domain '{}' is newer than ridge knows (max {})", label, op.version(),
+                              domain.empty() ? "ai.onnx" : domain, max));
     if (domain.empty()) {
       if (op.version() < 1) throw Error(fmt::format("{}: invalid ai.onnx opset version {}", label, op.version()));
       opset = static_cast<int>(op.version());
     }
   }
+  if (m.ir_version() > kMaxIrVersion)
+    throw Error(fmt::format("{}: IR version {} is newer than ridge knows (max {})", label, m.ir_version(),
+                            kMaxIrVersion));
   if (m.opset_import_size() == 0) opset = 1;  // IR v1/v2 models predate opset_import
   if (opset < 0) opset = 1;
   for (const auto& n : m.graph().node()) {
