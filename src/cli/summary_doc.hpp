@@ -11,6 +11,8 @@ struct SummaryOptions {
   int depth = 0;                          ///< group nodes by the first `depth` module-path components; 0 = every node
   std::optional<Convention> convention;   ///< adds a per-layer headline column and totals.headline under it
   Optimizer optimizer = Optimizer::SGD;
+  ParamStorage storage;                   ///< bytes per parameter of weights, gradients, master, optimizer state
+  std::string precision;                  ///< --precision name shown in the memory title ("" = the graph's dtype)
 };
 
 /// torchinfo-style summary: per-layer table (name, op, output shape, params, MACs, FLOPs, backward, bytes,
