@@ -184,7 +184,7 @@ void run(const PredictArgs& a) {
   }
   s.add("total_time_s", "time per iteration [" + kind + "]", Cell::real(p.total_time_s, Unit::Second));
   s.add("samples_per_s", "samples/s [" + kind + "]", Cell::real(p.samples_per_s));
-  s.add("time_kind", "time kind", Cell::text(p.calibrated ? "calibrated" : "upper_bound"));
+  s.add("time_label", "these times are", Cell::text(kind));
   if (!flags.empty()) s.add("flags", "flags", Cell::text(fmt::format("{}", fmt::join(flags, "; "))));
   s.add("uncosted_layers", "layers not costed", Cell::count(p.uncosted_layers));
   doc.blocks.push_back(std::move(s));
