@@ -324,6 +324,7 @@ struct MeasuredRow {
   std::optional<Count> bytes;     ///< measured (dram) or estimated bytes when the file has them
   std::optional<Count> bytes_written;  ///< the written part of `bytes` when the file splits it
   std::string op_class;           ///< "op_class" field (ridge measure) when present
+  std::vector<std::string> flags; ///< sanity flags: "busy-machine" when min/max timings spread > 50 % of the median
 };
 /// A measurement file: `ridge measure --format json` (`layers[]`) or `ridge ingest --format json` (`kernels[]`).
 struct MeasuredRun {

@@ -82,6 +82,10 @@ void run(const CalibrateArgs& a) {
     f.add("leave_one_out_error", "leave-one-model-out median end-to-end error",
           Cell::real(100 * *cal.leave_one_out_error, Unit::Percent));
   std::vector<std::string> flags = calibration_flags(cal);
+  int busy = 0;
+  for (const MeasuredRun& m : ms)
+    for (const MeasuredRow& l : m.layers) busy += l.flags.empty() ? 0 : 1;
+  if (busy > 0) flags.push_back(fmt::format("busy-machine: {} layer(s) with min/max spread > 50 % of the median", busy));
   flags.insert(flags.end(), forced.begin(), forced.end());
   if (!flags.empty()) f.add("flags", "flags", Cell::text(fmt::format("{}", fmt::join(flags, "; "))));
   doc.extra["flags"] = flags;

@@ -90,6 +90,12 @@ MeasuredRun parse_measurement(const std::string& text, const std::string& origin
     l.op = text_of(row, {"op", "op_type", "family", "op_class"}).value_or("");
     l.op_class = text_of(row, {"op_class"}).value_or("");
     l.time_s = time_of(row, where);
+    const json* mn = first_of(row, {"min_s"});
+    const json* mx = first_of(row, {"max_s"});
+    if (mn && mx && mn->is_number() && mx->is_number() && l.time_s)
+      l.flags = timing_flags(*l.time_s, mn->get<double>(), mx->get<double>());
+    if (const json* sp = first_of(row, {"spread_percent"}); sp && sp->is_number() && sp->get<double>() > 50 && l.flags.empty())
+      l.flags.push_back("busy-machine");  // ridge measure's spread of repeated timings
     const bool cost_known = !row.contains("cost_known") || row["cost_known"] != false;
     if (const json* f = first_of(row, {"flops"}); f && cost_known) l.flops = count_of(*f, where + ".flops");
     if (const json* b = first_of(row, {"bytes", "dram_bytes"}); b && cost_known) {

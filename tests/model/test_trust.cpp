@@ -191,3 +191,26 @@ TEST(Trust, SanityFlags) {
 
 }  // namespace
 }  // namespace ridge
+
+namespace ridge {
+namespace {
+
+TEST(Trust, MeasuredRowsWithWideTimingSpreadAreFlaggedBusy) {
+  const MeasuredRun m = parse_measurement(
+      R"({"model": "m", "layers": [{"name": "a", "time_s": 1.0, "min_s": 0.5, "max_s": 2.0, "flops": 10},
+                                   {"name": "b", "time_s": 1.0, "min_s": 0.98, "max_s": 1.02, "flops": 10},
+                                   {"name": "c", "time_s": 1.0, "spread_percent": 80, "flops": 10}],
+          "batch": 4, "precision": "fp32", "device": "cpu"})",
+      "m.json");
+  ASSERT_EQ(m.layers.size(), 3u);
+  EXPECT_EQ(m.layers[0].flags, std::vector<std::string>{"busy-machine"});
+  EXPECT_TRUE(m.layers[1].flags.empty());
+  EXPECT_EQ(m.layers[2].flags, std::vector<std::string>{"busy-machine"});
+  EXPECT_EQ(m.batch, 4);
+  EXPECT_EQ(m.precision, "fp32");
+  // CPU measurements at batch 4 are not A100 measurements at batch 10.
+  EXPECT_THROW(check_run_matches(m.file, {m.model, m.device, m.batch, m.precision}, {"", "a100", 10, ""}, false), Error);
+}
+
+}  // namespace
+}  // namespace ridge
