@@ -91,15 +91,26 @@ struct MemoryEstimate {
   Count buffer_bytes = 0;        ///< non-trainable buffers
   Count grad_bytes = 0;          ///< one gradient per trainable parameter
   Count optimizer_bytes = 0;     ///< optimizer state (momentum: 1x params, adam: 2x params)
+  Count master_bytes = 0;        ///< separate fp32 master weights (mixed precision with low-precision weights)
   Count input_bytes = 0;         ///< graph inputs
   Count activation_bytes = 0;    ///< every node output, summed (no reuse)
   Count saved_bytes = 0;         ///< activations saved for backward (deduplicated across nodes)
   Count inference_peak_bytes = 0;///< peak of live activations (inputs included, weights excluded) over topo order
-  Count training_peak_bytes = 0; ///< params + buffers + grads + optimizer state + saved activations
+  Count training_peak_bytes = 0; ///< params + buffers + grads + master + optimizer state + saved activations
   std::vector<Count> saved_per_node;  ///< bytes each node newly saves for backward
   std::vector<Count> output_bytes;    ///< bytes each node outputs (views: 0)
 };
 MemoryEstimate estimate_memory(const Graph& g, Optimizer opt = Optimizer::SGD);
+/// Bytes per parameter element that training keeps (a precision mode's storage); 0 = the graph's own element type.
+struct ParamStorage {
+  int weight_bytes = 0;           ///< weights and buffers
+  int gradient_bytes = 0;         ///< gradients
+  int master_bytes = 0;           ///< separate master copy (0: none)
+  int optimizer_state_bytes = 0;  ///< each optimizer state (momentum 1, Adam 2)
+};
+/// estimate_memory with weights, gradients, master copy and optimizer state at `storage`'s sizes (activations stay
+/// at the graph's element types).
+MemoryEstimate estimate_memory(const Graph& g, Optimizer opt, const ParamStorage& storage);
 
 /// The memory lines torchinfo (1.8.0) and torchsummary print, exactly as they compute them.
 struct ToolMemoryLines {

@@ -97,9 +97,71 @@ struct Calibration {
   std::string precision = "fp32";               ///< precision of the peak used while fitting
   Combine combine = Combine::Sum;               ///< how the fitted model combined its terms
 
-  /// The factors for `op_class` (its own, else the fallback).
+  std::string device_family;                   ///< device family it applies to ("a100"; "" = the device's)
+  std::optional<double> leave_one_out_error;    ///< median leave-one-model-out error of the fit, when measured
+  std::string file;                             ///< where it was read from ("" when built in code)
+
+  /// The factors fitted for `op_class`: its own, else those of its kernel family (kernel_family_of_op_class),
+  /// else nullptr (the fallback applies).
+  const Efficiency* find(const std::string& op_class) const;
+  /// The factors for `op_class` (find(), else the fallback).
   const Efficiency& for_class(const std::string& op_class) const;
+  /// True when fitted on measurements (some factors have samples), false for hand-set or default factors.
+  bool fitted() const;
 };
+
+// ---- one table: prediction op classes <-> GPU kernel families ---------------------------------------------
+
+/// The calibration class a ridge op class (ridge::op_class: "Conv", "Linear", ...) shares with GPU kernels:
+/// "conv", "gemm", "normalization", "elementwise", "pooling", "softmax", "reduction"; "" when none.
+std::string_view kernel_family_of_op_class(std::string_view op_class);
+/// The calibration class of an ingested kernel family (ridge ingest: "conv-implicit-gemm", "gemm", ...): every
+/// conv-* family is "conv"; families that are no calibration class are returned unchanged.
+std::string calibration_class_of_kernel_family(std::string_view family);
+/// Every (op class, kernel family) row of that table.
+const std::vector<std::pair<std::string_view, std::string_view>>& op_class_kernel_families();
+
+// ---- trust: which calibration applies, refused mismatches, sanity flags ----------------------------------
+
+/// A device's family: its id up to the first '-' ("a100-sxm4-40gb" -> "a100", "v100-pcie" -> "v100").
+std::string device_family(const std::string& device_id);
+/// The shipped calibration (data/calibrations/*.json, format ridge-calibration) for `device`'s family at the
+/// peak precision `p` whose leave-one-model-out error is at most 50 % (or not measured); nullopt when none applies.
+std::optional<Calibration> builtin_calibration(const std::string& device_id, Precision p);
+/// Checks that `cal` applies to `device_id` at precision `p`: another device family or precision is a
+/// ridge::Error naming both sides ("... (use --force to apply it anyway)"); with `force` the mismatch is returned
+/// as a line for the output instead. Hand-set calibrations (no device) always apply.
+std::vector<std::string> check_calibration_applies(const Calibration& cal, const std::string& device_id, Precision p,
+                                                   bool force);
+/// What a measurement or profile is expected to be of; empty fields / 0 are not checked.
+struct RunIdentity {
+  std::string model;
+  std::string device;
+  int64_t batch = 0;
+  std::string precision;
+};
+/// Checks a measured run against what it is used for: another model, device (family), batch or precision is a
+/// ridge::Error naming the file and both sides; with `force` the mismatches come back as lines for the output.
+/// Fields the run does not record are not checked.
+std::vector<std::string> check_run_matches(const std::string& file, const RunIdentity& run, const RunIdentity& expected,
+                                           bool force);
+
+/// What a profile's file name says it is of (profilers record neither the model nor the batch): the longest zoo
+/// model name, a GPU family (a100, v100, h100, ...: a device id prefix) and "bsN"/"batchN" found as words of the
+/// stem ("01_ncu_text_nyu_A100_resnet18_bs10_train" -> resnet18, a100, 10). Unknown parts stay empty / 0.
+RunIdentity identity_from_file_name(const std::string& path);
+
+/// Sanity flags (short names shown beside a number): "above-roof" when achieved FLOP/s exceed the attainable
+/// min(peak, AI x bandwidth) by more than 5 %.
+std::vector<std::string> roof_flags(Count flops, Count bytes, double time_s, double peak_flop_per_s,
+                                    double bandwidth_bytes_per_s);
+/// "busy-machine" when the spread of repeated timings ((max - min) / median) is above 50 %.
+std::vector<std::string> timing_flags(double median_s, double min_s, double max_s);
+/// "2-thread-peak-below-1-thread" when a two-thread peak is below the one-thread peak.
+std::vector<std::string> thread_peak_flags(double one_thread, double two_threads);
+/// "calibration-loo-error>50%" when the calibration's leave-one-out error is above 50 %, and "above-roof:CLASS" for
+/// each fitted class whose PPP or PPP memory exceeds 1 (its kernels measured faster than the roof).
+std::vector<std::string> calibration_flags(const Calibration& cal);
 
 /// The hardware numbers a prediction uses.
 struct PredictOptions {
@@ -129,6 +191,7 @@ PhaseTime phase_time(Count flops, Count bytes, Count bytes_written, int kernels,
 struct LayerPrediction {
   std::string name;
   std::string op_class;
+  std::string calibration;  ///< whose factors applied: the class ("Conv", "conv"), "fallback", or "uncalibrated"
   PhaseTime forward;
   PhaseTime backward;      ///< zero unless training
   double time_s = 0;       ///< forward + backward
@@ -146,6 +209,7 @@ struct Prediction {
   double total_time_s = 0;    ///< forward + backward + update
   double samples_per_s = 0;   ///< batch / total_time_s
   int uncosted_layers = 0;    ///< layers ridge could not cost (excluded from the times; reported)
+  bool calibrated = false;    ///< factors fitted on measurements applied (else the times are upper-bound-like)
 };
 /// PALEO-style prediction. In training, a layer with a gradient runs one backward kernel per gradient it computes
 /// (input, weight; at least one) moving about twice the forward bytes (see docs/model.md).
@@ -264,12 +328,15 @@ struct MeasuredRow {
   std::optional<Count> bytes;     ///< measured (dram) or estimated bytes when the file has them
   std::optional<Count> bytes_written;  ///< the written part of `bytes` when the file splits it
   std::string op_class;           ///< "op_class" field (ridge measure) when present
+  std::vector<std::string> flags; ///< sanity flags: "busy-machine" when min/max timings spread > 50 % of the median
 };
 /// A measurement file: `ridge measure --format json` (`layers[]`) or `ridge ingest --format json` (`kernels[]`).
 struct MeasuredRun {
   std::string file;
   std::string model;              ///< "model" field, else the file stem
-  std::string device;             ///< "device" field when present
+  std::string device;             ///< "device" field when present (else the rows' common device)
+  int64_t batch = 0;              ///< "batch" field when present (0: not recorded)
+  std::string precision;          ///< "precision" (or "dtype") field when present
   std::vector<MeasuredRow> layers;
 };
 /// Parses a measurement document (fields in docs/model.md); `origin` prefixes errors.

@@ -23,6 +23,7 @@ struct CalibrateArgs {
   std::vector<std::string> files, device_dirs;
   std::string device = "machine", precision = "fp32", output = "ridge-calibration.json", level = "dram";
   int min_samples = 3;
+  bool force = false;
   OutputOptions out;
 };
 
@@ -38,7 +39,14 @@ void run(const CalibrateArgs& a) {
   if (!precision) throw UsageError("--precision " + a.precision + ": unknown (use fp64, fp32, tf32, fp16, bf16, int8)");
   const Device d = find_device(load_devices(a.device_dirs), a.device);
   std::vector<MeasuredRun> ms;
-  for (const auto& f : a.files) ms.push_back(read_measurement(f));
+  std::vector<std::string> forced;
+  for (const auto& f : a.files) {
+    ms.push_back(read_measurement(f));
+    // Measurements of another device (an A100 profile calibrated as this CPU) are refused.
+    const auto lines = check_run_matches(f, {"", ms.back().device, 0, ""}, {"", d.id == "machine" ? "" : d.id, 0, ""},
+                                         a.force);
+    forced.insert(forced.end(), lines.begin(), lines.end());
+  }
   int skipped = 0;
   const std::vector<Sample> samples = samples_from(ms, &skipped);
   if (samples.empty())
@@ -52,6 +60,11 @@ void run(const CalibrateArgs& a) {
   cal.device = d.id;
   cal.precision = std::string(precision_info(*precision).name);
   const CalibrationCheck check = check_calibration(samples, hw, Calibration{}, a.min_samples);
+  if (!check.leave_one_model_out.empty()) {
+    std::vector<double> e2e;
+    for (const auto& m : check.leave_one_model_out) e2e.push_back(m.end_to_end_error);
+    cal.leave_one_out_error = error_stats(e2e).median;
+  }
   report::write_text_file(a.output, calibration_to_json(cal).dump(2) + "\n");
 
   std::set<std::string> models;
@@ -65,6 +78,17 @@ void run(const CalibrateArgs& a) {
   add_stats(f, "before", "before (PPP 1, device launch overhead):", check.before);
   add_stats(f, "after", "after (in-sample):", check.after);
   f.add("output", "calibration file", Cell::text(a.output));
+  if (cal.leave_one_out_error)
+    f.add("leave_one_out_error", "leave-one-model-out median end-to-end error",
+          Cell::real(100 * *cal.leave_one_out_error, Unit::Percent));
+  std::vector<std::string> flags = calibration_flags(cal);
+  int busy = 0;
+  for (const MeasuredRun& m : ms)
+    for (const MeasuredRow& l : m.layers) busy += l.flags.empty() ? 0 : 1;
+  if (busy > 0) flags.push_back(fmt::format("busy-machine: {} layer(s) with min/max spread > 50 % of the median", busy));
+  flags.insert(flags.end(), forced.begin(), forced.end());
+  if (!flags.empty()) f.add("flags", "flags", Cell::text(fmt::format("{}", fmt::join(flags, "; "))));
+  doc.extra["flags"] = flags;
   doc.blocks.push_back(std::move(f));
 
   report::Table classes{"classes", "Fitted factors per op class", {{"op_class", "op class", Unit::None},
@@ -114,6 +138,7 @@ CLI::App* add_calibrate_command(CLI::App& app) {
   cmd->add_option("--level", a->level, "Memory level whose bandwidth the memory term uses")->capture_default_str();
   cmd->add_option("--min-samples", a->min_samples, "Fewest layers for an op class to get its own factors")
       ->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_flag("--force", a->force, "Use measurements of another device anyway (the output says so)");
   cmd->add_option("--devices-dir,--devices", a->device_dirs, "Also load device files from DIR")->type_name("DIR");
   a->out.add_to(cmd);
   cmd->callback([a] { run(*a); });

@@ -11,6 +11,7 @@
 #include "model_options.hpp"
 #include "ridge/device.hpp"
 #include "ridge/error.hpp"
+#include "ridge/precision_mode.hpp"
 #include "ridge/predict.hpp"
 
 namespace ridge::cli {
@@ -28,7 +29,7 @@ struct PredictArgs {
   std::vector<std::string> device_dirs;
   ModelOptions m;
   int devices_count = 1;
-  bool train = false;
+  bool train = false, force = false;
   std::optional<double> ppp, ppp_mem, launch_s;
   std::optional<std::string> flops;
   std::string plot;
@@ -57,6 +58,7 @@ report::Table layer_table(const Prediction& p, const std::vector<LayerWork>& wor
                                       {"flops", "FLOPs", Unit::Flop}, {"bytes", "bytes", Unit::Byte},
                                       {"compute_s", "compute", Unit::Second}, {"memory_s", "memory", Unit::Second},
                                       {"overhead_s", "overhead", Unit::Second}}, {}, {}};
+  t.columns.push_back({"calibration", "calibration", Unit::None});
   if (train) t.columns.push_back({"backward_s", "backward", Unit::Second});
   t.columns.push_back({"time_s", "time", Unit::Second});
   t.columns.push_back({"bound", "bound", Unit::None});
@@ -72,6 +74,8 @@ report::Table layer_table(const Prediction& p, const std::vector<LayerWork>& wor
       row.push_back(Cell::real(l.forward.compute_s, Unit::Second));
       row.push_back(Cell::real(l.forward.memory_s, Unit::Second));
       row.push_back(Cell::real(l.forward.overhead_s, Unit::Second));
+      row.push_back(Cell::text(l.calibration == "fallback" ? "uncalibrated class (fallback factors)"
+                                                            : l.calibration));
       if (train) row.push_back(Cell::real(l.backward.time_s, Unit::Second));
       row.push_back(Cell::real(l.time_s, Unit::Second));
       row.push_back(Cell::text(std::string(bound_name(l.bound))));
@@ -98,8 +102,8 @@ report::Table bucket_table(const DataParallel& dp) {
 }
 
 void run(const PredictArgs& a) {
-  const auto precision = parse_precision(a.precision);
-  if (!precision) throw UsageError("--precision " + a.precision + ": unknown (use fp64, fp32, tf32, fp16, bf16, int8)");
+  const PrecisionMode mode = require_precision_mode(a.precision);
+  const Precision* precision = &mode.compute;
   const auto combine = parse_combine(a.combine);
   if (!combine) throw UsageError("--combine " + a.combine + ": use sum (PALEO) or max (roofline)");
   const auto allreduce = parse_allreduce(a.allreduce);
@@ -107,7 +111,7 @@ void run(const PredictArgs& a) {
   const Device d = find_device(load_devices(a.device_dirs), a.device);
 
   LoadOptions load = a.m.load_options();
-  if (!a.m.dtype_given()) load.dtype = precision_info(*precision).dtype;
+  if (!a.m.dtype_given()) load.dtype = mode.activation_dtype;
   load.training = a.train;
   report::Document doc;
   PredictOptions opt;
@@ -117,11 +121,13 @@ void run(const PredictArgs& a) {
   opt.combine = *combine;
   opt.training = a.train;
   opt.batch = load.batch;
-  if (!a.calibration.empty()) {
+  std::vector<std::string> forced;
+  if (a.calibration == "none") {
+  } else if (!a.calibration.empty()) {
     opt.calibration = read_calibration(a.calibration);
-    if (!opt.calibration.device.empty() && opt.calibration.device != d.id)
-      doc.notes.push_back(fmt::format("{} was fitted on device '{}', applied here to '{}'", a.calibration,
-                                      opt.calibration.device, d.id));
+    forced = check_calibration_applies(opt.calibration, d.id, *precision, a.force);
+  } else if (!a.ppp && !a.ppp_mem) {
+    if (auto builtin = builtin_calibration(d.id, *precision)) opt.calibration = *builtin;
   }
   if (a.ppp) opt.calibration.fallback.ppp = *a.ppp;
   if (a.ppp_mem) opt.calibration.fallback.ppp_mem = *a.ppp_mem, opt.calibration.fallback.ppp_write.reset();
@@ -146,14 +152,26 @@ void run(const PredictArgs& a) {
     work = load_model_work(a.model, load);
     doc.notes.insert(doc.notes.end(), work.notes.begin(), work.notes.end());
   }
-  opt.bytes_per_param = work.bytes_per_element;
+  opt.bytes_per_param = mode.weight_bytes;
   const Prediction p = predict(work.layers, opt);
+  const std::string kind = p.calibrated ? "calibrated" : "upper bound (uncalibrated)";
+  std::vector<std::string> flags = calibration_flags(opt.calibration);
+  flags.insert(flags.end(), forced.begin(), forced.end());
 
   doc.title = fmt::format("Predicted time of {} on {} ({}, batch {}, {})", work.name, d.id, a.precision, load.batch,
                           a.train ? "training iteration" : "inference");
   report::Fields s{"summary", "Summary", {}};
   s.add("model", "model", Cell::text(work.name));
   s.add("device", "device", Cell::text(d.id));
+  s.add("precision", "precision", Cell::text(fmt::format("{} ({} peak; activations {} B, weights {} B, gradients {} B, "
+                                                         "optimizer state {} B per element{})", mode.name,
+                                                         precision_info(mode.compute).name, mode.activation_bytes,
+                                                         mode.weight_bytes, mode.gradient_bytes,
+                                                         mode.optimizer_state_bytes,
+                                                         mode.loss_scaling ? "; loss scaling" : "")));
+  s.add("calibration", "calibration",
+        Cell::text(p.calibrated ? (opt.calibration.file.empty() ? "fitted" : opt.calibration.file)
+                                : "none: times are upper bounds (PPP 1, peak rates)"));
   s.add("peak_flop_per_s", "peak", Cell::real(opt.peak_flop_per_s, Unit::FlopPerSecond));
   s.add("bandwidth_bytes_per_s", "bandwidth", Cell::real(opt.bandwidth_bytes_per_s, Unit::BytePerSecond));
   s.add("combine", "combine", Cell::text(std::string(combine_name(opt.combine))));
@@ -164,12 +182,19 @@ void run(const PredictArgs& a) {
     s.add("backward_s", "backward", Cell::real(p.backward_s, Unit::Second));
     s.add("update_s", "weight update", Cell::real(p.update_s, Unit::Second));
   }
-  s.add("total_time_s", "time per iteration", Cell::real(p.total_time_s, Unit::Second));
-  s.add("samples_per_s", "samples/s", Cell::real(p.samples_per_s));
+  s.add("total_time_s", "time per iteration [" + kind + "]", Cell::real(p.total_time_s, Unit::Second));
+  s.add("samples_per_s", "samples/s [" + kind + "]", Cell::real(p.samples_per_s));
+  s.add("time_label", "these times are", Cell::text(kind));
+  if (!flags.empty()) s.add("flags", "flags", Cell::text(fmt::format("{}", fmt::join(flags, "; "))));
   s.add("uncosted_layers", "layers not costed", Cell::count(p.uncosted_layers));
   doc.blocks.push_back(std::move(s));
   doc.extra["total_time_s"] = p.total_time_s;
   doc.extra["samples_per_s"] = p.samples_per_s;
+  doc.extra["calibrated"] = p.calibrated;
+  doc.extra["time_kind"] = p.calibrated ? "calibrated" : "upper_bound";
+  doc.extra["flags"] = flags;
+  doc.extra["precision"] = std::string(mode.name);
+  for (const std::string& f : forced) doc.notes.push_back(f);
   if (p.uncosted_layers > 0)
     doc.notes.push_back(fmt::format("{} layer(s) could not be costed: the predicted time excludes them", p.uncosted_layers));
 
@@ -195,7 +220,7 @@ void run(const PredictArgs& a) {
     buckets.algorithm = *allreduce;
     buckets.bucket_bytes = static_cast<Count>(a.bucket_mib * (1 << 20));
     const DataParallel dp =
-        data_parallel(p, backward_steps(p, work.layers, work.bytes_per_element), load.batch, topo, buckets);
+        data_parallel(p, backward_steps(p, work.layers, mode.allreduce_bytes), load.batch, topo, buckets);
     report::Fields f{"data_parallel", fmt::format("Data-parallel on {} devices: {}", dp.devices, topology_text(topo)), {}};
     f.add("devices", "devices", Cell::count(dp.devices));
     f.add("nodes", "nodes", Cell::count(topo.nodes));
@@ -204,12 +229,13 @@ void run(const PredictArgs& a) {
     if (topo.gpus_per_node > 1) f.add("intra_node_source", "inside a node: link figures", Cell::text(intra_source));
     f.add("inter_node", "between nodes", Cell::text(topo.nodes > 1 ? fmt::format("{} x {}", topo.nics_per_node, topo.inter.name) : "-"));
     f.add("allreduce", "all-reduce algorithm", Cell::text(std::string(allreduce_name(dp.algorithm))));
-    f.add("gradient_bytes", "gradient bytes", Cell::count(work.param_bytes, Unit::Byte));
+    f.add("gradient_bytes", "gradient bytes (all-reduced)",
+          Cell::count(work.param_bytes / work.bytes_per_element * mode.allreduce_bytes, Unit::Byte));
     f.add("buckets", "gradient buckets", Cell::count(static_cast<int64_t>(dp.buckets.size())));
     f.add("allreduce_s", "all-reduce per iteration", Cell::real(dp.allreduce_s, Unit::Second));
     f.add("exposed_s", "exposed (after backward)", Cell::real(dp.exposed_s, Unit::Second));
     f.add("iteration_s", "time per iteration", Cell::real(dp.iteration_s, Unit::Second));
-    f.add("samples_per_s", "samples/s", Cell::real(dp.samples_per_s));
+    f.add("samples_per_s", "samples/s [" + kind + "]", Cell::real(dp.samples_per_s));
     f.add("efficiency", "scaling efficiency", Cell::real(100 * dp.efficiency, Unit::Percent));
     doc.blocks.push_back(std::move(f));
     doc.blocks.push_back(bucket_table(dp));
@@ -233,12 +259,14 @@ CLI::App* add_predict_command(CLI::App& app) {
   cmd->add_option("--device,-d", a->device, "Device id or alias (see `ridge devices`)")->required();
   a->m.add_to(cmd);
   cmd->get_option("--dtype")->description("Element type of tensors (default: the --precision's: fp16 for fp16, ...)");
-  cmd->add_option("--precision,-p", a->precision, "fp64|fp32|tf32|fp16|bf16|int8")->capture_default_str();
+  cmd->add_option("--precision,-p", a->precision, precision_mode_names() + " (amp-*: PyTorch autocast, fp32 weights)")
+      ->capture_default_str();
+  cmd->add_flag("--force", a->force, "Apply a calibration of another device family or precision anyway (the output says so)");
   cmd->add_flag("--train", a->train, "Training iteration: forward, backward and SGD weight update");
   cmd->add_option("--ppp", a->ppp, "Fraction of peak FLOP/s achieved (PALEO PPP), overrides the calibration fallback")
       ->check(CLI::Range(1e-6, 1.0));
   cmd->add_option("--ppp-mem", a->ppp_mem, "Fraction of peak bandwidth achieved")->check(CLI::Range(1e-6, 1.0));
-  cmd->add_option("--calibration", a->calibration, "Calibration file written by `ridge calibrate`")->type_name("FILE");
+  cmd->add_option("--calibration", a->calibration, "Calibration file written by `ridge calibrate` (default: the shipped one for the device family and precision, if any; none: uncalibrated)")->type_name("FILE");
   cmd->add_option("--combine", a->combine, "sum (PALEO: compute + memory) or max (roofline overlap)")->capture_default_str();
   cmd->add_option("--launch-overhead", a->launch_s, "Per-kernel overhead in seconds (default: the device's)")
       ->check(CLI::NonNegativeNumber);

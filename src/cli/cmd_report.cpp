@@ -30,6 +30,7 @@ struct ReportOptions {
   std::vector<std::string> devices, profiles, device_dirs;
   std::string sweep = "1,2,4,8,16,32,64";
   bool measure = false;
+  bool force = false;  ///< use profiles whose file names say another model or batch
 };
 
 // Everything the sections share: the graph at the requested batch, its costs, and the table row of each layer.
@@ -72,6 +73,7 @@ Prediction predict_on(const Device& d, const std::vector<LayerWork>& work, int64
   p.bandwidth_bytes_per_s = d.dram_bandwidth();
   p.kernel_launch_s = d.kernel_launch_s;
   p.batch = batch;
+  if (auto cal = builtin_calibration(d.id, Precision::FP32)) p.calibration = *cal;
   return predict(work, p);
 }
 
@@ -151,13 +153,15 @@ void prediction_section(Context& c, chart::ReportData& data) {
   }
   report::Table t;
   t.key = "prediction";
-  t.title = "PALEO-style forward time at FP32 peak and DRAM bandwidth (no calibration)";
+  t.title = "PALEO-style forward time at FP32 peak and DRAM bandwidth";
   t.columns = {{"device", "device"}, {"time_s", "forward time", Unit::Second}, {"samples_per_s", "samples/s", Unit::None},
+               {"time_kind", "time kind", Unit::None},
                {"peak_flop_per_s", "FP32 peak", Unit::FlopPerSecond}, {"dram_bytes_per_s", "DRAM bandwidth", Unit::BytePerSecond},
                {"uncosted_layers", "uncosted layers", Unit::Count}};
   for (size_t d = 0; d < c.devices.size(); ++d) {
     const Prediction& p = c.predictions[d];
     t.add_row({Cell::text(c.devices[d].id), Cell::real(p.total_time_s, Unit::Second), Cell::real(p.samples_per_s),
+               Cell::text(p.calibrated ? "calibrated" : "upper bound (uncalibrated)"),
                Cell::real(c.devices[d].require_peak(Precision::FP32), Unit::FlopPerSecond),
                Cell::real(c.devices[d].dram_bandwidth(), Unit::BytePerSecond), Cell::count(p.uncosted_layers)});
   }
@@ -202,7 +206,22 @@ void measurement_section(Context& c, chart::ReportData& data, std::vector<chart:
 void profile_section(const Context& c, chart::ReportData& data) {
   ReportSection s{"profiles", "Ingested profiles", {}, {}, {}};
   std::vector<ingest::Profile> parts;
-  for (const auto& f : c.opt.profiles) parts.push_back(ingest::read_file(f));
+  // Profiles of another model or batch, or several profiles of different models, are refused (--force overrides).
+  const RunIdentity expected{c.graph.name, "", c.opt.m.batch, ""};
+  std::vector<std::string> forced;
+  for (size_t i = 0; i < c.opt.profiles.size(); ++i) {
+    const std::string& f = c.opt.profiles[i];
+    const RunIdentity id = identity_from_file_name(f);
+    auto more = check_run_matches(f, id, expected, c.opt.force);
+    forced.insert(forced.end(), more.begin(), more.end());
+    for (size_t k = 0; k < i; ++k) {
+      more = check_run_matches(f, id, identity_from_file_name(c.opt.profiles[k]), c.opt.force);
+      for (auto& line : more) line += " (as in " + c.opt.profiles[k] + ")";
+      forced.insert(forced.end(), more.begin(), more.end());
+    }
+    parts.push_back(ingest::read_file(f));
+  }
+  for (const auto& line : forced) s.paragraphs.push_back(line);
   ingest::Profile p = ingest::combine(std::move(parts));
   ingest::derive(p);
   ingest::Totals t = ingest::totals(p);
@@ -291,6 +310,7 @@ CLI::App* add_report_command(CLI::App& app) {
   cmd->add_option("--devices-dir,--devices", o->device_dirs, "Extra folder(s) of device JSON files");
   cmd->add_flag("--measure", o->measure, "Also time every layer on this CPU and show it next to the estimates");
   cmd->add_option("--profile", o->profiles, "GPU profiler output(s) to show next to the estimates; repeatable")->type_name("FILE");
+  cmd->add_flag("--force", o->force, "Use profiles whose file names name another model, batch or GPU (the report says so)");
   cmd->add_option("--sweep", o->sweep, "Batch sizes of the sweep charts: 1,2,4 or start:stop:step")->capture_default_str();
   cmd->add_option("-o,--output", o->output, "Where to write the HTML report")->type_name("FILE.html")->required();
   cmd->callback([o] { run_report(*o); });

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "commands.hpp"
+#include "ridge/precision_mode.hpp"
 #include "model_options.hpp"
 #include "ridge/chart.hpp"
 #include "ridge/error.hpp"
@@ -17,7 +18,7 @@ CLI::App* add_summary_command(CLI::App& app) {
     ModelOptions m;
     OutputOptions out;
     int depth = 0;
-    std::string convention, optimizer = "sgd";
+    std::string convention, optimizer = "sgd", precision;
     std::string plot;
   };
   auto o = std::make_shared<Opts>();
@@ -33,6 +34,8 @@ CLI::App* add_summary_command(CLI::App& app) {
                   "Also count under another tool's convention: torchvision|fvcore|ptflops|thop|torchinfo|pthflops|"
                   "deepspeed|torch (adds a per-layer column and totals.headline)");
   cmd->add_option("--optimizer", o->optimizer, "Optimizer for training memory: sgd|momentum|adam")->capture_default_str();
+  cmd->add_option("--precision,-p", o->precision,
+                  "Training precision for memory: " + precision_mode_names() + " (default: every tensor at --dtype)");
   o->out.add_to(cmd);
   cmd->add_option("--plot", o->plot, "Also draw the per-layer shares chart to FILE.svg or FILE.png")->type_name("FILE");
   cmd->callback([o, depth, old_depth] {
@@ -48,7 +51,14 @@ CLI::App* add_summary_command(CLI::App& app) {
     auto opt = parse_optimizer(o->optimizer);
     if (!opt) throw UsageError("--optimizer: '" + o->optimizer + "' is not sgd, momentum or adam");
     so.optimizer = *opt;
-    Graph g = load_model(o->model, o->m.load_options());
+    LoadOptions lo = o->m.load_options();
+    if (!o->precision.empty()) {
+      const PrecisionMode mode = require_precision_mode(o->precision);
+      if (!o->m.dtype_given()) lo.dtype = mode.activation_dtype;
+      so.storage = param_storage(mode);
+      so.precision = std::string(mode.name);
+    }
+    Graph g = load_model(o->model, lo);
     report::Document doc = summary_document(g, so);
     // Without --depth, a terminal gets the module roll-up that fits its height; files and pipes every node.
     const bool auto_depth = !depth->count() && !old_depth->count() && o->out.width() > 0;

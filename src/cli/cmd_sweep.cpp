@@ -14,9 +14,11 @@
 #include "ridge/cost.hpp"
 #include "ridge/device.hpp"
 #include "ridge/error.hpp"
+#include "ridge/precision_mode.hpp"
 #include "ridge/load.hpp"
 #include "slurm.hpp"
 #include "sweep.hpp"
+#include "ridge/precision_mode.hpp"
 
 namespace fs = std::filesystem;
 
@@ -76,11 +78,10 @@ CLI::App* add_sweep_command(CLI::App& app) {
   cmd->add_flag("--measure", o->plan.measure, "Also measure each point (`ridge measure` on CPU partitions)");
   auto* measure = cmd->get_option("--measure");
   cmd->add_option("--threads,-t", o->plan.threads, "Threads for --measure (default: ridge measure's)")->needs(measure);
-  auto* device = cmd->add_option("--device,-d", o->plan.device, "Also predict time and samples/s per point on this device, and the "
+  cmd->add_option("--device,-d", o->plan.device, "Also predict time and samples/s per point on this device, and the "
                                              "largest batch that fits its memory (see `ridge devices`)");
-  cmd->add_option("--precision,-p", o->plan.precision, "Precision for --device predictions: fp32|tf32|fp16|bf16|fp64")
-      ->capture_default_str()
-      ->needs(device);
+  cmd->add_option("--precision,-p", o->plan.precision, "Precision (memory and --device predictions): fp32|tf32|bf16|fp16|amp-bf16|amp-fp16|fp64")
+      ->capture_default_str();
   cmd->add_flag("--train", o->plan.train, "Predict a training step (forward, backward, update) instead of inference");
   cmd->add_option("--on", o->on, "Where points run: local|slurm")->capture_default_str()->check(
       CLI::IsMember({"local", "slurm"}));
@@ -130,6 +131,7 @@ CLI::App* add_sweep_command(CLI::App& app) {
     plan.models = o->models;
     plan.batches = parse_batch_list(o->batches, "--batch");
     plan.ridge_binary = self_path();
+    require_precision_mode(plan.precision);
     if (!parse_optimizer(plan.optimizer)) throw UsageError("--optimizer: '" + plan.optimizer + "' is not sgd, momentum or adam");
     if (!plan.slurm.gres.empty() && plan.slurm.gpu_command.empty())
       throw UsageError("--gres: GPU tasks need --gpu-cmd \"PROGRAM ... {batch}\" (the program to profile)");

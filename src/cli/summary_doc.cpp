@@ -41,7 +41,7 @@ report::Document summary_document(const Graph& g, const SummaryOptions& opts) {
   using report::Cell;
   using report::Unit;
   const ModelCost mc = estimate(g);
-  const MemoryEstimate mem = estimate_memory(g, opts.optimizer);
+  const MemoryEstimate mem = estimate_memory(g, opts.optimizer, opts.storage);
   std::optional<ConventionCount> conv;
   if (opts.convention) conv = count_under(g, *opts.convention);
 
@@ -145,10 +145,13 @@ report::Document summary_document(const Graph& g, const SummaryOptions& opts) {
 
   report::Fields memory;
   memory.key = "memory";
-  memory.title = fmt::format("Memory ({} optimizer)", optimizer_name(opts.optimizer));
+  memory.title = opts.precision.empty() ? fmt::format("Memory ({} optimizer)", optimizer_name(opts.optimizer))
+                                        : fmt::format("Memory ({} optimizer, {})", optimizer_name(opts.optimizer),
+                                                      opts.precision);
   memory.add("param_bytes", "parameters", Cell::count(mem.param_bytes, Unit::Byte))
       .add("buffer_bytes", "buffers", Cell::count(mem.buffer_bytes, Unit::Byte))
       .add("grad_bytes", "gradients", Cell::count(mem.grad_bytes, Unit::Byte))
+      .add("master_bytes", "master weights", Cell::count(mem.master_bytes, Unit::Byte))
       .add("optimizer_bytes", "optimizer state", Cell::count(mem.optimizer_bytes, Unit::Byte))
       .add("input_bytes", "inputs", Cell::count(mem.input_bytes, Unit::Byte))
       .add("activation_bytes", "all activations (no reuse)", Cell::count(mem.activation_bytes, Unit::Byte))

@@ -11,6 +11,8 @@ struct SummaryOptions {
   int depth = 0;                          ///< group nodes by the first `depth` module-path components; 0 = every node
   std::optional<Convention> convention;   ///< adds a per-layer headline column and totals.headline under it
   Optimizer optimizer = Optimizer::SGD;
+  ParamStorage storage;                   ///< bytes per parameter of weights, gradients, master, optimizer state
+  std::string precision;                  ///< --precision name shown in the memory title ("" = the graph's dtype)
 };
 
 /// The deepest module depth at which the layer table has at most `max_rows` rows (0 = every node, when all of

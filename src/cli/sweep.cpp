@@ -24,6 +24,8 @@
 #include "ridge/error.hpp"
 #include "ridge/ingest.hpp"
 #include "ridge/load.hpp"
+#include "ridge/precision_mode.hpp"
+#include "ridge/predict.hpp"
 
 namespace fs = std::filesystem;
 
@@ -166,12 +168,20 @@ std::string result_file_name(const std::string& model, int64_t batch) {
   return fmt::format("{}__b{}.json", safe, batch);
 }
 
+LoadOptions SweepPlan::load_options(int64_t batch) const {
+  LoadOptions lo = model.load_options(batch);
+  if (model.dtype == "fp32") lo.dtype = require_precision_mode(precision).activation_dtype;
+  return lo;
+}
+
 nlohmann::json run_point(const SweepPlan& plan, size_t index) {
   auto [model, batch] = plan.point(index);
-  Graph g = load_model(model, plan.model.load_options(batch));
+  const PrecisionMode mode = require_precision_mode(plan.precision);
+  LoadOptions lo = plan.load_options(batch);
+  Graph g = load_model(model, lo);
   ModelCost mc = estimate(g);
   auto opt = parse_optimizer(plan.optimizer).value_or(Optimizer::SGD);
-  MemoryEstimate mem = estimate_memory(g, opt);
+  MemoryEstimate mem = estimate_memory(g, opt, param_storage(mode));
   nlohmann::json r;
   r["format"] = kResultFormat;
   r["index"] = index;
@@ -190,14 +200,13 @@ nlohmann::json run_point(const SweepPlan& plan, size_t index) {
   if (!plan.device.empty()) {
     // PALEO-style prediction of this point on the device (PPP 1, the device's launch overhead).
     Device dev = find_device(load_devices(), plan.device);
-    auto prec = parse_precision(plan.precision);
-    if (!prec) throw Error(fmt::format("--precision: unknown precision '{}'", plan.precision));
     PredictOptions po;
-    po.peak_flop_per_s = dev.require_peak(*prec);
+    po.peak_flop_per_s = dev.require_peak(mode.compute);
+    po.bytes_per_param = mode.weight_bytes;
+    if (auto cal = builtin_calibration(dev.id, mode.compute)) po.calibration = *cal;
     po.bandwidth_bytes_per_s = dev.dram_bandwidth();
     po.kernel_launch_s = dev.kernel_launch_s;
     po.training = plan.train;
-    LoadOptions lo = plan.model.load_options(batch);
     auto points = predict_vs_batch({batch}, [&](int64_t b) {
       lo.batch = b;
       return load_model_work(model, lo).layers;
@@ -206,7 +215,10 @@ nlohmann::json run_point(const SweepPlan& plan, size_t index) {
                       {"precision", plan.precision},
                       {"mode", plan.train ? "training step" : "inference"},
                       {"time_s", points.at(0).time_s},
-                      {"samples_per_s", points.at(0).samples_per_s}};
+                      {"samples_per_s", points.at(0).samples_per_s},
+                      {"calibrated", po.calibration.fitted()},
+                      {"time_kind", po.calibration.fitted() ? "calibrated" : "upper_bound"},
+                      {"flags", calibration_flags(po.calibration)}};
   }
   char host[256] = {0};
   gethostname(host, sizeof host - 1);
@@ -390,9 +402,10 @@ report::Table capacity_table(const SweepPlan& plan) {
   t.title = fmt::format("What fits in {} memory (inference peak; training peak with {} optimizer)", dev.id,
                         plan.optimizer);
   const Optimizer opt = parse_optimizer(plan.optimizer).value_or(Optimizer::SGD);
+  const PrecisionMode mode = require_precision_mode(plan.precision);
   for (const auto& model : plan.models) {
     auto memory_at = [&](int64_t b, bool training) {
-      MemoryEstimate m = estimate_memory(load_model(model, plan.model.load_options(b)), opt);
+      MemoryEstimate m = estimate_memory(load_model(model, plan.load_options(b)), opt, param_storage(mode));
       return training ? m.training_peak_bytes : m.inference_peak_bytes + m.param_bytes + m.buffer_bytes;
     };
     if (dev.memory_bytes <= 0) {

@@ -33,6 +33,9 @@ struct SweepPlan {
   bool train = false;        ///< predict a training step instead of inference
   std::string ridge_binary;  ///< absolute path of the ridge that tasks run
 
+  /// Load options of one point: the model options at `batch`, tensors at the precision's activation type unless a
+  /// --dtype other than the default fp32 was given.
+  LoadOptions load_options(int64_t batch) const;
   /// (model, batch) of point `index`; points are ordered model-major.
   std::pair<std::string, int64_t> point(size_t index) const;
   size_t size() const { return models.size() * batches.size(); }

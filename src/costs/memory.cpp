@@ -103,7 +103,9 @@ std::string_view optimizer_name(Optimizer o) {
   return "?";
 }
 
-MemoryEstimate estimate_memory(const Graph& g, Optimizer opt) {
+MemoryEstimate estimate_memory(const Graph& g, Optimizer opt) { return estimate_memory(g, opt, ParamStorage{}); }
+
+MemoryEstimate estimate_memory(const Graph& g, Optimizer opt, const ParamStorage& storage) {
   MemoryEstimate m;
   const auto grad = requires_grad(g);
   const auto root = storage_roots(g);
@@ -111,9 +113,19 @@ MemoryEstimate estimate_memory(const Graph& g, Optimizer opt) {
   for (const Node& n : g.nodes)
     for (int v : n.inputs)
       if (v >= 0 && g.value(v).is_weight() && g.value(v).shape.known()) weights.insert(v);
-  for (int v : weights) (g.value(v).kind == ValueKind::Param ? m.param_bytes : m.buffer_bytes) += g.value(v).bytes();
-  m.grad_bytes = m.param_bytes;
-  m.optimizer_bytes = opt == Optimizer::SGD ? 0 : opt == Optimizer::Momentum ? m.param_bytes : 2 * m.param_bytes;
+  // Bytes of `elems` elements at `size` bytes each, or at the value's own type when size is 0.
+  auto at = [&](int v, int size) { return size > 0 ? Count(g.value(v).shape.elements()) * size : g.value(v).bytes(); };
+  const int states = opt == Optimizer::SGD ? 0 : opt == Optimizer::Momentum ? 1 : 2;
+  for (int v : weights) {
+    if (g.value(v).kind != ValueKind::Param) {
+      m.buffer_bytes += at(v, storage.weight_bytes);
+      continue;
+    }
+    m.param_bytes += at(v, storage.weight_bytes);
+    m.grad_bytes += at(v, storage.gradient_bytes);
+    if (storage.master_bytes > 0) m.master_bytes += at(v, storage.master_bytes);
+    m.optimizer_bytes += states * at(v, storage.optimizer_state_bytes);
+  }
   for (int v : g.inputs)
     if (g.value(v).shape.known()) m.input_bytes += g.value(v).bytes();
 
@@ -174,7 +186,8 @@ MemoryEstimate estimate_memory(const Graph& g, Optimizer opt) {
           g.value(root[v]).shape.known())
         live -= g.value(root[v]).bytes();
   }
-  m.training_peak_bytes = m.param_bytes + m.buffer_bytes + m.grad_bytes + m.optimizer_bytes + m.saved_bytes;
+  m.training_peak_bytes =
+      m.param_bytes + m.buffer_bytes + m.grad_bytes + m.master_bytes + m.optimizer_bytes + m.saved_bytes;
   return m;
 }
 

@@ -268,7 +268,9 @@ json calibration_to_json(const Calibration& c) {
   for (const auto& [cls, e] : c.by_class) classes[cls] = efficiency_to_json(e);
   return {{"format", "ridge-calibration"}, {"version", 1},        {"device", c.device},
           {"precision", c.precision},      {"combine", std::string(combine_name(c.combine))},
-          {"fallback", efficiency_to_json(c.fallback)}, {"classes", classes}};
+          {"fallback", efficiency_to_json(c.fallback)}, {"classes", classes},
+          {"device_family", c.device_family.empty() ? device_family(c.device) : c.device_family},
+          {"leave_one_out_error", c.leave_one_out_error ? json(*c.leave_one_out_error) : json(nullptr)}};
 }
 
 Calibration calibration_from_json(const json& j, const std::string& origin) {
@@ -282,6 +284,9 @@ Calibration calibration_from_json(const json& j, const std::string& origin) {
     if (!comb) throw Error(origin + ": combine: expected \"sum\" or \"max\"");
     c.combine = *comb;
   }
+  if (j.contains("device_family") && j["device_family"].is_string()) c.device_family = j["device_family"].get<std::string>();
+  if (j.contains("leave_one_out_error") && j["leave_one_out_error"].is_number())
+    c.leave_one_out_error = j["leave_one_out_error"].get<double>();
   if (!j.contains("fallback")) throw Error(origin + ": fallback: missing");
   c.fallback = efficiency_from_json(j["fallback"], origin + ": fallback");
   if (j.contains("classes")) {
@@ -299,7 +304,9 @@ Calibration read_calibration(const std::string& path) {
   } catch (const json::exception& e) {
     throw Error(fmt::format("{}: not valid JSON: {}", path, model_detail::first_line(e.what())));
   }
-  return calibration_from_json(j, path);
+  Calibration c = calibration_from_json(j, path);
+  c.file = path;
+  return c;
 }
 
 }  // namespace ridge

@@ -70,6 +70,14 @@ MeasuredRun parse_measurement(const std::string& text, const std::string& origin
   m.model = text_of(j, {"model"}).value_or(summary ? text_of(*summary, {"model"}).value_or("") : "");
   if (m.model.empty()) m.model = std::filesystem::path(origin).stem().string();
   m.device = text_of(j, {"device"}).value_or(summary ? text_of(*summary, {"device"}).value_or("") : "");
+  auto field = [&](const char* k) -> const json* {
+    if (auto it = j.find(k); it != j.end() && !it->is_null()) return &*it;
+    if (summary)
+      if (auto it = summary->find(k); it != summary->end() && !it->is_null()) return &*it;
+    return nullptr;
+  };
+  if (const json* b = field("batch"); b && b->is_number_integer()) m.batch = b->get<int64_t>();
+  if (const json* p = field("precision"); p && p->is_string()) m.precision = p->get<std::string>();
   const char* key = j.contains("layers") ? "layers" : j.contains("kernels") ? "kernels" : nullptr;
   if (!key || !j[key].is_array())
     throw Error(origin + ": no `layers` (ridge measure) or `kernels` (ridge ingest) array");
@@ -82,6 +90,12 @@ MeasuredRun parse_measurement(const std::string& text, const std::string& origin
     l.op = text_of(row, {"op", "op_type", "family", "op_class"}).value_or("");
     l.op_class = text_of(row, {"op_class"}).value_or("");
     l.time_s = time_of(row, where);
+    const json* mn = first_of(row, {"min_s"});
+    const json* mx = first_of(row, {"max_s"});
+    if (mn && mx && mn->is_number() && mx->is_number() && l.time_s)
+      l.flags = timing_flags(*l.time_s, mn->get<double>(), mx->get<double>());
+    if (const json* sp = first_of(row, {"spread_percent"}); sp && sp->is_number() && sp->get<double>() > 50 && l.flags.empty())
+      l.flags.push_back("busy-machine");  // ridge measure's spread of repeated timings
     const bool cost_known = !row.contains("cost_known") || row["cost_known"] != false;
     if (const json* f = first_of(row, {"flops"}); f && cost_known) l.flops = count_of(*f, where + ".flops");
     if (const json* b = first_of(row, {"bytes", "dram_bytes"}); b && cost_known) {
@@ -92,6 +106,9 @@ MeasuredRun parse_measurement(const std::string& text, const std::string& origin
     if (const json* w = first_of(row, {"bytes_written"}); w && l.bytes) {
       l.bytes_written = count_of(*w, where + ".bytes_written");
       if (*l.bytes_written > *l.bytes) throw Error(where + ".bytes_written: larger than the bytes moved");
+    }
+    if (m.device.empty()) {  // ingested kernels name their GPU per row
+      if (auto dev = text_of(row, {"device"}); dev && !dev->empty()) m.device = *dev;
     }
     m.layers.push_back(std::move(l));
   }
@@ -120,7 +137,7 @@ std::vector<Sample> samples_from(const std::vector<MeasuredRun>& ms, int* skippe
       s.layer = l.name;
       if (!l.op_class.empty()) s.op_class = l.op_class;
       else if (auto op = parse_op(l.op)) s.op_class = std::string(family_name(op_family(*op)));
-      else s.op_class = l.op.empty() ? "unknown" : l.op;
+      else s.op_class = l.op.empty() ? "unknown" : calibration_class_of_kernel_family(l.op);
       s.flops = *l.flops;
       s.bytes = l.bytes.value_or(0);
       s.bytes_written = l.bytes_written;

@@ -16,9 +16,23 @@ std::optional<Combine> parse_combine(std::string_view name) {
   return std::nullopt;
 }
 
+const Efficiency* Calibration::find(const std::string& op_class) const {
+  if (auto it = by_class.find(op_class); it != by_class.end()) return &it->second;
+  const std::string_view family = kernel_family_of_op_class(op_class);
+  if (auto it = by_class.find(std::string(family)); !family.empty() && it != by_class.end()) return &it->second;
+  return nullptr;
+}
+
 const Efficiency& Calibration::for_class(const std::string& op_class) const {
-  auto it = by_class.find(op_class);
-  return it == by_class.end() ? fallback : it->second;
+  const Efficiency* e = find(op_class);
+  return e ? *e : fallback;
+}
+
+bool Calibration::fitted() const {
+  if (fallback.samples > 0) return true;
+  for (const auto& [cls, e] : by_class)
+    if (e.samples > 0) return true;
+  return false;
 }
 
 namespace {
@@ -63,6 +77,8 @@ Prediction predict(const std::vector<LayerWork>& layers, const PredictOptions& o
       continue;
     }
     const Efficiency& eff = opt.calibration.for_class(w.op_class);
+    const bool fitted = opt.calibration.fitted();
+    lp.calibration = !fitted ? "uncalibrated" : opt.calibration.find(w.op_class) ? w.op_class : "fallback";
     lp.forward = phase_time(w.flops, w.bytes, w.bytes_written, w.kernels, eff, opt);
     if (opt.training) {
       // Backward runs where a gradient flows: one kernel per gradient computed (input, weight; at least one),
@@ -88,6 +104,7 @@ Prediction predict(const std::vector<LayerWork>& layers, const PredictOptions& o
     p.update_s = phase_time(2 * params, bytes, params * opt.bytes_per_param, 1, opt.calibration.for_class("Update"), opt).time_s;
   }
   p.total_time_s = p.forward_s + p.backward_s + p.update_s;
+  p.calibrated = opt.calibration.fitted();
   p.samples_per_s = p.total_time_s > 0 ? static_cast<double>(opt.batch) / p.total_time_s : 0.0;
   return p;
 }

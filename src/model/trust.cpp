@@ -1,0 +1,180 @@
+// What makes a prediction trustworthy: the one table between ridge's op classes and GPU kernel families, which
+// shipped calibration applies to a device, refused mismatches (another device family, precision, model, batch),
+// and sanity flags shown beside numbers. See docs/model.md, "Calibrated by default" and "Sanity flags".
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+
+#include "ridge/error.hpp"
+#include "ridge/load.hpp"
+#include "ridge/predict.hpp"
+#include "text_util.hpp"
+
+namespace ridge {
+namespace {
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+  return out;
+}
+
+}  // namespace
+
+const std::vector<std::pair<std::string_view, std::string_view>>& op_class_kernel_families() {
+  // ridge::op_class -> the GPU kernel family (ridge ingest, conv-* folded) that runs it.
+  static const std::vector<std::pair<std::string_view, std::string_view>> table = {
+      {"Conv", "conv"},           {"DepthwiseConv", "conv"},      {"GroupedConv", "conv"},
+      {"ConvTranspose", "conv"},  {"Linear", "gemm"},             {"MatMul", "gemm"},
+      {"Einsum", "gemm"},         {"BatchNorm", "normalization"}, {"LayerNorm", "normalization"},
+      {"Unary", "elementwise"},   {"Binary", "elementwise"},      {"Select", "elementwise"},
+      {"Dropout", "elementwise"}, {"Move", "elementwise"},        {"Resize", "elementwise"},
+      {"Gather", "elementwise"},  {"Update", "elementwise"},      {"MaxPool", "pooling"},
+      {"AvgPool", "pooling"},     {"AdaptiveAvgPool", "pooling"}, {"GlobalAvgPool", "pooling"},
+      {"Softmax", "softmax"},     {"Reduce", "reduction"},
+  };
+  return table;
+}
+
+std::string_view kernel_family_of_op_class(std::string_view op_class) {
+  for (const auto& [cls, family] : op_class_kernel_families())
+    if (cls == op_class) return family;
+  return {};
+}
+
+std::string calibration_class_of_kernel_family(std::string_view family) {
+  if (family.starts_with("conv-") || family == "conv") return "conv";
+  return std::string(family);
+}
+
+std::string device_family(const std::string& device_id) {
+  return lower(device_id.substr(0, device_id.find('-')));
+}
+
+std::optional<Calibration> builtin_calibration(const std::string& device_id, Precision p) {
+  namespace fs = std::filesystem;
+  const fs::path dir = builtin_data_dir("calibrations");
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return std::nullopt;
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.path().extension() == ".json") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  const std::string family = device_family(device_id), precision(precision_info(p).name);
+  for (const fs::path& f : files) {
+    const std::string text = model_detail::read_text_file(f.string(), "calibration file");
+    const auto j = nlohmann::json::parse(text, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || j.value("format", "") != "ridge-calibration") continue;
+    Calibration c = calibration_from_json(j, f.string());
+    c.file = f.string();
+    const std::string cal_family = c.device_family.empty() ? device_family(c.device) : c.device_family;
+    // A fit that failed its own leave-one-model-out check is shipped for --calibration but not applied by default.
+    if (cal_family == family && c.precision == precision && !(c.leave_one_out_error && *c.leave_one_out_error > 0.5))
+      return c;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> check_calibration_applies(const Calibration& cal, const std::string& device_id, Precision p,
+                                                   bool force) {
+  std::vector<std::string> overridden;
+  if (cal.device.empty() && cal.device_family.empty()) return overridden;
+  const std::string origin = cal.file.empty() ? "calibration" : cal.file;
+  const std::string family = cal.device_family.empty() ? device_family(cal.device) : cal.device_family;
+  auto refuse = [&](const std::string& what) {
+    if (!force) throw Error(what + " (use --force to apply it anyway)");
+    overridden.push_back("forced: " + what);
+  };
+  if (family != device_family(device_id))
+    refuse(fmt::format("{}: fitted on device '{}' (family {}), predicting for '{}' (family {})", origin,
+                       cal.device.empty() ? family : cal.device, family, device_id, device_family(device_id)));
+  const std::string precision(precision_info(p).name);
+  if (!cal.precision.empty() && cal.precision != precision)
+    refuse(fmt::format("{}: fitted against the {} peak, predicting at {}", origin, cal.precision, precision));
+  return overridden;
+}
+
+std::vector<std::string> check_run_matches(const std::string& file, const RunIdentity& run, const RunIdentity& expected,
+                                           bool force) {
+  std::vector<std::string> overridden;
+  auto refuse = [&](const char* what, const std::string& have, const std::string& want) {
+    const std::string line = fmt::format("{}: measured {} is {}, expected {}", file, what, have, want);
+    if (!force) throw Error(line + " (use --force to use it anyway)");
+    overridden.push_back("forced: " + line);
+  };
+  if (!run.model.empty() && !expected.model.empty() && lower(run.model) != lower(expected.model))
+    refuse("model", run.model, expected.model);
+  if (!run.device.empty() && !expected.device.empty()) {
+    // A profile names its GPU as the driver prints it ("NVIDIA A100-SXM4-40GB (0)"): compare families.
+    const std::string have = lower(run.device), want = device_family(expected.device);
+    if (have.find(want) == std::string::npos && device_family(have) != want) refuse("device", run.device, expected.device);
+  }
+  if (run.batch > 0 && expected.batch > 0 && run.batch != expected.batch)
+    refuse("batch", std::to_string(run.batch), std::to_string(expected.batch));
+  if (!run.precision.empty() && !expected.precision.empty() && lower(run.precision) != lower(expected.precision))
+    refuse("precision", run.precision, expected.precision);
+  return overridden;
+}
+
+RunIdentity identity_from_file_name(const std::string& path) {
+  const std::string stem = lower(std::filesystem::path(path).stem().string());
+  std::vector<std::string> words;
+  std::string w;
+  for (char c : stem + "_") {
+    if (std::isalnum(static_cast<unsigned char>(c))) {
+      w += c;
+    } else if (!w.empty()) {
+      words.push_back(w);
+      w.clear();
+    }
+  }
+  RunIdentity id;
+  for (const std::string& word : words) {
+    for (const ZooEntry& z : zoo_entries())
+      if (lower(z.name) == word && z.name.size() > id.model.size()) id.model = z.name;
+    for (const char* prefix : {"bs", "batch"})
+      if (word.starts_with(prefix) && word.size() > std::strlen(prefix) &&
+          std::all_of(word.begin() + std::strlen(prefix), word.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+        id.batch = std::stoll(word.substr(std::strlen(prefix)));
+  }
+  for (const Device& d : load_devices())
+    for (const std::string& word : words)
+      if (d.kind == "gpu" && word == device_family(d.id)) id.device = word;
+  return id;
+}
+
+std::vector<std::string> roof_flags(Count flops, Count bytes, double time_s, double peak, double bandwidth) {
+  if (time_s <= 0 || flops <= 0 || peak <= 0 || bandwidth <= 0) return {};
+  const double attainable = bytes > 0 ? std::min(peak, to_double(flops) / to_double(bytes) * bandwidth) : peak;
+  if (to_double(flops) / time_s > 1.05 * attainable) return {"above-roof"};
+  return {};
+}
+
+std::vector<std::string> timing_flags(double median_s, double min_s, double max_s) {
+  if (median_s > 0 && (max_s - min_s) / median_s > 0.5) return {"busy-machine"};
+  return {};
+}
+
+std::vector<std::string> thread_peak_flags(double one_thread, double two_threads) {
+  if (one_thread > 0 && two_threads > 0 && two_threads < one_thread) return {"2-thread-peak-below-1-thread"};
+  return {};
+}
+
+std::vector<std::string> calibration_flags(const Calibration& cal) {
+  std::vector<std::string> flags;
+  if (cal.leave_one_out_error && *cal.leave_one_out_error > 0.5) flags.push_back("calibration-loo-error>50%");
+  // A fitted factor above 1 means the measured kernels ran faster than the roof: their counts or the peak are off.
+  auto above = [&](const std::string& cls, const Efficiency& e) {
+    if (e.samples > 0 && ((std::isfinite(e.ppp) && e.ppp > 1.05) || (std::isfinite(e.ppp_mem) && e.ppp_mem > 1.05)))
+      flags.push_back("above-roof:" + cls);
+  };
+  for (const auto& [cls, e] : cal.by_class) above(cls, e);
+  above("fallback", cal.fallback);
+  return flags;
+}
+
+}  // namespace ridge

@@ -1,0 +1,84 @@
+// `ridge predict/sweep/summary/calibrate/report` through the binary: precision modes, upper-bound labels,
+// shipped calibrations, refused mismatches and flags.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+
+#include "support/test_support.hpp"
+
+namespace {
+
+using nlohmann::json;
+using ridge::test::run_ridge;
+
+json run_json(const std::string& args) {
+  const auto r = run_ridge(args + " --format json");
+  EXPECT_EQ(r.exit_code, 0) << args << "\n" << r.err;
+  return r.exit_code == 0 ? json::parse(r.out) : json::object();
+}
+
+TEST(CliTrust, UncalibratedPredictionsSayUpperBoundBesideTheNumber) {
+  const auto r = run_ridge("predict resnet50 --device a100 --batch 256 --train --precision fp16");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("samples/s [upper bound (uncalibrated)]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("time per iteration [upper bound (uncalibrated)]"), std::string::npos) << r.out;
+  const json j = run_json("predict resnet50 --device a100 --batch 256 --train --precision fp16");
+  EXPECT_EQ(j["calibrated"], false);
+  EXPECT_EQ(j["time_kind"], "upper_bound");
+  const auto csv = run_ridge("predict resnet50 --device a100 --batch 8 --format csv");
+  EXPECT_NE(csv.out.find("upper bound (uncalibrated)"), std::string::npos) << csv.out;
+  const auto md = run_ridge("predict resnet50 --device a100 --batch 8 --format md");
+  EXPECT_NE(md.out.find("upper bound (uncalibrated)"), std::string::npos) << md.out;
+}
+
+TEST(CliTrust, ShippedV100CalibrationAppliesByDefaultAndFlagsItsAboveRoofClass) {
+  const json j = run_json("predict resnet50 --device v100 --batch 64 --train --precision amp-fp16");
+  EXPECT_EQ(j["calibrated"], true);
+  EXPECT_EQ(j["time_kind"], "calibrated");
+  EXPECT_EQ(j["precision"], "amp-fp16");
+  ASSERT_TRUE(j["flags"].is_array());
+  EXPECT_NE(std::find(j["flags"].begin(), j["flags"].end(), "above-roof:gemm"), j["flags"].end()) << j["flags"];
+  const json none = run_json("predict resnet50 --device v100 --batch 64 --precision amp-fp16 --calibration none");
+  EXPECT_EQ(none["calibrated"], false);
+}
+
+TEST(CliTrust, PrecisionChangesMemoryTheSameWayInSummaryAndSweep) {
+  const json amp = run_json("summary resnet50 --precision amp-bf16 --optimizer adam");
+  EXPECT_EQ(amp["memory"]["param_bytes"], 102228128);
+  EXPECT_EQ(amp["memory"]["grad_bytes"], 102228128);
+  EXPECT_EQ(amp["memory"]["optimizer_bytes"], 204456256);
+  const json pure = run_json("summary resnet50 --precision fp16 --optimizer adam");
+  EXPECT_EQ(pure["memory"]["param_bytes"], 51114064);
+  const json sweep = run_json("sweep resnet50 --batch 1 --precision fp16 --optimizer adam");
+  const std::string text = sweep.dump();
+  EXPECT_NE(text.find(std::to_string(pure["memory"]["training_peak_bytes"].get<long long>())), std::string::npos)
+      << text.substr(0, 2000);
+}
+
+TEST(CliTrust, CalibrationFromAnotherDeviceIsRefusedUnlessForced) {
+  const std::string file = ridge::test::temp_dir() + "/cpu-cal.json";
+  std::ofstream(file) << R"({"format": "ridge-calibration", "device": "machine", "precision": "fp32",
+                            "fallback": {"ppp": 0.5, "ppp_mem": 0.5, "samples": 20}})";
+  const auto r = run_ridge("predict resnet50 --device a100 --calibration " + file);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("machine"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("a100-sxm4-40gb"), std::string::npos) << r.err;
+  const auto forced = run_ridge("predict resnet50 --device a100 --calibration " + file + " --force");
+  EXPECT_EQ(forced.exit_code, 0) << forced.err;
+  EXPECT_NE(forced.out.find("forced:"), std::string::npos) << forced.out;
+}
+
+TEST(CliTrust, ReportRefusesProfilesOfDifferentModels) {
+  RIDGE_REQUIRE_SHARED();
+  const std::string p = ridge::test::shared_dir() + "/fixtures/profiles/";
+  const std::string out = ridge::test::temp_dir() + "/r.html";
+  const auto r = run_ridge("report resnet50 --batch 10 -o " + out + " --profile " + p +
+                           "01_ncu_text_nyu_A100_resnet18_bs10_train_smsp_flops_dram.log --profile " + p +
+                           "03_nsys_gputrace_csv_nyu_A100_resnet50_bs10_train.csv");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("resnet18"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("resnet50"), std::string::npos) << r.err;
+}
+
+}  // namespace

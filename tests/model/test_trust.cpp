@@ -1,0 +1,216 @@
+// Precision modes, the op-class/kernel-family table, which calibration applies, refused mismatches and sanity
+// flags (src/model/precision_mode.cpp, src/model/trust.cpp).
+#include <gtest/gtest.h>
+
+#include "ridge/error.hpp"
+#include "ridge/load.hpp"
+#include "ridge/precision_mode.hpp"
+#include "ridge/predict.hpp"
+#include "support/test_support.hpp"
+
+namespace ridge {
+namespace {
+
+constexpr Count kResnet50Params = 25557032;  // torchvision resnet50
+
+MemoryEstimate resnet50_memory(const std::string& precision, Optimizer opt) {
+  const PrecisionMode m = require_precision_mode(precision);
+  LoadOptions lo;
+  lo.batch = 2;
+  lo.dtype = m.activation_dtype;
+  return estimate_memory(load_model("resnet50", lo), opt, param_storage(m));
+}
+
+TEST(PrecisionModes, AmpKeepsFp32WeightsGradientsAndStatesWithHalfActivations) {
+  for (const char* name : {"amp-bf16", "amp-fp16"}) {
+    const PrecisionMode m = require_precision_mode(name);
+    EXPECT_EQ(m.activation_bytes, 2) << name;
+    EXPECT_EQ(m.weight_bytes, 4) << name;
+    EXPECT_EQ(m.gradient_bytes, 4) << name;
+    EXPECT_EQ(m.optimizer_state_bytes, 4) << name;
+    EXPECT_EQ(m.master_bytes, 0) << name;  // the fp32 parameters are the master weights
+    EXPECT_EQ(m.allreduce_bytes, 4) << name;
+  }
+  EXPECT_EQ(require_precision_mode("amp-bf16").compute, Precision::BF16);
+  EXPECT_EQ(require_precision_mode("amp-fp16").compute, Precision::FP16);
+  EXPECT_TRUE(require_precision_mode("amp-fp16").loss_scaling);
+  EXPECT_FALSE(require_precision_mode("amp-bf16").loss_scaling);
+  EXPECT_EQ(require_precision_mode("fp16").weight_bytes, 2);
+  EXPECT_EQ(require_precision_mode("fp16").allreduce_bytes, 2);
+  EXPECT_EQ(require_precision_mode("tf32").compute, Precision::TF32);
+  EXPECT_EQ(require_precision_mode("tf32").activation_bytes, 4);
+  EXPECT_EQ(require_precision_mode("half").name, "fp16");
+  EXPECT_EQ(require_precision_mode("AMP_BF16").name, "amp-bf16");
+  EXPECT_THROW(require_precision_mode("fp8"), UsageError);
+}
+
+TEST(PrecisionModes, Resnet50MemoryPerPrecisionIsExact) {
+  const MemoryEstimate amp = resnet50_memory("amp-bf16", Optimizer::Adam);
+  EXPECT_EQ(amp.param_bytes, 4 * kResnet50Params);
+  EXPECT_EQ(amp.grad_bytes, 4 * kResnet50Params);
+  EXPECT_EQ(amp.optimizer_bytes, 8 * kResnet50Params);
+  EXPECT_EQ(amp.master_bytes, 0);
+  const MemoryEstimate bf16 = resnet50_memory("bf16", Optimizer::Adam);
+  EXPECT_EQ(bf16.param_bytes, 2 * kResnet50Params);
+  EXPECT_EQ(bf16.grad_bytes, 2 * kResnet50Params);
+  EXPECT_EQ(bf16.optimizer_bytes, 4 * kResnet50Params);
+  EXPECT_EQ(bf16.buffer_bytes * 2, amp.buffer_bytes);
+  const MemoryEstimate fp32 = resnet50_memory("fp32", Optimizer::Momentum);
+  EXPECT_EQ(fp32.param_bytes, 4 * kResnet50Params);
+  EXPECT_EQ(fp32.optimizer_bytes, 4 * kResnet50Params);
+  // Activations follow the activation type: amp saves about half of what fp32 saves (fp32 BN statistics and
+  // int64 pool indices stay), and the same as pure bf16.
+  EXPECT_EQ(amp.saved_bytes, bf16.saved_bytes);
+  EXPECT_LT(amp.saved_bytes, fp32.saved_bytes * 6 / 10);
+  EXPECT_EQ(amp.training_peak_bytes,
+            amp.param_bytes + amp.buffer_bytes + amp.grad_bytes + amp.optimizer_bytes + amp.saved_bytes);
+}
+
+TEST(PrecisionModes, PeakChosenPerPrecisionFromTheDeviceFiles) {
+  const auto devices = load_devices();
+  const Device a100 = find_device(devices, "a100");
+  EXPECT_DOUBLE_EQ(a100.require_peak(require_precision_mode("amp-bf16").compute), 312e12);
+  EXPECT_DOUBLE_EQ(a100.require_peak(require_precision_mode("amp-fp16").compute), 312e12);
+  EXPECT_DOUBLE_EQ(a100.require_peak(require_precision_mode("tf32").compute), 156e12);
+  EXPECT_DOUBLE_EQ(a100.require_peak(require_precision_mode("fp32").compute), 19.5e12);
+  const Device v100 = find_device(devices, "v100");
+  EXPECT_DOUBLE_EQ(v100.require_peak(require_precision_mode("amp-fp16").compute), 125e12);
+  EXPECT_THROW(v100.require_peak(require_precision_mode("amp-bf16").compute), Error);  // no bf16 on Volta
+}
+
+TEST(OpClassTable, GpuKernelFamiliesMeetPredictionClasses) {
+  EXPECT_EQ(calibration_class_of_kernel_family("conv-implicit-gemm"), "conv");
+  EXPECT_EQ(calibration_class_of_kernel_family("conv-winograd"), "conv");
+  EXPECT_EQ(calibration_class_of_kernel_family("gemm"), "gemm");
+  EXPECT_EQ(kernel_family_of_op_class("Conv"), "conv");
+  EXPECT_EQ(kernel_family_of_op_class("DepthwiseConv"), "conv");
+  EXPECT_EQ(kernel_family_of_op_class("Linear"), "gemm");
+  EXPECT_EQ(kernel_family_of_op_class("BatchNorm"), "normalization");
+  EXPECT_EQ(kernel_family_of_op_class("NoSuchClass"), "");
+  Calibration c;
+  c.by_class["conv"] = Efficiency{0.5, 0.5, {}, 10, {}};
+  c.fallback.samples = 10;
+  ASSERT_NE(c.find("Conv"), nullptr);
+  EXPECT_DOUBLE_EQ(c.find("Conv")->ppp, 0.5);
+  EXPECT_EQ(c.find("Linear"), nullptr);
+  // Predictions say per row which factors applied.
+  LayerWork conv{"c", "Conv", 1000, 100}, fc{"f", "Linear", 1000, 100};
+  PredictOptions opt;
+  opt.peak_flop_per_s = 1e9;
+  opt.bandwidth_bytes_per_s = 1e9;
+  opt.calibration = c;
+  const Prediction p = predict({conv, fc}, opt);
+  EXPECT_TRUE(p.calibrated);
+  EXPECT_EQ(p.layers[0].calibration, "Conv");
+  EXPECT_EQ(p.layers[1].calibration, "fallback");
+  opt.calibration = Calibration{};
+  EXPECT_FALSE(predict({conv}, opt).calibrated);
+  EXPECT_EQ(predict({conv}, opt).layers[0].calibration, "uncalibrated");
+}
+
+TEST(Trust, ShippedCalibrationsApplyByDeviceFamilyAndPrecision) {
+  const auto v100 = builtin_calibration("v100-pcie", Precision::FP16);
+  ASSERT_TRUE(v100.has_value());
+  EXPECT_EQ(v100->device_family, "v100");
+  EXPECT_GT(v100->fallback.samples, 700);
+  EXPECT_FALSE(builtin_calibration("v100-sxm2", Precision::FP32).has_value());  // fitted at the fp16 peak only
+  EXPECT_FALSE(builtin_calibration("h100-sxm", Precision::FP16).has_value());
+  // The A100 fit fails its leave-one-model-out check (> 50 %): shipped, not applied by default.
+  EXPECT_FALSE(builtin_calibration("a100-sxm4-40gb", Precision::FP16).has_value());
+}
+
+TEST(Trust, MismatchedCalibrationsAreRefusedUnlessForced) {
+  Calibration cpu;
+  cpu.device = "machine";
+  cpu.precision = "fp32";
+  cpu.file = "cpu.json";
+  try {
+    check_calibration_applies(cpu, "a100-sxm4-40gb", Precision::FP32, false);
+    FAIL() << "expected a refusal";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("machine"), std::string::npos) << m;
+    EXPECT_NE(m.find("a100-sxm4-40gb"), std::string::npos) << m;
+    EXPECT_NE(m.find("--force"), std::string::npos) << m;
+    EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+  }
+  EXPECT_EQ(check_calibration_applies(cpu, "a100-sxm4-40gb", Precision::FP32, true).size(), 1u);
+  Calibration v100 = cpu;
+  v100.device = "v100-sxm2";
+  v100.precision = "fp16";
+  EXPECT_TRUE(check_calibration_applies(v100, "v100-pcie", Precision::FP16, false).empty());
+  EXPECT_THROW(check_calibration_applies(v100, "v100-pcie", Precision::FP32, false), Error);
+  EXPECT_TRUE(check_calibration_applies(Calibration{}, "a100", Precision::FP32, false).empty());  // hand-set
+}
+
+TEST(Trust, MeasurementsOfAnotherModelBatchDeviceOrPrecisionAreRefused) {
+  const RunIdentity want{"resnet50", "a100-sxm4-40gb", 10, "fp32"};
+  EXPECT_TRUE(check_run_matches("m.json", {"resnet50", "NVIDIA A100-SXM4-40GB (0)", 10, "fp32"}, want, false).empty());
+  EXPECT_THROW(check_run_matches("m.json", {"resnet18", "", 0, ""}, want, false), Error);
+  EXPECT_THROW(check_run_matches("m.json", {"", "cpu", 0, ""}, want, false), Error);
+  EXPECT_THROW(check_run_matches("m.json", {"", "", 4, ""}, want, false), Error);
+  EXPECT_THROW(check_run_matches("m.json", {"", "", 0, "fp16"}, want, false), Error);
+  EXPECT_EQ(check_run_matches("m.json", {"resnet18", "cpu", 4, "fp16"}, want, true).size(), 4u);
+  try {
+    check_run_matches("m.json", {"", "", 4, ""}, want, false);
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("batch is 4, expected 10"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Trust, ProfileFileNamesSayModelGpuAndBatch) {
+  const RunIdentity r18 = identity_from_file_name("x/01_ncu_text_nyu_A100_resnet18_bs10_train_smsp_flops_dram.log");
+  EXPECT_EQ(r18.model, "resnet18");
+  EXPECT_EQ(r18.device, "a100");
+  EXPECT_EQ(r18.batch, 10);
+  const RunIdentity r50 = identity_from_file_name("03_nsys_gputrace_csv_nyu_A100_resnet50_bs10_train.csv");
+  EXPECT_EQ(r50.model, "resnet50");
+  EXPECT_THROW(check_run_matches("03.csv", r50, r18, false), Error);
+  EXPECT_EQ(identity_from_file_name("profile.csv").model, "");
+}
+
+TEST(Trust, SanityFlags) {
+  // 2 TFLOP in 1 s on a 1 TFLOP/s roof.
+  EXPECT_EQ(roof_flags(Count(2'000'000'000'000), 1'000'000, 1.0, 1e12, 1e12), std::vector<std::string>{"above-roof"});
+  EXPECT_TRUE(roof_flags(Count(500'000'000'000), 1'000'000, 1.0, 1e12, 1e12).empty());
+  EXPECT_EQ(timing_flags(1.0, 0.6, 1.4), std::vector<std::string>{"busy-machine"});
+  EXPECT_TRUE(timing_flags(1.0, 0.95, 1.05).empty());
+  EXPECT_EQ(thread_peak_flags(100, 90), std::vector<std::string>{"2-thread-peak-below-1-thread"});
+  EXPECT_TRUE(thread_peak_flags(100, 190).empty());
+  Calibration c;
+  c.leave_one_out_error = 0.8;
+  c.by_class["gemm"] = Efficiency{2.6, 0.5, {}, 8, {}};
+  const auto flags = calibration_flags(c);
+  ASSERT_EQ(flags.size(), 2u);
+  EXPECT_EQ(flags[0], "calibration-loo-error>50%");
+  EXPECT_EQ(flags[1], "above-roof:gemm");
+  c.leave_one_out_error = 0.2;
+  c.by_class.clear();
+  EXPECT_TRUE(calibration_flags(c).empty());
+}
+
+}  // namespace
+}  // namespace ridge
+
+namespace ridge {
+namespace {
+
+TEST(Trust, MeasuredRowsWithWideTimingSpreadAreFlaggedBusy) {
+  const MeasuredRun m = parse_measurement(
+      R"({"model": "m", "layers": [{"name": "a", "time_s": 1.0, "min_s": 0.5, "max_s": 2.0, "flops": 10},
+                                   {"name": "b", "time_s": 1.0, "min_s": 0.98, "max_s": 1.02, "flops": 10},
+                                   {"name": "c", "time_s": 1.0, "spread_percent": 80, "flops": 10}],
+          "batch": 4, "precision": "fp32", "device": "cpu"})",
+      "m.json");
+  ASSERT_EQ(m.layers.size(), 3u);
+  EXPECT_EQ(m.layers[0].flags, std::vector<std::string>{"busy-machine"});
+  EXPECT_TRUE(m.layers[1].flags.empty());
+  EXPECT_EQ(m.layers[2].flags, std::vector<std::string>{"busy-machine"});
+  EXPECT_EQ(m.batch, 4);
+  EXPECT_EQ(m.precision, "fp32");
+  // CPU measurements at batch 4 are not A100 measurements at batch 10.
+  EXPECT_THROW(check_run_matches(m.file, {m.model, m.device, m.batch, m.precision}, {"", "a100", 10, ""}, false), Error);
+}
+
+}  // namespace
+}  // namespace ridge
