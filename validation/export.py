@@ -50,9 +50,10 @@ def export_torch(name, build, shape, out_dir):
     model = build().eval()
     nudge(model)
     buf = io.BytesIO()
-    with torch.no_grad():
-        torch.onnx.export(model, torch.randn(*shape), buf, opset_version=OPSET, input_names=["input"],
-                          output_names=["output"], do_constant_folding=True)
+    # grad stays enabled: under no_grad, eval-mode batch-first attention takes torch's fused fast path
+    # (aten::_native_multi_head_attention), which the exporter cannot write
+    torch.onnx.export(model, torch.randn(*shape), buf, opset_version=OPSET, input_names=["input"],
+                      output_names=["output"], do_constant_folding=True)
     save(onnx.load_from_string(buf.getvalue()), out_dir, name)
 
 

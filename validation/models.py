@@ -211,7 +211,7 @@ MODELS = [
     ("convnext_tiny", tv(tvm.convnext_tiny), (1, 3, 64, 64)),
     ("vit_b_16", tv(tvm.vit_b_16, image_size=64), (1, 3, 64, 64)),
     ("swin_t", tv(tvm.swin_t), (1, 3, 64, 64)),
-    ("vgg11_bn", tv(tvm.vgg11_bn), (1, 3, 64, 64)),
+    ("mnasnet0_75", tv(tvm.mnasnet0_75), (1, 3, 64, 64)),
     # torchvision segmentation
     ("fcn_resnet50", tv(tvs.fcn_resnet50, weights_backbone=None, aux_loss=False), (1, 3, 64, 64)),
     ("deeplabv3_mobilenet_v3_large", tv(tvs.deeplabv3_mobilenet_v3_large, weights_backbone=None, aux_loss=False),
