@@ -191,10 +191,11 @@ Count thop_rule(const Graph& g, const Node& n) {
   if (t.rfind("BatchNorm", 0) == 0 || t == "LayerNorm" || t == "GroupNorm" || t.rfind("InstanceNorm", 0) == 0)
     return E(g, x) * (is_affine(g, n) ? 4 : 2);
   if (t == "AvgPool2d" || t == "AvgPool1d" || t == "AvgPool3d") return out;
-  if (t == "AdaptiveAvgPool2d") {
+  if (t.rfind("AdaptiveAvgPool", 0) == 0) {  // 1d, 2d and 3d: prod(in / out) over the spatial dims, + 1 divide
     const Shape& s = g.value(x).shape;
     const Shape& y = g.value(n.outputs[0]).shape;
-    Count kernel = (s[2] / y[2]) * (s[3] / y[3]);
+    Count kernel = 1;
+    for (int i = 2; i < y.rank(); ++i) kernel *= s[i] / y[i];
     return (kernel + 1) * out;
   }
   if (t == "Softmax") {
