@@ -63,8 +63,9 @@ const std::string& module_type_of(const Graph& g, const std::string& path) {
 bool inside_fx_leaf(const Graph& g, const Node& n) {
   // torch.nn classes only (HF models have their own classes, e.g. DistilBERT's `Transformer`, which fx traces
   // through).
-  static const std::array<std::string_view, 3> kLeaf = {"MultiheadAttention", "TransformerEncoder",
-                                                        "TransformerEncoderLayer"};
+  static const std::array<std::string_view, 6> kLeaf = {"MultiheadAttention", "TransformerEncoder",
+                                                        "TransformerEncoderLayer", "TransformerDecoder",
+                                                        "TransformerDecoderLayer", "Transformer"};
   std::string path = n.module;
   while (!path.empty()) {
     const std::string& t = module_type_of(g, path);
@@ -93,6 +94,14 @@ Count gemm_macs(const Graph& g, const Node& n) {
     case OpFamily::Einsum: return ops::einsum_macs(g, n).value_or(0);
     default: return 0;
   }
+}
+/// MACs the way the hook tools write a convolution: output elements x Cin/groups x kernel taps. Equal to
+/// conv_geometry().macs for a convolution; for a transposed one (whose real MACs run over input positions)
+/// thop's and pthflops' shared formula over output positions (validation: convtranspose2d_dcgan).
+Count macs_over_outputs(const Graph& g, const Node& n) {
+  auto c = ops::conv_geometry(g, n);
+  if (op_family(n.op) != OpFamily::ConvTranspose) return c.macs;
+  return c.out_elems * (c.cin / std::max<int64_t>(c.groups, 1)) * c.kernel_taps;
 }
 bool is_pool(const Node& n) {
   OpFamily f = op_family(n.op);
@@ -177,15 +186,16 @@ Count thop_rule(const Graph& g, const Node& n) {
   const int x = n.inputs.empty() ? -1 : n.inputs[0];
   const Count out = ops::out_elems(g, n);
   const std::string& t = n.module_type;
-  if (t.rfind("Conv", 0) == 0 && t != "Conv1D") return ops::conv_geometry(g, n).macs;
+  if (t.rfind("Conv", 0) == 0 && t != "Conv1D") return macs_over_outputs(g, n);
   if (t == "Linear") return ops::linear_geometry(g, n).macs;
   if (t.rfind("BatchNorm", 0) == 0 || t == "LayerNorm" || t == "GroupNorm" || t.rfind("InstanceNorm", 0) == 0)
     return E(g, x) * (is_affine(g, n) ? 4 : 2);
   if (t == "AvgPool2d" || t == "AvgPool1d" || t == "AvgPool3d") return out;
-  if (t == "AdaptiveAvgPool2d") {
+  if (t.rfind("AdaptiveAvgPool", 0) == 0) {  // 1d, 2d and 3d: prod(in / out) over the spatial dims, + 1 divide
     const Shape& s = g.value(x).shape;
     const Shape& y = g.value(n.outputs[0]).shape;
-    Count kernel = (s[2] / y[2]) * (s[3] / y[3]);
+    Count kernel = 1;
+    for (int i = 2; i < y.rank(); ++i) kernel *= s[i] / y[i];
     return (kernel + 1) * out;
   }
   if (t == "Softmax") {
@@ -222,7 +232,7 @@ Count pthflops_rule(const Graph& g, const Node& n) {
     const std::string& t = n.module_type;
     if (t.rfind("Conv", 0) == 0 && t != "Conv1D") {
       auto c = ops::conv_geometry(g, n);
-      return c.macs + (c.bias ? c.out_elems : 0);
+      return macs_over_outputs(g, n) + (c.bias ? c.out_elems : 0);
     }
     if (t == "ReLU") return 2 * out;
     if (t.rfind("BatchNorm", 0) == 0) return 2 * out;

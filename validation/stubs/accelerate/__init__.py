@@ -1,0 +1,2 @@
+def init_empty_weights(*a, **k):
+    raise NotImplementedError("accelerate stub")

@@ -1,0 +1,2 @@
+class MoE:
+    """Stub: no validation model is a DeepSpeed MoE."""

@@ -1,0 +1,3 @@
+import logging
+
+logger = logging.getLogger("deepspeed-stub")

@@ -1,0 +1,6 @@
+class GatedRepoError(Exception):
+    pass
+
+
+class RepositoryNotFoundError(Exception):
+    pass

@@ -1,0 +1,1 @@
+"""Stub: fvcore imports iopath at package import; counting never uses it."""
