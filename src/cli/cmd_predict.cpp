@@ -74,8 +74,9 @@ report::Table layer_table(const Prediction& p, const std::vector<LayerWork>& wor
       row.push_back(Cell::real(l.forward.compute_s, Unit::Second));
       row.push_back(Cell::real(l.forward.memory_s, Unit::Second));
       row.push_back(Cell::real(l.forward.overhead_s, Unit::Second));
-      row.push_back(Cell::text(l.calibration == "fallback" ? "uncalibrated class (fallback factors)"
-                                                            : l.calibration));
+      row.push_back(Cell::text(l.calibration == "fallback"       ? "uncalibrated class (fallback factors)"
+                               : l.calibration == "uncalibrated" ? "upper bound (uncalibrated)"
+                                                                 : l.calibration));
       if (train) row.push_back(Cell::real(l.backward.time_s, Unit::Second));
       row.push_back(Cell::real(l.time_s, Unit::Second));
       row.push_back(Cell::text(std::string(bound_name(l.bound))));

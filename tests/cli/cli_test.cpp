@@ -102,7 +102,7 @@ TEST(Cli, ListShowsTheZoo) {
   auto r = run_ridge("list --format json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j["models"].size(), zoo_entries().size());
+  EXPECT_EQ(j["models"].size(), ridge::zoo_entries().size());
   EXPECT_GE(j["models"].size(), 54u);  // 26 CNNs and transformers + 28 LLMs
   EXPECT_EQ(j["models"][0]["name"], "mnist");
   EXPECT_EQ(j["models"][0]["params"], 1199882);

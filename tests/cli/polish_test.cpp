@@ -244,7 +244,7 @@ TEST(CliFrame, JsonOutputsMatchTheirSchemas) {
       {"measure", "measure mnist --batch 2 --repeat 2 --machine none --json " + dir + "/m.json"},
       {"run", "run mnist"},
       {"machine", "machine --quick --cache " + dir + "/machine.json"},
-      {"calibrate", "calibrate " + dir + "/m.json -d a100 -o " + dir + "/cal.json"},
+      {"calibrate", "calibrate " + dir + "/m.json -d a100 --force -o " + dir + "/cal.json"},
   };
   if (ridge::test::have_shared())
     runs.push_back({"ingest", "ingest " + ridge::test::fixture("profiles/03_nsys_gputrace_csv_nyu_A100_resnet50_bs10_train.csv")});
