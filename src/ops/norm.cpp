@@ -49,27 +49,37 @@ bool batch_norm_cost(const CostContext& c, Cost& cost, std::string&) {
   return true;
 }
 
-// mean (E), x - mean (E), square (E), variance mean (E), + eps and sqrt per row (2R), divide (E), scale (E),
-// shift (E): 7E + 2R, equal to the decomposed ONNX form (ReduceMean, Sub, Pow, ...).
-bool layer_norm_cost(const CostContext& c, Cost& cost, std::string&) {
-  const Count out = c.out_elems(), rows = norm_rows(c);
-  const bool affine = has_input(c, 1);
-  cost.flops = (affine ? 7 : 5) * out + 2 * rows;
+/// LayerNorm's count over `rows` rows of E elements in all, with the scale and shift at inputs `scale` and
+/// `shift`: mean (E), x - mean (E), square (E), variance mean (E), + eps and sqrt per row (2R), divide (E),
+/// scale (E), shift (E): 7E + 2R (5E + 2R without scale and shift), equal to the decomposed ONNX form (ReduceMean,
+/// Sub, Pow, ...). Backward: 8E for the input, 2E for the scale, E for the shift.
+Count layer_norm_terms(const CostContext& c, Count rows, size_t scale, size_t shift, Cost& cost) {
+  const Count out = c.out_elems();
+  const bool affine = has_input(c, scale);
   c.add_grad(c.n.inputs[0], 8 * out, cost);
-  if (affine) c.add_grad(c.n.inputs[1], 2 * out, cost);
-  if (has_input(c, 2)) c.add_grad(c.n.inputs[2], out, cost);
+  if (affine) c.add_grad(c.n.inputs[scale], 2 * out, cost);
+  if (has_input(c, shift)) c.add_grad(c.n.inputs[shift], out, cost);
+  return (affine ? 7 : 5) * out + 2 * rows;
+}
+
+/// RMSNorm's count: square (E), mean of squares (E), + eps and sqrt per row (2R), divide (E), scale (E): 4E + 2R.
+/// Backward: g = dy * scale (E), g * x (E), its row mean (E), x * that * rstd^2 (E), subtract (E), * rstd (E): 6E;
+/// dscale = sum(dy * x-hat): 2E.
+Count rms_norm_terms(const CostContext& c, Count rows, size_t scale, Cost& cost) {
+  const Count out = c.out_elems();
+  const bool affine = has_input(c, scale);
+  c.add_grad(c.n.inputs[0], 6 * out, cost);
+  if (affine) c.add_grad(c.n.inputs[scale], 2 * out, cost);
+  return (affine ? 4 : 3) * out + 2 * rows;
+}
+
+bool layer_norm_cost(const CostContext& c, Cost& cost, std::string&) {
+  cost.flops = layer_norm_terms(c, norm_rows(c), 1, 2, cost);
   return true;
 }
 
-// square (E), mean of squares (E), + eps and sqrt per row (2R), divide (E), scale (E): 4E + 2R.
-// Backward: g = dy * scale (E), g * x (E), its row mean (E), x * that * rstd^2 (E), subtract (E), * rstd (E): 6E;
-// dscale = sum(dy * x-hat): 2E.
 bool rms_norm_cost(const CostContext& c, Cost& cost, std::string&) {
-  const Count out = c.out_elems(), rows = norm_rows(c);
-  const bool affine = has_input(c, 1);
-  cost.flops = (affine ? 4 : 3) * out + 2 * rows;
-  c.add_grad(c.n.inputs[0], 6 * out, cost);
-  if (affine) c.add_grad(c.n.inputs[1], 2 * out, cost);
+  cost.flops = rms_norm_terms(c, norm_rows(c), 1, cost);
   return true;
 }
 
@@ -87,12 +97,7 @@ bool group_norm_infer(RuleContext& c) {
 // The LayerNorm count over N * num_groups rows of C/num_groups * spatial elements: 7E + 2R (scale and bias per
 // channel, as torch.nn.GroupNorm), backward as LayerNorm's.
 bool group_norm_cost(const CostContext& c, Cost& cost, std::string&) {
-  const Count out = c.out_elems(), rows = Count{c.in_shape(0)[0]} * c.n.attrs.i("num_groups", 1);
-  const bool affine = has_input(c, 1);
-  cost.flops = (affine ? 7 : 5) * out + 2 * rows;
-  c.add_grad(c.n.inputs[0], 8 * out, cost);
-  if (affine) c.add_grad(c.n.inputs[1], 2 * out, cost);
-  if (has_input(c, 2)) c.add_grad(c.n.inputs[2], out, cost);
+  cost.flops = layer_norm_terms(c, Count{c.in_shape(0)[0]} * c.n.attrs.i("num_groups", 1), 1, 2, cost);
   return true;
 }
 
@@ -119,22 +124,13 @@ Count skip_add(const CostContext& c, size_t bias_input, Cost& cost) {
 // SkipLayerNormalization (input, skip, gamma, beta, bias): the residual adds, then LayerNorm's 7E + 2R (5E + 2R
 // without gamma); the gradient of input and skip is the same tensor (counted once, on input).
 bool skip_layer_norm_cost(const CostContext& c, Cost& cost, std::string&) {
-  const Count out = c.out_elems(), rows = norm_rows(c);
-  const bool gamma = has_input(c, 2);
-  cost.flops = skip_add(c, 4, cost) + (gamma ? 7 : 5) * out + 2 * rows;
-  c.add_grad(c.n.inputs[0], 8 * out, cost);
-  if (gamma) c.add_grad(c.n.inputs[2], 2 * out, cost);
-  if (has_input(c, 3)) c.add_grad(c.n.inputs[3], out, cost);
+  cost.flops = skip_add(c, 4, cost) + layer_norm_terms(c, norm_rows(c), 2, 3, cost);
   return true;
 }
 
 // SkipSimplifiedLayerNormalization (input, skip, gamma, bias): the residual adds, then RMSNorm's 4E + 2R.
 bool skip_rms_norm_cost(const CostContext& c, Cost& cost, std::string&) {
-  const Count out = c.out_elems(), rows = norm_rows(c);
-  const bool gamma = has_input(c, 2);
-  cost.flops = skip_add(c, 3, cost) + (gamma ? 4 : 3) * out + 2 * rows;
-  c.add_grad(c.n.inputs[0], 6 * out, cost);
-  if (gamma) c.add_grad(c.n.inputs[2], 2 * out, cost);
+  cost.flops = skip_add(c, 3, cost) + rms_norm_terms(c, norm_rows(c), 2, cost);
   return true;
 }
 
