@@ -13,14 +13,15 @@ regressions=tests/load/onnx_regressions
 mkdir -p "$out/obj" "$out/corpus" "$out/seeds" "$regressions"
 
 flags=(-std=gnu++20 -O1 -g -fno-omit-frame-pointer -Iinclude -Isrc -DONNX_NAMESPACE=onnx -DONNX_ML=1)
-# The importer and the graph files it uses, instrumented for ASan and libFuzzer's coverage. libonnx and
+# The importer and the ops and graph files it uses, instrumented for ASan and libFuzzer's coverage. libonnx and
 # libprotobuf are Debian's (not instrumented).
-sources=(src/load/onnx/*.cpp src/graph/*.cpp)
+sources=(src/load/onnx/*.cpp src/ops/*.cpp src/graph/*.cpp)
 objects=()
 for src in "${sources[@]}"; do
   obj="$out/obj/$(echo "$src" | tr / _).o"
   if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || [ src/load/onnx/onnx_internal.hpp -nt "$obj" ] \
-     || [ src/load/onnx/rule_context.hpp -nt "$obj" ] || [ include/ridge/graph.hpp -nt "$obj" ]; then
+     || [ include/ridge/op_rules.hpp -nt "$obj" ] || [ include/ridge/ops.def -nt "$obj" ] \
+     || [ include/ridge/graph.hpp -nt "$obj" ]; then
     echo "fuzz-onnx: compiling $src" >&2
     "$CXX" "${flags[@]}" -fsanitize=address,fuzzer-no-link -c "$src" -o "$obj"
   fi
