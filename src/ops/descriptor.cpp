@@ -232,7 +232,6 @@ OpProblem parse_generic(OpKind op, const std::string& body, const std::string& d
     p.attrs.set(key, parse_attr(value, desc));
   }
   if (op == OpKind::Split) p.outputs = std::max<int>(p.outputs, static_cast<int>(p.attrs.ints("split").size()));
-  if (op == OpKind::Dropout || op == OpKind::MaxPool) p.outputs = std::max(p.outputs, 1);
   return p;
 }
 
@@ -370,8 +369,7 @@ Graph graph_of(const OpProblem& p, const std::string& name) {
   n.module_type = torch_module(p.op, spatial, has_param);
   n.module = n.name;
   n.module_call = !n.module_type.empty();
-  g.nodes.push_back(n);
-  for (int o : n.outputs) g.value(o).producer = 0;
+  g.add_node(n);
   for (size_t k = 0; k < p.output_shapes.size() && k < n.outputs.size(); ++k)
     if (p.output_shapes[k].known()) env.merge_shape(n.outputs[k], p.output_shapes[k]);
   const std::string label = print_descriptor(p);

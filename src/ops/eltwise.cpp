@@ -109,8 +109,6 @@ bool where_infer(RuleContext& c) {
   return true;
 }
 
-bool no_arithmetic(const CostContext&, Cost&, std::string&) { return true; }
-
 bool dropout_infer(RuleContext& c) {
   const Shape* x = c.shape(0);
   if (!x) return false;
@@ -138,15 +136,14 @@ bool biased_cost(const CostContext& c, Cost& cost, std::string&) {
 }  // namespace
 
 /// Selection and data movement: no arithmetic either way (gradients pass through or are scattered).
-bool no_cost(const CostContext& c, Cost& cost, std::string& reason) { return no_arithmetic(c, cost, reason); }
+bool no_cost(const CostContext&, Cost&, std::string&) { return true; }
 
 const OpRule rule_unary{unary_infer, unary_cost};
-const OpRule rule_gelu{unary_infer, unary_cost};
 const OpRule rule_binary{binary_infer, binary_cost};
-const OpRule rule_where{where_infer, no_arithmetic};
+const OpRule rule_where{where_infer, no_cost};
 // Not: logic on bools is no floating-point work (binary_cost charges float inputs only; no gradient).
 const OpRule rule_logical_not{unary_infer, binary_cost};
 const OpRule rule_biased{unary_infer, biased_cost};
-const OpRule rule_dropout{dropout_infer, no_arithmetic};
+const OpRule rule_dropout{dropout_infer, no_cost};
 
 }  // namespace ridge::ops

@@ -127,21 +127,7 @@ int check_model(const onnx::ModelProto& m, const std::string& label) {
   return opset;
 }
 
-DType to_dtype(int t) {
-  using TP = onnx::TensorProto;
-  switch (t) {
-    case TP::FLOAT: return DType::F32;
-    case TP::FLOAT16: return DType::F16;
-    case TP::BFLOAT16: return DType::BF16;
-    case TP::DOUBLE: return DType::F64;
-    case TP::INT64: return DType::I64;
-    case TP::INT32: return DType::I32;
-    case TP::INT8: return DType::I8;
-    case TP::UINT8: return DType::U8;
-    case TP::BOOL: return DType::Bool;
-    default: return DType::Unknown;
-  }
-}
+DType to_dtype(int t) { return dtype_from_onnx(t); }  // TensorProto.DataType numbers are the ONNX spec's
 
 Shape tensor_shape(const onnx::TensorProto& t, const std::string& what) {
   Shape s;
