@@ -2,7 +2,9 @@
 // per op and per phase, on a device's roofline, plus the published formulas of other tools (Megatron-LM,
 // PaLM, calflops) as named conventions. Every formula and its source: docs/llm.md.
 #pragma once
+#include <map>
 #include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -35,25 +37,29 @@ struct ServeOptions {
   NumberFormat kv;            ///< KV cache storage
   Precision compute = Precision::FP16;  ///< activations and the peak used
   bool fused_attention = false;  ///< cost QK^T..SV as one fused kernel (scores stay on chip) instead of HF eager
+  std::optional<Calibration> calibration;  ///< fitted per-class factors (llm_op_time); nullopt: roofline upper bound
 };
 
 /// One op of one phase on one GPU. Decode ops are summed over the generate steps.
 struct ServeOp {
   std::string phase;          ///< "prefill" or "decode"
   std::string name;           ///< node name ("model.layers.0.self_attn.q_proj"), or "allreduce" rows
+  std::string op_class;       ///< ridge::op_class ("Linear", "MatMul", "Binary", ...; "" for all-reduce rows)
   Count flops = 0;
   Count weight_bytes = 0;     ///< weights read (quantized, scales included)
   Count activation_bytes = 0; ///< activations read and written
   Count kv_read_bytes = 0;    ///< KV cache read
   Count kv_written_bytes = 0; ///< new keys/values written to the cache
   Count bytes() const { return weight_bytes + activation_bytes + kv_read_bytes + kv_written_bytes; }
-  double time_s = 0;          ///< roofline time (upper bound of speed: uncalibrated)
+  double time_s = 0;          ///< llm_op_time: calibrated, or the roofline (upper bound of speed) without one
   Bound bound = Bound::None;  ///< of the op (decode: at the first step)
 };
 
-/// Result of a serving analysis; every time is an uncalibrated roofline lower bound on latency.
+/// Result of a serving analysis; times are calibrated when options.calibration is set, else roofline lower
+/// bounds on latency.
 struct ServeResult {
   std::string model, device;
+  std::string time_label;           ///< llm_time_label(): calibrated (FILE) or upper bound (uncalibrated)
   ServeOptions options;
   int64_t kv_len_cap = 0;           ///< sliding window (0: none)
   double prefill_time_s = 0;        ///< = ttft_s
@@ -103,6 +109,7 @@ struct TrainOptions {
   int gpus_per_node = 8;                 ///< NVLink inside a node, the device's network link between nodes
   double token_budget = 0;               ///< tokens to train on (0: none); gives days_for_budget
   bool fused_attention = false;          ///< time the attention core as one fused kernel (see ServeOptions)
+  std::optional<Calibration> calibration;  ///< fitted per-class factors (llm_op_time); nullopt: roofline upper bound
 };
 
 /// Per-GPU memory of one training layout.
@@ -111,9 +118,10 @@ struct TrainMemory {
   Count total() const { return weights + gradients + optimizer + activations; }
 };
 
-/// Result of a training analysis (times are uncalibrated roofline figures).
+/// Result of a training analysis (times calibrated when options.calibration is set, else roofline figures).
 struct TrainResult {
   std::string model, device;
+  std::string time_label;              ///< llm_time_label()
   TrainOptions options;
   int64_t micro_batches = 0;           ///< per pipeline per iteration (m)
   Count model_flops = 0;               ///< per iteration: forward + backward of the graph (no recomputation)
@@ -132,6 +140,74 @@ struct TrainResult {
 
 /// Training analysis. Throws ridge::Error when tp x pp x dp != gpus or a size does not divide.
 TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOptions& o);
+
+// ---- op times: calibrated or roofline -------------------------------------------------------------------------
+
+/// Time of one kernel of `op_class` moving `bytes` and doing `flops`: with `cal`, phase_time() with the class's
+/// factors (its kernel family's, else the fallback) and `kernels` launches; without, the roofline
+/// max(flops / peak, bytes / bandwidth). `bound` (optional) receives what limits it.
+double llm_op_time(Count flops, Count bytes, const std::string& op_class, int kernels, double peak_flop_per_s,
+                   double bandwidth_bytes_per_s, const Calibration* cal, Bound* bound = nullptr);
+/// "calibrated (FILE)" for a fitted calibration, else "upper bound (uncalibrated)".
+std::string llm_time_label(const std::optional<Calibration>& cal);
+
+// ---- calibration on measured per-operator times (Vidur profiles) ---------------------------------------------
+
+/// One operator of one measured LLM layer (one op column of one row of Vidur's mlp.csv) with the work ridge
+/// assigns it (formulas in docs/llm.md).
+struct LlmOpMeasurement {
+  std::string file;            ///< the CSV it came from
+  int line = 0;                ///< its line in the file
+  std::string device_family;   ///< from the file name ("a100_...csv" -> "a100"); "" when it names none
+  std::string op;              ///< Vidur's operator: "attn_pre_proj", "mlp_up_proj", "input_layernorm", ...
+  std::string op_class;        ///< calibration class: "gemm", "normalization", "elementwise" or "Gather"
+  int64_t tokens = 0;          ///< tokens in the batch
+  int tp = 1;                  ///< tensor-parallel GPUs (the GEMMs are 1/tp of the full ones)
+  int64_t m = 0, k = 0, n = 0; ///< GEMM shape (rows x inner x columns; 0 for other ops)
+  Count flops = 0;             ///< per GPU
+  Count bytes = 0;             ///< per GPU, read + written, fp16
+  double time_s = 0;           ///< median measured time
+};
+/// Reads a Vidur per-operator profile (mlp.csv: time_stats.OP.median in ms, n_head, n_kv_head, n_embd,
+/// n_expanded_embd, use_gated_mlp, num_tokens, num_tensor_parallel_workers). Throws ridge::Error naming the file,
+/// line and column.
+std::vector<LlmOpMeasurement> read_vidur_op_csv(const std::string& path);
+
+/// Which measurements a hold-out evaluation fits on and which it checks: "tp=N" holds out tensor-parallel degree
+/// N, "tokens>N" the token counts above N, "odd-tokens" every other distinct token count, "" none.
+struct LlmHoldOut {
+  std::string rule;
+  /// Splits `all` into (fitted on, held out). Throws ridge::UsageError for an unknown rule, and ridge::Error when
+  /// either side is empty.
+  std::pair<std::vector<LlmOpMeasurement>, std::vector<LlmOpMeasurement>> split(
+      const std::vector<LlmOpMeasurement>& all) const;
+};
+
+/// Fits per-class factors (calibrate(), sum model, per-kernel overhead) to the measurements against `d`'s peak at
+/// `p` and its DRAM bandwidth; classes the profiles lack that are memory-bound kernels ("softmax", "reduction")
+/// take the "elementwise" factors. The result's device is d.id and precision p.
+Calibration fit_llm_calibration(const std::vector<LlmOpMeasurement>& ms, const Device& d, Precision p);
+
+/// One measured operator predicted under a calibration.
+struct LlmOpError {
+  const LlmOpMeasurement* m = nullptr;  ///< the measurement (owned by the caller's vector)
+  double predicted_s = 0;               ///< llm_op_time under the calibration
+  double error = 0;                     ///< (predicted - measured) / measured
+};
+/// Errors of a calibration on measurements (nothing fitted): per op, pooled, per Vidur op and per class.
+struct LlmEvaluation {
+  std::vector<LlmOpError> ops;                ///< one per measurement, in order
+  ErrorStats all;                             ///< of |error|
+  std::map<std::string, ErrorStats> by_op;    ///< Vidur op -> |error| stats
+  std::map<std::string, ErrorStats> by_class; ///< calibration class -> |error| stats
+};
+/// Predicts every measurement with `cal` on `d` at `p` (llm_op_time, one kernel each).
+LlmEvaluation evaluate_llm_calibration(const std::vector<LlmOpMeasurement>& ms, const Calibration& cal, const Device& d,
+                                       Precision p);
+
+/// The shipped LLM calibration (data/calibrations/llm/*.json) for `device_id`'s family at `p` (fp16 and bf16 are
+/// interchangeable: the same tensor-core rate on the devices calibrated); nullopt when none applies.
+std::optional<Calibration> builtin_llm_calibration(const std::string& device_id, Precision p);
 
 // ---- published formulas (named conventions) -----------------------------------------------------------------
 

@@ -14,14 +14,13 @@ namespace {
 using report::Cell;
 using report::Unit;
 
-constexpr const char* kLabel = "upper bound (uncalibrated)";
-
 report::Document serve_document(const ServeResult& r) {
   report::Document doc;
   const ServeOptions& o = r.options;
   doc.title = fmt::format("Serving {} on {} x{}: batch {}, prompt {}, generate {}, weights {}, KV {}", r.model, r.device,
                           o.tp, o.batch, o.prompt, o.generate, o.weights.name, o.kv.name);
-  auto t = [](const char* title) { return fmt::format("{} [{}]", title, kLabel); };
+  const std::string& kLabel = r.time_label;
+  auto t = [&](const char* title) { return fmt::format("{} [{}]", title, kLabel); };
   report::Fields f{"serve", "Serving", {}};
   f.add("prefill_time_s", t("prefill time"), Cell::real(r.prefill_time_s, Unit::Second));
   f.add("ttft_s", t("time to first token"), Cell::real(r.ttft_s, Unit::Second));
@@ -82,7 +81,11 @@ report::Document serve_document(const ServeResult& r) {
   doc.extra["kv_cache_bytes"] = report::to_json(Cell::count(r.kv_cache_bytes, Unit::Byte));
   doc.extra["weights_bytes"] = report::to_json(Cell::count(r.weights_bytes, Unit::Byte));
   doc.extra["max_batch"] = r.max_batch;
-  doc.notes.push_back(fmt::format("every time is a roofline {}: no calibration applies yet", kLabel));
+  doc.notes.push_back(o.calibration
+                          ? fmt::format("times are {}: per-class factors fitted on measured operators (docs/llm.md); the "
+                                        "attention core and all-reduces are not in the measurements", kLabel)
+                          : fmt::format("every time is a roofline {}: no calibration applies to {} (--calibration)",
+                                        kLabel, r.device));
   doc.notes.push_back("layout ops (transpose, slice, concat) are counted as fused into their consumers; decode ops "
                       "are summed over every step at contexts prompt .. prompt + generate - 1 (docs/llm.md)");
   return doc;
@@ -125,6 +128,7 @@ CLI::App* add_serve_command(CLI::App& app) {
     if (!p) throw UsageError("--compute " + o->compute + ": unknown precision");
     so.compute = *p;
     const Device d = o->m.find_device();
+    so.calibration = o->m.find_calibration(d, so.compute);
     o->out.emit(serve_document(analyze_serving(o->m.config(), d, so)));
   });
   return cmd;

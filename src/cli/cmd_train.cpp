@@ -14,14 +14,13 @@ namespace {
 using report::Cell;
 using report::Unit;
 
-constexpr const char* kLabel = "upper bound (uncalibrated)";
-
 report::Document train_document(const TrainResult& r, const LlmConfig& c) {
   const TrainOptions& o = r.options;
   report::Document doc;
   doc.title = fmt::format("Training {} on {} x {}: tp {} pp {} dp {}, ZeRO {}, seq {}, global batch {}, micro-batch {}",
                           r.model, o.gpus, r.device, o.tp, o.pp, o.dp, o.zero, o.seq, o.global_batch, o.micro_batch);
-  auto t = [](const char* title) { return fmt::format("{} [{}]", title, kLabel); };
+  const std::string& kLabel = r.time_label;
+  auto t = [&](const char* title) { return fmt::format("{} [{}]", title, kLabel); };
   report::Fields f{"train", "Training iteration", {}};
   f.add("iteration_time_s", t("iteration time"), Cell::real(r.iteration_time_s, Unit::Second));
   f.add("compute_time_s", t("compute incl. bubble"), Cell::real(r.compute_time_s, Unit::Second));
@@ -62,7 +61,11 @@ report::Document train_document(const TrainResult& r, const LlmConfig& c) {
   doc.extra["tokens_per_s"] = r.tokens_per_s;
   doc.extra["fits"] = r.fits;
   for (const char* k : {"iteration_time_s", "mfu", "hfu", "tokens_per_s"}) doc.extra[std::string(k) + "_label"] = kLabel;
-  doc.notes.push_back(fmt::format("every time (and MFU/HFU/tokens/s) is a roofline {}: no calibration applies yet", kLabel));
+  doc.notes.push_back(o.calibration
+                          ? fmt::format("times (and MFU/HFU/tokens/s) are {}: per-class factors fitted on measured "
+                                        "forward operators, applied to backward too (docs/llm.md)", kLabel)
+                          : fmt::format("every time (and MFU/HFU/tokens/s) is a roofline {}: no calibration applies "
+                                        "to {} (--calibration)", kLabel, r.device));
   if (!r.fits) doc.notes.push_back("does not fit in one GPU's memory with this layout");
   return doc;
 }
@@ -102,7 +105,9 @@ CLI::App* add_train_command(CLI::App& app) {
     if (!p) throw UsageError("--compute " + o->compute + ": unknown precision");
     o->t.compute = *p;
     const LlmConfig c = o->m.config();
-    o->out.emit(train_document(analyze_training(c, o->m.find_device(), o->t), c));
+    const Device d = o->m.find_device();
+    o->t.calibration = o->m.find_calibration(d, o->t.compute);
+    o->out.emit(train_document(analyze_training(c, d, o->t), c));
   });
   return cmd;
 }

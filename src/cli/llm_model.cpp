@@ -11,6 +11,10 @@ void LlmModelArgs::add_to(CLI::App* cmd) {
                                   "(or its directory)")
       ->required();
   cmd->add_option("--device", device_name, "Device id or alias (see `ridge devices`)")->required();
+  cmd->add_option("--calibration", calibration,
+                  "builtin (the shipped LLM fit of the device's family, when there is one), none (roofline upper "
+                  "bound) or a calibration FILE (ridge calibrate)")
+      ->capture_default_str();
   cmd->add_option("--devices", device_dirs, "Also read device files from DIR")->type_name("DIR");
 }
 
@@ -25,6 +29,18 @@ LlmConfig LlmModelArgs::config() const {
 }
 
 Device LlmModelArgs::find_device() const { return ridge::find_device(load_devices(device_dirs), device_name); }
+
+std::optional<Calibration> LlmModelArgs::find_calibration(const Device& d, Precision p) const {
+  if (calibration == "none") return std::nullopt;
+  if (calibration == "builtin") return builtin_llm_calibration(d.id, p);
+  Calibration cal = read_calibration(calibration);
+  // fp16 and bf16 share the tensor-core peak on the calibrated devices: check the family only.
+  const auto fitted = parse_precision(cal.precision);
+  const bool half = (p == Precision::FP16 || p == Precision::BF16) && fitted &&
+                    (*fitted == Precision::FP16 || *fitted == Precision::BF16);
+  check_calibration_applies(cal, d.id, half ? *fitted : p, false);
+  return cal;
+}
 
 NumberFormat number_format_flag(const std::string& flag, const std::string& value) {
   auto f = parse_number_format(value);

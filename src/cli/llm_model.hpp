@@ -14,6 +14,7 @@ namespace ridge::cli {
 struct LlmModelArgs {
   std::string model, device_name;
   std::vector<std::string> device_dirs;
+  std::string calibration = "builtin";
 
   /// Adds MODEL, --device (required) and --devices to `cmd`.
   void add_to(CLI::App* cmd);
@@ -21,6 +22,9 @@ struct LlmModelArgs {
   LlmConfig config() const;
   /// The device --device names (built-in or from --devices).
   Device find_device() const;
+  /// The calibration --calibration names for `d` at `p`: "builtin" (the shipped LLM fit of d's family, if any),
+  /// "none" (roofline upper bound) or a file (refused when fitted on another device family).
+  std::optional<Calibration> find_calibration(const Device& d, Precision p) const;
 };
 
 /// Parses a --weights/--kv value; throws UsageError naming the flag.

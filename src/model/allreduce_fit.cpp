@@ -9,12 +9,13 @@
 
 #include "ridge/error.hpp"
 #include "ridge/predict.hpp"
+#include "llm_csv.hpp"
 #include "text_util.hpp"
 
 namespace ridge {
 using nlohmann::json;
 
-namespace {
+namespace model_detail {
 
 std::vector<std::string> split_csv_line(const std::string& line) {
   std::vector<std::string> cells;
@@ -25,7 +26,7 @@ std::vector<std::string> split_csv_line(const std::string& line) {
   return cells;
 }
 
-double number_cell(const std::string& text, const std::string& where) {
+double csv_number(const std::string& text, const std::string& where) {
   size_t used = 0;
   double v = 0;
   try {
@@ -37,7 +38,10 @@ double number_cell(const std::string& text, const std::string& where) {
   return v;
 }
 
-}  // namespace
+}  // namespace model_detail
+
+using model_detail::csv_number;
+using model_detail::split_csv_line;
 
 std::vector<AllReduceSample> read_allreduce_csv(const std::string& path) {
   std::stringstream in(model_detail::read_text_file(path, "all-reduce measurements"));
@@ -67,10 +71,10 @@ std::vector<AllReduceSample> read_allreduce_csv(const std::string& path) {
     auto [g, g_at] = cell(per_node, "devices_per_node");
     auto [b, b_at] = cell(size, "size");
     auto [t, t_at] = cell(median, "time_stats.all_reduce.median");
-    s.workers = static_cast<int>(number_cell(w, w_at));
-    s.devices_per_node = static_cast<int>(number_cell(g, g_at));
-    s.bytes = static_cast<Count>(static_cast<int64_t>(number_cell(b, b_at)));
-    s.time_s = number_cell(t, t_at) * 1e-3;  // Vidur records milliseconds
+    s.workers = static_cast<int>(csv_number(w, w_at));
+    s.devices_per_node = static_cast<int>(csv_number(g, g_at));
+    s.bytes = static_cast<Count>(static_cast<int64_t>(csv_number(b, b_at)));
+    s.time_s = csv_number(t, t_at) * 1e-3;  // Vidur records milliseconds
     if (s.workers < 2 || s.devices_per_node < 1 || s.workers % s.devices_per_node != 0 || s.bytes <= 0 || s.time_s <= 0)
       throw Error(fmt::format("{}:{}: expected workers >= 2 in whole nodes, a positive size and time", path, line_no));
     out.push_back(s);

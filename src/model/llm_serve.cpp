@@ -54,6 +54,7 @@ OpCosts op_costs(const Graph& g, const NumberFormat& wf, const NumberFormat& kvf
     if (nc.status != CostStatus::Ok) throw Error(fmt::format("{}: {} ({})", g.name, n.name, nc.reason));
     ServeOp op;
     op.name = n.name;
+    op.op_class = op_class(g, n);
     op.flops = nc.cost.flops;
     const llm::AttnRole role = fused_attention ? llm::attention_role(n) : llm::AttnRole::None;
     for (size_t i = 0; i < n.inputs.size(); ++i) {
@@ -107,10 +108,8 @@ void add_to(ServeOp& sum, const ServeOp& x) {
   sum.time_s += x.time_s;
 }
 
-void place(ServeOp& op, double peak, double bw) {
-  const RooflinePoint p = roofline_point(op.flops, op.bytes(), peak, bw);
-  op.time_s = p.time_lower_bound_s;
-  op.bound = p.bound;
+void place(ServeOp& op, double peak, double bw, const std::optional<Calibration>& cal) {
+  op.time_s = llm_op_time(op.flops, op.bytes(), op.op_class, 1, peak, bw, cal ? &*cal : nullptr, &op.bound);
 }
 
 int64_t cache_len(const LlmConfig& c, int64_t context) {
@@ -171,6 +170,7 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
   r.model = c.name;
   r.device = d.id;
   r.options = o;
+  r.time_label = llm_time_label(o.calibration);
   r.kv_len_cap = c.sliding_window;
   const LlmParams params = llm_params(c);
   r.total_params = params.total;
@@ -221,7 +221,7 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
   r.calflops_prefill_flops = calflops_forward_flops(prefill);
   for (ServeOp op : op_costs(prefill, o.weights, o.kv, o.fused_attention).ops) {
     op.phase = "prefill";
-    place(op, peak, bw);
+    place(op, peak, bw, o.calibration);
     r.prefill_time_s += op.time_s;
     r.prefill_flops += op.flops;
     r.ops.push_back(std::move(op));
@@ -238,7 +238,7 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
     sum.time_s = 0;
     for (int64_t t = 0; t < o.generate; ++t) {
       ServeOp step = affine_at(c1[i], c2[i], cache_len(c, o.prompt + t + 1));
-      place(step, peak, bw);
+      place(step, peak, bw, o.calibration);
       if (t == 0) sum.bound = step.bound;
       add_to(sum, step);
     }

@@ -83,6 +83,7 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
   r.model = c.name;
   r.device = d.id;
   r.options = o;
+  r.time_label = llm_time_label(o.calibration);
   r.micro_batches = m;
 
   // FLOPs: the whole model's graph at one micro-batch, forward + backward, times the micro-batches.
@@ -109,8 +110,13 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
     for (const auto& nc : mc.nodes) {
       const Node& n = g.nodes[nc.node];
       const Count bytes = o.fused_attention ? fused_bytes(g, n, nc.cost) : nc.cost.bytes();
-      const double f = roofline_point(nc.cost.flops, bytes, peak, bw).time_lower_bound_s;
-      const double b = roofline_point(nc.cost.bwd_flops(), 2 * bytes, peak, bw).time_lower_bound_s;
+      // Views move nothing and launch nothing; every other node is one kernel forward and one backward.
+      const OpFamily fam = op_family(n.op);
+      const int kernels = fam == OpFamily::View || fam == OpFamily::Source ? 0 : 1;
+      const std::string cls = op_class(g, n);
+      const Calibration* cal = o.calibration ? &*o.calibration : nullptr;
+      const double f = llm_op_time(nc.cost.flops, bytes, cls, kernels, peak, bw, cal);
+      const double b = nc.cost.bwd_flops() > 0 || bytes > 0 ? llm_op_time(nc.cost.bwd_flops(), 2 * bytes, cls, kernels, peak, bw, cal) : 0.0;
       const bool again = (o.recompute == Recompute::Full && in_layers(n)) ||
                          (o.recompute == Recompute::Selective && in_layers(n) && attention_core(n));
       t_mb += f + b + (again ? f : 0);

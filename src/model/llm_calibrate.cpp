@@ -1,0 +1,263 @@
+// LLM operator calibration: Vidur's measured per-operator times of a decoder layer (mlp.csv) read as
+// measurements with the work ridge assigns each operator, per-class factors fitted to them (calibrate()),
+// evaluated without fitting, held out by tensor-parallel degree or token count; the shipped fits; and the op time
+// `serve` and `train` use (calibrated, or the roofline upper bound). Formulas: docs/llm.md.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <functional>
+#include <set>
+#include <sstream>
+
+#include "llm_csv.hpp"
+#include "ridge/error.hpp"
+#include "ridge/llm_analysis.hpp"
+#include "text_util.hpp"
+
+namespace ridge {
+
+namespace {
+
+constexpr Count kHalf = 2;  // bytes per fp16 element (Vidur profiles in fp16)
+
+// Vidur's operators and their calibration classes (ridge kernel families, or the op class Gather for the
+// embedding lookup so that it does not pull the elementwise factors).
+struct VidurOp {
+  const char* name;
+  const char* op_class;
+};
+constexpr VidurOp kVidurOps[] = {
+    {"emb", "Gather"},           {"input_layernorm", "normalization"}, {"attn_pre_proj", "gemm"},
+    {"attn_rope", "rotary"}, {"attn_post_proj", "gemm"},          {"post_attention_layernorm", "normalization"},
+    {"mlp_up_proj", "gemm"},     {"mlp_act", "gated-activation"},          {"mlp_down_proj", "gemm"},
+    {"add", "elementwise"},
+};
+
+// The layer's shape as one CSV row gives it.
+struct LayerShape {
+  int64_t heads = 0, kv_heads = 0, hidden = 0, mlp = 0, tokens = 0;
+  int tp = 1;
+  bool gated = true;
+};
+
+// The work of one Vidur operator on one GPU (docs/llm.md, "ridge calibrate on Vidur's profiles").
+void assign_work(LlmOpMeasurement& m, const LayerShape& s) {
+  const int64_t T = s.tokens, h = s.hidden, hd = s.hidden / s.heads, tp = s.tp;
+  const int64_t heads = s.heads / tp, kv = std::max<int64_t>(1, s.kv_heads / tp), mlp = s.mlp / tp;
+  auto gemm = [&](int64_t k, int64_t n) {
+    m.m = T, m.k = k, m.n = n;
+    m.flops = Count{2} * T * k * n;
+    m.bytes = kHalf * (Count{T} * k + Count{k} * n + Count{T} * n);
+  };
+  auto elementwise = [&](Count flops, Count read, Count written) {
+    m.flops = flops;
+    m.bytes = kHalf * (read + written);
+  };
+  const Count th = Count{T} * h;
+  if (m.op == "attn_pre_proj") gemm(h, (heads + 2 * kv) * hd);
+  else if (m.op == "attn_post_proj") gemm(heads * hd, h);
+  else if (m.op == "mlp_up_proj") gemm(h, (s.gated ? 2 : 1) * mlp);
+  else if (m.op == "mlp_down_proj") gemm(mlp, h);
+  else if (m.op == "input_layernorm" || m.op == "post_attention_layernorm") elementwise(4 * th, th + h, th);
+  else if (m.op == "attn_rope") {  // q and k rotated in place; cos/sin rows of head_dim per token read
+    const Count e = Count{T} * (heads + kv) * hd;
+    elementwise(3 * e, e + Count{T} * hd, e);
+  } else if (m.op == "mlp_act") {  // SiLU(gate) x up
+    const Count e = Count{T} * mlp;
+    elementwise(5 * e, (s.gated ? 2 : 1) * e, e);
+  } else if (m.op == "add") elementwise(th, 2 * th, th);
+  else if (m.op == "emb") {  // the gathered rows, read and written, plus the int64 token ids
+    m.flops = 0;
+    m.bytes = kHalf * 2 * th + Count{8} * T;
+  }
+}
+
+std::string file_device_family(const std::string& path) {
+  const std::string stem = std::filesystem::path(path).stem().string();
+  const std::string first = model_detail::lowercase(stem.substr(0, stem.find('_')));
+  static const std::set<std::string> kFamilies = {"a100", "h100", "h200", "a10", "a30", "a40", "l4", "l40s", "v100", "b200"};
+  return kFamilies.count(first) ? first : std::string();
+}
+
+}  // namespace
+
+std::vector<LlmOpMeasurement> read_vidur_op_csv(const std::string& path) {
+  std::stringstream in(model_detail::read_text_file(path, "operator measurements"));
+  std::string line;
+  if (!std::getline(in, line)) throw Error(fmt::format("{}: empty file", path));
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  const std::vector<std::string> header = model_detail::split_csv_line(line);
+  auto column = [&](const std::string& name) {
+    auto it = std::find(header.begin(), header.end(), name);
+    if (it == header.end()) throw Error(fmt::format("{}: no column '{}' (not a Vidur mlp.csv)", path, name));
+    return static_cast<size_t>(it - header.begin());
+  };
+  const size_t heads = column("n_head"), kv = column("n_kv_head"), hidden = column("n_embd"),
+               mlp = column("n_expanded_embd"), gated = column("use_gated_mlp"), tokens = column("num_tokens"),
+               tp = column("num_tensor_parallel_workers");
+  std::vector<std::pair<const VidurOp*, size_t>> ops;
+  for (const VidurOp& op : kVidurOps) {
+    auto it = std::find(header.begin(), header.end(), fmt::format("time_stats.{}.median", op.name));
+    if (it != header.end()) ops.emplace_back(&op, static_cast<size_t>(it - header.begin()));
+  }
+  if (ops.empty()) throw Error(fmt::format("{}: no time_stats.OP.median column of a known operator", path));
+  const std::string family = file_device_family(path);
+  std::vector<LlmOpMeasurement> out;
+  for (int line_no = 2; std::getline(in, line); ++line_no) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;
+    const std::vector<std::string> cells = model_detail::split_csv_line(line);
+    auto cell = [&](size_t c) -> const std::string& {
+      if (c >= cells.size()) throw Error(fmt::format("{}:{}: {}: missing", path, line_no, header[c]));
+      return cells[c];
+    };
+    auto whole = [&](size_t c) {
+      const double v = model_detail::csv_number(cell(c), fmt::format("{}:{}: {}", path, line_no, header[c]));
+      if (v < 1 || v != static_cast<double>(static_cast<int64_t>(v)))
+        throw Error(fmt::format("{}:{}: {}: '{}' is not a positive whole number", path, line_no, header[c], cell(c)));
+      return static_cast<int64_t>(v);
+    };
+    LayerShape s;
+    s.heads = whole(heads), s.kv_heads = whole(kv), s.hidden = whole(hidden), s.mlp = whole(mlp);
+    s.tokens = whole(tokens), s.tp = static_cast<int>(whole(tp));
+    const std::string g = model_detail::lowercase(cell(gated));
+    if (g != "true" && g != "false")
+      throw Error(fmt::format("{}:{}: use_gated_mlp: '{}' is not True or False", path, line_no, cell(gated)));
+    s.gated = g == "true";
+    if (s.hidden % s.heads != 0 || s.heads % s.tp != 0 || s.mlp % s.tp != 0)
+      throw Error(fmt::format("{}:{}: {} heads, hidden {} and MLP width {} do not split over {} GPUs", path, line_no,
+                              s.heads, s.hidden, s.mlp, s.tp));
+    for (const auto& [op, col] : ops) {
+      LlmOpMeasurement m;
+      m.file = path, m.line = line_no, m.device_family = family, m.op = op->name, m.op_class = op->op_class;
+      m.tokens = s.tokens, m.tp = s.tp;
+      const std::string where = fmt::format("{}:{}: {}", path, line_no, header[col]);
+      m.time_s = model_detail::csv_number(cell(col), where) * 1e-3;  // Vidur records milliseconds
+      if (!(m.time_s > 0)) throw Error(where + ": time must be positive");
+      assign_work(m, s);
+      out.push_back(std::move(m));
+    }
+  }
+  if (out.empty()) throw Error(fmt::format("{}: no measurements", path));
+  return out;
+}
+
+std::pair<std::vector<LlmOpMeasurement>, std::vector<LlmOpMeasurement>> LlmHoldOut::split(
+    const std::vector<LlmOpMeasurement>& all) const {
+  std::function<bool(const LlmOpMeasurement&)> held;
+  auto number_after = [&](size_t at) {
+    try {
+      size_t used = 0;
+      const long long v = std::stoll(rule.substr(at), &used);
+      if (used == rule.size() - at && v >= 0) return static_cast<int64_t>(v);
+    } catch (const std::exception&) {
+    }
+    throw UsageError(fmt::format("--hold-out {}: expected a whole number after '{}'", rule, rule.substr(0, at)));
+  };
+  if (rule.empty()) {
+    held = [](const LlmOpMeasurement&) { return false; };
+  } else if (rule.rfind("tp=", 0) == 0) {
+    const int64_t tp = number_after(3);
+    held = [tp](const LlmOpMeasurement& m) { return m.tp == tp; };
+  } else if (rule.rfind("tokens>", 0) == 0) {
+    const int64_t t = number_after(7);
+    held = [t](const LlmOpMeasurement& m) { return m.tokens > t; };
+  } else if (rule == "odd-tokens") {
+    std::set<int64_t> distinct;
+    for (const auto& m : all) distinct.insert(m.tokens);
+    std::set<int64_t> odd;
+    size_t i = 0;
+    for (int64_t t : distinct)
+      if (i++ % 2 == 1) odd.insert(t);
+    held = [odd](const LlmOpMeasurement& m) { return odd.count(m.tokens) > 0; };
+  } else {
+    throw UsageError(fmt::format("--hold-out {}: unknown rule (use tp=N, tokens>N or odd-tokens)", rule));
+  }
+  std::pair<std::vector<LlmOpMeasurement>, std::vector<LlmOpMeasurement>> out;
+  for (const auto& m : all) (held(m) ? out.second : out.first).push_back(m);
+  if (out.first.empty()) throw Error(fmt::format("--hold-out {}: holds out every measurement; nothing left to fit", rule));
+  if (!rule.empty() && out.second.empty()) throw Error(fmt::format("--hold-out {}: holds out no measurement", rule));
+  return out;
+}
+
+Calibration fit_llm_calibration(const std::vector<LlmOpMeasurement>& ms, const Device& d, Precision p) {
+  // Only GEMMs are fitted on their FLOPs: the other kernels are memory-bound, their FLOPs a counting convention
+  // that would otherwise stand in for bytes (collinear) and mis-time other elementwise ops.
+  std::vector<Sample> samples;
+  for (const auto& m : ms)
+    samples.push_back({fmt::format("{}@tp{}", m.file, m.tp), m.op, m.op_class, m.op_class == "gemm" ? m.flops : 0,
+                       m.bytes, m.time_s, std::nullopt});
+  Calibration c = calibrate(samples, d.require_peak(p), d.dram_bandwidth());
+  // Softmax and reductions are memory-bound kernels the profiles do not time: the elementwise factors.
+  if (auto it = c.by_class.find("elementwise"); it != c.by_class.end())
+    for (const char* cls : {"softmax", "reduction"}) c.by_class.emplace(cls, it->second);
+  c.device = d.id;
+  c.precision = std::string(precision_info(p).name);
+  c.device_family = device_family(d.id);
+  return c;
+}
+
+double llm_op_time(Count flops, Count bytes, const std::string& op_class, int kernels, double peak, double bw,
+                   const Calibration* cal, Bound* bound) {
+  if (!cal) {
+    const RooflinePoint r = roofline_point(flops, bytes, peak, bw);
+    if (bound) *bound = r.bound;
+    return r.time_lower_bound_s;
+  }
+  PredictOptions hw;
+  hw.peak_flop_per_s = peak;
+  hw.bandwidth_bytes_per_s = bw;
+  hw.combine = cal->combine;
+  const PhaseTime t = phase_time(flops, bytes, 0, kernels, cal->for_class(op_class), hw);
+  if (bound) *bound = t.bound;
+  return t.time_s;
+}
+
+std::string llm_time_label(const std::optional<Calibration>& cal) {
+  if (!cal) return "upper bound (uncalibrated)";
+  return fmt::format("calibrated ({})", cal->file.empty() ? cal->device : std::filesystem::path(cal->file).filename().string());
+}
+
+LlmEvaluation evaluate_llm_calibration(const std::vector<LlmOpMeasurement>& ms, const Calibration& cal, const Device& d,
+                                       Precision p) {
+  const double peak = d.require_peak(p), bw = d.dram_bandwidth();
+  LlmEvaluation e;
+  std::vector<double> all;
+  std::map<std::string, std::vector<double>> by_op, by_class;
+  for (const auto& m : ms) {
+    LlmOpError r;
+    r.m = &m;
+    r.predicted_s = llm_op_time(m.flops, m.bytes, m.op_class, 1, peak, bw, &cal);
+    r.error = (r.predicted_s - m.time_s) / m.time_s;
+    all.push_back(std::abs(r.error));
+    by_op[m.op].push_back(std::abs(r.error));
+    by_class[m.op_class].push_back(std::abs(r.error));
+    e.ops.push_back(r);
+  }
+  e.all = error_stats(all);
+  for (auto& [k, v] : by_op) e.by_op[k] = error_stats(v);
+  for (auto& [k, v] : by_class) e.by_class[k] = error_stats(v);
+  return e;
+}
+
+std::optional<Calibration> builtin_llm_calibration(const std::string& device_id, Precision p) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(builtin_data_dir("calibrations")) / "llm";
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return std::nullopt;
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.path().extension() == ".json") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  auto half = [](const std::string& s) { return s == "fp16" || s == "bf16"; };
+  const std::string family = device_family(device_id), precision(precision_info(p).name);
+  for (const fs::path& f : files) {
+    Calibration c = read_calibration(f.string());
+    const std::string cal_family = c.device_family.empty() ? device_family(c.device) : c.device_family;
+    if (cal_family == family && (c.precision == precision || (half(c.precision) && half(precision)))) return c;
+  }
+  return std::nullopt;
+}
+
+}  // namespace ridge
