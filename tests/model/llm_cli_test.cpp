@@ -24,11 +24,11 @@ TEST(LlmCli, ServeJsonHasTheIssueFieldsAndLabelsEveryTime) {
   for (const char* k : {"prefill_time_s", "decode_time_per_token_s", "ttft_s", "tokens_per_s", "kv_cache_bytes",
                         "weights_bytes", "max_batch", "ops"})
     EXPECT_TRUE(j.contains(k)) << k;
-  EXPECT_EQ(j["ttft_s_label"], "upper bound (uncalibrated)");
+  EXPECT_EQ(j["ttft_s_label"], "calibrated (h100-fp16.json)");  // the shipped H100 fit applies by default
   // 4 sequences x 272 tokens x 32 layers x 2 x 8 KV heads x 128 x 1 byte (fp8).
   EXPECT_EQ(j["kv_cache_bytes"], 4 * 272 * 32 * 2 * 8 * 128);
   for (const char* k : {"phase", "name", "flops", "bytes", "time_s", "bound"}) EXPECT_TRUE(j["ops"][0].contains(k)) << k;
-  auto t = run_ridge("serve mistral-7b --device h100");
+  auto t = run_ridge("serve mistral-7b --device h100 --calibration none");
   EXPECT_NE(t.out.find("[upper bound (uncalibrated)]"), std::string::npos);
 }
 
