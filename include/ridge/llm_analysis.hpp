@@ -38,6 +38,7 @@ struct ServeOptions {
   Precision compute = Precision::FP16;  ///< activations and the peak used
   bool fused_attention = false;  ///< cost QK^T..SV as one fused kernel (scores stay on chip) instead of HF eager
   std::optional<Calibration> calibration;  ///< fitted per-class factors (llm_op_time); nullopt: roofline upper bound
+  std::optional<AllReduceFit> tp_allreduce;  ///< measured all-reduce fit of tp GPUs in one node; nullopt: data sheet
 };
 
 /// One op of one phase on one GPU. Decode ops are summed over the generate steps.
@@ -110,6 +111,7 @@ struct TrainOptions {
   double token_budget = 0;               ///< tokens to train on (0: none); gives days_for_budget
   bool fused_attention = false;          ///< time the attention core as one fused kernel (see ServeOptions)
   std::optional<Calibration> calibration;  ///< fitted per-class factors (llm_op_time); nullopt: roofline upper bound
+  std::optional<AllReduceFit> tp_allreduce;  ///< measured all-reduce fit of tp GPUs in one node; nullopt: data sheet
 };
 
 /// Per-GPU memory of one training layout.
@@ -208,6 +210,9 @@ LlmEvaluation evaluate_llm_calibration(const std::vector<LlmOpMeasurement>& ms, 
 /// The shipped LLM calibration (data/calibrations/llm/*.json) for `device_id`'s family at `p` (fp16 and bf16 are
 /// interchangeable: the same tensor-core rate on the devices calibrated); nullopt when none applies.
 std::optional<Calibration> builtin_llm_calibration(const std::string& device_id, Precision p);
+/// The shipped all-reduce fit (data/calibrations/allreduce-vidur.json) of `workers` GPUs all in one node of
+/// `device_id`'s family; nullopt when none was measured (or workers < 2).
+std::optional<AllReduceFit> builtin_tp_allreduce_fit(const std::string& device_id, int workers);
 
 // ---- published formulas (named conventions) -----------------------------------------------------------------
 

@@ -21,6 +21,9 @@ report::Document serve_document(const ServeResult& r) {
                           o.tp, o.batch, o.prompt, o.generate, o.weights.name, o.kv.name);
   const std::string& kLabel = r.time_label;
   auto t = [&](const char* title) { return fmt::format("{} [{}]", title, kLabel); };
+  auto comm = [&](const char* title) {
+    return fmt::format("{} [{}]", title, o.tp_allreduce ? "fit on measured NCCL times (allreduce-vidur.json)" : kLabel);
+  };
   report::Fields f{"serve", "Serving", {}};
   f.add("prefill_time_s", t("prefill time"), Cell::real(r.prefill_time_s, Unit::Second));
   f.add("ttft_s", t("time to first token"), Cell::real(r.ttft_s, Unit::Second));
@@ -41,9 +44,9 @@ report::Document serve_document(const ServeResult& r) {
   f.add("total_params", "parameters", Cell::count(r.total_params, Unit::Param), true);
   f.add("active_params", "active parameters per token", Cell::count(r.active_params, Unit::Param), true);
   if (o.tp > 1) {
-    f.add("allreduce_time_per_layer_prefill_s", t("all-reduce per layer, prefill"),
+    f.add("allreduce_time_per_layer_prefill_s", comm("all-reduce per layer, prefill"),
           Cell::real(r.allreduce_time_per_layer_prefill_s, Unit::Second));
-    f.add("allreduce_time_per_layer_decode_s", t("all-reduce per layer, decode step"),
+    f.add("allreduce_time_per_layer_decode_s", comm("all-reduce per layer, decode step"),
           Cell::real(r.allreduce_time_per_layer_decode_s, Unit::Second));
   }
   doc.blocks.push_back(f);
@@ -129,6 +132,7 @@ CLI::App* add_serve_command(CLI::App& app) {
     so.compute = *p;
     const Device d = o->m.find_device();
     so.calibration = o->m.find_calibration(d, so.compute);
+    if (so.calibration) so.tp_allreduce = builtin_tp_allreduce_fit(d.id, so.tp);
     o->out.emit(serve_document(analyze_serving(o->m.config(), d, so)));
   });
   return cmd;

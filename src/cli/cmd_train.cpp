@@ -21,13 +21,18 @@ report::Document train_document(const TrainResult& r, const LlmConfig& c) {
                           r.model, o.gpus, r.device, o.tp, o.pp, o.dp, o.zero, o.seq, o.global_batch, o.micro_batch);
   const std::string& kLabel = r.time_label;
   auto t = [&](const char* title) { return fmt::format("{} [{}]", title, kLabel); };
+  // Communication is timed on the data sheet's links (or the measured intra-node all-reduce fit for TP).
+  auto comm = [&](const char* title, bool fitted) {
+    return fmt::format("{} [{}]", title, fitted ? "fit on measured NCCL times (allreduce-vidur.json)"
+                                         : o.calibration ? "interconnect data sheet" : kLabel);
+  };
   report::Fields f{"train", "Training iteration", {}};
   f.add("iteration_time_s", t("iteration time"), Cell::real(r.iteration_time_s, Unit::Second));
   f.add("compute_time_s", t("compute incl. bubble"), Cell::real(r.compute_time_s, Unit::Second));
   f.add("bubble_fraction", "pipeline bubble (p-1)/(m+p-1)", Cell::real(100 * r.bubble_fraction, Unit::Percent));
-  f.add("tp_comm_s", t("tensor-parallel all-reduces"), Cell::real(r.tp_comm_s, Unit::Second));
-  f.add("pp_comm_s", t("pipeline send/recv"), Cell::real(r.pp_comm_s, Unit::Second));
-  f.add("dp_comm_exposed_s", t("data-parallel all-reduce not hidden"), Cell::real(r.dp_comm_exposed_s, Unit::Second));
+  f.add("tp_comm_s", comm("tensor-parallel all-reduces", o.tp_allreduce.has_value()), Cell::real(r.tp_comm_s, Unit::Second));
+  f.add("pp_comm_s", comm("pipeline send/recv", false), Cell::real(r.pp_comm_s, Unit::Second));
+  f.add("dp_comm_exposed_s", comm("data-parallel all-reduce not hidden", false), Cell::real(r.dp_comm_exposed_s, Unit::Second));
   f.add("mfu", t("MFU"), Cell::real(100 * r.mfu, Unit::Percent));
   f.add("hfu", t("HFU"), Cell::real(100 * r.hfu, Unit::Percent));
   f.add("tokens_per_s", t("tokens/s"), Cell::real(r.tokens_per_s));
@@ -107,6 +112,7 @@ CLI::App* add_train_command(CLI::App& app) {
     const LlmConfig c = o->m.config();
     const Device d = o->m.find_device();
     o->t.calibration = o->m.find_calibration(d, o->t.compute);
+    if (o->t.calibration) o->t.tp_allreduce = builtin_tp_allreduce_fit(d.id, o->t.tp);
     o->out.emit(train_document(analyze_training(c, d, o->t), c));
   });
   return cmd;

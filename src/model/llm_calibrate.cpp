@@ -260,4 +260,14 @@ std::optional<Calibration> builtin_llm_calibration(const std::string& device_id,
   return std::nullopt;
 }
 
+std::optional<AllReduceFit> builtin_tp_allreduce_fit(const std::string& device_id, int workers) {
+  const std::string file = builtin_data_dir("calibrations") + "/allreduce-vidur.json";
+  std::error_code ec;
+  if (workers < 2 || !std::filesystem::exists(file, ec)) return std::nullopt;
+  for (const AllReduceFit& f : read_allreduce_fits(file))
+    if (f.workers == workers && f.devices_per_node == workers && device_family(f.device) == device_family(device_id))
+      return f;
+  return std::nullopt;
+}
+
 }  // namespace ridge

@@ -210,6 +210,7 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
   if (o.tp > 1 && !link) throw Error(fmt::format("--tp {}: device {} has no interconnect in its file", o.tp, d.id));
   auto allreduce = [&](int64_t tokens) {
     if (o.tp == 1) return 0.0;
+    if (o.tp_allreduce) return allreduce_fit_time_s(*o.tp_allreduce, Count{o.batch} * tokens * c.hidden_size * dtype_bytes(act));
     return ring_allreduce_time_s(Count{o.batch} * tokens * c.hidden_size * dtype_bytes(act), o.tp, *link);
   };
   r.allreduce_time_per_layer_prefill_s = allreduce(o.prompt);

@@ -130,7 +130,9 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
   const Count act_bytes = Count{o.micro_batch} * o.seq * c.hidden_size * dtype_bytes(act);
   if (o.tp > 1) {  // Megatron TP: 2 all-reduces per layer forward, 2 backward (+2 when the forward is recomputed)
     const int per_layer = o.recompute == Recompute::Full ? 6 : 4;
-    const double t = ring_allreduce_time_s(act_bytes, o.tp, link_for(d, o.tp <= o.gpus_per_node));
+    const double t = o.tp_allreduce && o.tp <= o.gpus_per_node
+                         ? allreduce_fit_time_s(*o.tp_allreduce, act_bytes)
+                         : ring_allreduce_time_s(act_bytes, o.tp, link_for(d, o.tp <= o.gpus_per_node));
     r.tp_comm_s = static_cast<double>(m + p - 1) * static_cast<double>(L / p) * per_layer * t;
   }
   if (p > 1)  // one activation forward and one gradient backward per micro-batch slot and stage boundary
