@@ -223,6 +223,37 @@ Count megatron_iteration_flops(int64_t batch, int64_t seq, int64_t layers, int64
 Count megatron_params(int64_t layers, int64_t hidden, int64_t vocab, int64_t seq);
 /// PaLM (Chowdhery et al. 2022, App. B) model FLOPs per token: 6 N + 12 L H Q T.
 Count palm_flops_per_token(Count params, int64_t layers, int64_t heads, int64_t head_dim, int64_t seq);
+/// ZeRO's model-state memory per GPU (Rajbhandari et al. 2020, sec. 3-5 and Fig. 1): with Psi parameters,
+/// mixed-precision Adam (2 Psi fp16 weights + 2 Psi fp16 gradients + K Psi optimizer states, K = 12) over Nd
+/// data-parallel GPUs, stage 0 keeps all of it, 1 (P_os) shards the K Psi, 2 (P_os+g) also the gradients,
+/// 3 (P_os+g+p) also the weights; each sharded term is rounded up to whole bytes per GPU.
+struct ZeroMemory {
+  Count weights = 0, gradients = 0, optimizer = 0;
+  Count total() const { return weights + gradients + optimizer; }
+};
+ZeroMemory zero_model_state_bytes(Count params, int stage, int64_t dp, int64_t k = 12);
+
+/// Activation memory per transformer layer in bytes (Korthikanti et al. 2022, eqs. 2-4; the "Transformer Math
+/// 101" formulas of EleutherAI quote them): no recomputation s b h (10 + 24/t + 5 a s / (h t)), selective
+/// s b h (10 + 24/t), full 2 s b h; tensor parallelism t, no sequence parallelism, 2-byte activations. Exact
+/// integer (floor of the rational value).
+Count korthikanti_activation_bytes_per_layer(int64_t seq, int64_t micro_batch, int64_t hidden, int64_t heads, int64_t tp,
+                                             Recompute recompute);
+
+/// One published convention's headline for an LLM, beside ridge's (ridge flops --all-conventions).
+struct LlmConventionRow {
+  std::string name;        ///< "calflops", "megatron-paper", ...
+  Count total = 0;         ///< the count, exact
+  std::string unit;        ///< "FLOP" or "byte"
+  std::string as_printed;  ///< as the source prints it (or its formula's value)
+  std::string differs;     ///< what it counts differently from ridge
+};
+/// The LLM presets for `c` at `batch` sequences of `seq` tokens, given its forward graph `g` (build_llm at that
+/// shape): calflops, DeepSpeed's profiler on the HF model (the same patched functionals as calflops: its numbers),
+/// Megatron-LM paper eq. 3, PaLM 6N + 12LHQT, Transformer Math 101 (2PD forward, 6PD training), and ZeRO stage
+/// 0-3 model-state bytes per GPU at Nd = 64 (the paper's Fig. 1 setting).
+std::vector<LlmConventionRow> llm_convention_rows(const LlmConfig& c, const Graph& g, int64_t batch, int64_t seq);
+
 /// calflops' forward FLOPs of an LLM graph built by build_llm (F.linear 2 MACs, torch.matmul 2 MACs,
 /// F.softmax / F.silu / F.gelu / F.relu one per input element, F.layer_norm five; Python operators and
 /// rsqrt/pow/mean are not patched, so 0).

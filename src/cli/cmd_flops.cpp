@@ -5,6 +5,8 @@
 #include "model_options.hpp"
 #include "ridge/cost.hpp"
 #include "ridge/error.hpp"
+#include "ridge/llm.hpp"
+#include "ridge/llm_analysis.hpp"
 
 namespace ridge::cli {
 
@@ -68,10 +70,28 @@ CLI::App* add_flops_command(CLI::App& app) {
         .add("macs", "MACs", Cell::count(mc.total.macs, Unit::Mac), true)
         .add("flops", "FLOPs (forward)", Cell::count(mc.total.flops, Unit::Flop), true)
         .add("backward_flops", "FLOPs (backward)", Cell::count(mc.total.bwd_flops(), Unit::Flop), true);
+    // LLMs (zoo entries and config.json): the published LLM formulas beside ridge's graph count.
+    const LlmConfig* llm = find_llm_config(o->model);
+    std::optional<LlmConfig> from_file;
+    if (!llm && is_llm_config_path(o->model)) llm = &from_file.emplace(read_llm_config(o->model));
+    std::optional<report::Table> presets;
+    if (llm && o->all && !g.inputs.empty() && g.value(g.inputs[0]).shape.rank() == 2) {
+      const Shape& in = g.value(g.inputs[0]).shape;
+      presets = report::Table{"llm_conventions", "LLM formulas and tools (docs/llm.md)",
+          {{"convention", "convention"}, {"headline", "headline (exact)", Unit::Count, true}, {"unit", "unit"},
+           {"as_printed", "as the source prints it"}, {"ratio_to_ridge_flops", "vs ridge forward FLOPs", Unit::Ratio},
+           {"differs", "what differs"}}, {}, {}};
+      for (const LlmConventionRow& r : llm_convention_rows(*llm, g, in[0], in[1]))
+        presets->add_row({Cell::text(r.name), Cell::count(r.total), Cell::text(r.unit), Cell::text(r.as_printed),
+                          r.unit == "FLOP" && mc.total.flops > 0 ? Cell::real(to_double(r.total) / to_double(mc.total.flops), Unit::Ratio)
+                                                                 : Cell::empty(),
+                          Cell::text(r.differs)});
+    }
     report::Document d;
     d.title = fmt::format("{} at input {}", g.name, g.inputs.empty() ? "-" : to_string(g.value(g.inputs[0]).shape));
     d.blocks.push_back(std::move(totals));
     d.blocks.push_back(std::move(t));
+    if (presets) d.blocks.push_back(std::move(*presets));
     for (const auto& [op, count] : mc.excluded_ops)
       d.notes.push_back(fmt::format("{} node(s) of op {} could not be costed and are EXCLUDED from every count", count, op));
     for (const auto& n : g.notes) d.notes.push_back(n);

@@ -141,19 +141,13 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
   // Memory of the first pipeline stage (parameters split evenly over stages).
   const Count psi = ceil_div(llm_params(shard).total, p);
   const Count dp = o.dp;
-  r.memory.weights = o.zero >= 3 ? ceil_div(2 * psi, dp) : 2 * psi;
-  r.memory.gradients = o.zero >= 2 ? ceil_div(2 * psi, dp) : 2 * psi;
-  r.memory.optimizer = o.zero >= 1 ? ceil_div(12 * psi, dp) : 12 * psi;
-  {
-    const Count s = o.seq, b = o.micro_batch, h = c.hidden_size, a = c.num_heads, t = o.tp;
-    Count per_layer = 0;  // Korthikanti et al. 2022, eqs. 2-4 (no sequence parallelism)
-    switch (o.recompute) {
-      case Recompute::None: per_layer = s * b * (h * (10 * t + 24) + 5 * a * s) / t; break;
-      case Recompute::Selective: per_layer = s * b * h * (10 * t + 24) / t; break;
-      case Recompute::Full: per_layer = 2 * s * b * h; break;
-    }
-    r.memory.activations = per_layer * (L / p) * std::min<int64_t>(p, m);
-  }
+  const ZeroMemory zm = zero_model_state_bytes(psi, o.zero, dp);
+  r.memory.weights = zm.weights;
+  r.memory.gradients = zm.gradients;
+  r.memory.optimizer = zm.optimizer;
+  r.memory.activations =
+      korthikanti_activation_bytes_per_layer(o.seq, o.micro_batch, c.hidden_size, c.num_heads, o.tp, o.recompute) *
+      (L / p) * std::min<int64_t>(p, m);
   r.device_memory_bytes = d.memory_bytes;
   r.fits = d.memory_bytes == 0 || r.memory.total() <= d.memory_bytes;
 
