@@ -97,11 +97,15 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
 /// Activation recomputation (Korthikanti et al. 2022).
 enum class Recompute : uint8_t { None, Selective, Full };
 std::optional<Recompute> parse_recompute(std::string_view name);
+/// Parses --zero: "0".."3", or "fsdp" (PyTorch FSDP FULL_SHARD shards weights, gradients and optimizer states:
+/// stage 3); nullopt otherwise.
+std::optional<int> parse_zero_stage(std::string_view text);
 
 /// Inputs of `ridge train`: a Megatron-style layout tp x pp x dp = gpus.
 struct TrainOptions {
   int gpus = 1, tp = 1, pp = 1, dp = 0;  ///< dp 0: gpus / (tp pp)
-  int zero = 0;                          ///< ZeRO stage 0-3 (sharding over dp)
+  int zero = 0;                          ///< ZeRO stage 0-3 (sharding over dp); PyTorch FSDP full shard = 3
+  bool sequence_parallel = false;        ///< Megatron sequence parallelism (Korthikanti et al. 2022) with tp
   Recompute recompute = Recompute::None;
   int64_t seq = 2048;                    ///< tokens per sequence
   int64_t global_batch = 0;              ///< sequences per iteration (0: dp x micro_batch)
@@ -236,9 +240,10 @@ ZeroMemory zero_model_state_bytes(Count params, int stage, int64_t dp, int64_t k
 /// Activation memory per transformer layer in bytes (Korthikanti et al. 2022, eqs. 2-4; the "Transformer Math
 /// 101" formulas of EleutherAI quote them): no recomputation s b h (10 + 24/t + 5 a s / (h t)), selective
 /// s b h (10 + 24/t), full 2 s b h; tensor parallelism t, no sequence parallelism, 2-byte activations. Exact
-/// integer (floor of the rational value).
+/// integer (floor of the rational value). With sequence parallelism (eqs. 5-6) the 10 s b h outside the tensor-parallel
+/// region is split too: s b h (34/t + 5as/(ht)), s b h 34/t selective, 2 s b h / t full.
 Count korthikanti_activation_bytes_per_layer(int64_t seq, int64_t micro_batch, int64_t hidden, int64_t heads, int64_t tp,
-                                             Recompute recompute);
+                                             Recompute recompute, bool sequence_parallel = false);
 
 /// One published convention's headline for an LLM, beside ridge's (ridge flops --all-conventions).
 struct LlmConventionRow {

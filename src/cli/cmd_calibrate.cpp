@@ -22,7 +22,7 @@ using report::Unit;
 
 struct CalibrateArgs {
   std::vector<std::string> files, device_dirs;
-  std::string device = "machine", precision, output = "ridge-calibration.json", level = "dram";
+  std::string device = "machine", precision = "auto", output = "ridge-calibration.json", level = "dram";
   std::string calibration, hold_out;
   int min_samples = 3;
   bool force = false, evaluate = false;
@@ -98,7 +98,7 @@ void run_llm(const CalibrateArgs& a) {
   if (device_id.empty())
     throw UsageError("--device: name the GPU the profiles ran on (e.g. a100-sxm4-80gb, h100-sxm)");
   const Device d = find_device(devices, device_id);
-  const Precision p = precision_flag(a.precision.empty() ? (given ? given->precision : "fp16") : a.precision);
+  const Precision p = precision_flag(a.precision == "auto" ? (given ? given->precision : "fp16") : a.precision);
   std::vector<std::string> flags;
   for (size_t i = 0; i < a.files.size(); ++i) {
     if (!families[i].empty() && families[i] != device_family(d.id)) {
@@ -188,7 +188,7 @@ void run(const CalibrateArgs& a) {
   if (csv) return run_llm(a);
   if (a.evaluate || !a.hold_out.empty())
     throw UsageError("--evaluate and --hold-out apply to operator profiles (Vidur CSV files)");
-  const Precision p = precision_flag(a.precision.empty() ? "fp32" : a.precision);
+  const Precision p = precision_flag(a.precision == "auto" ? "fp32" : a.precision);
   const std::optional<Precision> precision = p;
   const Device d = find_device(load_devices(a.device_dirs), a.device);
   std::vector<MeasuredRun> ms;
@@ -272,13 +272,15 @@ void run(const CalibrateArgs& a) {
 
 CLI::App* add_calibrate_command(CLI::App& app) {
   auto a = std::make_shared<CalibrateArgs>();
-  CLI::App* cmd = app.add_subcommand("calibrate", "Fit PPP factors per op class from measurements (ridge measure/ingest JSON, or Vidur LLM operator CSVs)");
+  CLI::App* cmd = app.add_subcommand(
+      "calibrate", "Fit PPP factors per op class from measurements (ridge measure/ingest JSON, or Vidur LLM operator CSVs)");
   cmd->add_option("files", a->files, "Measurement JSON files (`ridge measure --format json`, `ridge ingest --format "
                                      "json`) or Vidur per-operator LLM profiles (mlp.csv)")
       ->required()->type_name("FILE...");
   cmd->add_option("--device,-d", a->device, "Device the measurements ran on")->capture_default_str();
-  cmd->add_option("--precision,-p", a->precision, "Precision of the peak the factors refer to (default fp32; fp16 for "
-                                                  "CSV profiles; with --evaluate, the calibration's)");
+  cmd->add_option("--precision,-p", a->precision, "Precision of the peak the factors refer to (auto: fp32; fp16 for "
+                                                  "CSV profiles; with --evaluate, the calibration's)")
+      ->capture_default_str();
   cmd->add_option("--output,-o", a->output, "Calibration file to write")->capture_default_str();
   cmd->add_option("--level", a->level, "Memory level whose bandwidth the memory term uses")->capture_default_str();
   cmd->add_option("--min-samples", a->min_samples, "Fewest layers for an op class to get its own factors")

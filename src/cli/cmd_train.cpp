@@ -17,8 +17,9 @@ using report::Unit;
 report::Document train_document(const TrainResult& r, const LlmConfig& c) {
   const TrainOptions& o = r.options;
   report::Document doc;
-  doc.title = fmt::format("Training {} on {} x {}: tp {} pp {} dp {}, ZeRO {}, seq {}, global batch {}, micro-batch {}",
-                          r.model, o.gpus, r.device, o.tp, o.pp, o.dp, o.zero, o.seq, o.global_batch, o.micro_batch);
+  doc.title = fmt::format("Training {} on {} x {}: tp {}{} pp {} dp {}, ZeRO {}, seq {}, global batch {}, micro-batch {}",
+                          r.model, o.gpus, r.device, o.tp, o.sequence_parallel ? " (+sp)" : "", o.pp, o.dp, o.zero,
+                          o.seq, o.global_batch, o.micro_batch);
   const std::string& kLabel = r.time_label;
   auto t = [&](const char* title) { return fmt::format("{} [{}]", title, kLabel); };
   // Communication is timed on the data sheet's links (or the measured intra-node all-reduce fit for TP).
@@ -82,7 +83,7 @@ CLI::App* add_train_command(CLI::App& app) {
   struct Opts {
     LlmModelArgs m;
     TrainOptions t;
-    std::string recompute = "none", compute = "bf16", attention = "eager";
+    std::string recompute = "none", compute = "bf16", attention = "eager", zero = "0";
     OutputOptions out;
   };
   auto o = std::make_shared<Opts>();
@@ -91,7 +92,9 @@ CLI::App* add_train_command(CLI::App& app) {
   cmd->add_option("--tp", o->t.tp, "Tensor-parallel size")->capture_default_str();
   cmd->add_option("--pp", o->t.pp, "Pipeline-parallel stages")->capture_default_str();
   cmd->add_option("--dp", o->t.dp, "Data-parallel size (default gpus / (tp pp))");
-  cmd->add_option("--zero", o->t.zero, "ZeRO stage 0-3")->capture_default_str();
+  cmd->add_option("--zero", o->zero, "ZeRO stage 0-3, or fsdp (PyTorch FSDP full shard = stage 3)")->capture_default_str();
+  cmd->add_flag("--sp", o->t.sequence_parallel,
+                "Megatron sequence parallelism: activations outside the TP region split over tp (Korthikanti et al.)");
   cmd->add_option("--recompute", o->recompute, "Activation recomputation: none|selective|full")->capture_default_str();
   cmd->add_option("--seq", o->t.seq, "Sequence length")->capture_default_str();
   cmd->add_option("--global-batch", o->t.global_batch, "Sequences per iteration (default dp x micro-batch)");
@@ -103,6 +106,9 @@ CLI::App* add_train_command(CLI::App& app) {
   o->out.add_to(cmd);
   cmd->callback([o] {
     o->t.fused_attention = attention_flag(o->attention);
+    const auto zero = parse_zero_stage(o->zero);
+    if (!zero) throw UsageError("--zero " + o->zero + ": use 0, 1, 2, 3 or fsdp");
+    o->t.zero = *zero;
     auto rc = parse_recompute(o->recompute);
     if (!rc) throw UsageError("--recompute " + o->recompute + ": use none, selective or full");
     o->t.recompute = *rc;

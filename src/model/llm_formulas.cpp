@@ -49,8 +49,13 @@ ZeroMemory zero_model_state_bytes(Count params, int stage, int64_t dp, int64_t k
 }
 
 Count korthikanti_activation_bytes_per_layer(int64_t seq, int64_t micro_batch, int64_t hidden, int64_t heads, int64_t tp,
-                                             Recompute recompute) {
+                                             Recompute recompute, bool sequence_parallel) {
   const Count s = seq, b = micro_batch, h = hidden, a = heads, t = tp;
+  if (sequence_parallel) switch (recompute) {
+      case Recompute::None: return s * b * (34 * h + 5 * a * s) / t;
+      case Recompute::Selective: return s * b * h * 34 / t;
+      case Recompute::Full: return 2 * s * b * h / t;
+    }
   switch (recompute) {
     case Recompute::None: return s * b * (h * (10 * t + 24) + 5 * a * s) / t;
     case Recompute::Selective: return s * b * h * (10 * t + 24) / t;

@@ -54,6 +54,12 @@ std::optional<Recompute> parse_recompute(std::string_view name) {
   return std::nullopt;
 }
 
+std::optional<int> parse_zero_stage(std::string_view text) {
+  if (text == "fsdp") return 3;
+  if (text.size() == 1 && text[0] >= '0' && text[0] <= '3') return text[0] - '0';
+  return std::nullopt;
+}
+
 TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOptions& in) {
   TrainOptions o = in;
   if (o.gpus < 1 || o.tp < 1 || o.pp < 1 || o.dp < 0) throw Error("--gpus, --tp, --pp and --dp must be positive");
@@ -146,7 +152,8 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
   r.memory.gradients = zm.gradients;
   r.memory.optimizer = zm.optimizer;
   r.memory.activations =
-      korthikanti_activation_bytes_per_layer(o.seq, o.micro_batch, c.hidden_size, c.num_heads, o.tp, o.recompute) *
+      korthikanti_activation_bytes_per_layer(o.seq, o.micro_batch, c.hidden_size, c.num_heads, o.tp, o.recompute,
+                                             o.sequence_parallel) *
       (L / p) * std::min<int64_t>(p, m);
   r.device_memory_bytes = d.memory_bytes;
   r.fits = d.memory_bytes == 0 || r.memory.total() <= d.memory_bytes;

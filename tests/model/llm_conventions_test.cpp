@@ -41,6 +41,25 @@ TEST(LlmConventions, KorthikantiActivationMemory) {
             sbh * 34 + Count{5} * 96 * 2048 * 2048);
 }
 
+// Sequence parallelism (Korthikanti et al. 2022, eqs. 5-6) splits the rest over t: sbh (34/t + 5as/(ht)),
+// 34 sbh / t selective, 2 sbh / t full.
+TEST(LlmConventions, KorthikantiWithSequenceParallelism) {
+  const Count sbh = Count{2048} * 12288;
+  EXPECT_EQ(korthikanti_activation_bytes_per_layer(2048, 1, 12288, 96, 8, Recompute::None, true),
+            (sbh * 34 + Count{5} * 96 * 2048 * 2048) / 8);
+  EXPECT_EQ(korthikanti_activation_bytes_per_layer(2048, 1, 12288, 96, 8, Recompute::Selective, true), sbh * 34 / 8);
+  EXPECT_EQ(korthikanti_activation_bytes_per_layer(2048, 1, 12288, 96, 8, Recompute::Full, true), sbh * 2 / 8);
+  EXPECT_EQ(parse_zero_stage("fsdp"), 3);
+  EXPECT_EQ(parse_zero_stage("2"), 2);
+  EXPECT_FALSE(parse_zero_stage("4").has_value());
+  auto r = test::run_ridge("train llama-2-7b --device a100-sxm4-80gb --gpus 8 --tp 8 --sp --zero fsdp --seq 2048 "
+                           "--format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("(+sp)"), std::string::npos);
+  r = test::run_ridge("train llama-2-7b --device a100-sxm4-80gb --gpus 8 --zero 5");
+  EXPECT_EQ(r.exit_code, 2);
+}
+
 // The presets side by side: calflops' 1700.06 GFLOPS for Llama-2-7B at (1, 128) (calflops README), Transformer
 // Math 101's C_forward = 2PD and C = 6PD (EleutherAI 2023, "Compute Requirements"), ZeRO at Nd = 64.
 TEST(LlmConventions, FlopsAllConventionsShowsTheLlmPresets) {
