@@ -106,6 +106,8 @@ struct TrainOptions {
   int gpus = 1, tp = 1, pp = 1, dp = 0;  ///< dp 0: gpus / (tp pp)
   int zero = 0;                          ///< ZeRO stage 0-3 (sharding over dp); PyTorch FSDP full shard = 3
   bool sequence_parallel = false;        ///< Megatron sequence parallelism (Korthikanti et al. 2022) with tp
+  int interleave = 1;                    ///< virtual pipeline stages per GPU (interleaved 1F1B, Narayanan et al. 2021)
+  int ep = 1;                            ///< expert-parallel GPUs (MoE): experts split over ep ranks of the dp group
   Recompute recompute = Recompute::None;
   int64_t seq = 2048;                    ///< tokens per sequence
   int64_t global_batch = 0;              ///< sequences per iteration (0: dp x micro_batch)
@@ -133,8 +135,9 @@ struct TrainResult {
   Count model_flops = 0;               ///< per iteration: forward + backward of the graph (no recomputation)
   Count hardware_flops = 0;            ///< model_flops + recomputed forward work
   double compute_time_s = 0;           ///< pipeline compute including the bubble
-  double bubble_fraction = 0;          ///< (p - 1) / (m + p - 1)
+  double bubble_fraction = 0;          ///< (p - 1) / v / (m + (p - 1) / v), v = interleave (1: plain 1F1B)
   double tp_comm_s = 0, pp_comm_s = 0, dp_comm_exposed_s = 0;
+  double ep_comm_s = 0;                ///< MoE all-to-alls (dispatch + combine, forward and backward) with ep > 1
   double iteration_time_s = 0;
   double mfu = 0, hfu = 0;             ///< model / hardware FLOPs per second over gpus x peak
   double tokens_per_s = 0;

@@ -30,9 +30,10 @@ report::Document train_document(const TrainResult& r, const LlmConfig& c) {
   report::Fields f{"train", "Training iteration", {}};
   f.add("iteration_time_s", t("iteration time"), Cell::real(r.iteration_time_s, Unit::Second));
   f.add("compute_time_s", t("compute incl. bubble"), Cell::real(r.compute_time_s, Unit::Second));
-  f.add("bubble_fraction", "pipeline bubble (p-1)/(m+p-1)", Cell::real(100 * r.bubble_fraction, Unit::Percent));
+  f.add("bubble_fraction", o.interleave > 1 ? "pipeline bubble ((p-1)/v)/(m+(p-1)/v)" : "pipeline bubble (p-1)/(m+p-1)", Cell::real(100 * r.bubble_fraction, Unit::Percent));
   f.add("tp_comm_s", comm("tensor-parallel all-reduces", o.tp_allreduce.has_value()), Cell::real(r.tp_comm_s, Unit::Second));
   f.add("pp_comm_s", comm("pipeline send/recv", false), Cell::real(r.pp_comm_s, Unit::Second));
+  if (o.ep > 1) f.add("ep_comm_s", comm("MoE all-to-alls", false), Cell::real(r.ep_comm_s, Unit::Second));
   f.add("dp_comm_exposed_s", comm("data-parallel all-reduce not hidden", false), Cell::real(r.dp_comm_exposed_s, Unit::Second));
   f.add("mfu", t("MFU"), Cell::real(100 * r.mfu, Unit::Percent));
   f.add("hfu", t("HFU"), Cell::real(100 * r.hfu, Unit::Percent));
@@ -93,6 +94,9 @@ CLI::App* add_train_command(CLI::App& app) {
   cmd->add_option("--pp", o->t.pp, "Pipeline-parallel stages")->capture_default_str();
   cmd->add_option("--dp", o->t.dp, "Data-parallel size (default gpus / (tp pp))");
   cmd->add_option("--zero", o->zero, "ZeRO stage 0-3, or fsdp (PyTorch FSDP full shard = stage 3)")->capture_default_str();
+  cmd->add_option("--interleave", o->t.interleave, "Virtual pipeline stages per GPU (interleaved 1F1B schedule)")
+      ->capture_default_str();
+  cmd->add_option("--ep", o->t.ep, "Expert-parallel GPUs (MoE models; divides dp and the experts)")->capture_default_str();
   cmd->add_flag("--sp", o->t.sequence_parallel,
                 "Megatron sequence parallelism: activations outside the TP region split over tp (Korthikanti et al.)");
   cmd->add_option("--recompute", o->recompute, "Activation recomputation: none|selective|full")->capture_default_str();

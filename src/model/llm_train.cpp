@@ -78,8 +78,14 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
                             o.micro_batch));
   if (c.num_layers % o.pp != 0)
     throw Error(fmt::format("--pp {} does not divide the {} layers of {}", o.pp, c.num_layers, c.name));
+  if (o.interleave < 1 || (o.interleave > 1 && (o.pp < 2 || c.num_layers % (int64_t{o.pp} * o.interleave) != 0)))
+    throw Error(fmt::format("--interleave {}: needs --pp >= 2 and pp x interleave dividing the {} layers of {}",
+                            o.interleave, c.num_layers, c.name));
   if (o.seq < 1 || o.seq > c.max_positions)
     throw Error(fmt::format("--seq {} is out of range for {} (1..{})", o.seq, c.name, c.max_positions));
+  if (o.ep < 1 || o.dp % o.ep != 0 || (o.ep > 1 && (!c.moe() || c.num_experts % o.ep != 0)))
+    throw Error(fmt::format("--ep {}: needs a mixture-of-experts model whose experts and data-parallel size {} it "
+                            "divides", o.ep, o.dp));
   const LlmConfig shard = tensor_parallel_shard(c, o.tp);
   const double peak = d.require_peak(o.compute), bw = d.dram_bandwidth();
   const DType act = precision_info(o.compute).dtype;
@@ -130,8 +136,11 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
     }
   }
   const double t_stage = t_mb / static_cast<double>(p);
-  r.compute_time_s = static_cast<double>(m + p - 1) * t_stage;
-  r.bubble_fraction = static_cast<double>(p - 1) / static_cast<double>(m + p - 1);
+  // 1F1B: (m + p - 1) stage slots; interleaved over v virtual stages the bubble shrinks to (p - 1) / v slots
+  // (Narayanan et al. 2021, sec. 2.2.2) and every micro-batch crosses v times as many stage boundaries.
+  const double v = o.interleave, slots = static_cast<double>(m) + static_cast<double>(p - 1) / v;
+  r.compute_time_s = slots * t_stage;
+  r.bubble_fraction = (static_cast<double>(p - 1) / v) / slots;
 
   const Count act_bytes = Count{o.micro_batch} * o.seq * c.hidden_size * dtype_bytes(act);
   if (o.tp > 1) {  // Megatron TP: 2 all-reduces per layer forward, 2 backward (+2 when the forward is recomputed)
@@ -142,10 +151,16 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
     r.tp_comm_s = static_cast<double>(m + p - 1) * static_cast<double>(L / p) * per_layer * t;
   }
   if (p > 1)  // one activation forward and one gradient backward per micro-batch slot and stage boundary
-    r.pp_comm_s = static_cast<double>(m + p - 1) * 2 * p2p_time_s(act_bytes, link_for(d, o.tp * p <= o.gpus_per_node));
+    r.pp_comm_s = v * static_cast<double>(m + p - 1) * 2 * p2p_time_s(act_bytes, link_for(d, o.tp * p <= o.gpus_per_node));
 
   // Memory of the first pipeline stage (parameters split evenly over stages).
-  const Count psi = ceil_div(llm_params(shard).total, p);
+  // Expert parallelism keeps 1/ep of every expert's weights on a GPU: all experts' parameters are
+  // (total - active) x E / (E - k), since total - active = sparse layers x (E - k) x one expert.
+  const LlmParams sp = llm_params(shard);
+  Count experts = 0;
+  if (shard.moe() && shard.num_experts > shard.experts_per_token)
+    experts = (sp.total - sp.active_per_token) / (shard.num_experts - shard.experts_per_token) * shard.num_experts;
+  const Count psi = ceil_div(sp.total - experts + experts / o.ep, p);
   const Count dp = o.dp;
   const ZeroMemory zm = zero_model_state_bytes(psi, o.zero, dp);
   r.memory.weights = zm.weights;
@@ -164,7 +179,15 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
     if (o.zero >= 3) t *= 1.5;  // ZeRO-3: parameters all-gathered in forward and backward (Rajbhandari et al.)
     r.dp_comm_exposed_s = std::max(0.0, t - t_bwd / static_cast<double>(p));  // overlapped with the last backward
   }
-  r.iteration_time_s = r.compute_time_s + r.tp_comm_s + r.pp_comm_s + r.dp_comm_exposed_s;
+  if (o.ep > 1) {  // per sparse layer and micro-batch: dispatch + combine, forward and backward, of b s k h activations
+    int64_t sparse = 0;
+    for (int64_t l = 0; l < L; ++l) sparse += c.sparse_layer(l) ? 1 : 0;
+    const Interconnect& l = link_for(d, int64_t{o.ep} * o.tp <= o.gpus_per_node);
+    const double bytes = to_double(act_bytes * c.experts_per_token), n = o.ep;
+    const double all_to_all = (n - 1) * l.latency_s + (n - 1) / n * bytes / l.bandwidth_bytes_per_s;
+    r.ep_comm_s = static_cast<double>(m + p - 1) * static_cast<double>(sparse) / static_cast<double>(p) * 4 * all_to_all;
+  }
+  r.iteration_time_s = r.compute_time_s + r.tp_comm_s + r.pp_comm_s + r.dp_comm_exposed_s + r.ep_comm_s;
   const double capacity = r.iteration_time_s * o.gpus * peak;
   r.mfu = to_double(r.model_flops) / capacity;
   r.hfu = to_double(r.hardware_flops) / capacity;

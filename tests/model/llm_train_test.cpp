@@ -103,3 +103,48 @@ TEST(LlmTrain, KorthikantiActivationsAndBubble) {
 
 }  // namespace
 }  // namespace ridge
+
+namespace ridge {
+namespace {
+
+// Interleaved 1F1B (Narayanan et al. 2021, sec. 2.2.2): v virtual stages per GPU cut the bubble from p - 1 to
+// (p - 1) / v stage slots and multiply the stage-boundary crossings by v.
+TEST(LlmTrain, InterleavedScheduleShrinksTheBubble) {
+  const LlmConfig& c = *find_llm_config("gpt3-1.3b");  // 24 layers
+  TrainOptions o;
+  o.gpus = 8, o.tp = 1, o.pp = 4, o.seq = 2048, o.micro_batch = 1, o.global_batch = 16;  // dp 2, m 8
+  const TrainResult plain = analyze_training(c, a100(), o);
+  o.interleave = 2;
+  const TrainResult inter = analyze_training(c, a100(), o);
+  EXPECT_DOUBLE_EQ(plain.bubble_fraction, 3.0 / 11.0);
+  EXPECT_DOUBLE_EQ(inter.bubble_fraction, 1.5 / 9.5);
+  EXPECT_NEAR(inter.compute_time_s / plain.compute_time_s, 9.5 / 11.0, 1e-12);
+  EXPECT_NEAR(inter.pp_comm_s / plain.pp_comm_s, 2.0, 1e-12);
+  o.interleave = 5;  // 4 x 5 does not divide 24 layers
+  EXPECT_THROW(analyze_training(c, a100(), o), Error);
+}
+
+// Expert parallelism: each GPU keeps 1/ep of the experts; MoE layers add 4 all-to-alls per micro-batch.
+TEST(LlmTrain, ExpertParallelismSplitsExpertsAndAddsAllToAlls) {
+  const LlmConfig& c = *find_llm_config("mixtral-8x7b");
+  TrainOptions o;
+  o.gpus = 8, o.tp = 1, o.pp = 1, o.seq = 1024, o.micro_batch = 1, o.global_batch = 8, o.zero = 0;
+  const TrainResult one = analyze_training(c, a100(), o);
+  o.ep = 8;
+  const TrainResult eight = analyze_training(c, a100(), o);
+  const LlmParams p = llm_params(c);
+  const Count experts = (p.total - p.active_per_token) / 6 * 8;  // E 8, k 2
+  EXPECT_EQ(one.memory.weights, 2 * p.total);
+  EXPECT_EQ(eight.memory.weights, 2 * (p.total - experts + experts / 8));
+  EXPECT_EQ(one.ep_comm_s, 0.0);
+  EXPECT_GT(eight.ep_comm_s, 0.0);
+  EXPECT_DOUBLE_EQ(eight.compute_time_s, one.compute_time_s);  // the same tokens through k experts each
+  EXPECT_LT(eight.dp_comm_exposed_s, one.dp_comm_exposed_s);    // fewer replicated gradients
+  o.ep = 3;
+  EXPECT_THROW(analyze_training(c, a100(), o), Error);
+  o.ep = 2;
+  EXPECT_THROW(analyze_training(*find_llm_config("llama-2-7b"), a100(), o), Error);  // dense: no experts
+}
+
+}  // namespace
+}  // namespace ridge
