@@ -73,13 +73,6 @@ void assign_work(LlmOpMeasurement& m, const LayerShape& s) {
   }
 }
 
-std::string file_device_family(const std::string& path) {
-  const std::string stem = std::filesystem::path(path).stem().string();
-  const std::string first = model_detail::lowercase(stem.substr(0, stem.find('_')));
-  static const std::set<std::string> kFamilies = {"a100", "h100", "h200", "a10", "a30", "a40", "l4", "l40s", "v100", "b200"};
-  return kFamilies.count(first) ? first : std::string();
-}
-
 }  // namespace
 
 std::vector<LlmOpMeasurement> read_vidur_op_csv(const std::string& path) {
@@ -102,7 +95,7 @@ std::vector<LlmOpMeasurement> read_vidur_op_csv(const std::string& path) {
     if (it != header.end()) ops.emplace_back(&op, static_cast<size_t>(it - header.begin()));
   }
   if (ops.empty()) throw Error(fmt::format("{}: no time_stats.OP.median column of a known operator", path));
-  const std::string family = file_device_family(path);
+  const std::string family = identity_from_file_name(path).device;  // "a100_...csv" -> a100
   std::vector<LlmOpMeasurement> out;
   for (int line_no = 2; std::getline(in, line); ++line_no) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
