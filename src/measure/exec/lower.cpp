@@ -81,6 +81,8 @@ bool exact_for_integers(OpKind op) {
 
 }  // namespace
 
+bool is_view_op(OpKind op) { return find_lowering(op) == lower_view; }
+
 void lower_node(Program& p, int ni) {
   const Node& n = node_of(p, ni);
   Lowering lower = find_lowering(n.op);
