@@ -43,14 +43,113 @@ std::vector<Epilogue> plan_epilogues(Program& p, std::vector<int>& absorbed) {
       if (c != by && (pos[c] >= at || is_view_op(g.nodes[c].op))) return false;
     return true;
   };
+  // Node `ni` as `op` whose input `i` is `vid` and whose other input is a known scalar equal to `value`.
+  auto with_scalar = [&](int ni, OpKind op, int vid, float value, float tolerance = 0) {
+    if (ni < 0 || absorbed[ni] >= 0 || g.nodes[ni].op != op || g.nodes[ni].inputs.size() != 2) return false;
+    const Node& n = g.nodes[ni];
+    const size_t other = n.inputs[0] == vid ? 1 : 0;
+    if (n.inputs[1 - other] != vid) return false;
+    auto s = scalar_input(p, n, other);
+    return s && std::abs(*s - value) <= tolerance;
+  };
+  auto out = [&](int ni) { return g.nodes[ni].outputs[0]; };
+  // A 1-D constant of `n` elements: the other input of node `ni` (an elementwise op reading `vid`).
+  auto vector_operand = [&](int ni, int vid, int64_t n) {
+    const Node& node = g.nodes[ni];
+    if (node.inputs.size() != 2) return -1;
+    const int other = node.inputs[0] == vid ? node.inputs[1] : node.inputs[0];
+    const Shape& s = g.value(other).shape;
+    return is_constant(g, other) && s.rank() == 1 && s[0] == n ? other : -1;
+  };
+  // erf GELU of `x`: x * (erf(x / sqrt 2) + 1) * 0.5 as torch exports it (Div, Erf, Add, Mul, Mul).
+  auto match_gelu = [&](int x, Epilogue& e) {
+    if (is_output[x] || consumers[x].size() != 2) return false;
+    for (int div : consumers[x]) {
+      if (!with_scalar(div, OpKind::Div, x, 1.4142135f, 1e-5f)) continue;
+      const int erf = sole_consumer(out(div));
+      if (erf < 0 || g.nodes[erf].op != OpKind::Erf) return false;
+      const int add = sole_consumer(out(erf));
+      if (!with_scalar(add, OpKind::Add, out(erf), 1.f)) return false;
+      const int mul = sole_consumer(out(add));
+      const int other = consumers[x][0] == div ? consumers[x][1] : consumers[x][0];
+      if (mul != other || g.nodes[mul].op != OpKind::Mul) return false;
+      const int half = sole_consumer(out(mul));
+      if (!with_scalar(half, OpKind::Mul, out(mul), 0.5f)) return false;
+      e.nodes.insert(e.nodes.end(), {div, erf, add, mul, half});
+      e.ops.push_back(PostOp{half, dnnl::algorithm::eltwise_gelu_erf, 0.f, 0.f, -1, false});
+      return true;
+    }
+    return false;
+  };
+  // LayerNorm over the last axis decomposed from ReduceMean node `rm` on: (x - mean) / sqrt(var + eps) * s + b.
+  auto match_layer_norm = [&](int rm, Epilogue& e) {
+    const Node& n = g.nodes[rm];
+    const int x = input_at(n, 0), rank = g.value(x).shape.rank();
+    auto last_axis = [&](const Node& r) {
+      auto axes = r.attrs.has("axes") ? std::optional(r.attrs.ints("axes")) : int_input(p, r, 1);
+      return r.op == OpKind::ReduceMean && r.attrs.i("keepdims", 1) == 1 && axes && axes->size() == 1 &&
+             ((*axes)[0] == -1 || (*axes)[0] == rank - 1);
+    };
+    if (rank < 1 || !last_axis(n)) return false;
+    const int64_t inner = g.value(x).shape[-1];
+    const int sub = sole_consumer(out(rm));
+    if (sub < 0 || g.nodes[sub].op != OpKind::Sub || g.nodes[sub].inputs != std::vector<int>{x, out(rm)}) return false;
+    const int d = out(sub);
+    if (is_output[d] || consumers[d].size() != 2) return false;
+    const int pow = g.nodes[consumers[d][0]].op == OpKind::Pow ? consumers[d][0] : consumers[d][1];
+    const int div = pow == consumers[d][0] ? consumers[d][1] : consumers[d][0];
+    if (!with_scalar(pow, OpKind::Pow, d, 2.f) || g.nodes[pow].inputs[0] != d) return false;
+    const int var = sole_consumer(out(pow));
+    if (var < 0 || !last_axis(g.nodes[var])) return false;
+    const int eps = sole_consumer(out(var));
+    if (eps < 0 || g.nodes[eps].op != OpKind::Add) return false;
+    const Node& en = g.nodes[eps];
+    auto epsilon = scalar_input(p, en, en.inputs[0] == out(var) ? 1 : 0);
+    if (!epsilon || *epsilon < 0 || *epsilon > 1e-2f) return false;
+    const int sqrt = sole_consumer(out(eps));
+    if (sqrt < 0 || g.nodes[sqrt].op != OpKind::Sqrt || sole_consumer(out(sqrt)) != div ||
+        g.nodes[div].op != OpKind::Div || g.nodes[div].inputs != std::vector<int>{d, out(sqrt)})
+      return false;
+    const int mul = sole_consumer(out(div));
+    if (mul < 0 || g.nodes[mul].op != OpKind::Mul || (e.scale = vector_operand(mul, out(div), inner)) < 0) return false;
+    const int add = sole_consumer(out(mul));
+    if (add < 0 || g.nodes[add].op != OpKind::Add || (e.shift = vector_operand(add, out(mul), inner)) < 0) return false;
+    e.composite = OpKind::LayerNormalization;
+    e.x = x;
+    e.epsilon = *epsilon;
+    e.nodes = {sub, pow, var, eps, sqrt, div, mul, add};
+    return true;
+  };
+  auto commit = [&](int ni, Epilogue e, int v) {
+    for (int a : e.nodes) absorbed[a] = ni;
+    e.out = v;
+    plan[ni] = std::move(e);
+  };
   for (int ni : order) {
     const Node& n = g.nodes[ni];
-    if (absorbed[ni] >= 0 || n.outputs.empty() ||
-        (n.op != OpKind::Conv && n.op != OpKind::Gemm && n.op != OpKind::MatMul))
+    if (absorbed[ni] >= 0 || n.outputs.empty()) continue;
+    if (Epilogue e; n.op == OpKind::ReduceMean && match_layer_norm(ni, e)) {
+      const int v = out(e.nodes.back());
+      commit(ni, std::move(e), v);
       continue;
+    }
+    if (Epilogue e; n.op == OpKind::Div && !n.inputs.empty() && match_gelu(n.inputs[0], e) && e.nodes[0] == ni) {
+      e.composite = OpKind::Gelu;
+      e.x = n.inputs[0];
+      const int v = out(e.nodes.back());
+      e.nodes.erase(e.nodes.begin());  // the anchor itself
+      commit(ni, std::move(e), v);
+      continue;
+    }
+    if (n.op != OpKind::Conv && n.op != OpKind::Gemm && n.op != OpKind::MatMul) continue;
     Epilogue e;
     int v = n.outputs[0];
-    for (int c; (c = sole_consumer(v)) >= 0;) {
+    for (int c; (c = sole_consumer(v)) >= 0 || consumers[v].size() == 2;) {
+      if (match_gelu(v, e)) {
+        v = out(e.nodes.back());
+        continue;
+      }
+      if (c < 0) break;
       const Node& cn = g.nodes[c];
       if (cn.op == OpKind::BatchNormalization) {
         const int w = input_at(n, 1);
@@ -78,12 +177,9 @@ std::vector<Epilogue> plan_epilogues(Program& p, std::vector<int>& absorbed) {
         break;
       }
       e.nodes.push_back(c);
-      absorbed[c] = ni;
       v = cn.outputs[0];
     }
-    if (e.nodes.empty()) continue;
-    e.out = v;
-    plan[ni] = std::move(e);
+    if (!e.nodes.empty()) commit(ni, std::move(e), v);
   }
   return plan;
 }

@@ -303,8 +303,12 @@ void lower_gemm(Program& p, int ni) {
   const int A = input_at(n, 0), Bv = input_at(n, 1), C = input_at(n, 2);
   const bool ta = n.attrs.i("transA", 0) != 0, tb = n.attrs.i("transB", 0) != 0;
   const float alpha = static_cast<float>(n.attrs.f("alpha", 1.0)), beta = static_cast<float>(n.attrs.f("beta", 1.0));
-  if (shape_of(p, A).rank() != 2 || shape_of(p, Bv).rank() != 2) throw NoKernel{"Gemm operands must be matrices"};
-  memory a = alias(p, p.plain(A, ni), matrix_desc(to_dims(shape_of(p, A)), ta));
+  const Shape& as = shape_of(p, A);
+  // A Linear on [..., K] rows (the importer's MatMul + bias Add) runs as one [rows, K] product
+  if (as.rank() < 2 || (as.rank() > 2 && ta) || shape_of(p, Bv).rank() != 2)
+    throw NoKernel{"Gemm operands must be matrices"};
+  const Dims a2{static_cast<int64_t>(as.elements()) / as[-1], as[-1]};
+  memory a = alias(p, p.plain(A, ni), matrix_desc(a2, ta));
   memory b = alias(p, p.plain(Bv, ni), matrix_desc(to_dims(shape_of(p, Bv)), tb));
   auto scaled_copy = [&p](const memory& m, float s) {
     memory c = p.alloc(m.get_desc());

@@ -95,15 +95,17 @@ void lower_batchnorm(Program& p, int ni) {
 
 void lower_layernorm(Program& p, int ni) {
   const Node& n = node_of(p, ni);
-  const int X = input_at(n, 0), S = input_at(n, 1), B = input_at(n, 2), Y = n.outputs.at(0);
+  const Epilogue* e = p.epilogue(ni);  // a decomposed LayerNorm starting at this node
+  const int X = e ? e->x : input_at(n, 0), S = e ? e->scale : input_at(n, 1), B = e ? e->shift : input_at(n, 2),
+            Y = p.final_output(ni);
   const Shape& xs = shape_of(p, X);
-  const int64_t axis = normalize_axis(n.attrs.i("axis", -1), xs.rank(), n);
+  const int64_t axis = e ? xs.rank() - 1 : normalize_axis(n.attrs.i("axis", -1), xs.rank(), n);
   int64_t outer = 1, inner = 1;
   for (int i = 0; i < xs.rank(); ++i) (i < axis ? outer : inner) *= xs[i];
   auto flags = dnnl::normalization_flags::use_scale;
   if (B >= 0) flags |= dnnl::normalization_flags::use_shift;
   memory src = p.view(p.plain(X, ni), {outer, inner});
-  const float eps = static_cast<float>(n.attrs.f("epsilon", 1e-5));
+  const float eps = e ? e->epsilon : static_cast<float>(n.attrs.f("epsilon", 1e-5));
   dnnl::layer_normalization_forward::primitive_desc pd(
       dnnl::layer_normalization_forward::desc(forward_prop(p), src.get_desc(), eps, flags), p.engine());
   memory dst = p.alloc(pd.dst_desc());
@@ -204,10 +206,11 @@ std::optional<PostOp> eltwise_post_op(Program& p, int ni) {
 
 void lower_eltwise(Program& p, int ni) {
   const Node& n = node_of(p, ni);
-  const int X = input_at(n, 0), Y = n.outputs.at(0);
+  const Epilogue* e = p.epilogue(ni);  // a decomposed Gelu starting at this node
+  const int X = e ? e->x : input_at(n, 0), Y = p.final_output(ni);
   const EltwiseRow* row = eltwise_row(n.op);
-  RIDGE_ASSERT(row, "eltwise lowering without a table row");
-  const PostOp op = eltwise_of(p, n, *row);
+  RIDGE_ASSERT(e || row, "eltwise lowering without a table row");
+  const PostOp op = e ? e->ops.at(0) : eltwise_of(p, n, *row);
   const algorithm alg = op.alg;
   const float alpha = op.alpha, beta = op.beta;
   memory src = p.value(X);

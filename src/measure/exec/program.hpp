@@ -56,6 +56,12 @@ struct Epilogue {
   std::vector<PostOp> ops;
   std::vector<int> nodes;  ///< every absorbed node, in order
   int out = -1;            ///< the value the fused step produces (the last absorbed node's output)
+  /// Set when the anchor and the absorbed nodes together are one op of this kind, lowered as such: a decomposed
+  /// LayerNormalization (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul, Add) or an erf Gelu (Div, Erf,
+  /// Add, Mul, Mul; its function is ops[0]).
+  OpKind composite = OpKind::Unknown;
+  int x = -1, scale = -1, shift = -1;  ///< the composite's input, LayerNorm scale and shift
+  float epsilon = 0;                   ///< the composite LayerNorm's epsilon
 };
 
 /// Where each buffer of the end-to-end program lives: alloc() number k is placed at offset[k] of one arena
