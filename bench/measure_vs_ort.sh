@@ -50,7 +50,7 @@ rng = np.random.default_rng(42)
 for i, init in enumerate(m.graph.initializer):
     if init.data_location != onnx.TensorProto.EXTERNAL:
         continue
-    dtype = onnx.helper.tensor_dtype_to_np_dtype(init.data_type)
+    dtype = onnx.mapping.TENSOR_TYPE_TO_NP_TYPE[init.data_type]
     shape = tuple(init.dims)
     fan_in = int(np.prod(shape[1:])) if len(shape) > 1 else 1
     data = (rng.uniform(-1, 1, shape) / np.sqrt(fan_in)).astype(dtype)
