@@ -135,6 +135,7 @@ struct EndToEndMeasurement {
   Count buffer_bytes = 0;           ///< bytes held by its buffers (activations shared by liveness)
   double gain_percent = 0;          ///< 100 * (per-layer total / end-to-end total - 1)
   std::vector<FusionGroup> groups;  ///< fused steps, in program order
+  std::vector<LayerMeasurement> layers;  ///< every step of the end-to-end program (per-step timers)
   std::vector<std::string> notes;
 };
 

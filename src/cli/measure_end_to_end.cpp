@@ -32,6 +32,18 @@ void add_end_to_end(report::Document& doc, const ModelMeasurement& m) {
                Cell::real(grp.per_layer_time_s, Unit::Second), Cell::real(grp.gain_percent, Unit::Percent)});
   }
   doc.blocks.push_back(std::move(t));
+  report::Table steps{"end_to_end_steps", "Steps of the end-to-end program (median per step)", {}, {}, {}};
+  steps.columns = {{"name", "step", Unit::None},
+                   {"op", "op", Unit::None},
+                   {"kernel", "kernel", Unit::None},
+                   {"fused_nodes", "fused nodes", Unit::Count},
+                   {"time_s", "time", Unit::Second}};
+  for (const auto& l : e.layers)
+    if (l.step.status == StepStatus::Executed)
+      steps.add_row({Cell::text(l.step.name), Cell::text(l.step.op), Cell::text(l.step.kernel),
+                     Cell::count(static_cast<Count>(l.step.fused_nodes.size())),
+                     Cell::real(l.forward.median_s, Unit::Second)});
+  doc.blocks.push_back(std::move(steps));
   doc.notes.insert(doc.notes.end(), e.notes.begin(), e.notes.end());
   doc.extra["end_to_end_time_s"] = e.total.median_s;
 }

@@ -225,14 +225,22 @@ memory::desc matrix_desc(const Dims& stored, bool transposed) {
 }
 
 /// A matmul primitive dst = a x b (+ bias) bound to existing memories (descs may be strided views).
-/// With an epilogue (end-to-end program), its post-ops run on dst.
-std::function<void()> bind_matmul(Program& p, const memory& a, const memory& b, const memory& bias,
-                                  const memory& dst, std::string* impl = nullptr, int ni = -1,
-                                  const Epilogue* ep = nullptr) {
-  dnnl::matmul::desc d = bias ? dnnl::matmul::desc(a.get_desc(), b.get_desc(), bias.get_desc(), dst.get_desc())
-                              : dnnl::matmul::desc(a.get_desc(), b.get_desc(), dst.get_desc());
-  Args args{{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, dst}};
+/// With an epilogue (end-to-end program), its post-ops run on dst; with `pack_b` (constant weights), b is
+/// reordered once, now, into the layout the kernel prefers.
+std::function<void()> bind_matmul(Program& p, const memory& a, memory b, const memory& bias, const memory& dst,
+                                  std::string* impl = nullptr, int ni = -1, const Epilogue* ep = nullptr,
+                                  bool pack_b = false) {
+  const memory::desc b_md = pack_b ? any_desc(b.get_desc().dims()) : b.get_desc();
+  dnnl::matmul::desc d = bias ? dnnl::matmul::desc(a.get_desc(), b_md, bias.get_desc(), dst.get_desc())
+                              : dnnl::matmul::desc(a.get_desc(), b_md, dst.get_desc());
+  Args args{{DNNL_ARG_SRC, a}, {DNNL_ARG_DST, dst}};
   dnnl::matmul::primitive_desc pd(d, post_op_attr(p, ni, ep, dst.get_desc(), args), p.engine());
+  if (pd.weights_desc() != b.get_desc()) {
+    memory packed = p.alloc(pd.weights_desc());
+    p.run_now(dnnl::reorder(b, packed), {{DNNL_ARG_FROM, b}, {DNNL_ARG_TO, packed}});
+    b = packed;
+  }
+  args[DNNL_ARG_WEIGHTS] = b;
   if (impl) *impl = impl_name(pd);
   dnnl::matmul prim(pd);
   if (bias) args[DNNL_ARG_BIAS] = bias;
@@ -255,7 +263,9 @@ void matmul_step(Program& p, int ni, int A, int Bv, int C, const memory& a, cons
   }
   memory dst = epilogue_dst(p, ni, ep, plain_desc(out));
   std::string impl;
-  auto fwd = bind_matmul(p, a, b, bias, dst, &impl, ni, ep);
+  const Value& bv = p.graph().value(Bv);  // the end-to-end program packs constant weights once
+  const bool pack = p.options().fuse && !p.training() && bv.producer < 0 && bv.kind != ValueKind::Input;
+  auto fwd = bind_matmul(p, a, b, bias, dst, &impl, ni, ep, pack);
   p.set_value(Y, p.view(dst, to_dims(shape_of(p, Y))));
   Step& step = p.add_step(ni, impl, fwd);
   if (!p.needs_grad(Y)) return;

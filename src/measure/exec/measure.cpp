@@ -184,6 +184,7 @@ EndToEndMeasurement compare_end_to_end(const Graph& g, const ModelMeasurement& p
     if (grp.fused_time_s > 0) grp.gain_percent = 100 * (grp.per_layer_time_s / grp.fused_time_s - 1);
     e.groups.push_back(std::move(grp));
   }
+  e.layers = std::move(fused.layers);
   return e;
 }
 
