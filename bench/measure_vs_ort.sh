@@ -6,14 +6,15 @@
 #   defaults: build, "resnet50 mobilenet_v2 vgg16 distilbert.op13", "1 16"
 #   e.g. bench/measure_vs_ort.sh build "mobilenet_v2 distilbert.op13" 1
 # Environment: RIDGE_ORT_CACHE (where onnxruntime-node is installed; default ~/.cache/ridge/ort-node),
-#              REPEAT (cap on timed repeats per side, default 10), MAX_SECONDS (per side, default 30).
+#              REPEAT (cap on timed repeats per side, default 10), MAX_SECONDS (per side, default 30),
+#              THREADS (intra-op threads on both sides, default 2).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-build}
 models=${2:-"resnet50 mobilenet_v2 vgg16 distilbert.op13"}
 batches=${3:-"1 16"}
 ridge=$build/ridge
-threads=2
+threads=${THREADS:-2}
 seq=128
 repeat=${REPEAT:-10}
 max_seconds=${MAX_SECONDS:-30}

@@ -88,10 +88,13 @@ int set_threads(int t) {
   return get ? get() : 1;
 }
 
-Program::Program(const Graph& g, const ExecOptions& opts)
-    : Program(g, opts,
-              opts.fuse && !opts.train ? std::make_shared<const AllocPlan>(Program(g, opts, nullptr).plan_buffers())
-                                       : nullptr) {}
+std::shared_ptr<const AllocPlan> Program::buffer_plan(const Graph& g, const ExecOptions& opts) {
+  if (!opts.fuse || opts.train) return nullptr;
+  const Program probe(g, opts, nullptr);  // freed before the real build starts
+  return std::make_shared<const AllocPlan>(probe.plan_buffers());
+}
+
+Program::Program(const Graph& g, const ExecOptions& opts) : Program(g, opts, buffer_plan(g, opts)) {}
 
 Program::Program(const Graph& g, const ExecOptions& opts, std::shared_ptr<const AllocPlan> plan)
     : g_(g), opts_(opts), eng_(dnnl::engine::kind::cpu, 0), strm_(eng_) {

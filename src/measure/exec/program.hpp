@@ -138,6 +138,8 @@ class Program {
 
  private:
   Program(const Graph& g, const ExecOptions& opts, std::shared_ptr<const AllocPlan> plan);
+  /// The end-to-end program's buffer plan, from a first build (nullptr when not fusing).
+  static std::shared_ptr<const AllocPlan> buffer_plan(const Graph& g, const ExecOptions& opts);
   void bind_initial_values();
   void fill_value(int vid);
   void lower_all();
