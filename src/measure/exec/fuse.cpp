@@ -211,7 +211,7 @@ dnnl::primitive_attr post_op_attr(Program& p, int ni, const Epilogue* e, const m
 memory epilogue_dst(Program& p, int ni, const Epilogue* e, const memory::desc& dst) {
   if (!e || e->ops.empty() || e->ops[0].operand < 0) return p.alloc(dst);
   const PostOp& add = e->ops[0];
-  if (add.in_place) {
+  if (add.in_place && p.step_written(add.operand)) {
     const memory v = p.value(add.operand);
     if (v.get_desc() == dst) return v;
     if (is_plain(v.get_desc()) && is_plain(dst) && element_count(v.get_desc()) == element_count(dst))

@@ -350,6 +350,13 @@ void Program::set_value(int vid, const memory& m) {
   mark_shareable(m);
 }
 
+bool Program::step_written(int vid) const {
+  const char* ptr = static_cast<const char*>(vals_.at(vid).get_data_handle());
+  for (const auto& r : allocs_)
+    if (ptr >= r.ptr && ptr < r.ptr + r.bytes) return r.shareable;
+  return false;
+}
+
 const Epilogue* Program::epilogue(int node) const {
   return epilogues_.empty() || epilogues_.at(node).nodes.empty() ? nullptr : &epilogues_[node];
 }

@@ -120,6 +120,9 @@ class Program {
   void note(const std::string& s);
   /// The epilogue of a Conv/Gemm/MatMul node in the end-to-end program (nullptr: none).
   const Epilogue* epilogue(int node) const;
+  /// True when the value's buffer is written by steps alone (not weights, constants or data filled at build
+  /// time), so a kernel may overwrite it once its last reader has run.
+  bool step_written(int vid) const;
   /// The value node `node` finally produces: its epilogue's output, else its first output.
   int final_output(int node) const;
 
