@@ -33,6 +33,10 @@ struct ExecOptions {
   bool train = false;         ///< build a training step: forward (training mode), backward, SGD update
   float learning_rate = 0.01f;  ///< SGD step size of the training update
   std::optional<Count> available_bytes;  ///< memory budget; default: MemAvailable from /proc/meminfo
+  /// Build the end-to-end program (inference only): BatchNorm folded into the preceding Conv's weights, bias
+  /// Adds, eltwise ops and residual Adds run as post-ops of their Conv/Gemm/MatMul, activation buffers shared
+  /// by liveness. Off: one step per node (the per-layer program).
+  bool fuse = false;
 };
 
 /// What the executor did with one step.
@@ -51,6 +55,7 @@ struct StepInfo {
   bool synthetic_inputs = false;  ///< an input came from a step that did not execute (filled with random data)
   bool has_backward = false;      ///< --train: the step has a backward pass
   Count bytes_moved = 0;          ///< reorders: bytes read + written (nodes take theirs from the cost model)
+  std::vector<int> fused_nodes;   ///< end-to-end program: the nodes this step also runs (as post-ops or folded)
 };
 
 /// Result of one forward pass.
@@ -88,6 +93,7 @@ struct MeasureOptions {
   int warmup = 2;              ///< untimed runs first
   double target_noise = 0.02;  ///< stop when the relative spread of the end-to-end time falls below this
   double max_seconds = 20.0;   ///< stop repeating after this much wall time (after min_repeats)
+  bool end_to_end = false;     ///< also measure the fused end-to-end program (ExecOptions::fuse) after the per-layer one
 };
 
 /// One measured row.
@@ -111,6 +117,28 @@ struct LayerMeasurement {
   std::vector<std::pair<std::string, Count>> counters;
 };
 
+/// One step of the end-to-end program that runs several graph nodes, next to the per-layer steps it replaces.
+struct FusionGroup {
+  std::string name;                ///< the fused step (its Conv/Gemm/MatMul node)
+  std::vector<std::string> nodes;  ///< the nodes it runs, that node first
+  double fused_time_s = 0;         ///< median time of the fused step and its reorders (per-step timers)
+  double per_layer_time_s = 0;     ///< sum of the per-layer medians of the same nodes and their reorders
+  double gain_percent = 0;         ///< 100 * (per_layer_time_s / fused_time_s - 1)
+};
+
+/// The end-to-end program measured as a whole (ExecOptions::fuse), next to the per-layer program.
+struct EndToEndMeasurement {
+  measure::BenchStats total;        ///< whole program, no per-step timers
+  measure::BenchStats total_timed;  ///< the same pass with a timer around every step
+  double samples_per_s = 0;         ///< batch / total.median_s
+  size_t steps = 0;                 ///< executed steps (per-layer program: one per node plus reorders)
+  Count buffer_bytes = 0;           ///< bytes held by its buffers (activations shared by liveness)
+  double gain_percent = 0;          ///< 100 * (per-layer total / end-to-end total - 1)
+  std::vector<FusionGroup> groups;  ///< fused steps, in program order
+  std::vector<LayerMeasurement> layers;  ///< every step of the end-to-end program (per-step timers)
+  std::vector<std::string> notes;
+};
+
 /// Everything `ridge measure` reports.
 struct ModelMeasurement {
   std::vector<LayerMeasurement> layers;
@@ -127,10 +155,12 @@ struct ModelMeasurement {
   Count estimated_peak_bytes = 0;  ///< ridge::estimate_memory: inference or training peak
   Count flops = 0;          ///< sum over executed, costed steps
   std::vector<std::string> notes;
+  std::optional<EndToEndMeasurement> end_to_end;  ///< with MeasureOptions::end_to_end
 };
 
 /// Builds the executor, warms up, and repeats forward passes (or training steps) until the noise is low or
-/// the cap is reached, timing every step. Never depends on machine speed for correctness.
+/// the cap is reached, timing every step; with opts.end_to_end then does the same for the fused program and
+/// fills `end_to_end`. Never depends on machine speed for correctness.
 ModelMeasurement measure_graph(const Graph& g, const MeasureOptions& opts);
 /// Fills every row's roofline columns (attainable GFLOP/s at its intensity, percent, roofline time) from a
 /// machine profile, at the measurement's thread count.

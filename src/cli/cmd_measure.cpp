@@ -6,6 +6,7 @@
 
 #include "commands.hpp"
 #include "ridge/chart.hpp"
+#include "measure_end_to_end.hpp"
 #include "model_options.hpp"
 #include "ridge/error.hpp"
 #include "ridge/machine.hpp"
@@ -133,7 +134,7 @@ CLI::App* add_measure_command(CLI::App& app) {
     OutputOptions out;
     std::string plot;
     int threads = 0, repeat = 50;
-    bool train = false;
+    bool train = false, end_to_end = false;
     uint64_t seed = 42;
     double max_seconds = 20;
   };
@@ -146,6 +147,8 @@ CLI::App* add_measure_command(CLI::App& app) {
       ->check(CLI::Range(1, 100000));
   cmd->add_option("--max-seconds", o->max_seconds, "Stop repeating after this many seconds")->capture_default_str();
   cmd->add_flag("--train", o->train, "Measure a training step: forward, backward and SGD update");
+  cmd->add_flag("--end-to-end", o->end_to_end,
+                "Also measure the whole graph as one fused program (post-ops, folded BatchNorm, shared buffers)");
   cmd->add_option("--seed", o->seed, "Seed of the random weights and inputs")->capture_default_str();
   cmd->add_option("--machine", o->machine, "Machine profile for the roofline columns (default: the cached one; none)")
       ->type_name("FILE|none");
@@ -164,7 +167,9 @@ CLI::App* add_measure_command(CLI::App& app) {
     mo.max_repeats = o->repeat;
     mo.min_repeats = std::min(o->repeat, mo.min_repeats);
     mo.max_seconds = o->max_seconds;
+    mo.end_to_end = o->end_to_end;
     std::vector<std::string> notes;
+    if (is_model_file(o->model)) mo.exec.weights = read_onnx_weights(o->model, &notes);  // Constants, Clip bounds
     auto machine = machine_profile(o->machine, notes);
     check_memory_fits(g, o->train, std::nullopt);  // refuse before the progress line and any allocation
     progress(fmt::format("measuring {} at batch {} (up to {} repeats; repeats stop after {}) ...", g.name, o->m.batch,
@@ -173,6 +178,7 @@ CLI::App* add_measure_command(CLI::App& app) {
     if (machine) apply_roofline(m, *machine);
     m.notes.insert(m.notes.end(), notes.begin(), notes.end());
     report::Document doc = measure_document(g, m);
+    add_end_to_end(doc, m);
     o->out.emit(doc);
     plot_layer_shares(doc, g.name + ": measured time vs FLOPs per layer", {{"time_s", "measured time"}, {"flops", "FLOPs"}},
                       o->plot);

@@ -81,9 +81,12 @@ bool exact_for_integers(OpKind op) {
 
 }  // namespace
 
+bool is_view_op(OpKind op) { return find_lowering(op) == lower_view; }
+
 void lower_node(Program& p, int ni) {
   const Node& n = node_of(p, ni);
-  Lowering lower = find_lowering(n.op);
+  const Epilogue* e = p.epilogue(ni);
+  Lowering lower = find_lowering(e && e->composite != OpKind::Unknown ? e->composite : n.op);
   if (!lower)
     throw NoKernel{"no kernel for op " + (n.op == OpKind::Unknown ? n.op_type : std::string(op_name(n.op)))};
   for (int out : n.outputs) {

@@ -70,21 +70,26 @@ namespace {
 template <typename Fwd, typename BwdData, typename BwdWeights>
 void lower_windowed(Program& p, int ni, dnnl::algorithm alg, const Window& w, const memory::desc& wei_as) {
   const Node& n = node_of(p, ni);
-  const int X = input_at(n, 0), W = input_at(n, 1), B = input_at(n, 2), Y = n.outputs.at(0);
+  const int X = input_at(n, 0), W = input_at(n, 1), B = input_at(n, 2), Y = p.final_output(ni);
+  const Epilogue* ep = p.epilogue(ni);  // end-to-end program: folded BatchNorm and post-ops
+  const bool folds = ep && ep->batchnorm >= 0;
   const Dims xd = to_dims(shape_of(p, X)), yd = to_dims(shape_of(p, Y)), wdims = wei_as.dims();
   const auto prop = p.training() ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference;
-  const memory::desc bias_md = B >= 0 ? plain_desc({yd[1]}) : memory::desc();
+  const memory::desc bias_md = B >= 0 || folds ? plain_desc({yd[1]}) : memory::desc();
   typename Fwd::desc d(prop, alg, any_desc(xd), any_desc(wdims), bias_md, any_desc(yd), w.strides, w.dilation,
                        w.pad_l, w.pad_r);
   typename Fwd::primitive_desc pd(d, p.engine());
+  Args args;
+  if (ep) pd = typename Fwd::primitive_desc(d, post_op_attr(p, ni, ep, pd.dst_desc(), args), p.engine());
   memory src = p.in_layout(X, pd.src_desc(), ni);
-  memory wei = p.weight_as(W, wei_as, pd.weights_desc());
-  memory bias = B >= 0 ? p.plain(B, ni) : memory();
-  memory dst = p.alloc(pd.dst_desc());
+  const FoldedConv folded = folds ? fold_batchnorm(p, ni, *ep, wei_as, pd.weights_desc()) : FoldedConv{};
+  memory wei = folds ? folded.weights : p.weight_as(W, wei_as, pd.weights_desc());
+  memory bias = folds ? folded.bias : B >= 0 ? p.plain(B, ni) : memory();
+  memory dst = epilogue_dst(p, ni, ep, pd.dst_desc());
   p.set_value(Y, dst);
   Fwd conv(pd);
-  Args args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
-  if (B >= 0) args[DNNL_ARG_BIAS] = bias;
+  args.insert({{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}});
+  if (bias) args[DNNL_ARG_BIAS] = bias;
   Step& step = p.add_step(ni, impl_name(pd), [&p, conv, args] { conv.execute(p.stream(), args); });
   if (!p.needs_grad(Y)) return;
 
@@ -220,29 +225,47 @@ memory::desc matrix_desc(const Dims& stored, bool transposed) {
 }
 
 /// A matmul primitive dst = a x b (+ bias) bound to existing memories (descs may be strided views).
-std::function<void()> bind_matmul(Program& p, const memory& a, const memory& b, const memory& bias,
-                                  const memory& dst, std::string* impl = nullptr) {
-  dnnl::matmul::desc d = bias ? dnnl::matmul::desc(a.get_desc(), b.get_desc(), bias.get_desc(), dst.get_desc())
-                              : dnnl::matmul::desc(a.get_desc(), b.get_desc(), dst.get_desc());
-  dnnl::matmul::primitive_desc pd(d, p.engine());
+/// With an epilogue (end-to-end program), its post-ops run on dst; with `pack_b` (constant weights), b is
+/// reordered once, now, into the layout the kernel prefers.
+std::function<void()> bind_matmul(Program& p, const memory& a, memory b, const memory& bias, const memory& dst,
+                                  std::string* impl = nullptr, int ni = -1, const Epilogue* ep = nullptr,
+                                  bool pack_b = false) {
+  const memory::desc b_md = pack_b ? any_desc(b.get_desc().dims()) : b.get_desc();
+  dnnl::matmul::desc d = bias ? dnnl::matmul::desc(a.get_desc(), b_md, bias.get_desc(), dst.get_desc())
+                              : dnnl::matmul::desc(a.get_desc(), b_md, dst.get_desc());
+  Args args{{DNNL_ARG_SRC, a}, {DNNL_ARG_DST, dst}};
+  dnnl::matmul::primitive_desc pd(d, post_op_attr(p, ni, ep, dst.get_desc(), args), p.engine());
+  if (pd.weights_desc() != b.get_desc()) {
+    memory packed = p.alloc(pd.weights_desc());
+    p.run_now(dnnl::reorder(b, packed), {{DNNL_ARG_FROM, b}, {DNNL_ARG_TO, packed}});
+    b = packed;
+  }
+  args[DNNL_ARG_WEIGHTS] = b;
   if (impl) *impl = impl_name(pd);
   dnnl::matmul prim(pd);
-  Args args{{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, dst}};
   if (bias) args[DNNL_ARG_BIAS] = bias;
   return [&p, prim, args] { prim.execute(p.stream(), args); };
 }
 
 /// Shared by Gemm and MatMul: y = op(A) x op(B) (+ C), operands already in `a`/`b` (possibly strided views of
 /// plain storage). Adds the step and, when training, backward closures.
-void matmul_step(Program& p, int ni, int A, int Bv, int C, const memory& a, const memory& b, const memory& bias,
-                 int Y) {
+void matmul_step(Program& p, int ni, int A, int Bv, int C, const memory& a, const memory& b, memory bias) {
   const Dims adims = a.get_desc().dims(), bdims = b.get_desc().dims();
   Dims out = adims;
   for (size_t i = 0; i + 2 < out.size(); ++i) out[i] = std::max(adims[i], bdims[i]);
   out.back() = bdims.back();
-  memory dst = p.alloc(plain_desc(out));
+  const int Y = p.final_output(ni);
+  const Epilogue* ep = p.epilogue(ni);
+  if (ep && ep->bias >= 0) {  // end-to-end program: a bias Add as the matmul's bias
+    Dims bd(out.size(), 1);
+    bd.back() = out.back();
+    bias = p.view(p.plain(ep->bias, ni), bd);
+  }
+  memory dst = epilogue_dst(p, ni, ep, plain_desc(out));
   std::string impl;
-  auto fwd = bind_matmul(p, a, b, bias, dst, &impl);
+  const Value& bv = p.graph().value(Bv);  // the end-to-end program packs constant weights once
+  const bool pack = p.options().fuse && !p.training() && bv.producer < 0 && bv.kind != ValueKind::Input;
+  auto fwd = bind_matmul(p, a, b, bias, dst, &impl, ni, ep, pack);
   p.set_value(Y, p.view(dst, to_dims(shape_of(p, Y))));
   Step& step = p.add_step(ni, impl, fwd);
   if (!p.needs_grad(Y)) return;
@@ -287,11 +310,15 @@ void matmul_step(Program& p, int ni, int A, int Bv, int C, const memory& a, cons
 
 void lower_gemm(Program& p, int ni) {
   const Node& n = node_of(p, ni);
-  const int A = input_at(n, 0), Bv = input_at(n, 1), C = input_at(n, 2), Y = n.outputs.at(0);
+  const int A = input_at(n, 0), Bv = input_at(n, 1), C = input_at(n, 2);
   const bool ta = n.attrs.i("transA", 0) != 0, tb = n.attrs.i("transB", 0) != 0;
   const float alpha = static_cast<float>(n.attrs.f("alpha", 1.0)), beta = static_cast<float>(n.attrs.f("beta", 1.0));
-  if (shape_of(p, A).rank() != 2 || shape_of(p, Bv).rank() != 2) throw NoKernel{"Gemm operands must be matrices"};
-  memory a = alias(p, p.plain(A, ni), matrix_desc(to_dims(shape_of(p, A)), ta));
+  const Shape& as = shape_of(p, A);
+  // A Linear on [..., K] rows (the importer's MatMul + bias Add) runs as one [rows, K] product
+  if (as.rank() < 2 || (as.rank() > 2 && ta) || shape_of(p, Bv).rank() != 2)
+    throw NoKernel{"Gemm operands must be matrices"};
+  const Dims a2{static_cast<int64_t>(as.elements()) / as[-1], as[-1]};
+  memory a = alias(p, p.plain(A, ni), matrix_desc(a2, ta));
   memory b = alias(p, p.plain(Bv, ni), matrix_desc(to_dims(shape_of(p, Bv)), tb));
   auto scaled_copy = [&p](const memory& m, float s) {
     memory c = p.alloc(m.get_desc());
@@ -315,12 +342,12 @@ void lower_gemm(Program& p, int ni) {
       bias = scaled_copy(bias, beta);
     }
   }
-  matmul_step(p, ni, A, Bv, C, a, b, bias, Y);
+  matmul_step(p, ni, A, Bv, C, a, b, bias);
 }
 
 void lower_matmul(Program& p, int ni) {
   const Node& n = node_of(p, ni);
-  const int A = input_at(n, 0), Bv = input_at(n, 1), Y = n.outputs.at(0);
+  const int A = input_at(n, 0), Bv = input_at(n, 1);
   Shape as = shape_of(p, A), bs = shape_of(p, Bv);
   if (as.rank() == 0 || bs.rank() == 0) throw NoKernel{"MatMul of a scalar"};
   if (as.rank() == 1) as.dims.insert(as.dims.begin(), 1);
@@ -328,13 +355,13 @@ void lower_matmul(Program& p, int ni) {
   memory a_plain = p.plain(A, ni), b_plain = p.plain(Bv, ni);
   if (bs.rank() == 2 && as.rank() > 2) {  // [..., M, K] x [K, N]: one big 2-D product
     Dims a2{static_cast<int64_t>(as.elements()) / as[-1], as[-1]};
-    matmul_step(p, ni, A, Bv, -1, p.view(a_plain, a2), p.view(b_plain, to_dims(bs)), memory(), Y);
+    matmul_step(p, ni, A, Bv, -1, p.view(a_plain, a2), p.view(b_plain, to_dims(bs)), memory());
     return;
   }
   const int rank = std::max(as.rank(), bs.rank());
   if (rank > 12) throw NoKernel{"MatMul of rank > 12"};
   matmul_step(p, ni, A, Bv, -1, p.view(a_plain, padded_dims(as, rank)), p.view(b_plain, padded_dims(bs, rank)),
-              memory(), Y);
+              memory());
 }
 
 }  // namespace ridge::exec

@@ -95,15 +95,17 @@ void lower_batchnorm(Program& p, int ni) {
 
 void lower_layernorm(Program& p, int ni) {
   const Node& n = node_of(p, ni);
-  const int X = input_at(n, 0), S = input_at(n, 1), B = input_at(n, 2), Y = n.outputs.at(0);
+  const Epilogue* e = p.epilogue(ni);  // a decomposed LayerNorm starting at this node
+  const int X = e ? e->x : input_at(n, 0), S = e ? e->scale : input_at(n, 1), B = e ? e->shift : input_at(n, 2),
+            Y = p.final_output(ni);
   const Shape& xs = shape_of(p, X);
-  const int64_t axis = normalize_axis(n.attrs.i("axis", -1), xs.rank(), n);
+  const int64_t axis = e ? xs.rank() - 1 : normalize_axis(n.attrs.i("axis", -1), xs.rank(), n);
   int64_t outer = 1, inner = 1;
   for (int i = 0; i < xs.rank(); ++i) (i < axis ? outer : inner) *= xs[i];
   auto flags = dnnl::normalization_flags::use_scale;
   if (B >= 0) flags |= dnnl::normalization_flags::use_shift;
   memory src = p.view(p.plain(X, ni), {outer, inner});
-  const float eps = static_cast<float>(n.attrs.f("epsilon", 1e-5));
+  const float eps = e ? e->epsilon : static_cast<float>(n.attrs.f("epsilon", 1e-5));
   dnnl::layer_normalization_forward::primitive_desc pd(
       dnnl::layer_normalization_forward::desc(forward_prop(p), src.get_desc(), eps, flags), p.engine());
   memory dst = p.alloc(pd.dst_desc());
@@ -164,31 +166,53 @@ constexpr EltwiseRow kEltwise[] = {
     {OpKind::Clip, algorithm::eltwise_clip, -FLT_MAX, FLT_MAX, "min", "max"},
 };
 
+/// The eltwise function of a node of the table; throws NoKernel when a Clip bound is not a known constant.
+PostOp eltwise_of(Program& p, const Node& n, const EltwiseRow& row) {
+  PostOp op{-1, row.alg, row.alpha, row.beta, -1};
+  if (row.alpha_attr) op.alpha = static_cast<float>(n.attrs.f(row.alpha_attr, row.alpha));
+  if (row.beta_attr) op.beta = static_cast<float>(n.attrs.f(row.beta_attr, row.beta));
+  if (n.op == OpKind::Gelu && n.attrs.s("approximate", "none") == "tanh") op.alg = algorithm::eltwise_gelu_tanh;
+  if (n.op == OpKind::Clip) {  // opset >= 11: bounds are inputs
+    for (size_t i : {1, 2}) {
+      if (input_at(n, i) < 0) continue;
+      auto v = scalar_input(p, n, i);
+      if (!v) throw NoKernel{std::string("Clip ") + (i == 1 ? "min" : "max") + " is not a known constant"};
+      (i == 1 ? op.alpha : op.beta) = *v;
+    }
+  }
+  return op;
+}
+
+const EltwiseRow* eltwise_row(OpKind op) {
+  for (const auto& r : kEltwise)
+    if (r.op == op) return &r;
+  return nullptr;
+}
+
 }  // namespace
+
+std::optional<PostOp> eltwise_post_op(Program& p, int ni) {
+  const Node& n = node_of(p, ni);
+  const EltwiseRow* row = eltwise_row(n.op);
+  if (!row || n.inputs.empty() || n.outputs.size() != 1) return std::nullopt;
+  try {
+    PostOp op = eltwise_of(p, n, *row);
+    op.node = ni;
+    return op;
+  } catch (const NoKernel&) {
+    return std::nullopt;
+  }
+}
 
 void lower_eltwise(Program& p, int ni) {
   const Node& n = node_of(p, ni);
-  const int X = input_at(n, 0), Y = n.outputs.at(0);
-  const EltwiseRow* row = nullptr;
-  for (const auto& r : kEltwise)
-    if (r.op == n.op) row = &r;
-  RIDGE_ASSERT(row, "eltwise lowering without a table row");
-  algorithm alg = row->alg;
-  float alpha = row->alpha_attr ? static_cast<float>(n.attrs.f(row->alpha_attr, row->alpha)) : row->alpha;
-  float beta = row->beta_attr ? static_cast<float>(n.attrs.f(row->beta_attr, row->beta)) : row->beta;
-  if (n.op == OpKind::Gelu && n.attrs.s("approximate", "none") == "tanh") alg = algorithm::eltwise_gelu_tanh;
-  if (n.op == OpKind::Clip) {  // opset >= 11: bounds are inputs
-    if (input_at(n, 1) >= 0) {
-      auto v = scalar_input(p, n, 1);
-      if (!v) throw NoKernel{"Clip min is not a known constant"};
-      alpha = *v;
-    }
-    if (input_at(n, 2) >= 0) {
-      auto v = scalar_input(p, n, 2);
-      if (!v) throw NoKernel{"Clip max is not a known constant"};
-      beta = *v;
-    }
-  }
+  const Epilogue* e = p.epilogue(ni);  // a decomposed Gelu starting at this node
+  const int X = e ? e->x : input_at(n, 0), Y = p.final_output(ni);
+  const EltwiseRow* row = eltwise_row(n.op);
+  RIDGE_ASSERT(e || row, "eltwise lowering without a table row");
+  const PostOp op = e ? e->ops.at(0) : eltwise_of(p, n, *row);
+  const algorithm alg = op.alg;
+  const float alpha = op.alpha, beta = op.beta;
   memory src = p.value(X);
   dnnl::eltwise_forward::primitive_desc pd(
       dnnl::eltwise_forward::desc(forward_prop(p), alg, src.get_desc(), alpha, beta), p.engine());

@@ -41,6 +41,8 @@ void lower_resize(Program& p, int ni);  ///< nearest and linear
 
 // ---- helpers shared by the lowerings -------------------------------------------------------------------
 
+/// True for ops the executor runs as views of their input's buffer (Reshape, Flatten, ...).
+bool is_view_op(OpKind op);
 inline const Node& node_of(Program& p, int ni) { return p.graph().nodes.at(ni); }
 inline const Shape& shape_of(Program& p, int vid) { return p.graph().value(vid).shape; }
 /// Input `i` of a node, or -1 when omitted.

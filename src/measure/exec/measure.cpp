@@ -1,6 +1,7 @@
 // measure_graph(): warm-up, repeated passes with per-step timers, statistics, costs next to times.
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 
@@ -84,11 +85,8 @@ class Runner {
   std::vector<std::map<std::string, Count>> counts_;
 };
 
-}  // namespace
-
-ModelMeasurement measure_graph(const Graph& g, const MeasureOptions& opts) {
-  check_memory_fits(g, opts.exec.train, opts.exec.available_bytes);
-  const ModelCost costs = estimate(g);
+/// Measures one program (per-layer, or the end-to-end one with opts.exec.fuse).
+ModelMeasurement measure_program(const Graph& g, const MeasureOptions& opts, const ModelCost& costs) {
   exec::Program prog(g, opts.exec);
   Runner runner(prog);
   for (int i = 0; i < opts.warmup; ++i) runner.pass(false);
@@ -119,12 +117,16 @@ ModelMeasurement measure_graph(const Graph& g, const MeasureOptions& opts) {
       row.bytes_written = row.step.bytes_moved / 2;  // a copy writes what it reads
       row.op_class = "Reorder";
     } else if (row.step.node >= 0) {
-      const NodeCost& nc = costs.nodes.at(row.step.node);
-      row.cost_known = nc.status == CostStatus::Ok;
-      row.flops = nc.cost.flops;
-      row.bwd_flops = nc.cost.bwd_flops();
-      row.bytes = nc.cost.bytes();
-      row.bytes_written = nc.cost.bytes_written;
+      std::vector<int> nodes{row.step.node};
+      nodes.insert(nodes.end(), row.step.fused_nodes.begin(), row.step.fused_nodes.end());
+      for (int ni : nodes) {  // a fused step costs what its nodes cost
+        const NodeCost& nc = costs.nodes.at(ni);
+        row.cost_known = row.cost_known && nc.status == CostStatus::Ok;
+        row.flops += nc.cost.flops;
+        row.bwd_flops += nc.cost.bwd_flops();
+        row.bytes += nc.cost.bytes();
+        row.bytes_written += nc.cost.bytes_written;
+      }
       row.op_class = op_class(g, g.nodes.at(row.step.node));
     }
     if (row.step.status == StepStatus::Executed) {
@@ -149,6 +151,58 @@ ModelMeasurement measure_graph(const Graph& g, const MeasureOptions& opts) {
   if (const std::string& why = measure::counters_unavailable_reason(); !why.empty())
     m.notes.push_back("hardware counters unavailable: " + why + " (per-layer counter columns omitted)");
   if (!costs.complete()) m.notes.push_back("some nodes have no cost estimate: their FLOP columns are empty");
+  return m;
+}
+
+/// Median time of the steps that run any of `nodes` (their reorders included).
+double time_of(const ModelMeasurement& m, const std::vector<int>& nodes) {
+  double t = 0;
+  for (const auto& l : m.layers)
+    if (l.step.status == StepStatus::Executed && std::find(nodes.begin(), nodes.end(), l.step.node) != nodes.end())
+      t += l.forward.median_s;
+  return t;
+}
+
+EndToEndMeasurement compare_end_to_end(const Graph& g, const ModelMeasurement& per_layer, ModelMeasurement fused) {
+  EndToEndMeasurement e;
+  e.total = fused.total;
+  e.total_timed = fused.total_timed;
+  e.samples_per_s = fused.samples_per_s;
+  e.buffer_bytes = fused.buffer_bytes;
+  e.notes = std::move(fused.notes);
+  for (const auto& l : fused.layers) e.steps += l.step.status == StepStatus::Executed;
+  if (e.total.median_s > 0) e.gain_percent = 100 * (per_layer.total.median_s / e.total.median_s - 1);
+  for (const auto& l : fused.layers) {
+    if (l.step.fused_nodes.empty() || l.step.op == "Reorder") continue;
+    std::vector<int> nodes{l.step.node};
+    nodes.insert(nodes.end(), l.step.fused_nodes.begin(), l.step.fused_nodes.end());
+    FusionGroup grp;
+    grp.name = l.step.name;
+    for (int ni : nodes) grp.nodes.push_back(g.nodes.at(ni).name);
+    grp.fused_time_s = time_of(fused, nodes);
+    grp.per_layer_time_s = time_of(per_layer, nodes);
+    if (grp.fused_time_s > 0) grp.gain_percent = 100 * (grp.per_layer_time_s / grp.fused_time_s - 1);
+    e.groups.push_back(std::move(grp));
+  }
+  e.layers = std::move(fused.layers);
+  return e;
+}
+
+}  // namespace
+
+ModelMeasurement measure_graph(const Graph& g, const MeasureOptions& opts) {
+  check_memory_fits(g, opts.exec.train, opts.exec.available_bytes);
+  const ModelCost costs = estimate(g);
+  MeasureOptions per_layer = opts;
+  per_layer.exec.fuse = false;
+  ModelMeasurement m = measure_program(g, per_layer, costs);
+  if (opts.end_to_end && opts.exec.train) {
+    m.notes.push_back("the end-to-end program is inference only: not measured with --train");
+  } else if (opts.end_to_end) {
+    MeasureOptions fused = opts;
+    fused.exec.fuse = true;
+    m.end_to_end = compare_end_to_end(g, m, measure_program(g, fused, costs));
+  }
   return m;
 }
 

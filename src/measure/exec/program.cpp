@@ -2,7 +2,9 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 
@@ -86,7 +88,15 @@ int set_threads(int t) {
   return get ? get() : 1;
 }
 
-Program::Program(const Graph& g, const ExecOptions& opts)
+std::shared_ptr<const AllocPlan> Program::buffer_plan(const Graph& g, const ExecOptions& opts) {
+  if (!opts.fuse || opts.train) return nullptr;
+  const Program probe(g, opts, nullptr);  // freed before the real build starts
+  return std::make_shared<const AllocPlan>(probe.plan_buffers());
+}
+
+Program::Program(const Graph& g, const ExecOptions& opts) : Program(g, opts, buffer_plan(g, opts)) {}
+
+Program::Program(const Graph& g, const ExecOptions& opts, std::shared_ptr<const AllocPlan> plan)
     : g_(g), opts_(opts), eng_(dnnl::engine::kind::cpu, 0), strm_(eng_) {
   set_threads(opts.threads);
   vals_.resize(g.values.size());
@@ -95,7 +105,13 @@ Program::Program(const Graph& g, const ExecOptions& opts)
   grads_.resize(g.values.size());
   synthetic_.assign(g.values.size(), false);
   need_grad_ = opts.train ? values_needing_grad(g) : std::vector<bool>(g.values.size(), false);
+  absorbed_.assign(g.nodes.size(), -1);
+  plan_ = std::move(plan);
+  if (plan_ && plan_->arena_bytes > 0)
+    arena_ = std::shared_ptr<char>(static_cast<char*>(std::aligned_alloc(64, plan_->arena_bytes)), std::free);
+  if (arena_) buffer_bytes_ += static_cast<Count>(plan_->arena_bytes);
   bind_initial_values();
+  if (opts.fuse && !opts.train) epilogues_ = plan_epilogues(*this, absorbed_);
   lower_all();
 }
 
@@ -107,9 +123,12 @@ const HostTensor* Program::payload(int vid) const {
 }
 
 memory Program::alloc(const memory::desc& d) {
-  memory m(d, eng_);
+  const size_t k = allocs_.size();
+  const bool shared = arena_ && k < plan_->offset.size() && plan_->offset[k] >= 0;
+  memory m = shared ? memory(d, eng_, arena_.get() + plan_->offset[k]) : memory(d, eng_);
   std::memset(m.get_data_handle(), 0, d.get_size());
-  buffer_bytes_ += static_cast<Count>(d.get_size());
+  allocs_.push_back({static_cast<const char*>(m.get_data_handle()), d.get_size(), current_node_, false});
+  if (!shared) buffer_bytes_ += static_cast<Count>(d.get_size());
   keep_alive_.push_back(m);  // views and closures may alias it; buffers live as long as the program
   return m;
 }
@@ -189,6 +208,7 @@ memory Program::in_layout(int vid, const memory::desc& want, int node) {
   if (is_weight_like(g_.value(vid))) {
     run_now(r, {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}});
   } else {
+    mark_shareable(dst);
     Step& s = add_step(node, "reorder", [this, r, src, dst] {
       r.execute(strm_, {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}});
     });
@@ -319,43 +339,143 @@ HostTensor Program::read_grad(int vid) {
   return t;
 }
 
-bool Program::is_used(int vid) const {
+void Program::mark_shareable(const memory& m) {
+  const char* ptr = static_cast<const char*>(m.get_data_handle());
+  for (auto r = allocs_.rbegin(); r != allocs_.rend() && r->node == current_node_ && current_node_ >= 0; ++r)
+    if (ptr >= r->ptr && ptr < r->ptr + r->bytes) r->shareable = true;
+}
+
+void Program::set_value(int vid, const memory& m) {
+  vals_.at(vid) = m;
+  mark_shareable(m);
+}
+
+bool Program::step_written(int vid) const {
+  const char* ptr = static_cast<const char*>(vals_.at(vid).get_data_handle());
+  for (const auto& r : allocs_)
+    if (ptr >= r.ptr && ptr < r.ptr + r.bytes) return r.shareable;
+  return false;
+}
+
+const Epilogue* Program::epilogue(int node) const {
+  return epilogues_.empty() || epilogues_.at(node).nodes.empty() ? nullptr : &epilogues_[node];
+}
+
+int Program::final_output(int node) const {
+  const Epilogue* e = epilogue(node);
+  return e ? e->out : g_.nodes.at(node).outputs.at(0);
+}
+
+AllocPlan Program::plan_buffers() const {
+  const std::vector<int> order = topo_order(g_);
+  std::vector<int> pos(g_.nodes.size(), 0);
+  for (size_t i = 0; i < order.size(); ++i) pos[order[i]] = static_cast<int>(i);
+  const int end_of_program = static_cast<int>(order.size());
+  std::vector<int> last_use(g_.values.size(), -1);
+  for (size_t n = 0; n < g_.nodes.size(); ++n)
+    for (int in : g_.nodes[n].inputs)
+      if (in >= 0) last_use[in] = std::max(last_use[in], pos[n]);
+  for (int out : g_.outputs) last_use[out] = end_of_program;
+  // Lifetime of every shareable buffer: from the node that allocated it to the last use of any value it holds.
+  struct Life {
+    int first, last;
+  };
+  std::vector<Life> life(allocs_.size(), Life{0, -1});
+  for (size_t k = 0; k < allocs_.size(); ++k)
+    if (allocs_[k].shareable) life[k] = {pos[allocs_[k].node], pos[allocs_[k].node]};
+  auto extend = [&](const memory& m, int until) {
+    if (!m) return;
+    const char* ptr = static_cast<const char*>(m.get_data_handle());
+    for (size_t k = 0; k < allocs_.size(); ++k)
+      if (allocs_[k].shareable && ptr >= allocs_[k].ptr && ptr < allocs_[k].ptr + allocs_[k].bytes)
+        life[k].last = std::max(life[k].last, until);
+  };
+  for (size_t v = 0; v < g_.values.size(); ++v) {
+    extend(vals_[v], last_use[v]);
+    extend(plain_cache_[v], last_use[v]);
+  }
+  // First fit, largest first, at 64-byte aligned offsets.
+  std::vector<size_t> by_size;
+  for (size_t k = 0; k < allocs_.size(); ++k)
+    if (allocs_[k].shareable) by_size.push_back(k);
+  std::stable_sort(by_size.begin(), by_size.end(), [&](size_t a, size_t b) { return allocs_[a].bytes > allocs_[b].bytes; });
+  AllocPlan plan;
+  plan.offset.assign(allocs_.size(), -1);
+  std::vector<size_t> placed;
+  for (size_t k : by_size) {
+    const int64_t bytes = static_cast<int64_t>((allocs_[k].bytes + 63) / 64 * 64);
+    std::vector<std::pair<int64_t, int64_t>> busy;  // [offset, end) of placed buffers alive at the same time
+    for (size_t j : placed)
+      if (life[j].first <= life[k].last && life[k].first <= life[j].last)
+        busy.emplace_back(plan.offset[j], plan.offset[j] + static_cast<int64_t>((allocs_[j].bytes + 63) / 64 * 64));
+    std::sort(busy.begin(), busy.end());
+    int64_t at = 0;
+    for (const auto& [b, e] : busy) {
+      if (at + bytes <= b) break;
+      at = std::max(at, e);
+    }
+    plan.offset[k] = at;
+    plan.arena_bytes = std::max(plan.arena_bytes, static_cast<size_t>(at + bytes));
+    placed.push_back(k);
+  }
+  return plan;
+}
+
+bool Program::materialized(int vid) const {
   for (int out : g_.outputs)
     if (out == vid) return true;
-  for (const auto& n : g_.nodes)
-    for (int in : n.inputs)
-      if (in == vid) return true;
+  for (size_t n = 0; n < g_.nodes.size(); ++n)
+    if (absorbed_[n] < 0)
+      for (int in : g_.nodes[n].inputs)
+        if (in == vid) return true;
   return false;
+}
+
+std::string Program::try_lower(int ni) {
+  const size_t first_step = steps_.size();
+  const std::vector<memory> cache = plain_cache_;
+  try {
+    lower_node(*this, ni);
+    for (int out : g_.nodes[ni].outputs)
+      if (out >= 0 && !vals_[out] && materialized(out))
+        throw NoKernel{"output '" + g_.value(out).name + "' is not computed by the executor"};
+    return "";
+  } catch (const NoKernel& e) {
+    steps_.resize(first_step);
+    plain_cache_ = cache;
+    return e.reason;
+  } catch (const dnnl::error& e) {
+    steps_.resize(first_step);
+    plain_cache_ = cache;
+    return std::string("oneDNN refused it (") + e.what() + ")";
+  }
 }
 
 void Program::lower_all() {
   for (int ni : topo_order(g_)) {
+    current_node_ = ni;
+    if (absorbed_[ni] >= 0) continue;  // its anchor's step runs it
     const Node& n = g_.nodes[ni];
     bool synthetic_in = false;
     for (int in : n.inputs) synthetic_in |= in >= 0 && synthetic_[in];
     bool all_known = !n.outputs.empty();
-    for (int out : n.outputs) all_known &= g_.value(out).has_int_data;
+    for (int out : n.outputs)  // shape arithmetic, or a Constant node whose payload was given
+      all_known &= g_.value(out).has_int_data || (n.op == OpKind::Constant && payload(out));
     const size_t first_step = steps_.size();
     if (all_known) {
       for (int out : n.outputs) fill_value(out);
       Step& s = add_step(ni, "folded", nullptr);
       s.info.status = StepStatus::Folded;
-      s.info.reason = "outputs known at import (shape arithmetic)";
+      s.info.reason = n.op == OpKind::Constant ? "a constant" : "outputs known at import (shape arithmetic)";
       continue;
     }
-    std::string reason;
-    try {
-      lower_node(*this, ni);
-      for (int out : n.outputs)
-        if (out >= 0 && !vals_[out] && is_used(out))
-          throw NoKernel{"output '" + g_.value(out).name + "' is not computed by the executor"};
-    } catch (const NoKernel& e) {
-      reason = e.reason;
-    } catch (const dnnl::error& e) {
-      reason = std::string("oneDNN refused it (") + e.what() + ")";
+    std::string reason = try_lower(ni);
+    if (!reason.empty() && epilogue(ni)) {  // the fused kernel was refused: run the absorbed nodes on their own
+      for (int a : epilogues_[ni].nodes) absorbed_[a] = -1;
+      epilogues_[ni] = Epilogue{};
+      reason = try_lower(ni);
     }
     if (!reason.empty()) {
-      steps_.resize(first_step);
       for (int out : n.outputs) {
         fill_value(out);
         synthetic_[out] = true;
@@ -364,12 +484,16 @@ void Program::lower_all() {
       s.info.status = StepStatus::NotExecuted;
       s.info.reason = reason;
       note("steps not executed leave random data of the right shape for their consumers");
+    } else if (const Epilogue* e = epilogue(ni)) {
+      for (size_t s = first_step; s < steps_.size(); ++s)
+        if (steps_[s].info.op != "Reorder") steps_[s].info.fused_nodes = e->nodes;
     }
     for (int out : n.outputs)
-      if (!vals_[out]) fill_value(out);  // optional outputs nobody computes (masks, saved statistics)
+      if (!vals_[out] && materialized(out)) fill_value(out);  // optional outputs nobody computes (masks, saved statistics)
     if (synthetic_in)
       for (size_t s = first_step; s < steps_.size(); ++s) steps_[s].info.synthetic_inputs = true;
   }
+  current_node_ = -1;
 }
 
 }  // namespace ridge::exec

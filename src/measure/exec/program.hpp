@@ -2,6 +2,8 @@
 // reference kernels bound to their arguments). Internal to src/measure/exec.
 #pragma once
 #include <functional>
+#include <memory>
+#include <optional>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <string>
 #include <unordered_map>
@@ -37,9 +39,43 @@ int64_t element_count(const memory::desc& d);
 /// Pointer to the fp32 data of a memory.
 inline float* data_of(const memory& m) { return static_cast<float*>(m.get_data_handle()); }
 
+/// An op a kernel applies to its own output (a oneDNN post-op): an eltwise function, or adding another value.
+struct PostOp {
+  int node = -1;                                      ///< the graph node it stands for
+  dnnl::algorithm alg = dnnl::algorithm::eltwise_relu;  ///< eltwise algorithm, or binary_add
+  float alpha = 0, beta = 0;                          ///< eltwise parameters
+  int operand = -1;                                   ///< binary_add: the value added
+  bool in_place = false;  ///< binary_add first: the kernel may write into the operand's buffer (its last use)
+};
+
+/// Nodes run by a Conv/Gemm/MatMul step of the end-to-end program (ExecOptions::fuse): a BatchNormalization
+/// folded into a Conv's weights and bias, a bias Add taken as a MatMul's bias, then post-ops.
+struct Epilogue {
+  int batchnorm = -1;      ///< BatchNormalization node folded into the Conv
+  int bias = -1;           ///< MatMul: the value (1-D, the output's last dim) used as its bias
+  std::vector<PostOp> ops;
+  std::vector<int> nodes;  ///< every absorbed node, in order
+  int out = -1;            ///< the value the fused step produces (the last absorbed node's output)
+  /// Set when the anchor and the absorbed nodes together are one op of this kind, lowered as such: a decomposed
+  /// LayerNormalization (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul, Add) or an erf Gelu (Div, Erf,
+  /// Add, Mul, Mul; its function is ops[0]).
+  OpKind composite = OpKind::Unknown;
+  int x = -1, scale = -1, shift = -1;  ///< the composite's input, LayerNorm scale and shift
+  float epsilon = 0;                   ///< the composite LayerNorm's epsilon
+};
+
+/// Where each buffer of the end-to-end program lives: alloc() number k is placed at offset[k] of one arena
+/// (buffers whose lifetimes do not overlap share bytes), or gets its own allocation when offset[k] < 0.
+struct AllocPlan {
+  std::vector<int64_t> offset;
+  size_t arena_bytes = 0;
+};
+
 /// A Graph compiled for the CPU engine.
 class Program {
  public:
+  /// Builds the program; with opts.fuse (and not training) the end-to-end program: epilogues planned first,
+  /// then built twice: once to learn every buffer's lifetime, once more with buffers shared by liveness.
   Program(const Graph& g, const ExecOptions& opts);
 
   const Graph& graph() const { return g_; }
@@ -57,8 +93,8 @@ class Program {
   memory in_layout(int vid, const memory::desc& want, int node);
   /// Allocates a buffer owned by the program (counted in buffer_bytes).
   memory alloc(const memory::desc& d);
-  /// Binds a value to a memory (the node's output).
-  void set_value(int vid, const memory& m) { vals_.at(vid) = m; }
+  /// Binds a value to a memory (the node's output; a buffer it allocated becomes shareable by liveness).
+  void set_value(int vid, const memory& m);
   /// Gradient buffer of a value (allocated on first use in the value's layout, zero-initialised).
   memory& grad(int vid);
   /// A closure that adds `diff` (same dims, any layout) into the gradient of `vid` (a reorder with a sum).
@@ -82,6 +118,13 @@ class Program {
   void run_now(dnnl::primitive p, const std::unordered_map<int, memory>& args);
   /// Records a training-only note.
   void note(const std::string& s);
+  /// The epilogue of a Conv/Gemm/MatMul node in the end-to-end program (nullptr: none).
+  const Epilogue* epilogue(int node) const;
+  /// True when the value's buffer is written by steps alone (not weights, constants or data filled at build
+  /// time), so a kernel may overwrite it once its last reader has run.
+  bool step_written(int vid) const;
+  /// The value node `node` finally produces: its epilogue's output, else its first output.
+  int final_output(int node) const;
 
   // ---- used by the executor ----------------------------------------------------------------------------
   std::vector<Step>& steps() { return steps_; }
@@ -97,10 +140,25 @@ class Program {
   std::vector<std::pair<memory, memory>> param_grads();
 
  private:
+  Program(const Graph& g, const ExecOptions& opts, std::shared_ptr<const AllocPlan> plan);
+  /// The end-to-end program's buffer plan, from a first build (nullptr when not fusing).
+  static std::shared_ptr<const AllocPlan> buffer_plan(const Graph& g, const ExecOptions& opts);
   void bind_initial_values();
   void fill_value(int vid);
   void lower_all();
-  bool is_used(int vid) const;
+  std::string try_lower(int ni);  ///< lowers one node; "" or why it has no kernel
+  bool materialized(int vid) const;  ///< a graph output, or read by a node that is not absorbed
+  AllocPlan plan_buffers() const;
+
+  /// One alloc() call: its buffer, the node being lowered (-1: build-time data), and whether steps alone
+  /// write it (an output or an activation reorder: it may share bytes with buffers of other lifetimes).
+  struct AllocRecord {
+    const char* ptr;
+    size_t bytes;
+    int node;
+    bool shareable;
+  };
+  void mark_shareable(const memory& m);
 
   const Graph& g_;
   ExecOptions opts_;
@@ -117,7 +175,35 @@ class Program {
   std::vector<std::string> notes_;
   Count buffer_bytes_ = 0;
   int current_node_ = -1;
+  std::vector<Epilogue> epilogues_;  ///< by node (empty unless fusing)
+  std::vector<int> absorbed_;        ///< by node: the node whose step runs it, -1 otherwise
+  std::vector<AllocRecord> allocs_;
+  std::shared_ptr<const AllocPlan> plan_;
+  std::shared_ptr<char> arena_;
 };
+
+/// Plans the end-to-end program's epilogues (see Epilogue); `absorbed[n]` becomes the node whose step runs n.
+/// Defined in fuse.cpp.
+std::vector<Epilogue> plan_epilogues(Program& p, std::vector<int>& absorbed);
+/// The eltwise post-op node `ni` stands for (Relu, Clip with known bounds, ...), if it is one.
+std::optional<PostOp> eltwise_post_op(Program& p, int ni);
+/// Post-op attributes of an epilogue for a kernel whose output has descriptor `dst`; adds the binary operands
+/// (in `dst`'s layout where the dims agree) to `args`. A first Add becomes oneDNN's sum post-op (the jit
+/// kernels' fast path): epilogue_dst() puts the operand into the output buffer first.
+/// The output buffer of a kernel with epilogue `e` (nullptr: a new buffer): for a first Add, the operand's own
+/// buffer when the kernel may write there (PostOp::in_place), else a new buffer the operand is copied into by a
+/// step added now (before the kernel's).
+memory epilogue_dst(Program& p, int ni, const Epilogue* e, const memory::desc& dst);
+/// A Conv's weights (packed in the layout asked for) and bias with a BatchNormalization folded in.
+struct FoldedConv {
+  memory weights, bias;
+};
+/// Folds epilogue `e`'s BatchNormalization into the weights (seen as `wei_as`, packed as `want`) and bias of
+/// Conv node `conv`, once, at build time.
+FoldedConv fold_batchnorm(Program& p, int conv, const Epilogue& e, const memory::desc& wei_as,
+                          const memory::desc& want);
+dnnl::primitive_attr post_op_attr(Program& p, int ni, const Epilogue* e, const memory::desc& dst,
+                                  std::unordered_map<int, memory>& args);
 
 /// Lowers one node into steps; throws NoKernel when it cannot. Defined in lower.cpp.
 void lower_node(Program& p, int node);

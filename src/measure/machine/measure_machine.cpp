@@ -107,21 +107,22 @@ class Machine {
     profile_.measured_clock_ghz = kernels::kClockProbeAdds / s.min_s / 1e9;
   }
 
-  /// Runs work(thread, iterations) on `threads` threads under bench_loop. A run's time is the slowest thread's
-  /// own time inside `work`, so waking the team (a futex round trip, noisy in a VM) is never counted.
+  /// Runs work(thread, iterations) on `threads` threads under bench_loop. A run's time is the wall time from the
+  /// first thread entering `work` to the last one leaving it (team_span_s), so waking the team (a futex round
+  /// trip, noisy in a VM) is not counted but threads that start late are.
   BenchStats time_threads(int threads, const std::function<void(int, int64_t)>& work, const BenchOptions& o) {
     double kernel_time_s = 0;  // a clock that only advances while kernels run
-    std::vector<double> own_s(threads);
+    std::vector<double> starts(threads), ends(threads);
     auto run = [&](int64_t n) {
       auto timed = [&](int t) {
         if (t >= threads) return;
-        const double start = steady_seconds();
+        starts[t] = steady_seconds();
         work(t, n);
-        own_s[t] = steady_seconds() - start;
+        ends[t] = steady_seconds();
       };
       if (threads == 1) timed(0);
       else team_.run(timed);
-      kernel_time_s += *std::max_element(own_s.begin(), own_s.end());
+      kernel_time_s += team_span_s(starts, ends);
     };
     return bench_loop(run, o, [&] { return kernel_time_s; });
   }

@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -87,6 +88,11 @@ PageBuffer::~PageBuffer() {
 
 PageBuffer::PageBuffer(PageBuffer&& other) noexcept : data_(other.data_), bytes_(other.bytes_), mapped_(other.mapped_) {
   other.data_ = nullptr;
+}
+
+double team_span_s(const std::vector<double>& starts_s, const std::vector<double>& ends_s) {
+  if (starts_s.empty() || ends_s.empty()) return 0;
+  return *std::max_element(ends_s.begin(), ends_s.end()) - *std::min_element(starts_s.begin(), starts_s.end());
 }
 
 }  // namespace ridge::measure

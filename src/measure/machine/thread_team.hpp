@@ -33,6 +33,11 @@ class ThreadTeam {
   std::vector<std::thread> workers_;
 };
 
+/// Wall time of one team run from per-thread kernel start and end times: the last end minus the first start.
+/// Waking the team before the first start is not counted; threads that start late are (the slowest thread's
+/// own time would let a late thread's work look free and overstate all-thread rates).
+double team_span_s(const std::vector<double>& starts_s, const std::vector<double>& ends_s);
+
 /// Pins the calling thread to the `index`-th CPU this process may use (best effort; ignored on failure).
 void pin_to_allowed_cpu(int index);
 

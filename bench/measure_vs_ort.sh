@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# ridge measure --end-to-end vs ONNX Runtime (CPU build of the npm package onnxruntime-node), same ONNX files
+# with the same kind of random weights, 2 intra-op threads, side by side. A benchmark, not a test: it prints
+# numbers (and the load average: on a busy machine they are only indicative).
+# Usage: bench/measure_vs_ort.sh [BUILD_DIR] [MODELS] [BATCHES]
+#   defaults: build, "resnet50 mobilenet_v2 vgg16 distilbert.op13", "1 16"
+#   e.g. bench/measure_vs_ort.sh build "mobilenet_v2 distilbert.op13" 1
+# Environment: RIDGE_ORT_CACHE (where onnxruntime-node is installed; default ~/.cache/ridge/ort-node),
+#              REPEAT (cap on timed repeats per side, default 10), MAX_SECONDS (per side, default 30),
+#              THREADS (intra-op threads on both sides, default 2).
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-build}
+models=${2:-"resnet50 mobilenet_v2 vgg16 distilbert.op13"}
+batches=${3:-"1 16"}
+ridge=$build/ridge
+threads=${THREADS:-2}
+seq=128
+repeat=${REPEAT:-10}
+max_seconds=${MAX_SECONDS:-30}
+fixtures=${RIDGE_SHARED_DIR:-$here/../shared}/fixtures/onnx
+cache=${RIDGE_ORT_CACHE:-$HOME/.cache/ridge/ort-node}
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+
+# ONNX Runtime from npm: --ignore-scripts skips the install script (it would download GPU binaries from a host
+# this machine cannot reach); the CPU build ships inside the package.
+if ! command -v npm >/dev/null || ! command -v node >/dev/null; then
+  echo "measure_vs_ort: npm/node not available; nothing to compare against (skipped)" >&2
+  exit 0
+fi
+if [ ! -d "$cache/node_modules/onnxruntime-node" ]; then
+  echo "measure_vs_ort: installing onnxruntime-node into $cache ..." >&2
+  mkdir -p "$cache"
+  if ! npm install --ignore-scripts --no-audit --no-fund --prefix "$cache" onnxruntime-node >"$out/npm.log" 2>&1; then
+    echo "measure_vs_ort: npm install onnxruntime-node failed (skipped):" >&2
+    tail -5 "$out/npm.log" >&2
+    exit 0
+  fi
+fi
+ort_version=$(node -e "console.log(require('$cache/node_modules/onnxruntime-node/package.json').version)")
+
+# Weightless fixtures (NAME.ext_emptybin.onnx) get random weights (fixed seed) in one self-contained file.
+fill_weights() {
+  /usr/bin/python3 - "$1" "$2" <<'EOF'
+import sys, numpy as np, onnx
+from onnx import numpy_helper
+src, dst = sys.argv[1:3]
+m = onnx.load(src, load_external_data=False)
+rng = np.random.default_rng(42)
+for i, init in enumerate(m.graph.initializer):
+    if init.data_location != onnx.TensorProto.EXTERNAL:
+        continue
+    dtype = onnx.mapping.TENSOR_TYPE_TO_NP_TYPE[init.data_type]
+    shape = tuple(init.dims)
+    fan_in = int(np.prod(shape[1:])) if len(shape) > 1 else 1
+    data = (rng.uniform(-1, 1, shape) / np.sqrt(fan_in)).astype(dtype)
+    t = numpy_helper.from_array(data, init.name)
+    m.graph.initializer[i].CopyFrom(t)
+onnx.save(m, dst)
+EOF
+}
+
+ort_time() {  # FILE BATCH -> median seconds of one forward pass
+  NODE_PATH="$cache/node_modules" node - "$1" "$2" "$threads" "$seq" "$repeat" "$max_seconds" <<'EOF'
+const ort = require('onnxruntime-node');
+const [file, batch, threads, seq, repeat, maxSeconds] = process.argv.slice(2);
+(async () => {
+  const s = await ort.InferenceSession.create(file, {intraOpNumThreads: +threads, interOpNumThreads: 1,
+                                                      executionMode: 'sequential', graphOptimizationLevel: 'all'});
+  const feeds = {};
+  for (const name of s.inputNames) {
+    if (name === 'input_ids') {
+      const ids = new BigInt64Array(+batch * +seq).map((_, i) => BigInt((i * 7919) % 30000));
+      feeds[name] = new ort.Tensor('int64', ids, [+batch, +seq]);
+    } else {
+      const n = +batch * 3 * 224 * 224;
+      feeds[name] = new ort.Tensor('float32', Float32Array.from({length: n}, (_, i) => Math.sin(i)), [+batch, 3, 224, 224]);
+    }
+  }
+  for (let i = 0; i < 2; ++i) await s.run(feeds);
+  const times = [], start = process.hrtime.bigint();
+  while (times.length < 5 || (times.length < +repeat && Number(process.hrtime.bigint() - start) / 1e9 < +maxSeconds)) {
+    const t = process.hrtime.bigint();
+    await s.run(feeds);
+    times.push(Number(process.hrtime.bigint() - t) / 1e9);
+  }
+  times.sort((a, b) => a - b);
+  console.log(times[Math.floor(times.length / 2)].toFixed(4));
+})().catch(e => { console.error(e.message); process.exit(1); });
+EOF
+}
+
+echo "onnxruntime-node $ort_version, $threads threads; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+printf "%-16s %5s %12s %12s %12s %10s %10s\n" model batch ort_s per_layer_s end_to_end_s ort/e2e fusion_gain
+for model in $models; do
+  src=$fixtures/$model.ext_emptybin.onnx
+  if [ ! -f "$src" ]; then echo "measure_vs_ort: no fixture $src (skipped)" >&2; continue; fi
+  file=$out/$model.onnx
+  fill_weights "$src" "$file"
+  for batch in $batches; do
+    extra=""; [[ $model == distilbert* ]] && extra="--seq-len $seq"
+    ort_s=$(ort_time "$file" "$batch") || ort_s=nan
+    # shellcheck disable=SC2086
+    "$ridge" measure "$file" --batch "$batch" $extra --threads $threads --repeat "$repeat" --max-seconds "$max_seconds" \
+      --machine none --end-to-end --format json >"$out/r.json" 2>"$out/r.err" || { cat "$out/r.err" >&2; continue; }
+    /usr/bin/python3 - "$out/r.json" "$model" "$batch" "$ort_s" <<'EOF'
+import json, math, sys
+j = json.load(open(sys.argv[1])); model, batch, ort = sys.argv[2], sys.argv[3], float(sys.argv[4])
+e = j["end_to_end"]
+e2e = e["end_to_end_time_s"]
+print("%-16s %5s %12.4f %12.4f %12.4f %9.2fx %9.1f%%" % (model, batch, ort, j["total_time_s"], e2e,
+      ort / e2e if e2e > 0 and not math.isnan(ort) else float("nan"), e["fusion_gain_percent"]))
+EOF
+  done
+done
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)  (ort/e2e > 1: ridge's end-to-end program is faster)"

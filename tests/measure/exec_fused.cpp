@@ -1,0 +1,211 @@
+// The end-to-end program (ExecOptions::fuse): its outputs equal the per-layer program's within 1e-5 of the
+// output's scale, nodes are absorbed into Conv/Gemm/MatMul steps, buffers are shared by liveness, and
+// `ridge measure --end-to-end` reports both programs.
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+#include "measure/exec_support.hpp"
+#include "ridge/load.hpp"
+#include "support/test_support.hpp"
+
+namespace ridge::test {
+namespace {
+
+/// max |fused - per_layer| over max |per_layer|, over every output.
+double relative_difference(const ExecResult& fused, const ExecResult& per_layer) {
+  double diff = 0, scale = 0;
+  for (const auto& [name, want] : per_layer.outputs) {
+    const HostTensor& got = fused.outputs.at(name);
+    EXPECT_EQ(got.shape, want.shape) << name;
+    if (got.data.size() != want.data.size()) return INFINITY;
+    for (size_t i = 0; i < want.data.size(); ++i) {
+      diff = std::max(diff, std::abs(double(got.data[i]) - want.data[i]));
+      scale = std::max(scale, std::abs(double(want.data[i])));
+    }
+  }
+  return scale > 0 ? diff / scale : diff;
+}
+
+/// Runs `g` both ways; expects equal outputs (1e-5 relative) and returns the fused run.
+ExecResult expect_fused_matches(const Graph& g, ExecOptions o = {}) {
+  o.threads = 2;
+  const ExecResult per_layer = execute(g, o);
+  o.fuse = true;
+  ExecResult fused = execute(g, o);
+  EXPECT_LE(relative_difference(fused, per_layer), 1e-5) << g.name;
+  for (const auto& s : fused.steps) EXPECT_NE(s.status, StepStatus::NotExecuted) << s.name << ": " << s.reason;
+  return fused;
+}
+
+size_t fused_node_count(const ExecResult& r) {
+  size_t n = 0;
+  for (const auto& s : r.steps) n += s.fused_nodes.size();
+  return n;
+}
+
+Attrs conv_attrs(int64_t k, int64_t pad, int64_t group = 1) {
+  return Attrs{}
+      .set("kernel_shape", std::vector<int64_t>{k, k})
+      .set("pads", std::vector<int64_t>{pad, pad, pad, pad})
+      .set("group", group);
+}
+
+/// conv-bn-relu, conv-bn + residual add + relu, depthwise conv + Clip (ReLU6), 1x1 conv + residual, Gemm + Relu.
+TEST(ExecFused, ConvBatchNormResidualDepthwiseAndGemmMatchPerLayer) {
+  ExecCase t;
+  const Shape act{{2, 8, 6, 6}};
+  int x = t.tensor("x", act);
+  auto bn = [&](int in, const std::string& p) {
+    int s = t.tensor(p + ".s", Shape{{8}}, ValueKind::Param, 0.5f, 1.5f);
+    int b = t.tensor(p + ".b", Shape{{8}}, ValueKind::Param);
+    int m = t.tensor(p + ".m", Shape{{8}}, ValueKind::Buffer, -0.5f, 0.5f);
+    int v = t.tensor(p + ".v", Shape{{8}}, ValueKind::Buffer, 0.5f, 2.0f);
+    return t.node(OpKind::BatchNormalization, {in, s, b, m, v}, act, Attrs{}.set("epsilon", 1e-5));
+  };
+  int w1 = t.tensor("w1", Shape{{8, 8, 3, 3}}, ValueKind::Param, -0.2f, 0.2f);
+  int c1 = t.node(OpKind::Conv, {x, w1}, act, conv_attrs(3, 1));
+  int r1 = t.node(OpKind::Relu, {bn(c1, "bn1")}, act);
+  int w2 = t.tensor("w2", Shape{{8, 8, 3, 3}}, ValueKind::Param, -0.2f, 0.2f);
+  int b2 = t.tensor("b2", Shape{{8}}, ValueKind::Param);
+  int c2 = t.node(OpKind::Conv, {r1, w2, b2}, act, conv_attrs(3, 1));
+  int r2 = t.node(OpKind::Relu, {t.node(OpKind::Add, {bn(c2, "bn2"), x}, act)}, act);
+  int wd = t.tensor("wd", Shape{{8, 1, 3, 3}}, ValueKind::Param, -0.5f, 0.5f);
+  int dw = t.node(OpKind::Conv, {r2, wd}, act, conv_attrs(3, 1, 8));
+  int six = t.floats("six", {6.f}), zero = t.floats("zero", {0.f});
+  int r6 = t.node(OpKind::Clip, {dw, zero, six}, act);
+  int wp = t.tensor("wp", Shape{{8, 8, 1, 1}}, ValueKind::Param, -0.3f, 0.3f);
+  int pw = t.node(OpKind::Add, {t.node(OpKind::Conv, {r6, wp}, act, conv_attrs(1, 0)), r2}, act);
+  int f = t.node(OpKind::Flatten, {pw}, Shape{{2, 288}}, Attrs{}.set("axis", int64_t{1}));
+  int fw = t.tensor("fc.w", Shape{{10, 288}}, ValueKind::Param, -0.1f, 0.1f);
+  int fb = t.tensor("fc.b", Shape{{10}}, ValueKind::Param);
+  t.g.outputs = {t.node(OpKind::Relu, {t.node(OpKind::Gemm, {f, fw, fb}, Shape{{2, 10}}, Attrs{}.set("transB", int64_t{1}))},
+                        Shape{{2, 10}})};
+  ExecOptions o;
+  for (const auto& [name, data] : t.data) {
+    const bool input = name == "x";
+    (input ? o.inputs : o.weights)[name] = data;
+  }
+  const ExecResult fused = expect_fused_matches(t.g, o);
+  // bn1+relu, bn2+add+relu, clip, add, relu of the Gemm: 8 absorbed nodes
+  EXPECT_EQ(fused_node_count(fused), 8u);
+}
+
+/// MatMul + bias Add + Gelu, MatMul + bias + residual Add (a transformer's feed-forward block).
+TEST(ExecFused, MatMulBiasGeluResidualMatchPerLayer) {
+  ExecCase t;
+  const Shape tok{{2, 5, 16}}, hid{{2, 5, 32}};
+  int x = t.tensor("x", tok);
+  int w1 = t.tensor("w1", Shape{{16, 32}}, ValueKind::Param, -0.3f, 0.3f);
+  int b1 = t.tensor("b1", Shape{{32}}, ValueKind::Param);
+  int h = t.node(OpKind::Gelu, {t.node(OpKind::Add, {b1, t.node(OpKind::MatMul, {x, w1}, hid)}, hid)}, hid);
+  int w2 = t.tensor("w2", Shape{{32, 16}}, ValueKind::Param, -0.3f, 0.3f);
+  int b2 = t.tensor("b2", Shape{{16}}, ValueKind::Param);
+  t.g.outputs = {t.node(OpKind::Add, {t.node(OpKind::Add, {t.node(OpKind::MatMul, {h, w2}, tok), b2}, tok), x}, tok)};
+  ExecOptions o;
+  for (const auto& [name, data] : t.data) (name == "x" ? o.inputs : o.weights)[name] = data;
+  EXPECT_EQ(fused_node_count(expect_fused_matches(t.g, o)), 4u);
+}
+
+/// Linear (Gemm on 3-D rows) + torch's erf GELU (Div, Erf, Add, Mul, Mul), then a decomposed LayerNorm.
+TEST(ExecFused, DecomposedGeluAndLayerNormMatchPerLayer) {
+  ExecCase t;
+  const Shape tok{{2, 5, 16}}, col{{2, 5, 1}};
+  int x = t.tensor("x", tok);
+  int w = t.tensor("w", Shape{{16, 16}}, ValueKind::Param, -0.3f, 0.3f);
+  int b = t.tensor("b", Shape{{16}}, ValueKind::Param);
+  int h = t.node(OpKind::Gemm, {x, w, b}, tok);
+  int e = t.node(OpKind::Erf, {t.node(OpKind::Div, {h, t.floats("sqrt2", {1.4142135f})}, tok)}, tok);
+  int one = t.node(OpKind::Add, {e, t.floats("one", {1.f})}, tok);
+  int gelu = t.node(OpKind::Mul, {t.node(OpKind::Mul, {h, one}, tok), t.floats("half", {0.5f})}, tok);
+  const Attrs last = Attrs{}.set("axes", std::vector<int64_t>{-1});
+  int mean = t.node(OpKind::ReduceMean, {gelu}, col, last);
+  int d = t.node(OpKind::Sub, {gelu, mean}, tok);
+  int var = t.node(OpKind::ReduceMean, {t.node(OpKind::Pow, {d, t.floats("two", {2.f})}, tok)}, col, last);
+  int sd = t.node(OpKind::Sqrt, {t.node(OpKind::Add, {var, t.floats("eps", {1e-5f})}, col)}, col);
+  int g = t.tensor("gamma", Shape{{16}}, ValueKind::Param), beta = t.tensor("beta", Shape{{16}}, ValueKind::Param);
+  t.g.outputs = {t.node(OpKind::Add, {t.node(OpKind::Mul, {t.node(OpKind::Div, {d, sd}, tok), g}, tok), beta}, tok)};
+  ExecOptions o;
+  for (const auto& [name, data] : t.data) (name == "x" ? o.inputs : o.weights)[name] = data;
+  const ExecResult r = expect_fused_matches(t.g, o);
+  EXPECT_EQ(fused_node_count(r), 5u + 8u);
+  size_t executed = 0;
+  for (const auto& s : r.steps) executed += s.status == StepStatus::Executed;
+  EXPECT_EQ(executed, 2u);  // Gemm + GELU post-op, one LayerNorm
+}
+
+/// A chain of elementwise ops: the end-to-end program keeps only a few activation buffers alive.
+TEST(ExecFused, ActivationBuffersAreSharedByLiveness) {
+  ExecCase t;
+  const Shape s{{1, 16, 32, 32}};
+  int v = t.tensor("x", s);
+  for (OpKind op : {OpKind::Relu, OpKind::Sigmoid, OpKind::Tanh, OpKind::Exp, OpKind::Sigmoid, OpKind::Tanh,
+                    OpKind::Relu, OpKind::Sigmoid})
+    v = t.node(op, {v}, s);
+  t.g.outputs = {v};
+  const Count tensor_bytes = s.elements() * 4;
+  ExecOptions o;
+  const ExecResult per_layer = execute(t.g, o);
+  o.fuse = true;
+  const ExecResult fused = execute(t.g, o);
+  EXPECT_EQ(relative_difference(fused, per_layer), 0.0);
+  EXPECT_EQ(per_layer.buffer_bytes, 9 * tensor_bytes);
+  EXPECT_LE(fused.buffer_bytes, 3 * tensor_bytes);  // the input and two buffers taking turns
+}
+
+TEST(ExecFused, ZooModelsMatchPerLayer) {
+  for (const char* name : {"mnist", "resnet18"}) {
+    LoadOptions lo;
+    lo.input_size = Shape{{3, 64, 64}};
+    if (std::string(name) == "mnist") lo.input_size.reset();
+    const ExecResult r = expect_fused_matches(load_model(name, lo));
+    EXPECT_GT(fused_node_count(r), 0u) << name;
+  }
+}
+
+TEST(ExecFused, OnnxModelsMatchPerLayer) {
+  RIDGE_REQUIRE_SHARED();
+  for (const char* name : {"onnx/mobilenet_v2.ext_emptybin.onnx"}) {  // depthwise convs, Clip from Constants
+    LoadOptions lo;  // a small image keeps the test short
+    lo.input_shapes = {{"input", Shape{{1, 3, 64, 64}}}};
+    ExecOptions o;
+    o.weights = read_onnx_weights(fixture(name));  // Constant nodes (Clip bounds); the weights stay random
+    const ExecResult r = expect_fused_matches(load_model(fixture(name), lo), o);
+    EXPECT_GT(fused_node_count(r), 0u) << name;
+  }
+}
+
+TEST(ExecFused, OnnxTestdataStillReproducesPyTorch) {
+  RIDGE_REQUIRE_SHARED();
+  const std::string dir = fixture("onnx/testdata/mnist_cnn");
+  auto [in_name, input] = read_tensor_pb(dir + "/test_data_set_0/input_0.pb");
+  auto [out_name, expected] = read_tensor_pb(dir + "/test_data_set_0/output_0.pb");
+  LoadOptions lo;
+  lo.batch = input.shape[0];
+  Graph g = load_model(dir + "/model.onnx", lo);
+  ExecOptions o;
+  o.weights = read_onnx_weights(dir + "/model.onnx");
+  o.inputs[g.value(g.inputs.at(0)).name] = input;
+  const ExecResult r = expect_fused_matches(g, o);
+  EXPECT_TRUE(compare_tensors(r.outputs.begin()->second, expected, 1e-4, 1e-5).passed);
+}
+
+TEST(ExecCli, MeasureEndToEndReportsBothPrograms) {
+  auto r = run_ridge("measure mnist --batch 2 --repeat 3 --threads 1 --machine none --end-to-end --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_GT(j["total_time_s"].get<double>(), 0);
+  EXPECT_GT(j["end_to_end_time_s"].get<double>(), 0);
+  EXPECT_GT(j["end_to_end"]["end_to_end_time_s"].get<double>(), 0);
+  EXPECT_TRUE(j["end_to_end"].contains("fusion_gain_percent"));
+  ASSERT_FALSE(j["fusion_groups"].empty());
+  for (const auto& grp : j["fusion_groups"]) {
+    EXPECT_NE(grp["nodes"].get<std::string>().find('+'), std::string::npos);
+    EXPECT_GT(grp["fused_time_s"].get<double>(), 0);
+    EXPECT_GT(grp["per_layer_time_s"].get<double>(), 0);
+  }
+}
+
+}  // namespace
+}  // namespace ridge::test
