@@ -290,8 +290,8 @@ Drawn draw_xy(const Chart& chart, const std::string& id) {
     if (s.mark != Mark::Line)
       for (const auto& p : s.points) {
         if (!xm.drawable(p.x) || !ym.drawable(p.y)) continue;
-        svg.out += fmt::format("<path class=\"pt{}\" d=\"{}\" fill=\"{}\" fill-opacity=\"{}\" stroke=\"{}\" stroke-width=\"{}\"{}><title>{}</title></path>\n",
-                               s.hollow ? " hollow" : "", marker_path(static_cast<int>(i), xm(p.x), ym(p.y), Style::marker_r),
+        svg.out += fmt::format("<path class=\"pt\"{} d=\"{}\" fill=\"{}\" fill-opacity=\"{}\" stroke=\"{}\" stroke-width=\"{}\"{}><title>{}</title></path>\n",
+                               s.hollow ? " data-mark=\"hollow\"" : " data-mark=\"filled\"", marker_path(static_cast<int>(i), xm(p.x), ym(p.y), Style::marker_r),
                                s.hollow ? "white" : colour, s.hollow ? "0.6" : "0.85", s.hollow ? colour : "white",
                                s.hollow ? "1.4" : "0.8", row_attr(p.row), xml_escape(point_title(p, chart)));
       }
