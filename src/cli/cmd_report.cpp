@@ -484,6 +484,9 @@ void run_report(const ReportOptions& o) {
                                       names.empty() ? "no device" : "devices: " + names,
                                       o.measure ? "; measured on this CPU" : "", o.optimizer));
   report::Document json;
+  chart::ReportData tables;  // the layer table first: it numbers the rows the charts' points link to
+  summary_sections(c, tables);
+  data.notes = std::move(tables.notes);
   data.sections.push_back(headline_section(runs_of(c), memory_parts(c.memory, o.train), c.devices, c.scenario, "samples/s",
                                            static_cast<size_t>(o.top), json));
   data.sections.push_back(roofline_section(c));
@@ -491,7 +494,7 @@ void run_report(const ReportOptions& o) {
   sweep.charts_side_by_side = true;
   for (auto& ch : sweep_charts(c)) sweep.charts.push_back(std::move(ch));
   data.sections.push_back(std::move(sweep));
-  summary_sections(c, data);
+  for (auto& section : tables.sections) data.sections.push_back(std::move(section));
   prediction_section(c, data);
   if (c.measured) measurement_section(c, data);
   if (!o.profiles.empty()) profile_section(c, data);
