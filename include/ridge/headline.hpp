@@ -86,6 +86,21 @@ report::Table op_group_table(const std::vector<Run>& runs);
 /// total_bytes), exact.
 report::Fields memory_fields(const MemoryParts& m);
 
+/// One model at one batch and precision, for `ridge compare`.
+struct Variant {
+  std::string model{};
+  int64_t batch = 1;
+  std::string precision{};     ///< "fp32", "amp-bf16"
+  Count params = 0;
+  Count flops = 0;             ///< per iteration: forward, or forward + backward in training
+  Count memory_bytes = 0;      ///< peak: inference, or training (weights, gradients, optimizer, saved activations)
+  std::vector<double> time_s{};       ///< predicted per iteration, one per device (NaN: not predicted)
+  std::vector<double> samples_per_s{};
+};
+/// The variants side by side, one row each (keys: model, batch, precision, params, flops, memory_bytes, then
+/// time_s.<device> and samples_per_s.<device> per device, and flops_vs_first: FLOPs relative to the first row).
+report::Table compare_table(const std::vector<Variant>& variants, const std::vector<std::string>& devices);
+
 /// One stacked bar per run: the percent of its time in each op group (legend in op_groups() order).
 chart::Chart op_group_chart(const std::string& title, const std::vector<Run>& runs);
 /// One stacked bar of the memory parts in GiB with a line at each device's capacity.

@@ -174,3 +174,22 @@ TEST(Headline, LayerTablesGroupIntoCollapsibleModules) {
 
 }  // namespace
 }  // namespace ridge::headline
+
+namespace ridge::headline {
+namespace {
+
+TEST(Headline, CompareTableSideBySide) {
+  Variant a{"resnet18", 1, "fp32", 11'689'512, 3'642'000'000, 53'000'000, {1e-3, NAN}, {1000, NAN}};
+  Variant b{"resnet50", 1, "fp32", 25'557'032, 8'218'000'000, 112'000'000, {2e-3, 1e-3}, {500, 1000}};
+  report::Table t = compare_table({a, b}, {"a100", "h100"});
+  EXPECT_EQ(t.key, "compare");
+  ASSERT_EQ(t.rows.size(), 2u);
+  EXPECT_EQ(std::get<Count>(t.rows[1][t.column("params")].value), Count(25'557'032));
+  EXPECT_NEAR(std::get<double>(t.rows[1][t.column("flops_vs_first")].value), 8218.0 / 3642.0, 1e-12);
+  EXPECT_EQ(std::get<double>(t.rows[1][t.column("time_s.h100")].value), 1e-3);
+  EXPECT_TRUE(t.rows[0][t.column("time_s.h100")].is_empty());  // not predicted: empty, never 0
+  EXPECT_EQ(t.column("samples_per_s.a100"), 8);
+}
+
+}  // namespace
+}  // namespace ridge::headline

@@ -67,6 +67,35 @@ TEST(ReportCommand, ServingReportOfAnLlm) {
   EXPECT_NE(stray.err.find("--prompt needs --serve"), std::string::npos) << stray.err;
 }
 
+TEST(CompareCommand, ModelsSideBySideInEveryFormatWithCsvEqualToJson) {
+  const std::string dir = temp_dir();
+  RunResult r = run_ridge("compare resnet18 resnet50 -d a100 --json " + dir + "/c.json --csv " + dir + "/c.csv --md " +
+                          dir + "/c.md");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("resnet50"), std::string::npos);
+  const auto j = nlohmann::json::parse(slurp(dir + "/c.json"));
+  ASSERT_EQ(j["compare"].size(), 2u);
+  EXPECT_EQ(j["compare"][0]["params"], 11689512);
+  EXPECT_EQ(j["compare"][1]["params"], 25557032);
+  EXPECT_GT(j["compare"][1]["time_s.a100-sxm4-40gb"].get<double>(), 0);
+  // The CSV has one header and one line per model, with the JSON's exact values.
+  std::istringstream csv(slurp(dir + "/c.csv"));
+  std::string header, line;
+  std::getline(csv, header);
+  EXPECT_EQ(header.rfind("model,batch,precision,params,flops,", 0), 0u) << header;
+  for (int row = 0; std::getline(csv, line); ++row) {
+    ASSERT_LT(row, 2);
+    EXPECT_NE(line.find("," + std::to_string(j["compare"][row]["flops"].get<int64_t>()) + ","), std::string::npos) << line;
+  }
+  EXPECT_NE(slurp(dir + "/c.md").find("| resnet18"), std::string::npos);
+  RunResult precisions = run_ridge("compare resnet18 -b 1 -b 8 -p fp32 -p amp-bf16 --train --format json");
+  ASSERT_EQ(precisions.exit_code, 0) << precisions.err;
+  EXPECT_EQ(nlohmann::json::parse(precisions.out)["compare"].size(), 4u);
+  RunResult one = run_ridge("compare resnet18");
+  EXPECT_EQ(one.exit_code, 2);
+  EXPECT_NE(one.err.find("two or more"), std::string::npos) << one.err;
+}
+
 TEST(ReportCommand, BadInputGivesOneLineErrors) {
   RunResult missing_o = run_ridge("report resnet18");
   EXPECT_EQ(missing_o.exit_code, 2);

@@ -198,6 +198,32 @@ report::Fields memory_fields(const MemoryParts& m) {
   return f;
 }
 
+report::Table compare_table(const std::vector<Variant>& variants, const std::vector<std::string>& devices) {
+  report::Table t{"compare", "", {{"model", "model"}, {"batch", "batch", Unit::Count}, {"precision", "precision"},
+                                  {"params", "params", Unit::Param}, {"flops", "FLOPs", Unit::Flop},
+                                  {"flops_vs_first", "FLOPs vs first", Unit::Ratio},
+                                  {"memory_bytes", "memory peak", Unit::Byte}}, {}, {}};
+  for (const auto& d : devices) {
+    t.columns.push_back({"time_s." + d, "time on " + d, Unit::Second});
+    t.columns.push_back({"samples_per_s." + d, "samples/s on " + d});
+  }
+  for (const Variant& v : variants) {
+    const Count first = variants.front().flops;
+    std::vector<Cell> row = {Cell::text(v.model), Cell::count(v.batch), Cell::text(v.precision),
+                             Cell::count(v.params, Unit::Param), Cell::count(v.flops, Unit::Flop),
+                             first > 0 ? Cell::real(to_double(v.flops) / to_double(first), Unit::Ratio) : Cell::empty(Unit::Ratio),
+                             Cell::count(v.memory_bytes, Unit::Byte)};
+    for (size_t d = 0; d < devices.size(); ++d) {
+      const double time = d < v.time_s.size() ? v.time_s[d] : NAN;
+      const double rate = d < v.samples_per_s.size() ? v.samples_per_s[d] : NAN;
+      row.push_back(std::isfinite(time) ? Cell::real(time, Unit::Second) : Cell::empty(Unit::Second));
+      row.push_back(std::isfinite(rate) ? Cell::real(rate) : Cell::empty());
+    }
+    t.add_row(std::move(row));
+  }
+  return t;
+}
+
 chart::Chart op_group_chart(const std::string& title, const std::vector<Run>& runs) {
   chart::Chart c;
   c.title = title;
