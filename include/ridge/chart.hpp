@@ -186,6 +186,7 @@ struct ReportSection {
   std::vector<report::Block> blocks{};
   std::vector<Chart> charts{};
   bool charts_side_by_side = false;  ///< draw all charts as one row (e.g. one roofline per device)
+  bool charts_in_grid = false;       ///< draw charts two to a row, each scaled to half the width (sweeps)
   /// Layer tables (those with this column) are drawn as one collapsible <details> group per value of the column,
   /// in order of first appearance, each summary showing the sums of `group_totals` (column keys).
   std::string group_by{};

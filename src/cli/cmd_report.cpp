@@ -491,7 +491,7 @@ void run_report(const ReportOptions& o) {
                                            static_cast<size_t>(o.top), json));
   data.sections.push_back(roofline_section(c));
   ReportSection sweep{"sweep", "Batch sweep", {}, {}, {}};
-  sweep.charts_side_by_side = true;
+  sweep.charts_in_grid = true;
   for (auto& ch : sweep_charts(c)) sweep.charts.push_back(std::move(ch));
   data.sections.push_back(std::move(sweep));
   for (auto& section : tables.sections) data.sections.push_back(std::move(section));

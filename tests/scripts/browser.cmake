@@ -17,7 +17,7 @@ if(RIDGE_NODE)
            COMMAND ${RIDGE_NODE} ${CMAKE_CURRENT_SOURCE_DIR}/scripts/browser_check.mjs
                    --ridge $<TARGET_FILE:ridge> --model llama-3-8b --out ${CMAKE_BINARY_DIR}/browser-check-serve
                    --ridge-args "--serve -d a100 -d h100 --batch 8 --prompt 512 --generate 64"
-                   --sections headline,roofline --min-charts 4 --rooflines a100-sxm4-40gb,h100-sxm --titles llama-3-8b,serving
+                   --sections headline,roofline --min-charts 3 --rooflines a100-sxm4-40gb,h100-sxm --titles llama-3-8b,serving
                    --screenshot ${CMAKE_BINARY_DIR}/browser-check-serve/report.png)
   set_tests_properties(browser.report_llm_serving PROPERTIES LABELS "report;browser" SKIP_RETURN_CODE 77 TIMEOUT 120)
 else()

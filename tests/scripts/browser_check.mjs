@@ -186,10 +186,10 @@ async function main() {
     }
     if (args.rooflines) {  // one roofline per device; estimates hollow; measurements only on the CPU's chart
       const roof = await exec(`
-        return Array.from(document.querySelectorAll('#roofline svg.chart')).map(svg => ({
-          title: (svg.querySelector('text[font-weight="bold"]') || {}).textContent || '',
-          hollow: svg.querySelectorAll('.pt[data-mark="hollow"]').length,
-          filled: svg.querySelectorAll('.pt[data-mark="filled"]').length }));`);
+        return Array.from(document.querySelectorAll('#roofline svg.chart > g')).map(g => ({
+          title: (g.querySelector('text[font-weight="bold"]') || {}).textContent || '',
+          hollow: g.querySelectorAll('.pt[data-mark="hollow"]').length,
+          filled: g.querySelectorAll('.pt[data-mark="filled"]').length }));`);
       const devices = args.rooflines.split(',');
       check(roof.length === devices.length, `one roofline per device (${roof.length} charts for ${devices.join(', ')})`);
       devices.forEach((d, i) => {
@@ -200,8 +200,8 @@ async function main() {
       });
     }
     if (args.titles) {  // every chart title names the scenario (the parts given, comma-separated)
-      const titles = await exec(`return Array.from(document.querySelectorAll('svg.chart')).map(svg =>
-        (svg.querySelector('text[font-weight="bold"]') || {}).textContent || '');`);
+      const titles = await exec(`return Array.from(document.querySelectorAll('svg.chart > g')).map(g =>
+        (g.querySelector('text[font-weight="bold"]') || {}).textContent || '');`);
       const parts = args.titles.split(',');
       const missing = titles.filter(t => !parts.every(p => t.includes(p)));
       check(titles.length > 0 && missing.length === 0,

@@ -145,7 +145,9 @@ void write_section(const ReportSection& s, size_t index, std::string& out) {
   // Element ids inside inline SVG share the page's namespace: prefix them by section and chart.
   std::vector<detail::Drawn> drawn;
   for (size_t c = 0; c < s.charts.size(); ++c) drawn.push_back(detail::draw_chart(s.charts[c], fmt::format("s{}c{}", index, c)));
-  if (s.charts_side_by_side || s.headline) {  // a row that wraps: two charts side by side, each scaled to half
+  if (s.charts_side_by_side && !drawn.empty()) {  // one SVG: the plots share one pixel scale (rooflines)
+    out += "<figure>\n" + detail::svg_document(drawn, true) + "</figure>\n";
+  } else if (s.charts_in_grid || s.headline) {  // a row that wraps: two charts side by side, each scaled to half
     out += "<div class=\"chart-row\">\n";
     for (const auto& d : drawn) out += "<figure>\n" + detail::svg_document({d}, true) + "</figure>\n";
     out += "</div>\n";
