@@ -20,6 +20,13 @@ if(RIDGE_NODE)
                    --sections headline,roofline --min-charts 3 --rooflines a100-sxm4-40gb,h100-sxm --titles llama-3-8b,serving
                    --screenshot ${CMAKE_BINARY_DIR}/browser-check-serve/report.png)
   set_tests_properties(browser.report_llm_serving PROPERTIES LABELS "report;browser" SKIP_RETURN_CODE 77 TIMEOUT 120)
+  # Measured on this CPU: filled points on the CPU's own chart only, the measured run's numbers on the headline.
+  add_test(NAME browser.report_measured
+           COMMAND ${RIDGE_NODE} ${CMAKE_CURRENT_SOURCE_DIR}/scripts/browser_check.mjs
+                   --ridge $<TARGET_FILE:ridge> --model mnist --out ${CMAKE_BINARY_DIR}/browser-check-measured
+                   --ridge-args "-d a100 --measure --sweep 1,2"
+                   --sections headline,roofline,measurements --rooflines a100-sxm4-40gb,cpu --titles mnist,fp32,inference)
+  set_tests_properties(browser.report_measured PROPERTIES LABELS "report;browser" SKIP_RETURN_CODE 77 TIMEOUT 120)
 else()
   message(STATUS "node not found: browser test of the HTML report not registered")
 endif()
