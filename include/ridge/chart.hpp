@@ -82,6 +82,7 @@ struct Chart {
   std::vector<Marker> markers{};
   std::vector<std::string> categories{};
   std::vector<std::string> notes{};  ///< shown under the plot ("3 layers without time are not drawn")
+  bool legend_ceilings = true;  ///< list the ceilings in the legend too (off where their labels on the lines suffice)
   bool stacked = false;  ///< Kind::Bars: one bar per category with the series stacked end to end; markers are
                          ///< drawn as labelled vertical lines at their x (a capacity limit)
 };

@@ -198,7 +198,7 @@ void summary_sections(Context& c, chart::ReportData& data) {
 // Estimated points (hollow) of device d's layers; measured points (filled) go on the CPU's chart only.
 std::vector<chart::RoofPoint> predicted_points(const Context& c, size_t d) {
   std::vector<chart::RoofPoint> roof;
-  const std::string series = fmt::format("layers, predicted ({})", time_kind(c.predictions[d]));
+  const std::string series = c.predictions[d].calibrated ? "predicted (calibrated)" : "predicted (uncalibrated)";
   for (size_t i = 0; i < c.work.size() && i < c.predictions[d].layers.size(); ++i) {
     const LayerWork& w = c.work[i];
     if (!w.costed || w.flops <= 0 || w.bytes <= 0) continue;
@@ -213,7 +213,7 @@ std::vector<chart::RoofPoint> measured_points(const Context& c) {
   if (!c.measured) return roof;
   for (const auto& l : c.measured->layers)
     if (l.step.status == StepStatus::Executed && l.forward.median_s > 0 && l.cost_known && l.flops > 0)
-      roof.push_back({"layers, measured (forward)", l.step.name, to_double(l.flops) / std::max(1.0, to_double(l.bytes)),
+      roof.push_back({"measured (forward)", l.step.name, to_double(l.flops) / std::max(1.0, to_double(l.bytes)),
                       flops_per_s(l.flops, l.forward.median_s), "", row(c, l.step.name), true});
   return roof;
 }

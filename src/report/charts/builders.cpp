@@ -34,6 +34,7 @@ Chart roofline_chart(const std::string& title, const std::vector<RoofDevice>& de
   c.title = title;
   c.x = {"Arithmetic intensity", "FLOP/B", Scale::Log};
   c.y = {"Performance", "FLOP/s", Scale::Log};
+  c.legend_ceilings = devices.size() > 1;  // one device: every ceiling is labelled on its line
   double x_lo = INFINITY, x_hi = -INFINITY, y_lo = INFINITY;
   const bool one_device = devices.size() == 1;
   for (size_t d = 0; d < devices.size(); ++d) {

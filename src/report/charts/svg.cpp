@@ -212,7 +212,8 @@ Drawn draw_xy(const Chart& chart, const std::string& id) {
     legend.push_back({s.name, colour_of(colours[i]), has_line ? (s.dashed ? 1 : 0) : -1,
                       has_marker ? static_cast<int>(i) : -1, false, s.hollow});
   }
-  for (const auto& c : chart.ceilings) legend.push_back({c.label, colour_of(c.colour), c.dash, -1});
+  if (chart.legend_ceilings)
+    for (const auto& c : chart.ceilings) legend.push_back({c.label, colour_of(c.colour), c.dash, -1});
   if (!chart.markers.empty()) legend.push_back({"ridge point", "#444444", -1, 3, false, true});
 
   Frame f{Style::pad + Style::axis_px + 10 + widest_label(yt) + 10, Style::pad + (chart.title.empty() ? 4 : Style::title_px + 14),
