@@ -45,6 +45,7 @@ struct Series {
   int colour = -1;          ///< index into the palette (-1: next free colour)
   bool dashed = false;      ///< dashed line (e.g. estimated next to measured)
   int label_points = 0;     ///< draw at most this many point labels (largest y first), skipping overlaps
+  bool hollow = false;      ///< markers drawn as outlines (estimates), filled otherwise (measurements)
 };
 
 /// A reference line: y = level (horizontal, slope == 0) or y = slope * x (through the origin of a log-log
@@ -81,6 +82,9 @@ struct Chart {
   std::vector<Marker> markers{};
   std::vector<std::string> categories{};
   std::vector<std::string> notes{};  ///< shown under the plot ("3 layers without time are not drawn")
+  bool legend_ceilings = true;  ///< list the ceilings in the legend too (off where their labels on the lines suffice)
+  bool stacked = false;  ///< Kind::Bars: one bar per category with the series stacked end to end; markers are
+                         ///< drawn as labelled vertical lines at their x (a capacity limit)
 };
 
 /// The colour-blind-safe palette (Okabe & Ito), most distinct first, as "#rrggbb".
@@ -121,6 +125,7 @@ struct RoofPoint {
   double flops_per_s = 0;
   std::string tip{};         ///< hover text (defaults to label, intensity and rate)
   int row = -1;            ///< table row in the HTML report
+  bool achieved = false;   ///< measured (filled marker) rather than estimated (hollow marker)
 };
 
 /// Log-log roofline: compute ceilings per precision (one dash style each), memory ceilings per level, the
@@ -128,15 +133,24 @@ struct RoofPoint {
 Chart roofline_chart(const std::string& title, const std::vector<RoofDevice>& devices,
                      const std::vector<RoofPoint>& points, int label_top = 12);
 
+/// Gives every chart the union of their y ranges (side-by-side rooflines read against one scale).
+void share_y_range(std::vector<Chart>& charts);
+
 /// One series of a sweep: values against batch size (or any x).
 struct SweepSeries {
   std::string name{};                                 ///< "FLOPs (estimated)"
   std::vector<std::pair<double, double>> xy{};        ///< (batch, value)
   bool measured = false;                            ///< measured series are solid with markers; estimates dashed
 };
+/// A horizontal limit line on a sweep chart ("a100-sxm4-40gb memory 40 GiB").
+struct SweepLimit {
+  std::string label{};
+  double value = 0;
+};
 
 /// A sweep chart (log-log when the x values span more than a decade): one line per series.
-Chart sweep_chart(const std::string& title, const Axis& x, const Axis& y, const std::vector<SweepSeries>& series);
+Chart sweep_chart(const std::string& title, const Axis& x, const Axis& y, const std::vector<SweepSeries>& series,
+                  const std::vector<SweepLimit>& limits = {});
 
 /// Per-layer shares: for each layer its values of several metrics (FLOPs, params, memory, time), drawn as
 /// grouped horizontal bars of percent of each metric's total. Keeps the `top` layers by the first metric and
@@ -173,6 +187,12 @@ struct ReportSection {
   std::vector<report::Block> blocks{};
   std::vector<Chart> charts{};
   bool charts_side_by_side = false;  ///< draw all charts as one row (e.g. one roofline per device)
+  bool charts_in_grid = false;       ///< draw charts two to a row, each scaled to half the width (sweeps)
+  /// Layer tables (those with this column) are drawn as one collapsible <details> group per value of the column,
+  /// in order of first appearance, each summary showing the sums of `group_totals` (column keys).
+  std::string group_by{};
+  std::vector<std::string> group_totals{};
+  bool headline = false;  ///< the first screen: tables and fields drawn large, charts in a row under them
 };
 
 /// Everything the HTML report shows, in order. Notes are listed at the end ("not costed: 2 NonMaxSuppression").

@@ -33,6 +33,7 @@ CLI::App* add_calibrate_command(CLI::App& app);
 CLI::App* add_ingest_command(CLI::App& app);
 CLI::App* add_profile_cmd_command(CLI::App& app);
 CLI::App* add_report_command(CLI::App& app);
+CLI::App* add_compare_command(CLI::App& app);
 CLI::App* add_serve_command(CLI::App& app);
 CLI::App* add_train_command(CLI::App& app);
 CLI::App* add_completion_command(CLI::App& app);
@@ -55,6 +56,7 @@ const std::vector<Command>& commands() {
       {"ingest", &add_ingest_command},
       {"profile-cmd", &add_profile_cmd_command},
       {"report", &add_report_command},
+      {"compare", &add_compare_command},
       {"serve", &add_serve_command},
       {"train", &add_train_command},
       {"completion", &add_completion_command},

@@ -3,6 +3,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "report/xml_check.hpp"
 #include "support/test_support.hpp"
 
@@ -13,14 +15,85 @@ TEST(ReportCommand, WritesEverySectionForAZooModel) {
   const std::string out = temp_dir() + "/r.html";
   RunResult r = run_ridge("report resnet18 --device a100-sxm4-40gb --device v100-sxm2 --sweep 1,4 -o " + out);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("report written to " + out), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("report written to " + out), std::string::npos) << r.err;
   const std::string html = slurp(out);
-  for (const char* id : {"summary", "layers", "charts", "prediction", "notes"})
-    EXPECT_NE(html.find(std::string("<section id=\"") + id + "\">"), std::string::npos) << id;
+  for (const char* id : {"headline", "roofline", "sweep", "summary", "layers", "prediction", "notes"})
+    EXPECT_NE(html.find(std::string("<section id=\"") + id + "\""), std::string::npos) << id;
+  // The headline comes first; then one roofline per device.
+  EXPECT_LT(html.find("<section id=\"headline\""), html.find("<section id=\"roofline\""));
   auto svgs = svg_fragments(html);
-  EXPECT_GE(svgs.size(), 4u);  // roofline, shares, FLOPs and memory sweeps (+ time sweep)
+  EXPECT_GE(svgs.size(), 8u);  // op groups, memory, the rooflines (one SVG row), 4 sweeps, shares
   for (const auto& s : svgs) EXPECT_TRUE(check_xml(s).ok) << check_xml(s).error;
   EXPECT_NE(html.find("data-row="), std::string::npos);
+}
+
+TEST(ReportCommand, JsonCarriesTheHeadlineOfTrainingAtAPrecision) {
+  const std::string dir = temp_dir();
+  RunResult r = run_ridge("report resnet18 -d a100 -d h100 --train --precision amp-bf16 --optimizer adam --sweep 1,2 -o " +
+                          dir + "/r.html --json " + dir + "/r.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(slurp(dir + "/r.json"));
+  ASSERT_EQ(j["headline"].size(), 2u);
+  EXPECT_EQ(j["headline"][0]["run"], "a100-sxm4-40gb");
+  EXPECT_EQ(j["headline"][1]["run"], "h100-sxm");
+  EXPECT_GT(j["headline"][0]["time_s"].get<double>(), j["headline"][1]["time_s"].get<double>());
+  EXPECT_EQ(j["scenario"]["precision"], "amp-bf16");
+  EXPECT_EQ(j["scenario"]["training"], true);
+  EXPECT_GT(j["memory"]["optimizer_bytes"].get<int64_t>(), 0);  // Adam state, fp32 under AMP
+  EXPECT_EQ(j["memory"]["total_bytes"].get<int64_t>(),
+            j["memory"]["weights_bytes"].get<int64_t>() + j["memory"]["gradient_bytes"].get<int64_t>() +
+                j["memory"]["optimizer_bytes"].get<int64_t>() + j["memory"]["activation_bytes"].get<int64_t>());
+  EXPECT_EQ(j["top_layers"].size(), 5u);
+  const std::string html = slurp(dir + "/r.html");
+  EXPECT_NE(html.find("resnet18, batch 1, amp-bf16, training"), std::string::npos);
+  EXPECT_NE(html.find("<details class=\"module\" data-module=\"layer1\">"), std::string::npos);
+  for (const auto& svg : svg_fragments(html)) EXPECT_TRUE(check_xml(svg).ok);
+}
+
+TEST(ReportCommand, ServingReportOfAnLlm) {
+  const std::string dir = temp_dir();
+  RunResult r = run_ridge("report llama-3-8b --serve -d h100 --batch 4 --prompt 256 --generate 32 -o " + dir +
+                          "/s.html --json " + dir + "/s.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(slurp(dir + "/s.json"));
+  ASSERT_EQ(j["headline"].size(), 1u);
+  EXPECT_GT(j["headline"][0]["ttft_s"].get<double>(), 0);
+  EXPECT_GT(j["headline"][0]["per_token_s"].get<double>(), 0);
+  EXPECT_GT(j["memory"]["kv_cache_bytes"].get<int64_t>(), 0);
+  EXPECT_EQ(j["scenario"]["serving"], true);
+  EXPECT_NE(slurp(dir + "/s.html").find("KV cache"), std::string::npos);
+  RunResult stray = run_ridge("report resnet18 --prompt 64 -o " + dir + "/x.html");
+  EXPECT_EQ(stray.exit_code, 2);
+  EXPECT_NE(stray.err.find("--prompt needs --serve"), std::string::npos) << stray.err;
+}
+
+TEST(CompareCommand, ModelsSideBySideInEveryFormatWithCsvEqualToJson) {
+  const std::string dir = temp_dir();
+  RunResult r = run_ridge("compare resnet18 resnet50 -d a100 --json " + dir + "/c.json --csv " + dir + "/c.csv --md " +
+                          dir + "/c.md");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("resnet50"), std::string::npos);
+  const auto j = nlohmann::json::parse(slurp(dir + "/c.json"));
+  ASSERT_EQ(j["compare"].size(), 2u);
+  EXPECT_EQ(j["compare"][0]["params"], 11689512);
+  EXPECT_EQ(j["compare"][1]["params"], 25557032);
+  EXPECT_GT(j["compare"][1]["time_s.a100-sxm4-40gb"].get<double>(), 0);
+  // The CSV has one header and one line per model, with the JSON's exact values.
+  std::istringstream csv(slurp(dir + "/c.csv"));
+  std::string header, line;
+  std::getline(csv, header);
+  EXPECT_EQ(header.rfind("model,batch,precision,params,flops,", 0), 0u) << header;
+  for (int row = 0; std::getline(csv, line); ++row) {
+    ASSERT_LT(row, 2);
+    EXPECT_NE(line.find("," + std::to_string(j["compare"][row]["flops"].get<int64_t>()) + ","), std::string::npos) << line;
+  }
+  EXPECT_NE(slurp(dir + "/c.md").find("| resnet18"), std::string::npos);
+  RunResult precisions = run_ridge("compare resnet18 -b 1 -b 8 -p fp32 -p amp-bf16 --train --format json");
+  ASSERT_EQ(precisions.exit_code, 0) << precisions.err;
+  EXPECT_EQ(nlohmann::json::parse(precisions.out)["compare"].size(), 4u);
+  RunResult one = run_ridge("compare resnet18");
+  EXPECT_EQ(one.exit_code, 2);
+  EXPECT_NE(one.err.find("two or more"), std::string::npos) << one.err;
 }
 
 TEST(ReportCommand, BadInputGivesOneLineErrors) {

@@ -3,7 +3,9 @@
 // chart point shows its numbers, and a screenshot is not blank.
 //
 //   node browser_check.mjs --html report.html [--sections summary,layers,...] [--screenshot out.png]
-//   node browser_check.mjs --ridge path/to/ridge --model resnet18 --out DIR [--sections ...]   (generates first)
+//   node browser_check.mjs --ridge path/to/ridge --model resnet18 --out DIR [--sections ...]   (generates first,
+//        with --json next to it: the headline's numbers must equal the JSON's and sit on the first screen)
+//   [--ridge-args "-d a100 -d h100 --train"] [--rooflines a100-sxm4-40gb,h100-sxm,cpu] [--titles resnet18,training]
 //
 // Exit codes: 0 all checks passed, 1 a check failed, 77 skipped (chromium or chromedriver not installed).
 import { spawn, spawnSync } from 'node:child_process';
@@ -85,7 +87,8 @@ async function main() {
     fs.mkdirSync(args.out, { recursive: true });
     html = path.join(args.out, 'report.html');
     const extra = args['ridge-args'] ? args['ridge-args'].split(' ') : [];
-    const run = spawnSync(args.ridge, ['report', args.model, ...extra, '-o', html], { encoding: 'utf8' });
+    args.json = path.join(args.out, 'report.json');
+    const run = spawnSync(args.ridge, ['report', args.model, ...extra, '-o', html, '--json', args.json], { encoding: 'utf8' });
     if (run.status !== 0) { console.log(`FAIL: ridge report ${args.model} exited ${run.status}: ${run.stderr.trim()}`); return 1; }
     console.log(`generated ${html}: ${run.stdout.trim()}`);
   }
@@ -148,6 +151,61 @@ async function main() {
                  lit: document.querySelectorAll('#layers tr.hl').length };`);
       check(tip.shown && tip.text.length > 0, `hovering a point shows its numbers ("${tip.text.split('\n')[0]}")`);
       if (tip.row !== null && page.rows > 0) check(tip.lit === 1, 'hovering a point highlights its layer row');
+    }
+
+    if (args.json) {  // what the page shows equals the report's JSON
+      const doc = JSON.parse(fs.readFileSync(args.json, 'utf8'));
+      const shown = await exec(`
+        const t = document.querySelector('#headline table[data-key="headline"]');
+        if (!t) return null;
+        const keys = Array.from(t.tHead.rows[0].cells).map(c => c.getAttribute('title'));
+        return Array.from(t.tBodies[0].rows).map(r => {
+          const o = {};
+          Array.from(r.cells).forEach((c, i) => { o[keys[i]] = { v: c.getAttribute('data-v'), text: c.textContent }; });
+          return o; });`);
+      check(shown !== null && shown.length === doc.headline.length,
+        `headline shows one row per run of the JSON (${shown ? shown.length : 'none'} vs ${doc.headline.length})`);
+      let same = 0, differ = [];
+      (shown || []).forEach((row, i) => {
+        for (const key of ['time_s', 'rate_per_s', 'ttft_s', 'per_token_s']) {
+          if (!(key in doc.headline[i])) continue;
+          const want = doc.headline[i][key], got = row[key] ? Number(row[key].v) : NaN;
+          if (got === want && row[key].text.trim() !== '') same++; else differ.push(`${doc.headline[i].run}.${key}: page ${got}, JSON ${want}`);
+        }
+        if (row.run && row.run.text !== doc.headline[i].run) differ.push(`row ${i}: page ${row.run.text}, JSON ${doc.headline[i].run}`);
+      });
+      check(differ.length === 0 && same > 0, `headline numbers equal the JSON's (${same} equal${differ.length ? '; ' + differ.join('; ') : ''})`);
+      const firstScreen = await exec(`
+        const h = document.getElementById('headline').getBoundingClientRect();
+        const t = document.querySelector('#headline table[data-key="headline"]').getBoundingClientRect();
+        const charts = Array.from(document.querySelectorAll('#headline svg.chart')).map(c => c.getBoundingClientRect().bottom);
+        return { top: h.top, table: t.bottom, charts: charts, height: window.innerHeight };`);
+      check(firstScreen.top < firstScreen.height && firstScreen.table <= firstScreen.height &&
+            firstScreen.charts.length >= 2 && firstScreen.charts.every(b => b <= firstScreen.height),
+        `the headline (times and its ${firstScreen.charts.length} charts) is on the first screen (bottom ${Math.round(Math.max(firstScreen.table, ...firstScreen.charts))} px of ${firstScreen.height})`);
+    }
+    if (args.rooflines) {  // one roofline per device; estimates hollow; measurements only on the CPU's chart
+      const roof = await exec(`
+        return Array.from(document.querySelectorAll('#roofline svg.chart > g')).map(g => ({
+          title: (g.querySelector('text[font-weight="bold"]') || {}).textContent || '',
+          hollow: g.querySelectorAll('.pt[data-mark="hollow"]').length,
+          filled: g.querySelectorAll('.pt[data-mark="filled"]').length }));`);
+      const devices = args.rooflines.split(',');
+      check(roof.length === devices.length, `one roofline per device (${roof.length} charts for ${devices.join(', ')})`);
+      devices.forEach((d, i) => {
+        const chart = roof[i] || { title: '', hollow: 0, filled: 0 };
+        const cpu = d === 'cpu';
+        check(chart.title.startsWith(cpu ? 'this CPU' : d) && (cpu ? chart.filled > 0 : chart.hollow > 0 && chart.filled === 0),
+          `roofline ${i + 1} is ${d}'s ("${chart.title}": ${chart.hollow} hollow estimated, ${chart.filled} filled measured points)`);
+      });
+    }
+    if (args.titles) {  // every chart title names the scenario (the parts given, comma-separated)
+      const titles = await exec(`return Array.from(document.querySelectorAll('svg.chart > g')).map(g =>
+        (g.querySelector('text[font-weight="bold"]') || {}).textContent || '');`);
+      const parts = args.titles.split(',');
+      const missing = titles.filter(t => !parts.every(p => t.includes(p)));
+      check(titles.length > 0 && missing.length === 0,
+        `all ${titles.length} chart titles name ${parts.join(', ')}${missing.length ? ' (not: ' + missing.join(' | ') + ')' : ''}`);
     }
 
     const shot = Buffer.from(await wd('GET', `${s}/screenshot`), 'base64');

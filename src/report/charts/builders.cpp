@@ -34,14 +34,22 @@ Chart roofline_chart(const std::string& title, const std::vector<RoofDevice>& de
   c.title = title;
   c.x = {"Arithmetic intensity", "FLOP/B", Scale::Log};
   c.y = {"Performance", "FLOP/s", Scale::Log};
+  c.legend_ceilings = devices.size() > 1;  // one device: every ceiling is labelled on its line
   double x_lo = INFINITY, x_hi = -INFINITY, y_lo = INFINITY;
   const bool one_device = devices.size() == 1;
   for (size_t d = 0; d < devices.size(); ++d) {
     const RoofDevice& dev = devices[d];
     const std::string prefix = one_device ? "" : dev.name + " ";
     double peak = 0;
-    for (size_t k = 0; k < dev.compute_flops_per_s.size(); ++k) {
-      const auto& [name, rate] = dev.compute_flops_per_s[k];
+    // Precisions with the same peak (BF16 and FP16 on tensor cores) share one line and one label.
+    std::vector<std::pair<std::string, double>> roofs;
+    for (const auto& [name, rate] : dev.compute_flops_per_s) {
+      auto same = std::find_if(roofs.begin(), roofs.end(), [&](const auto& r) { return r.second == rate; });
+      if (same != roofs.end()) same->first += "/" + name;
+      else roofs.push_back({name, rate});
+    }
+    for (size_t k = 0; k < roofs.size(); ++k) {
+      const auto& [name, rate] = roofs[k];
       c.ceilings.push_back({fmt::format("{}{} {}", prefix, name, with_unit(rate, "FLOP/s")), rate, 0, std::nullopt,
                             static_cast<int>(d), static_cast<int>(k % 4)});
       peak = std::max(peak, rate);
@@ -65,6 +73,7 @@ Chart roofline_chart(const std::string& title, const std::vector<RoofDevice>& de
       Series s{p.series, Mark::Points};
       s.colour = static_cast<int>(devices.size() + c.series.size());
       s.label_points = label_top;
+      s.hollow = !p.achieved;
       c.series.push_back(std::move(s));
     }
     std::string tip = p.tip.empty() ? fmt::format("{}\nintensity: {} FLOP/B\nperformance: {} FLOP/s", p.label,
@@ -82,7 +91,29 @@ Chart roofline_chart(const std::string& title, const std::vector<RoofDevice>& de
   return c;
 }
 
-Chart sweep_chart(const std::string& title, const Axis& x, const Axis& y, const std::vector<SweepSeries>& series) {
+void share_y_range(std::vector<Chart>& charts) {
+  std::optional<double> lo, hi;
+  for (const Chart& c : charts) {
+    if (c.y.min) lo = lo ? std::min(*lo, *c.y.min) : *c.y.min;
+    if (c.y.max) hi = hi ? std::max(*hi, *c.y.max) : *c.y.max;
+    for (const auto& s : c.series)
+      for (const auto& p : s.points)
+        if (std::isfinite(p.y) && (p.y > 0 || c.y.scale == Scale::Linear)) {
+          lo = lo ? std::min(*lo, p.y) : p.y;
+          hi = hi ? std::max(*hi, p.y) : p.y;
+        }
+    for (const auto& ceiling : c.ceilings)
+      if (ceiling.slope == 0) hi = hi ? std::max(*hi, ceiling.level) : ceiling.level;
+  }
+  if (!lo || !hi) return;
+  for (Chart& c : charts) {
+    c.y.min = c.y.scale == Scale::Log ? decade_floor(*lo) : *lo;
+    c.y.max = c.y.scale == Scale::Log ? decade_ceil(*hi) : *hi;
+  }
+}
+
+Chart sweep_chart(const std::string& title, const Axis& x, const Axis& y, const std::vector<SweepSeries>& series,
+                  const std::vector<SweepLimit>& limits) {
   Chart c;
   c.title = title;
   c.x = x;
@@ -109,6 +140,7 @@ Chart sweep_chart(const std::string& title, const Axis& x, const Axis& y, const 
       out.points.push_back({vx, vy, "", fmt::format("{}\n{} {}: {}", s.name, x.title, tick_label(vx), with_unit(vy, y.unit))});
     c.series.push_back(std::move(out));
   }
+  for (const auto& l : limits) c.ceilings.push_back({l.label, l.value, 0, std::nullopt, -1, 2});
   return c;
 }
 

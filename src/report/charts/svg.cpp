@@ -115,9 +115,11 @@ struct Frame {
 
 void draw_title_and_notes(Svg& svg, const Chart& chart, const Frame& f, double width, double bottom_y,
                           const std::vector<std::string>& notes) {
-  if (!chart.title.empty())
-    svg.text(f.left + f.plot_w / 2, Style::pad + Style::title_px, chart.title, Style::title_px, "middle",
-             " font-weight=\"bold\"");
+  if (!chart.title.empty()) {  // centred over the plot, moved left as far as needed to stay inside the chart
+    const double half = text_width(chart.title, Style::title_px) / 2;
+    const double x = std::max(Style::pad + half, std::min(f.left + f.plot_w / 2, width - Style::pad - half));
+    svg.text(x, Style::pad + Style::title_px, chart.title, Style::title_px, "middle", " font-weight=\"bold\"");
+  }
   for (size_t i = 0; i < notes.size(); ++i)
     svg.text(Style::pad, bottom_y + 14 + 16 * static_cast<double>(i), shorten(notes[i], static_cast<size_t>(width / 6.5)),
              Style::tick_px - 1, "start", " fill=\"#555555\" class=\"note\"");
@@ -208,9 +210,10 @@ Drawn draw_xy(const Chart& chart, const std::string& id) {
     bool has_line = s.mark == Mark::Line || s.mark == Mark::LinePoints;
     bool has_marker = s.mark != Mark::Line;
     legend.push_back({s.name, colour_of(colours[i]), has_line ? (s.dashed ? 1 : 0) : -1,
-                      has_marker ? static_cast<int>(i) : -1});
+                      has_marker ? static_cast<int>(i) : -1, false, s.hollow});
   }
-  for (const auto& c : chart.ceilings) legend.push_back({c.label, colour_of(c.colour), c.dash, -1});
+  if (chart.legend_ceilings)
+    for (const auto& c : chart.ceilings) legend.push_back({c.label, colour_of(c.colour), c.dash, -1});
   if (!chart.markers.empty()) legend.push_back({"ridge point", "#444444", -1, 3, false, true});
 
   Frame f{Style::pad + Style::axis_px + 10 + widest_label(yt) + 10, Style::pad + (chart.title.empty() ? 4 : Style::title_px + 14),
@@ -218,7 +221,7 @@ Drawn draw_xy(const Chart& chart, const std::string& id) {
   xm.from = f.left, xm.to = f.left + f.plot_w;
   ym.from = f.top + f.plot_h, ym.to = f.top;
   const double legend_x = f.left + f.plot_w + 20;
-  const double width = legend_x + legend_width(legend) + Style::pad;
+  const double width = std::max(legend_x + legend_width(legend), text_width(chart.title, Style::title_px) + Style::pad) + Style::pad;
   const double axes_bottom = f.top + f.plot_h + 8 + Style::tick_px + 10 + Style::axis_px;
 
   Svg svg;
@@ -288,9 +291,10 @@ Drawn draw_xy(const Chart& chart, const std::string& id) {
     if (s.mark != Mark::Line)
       for (const auto& p : s.points) {
         if (!xm.drawable(p.x) || !ym.drawable(p.y)) continue;
-        svg.out += fmt::format("<path class=\"pt\" d=\"{}\" fill=\"{}\" fill-opacity=\"0.85\" stroke=\"white\" stroke-width=\"0.8\"{}><title>{}</title></path>\n",
-                               marker_path(static_cast<int>(i), xm(p.x), ym(p.y), Style::marker_r), colour, row_attr(p.row),
-                               xml_escape(point_title(p, chart)));
+        svg.out += fmt::format("<path class=\"pt\"{} d=\"{}\" fill=\"{}\" fill-opacity=\"{}\" stroke=\"{}\" stroke-width=\"{}\"{}><title>{}</title></path>\n",
+                               s.hollow ? " data-mark=\"hollow\"" : " data-mark=\"filled\"", marker_path(static_cast<int>(i), xm(p.x), ym(p.y), Style::marker_r),
+                               s.hollow ? "white" : colour, s.hollow ? "0.6" : "0.85", s.hollow ? colour : "white",
+                               s.hollow ? "1.4" : "0.8", row_attr(p.row), xml_escape(point_title(p, chart)));
       }
     if (s.label_points <= 0) continue;
     std::vector<const Point*> order;
@@ -326,11 +330,24 @@ Drawn draw_xy(const Chart& chart, const std::string& id) {
 Drawn draw_bars(const Chart& chart, const std::string& id) {
   (void)id;
   const size_t n_series = chart.series.size();
-  const double group_h = Style::bar_h * static_cast<double>(std::max<size_t>(n_series, 1)) + Style::bar_gap;
+  const bool stacked = chart.stacked;
+  const double bar_h = stacked ? 2.4 * Style::bar_h : Style::bar_h;
+  const double group_h = bar_h * static_cast<double>(stacked ? 1 : std::max<size_t>(n_series, 1)) + Style::bar_gap;
+  // Stacked: each point starts where the previous series' point of its category ended.
+  std::vector<double> start_of_point;
+  std::vector<double> end_of(chart.categories.size() + 1, 0.0);
   double hi = 0;
   for (const auto& s : chart.series)
-    for (const auto& p : s.points)
-      if (std::isfinite(p.y)) hi = std::max(hi, p.y);
+    for (const auto& p : s.points) {
+      if (!std::isfinite(p.y)) continue;
+      if (stacked && p.x >= 0 && static_cast<size_t>(p.x) < end_of.size()) {
+        start_of_point.push_back(end_of[static_cast<size_t>(p.x)]);
+        hi = std::max(hi, end_of[static_cast<size_t>(p.x)] += p.y);
+      }
+      hi = std::max(hi, p.y);
+    }
+  if (stacked)
+    for (const auto& m : chart.markers) hi = std::max(hi, m.x);
   AxisMap xm{Scale::Linear};
   std::tie(xm.lo, xm.hi) = axis_range(chart.x, 0, hi);
   const std::vector<Tick> xt = axis_ticks(chart.x, xm.lo, xm.hi);
@@ -340,11 +357,13 @@ Drawn draw_bars(const Chart& chart, const std::string& id) {
   std::vector<LegendEntry> legend;
   const std::vector<int> colours = assign_colours(chart.series);
   for (size_t i = 0; i < n_series; ++i) legend.push_back({chart.series[i].name, colour_of(colours[i]), -1, -1, true});
-  Frame f{Style::pad + label_w + 10, Style::pad + (chart.title.empty() ? 4 : Style::title_px + 14), Style::plot_w - 60,
-          group_h * static_cast<double>(chart.categories.size()) + Style::bar_gap};
+  Frame f{Style::pad + label_w + 10, Style::pad + (chart.title.empty() ? 4 : Style::title_px + 14),
+          stacked ? Style::plot_w - 160 : Style::plot_w - 60,
+          group_h * static_cast<double>(chart.categories.size()) + Style::bar_gap +
+              (stacked && !chart.markers.empty() ? Style::label_px + 8 : 0)};
   xm.from = f.left, xm.to = f.left + f.plot_w;
   const double legend_x = f.left + f.plot_w + 20;
-  const double width = legend_x + legend_width(legend) + Style::pad;
+  const double width = std::max(legend_x + legend_width(legend), text_width(chart.title, Style::title_px) + Style::pad) + Style::pad;
   const double axes_bottom = f.top + f.plot_h + 8 + Style::tick_px + 10 + Style::axis_px;
 
   Svg svg;
@@ -355,17 +374,30 @@ Drawn draw_bars(const Chart& chart, const std::string& id) {
              Style::tick_px, "end", " class=\"category\"");
   }
   int unknown = 0;
+  size_t stacked_point = 0;
   for (size_t i = 0; i < n_series; ++i)
     for (const auto& p : chart.series[i].points) {
       if (!std::isfinite(p.y)) {
         ++unknown;
         continue;
       }
-      double gy = f.top + Style::bar_gap + group_h * p.x + Style::bar_h * static_cast<double>(i);
+      const double x0 = stacked && stacked_point < start_of_point.size() ? start_of_point[stacked_point++] : 0.0;
+      double gy = f.top + Style::bar_gap + group_h * p.x + (stacked ? 0.0 : bar_h * static_cast<double>(i));
       std::string tip = p.tip.empty() ? fmt::format("{}: {} {}", p.label, tick_label(p.y), chart.x.unit) : p.tip;
-      svg.out += fmt::format("<rect class=\"bar\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\"{}><title>{}</title></rect>\n",
-                             f.left, gy, std::max(0.0, xm(p.y) - f.left), Style::bar_h - 1, colour_of(colours[i]),
+      const double sx0 = stacked ? xm(x0) : f.left, width_px = std::max(0.0, xm(x0 + p.y) - sx0);
+      svg.out += fmt::format("<rect class=\"bar\" x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\"{}{}><title>{}</title></rect>\n",
+                             sx0, gy, width_px, bar_h - 1, colour_of(colours[i]), stacked ? " stroke=\"white\"" : "",
                              row_attr(p.row), xml_escape(tip));
+      // Segments wide enough carry their share as text.
+      if (stacked && width_px > 34)
+        svg.text(sx0 + width_px / 2, gy + bar_h / 2 + Style::label_px * 0.35, tick_label(p.y) + (chart.x.unit == "%" ? "%" : ""),
+                 Style::label_px, "middle", " fill=\"white\" pointer-events=\"none\"");
+    }
+  if (stacked)  // limits (device memory) as labelled vertical lines
+    for (const auto& m : chart.markers) {
+      const double x = xm(m.x);
+      svg.line(x, f.top - 4, x, f.top + f.plot_h, colour_of(m.colour), 2, 1, " class=\"limit\"");
+      svg.text(x - 4, f.top + f.plot_h - 4, m.label, Style::label_px, "end", fmt::format(" fill=\"{}\"", colour_of(m.colour)));
     }
   svg.out += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{}\" height=\"{:.1f}\" fill=\"none\" stroke=\"{}\"/>\n", f.left, f.top,
                          f.plot_w, f.plot_h, Style::frame);

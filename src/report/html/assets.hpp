@@ -32,6 +32,23 @@ figure { margin: 12px 0; overflow-x: auto; }
 figure svg { max-width: 100%; height: auto; }
 svg .pt:hover, svg .bar:hover, svg .pt.hl { stroke: #000; stroke-width: 2; }
 .note { color: var(--muted); }
+section.headline { border-color: #9bb; }
+section.headline h2 { margin: 10px 0 6px; }
+.headline .blocks { display: flex; flex-wrap: wrap; gap: 10px 28px; align-items: flex-start; }
+.headline .block h3 { margin-top: 4px; }
+.headline .scroll { max-height: none; overflow: visible; }
+.headline table[data-key="headline"] td { font-size: 16px; padding: 4px 12px; }
+.headline table[data-key="headline"] td:nth-child(3), .headline table[data-key="headline"] td:nth-child(4) { font-weight: bold; }
+.chart-row { display: flex; flex-wrap: wrap; gap: 0 16px; align-items: flex-start; }
+.chart-row figure { margin: 6px 0; flex: 1 1 520px; max-width: calc(50% - 8px); }
+details.module { border-bottom: 1px solid #eee; }
+details.module summary { cursor: pointer; padding: 3px 4px; font-variant-numeric: tabular-nums; }
+details.module summary:hover { background: var(--hl); }
+details.module summary .mod { display: inline-block; min-width: 160px; font-weight: bold; }
+details.module summary .n { display: inline-block; min-width: 80px; color: var(--muted); }
+details.module summary .tot { display: inline-block; min-width: 150px; margin-right: 10px; }
+details.module summary .tot em { font-style: normal; color: var(--muted); font-size: 12px; }
+details.module .scroll { margin: 2px 0 8px 18px; max-height: 50vh; }
 #tip { position: fixed; pointer-events: none; background: rgba(20,20,20,.92); color: white; padding: 6px 9px;
        border-radius: 4px; font-size: 12px; white-space: pre-line; max-width: 420px; z-index: 10; }
 )css";
