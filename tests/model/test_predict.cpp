@@ -2,9 +2,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 
 #include "ridge/error.hpp"
 #include "ridge/predict.hpp"
+#include "support/test_support.hpp"
 
 namespace ridge {
 namespace {
@@ -275,6 +277,30 @@ TEST(BatchCapacity, LargestBatchesThatFitGrowWithMemory) {
   EXPECT_GE(small.inference, small.training);
   EXPECT_GT(big.training, small.training);
   EXPECT_EQ(batch_capacity("resnet18", LoadOptions{}, Optimizer::SGD, fp32, 1000).inference, 0);
+}
+
+}  // namespace
+}  // namespace ridge
+
+namespace ridge {
+namespace {
+
+TEST(PredictOptionsFromDevice, ACalibrationOfAnotherDeviceNeedsForceAndSaysSo) {
+  Calibration cal;
+  cal.device = "v100-sxm2";
+  cal.fallback.ppp = 0.4;
+  const std::string path = test::temp_dir() + "/v100.json";
+  std::ofstream(path) << calibration_to_json(cal).dump(2);
+  PredictSettings s;
+  s.calibration = path;
+  EXPECT_THROW(predict_options(test_device(), s), Error);
+  s.force = true;
+  std::vector<std::string> forced;
+  const PredictOptions o = predict_options(test_device(), s, &forced);
+  EXPECT_FALSE(forced.empty());
+  EXPECT_DOUBLE_EQ(o.calibration.fallback.ppp, 0.4);
+  s.calibration = "none";
+  EXPECT_DOUBLE_EQ(predict_options(test_device(), s).calibration.fallback.ppp, 1.0);
 }
 
 }  // namespace
