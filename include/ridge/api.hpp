@@ -148,6 +148,41 @@ struct RunResult {
 /// Loads, executes and compares (throws ridge::Error for unreadable files, UsageError for surplus tensors).
 RunResult run_model(const RunRequest& req);
 
+// ---- sweep --------------------------------------------------------------------------------------------------
+
+/// One point of a batch-size sweep: ridge's estimate, and a measurement and prediction when it has them.
+struct SweepPoint {
+  std::string model;
+  int64_t batch = 0;
+  Count params = 0, flops = 0, macs = 0, backward_flops = 0, bytes = 0;  ///< estimated totals
+  Count activation_bytes = 0, inference_peak_bytes = 0, training_peak_bytes = 0;  ///< estimated memory
+  bool measured = false;                          ///< the point was measured (its time may still be unknown)
+  std::optional<double> measured_time_s;          ///< measured time per pass
+  std::optional<double> measured_samples_per_s;   ///< batch / measured time
+  bool predicted = false;                         ///< the point was predicted on the sweep's device
+  std::optional<double> predicted_time_s;         ///< predicted time per pass or training step
+  std::optional<double> predicted_samples_per_s;  ///< batch / predicted time
+};
+/// The largest batches of each model that fit a device (model::batch_capacity), for the sweep's capacity table.
+struct SweepCapacity {
+  std::string device;                  ///< device id
+  Count memory_bytes = 0;              ///< its memory
+  std::string optimizer;               ///< optimizer of the training peak
+  std::vector<std::pair<std::string, std::optional<BatchCapacity>>> models;  ///< nullopt: memory unknown
+};
+/// What the sweep report shows besides its points.
+struct SweepReportRequest {
+  std::vector<std::string> models;        ///< the swept models
+  size_t planned_points = 0;              ///< points planned (results may be fewer)
+  std::string device;                     ///< device predictions were made on ("" = none)
+  std::optional<SweepCapacity> capacity;  ///< table "capacity" (with a device)
+};
+/// The sweep document: table "points" (estimates, measured and predicted columns when any point has them),
+/// table "fits" (least-squares line per model and quantity against batch), and "capacity" when requested.
+Document sweep_report(const SweepReportRequest& req, const std::vector<SweepPoint>& points);
+/// FLOPs and memory against batch (estimates), and measured time when any point has one; one series per model.
+std::vector<chart::Chart> sweep_charts(const std::vector<SweepPoint>& points);
+
 // ---- machine ------------------------------------------------------------------------------------------------
 
 /// This CPU's empirical roofline (from measure::load_or_measure_machine): fields "cpu", peaks and bandwidths per

@@ -51,10 +51,10 @@ size_t note_missing(report::Document& d, const std::string& dir, const SweepPlan
 
 void emit_collected(const OutputOptions& out, const std::string& plot, const std::string& dir, const SweepPlan& plan) {
   Collected c = collect_results(dir, plan);
-  report::Document d = sweep_document(plan, c.results);
+  report::Document d = report::sweep_report(sweep_report_request(plan), sweep_points(c.results));
   size_t missing = note_missing(d, dir, plan, c);
   out.emit(d);
-  if (!plot.empty() && !c.results.empty()) chart::write_charts(sweep_charts(c.results), plot);
+  if (!plot.empty() && !c.results.empty()) chart::write_charts(report::sweep_charts(sweep_points(c.results)), plot);
   if (missing > 0)
     throw Error(fmt::format("{} of {} points have no result (listed above); rerun them with `ridge sweep "
                             "--resubmit-failed {}`",
@@ -180,8 +180,8 @@ CLI::App* add_sweep_command(CLI::App& app) {
       }
     }
     if (plan.measure || std::chrono::steady_clock::now() - start > std::chrono::seconds(2)) meter.finish();
-    o->out.emit(sweep_document(plan, results));
-    if (!o->plot.empty()) chart::write_charts(sweep_charts(results), o->plot);
+    o->out.emit(report::sweep_report(sweep_report_request(plan), sweep_points(results)));
+    if (!o->plot.empty()) chart::write_charts(report::sweep_charts(sweep_points(results)), o->plot);
   });
   return cmd;
 }

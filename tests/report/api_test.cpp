@@ -256,3 +256,42 @@ TEST(MachineReport, ListsThePeaksAndLevelsOfAProfile) {
 
 }  // namespace
 }  // namespace ridge::report
+
+namespace ridge::report {
+namespace {
+
+SweepPoint point(int64_t batch, std::optional<double> measured_s = std::nullopt) {
+  SweepPoint p;
+  p.model = "m";
+  p.batch = batch;
+  p.flops = 1000 * batch + 10;
+  p.training_peak_bytes = 64 * batch;
+  p.measured = measured_s.has_value();
+  p.measured_time_s = measured_s;
+  return p;
+}
+
+TEST(SweepReport, PointsFitsAndCapacityFromTypedPoints) {
+  SweepReportRequest req{{"m"}, 3, "", std::nullopt};
+  const std::vector<SweepPoint> points = {point(1), point(2)};
+  const Document d = sweep_report(req, points);
+  EXPECT_EQ(table(d, "points").rows.size(), 2u);
+  EXPECT_LT(table(d, "points").column("measured_time_s"), 0);
+  const Table& fits = table(d, "fits");
+  const size_t flops_row = 0;  // quantities in order: flops first
+  EXPECT_DOUBLE_EQ(real_of(fits.rows[flops_row][static_cast<size_t>(fits.column("slope_per_sample"))]), 1000.0);
+  EXPECT_EQ(d.title, "batch-size sweep: m (2 of 3 points)");
+  EXPECT_THROW(table(d, "capacity"), std::runtime_error);
+  EXPECT_EQ(sweep_charts(points).size(), 2u);
+
+  req.device = "a100";
+  req.capacity = SweepCapacity{"a100", Count(40) << 30, "sgd", {{"m", BatchCapacity{512, 128}}, {"n", std::nullopt}}};
+  const std::vector<SweepPoint> measured = {point(1, 1e-3), point(2)};
+  const Document c = sweep_report(req, measured);
+  EXPECT_EQ(table(c, "capacity").rows.size(), 2u);
+  EXPECT_GE(table(c, "points").column("measured_time_s"), 0);
+  EXPECT_EQ(sweep_charts(measured).size(), 3u);
+}
+
+}  // namespace
+}  // namespace ridge::report
