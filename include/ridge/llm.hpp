@@ -73,6 +73,8 @@ bool is_llm_config_path(const std::string& model);
 const std::vector<LlmConfig>& llm_zoo_configs();
 /// The built-in configuration named `name`, or nullptr.
 const LlmConfig* find_llm_config(const std::string& name);
+/// The LLM configuration behind a MODEL argument: a built-in name or a config.json path; nullopt otherwise.
+std::optional<LlmConfig> llm_config_of(const std::string& model);
 /// Published parameter count of a built-in configuration (0 when none is published exactly).
 Count llm_published_params(const std::string& name);
 

@@ -175,6 +175,26 @@ struct PredictOptions {
   int64_t batch = 1;               ///< samples per iteration (for samples/s)
 };
 
+/// Where a prediction's numbers come from: the device's peak and bandwidth, its calibration, and overrides.
+struct PredictSettings {
+  Precision precision = Precision::FP32;  ///< whose peak the compute term uses
+  std::string level = "dram";             ///< memory level whose bandwidth the memory term uses
+  Combine combine = Combine::Sum;
+  std::string calibration;                ///< "": the shipped one for the device family and precision (none when
+                                          ///< ppp or ppp_mem is given); "none": uncalibrated; else a calibration file
+  bool force = false;                     ///< apply a calibration file of another device family or precision anyway
+  std::optional<double> ppp;              ///< replaces the calibration's fallback PPP
+  std::optional<double> ppp_mem;          ///< replaces the calibration's fallback PPP memory (and its write factor)
+  std::optional<double> kernel_launch_s;  ///< replaces the device's per-kernel overhead
+  bool training = false;                  ///< add backward and the weight update
+  int bytes_per_param = 4;                ///< parameter element size for the weight update
+  int64_t batch = 1;                      ///< samples per iteration
+};
+/// The one way PredictOptions are built from a device (predict, sweep, calibrate, report). Throws ridge::Error for
+/// a precision or memory level the device lacks, an unreadable calibration file, or one of another device family
+/// or precision without `force`; with `force` such mismatches are appended to `forced` (when given) as lines.
+PredictOptions predict_options(const Device& d, const PredictSettings& s, std::vector<std::string>* forced = nullptr);
+
 /// Time of one phase (forward or backward) of one layer.
 struct PhaseTime {
   double compute_s = 0;   ///< flops / (ppp x peak)
@@ -343,6 +363,21 @@ struct MeasuredRun {
 MeasuredRun parse_measurement(const std::string& text, const std::string& origin);
 /// Reads a measurement file. Throws ridge::Error naming the file and the field.
 MeasuredRun read_measurement(const std::string& path);
+/// A measurement's totals, each only when every row has it, and its rows by layer name.
+struct MeasuredTotals {
+  std::optional<double> time_s;
+  std::optional<Count> flops;
+  std::optional<Count> bytes;
+  std::map<std::string, const MeasuredRow*> by_layer;  ///< points into the MeasuredRun it was made from
+};
+/// Totals of `m` (see MeasuredTotals).
+MeasuredTotals measured_totals(const MeasuredRun& m);
+/// The first of `runs` that belongs to a model (its loaded name `model_name` or the spec `model_spec` it was
+/// loaded from; any model when `only_model`) on device `d` (any run naming no device, or any when `only_device`);
+/// nullopt when none does.
+std::optional<size_t> match_measurement(const std::vector<MeasuredRun>& runs, const std::string& model_name,
+                                        const std::string& model_spec, bool only_model, const Device& d,
+                                        bool only_device);
 
 /// One calibration sample: a layer's work and its measured time.
 struct Sample {
@@ -463,5 +498,15 @@ std::vector<BatchPoint> predict_vs_batch(const std::vector<int64_t>& batches,
 /// batch); 0 when even batch 1 does not fit. Doubling, then bisection: O(log limit) evaluations.
 int64_t largest_batch_that_fits(const std::function<Count(int64_t)>& memory_at, Count capacity_bytes,
                                 int64_t limit = int64_t(1) << 20);
+
+/// The largest batches of one model that fit a device's memory (0: not even batch 1).
+struct BatchCapacity {
+  int64_t inference = 0;  ///< inference peak (live activations) plus parameters and buffers
+  int64_t training = 0;   ///< training peak (weights, gradients, optimizer state, saved activations)
+};
+/// Largest batches up to `limit` of MODEL, loaded with `load` at each batch, whose memory (parameters at
+/// `storage`, state of optimizer `opt`) is at most `capacity_bytes`.
+BatchCapacity batch_capacity(const std::string& model, const LoadOptions& load, Optimizer opt,
+                             const ParamStorage& storage, Count capacity_bytes, int64_t limit = int64_t(1) << 16);
 
 }  // namespace ridge

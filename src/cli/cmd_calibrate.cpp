@@ -205,10 +205,11 @@ void run(const CalibrateArgs& a) {
   if (samples.empty())
     throw Error(fmt::format("{}: no usable layers (each needs time_s > 0 and flops; see docs/model.md)", a.files.front()));
 
-  PredictOptions hw;
-  hw.peak_flop_per_s = d.require_peak(*precision);
-  hw.bandwidth_bytes_per_s = d.bandwidth(a.level);
-  hw.kernel_launch_s = d.kernel_launch_s;
+  PredictSettings settings;
+  settings.precision = *precision;
+  settings.level = a.level;
+  settings.calibration = "none";
+  const PredictOptions hw = predict_options(d, settings);
   Calibration cal = calibrate(samples, hw.peak_flop_per_s, hw.bandwidth_bytes_per_s, a.min_samples);
   cal.device = d.id;
   cal.precision = std::string(precision_info(*precision).name);

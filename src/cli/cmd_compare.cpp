@@ -38,15 +38,12 @@ headline::Variant variant(const std::string& model, int64_t batch, const Precisi
                       {}, {}};
   const std::vector<LayerWork> work = layer_work(g, costs);
   for (const Device& d : devices) {
-    PredictOptions p;
-    p.peak_flop_per_s = d.require_peak(mode.compute);
-    p.bandwidth_bytes_per_s = d.dram_bandwidth();
-    p.kernel_launch_s = d.kernel_launch_s;
-    p.batch = batch;
-    p.training = a.train;
-    p.bytes_per_param = mode.weight_bytes;
-    if (auto cal = builtin_calibration(d.id, mode.compute)) p.calibration = *cal;
-    const Prediction pr = predict(work, p);
+    PredictSettings ps;
+    ps.precision = mode.compute;
+    ps.training = a.train;
+    ps.bytes_per_param = mode.weight_bytes;
+    ps.batch = batch;
+    const Prediction pr = predict(work, predict_options(d, ps));
     v.time_s.push_back(pr.total_time_s);
     v.samples_per_s.push_back(pr.samples_per_s);
   }

@@ -6,7 +6,7 @@
 #include "ridge/cost.hpp"
 #include "ridge/error.hpp"
 #include "ridge/llm.hpp"
-#include "ridge/llm_analysis.hpp"
+#include "ridge/api.hpp"
 
 namespace ridge::cli {
 
@@ -33,69 +33,15 @@ CLI::App* add_flops_command(CLI::App& app) {
       "(Total mult-adds), pthflops (fx mode), deepspeed (flops profiler / calflops), torch (FlopCounterMode).\n"
       "Rules: docs/counting.md.");
   cmd->callback([o] {
-    std::vector<Convention> which;
-    if (o->all || o->convention.empty()) {
-      for (const auto& c : conventions()) which.push_back(c.id);
-      if (!o->all && o->convention.empty()) which = {Convention::Ridge};
-    }
+    std::optional<Convention> one;
     if (!o->convention.empty()) {
-      auto c = parse_convention(o->convention);
-      if (!c) throw UsageError("--convention: unknown convention '" + o->convention + "'");
-      if (!o->all) which = {Convention::Ridge, *c};
+      one = parse_convention(o->convention);
+      if (!one) throw UsageError("--convention: unknown convention '" + o->convention + "'");
     }
-    Graph g = load_model(o->model, o->m.load_options());
-    ModelCost mc = estimate(g);
-    using report::Cell;
-    using report::Unit;
-    report::Table t;
-    t.key = "conventions";
-    t.title = "Headline counts";
-    t.columns = {{"convention", "convention"},
-                 {"headline", "headline (exact)", Unit::Count, true},
-                 {"unit", "unit"},
-                 {"as_printed", "as the tool prints it"},
-                 {"ratio_to_ridge_flops", "vs ridge", Unit::Ratio},
-                 {"differs", "what differs"}};
-    for (Convention c : which) {
-      ConventionCount cc = count_under(g, c);
-      const ConventionInfo& info = convention_info(c);
-      double ratio = mc.total.flops > 0 ? to_double(cc.total) / to_double(mc.total.flops) : 0.0;
-      t.add_row({Cell::text(std::string(info.name)), Cell::count(cc.total), Cell::text(std::string(info.unit)),
-                 Cell::text(cc.headline_text), Cell::real(ratio, Unit::Ratio), Cell::text(std::string(info.differs))});
-    }
-    report::Fields totals;
-    totals.key = "totals";
-    totals.title = "ridge totals";
-    totals.add("params", "params", Cell::count(mc.total.params, Unit::Param), true)
-        .add("macs", "MACs", Cell::count(mc.total.macs, Unit::Mac), true)
-        .add("flops", "FLOPs (forward)", Cell::count(mc.total.flops, Unit::Flop), true)
-        .add("backward_flops", "FLOPs (backward)", Cell::count(mc.total.bwd_flops(), Unit::Flop), true);
-    // LLMs (zoo entries and config.json): the published LLM formulas beside ridge's graph count.
-    const LlmConfig* llm = find_llm_config(o->model);
-    std::optional<LlmConfig> from_file;
-    if (!llm && is_llm_config_path(o->model)) llm = &from_file.emplace(read_llm_config(o->model));
-    std::optional<report::Table> presets;
-    if (llm && o->all && !g.inputs.empty() && g.value(g.inputs[0]).shape.rank() == 2) {
-      const Shape& in = g.value(g.inputs[0]).shape;
-      presets = report::Table{"llm_conventions", "LLM formulas and tools (docs/llm.md)",
-          {{"convention", "convention"}, {"headline", "headline (exact)", Unit::Count, true}, {"unit", "unit"},
-           {"as_printed", "as the source prints it"}, {"ratio_to_ridge_flops", "vs ridge forward FLOPs", Unit::Ratio},
-           {"differs", "what differs"}}, {}, {}};
-      for (const LlmConventionRow& r : llm_convention_rows(*llm, g, in[0], in[1]))
-        presets->add_row({Cell::text(r.name), Cell::count(r.total), Cell::text(r.unit), Cell::text(r.as_printed),
-                          r.unit == "FLOP" && mc.total.flops > 0 ? Cell::real(to_double(r.total) / to_double(mc.total.flops), Unit::Ratio)
-                                                                 : Cell::empty(),
-                          Cell::text(r.differs)});
-    }
-    report::Document d;
-    d.title = fmt::format("{} at input {}", g.name, g.inputs.empty() ? "-" : to_string(g.value(g.inputs[0]).shape));
-    d.blocks.push_back(std::move(totals));
-    d.blocks.push_back(std::move(t));
-    if (presets) d.blocks.push_back(std::move(*presets));
-    for (const auto& [op, count] : mc.excluded_ops)
-      d.notes.push_back(fmt::format("{} node(s) of op {} could not be costed and are EXCLUDED from every count", count, op));
-    for (const auto& n : g.notes) d.notes.push_back(n);
-    o->out.emit(d);
+    const Graph g = load_model(o->model, o->m.load_options());
+    // LLMs (zoo entries and config.json) with --all-conventions: the published LLM formulas beside the graph count.
+    const std::optional<LlmConfig> llm = o->all ? llm_config_of(o->model) : std::nullopt;
+    o->out.emit(report::flops_report(g, report::flops_conventions(o->all, one), llm ? &*llm : nullptr));
   });
   return cmd;
 }

@@ -21,7 +21,7 @@
 #include "ridge/ingest.hpp"
 #include "ridge/measure.hpp"
 #include "ridge/predict.hpp"
-#include "summary_doc.hpp"
+#include "ridge/api.hpp"
 
 namespace ridge::cli {
 namespace {
@@ -90,15 +90,12 @@ chart::RoofDevice roof_of(const Device& d, Precision first) {
 
 Prediction predict_on(const Device& d, const std::vector<LayerWork>& work, int64_t batch, const PrecisionMode& mode,
                       bool train) {
-  PredictOptions p;
-  p.peak_flop_per_s = d.require_peak(mode.compute);
-  p.bandwidth_bytes_per_s = d.dram_bandwidth();
-  p.kernel_launch_s = d.kernel_launch_s;
-  p.batch = batch;
-  p.training = train;
-  p.bytes_per_param = mode.weight_bytes;
-  if (auto cal = builtin_calibration(d.id, mode.compute)) p.calibration = *cal;
-  return predict(work, p);
+  PredictSettings s;
+  s.precision = mode.compute;
+  s.training = train;
+  s.bytes_per_param = mode.weight_bytes;
+  s.batch = batch;
+  return predict(work, predict_options(d, s));
 }
 
 std::string time_kind(const Prediction& p) { return p.calibrated ? "calibrated" : "upper bound (uncalibrated)"; }
@@ -147,11 +144,10 @@ std::vector<headline::MemoryLimit> memory_limits(const std::vector<Device>& devi
 
 // The summary (totals, memory) and the layer table, grouped by module, with predicted and measured time per layer.
 void summary_sections(Context& c, chart::ReportData& data) {
-  SummaryOptions so;
+  report::SummaryOptions so;
   so.optimizer = parse_optimizer(c.opt.optimizer).value_or(Optimizer::SGD);
-  so.storage = param_storage(c.mode);
-  so.precision = std::string(c.mode.name);
-  report::Document doc = summary_document(c.graph, so);
+  so.precision = c.mode;
+  report::Document doc = report::summary_report(c.graph, so);
   ReportSection summary{"summary", "Summary", {}, {}, {}};
   ReportSection layers{"layers", fmt::format("Layers by module (depth {})", c.opt.depth),
                        {"Click a module to open it; click a column header to sort; hover a chart point to find its row."},

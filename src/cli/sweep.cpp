@@ -18,6 +18,7 @@
 #include <set>
 #include <sstream>
 
+#include "ridge/api.hpp"
 #include "ridge/cost.hpp"
 #include "ridge/device.hpp"
 #include "ridge/predict.hpp"
@@ -52,34 +53,23 @@ std::string slurp(const fs::path& p) {
   return ss.str();
 }
 
-std::string model_flags(const ModelOptions& m) {
-  std::string f;
-  if (!m.input_size.empty()) f += " --input-size " + shell_quote(m.input_size);
-  if (m.seq_len > 0) f += " --seq-len " + std::to_string(m.seq_len);
-  for (const auto& i : m.inputs) f += " --input " + shell_quote(i);
-  if (m.dtype != "fp32") f += " --dtype " + shell_quote(m.dtype);
-  return f;
-}
-
+// The point measured on this CPU as `ridge measure MODEL --batch B` would (inference, its default repeats), called
+// in process: the measure stage's typed result, not its printed JSON.
 nlohmann::json measured_on_cpu(const SweepPlan& plan, const std::string& model, int64_t batch) {
-  std::string cmd = shell_quote(plan.ridge_binary) + " measure " + shell_quote(model) + " --batch " +
-                    std::to_string(batch) + model_flags(plan.model) + " --format json";
-  if (plan.threads > 0) cmd += " --threads " + std::to_string(plan.threads);
-  std::string out;
-  int rc = run_shell(cmd, out);
-  if (rc != 0) {
-    std::string last = out.substr(out.rfind('\n', out.size() > 1 ? out.size() - 2 : 0) + 1);
-    throw Error(fmt::format("`ridge measure {} --batch {}` failed (exit {}): {}", model, batch, rc, last));
+  report::MeasureRequest req;
+  req.options.exec.threads = plan.threads;
+  req.machine_profile = "none";  // the roofline columns are not part of a sweep point
+  double total_time_s = 0;
+  try {
+    const Graph g = load_model(model, plan.model.load_options(batch));
+    total_time_s = report::measure_model(g, req).total.median_s;
+  } catch (const Error& e) {
+    throw Error(fmt::format("`ridge measure {} --batch {}` failed (exit 1): ridge: error: {}", model, batch, e.what()));
   }
-  // The JSON document starts at the first '{' (progress lines may precede it).
-  auto j = nlohmann::json::parse(out.substr(out.find('{')), nullptr, false);
-  if (j.is_discarded() || !j.contains("total_time_s"))
-    throw Error(fmt::format("`ridge measure {} --batch {}` printed no total_time_s", model, batch));
   nlohmann::json m;
   m["tool"] = "ridge measure";
-  m["total_time_s"] = j["total_time_s"];
-  if (j["total_time_s"].is_number() && j["total_time_s"].get<double>() > 0)
-    m["samples_per_s"] = static_cast<double>(batch) / j["total_time_s"].get<double>();
+  m["total_time_s"] = total_time_s;
+  if (total_time_s > 0) m["samples_per_s"] = static_cast<double>(batch) / total_time_s;
   return m;
 }
 
@@ -200,13 +190,11 @@ nlohmann::json run_point(const SweepPlan& plan, size_t index) {
   if (!plan.device.empty()) {
     // PALEO-style prediction of this point on the device (PPP 1, the device's launch overhead).
     Device dev = find_device(load_devices(), plan.device);
-    PredictOptions po;
-    po.peak_flop_per_s = dev.require_peak(mode.compute);
-    po.bytes_per_param = mode.weight_bytes;
-    if (auto cal = builtin_calibration(dev.id, mode.compute)) po.calibration = *cal;
-    po.bandwidth_bytes_per_s = dev.dram_bandwidth();
-    po.kernel_launch_s = dev.kernel_launch_s;
-    po.training = plan.train;
+    PredictSettings ps;
+    ps.precision = mode.compute;
+    ps.bytes_per_param = mode.weight_bytes;
+    ps.training = plan.train;
+    const PredictOptions po = predict_options(dev, ps);
     auto points = predict_vs_batch({batch}, [&](int64_t b) {
       lo.batch = b;
       return load_model_work(model, lo).layers;
@@ -294,176 +282,52 @@ Collected collect_results(const std::string& dir, const SweepPlan& plan) {
   return c;
 }
 
-report::Document sweep_document(const SweepPlan& plan, const std::vector<nlohmann::json>& results) {
-  using report::Cell;
-  using report::Unit;
-  struct Quantity {
-    const char* key;
-    const char* title;
-    Unit unit;
-  };
-  static const Quantity kQ[] = {{"flops", "FLOPs", Unit::Flop},
-                                {"macs", "MACs", Unit::Mac},
-                                {"backward_flops", "bwd FLOPs", Unit::Flop},
-                                {"bytes", "bytes moved", Unit::Byte},
-                                {"activation_bytes", "activations", Unit::Byte},
-                                {"inference_peak_bytes", "inference peak", Unit::Byte},
-                                {"training_peak_bytes", "training peak", Unit::Byte}};
-  bool measured = false, predicted = false;
+std::vector<report::SweepPoint> sweep_points(const std::vector<nlohmann::json>& results) {
+  std::vector<report::SweepPoint> out;
   for (const auto& r : results) {
-    measured = measured || r.contains("measure");
-    predicted = predicted || r.contains("predicted");
-  }
-  report::Table points;
-  points.key = "points";
-  points.title = "Per model and batch size (estimated" + std::string(measured ? ", and measured" : "") + ")";
-  points.columns = {{"model", "model"}, {"batch", "batch", Unit::Count, true}};
-  for (const auto& q : kQ) points.columns.push_back({q.key, q.title, q.unit, true});
-  if (measured) {
-    points.columns.push_back({"measured_time_s", "measured time", Unit::Second});
-    points.columns.push_back({"measured_samples_per_s", "samples/s"});
-  }
-  if (predicted) {
-    points.columns.push_back({"predicted_time_s", "predicted time (" + plan.device + ")", Unit::Second});
-    points.columns.push_back({"predicted_samples_per_s", "predicted samples/s"});
-  }
-  std::map<std::string, std::pair<std::vector<double>, std::vector<std::vector<double>>>> series;
-  for (const auto& r : results) {
-    const std::string model = r["model"];
-    const int64_t batch = r["batch"];
-    std::vector<Cell> row = {Cell::text(model), Cell::count(batch)};
-    auto& [xs, ys] = series[model];
-    ys.resize(std::size(kQ));
-    xs.push_back(static_cast<double>(batch));
-    for (size_t k = 0; k < std::size(kQ); ++k) {
-      Count v = count_from_json(r["estimate"][kQ[k].key]);
-      row.push_back(Cell::count(v, kQ[k].unit));
-      ys[k].push_back(to_double(v));
+    report::SweepPoint p;
+    p.model = r["model"].get<std::string>();
+    p.batch = r["batch"].get<int64_t>();
+    const auto& e = r["estimate"];
+    using P = report::SweepPoint;
+    static const std::pair<const char*, Count P::*> kEstimates[] = {
+        {"params", &P::params},         {"flops", &P::flops},
+        {"macs", &P::macs},             {"backward_flops", &P::backward_flops},
+        {"bytes", &P::bytes},           {"activation_bytes", &P::activation_bytes},
+        {"inference_peak_bytes", &P::inference_peak_bytes}, {"training_peak_bytes", &P::training_peak_bytes}};
+    for (const auto& [key, field] : kEstimates)
+      if (e.contains(key)) p.*field = count_from_json(e[key]);
+    auto number = [](const nlohmann::json& j, const char* key) -> std::optional<double> {
+      if (j.contains(key) && j[key].is_number()) return j[key].get<double>();
+      return std::nullopt;
+    };
+    if ((p.measured = r.contains("measure"))) {
+      p.measured_time_s = number(r["measure"], "total_time_s");
+      p.measured_samples_per_s = number(r["measure"], "samples_per_s");
     }
-    if (measured) {
-      const auto& m = r.contains("measure") ? r["measure"] : nlohmann::json::object();
-      row.push_back(m.contains("total_time_s") && m["total_time_s"].is_number()
-                        ? Cell::real(m["total_time_s"].get<double>(), Unit::Second)
-                        : Cell::empty(Unit::Second));
-      row.push_back(m.contains("samples_per_s") ? Cell::real(m["samples_per_s"].get<double>()) : Cell::empty());
+    if ((p.predicted = r.contains("predicted"))) {
+      p.predicted_time_s = number(r["predicted"], "time_s");
+      p.predicted_samples_per_s = number(r["predicted"], "samples_per_s");
     }
-    if (predicted) {
-      const auto& p = r.contains("predicted") ? r["predicted"] : nlohmann::json::object();
-      row.push_back(p.contains("time_s") ? Cell::real(p["time_s"].get<double>(), Unit::Second) : Cell::empty(Unit::Second));
-      row.push_back(p.contains("samples_per_s") ? Cell::real(p["samples_per_s"].get<double>()) : Cell::empty());
-    }
-    points.add_row(std::move(row));
+    out.push_back(std::move(p));
   }
-  report::Table fits;
-  fits.key = "fits";
-  fits.title = "Least-squares line per model: quantity = slope x batch + intercept";
-  fits.columns = {{"model", "model"},
-                  {"quantity", "quantity"},
-                  {"slope_per_sample", "slope (per sample)"},
-                  {"intercept", "intercept"},
-                  {"r2", "R^2"}};
-  for (const auto& [model, xy] : series) {
-    const auto& [xs, ys] = xy;
-    for (size_t k = 0; k < std::size(kQ); ++k) {
-      // One point has no slope: the line is flat through it.
-      const auto fit = ingest::fit_line(xs, ys[k]);
-      const double slope = fit ? fit->slope : 0.0;
-      double scale = 0;
-      for (double y : ys[k]) scale = std::max(scale, std::fabs(y));
-      const double intercept =
-          fit ? report::zero_if_noise(fit->intercept, scale) : (ys[k].empty() ? 0.0 : ys[k].front());
-      const double r2 = fit ? fit->r2 : 1.0;
-      fits.add_row({Cell::text(model), Cell::text(kQ[k].key), Cell::real(slope, kQ[k].unit),
-                    Cell::real(intercept, kQ[k].unit), Cell::real(r2)});
-    }
-  }
-  report::Document d;
-  d.main_table = "points";
-  if (!plan.device.empty()) d.blocks.push_back(capacity_table(plan));
-  d.title = fmt::format("batch-size sweep: {} ({} of {} points)", fmt::join(plan.models, ", "), results.size(),
-                        plan.size());
-  d.blocks.push_back(std::move(points));
-  d.blocks.push_back(std::move(fits));
-  return d;
+  return out;
 }
 
-report::Table capacity_table(const SweepPlan& plan) {
-  using report::Cell;
-  using report::Unit;
-  report::Table t;
-  t.key = "capacity";
-  t.columns = {{"model", "model"},
-               {"device", "device"},
-               {"memory_bytes", "device memory", Unit::Byte},
-               {"max_batch_inference", "largest batch (inference)", Unit::Count, true},
-               {"max_batch_training", "largest batch (training)", Unit::Count, true}};
-  if (plan.device.empty()) return t;
-  Device dev = find_device(load_devices(), plan.device);
-  t.title = fmt::format("What fits in {} memory (inference peak; training peak with {} optimizer)", dev.id,
-                        plan.optimizer);
+report::SweepReportRequest sweep_report_request(const SweepPlan& plan) {
+  report::SweepReportRequest req{plan.models, plan.size(), plan.device, std::nullopt};
+  if (plan.device.empty()) return req;
+  const Device dev = find_device(load_devices(), plan.device);
   const Optimizer opt = parse_optimizer(plan.optimizer).value_or(Optimizer::SGD);
   const PrecisionMode mode = require_precision_mode(plan.precision);
-  for (const auto& model : plan.models) {
-    auto memory_at = [&](int64_t b, bool training) {
-      MemoryEstimate m = estimate_memory(load_model(model, plan.load_options(b)), opt, param_storage(mode));
-      return training ? m.training_peak_bytes : m.inference_peak_bytes + m.param_bytes + m.buffer_bytes;
-    };
-    if (dev.memory_bytes <= 0) {
-      t.add_row({Cell::text(model), Cell::text(dev.id), Cell::empty(Unit::Byte), Cell::empty(), Cell::empty()});
-      continue;
-    }
-    const int64_t limit = int64_t{1} << 16;
-    t.add_row({Cell::text(model), Cell::text(dev.id), Cell::count(dev.memory_bytes, Unit::Byte),
-               Cell::count(largest_batch_that_fits([&](int64_t b) { return memory_at(b, false); }, dev.memory_bytes, limit)),
-               Cell::count(largest_batch_that_fits([&](int64_t b) { return memory_at(b, true); }, dev.memory_bytes, limit))});
-  }
-  return t;
-}
-
-std::vector<chart::Chart> sweep_charts(const std::vector<nlohmann::json>& results) {
-  struct Line {
-    const char* key;
-    const char* title;
-  };
-  const Line flops[] = {{"flops", "forward FLOPs"}, {"backward_flops", "backward FLOPs"}};
-  const Line memory[] = {{"inference_peak_bytes", "inference peak"}, {"training_peak_bytes", "training peak"},
-                         {"activation_bytes", "all activations"}};
-  std::vector<std::string> models;
-  for (const auto& r : results)
-    if (std::find(models.begin(), models.end(), r["model"].get<std::string>()) == models.end())
-      models.push_back(r["model"]);
-  auto series_of = [&](const Line* lines, size_t n) {
-    std::vector<chart::SweepSeries> out;
-    for (const auto& m : models)
-      for (size_t k = 0; k < n; ++k) {
-        chart::SweepSeries s;
-        s.name = models.size() > 1 ? m + ": " + lines[k].title : lines[k].title;
-        for (const auto& r : results)
-          if (r["model"] == m)
-            s.xy.push_back({r["batch"].get<double>(), to_double(count_from_json(r["estimate"][lines[k].key]))});
-        out.push_back(std::move(s));
-      }
-    return out;
-  };
-  chart::Axis batch{"batch size", "", chart::Scale::Linear};
-  std::vector<chart::Chart> charts = {
-      chart::sweep_chart("FLOPs against batch size (estimated)", batch, chart::Axis{"FLOPs", "FLOP"},
-                         series_of(flops, std::size(flops))),
-      chart::sweep_chart("Memory against batch size (estimated)", batch, chart::Axis{"memory", "B"},
-                         series_of(memory, std::size(memory)))};
-  std::vector<chart::SweepSeries> measured;
-  for (const auto& m : models) {
-    chart::SweepSeries s;
-    s.name = m + ": measured time";
-    s.measured = true;
-    for (const auto& r : results)
-      if (r["model"] == m && r.contains("measure") && r["measure"].value("total_time_s", 0.0) > 0)
-        s.xy.push_back({r["batch"].get<double>(), r["measure"]["total_time_s"].get<double>()});
-    if (!s.xy.empty()) measured.push_back(std::move(s));
-  }
-  if (!measured.empty())
-    charts.push_back(chart::sweep_chart("Measured time against batch size", batch, chart::Axis{"time", "s"}, measured));
-  return charts;
+  report::SweepCapacity c{dev.id, dev.memory_bytes, plan.optimizer, {}};
+  for (const auto& model : plan.models)
+    c.models.emplace_back(model, dev.memory_bytes <= 0 ? std::nullopt
+                                                       : std::optional<BatchCapacity>(batch_capacity(
+                                                             model, plan.load_options(1), opt, param_storage(mode),
+                                                             dev.memory_bytes)));
+  req.capacity = std::move(c);
+  return req;
 }
 
 }  // namespace ridge::cli

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "model_options.hpp"
+#include "ridge/api.hpp"
 #include "ridge/chart.hpp"
 #include "ridge/report.hpp"
 
@@ -69,16 +70,11 @@ struct Collected {
 };
 Collected collect_results(const std::string& dir, const SweepPlan& plan);
 
-/// The sweep table (one row per point), measured columns when present, and a least-squares line per
-/// model and quantity: the same document for local runs and collected Slurm runs.
-report::Document sweep_document(const SweepPlan& plan, const std::vector<nlohmann::json>& results);
+/// The typed points of result files, for the report stage (missing blocks stay unset).
+std::vector<report::SweepPoint> sweep_points(const std::vector<nlohmann::json>& results);
 
-/// Per model: the largest batch whose inference and training memory fit the plan's device (empty table
-/// without a device).
-report::Table capacity_table(const SweepPlan& plan);
-
-/// The sweep's charts: FLOPs against batch, memory against batch, and measured time when present; one series
-/// per model and quantity (estimates dashed, measurements solid).
-std::vector<chart::Chart> sweep_charts(const std::vector<nlohmann::json>& results);
+/// What the sweep report needs of a plan: its models and size, its device and, with a device, the largest batch
+/// of each model that fits it (model::batch_capacity).
+report::SweepReportRequest sweep_report_request(const SweepPlan& plan);
 
 }  // namespace ridge::cli

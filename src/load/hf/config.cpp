@@ -323,4 +323,10 @@ LlmConfig read_llm_config(const std::string& path) {
   return c;
 }
 
+std::optional<LlmConfig> llm_config_of(const std::string& model) {
+  if (const LlmConfig* built_in = find_llm_config(model)) return *built_in;
+  if (is_llm_config_path(model)) return read_llm_config(model);
+  return std::nullopt;
+}
+
 }  // namespace ridge

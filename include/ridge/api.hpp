@@ -1,0 +1,233 @@
+// Report stage, front-end API: one call per `ridge` command. Each takes plain values (a loaded Graph, or a model
+// spec with LoadOptions, and an options struct) and returns a report::Document (plus typed extras where a
+// front end draws charts). The CLI parses arguments into these structs and prints what comes back; the Python
+// module calls the same functions. Errors are ridge::Error (bad input) or ridge::UsageError (bad option value).
+#pragma once
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ridge/chart.hpp"
+#include "ridge/cost.hpp"
+#include "ridge/device.hpp"
+#include "ridge/ingest.hpp"
+#include "ridge/llm.hpp"
+#include "ridge/load.hpp"
+#include "ridge/machine.hpp"
+#include "ridge/measure.hpp"
+#include "ridge/precision_mode.hpp"
+#include "ridge/predict.hpp"
+#include "ridge/report.hpp"
+
+namespace ridge::report {
+
+// ---- summary ------------------------------------------------------------------------------------------------
+
+/// What `ridge summary` shows of a loaded graph.
+struct SummaryOptions {
+  int depth = 0;                          ///< group nodes by the first `depth` module-path components; 0 = every node
+  std::optional<Convention> convention;   ///< adds a per-layer headline column and totals.headline under it
+  Optimizer optimizer = Optimizer::SGD;   ///< optimizer whose state the training memory counts
+  std::optional<PrecisionMode> precision; ///< training precision of weights, gradients and optimizer state
+                                          ///< (nullopt: every tensor at the graph's dtype)
+};
+
+/// The deepest module depth at which the layer table has at most `max_rows` rows (0 = every node, when all of
+/// them fit; at least 1).
+int fitting_depth(const Graph& g, size_t max_rows);
+
+/// torchinfo-style summary: per-layer table "layers" (name, op, output shape, params, MACs, FLOPs, backward,
+/// bytes, memory, share), fields "totals" and "memory", and notes (uncosted ops, importer notes).
+Document summary_report(const Graph& g, const SummaryOptions& opts);
+
+// ---- flops --------------------------------------------------------------------------------------------------
+
+/// The conventions `ridge flops` lists: every one with `all`, ridge's and `one` when given, else ridge's alone.
+std::vector<Convention> flops_conventions(bool all, std::optional<Convention> one);
+
+/// Headline counts of `g` under each of `conventions` (table "conventions": exact count, unit, the tool's own
+/// text, ratio to ridge's FLOPs, what differs) and ridge's totals (fields "totals"). With `llm` (the LLM that `g`
+/// instantiates at input [batch, seq]) also table "llm_conventions": the published LLM formulas and tools.
+Document flops_report(const Graph& g, const std::vector<Convention>& conventions, const LlmConfig* llm = nullptr);
+
+// ---- predict ------------------------------------------------------------------------------------------------
+
+/// Data-parallel training across devices (`ridge predict --devices-count N --train`).
+struct DataParallelRequest {
+  ClusterRequest cluster;                 ///< devices (> 1 turns data parallelism on), GPUs per node, links
+  std::string allreduce = "auto";         ///< auto|ring|tree|hierarchical|ps
+  std::string allreduce_fit = "builtin";  ///< NCCL fit file whose one-node fits replace the fabric's data sheet
+                                          ///< figures; "builtin" (data/calibrations) or "none"
+  double bucket_mib = 25;                 ///< gradient bucket size (PyTorch DDP bucket_cap_mb)
+};
+
+/// What `ridge predict` predicts: a model on a device at a precision mode, optionally data-parallel.
+struct PredictRequest {
+  std::string model;                      ///< zoo name, .onnx path or descriptor (a label only with `flops`)
+  LoadOptions load;                       ///< batch and input sizes; `training` follows `train`
+  std::optional<DType> dtype;             ///< element type of tensors (nullopt: the precision mode's activations)
+  std::string device;                     ///< device id or alias
+  std::vector<std::string> device_dirs;   ///< further device folders
+  std::string precision = "fp32";         ///< precision mode (precision_mode_names())
+  bool train = false;                     ///< training iteration: forward, backward and SGD weight update
+  std::string combine = "sum";            ///< sum (PALEO) or max (roofline overlap)
+  std::string level = "dram";             ///< memory level whose bandwidth the memory term uses
+  std::string calibration;                ///< "" (the shipped one), "none" or a calibration file (PredictSettings)
+  bool force = false;                     ///< apply a calibration of another device family or precision anyway
+  std::optional<double> ppp;              ///< fallback fraction of peak FLOP/s
+  std::optional<double> ppp_mem;          ///< fallback fraction of peak bandwidth
+  std::optional<double> kernel_launch_s;  ///< per-kernel overhead (nullopt: the device's)
+  std::optional<Count> flops;             ///< hand-given forward FLOPs for the whole model instead of ridge's
+  DataParallelRequest data_parallel;      ///< cluster.devices > 1: data-parallel training (needs `train`)
+};
+
+/// The prediction document: fields "summary", with data_parallel also fields "data_parallel" and table
+/// "buckets", then table "layers" (per-layer times, their calibration and bound).
+Document predict_report(const PredictRequest& req);
+
+// ---- roofline -----------------------------------------------------------------------------------------------
+
+/// What `ridge roofline` places: models on the rooflines of devices, with optional measurements.
+struct RooflineRequest {
+  std::vector<std::string> models;        ///< zoo names or .onnx paths
+  LoadOptions load;                       ///< batch and input sizes
+  std::optional<DType> dtype;             ///< element type of tensors (nullopt: the precision's)
+  std::vector<std::string> devices;       ///< device ids or aliases
+  std::vector<std::string> device_dirs;   ///< further device folders
+  std::string precision = "fp32";         ///< peak precision name (fp64|fp32|tf32|fp16|bf16|int8)
+  std::string level = "dram";             ///< memory level whose bandwidth forms the roof
+  std::vector<MeasuredRun> measured;      ///< measurements matched to models and devices (match_measurement)
+  std::vector<std::string> measured_files;  ///< measurement files read (after the devices are found) and
+                                            ///< matched after `measured`
+  bool summary_only = false;              ///< per-model rows only, no layer table
+  bool charts = true;                     ///< also build one roofline chart per device
+};
+
+/// The roofline document (tables "devices", "models", and "layers" unless summary_only) and one roofline chart
+/// per device with the model and layer points.
+struct RooflineResult {
+  Document doc;
+  std::vector<chart::Chart> charts;  ///< one per device, in request order (none without RooflineRequest::charts)
+};
+RooflineResult roofline_report(const RooflineRequest& req);
+
+// ---- measure ------------------------------------------------------------------------------------------------
+
+/// How `ridge measure` runs a loaded graph on this CPU.
+struct MeasureRequest {
+  MeasureOptions options;       ///< executor (threads, seed, train) and repeat policy
+  std::string machine_profile;  ///< `ridge machine` profile for the roofline columns ("" = the cached one; "none")
+  std::string model_file;       ///< .onnx file whose payloads (weights, Constants, Clip bounds) are read; "" = random
+};
+/// Measures `g` (loaded at the batch and training mode to run) with oneDNN: refuses a graph that does not fit in
+/// memory (ridge::Error), calls `starting` (when set) just before the first run, and fills the roofline columns
+/// from the machine profile (a missing profile is a note).
+ModelMeasurement measure_model(const Graph& g, const MeasureRequest& req, const std::function<void()>& starting = {});
+/// The measurement document: fields "summary" (end to end) and table "layers" (per layer, with counters); with an
+/// end-to-end measurement also fields "end_to_end" and tables "fusion_groups" and "end_to_end_steps".
+Document measure_report(const Graph& g, const ModelMeasurement& m);
+
+// ---- run ----------------------------------------------------------------------------------------------------
+
+/// What `ridge run` executes: a model once on this CPU, compared with expected outputs.
+struct RunRequest {
+  std::string model;                  ///< .onnx file (its real weights are read) or zoo name (random weights)
+  std::vector<std::string> inputs;    ///< input TensorProto files (.pb), bound by name or in graph-input order
+  std::vector<std::string> expected;  ///< expected output files (.pb), by name or in graph-output order
+  double rtol = 1e-3;                 ///< relative tolerance of the comparison
+  double atol = 1e-7;                 ///< absolute tolerance of the comparison
+  int64_t batch = 1;                  ///< batch when no input file binds the shapes
+  int threads = 0;                    ///< oneDNN threads (0 = runtime default)
+  uint64_t seed = 42;                 ///< seed of random inputs and weights no file provides
+};
+/// One execution: the graph run, its outputs, the document (tables "outputs" and "steps"), and the first
+/// failure (an output outside tolerance, or steps not executed when outputs were expected) as one line.
+struct RunResult {
+  Graph graph;
+  ExecResult exec;
+  Document doc;
+  std::optional<std::string> failure;  ///< nullopt: every expected output matched
+};
+/// Loads, executes and compares (throws ridge::Error for unreadable files, UsageError for surplus tensors).
+RunResult run_model(const RunRequest& req);
+
+// ---- sweep --------------------------------------------------------------------------------------------------
+
+/// One point of a batch-size sweep: ridge's estimate, and a measurement and prediction when it has them.
+struct SweepPoint {
+  std::string model;
+  int64_t batch = 0;
+  Count params = 0, flops = 0, macs = 0, backward_flops = 0, bytes = 0;  ///< estimated totals
+  Count activation_bytes = 0, inference_peak_bytes = 0, training_peak_bytes = 0;  ///< estimated memory
+  bool measured = false;                          ///< the point was measured (its time may still be unknown)
+  std::optional<double> measured_time_s;          ///< measured time per pass
+  std::optional<double> measured_samples_per_s;   ///< batch / measured time
+  bool predicted = false;                         ///< the point was predicted on the sweep's device
+  std::optional<double> predicted_time_s;         ///< predicted time per pass or training step
+  std::optional<double> predicted_samples_per_s;  ///< batch / predicted time
+};
+/// The largest batches of each model that fit a device (model::batch_capacity), for the sweep's capacity table.
+struct SweepCapacity {
+  std::string device;                  ///< device id
+  Count memory_bytes = 0;              ///< its memory
+  std::string optimizer;               ///< optimizer of the training peak
+  std::vector<std::pair<std::string, std::optional<BatchCapacity>>> models;  ///< nullopt: memory unknown
+};
+/// What the sweep report shows besides its points.
+struct SweepReportRequest {
+  std::vector<std::string> models;        ///< the swept models
+  size_t planned_points = 0;              ///< points planned (results may be fewer)
+  std::string device;                     ///< device predictions were made on ("" = none)
+  std::optional<SweepCapacity> capacity;  ///< table "capacity" (with a device)
+};
+/// The sweep document: table "points" (estimates, measured and predicted columns when any point has them),
+/// table "fits" (least-squares line per model and quantity against batch), and "capacity" when requested.
+Document sweep_report(const SweepReportRequest& req, const std::vector<SweepPoint>& points);
+/// FLOPs and memory against batch (estimates), and measured time when any point has one; one series per model.
+std::vector<chart::Chart> sweep_charts(const std::vector<SweepPoint>& points);
+
+// ---- machine ------------------------------------------------------------------------------------------------
+
+/// This CPU's empirical roofline (from measure::load_or_measure_machine): fields "cpu", peaks and bandwidths per
+/// level, tables "peaks" and "levels" (and "sweep", every working-set point, with `with_sweep`); the whole profile
+/// under extra["profile"].
+Document machine_report(const measure::MachineProfile& p, const measure::ProfileSource& src, bool with_sweep);
+
+// ---- ingest -------------------------------------------------------------------------------------------------
+
+/// What `ridge ingest` reads and how it sums, groups and compares it.
+struct IngestRequest {
+  std::vector<std::pair<std::string, std::string>> files;  ///< (profiler output path, label such as "bs=10")
+  std::string input_format;               ///< force a format (ingest::format_name) instead of detecting it ("")
+  std::string join = "auto";              ///< combine files launch by launch: auto|id|none
+  std::string arch;                       ///< GPU architecture for the tensor-core factor ("" = from the files)
+  std::optional<int64_t> tensor_factor;   ///< FLOPs per tensor-pipe instruction (overrides arch)
+  std::optional<size_t> run;              ///< only run N (1-based) when the files hold several
+  std::string group = "family";           ///< family|nvtx|process|name|label|file|run|op
+  std::optional<size_t> top;              ///< kernels listed (nullopt: 25 in the short form, all in the full one)
+  std::string model;                      ///< compare with ridge's estimate of this model ("" = no comparison)
+  int64_t batch = 1;                      ///< batch of the profiled run (with model)
+  int64_t steps = 1;                      ///< iterations in the capture (with model)
+  bool train = false;                     ///< the capture holds training steps
+};
+/// Reads, combines and derives the files of `req` (throws ridge::Error when nothing could be read, UsageError
+/// for an unknown input format or a comparison over several runs).
+ingest::Profile ingest_profile(const IngestRequest& req);
+/// The ingest document: fields "totals", tables "groups", "runs" (and fields "fit" for labelled runs),
+/// "compare" (with a model), "counters" and "kernels" (the longest `top` unless `all_kernels`, which also adds
+/// every column).
+Document ingest_report(const ingest::Profile& p, const IngestRequest& req, bool all_kernels);
+
+// ---- devices ------------------------------------------------------------------------------------------------
+
+/// What `ridge devices` lists.
+struct DevicesRequest {
+  std::vector<std::string> device_dirs;  ///< further device folders
+  std::string machine_profile;           ///< `ridge machine` profile to add as device "machine" ("" = the cached one)
+};
+/// The device table "devices" (peaks per precision, DRAM bandwidth, ridge point, memory, SMs) with whole
+/// device records under extra["devices"]; a missing or bad machine profile is a note, not an error.
+Document devices_report(const DevicesRequest& req);
+
+}  // namespace ridge::report

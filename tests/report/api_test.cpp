@@ -1,0 +1,297 @@
+// The per-command library calls of include/ridge/api.hpp, called with plain values (no CLI, no binary).
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "ridge/api.hpp"
+#include "ridge/error.hpp"
+#include "support/test_support.hpp"
+
+namespace ridge::report {
+namespace {
+
+const Table& table(const Document& d, const std::string& key) {
+  for (const auto& b : d.blocks)
+    if (auto* t = std::get_if<Table>(&b); t && t->key == key) return *t;
+  throw std::runtime_error("no table " + key);
+}
+
+const Fields& fields(const Document& d, const std::string& key) {
+  for (const auto& b : d.blocks)
+    if (auto* f = std::get_if<Fields>(&b); f && f->key == key) return *f;
+  throw std::runtime_error("no fields " + key);
+}
+
+const Cell& field(const Fields& f, const std::string& key) {
+  for (const auto& [col, cell] : f.items)
+    if (col.key == key) return cell;
+  throw std::runtime_error("no field " + key);
+}
+
+Count count_of(const Cell& c) { return std::get<Count>(c.value); }
+double real_of(const Cell& c) { return std::get<double>(c.value); }
+
+Graph resnet18() { return load_model("resnet18", LoadOptions{}); }
+
+TEST(SummaryReport, ListsEveryNodeWithExactTotals) {
+  const Graph g = resnet18();
+  const Document d = summary_report(g, SummaryOptions{});
+  EXPECT_EQ(table(d, "layers").rows.size(), g.nodes.size());
+  EXPECT_EQ(count_of(field(fields(d, "totals"), "params")), estimate(g).total.params);
+  EXPECT_EQ(count_of(field(fields(d, "totals"), "flops")), estimate(g).total.flops);
+  EXPECT_EQ(fields(d, "memory").title, "Memory (sgd optimizer)");
+  EXPECT_EQ(d.extra["model"], "resnet18");
+}
+
+TEST(SummaryReport, GroupsByDepthAndCountsUnderAConvention) {
+  const Graph g = resnet18();
+  SummaryOptions o;
+  o.depth = 1;
+  o.convention = Convention::Fvcore;
+  o.optimizer = Optimizer::Adam;
+  o.precision = require_precision_mode("amp-bf16");
+  const Document d = summary_report(g, o);
+  const Table& layers = table(d, "layers");
+  EXPECT_LT(layers.rows.size(), g.nodes.size());
+  EXPECT_GE(layers.column("headline"), 0);
+  EXPECT_EQ(count_of(field(fields(d, "totals"), "headline")), count_under(g, Convention::Fvcore).total);
+  EXPECT_EQ(fields(d, "memory").title, "Memory (adam optimizer, amp-bf16)");
+  // AMP keeps fp32 weights, gradients and master weights, and two fp32 Adam states per parameter.
+  const Count params = estimate(g).total.params;
+  EXPECT_EQ(count_of(field(fields(d, "memory"), "grad_bytes")), 4 * params);
+}
+
+TEST(SummaryReport, FittingDepthKeepsTheTableWithinTheRows) {
+  const Graph g = resnet18();
+  EXPECT_EQ(fitting_depth(g, g.nodes.size()), 0);
+  const int depth = fitting_depth(g, 20);
+  EXPECT_GE(depth, 1);
+  SummaryOptions o;
+  o.depth = depth;
+  EXPECT_LE(table(summary_report(g, o), "layers").rows.size(), 20u);
+}
+
+TEST(FlopsReport, PicksConventionsAsTheCommandDoes) {
+  EXPECT_EQ(flops_conventions(false, std::nullopt), std::vector<Convention>{Convention::Ridge});
+  EXPECT_EQ(flops_conventions(false, Convention::Thop), (std::vector<Convention>{Convention::Ridge, Convention::Thop}));
+  EXPECT_EQ(flops_conventions(true, Convention::Thop).size(), conventions().size());
+}
+
+TEST(FlopsReport, OneRowPerConventionWithItsExactHeadline) {
+  const Graph g = resnet18();
+  const auto which = flops_conventions(true, std::nullopt);
+  const Document d = flops_report(g, which);
+  const Table& t = table(d, "conventions");
+  ASSERT_EQ(t.rows.size(), which.size());
+  for (size_t i = 0; i < which.size(); ++i)
+    EXPECT_EQ(count_of(t.rows[i][static_cast<size_t>(t.column("headline"))]), count_under(g, which[i]).total);
+  EXPECT_EQ(count_of(field(fields(d, "totals"), "macs")), estimate(g).total.macs);
+}
+
+TEST(DevicesReport, ListsTheDatabaseAndSaysWhyThisMachineIsMissing) {
+  DevicesRequest req;
+  req.machine_profile = test::temp_dir() + "/no-profile.json";
+  const Document d = devices_report(req);
+  EXPECT_EQ(table(d, "devices").rows.size(), load_devices().size());
+  EXPECT_EQ(d.extra["devices"].size(), load_devices().size());
+  bool noted = false;
+  for (const auto& n : d.notes) noted |= n.find("no profile at " + req.machine_profile) != std::string::npos;
+  EXPECT_TRUE(noted);
+}
+
+TEST(PredictReport, MatchesThePredictionOfTheModelStage) {
+  PredictRequest req;
+  req.model = "resnet18";
+  req.device = "a100";
+  req.load.batch = 8;
+  const Document d = predict_report(req);
+  const Device dev = find_device(load_devices(), "a100");
+  PredictSettings s;
+  s.batch = 8;
+  LoadOptions lo;
+  lo.batch = 8;
+  const Prediction p = predict(load_model_work("resnet18", lo).layers, predict_options(dev, s));
+  EXPECT_DOUBLE_EQ(real_of(field(fields(d, "summary"), "total_time_s")), p.total_time_s);
+  EXPECT_EQ(table(d, "layers").rows.size(), p.layers.size());
+  EXPECT_EQ(d.extra["precision"], "fp32");
+}
+
+TEST(PredictReport, HandGivenFlopsAndDataParallelTraining) {
+  PredictRequest req;
+  req.model = "paper-model";
+  req.device = "v100";
+  req.flops = Count(1000000000);
+  req.train = true;
+  req.ppp = 0.5;
+  const Document d = predict_report(req);
+  EXPECT_EQ(table(d, "layers").rows.size(), 1u);
+  EXPECT_EQ(d.notes.front(), "FLOPs from --flops: memory traffic and kernel launches are not modelled");
+
+  PredictRequest dp;
+  dp.model = "resnet18";
+  dp.device = "v100";
+  dp.train = true;
+  dp.data_parallel.cluster.devices = 16;
+  dp.data_parallel.allreduce = "ring";
+  EXPECT_GT(table(predict_report(dp), "buckets").rows.size(), 0u);
+  dp.train = false;
+  EXPECT_THROW(predict_report(dp), UsageError);
+}
+
+TEST(PredictReport, BadNamesAreUsageErrors) {
+  PredictRequest req;
+  req.model = "resnet18";
+  req.device = "a100";
+  req.combine = "both";
+  EXPECT_THROW(predict_report(req), UsageError);
+  req.combine = "sum";
+  req.precision = "fp12";
+  EXPECT_THROW(predict_report(req), UsageError);
+}
+
+}  // namespace
+}  // namespace ridge::report
+
+namespace ridge::report {
+namespace {
+
+TEST(RooflineReport, OneRowPerModelAndDeviceAndOneChartPerDevice) {
+  RooflineRequest req;
+  req.models = {"resnet18"};
+  req.devices = {"a100", "v100"};
+  const RooflineResult r = roofline_report(req);
+  EXPECT_EQ(table(r.doc, "devices").rows.size(), 2u);
+  EXPECT_EQ(table(r.doc, "models").rows.size(), 2u);
+  EXPECT_EQ(r.charts.size(), 2u);
+  req.summary_only = true;
+  req.charts = false;
+  const RooflineResult s = roofline_report(req);
+  EXPECT_TRUE(s.charts.empty());
+  EXPECT_THROW(table(s.doc, "layers"), std::runtime_error);
+}
+
+TEST(RooflineReport, UsesAMatchingMeasurementsTime) {
+  RooflineRequest req;
+  req.models = {"resnet18"};
+  req.devices = {"a100"};
+  MeasuredRun m;
+  m.file = "run.json";
+  m.model = "resnet18";
+  m.layers = {MeasuredRow{"all", "", 1e-3, Count(2000000000), Count(1000000), std::nullopt, "", {}}};
+  req.measured = {m};
+  const RooflineResult r = roofline_report(req);
+  const Table& models = table(r.doc, "models");
+  EXPECT_DOUBLE_EQ(real_of(models.rows[0][static_cast<size_t>(models.column("measured_time_s"))]), 1e-3);
+  EXPECT_EQ(count_of(models.rows[0][static_cast<size_t>(models.column("flops"))]), Count(2000000000));
+}
+
+TEST(IngestReport, ReadsSumsAndListsKernels) {
+  RIDGE_REQUIRE_SHARED();
+  IngestRequest req;
+  req.files = {{test::fixture("profiles/01_ncu_text_nyu_A100_resnet18_bs10_train_smsp_flops_dram.log"), ""}};
+  const ingest::Profile p = ingest_profile(req);
+  ASSERT_FALSE(p.kernels.empty());
+  const Document all = ingest_report(p, req, true);
+  EXPECT_EQ(table(all, "kernels").rows.size(), p.kernels.size());
+  EXPECT_EQ(count_of(field(fields(all, "totals"), "kernels")), ingest::totals(p).kernels);
+  const Document top = ingest_report(p, req, false);
+  EXPECT_LE(table(top, "kernels").rows.size(), 25u);
+  req.model = "resnet18";
+  req.batch = 10;
+  req.train = true;
+  const Document compared = ingest_report(p, req, false);
+  EXPECT_EQ(table(compared, "compare").rows.size(), 2u);
+}
+
+TEST(IngestReport, UnknownInputFormatIsAUsageError) {
+  IngestRequest req;
+  req.files = {{"x.log", ""}};
+  req.input_format = "bogus";
+  EXPECT_THROW(ingest_profile(req), UsageError);
+}
+
+}  // namespace
+}  // namespace ridge::report
+
+namespace ridge::report {
+namespace {
+
+TEST(MeasureReport, MeasuresALoadedGraphAndCallsBackBeforeTheFirstRun) {
+  const Graph g = load_model("relu:1x8x16x16", LoadOptions{});
+  MeasureRequest req;
+  req.options.max_repeats = 2;
+  req.options.min_repeats = 1;
+  req.options.warmup = 0;
+  req.machine_profile = "none";
+  int started = 0;
+  const ModelMeasurement m = measure_model(g, req, [&] { ++started; });
+  EXPECT_EQ(started, 1);
+  const Document d = measure_report(g, m);
+  EXPECT_EQ(table(d, "layers").rows.size(), m.layers.size());
+  EXPECT_EQ(d.extra["device"], "cpu");
+  EXPECT_EQ(count_of(field(fields(d, "summary"), "flops")), m.flops);
+}
+
+TEST(RunReport, ExecutesOnceAndListsOutputsAndSteps) {
+  RunRequest req;
+  req.model = "relu:1x8x16x16";
+  const RunResult r = run_model(req);
+  EXPECT_FALSE(r.failure.has_value());
+  EXPECT_EQ(table(r.doc, "outputs").rows.size(), r.exec.outputs.size());
+  EXPECT_EQ(table(r.doc, "steps").rows.size(), r.exec.steps.size());
+  EXPECT_EQ(r.doc.extra["passed"], true);
+}
+
+TEST(MachineReport, ListsThePeaksAndLevelsOfAProfile) {
+  measure::MachineProfile p;
+  p.cpu.model = "Test CPU";
+  p.threads = 4;
+  const Document d = machine_report(p, measure::ProfileSource{}, false);
+  EXPECT_EQ(std::get<std::string>(field(fields(d, "cpu"), "model").value), "Test CPU");
+  EXPECT_NO_THROW(table(d, "peaks"));
+  EXPECT_THROW(table(d, "sweep"), std::runtime_error);
+  const Document with_sweep = machine_report(p, measure::ProfileSource{}, true);
+  EXPECT_NO_THROW(table(with_sweep, "sweep"));
+}
+
+}  // namespace
+}  // namespace ridge::report
+
+namespace ridge::report {
+namespace {
+
+SweepPoint point(int64_t batch, std::optional<double> measured_s = std::nullopt) {
+  SweepPoint p;
+  p.model = "m";
+  p.batch = batch;
+  p.flops = 1000 * batch + 10;
+  p.training_peak_bytes = 64 * batch;
+  p.measured = measured_s.has_value();
+  p.measured_time_s = measured_s;
+  return p;
+}
+
+TEST(SweepReport, PointsFitsAndCapacityFromTypedPoints) {
+  SweepReportRequest req{{"m"}, 3, "", std::nullopt};
+  const std::vector<SweepPoint> points = {point(1), point(2)};
+  const Document d = sweep_report(req, points);
+  EXPECT_EQ(table(d, "points").rows.size(), 2u);
+  EXPECT_LT(table(d, "points").column("measured_time_s"), 0);
+  const Table& fits = table(d, "fits");
+  const size_t flops_row = 0;  // quantities in order: flops first
+  EXPECT_DOUBLE_EQ(real_of(fits.rows[flops_row][static_cast<size_t>(fits.column("slope_per_sample"))]), 1000.0);
+  EXPECT_EQ(d.title, "batch-size sweep: m (2 of 3 points)");
+  EXPECT_THROW(table(d, "capacity"), std::runtime_error);
+  EXPECT_EQ(sweep_charts(points).size(), 2u);
+
+  req.device = "a100";
+  req.capacity = SweepCapacity{"a100", Count(40) << 30, "sgd", {{"m", BatchCapacity{512, 128}}, {"n", std::nullopt}}};
+  const std::vector<SweepPoint> measured = {point(1, 1e-3), point(2)};
+  const Document c = sweep_report(req, measured);
+  EXPECT_EQ(table(c, "capacity").rows.size(), 2u);
+  EXPECT_GE(table(c, "points").column("measured_time_s"), 0);
+  EXPECT_EQ(sweep_charts(measured).size(), 3u);
+}
+
+}  // namespace
+}  // namespace ridge::report
