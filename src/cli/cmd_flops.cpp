@@ -43,6 +43,8 @@ CLI::App* add_flops_command(CLI::App& app) {
     }
     Graph g = load_model(o->model, o->m.load_options());
     ModelCost mc = estimate(g);
+    const Incompleteness inc = incompleteness(g, mc);
+    o->m.check(inc, o->model);
     using report::Cell;
     using report::Unit;
     report::Table t;
@@ -75,6 +77,7 @@ CLI::App* add_flops_command(CLI::App& app) {
     for (const auto& [op, count] : mc.excluded_ops)
       d.notes.push_back(fmt::format("{} node(s) of op {} could not be costed and are EXCLUDED from every count", count, op));
     for (const auto& n : g.notes) d.notes.push_back(n);
+    mark_incomplete(d, inc);
     o->out.emit(d);
   });
   return cmd;

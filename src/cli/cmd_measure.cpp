@@ -157,6 +157,7 @@ CLI::App* add_measure_command(CLI::App& app) {
     LoadOptions lo = o->m.load_options();
     lo.training = o->train;
     Graph g = load_model(o->model, lo);
+    o->m.check(incompleteness(g, estimate(g)), o->model);
     MeasureOptions mo;
     mo.exec.threads = o->threads;
     mo.exec.seed = o->seed;

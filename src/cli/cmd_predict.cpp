@@ -151,6 +151,8 @@ void run(const PredictArgs& a) {
     if (a.train) doc.notes.push_back("--flops with --train: backward assumed 2x forward FLOPs, no weight update");
   } else {
     work = load_model_work(a.model, load);
+    a.m.check(work.incomplete, a.model);
+    mark_incomplete(doc, work.incomplete);
     doc.notes.insert(doc.notes.end(), work.notes.begin(), work.notes.end());
   }
   opt.bytes_per_param = mode.weight_bytes;

@@ -248,6 +248,7 @@ void run_report(const ReportOptions& o) {
   if (o.output.empty()) throw UsageError("-o FILE.html is required");
   Context c{o, load_model(o.model, o.m.load_options()), {}, {}, {}, {}, {}, {}};
   c.costs = estimate(c.graph);
+  o.m.check(incompleteness(c.graph, c.costs), o.model);
   c.memory = estimate_memory(c.graph);
   c.work = layer_work(c.graph, c.costs);
   if (!o.devices.empty()) {

@@ -127,6 +127,7 @@ void run(const RooflineArgs& a) {
   std::vector<bool> used(measurements.size(), false);
   for (const auto& model : a.models) {
     const ModelWork work = load_model_work(model, load);
+    a.m.check(work.incomplete, model);
     doc.notes.insert(doc.notes.end(), work.notes.begin(), work.notes.end());
     for (const Device& d : devices) {
       const double peak = d.require_peak(*precision), bw = d.bandwidth(a.level);

@@ -1,5 +1,7 @@
 #include "summary_doc.hpp"
 
+#include "model_options.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -174,6 +176,7 @@ report::Document summary_document(const Graph& g, const SummaryOptions& opts) {
   for (const auto& [op, count] : mc.excluded_ops) excluded[op] = count;
   d.extra["totals"]["excluded_ops"] = excluded;
   d.extra["model"] = g.name;
+  mark_incomplete(d, incompleteness(g, mc));
   return d;
 }
 

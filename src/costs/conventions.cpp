@@ -117,6 +117,51 @@ Count softmax_rows_len(const Graph& g, const Node& n, Count& len) {
   return len > 0 ? s.elements() / len : 0;
 }
 
+/// One ONNX LSTM/GRU/RNN node (= one layer of an nn.LSTM/GRU/RNN module, both directions) as the tools' module
+/// hooks see it. Every node of these ops is a module's layer, whether or not the importer marked it as the call.
+struct Recurrent {
+  Count tokens = 0;  ///< sequence x batch (the hooks multiply by input.shape[0] * input.shape[1])
+  Count dirs = 1, gates = 1, hidden = 0, in = 0;
+  bool bias = false;
+  Count weights = 0;  ///< elements of W, R and B (the module's weight_ih/hh_l*, bias_ih/hh_l* of this layer)
+};
+std::optional<Recurrent> recurrent(const Graph& g, const Node& n) {
+  if (op_family(n.op) != OpFamily::Recurrent || n.inputs.size() < 3) return std::nullopt;
+  const Shape& x = g.value(n.inputs[0]).shape;
+  const Shape& w = g.value(n.inputs[1]).shape;
+  const Shape& r = g.value(n.inputs[2]).shape;
+  if (x.rank() != 3 || w.rank() != 3 || r.rank() != 3) return std::nullopt;
+  Recurrent l;
+  l.tokens = Count{x[0]} * x[1];
+  l.dirs = w[0];
+  l.gates = n.op == OpKind::LSTM ? 4 : n.op == OpKind::GRU ? 3 : 1;
+  l.hidden = r[2];
+  l.in = w[2];
+  l.bias = n.inputs.size() > 3 && n.inputs[3] >= 0;
+  l.weights = w.elements() + r.elements() + (l.bias ? g.value(n.inputs[3]).shape.elements() : 0);
+  return l;
+}
+/// ptflops' and DeepSpeed's rnn_flops() gate terms per step and direction: RNN H, GRU 7H, LSTM 10H.
+Count hook_gate_terms(const Node& n, Count H) { return n.op == OpKind::LSTM ? 10 * H : n.op == OpKind::GRU ? 7 * H : H; }
+/// ptflops (rnn_flops_counter_hook): per step and direction W_ih and W_hh element counts, the gate terms and
+/// both biases (2·G·H).
+Count ptflops_recurrent(const Node& n, const Recurrent& l) {
+  const Count GH = l.gates * l.hidden;
+  return l.tokens * l.dirs * (GH * l.in + GH * l.hidden + hook_gate_terms(n, l.hidden) + (l.bias ? 2 * GH : 0));
+}
+/// DeepSpeed / calflops (_rnn_forward_hook): 2·rows·cols − rows for each weight matrix, the gate terms, biases.
+Count deepspeed_recurrent(const Node& n, const Recurrent& l) {
+  const Count GH = l.gates * l.hidden;
+  return l.tokens * l.dirs *
+         (2 * GH * l.in - GH + 2 * GH * l.hidden - GH + hook_gate_terms(n, l.hidden) + (l.bias ? 2 * GH : 0));
+}
+/// thop (count_lstm/gru/rnn): per gate (I + H)·H + H (+ 2H with bias); LSTM adds 4H (c' and h'), GRU 4H (r
+/// hadamard and h').
+Count thop_recurrent(const Node& n, const Recurrent& l) {
+  const Count H = l.hidden, per_gate = (l.in + H) * H + H + (l.bias ? 2 * H : 0);
+  return l.tokens * l.dirs * (l.gates * per_gate + (n.op == OpKind::RNN ? 0 : 4 * H));
+}
+
 // ---- one function per tool ----------------------------------------------------------------------------
 
 Count torchvision_rule(const Graph& g, const Node& n) { return gemm_like(n) ? gemm_macs(g, n) : 0; }
@@ -134,6 +179,7 @@ Count fvcore_rule(const Graph& g, const Node& n, bool training) {
 }
 
 Count ptflops_rule(const Graph& g, const Node& n) {
+  if (auto l = recurrent(g, n)) return ptflops_recurrent(n, *l);
   const int x = n.inputs.empty() ? -1 : n.inputs[0];
   const Count out = ops::out_elems(g, n);
   const std::string& t = n.module_type;
@@ -182,6 +228,7 @@ Count ptflops_rule(const Graph& g, const Node& n) {
 }
 
 Count thop_rule(const Graph& g, const Node& n) {
+  if (auto l = recurrent(g, n)) return thop_recurrent(n, *l);
   if (!n.module_call) return 0;
   const int x = n.inputs.empty() ? -1 : n.inputs[0];
   const Count out = ops::out_elems(g, n);
@@ -207,6 +254,8 @@ Count thop_rule(const Graph& g, const Node& n) {
 }
 
 Count torchinfo_rule(const Graph& g, const Node& n) {
+  // RNN modules' inner weights (weight_ih_l0, ...) times output_size[:2] (sequence x batch).
+  if (auto l = recurrent(g, n)) return l->weights * l->tokens;
   if (!n.module_call) return 0;
   const Shape& y = g.value(n.outputs[0]).shape;
   const bool conv = n.module_type.find("Conv") != std::string::npos;
@@ -258,6 +307,7 @@ Count pthflops_rule(const Graph& g, const Node& n) {
 
 /// DeepSpeed flops profiler: returns {MACs, FLOPs} of one node.
 std::pair<Count, Count> deepspeed_rule(const Graph& g, const Node& n, bool training) {
+  if (auto l = recurrent(g, n)) return {0, deepspeed_recurrent(n, *l)};
   const int x = n.inputs.empty() ? -1 : n.inputs[0];
   const Count out = ops::out_elems(g, n);
   switch (op_family(n.op)) {

@@ -374,6 +374,20 @@ bool transpose(RuleContext& c) {
   Shape out;
   for (int64_t p : perm) out.dims.push_back(x->dims[c.axis(p, x->rank())]);
   c.out(0, out);
+  // Integer payloads (torch's pad lowering reverses [begin, end] pairs with Reshape, Slice, Transpose, Reshape).
+  const std::vector<int64_t>* data = c.ints(0);
+  const int64_t n = product(out.dims);
+  if (!data || n < 0 || static_cast<int64_t>(data->size()) != n) return true;
+  std::vector<int64_t> in_stride(x->rank(), 1);
+  for (int d = x->rank() - 2; d >= 0; --d) in_stride[d] = in_stride[d + 1] * x->dims[d + 1];
+  std::vector<int64_t> folded(n), index(out.rank(), 0);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t src = 0;
+    for (int d = 0; d < out.rank(); ++d) src += index[d] * in_stride[c.axis(perm[d], x->rank())];
+    folded[i] = (*data)[src];
+    for (int d = out.rank() - 1; d >= 0 && ++index[d] == out.dims[d]; --d) index[d] = 0;
+  }
+  c.out_ints(0, std::move(folded));
   return true;
 }
 

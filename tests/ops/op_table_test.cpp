@@ -114,6 +114,10 @@ const Row kRows[] = {
     {OpKind::MsSimplifiedLayerNormalization, "com.microsoft.simplifiedlayernormalization:2x3,3/axis=-1", "2x3", 28, 48},
     {OpKind::MsSkipSimplifiedLayerNormalization, "com.microsoft.skipsimplifiedlayernormalization:2x3,2x3,3,3", "2x3",
      40, 51},
+    {OpKind::MsAttention, "com.microsoft.attention:1x3x4,4x12,12/num_heads=2", "1x3x4", 564, 984},
+    {OpKind::MsMultiHeadAttention, "com.microsoft.multiheadattention:1x3x4,1x5x4,1x5x4/num_heads=2", "1x3x4", 408, 624},
+    {OpKind::MsGroupQueryAttention, "com.microsoft.groupqueryattention:1x3x8,1x3x4,1x3x4/kv_num_heads=2/num_heads=4",
+     "1x3x8", 480, 744},
     {OpKind::MsRotaryEmbedding, "com.microsoft.rotaryembedding:1x2x4x8,1x4@i64,16x4,16x4", "1x2x4x8", 192, 192},
 };
 
