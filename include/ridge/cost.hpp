@@ -74,7 +74,7 @@ std::string op_class(const Graph& g, const Node& n);
 // ---- conventions -------------------------------------------------------------------------------------------
 
 /// Counting conventions of popular tools (see docs/counting.md and counting-conventions.md).
-enum class Convention : uint8_t { Ridge, Torchvision, Fvcore, Ptflops, Thop, Torchinfo, Pthflops, Deepspeed, Torch };
+enum class Convention : uint8_t { Ridge, Torchvision, Fvcore, Ptflops, Thop, Torchinfo, Pthflops, Deepspeed, Calflops, Torch };
 
 struct ConventionInfo {
   Convention id;

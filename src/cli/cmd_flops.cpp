@@ -23,12 +23,12 @@ CLI::App* add_flops_command(CLI::App& app) {
   o->m.add_to(cmd);
   cmd->add_flag("--all-conventions,-a", o->all, "Show every convention side by side with what differs");
   cmd->add_option("--convention,-c", o->convention,
-                  "One convention: ridge|torchvision|fvcore|ptflops|thop|torchinfo|pthflops|deepspeed|torch");
+                  "One convention: ridge|torchvision|fvcore|ptflops|thop|torchinfo|pthflops|deepspeed|calflops|torch");
   o->out.add_to(cmd);
   cmd->footer(
       "Conventions reproduce each tool's headline number exactly: torchvision (weights meta _ops), fvcore\n"
       "(FlopCountAnalysis.total), ptflops (pytorch backend, incl. its double count), thop 0.1.1, torchinfo 1.8.0\n"
-      "(Total mult-adds), pthflops (fx mode), deepspeed (flops profiler / calflops), torch (FlopCounterMode).\n"
+      "(Total mult-adds), pthflops (fx mode), deepspeed (flops profiler), calflops, torch (FlopCounterMode).\n"
       "Rules: docs/counting.md.");
   cmd->callback([o] {
     std::vector<Convention> which;

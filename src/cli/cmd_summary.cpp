@@ -32,7 +32,7 @@ CLI::App* add_summary_command(CLI::App& app) {
   auto* old_depth = cmd->add_option("-d", o->depth, "Deprecated: --depth")->check(CLI::Range(0, 64))->group("");
   cmd->add_option("--convention,-c", o->convention,
                   "Also count under another tool's convention: torchvision|fvcore|ptflops|thop|torchinfo|pthflops|"
-                  "deepspeed|torch (adds a per-layer column and totals.headline)");
+                  "deepspeed|calflops|torch (adds a per-layer column and totals.headline)");
   cmd->add_option("--optimizer", o->optimizer, "Optimizer for training memory: sgd|momentum|adam")->capture_default_str();
   cmd->add_option("--precision,-p", o->precision,
                   "Training precision for memory: " + precision_mode_names() + " (default: every tensor at --dtype)");

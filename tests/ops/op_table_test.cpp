@@ -37,6 +37,8 @@ const Row kRows[] = {
     {OpKind::Tanh, "tanh:2x3", "2x3", 6, 18},
     {OpKind::Erf, "erf:2x3", "2x3", 6, 24},
     {OpKind::Gelu, "gelu:2x3/approximate=tanh", "2x3", 48, 84},
+    {OpKind::Elu, "elu:2x3/alpha=1.0", "2x3", 18, 12},
+    {OpKind::Silu, "silu:2x3", "2x3", 24, 30},
     {OpKind::LeakyRelu, "leakyrelu:2x3/alpha=0.01", "2x3", 12, 12},
     {OpKind::HardSigmoid, "hardsigmoid:2x3", "2x3", 24, 18},
     {OpKind::HardSwish, "hardswish:2x3", "2x3", 30, 24},
