@@ -208,6 +208,7 @@ Count fvcore_rule(const Graph& g, const Node& n, bool training) {
 
 Count ptflops_rule(const Graph& g, const Node& n) {
   if (auto l = recurrent(g, n)) return ptflops_recurrent(n, *l);
+  if (captured(n)) return 0;  // e.g. Hugging Face's GELUActivation: not nn.GELU, F.gelu kept in an attribute
   const int x = n.inputs.empty() ? -1 : n.inputs[0];
   const Count out = ops::out_elems(g, n);
   const std::string& t = n.module_type;
@@ -245,6 +246,7 @@ Count ptflops_rule(const Graph& g, const Node& n) {
     case OpKind::MaxPool: case OpKind::AveragePool: case OpKind::AdaptiveAvgPool: case OpKind::GlobalAveragePool:
       return E(g, x);
     case OpKind::MatMul: return ops::matmul_geometry(g, n).macs;
+    case OpKind::Resize: return out;  // patched F.interpolate: N * C * prod(size)
     // F.linear is not patched (since October 2023): a functional linear (inside MultiheadAttention) counts 0.
     case OpKind::Add:
       if (has_attr(n, "torch_fn", "baddbmm") || has_attr(n, "torch_fn", "torch.add")) return E(g, n.inputs[1]);
@@ -504,7 +506,7 @@ ConventionCount count_under(const Graph& g, Convention c) {
         case Convention::Ptflops: v = ptflops_rule(g, n); break;
         case Convention::Thop: v = thop_rule(g, n); break;
         case Convention::Torchinfo: v = torchinfo_rule(g, n); break;
-        case Convention::Pthflops: v = pthflops_rule(g, n); break;
+        case Convention::Pthflops: v = inside_any(n, mha) ? 0 : pthflops_rule(g, n); break;  // fx leaf
         case Convention::Deepspeed: case Convention::Calflops: {
           // calflops does not patch torch.bmm: nn.MultiheadAttention's two products (bmm in torch 1.13) count 0.
           if (c == Convention::Calflops && n.op == OpKind::MatMul && inside_any(n, mha)) break;
@@ -523,15 +525,16 @@ ConventionCount count_under(const Graph& g, Convention c) {
   }
   // ptflops and the MultiheadAttention hook (multihead_attention_counter_hook): its own formula per call, in
   // addition to the patched tensor ops (bmm, softmax). Query length from the in_proj input, key/value length from
-  // the second in_proj linear of a cross-attention (k is v), else the query's.
+  // the second input linear of a cross-attention (k is v: torch splits in_proj_weight into Q and KV linears),
+  // else the query's. The head count from the [L, B*heads, head] view (the largest that fits).
   if (c == Convention::Ptflops) {
     for (const std::string& path : mha) {
       int anchor = -1, kv = -1;
       for (size_t i = 0; i < g.nodes.size(); ++i) {
         const Node& n = g.nodes[i];
-        if (n.module != path || n.op != OpKind::Gemm) continue;
-        if (n.name == path + ".in_proj") anchor = static_cast<int>(i);
-        if (n.name == path + ".in_proj_1") kv = static_cast<int>(i);
+        if (n.module != path || n.op != OpKind::Gemm || n.name == path + ".out_proj") continue;
+        if (anchor < 0) anchor = static_cast<int>(i);
+        else if (kv < 0) kv = static_cast<int>(i);
       }
       if (anchor < 0) continue;
       const Node& n = g.nodes[anchor];
@@ -541,7 +544,8 @@ ConventionCount count_under(const Graph& g, Convention c) {
       for (const Node& r : g.nodes)
         if (r.module == path && r.op == OpKind::Reshape) {
           const Shape& rs = g.value(r.outputs[0]).shape;
-          if (rs.rank() == 3 && rs[1] % q[1] == 0 && rs[2] * (rs[1] / q[1]) == q[2]) heads = rs[1] / q[1];
+          if (rs.rank() == 3 && rs[1] % q[1] == 0 && rs[2] * (rs[1] / q[1]) == q[2])
+            heads = std::max<int64_t>(heads, rs[1] / q[1]);
         }
       const bool bias = n.inputs.size() > 2 && n.inputs[2] >= 0;
       const Count L = q[0], S = k[0], B = q[1], Em = q[2], hd = Em / heads;

@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Writes tests/load/data/ort_attention_ops.onnx: ONNX Runtime's com.microsoft attention fusions in one small
+"""Writes tests/load/data/ort_attention_ops.onnx (and incomplete_custom_op.onnx, a Relu then an op ridge has no
+record for, for the INCOMPLETE line and --strict): ONNX Runtime's com.microsoft attention fusions in one small
 weightless model, as its transformer optimizer leaves them. Run with Debian's python3-onnx:
 `/usr/bin/python3 tests/load/make_ort_contrib_models.py`. Built with onnx.helper without the checker (libonnx has no
 schema for contrib ops); float initializers carry dims only, integer ones their values.
@@ -57,5 +58,19 @@ def main():
         f.write(m.SerializeToString())
 
 
+
+def incomplete():
+    x = h.make_tensor_value_info("x", T.FLOAT, [1, 8])
+    nodes = [h.make_node("Relu", ["x"], ["r"], name="relu"),
+             h.make_node("Mystery", ["r"], ["y"], name="mystery", domain="com.example")]
+    g = h.make_graph(nodes, "incomplete", [x], [h.make_tensor_value_info("y", T.FLOAT, [1, 8])])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17), h.make_opsetid("com.example", 1)],
+                     producer_name="ridge-tests")
+    m.ir_version = 8
+    with open(os.path.join(OUT, "incomplete_custom_op.onnx"), "wb") as f:
+        f.write(m.SerializeToString())
+
+
 if __name__ == "__main__":
     main()
+    incomplete()

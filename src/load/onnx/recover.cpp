@@ -174,6 +174,12 @@ std::optional<Fusion> gelu_at(Work& w, const Matcher& m, int div) {
   n.op_type = "Gelu";
   n.inputs = {x};
   n.attrs = Attrs{};
+  // Hugging Face's activation modules (`ffn/activation`, `intermediate_act_fn`, `mlp/act`) keep F.gelu in an
+  // attribute: function patching never sees it, unlike nn.GELU's forward.
+  const std::string& scope = w.onnx_names[div];
+  const size_t end = scope.rfind('/'), start = end == std::string::npos ? end : scope.rfind('/', end - 1);
+  const std::string module = start == std::string::npos ? "" : scope.substr(start + 1, end - start - 1);
+  if (module == "activation" || module == "act" || module.ends_with("act_fn")) n.attrs.set("torch_fn", std::string("captured"));
   return Fusion{half, {div, erf, add, mul}};
 }
 
