@@ -33,6 +33,10 @@ struct SummaryOptions {
                                           ///< (nullopt: every tensor at the graph's dtype)
 };
 
+/// Marks a report of an incomplete model: `alert` (the INCOMPLETE line printed first), JSON `complete` and
+/// `not_costed` (node, op, reason).
+void mark_incomplete(Document& d, const Incompleteness& inc);
+
 /// The deepest module depth at which the layer table has at most `max_rows` rows (0 = every node, when all of
 /// them fit; at least 1).
 int fitting_depth(const Graph& g, size_t max_rows);
@@ -65,6 +69,7 @@ struct DataParallelRequest {
 /// What `ridge predict` predicts: a model on a device at a precision mode, optionally data-parallel.
 struct PredictRequest {
   std::string model;                      ///< zoo name, .onnx path or descriptor (a label only with `flops`)
+  bool strict = false;                    ///< a node that cannot be costed is an error (require_complete)
   LoadOptions load;                       ///< batch and input sizes; `training` follows `train`
   std::optional<DType> dtype;             ///< element type of tensors (nullopt: the precision mode's activations)
   std::string device;                     ///< device id or alias
@@ -91,6 +96,7 @@ Document predict_report(const PredictRequest& req);
 /// What `ridge roofline` places: models on the rooflines of devices, with optional measurements.
 struct RooflineRequest {
   std::vector<std::string> models;        ///< zoo names or .onnx paths
+  bool strict = false;                    ///< a node that cannot be costed is an error (require_complete)
   LoadOptions load;                       ///< batch and input sizes
   std::optional<DType> dtype;             ///< element type of tensors (nullopt: the precision's)
   std::vector<std::string> devices;       ///< device ids or aliases

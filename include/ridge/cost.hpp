@@ -37,6 +37,29 @@ struct ModelCost {
 /// get a non-Ok status and are listed in excluded_ops.
 ModelCost estimate(const Graph& g);
 
+/// What estimate() could not cost, for the loud first line of every report, JSON's `complete`/`not_costed` and
+/// --strict. Totals of an incomplete model are lower bounds.
+struct Incompleteness {
+  /// One node excluded from the totals.
+  struct Item {
+    int node = -1;
+    std::string name;    ///< node name
+    std::string op;      ///< op type as in the model ("NonMaxSuppression")
+    std::string reason;  ///< NodeCost::reason
+  };
+  std::vector<Item> nodes;                       ///< every excluded node, in graph order
+  std::vector<std::pair<std::string, int>> ops;  ///< op type -> excluded nodes, most nodes first (then by name)
+  /// True when every node was costed.
+  bool complete() const { return nodes.empty(); }
+};
+/// The nodes of `mc` (from estimate(g)) that were not costed.
+Incompleteness incompleteness(const Graph& g, const ModelCost& mc);
+/// The one-line warning that heads every human report of an incomplete model: "INCOMPLETE: 3 nodes not costed
+/// (NonMaxSuppression x2, Loop) — totals are lower bounds (--strict makes this an error)"; "" when complete.
+std::string incomplete_line(const Incompleteness& inc);
+/// --strict: throws ridge::Error naming the first node that was not costed and why; returns when complete.
+void require_complete(const Incompleteness& inc, const std::string& model);
+
 /// Which values need a gradient: params, and activations downstream of a param. Graph inputs do not (so the
 /// first layer has no grad-input cost).
 std::vector<bool> requires_grad(const Graph& g);
@@ -51,7 +74,7 @@ std::string op_class(const Graph& g, const Node& n);
 // ---- conventions -------------------------------------------------------------------------------------------
 
 /// Counting conventions of popular tools (see docs/counting.md and counting-conventions.md).
-enum class Convention : uint8_t { Ridge, Torchvision, Fvcore, Ptflops, Thop, Torchinfo, Pthflops, Deepspeed, Torch };
+enum class Convention : uint8_t { Ridge, Torchvision, Fvcore, Ptflops, Thop, Torchinfo, Pthflops, Deepspeed, Calflops, Torch };
 
 struct ConventionInfo {
   Convention id;

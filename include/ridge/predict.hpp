@@ -47,6 +47,7 @@ struct ModelWork {
   Count param_bytes = 0;            ///< trainable parameter bytes = gradient bytes for data-parallel training
   int bytes_per_element = 4;        ///< element size at the precision
   std::vector<std::string> notes;   ///< uncosted ops (excluded from totals) and importer notes
+  Incompleteness incomplete;        ///< the nodes not costed (incompleteness())
 };
 /// Loads MODEL (zoo name or .onnx) with `opts` (batch, input sizes, element type, training) and costs it.
 ModelWork load_model_work(const std::string& model, const LoadOptions& opts);

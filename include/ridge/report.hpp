@@ -90,6 +90,7 @@ struct Document {
   nlohmann::json inputs = nlohmann::json::object();  ///< what it was asked (model, batch, dtype, device, ...)
   std::string main_table;             ///< key of the table `--csv FILE` writes ("" = the first table)
   std::vector<Block> blocks;
+  std::string alert;                  ///< printed as the FIRST line of table and md output (e.g. "INCOMPLETE: ...")
   std::vector<std::string> notes;     ///< warnings and explanations; printed after the blocks, JSON "notes"
   nlohmann::json extra = nlohmann::json::object();  ///< merged into JSON output only (structured extras)
 };

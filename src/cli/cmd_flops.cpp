@@ -25,12 +25,12 @@ CLI::App* add_flops_command(CLI::App& app) {
   o->m.add_to(cmd);
   cmd->add_flag("--all-conventions,-a", o->all, "Show every convention side by side with what differs");
   cmd->add_option("--convention,-c", o->convention,
-                  "One convention: ridge|torchvision|fvcore|ptflops|thop|torchinfo|pthflops|deepspeed|torch");
+                  "One convention: ridge|torchvision|fvcore|ptflops|thop|torchinfo|pthflops|deepspeed|calflops|torch");
   o->out.add_to(cmd);
   cmd->footer(
       "Conventions reproduce each tool's headline number exactly: torchvision (weights meta _ops), fvcore\n"
       "(FlopCountAnalysis.total), ptflops (pytorch backend, incl. its double count), thop 0.1.1, torchinfo 1.8.0\n"
-      "(Total mult-adds), pthflops (fx mode), deepspeed (flops profiler / calflops), torch (FlopCounterMode).\n"
+      "(Total mult-adds), pthflops (fx mode), deepspeed (flops profiler), calflops, torch (FlopCounterMode).\n"
       "Rules: docs/counting.md.");
   cmd->callback([o] {
     std::optional<Convention> one;
@@ -39,6 +39,7 @@ CLI::App* add_flops_command(CLI::App& app) {
       if (!one) throw UsageError("--convention: unknown convention '" + o->convention + "'");
     }
     const Graph g = load_model(o->model, o->m.load_options());
+    o->m.check(incompleteness(g, estimate(g)), o->model);
     // LLMs (zoo entries and config.json) with --all-conventions: the published LLM formulas beside the graph count.
     const std::optional<LlmConfig> llm = o->all ? llm_config_of(o->model) : std::nullopt;
     o->out.emit(report::flops_report(g, report::flops_conventions(o->all, one), llm ? &*llm : nullptr));

@@ -48,6 +48,7 @@ CLI::App* add_measure_command(CLI::App& app) {
     LoadOptions lo = o->m.load_options();
     lo.training = o->train;
     Graph g = load_model(o->model, lo);
+    o->m.check(incompleteness(g, estimate(g)), o->model);
     report::MeasureRequest req;
     req.options.exec.threads = o->threads;
     req.options.exec.seed = o->seed;

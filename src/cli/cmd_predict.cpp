@@ -44,6 +44,7 @@ Count flops_arg(const std::string& text) {
 
 void run(PredictArgs& a) {
   a.req.load = a.m.load_options();
+  a.req.strict = a.m.strict;
   if (a.m.dtype_given()) a.req.dtype = a.req.load.dtype;
   if (a.flops) a.req.flops = flops_arg(*a.flops);
   const report::Document doc = report::predict_report(a.req);

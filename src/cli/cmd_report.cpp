@@ -462,6 +462,7 @@ void run_report(const ReportOptions& o) {
   load.training = o.train;
   Context c{o, mode, load, load_model(o.model, load)};
   c.costs = estimate(c.graph);
+  o.m.check(incompleteness(c.graph, c.costs), o.model);
   c.memory = estimate_memory(c.graph, *parse_optimizer(o.optimizer), param_storage(mode));
   c.work = layer_work(c.graph, c.costs);
   c.scenario = headline::scenario(c.graph.name, load.batch, std::string(mode.name), o.train);

@@ -22,6 +22,7 @@ struct RooflineArgs {
 
 void run(RooflineArgs& a) {
   a.req.load = a.m.load_options();
+  a.req.strict = a.m.strict;
   if (a.m.dtype_given()) a.req.dtype = a.req.load.dtype;
   a.req.charts = !a.plot.empty();
   const report::RooflineResult r = report::roofline_report(a.req);

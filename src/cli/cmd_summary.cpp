@@ -32,7 +32,7 @@ CLI::App* add_summary_command(CLI::App& app) {
   auto* old_depth = cmd->add_option("-d", o->depth, "Deprecated: --depth")->check(CLI::Range(0, 64))->group("");
   cmd->add_option("--convention,-c", o->convention,
                   "Also count under another tool's convention: torchvision|fvcore|ptflops|thop|torchinfo|pthflops|"
-                  "deepspeed|torch (adds a per-layer column and totals.headline)");
+                  "deepspeed|calflops|torch (adds a per-layer column and totals.headline)");
   cmd->add_option("--optimizer", o->optimizer, "Optimizer for training memory: sgd|momentum|adam")->capture_default_str();
   cmd->add_option("--precision,-p", o->precision,
                   "Training precision for memory: " + precision_mode_names() + " (default: every tensor at --dtype)");
@@ -57,6 +57,7 @@ CLI::App* add_summary_command(CLI::App& app) {
       if (!o->m.dtype_given()) lo.dtype = so.precision->activation_dtype;
     }
     Graph g = load_model(o->model, lo);
+    o->m.check(incompleteness(g, estimate(g)), o->model);
     report::Document doc = report::summary_report(g, so);
     // Without --depth, a terminal gets the module roll-up that fits its height; files and pipes every node.
     const bool auto_depth = !depth->count() && !old_depth->count() && o->out.width() > 0;

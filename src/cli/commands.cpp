@@ -150,6 +150,7 @@ void OutputOptions::emit(const report::Document& screen_in, const report::Docume
   if (!md_file.empty()) report::write_file(files, "md", md_file);
 
   const report::Document screen = complete(screen_in);
+  if (!screen.alert.empty() && format != "table" && format != "md") std::cerr << "ridge: " << screen.alert << "\n";
   if (format == "table") report::write_text(screen, std::cout, report::TextOptions{width()});
   else report::write(screen, format, std::cout);
   std::cout.flush();

@@ -18,6 +18,7 @@ void ModelOptions::add_to(CLI::App* cmd, bool with_batch) {
       ->type_name("NAME=SHAPE");
   dtype_flag = cmd->add_option("--dtype", dtype, "Element type of weights and activations: fp32|fp16|bf16|fp64")
       ->capture_default_str();
+  cmd->add_flag("--strict", strict, "Fail (exit 1) when any node cannot be costed instead of reporting lower bounds");
 }
 
 LoadOptions ModelOptions::load_options(int64_t batch_override) const {

@@ -4,7 +4,9 @@
 #include <string>
 #include <vector>
 
+#include "ridge/cost.hpp"
 #include "ridge/load.hpp"
+#include "ridge/report.hpp"
 
 namespace ridge::cli {
 
@@ -14,9 +16,10 @@ struct ModelOptions {
   int64_t seq_len = 0;                ///< 0 = model default
   std::vector<std::string> inputs;    ///< NAME=1x3x224x224 (ONNX)
   std::string dtype = "fp32";
+  bool strict = false;                ///< --strict: a node that cannot be costed is an error (exit 1)
   CLI::Option* dtype_flag = nullptr;  ///< set by add_to()
 
-  /// Adds --batch, --input-size, --seq-len, --input, --dtype to `cmd`.
+  /// Adds --batch, --input-size, --seq-len, --input, --dtype, --strict to `cmd`.
   void add_to(CLI::App* cmd, bool with_batch = true);
   /// True when --dtype was on the command line (commands with --precision default the dtype to it otherwise).
   bool dtype_given() const { return dtype_flag && dtype_flag->count() > 0; }
@@ -24,6 +27,10 @@ struct ModelOptions {
   LoadOptions load_options() const;
   /// LoadOptions with a different batch size (for sweeps).
   LoadOptions load_options(int64_t batch_override) const;
+  /// With --strict, throws the costs stage's error naming the first node not costed; else does nothing.
+  void check(const Incompleteness& inc, const std::string& model) const {
+    if (strict) require_complete(inc, model);
+  }
 };
 
 /// Parses a batch list: "1:501:50" (start:stop:step, stop inclusive), "1,2,4,8" or "16". Throws UsageError.

@@ -170,6 +170,7 @@ nlohmann::json run_point(const SweepPlan& plan, size_t index) {
   LoadOptions lo = plan.load_options(batch);
   Graph g = load_model(model, lo);
   ModelCost mc = estimate(g);
+  plan.model.check(incompleteness(g, mc), model);
   auto opt = parse_optimizer(plan.optimizer).value_or(Optimizer::SGD);
   MemoryEstimate mem = estimate_memory(g, opt, param_storage(mode));
   nlohmann::json r;

@@ -7,6 +7,7 @@
 #include <array>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "ridge/op_geometry.hpp"
 #include "ridge/op_rules.hpp"
@@ -43,6 +44,9 @@ const std::vector<ConventionInfo> kConventions = {
     {Convention::Deepspeed, "deepspeed", "DeepSpeed flops profiler / calflops (fwd FLOPs)",
      "2 x MACs + conv bias + patched functionals", "FLOP",
      "FLOPs = 2 MACs (+conv bias; linear bias ignored), activations/pooling/softmax E, norms 2E/5E"},
+    {Convention::Calflops, "calflops", "calflops calculate_flops (fwd FLOPs)",
+     "DeepSpeed's rules without the torch.bmm / torch.mm patches", "FLOP",
+     "as deepspeed, but torch.bmm is not patched: the attention products of nn.MultiheadAttention count 0"},
     {Convention::Torch, "torch", "torch.utils.flop_counter.FlopCounterMode", "2 x MACs of GEMM/conv/attention",
      "FLOP", "2 x MACs of matmul/conv kernels only; bias, activations, norms, pooling are 0"},
 };
@@ -74,6 +78,28 @@ bool inside_fx_leaf(const Graph& g, const Node& n) {
     size_t dot = path.rfind('.');
     path = dot == std::string::npos ? "" : path.substr(0, dot);
   }
+  return false;
+}
+
+/// Paths of nn.MultiheadAttention modules: typed by the importer (inside transformer layers), or recognised by
+/// their functional in_proj and out_proj linears (torch names them after the parameters).
+std::set<std::string> mha_paths(const Graph& g) {
+  std::set<std::string> paths, in_proj, out_proj;
+  for (const auto& m : g.modules)
+    if (m.type == "MultiheadAttention") paths.insert(m.path);
+  for (const Node& n : g.nodes) {
+    if (n.op != OpKind::Gemm || n.module.empty()) continue;
+    if (n.name == n.module + ".in_proj") in_proj.insert(n.module);
+    if (n.name == n.module + ".out_proj") out_proj.insert(n.module);
+  }
+  for (const auto& p : in_proj)
+    if (out_proj.count(p)) paths.insert(p);
+  return paths;
+}
+/// True when node `n` runs inside one of the modules `paths`.
+bool inside_any(const Node& n, const std::set<std::string>& paths) {
+  for (const auto& p : paths)
+    if (n.module == p || n.module.rfind(p + ".", 0) == 0) return true;
   return false;
 }
 
@@ -117,6 +143,51 @@ Count softmax_rows_len(const Graph& g, const Node& n, Count& len) {
   return len > 0 ? s.elements() / len : 0;
 }
 
+/// One ONNX LSTM/GRU/RNN node (= one layer of an nn.LSTM/GRU/RNN module, both directions) as the tools' module
+/// hooks see it. Every node of these ops is a module's layer, whether or not the importer marked it as the call.
+struct Recurrent {
+  Count tokens = 0;  ///< sequence x batch (the hooks multiply by input.shape[0] * input.shape[1])
+  Count dirs = 1, gates = 1, hidden = 0, in = 0;
+  bool bias = false;
+  Count weights = 0;  ///< elements of W, R and B (the module's weight_ih/hh_l*, bias_ih/hh_l* of this layer)
+};
+std::optional<Recurrent> recurrent(const Graph& g, const Node& n) {
+  if (op_family(n.op) != OpFamily::Recurrent || n.inputs.size() < 3) return std::nullopt;
+  const Shape& x = g.value(n.inputs[0]).shape;
+  const Shape& w = g.value(n.inputs[1]).shape;
+  const Shape& r = g.value(n.inputs[2]).shape;
+  if (x.rank() != 3 || w.rank() != 3 || r.rank() != 3) return std::nullopt;
+  Recurrent l;
+  l.tokens = Count{x[0]} * x[1];
+  l.dirs = w[0];
+  l.gates = n.op == OpKind::LSTM ? 4 : n.op == OpKind::GRU ? 3 : 1;
+  l.hidden = r[2];
+  l.in = w[2];
+  l.bias = n.inputs.size() > 3 && n.inputs[3] >= 0;
+  l.weights = w.elements() + r.elements() + (l.bias ? g.value(n.inputs[3]).shape.elements() : 0);
+  return l;
+}
+/// ptflops' and DeepSpeed's rnn_flops() gate terms per step and direction: RNN H, GRU 7H, LSTM 10H.
+Count hook_gate_terms(const Node& n, Count H) { return n.op == OpKind::LSTM ? 10 * H : n.op == OpKind::GRU ? 7 * H : H; }
+/// ptflops (rnn_flops_counter_hook): per step and direction W_ih and W_hh element counts, the gate terms and
+/// both biases (2·G·H).
+Count ptflops_recurrent(const Node& n, const Recurrent& l) {
+  const Count GH = l.gates * l.hidden;
+  return l.tokens * l.dirs * (GH * l.in + GH * l.hidden + hook_gate_terms(n, l.hidden) + (l.bias ? 2 * GH : 0));
+}
+/// DeepSpeed / calflops (_rnn_forward_hook): 2·rows·cols − rows for each weight matrix, the gate terms, biases.
+Count deepspeed_recurrent(const Node& n, const Recurrent& l) {
+  const Count GH = l.gates * l.hidden;
+  return l.tokens * l.dirs *
+         (2 * GH * l.in - GH + 2 * GH * l.hidden - GH + hook_gate_terms(n, l.hidden) + (l.bias ? 2 * GH : 0));
+}
+/// thop (count_lstm/gru/rnn): per gate (I + H)·H + H (+ 2H with bias); LSTM adds 4H (c' and h'), GRU 4H (r
+/// hadamard and h').
+Count thop_recurrent(const Node& n, const Recurrent& l) {
+  const Count H = l.hidden, per_gate = (l.in + H) * H + H + (l.bias ? 2 * H : 0);
+  return l.tokens * l.dirs * (l.gates * per_gate + (n.op == OpKind::RNN ? 0 : 4 * H));
+}
+
 // ---- one function per tool ----------------------------------------------------------------------------
 
 Count torchvision_rule(const Graph& g, const Node& n) { return gemm_like(n) ? gemm_macs(g, n) : 0; }
@@ -128,12 +199,16 @@ Count fvcore_rule(const Graph& g, const Node& n, bool training) {
   if (gemm_like(n)) return gemm_macs(g, n);
   if (is_bn(n)) return E(g, x) * (training ? (is_affine(g, n) ? 5 : 4) : (is_affine(g, n) ? 2 : 1));
   if (n.op == OpKind::LayerNormalization) return E(g, x) * (is_affine(g, n) ? 5 : 4);
-  if (n.op == OpKind::AdaptiveAvgPool || n.op == OpKind::GlobalAveragePool) return E(g, x);
+  // fvcore has a handle for aten::adaptive_avg_pool2d only: 1-D and 3-D adaptive pooling count 0.
+  if ((n.op == OpKind::AdaptiveAvgPool || n.op == OpKind::GlobalAveragePool) && g.value(x).shape.rank() == 4)
+    return E(g, x);
   if (n.op == OpKind::Resize) return ops::out_elems(g, n) * (n.attrs.s("mode", "nearest") == "nearest" ? 1 : 4);
   return 0;
 }
 
 Count ptflops_rule(const Graph& g, const Node& n) {
+  if (auto l = recurrent(g, n)) return ptflops_recurrent(n, *l);
+  if (captured(n)) return 0;  // e.g. Hugging Face's GELUActivation: not nn.GELU, F.gelu kept in an attribute
   const int x = n.inputs.empty() ? -1 : n.inputs[0];
   const Count out = ops::out_elems(g, n);
   const std::string& t = n.module_type;
@@ -161,19 +236,18 @@ Count ptflops_rule(const Graph& g, const Node& n) {
     if (is_pool(n)) return 2 * E(g, x);
     if (t == "Upsample") return 2 * out;
     if (t == "Softmax") return out;  // nn.Softmax calls the patched F.softmax
+    if (t == "SiLU") return out;     // no hook for nn.SiLU; it calls the patched F.silu
     return 0;
   }
   if (captured(n)) return 0;
   switch (n.op) {
-    case OpKind::Relu: case OpKind::Gelu: return out;  // patched F.relu / F.gelu
+    case OpKind::Relu: case OpKind::Gelu: case OpKind::Elu: case OpKind::Silu: return out;  // patched F.relu, ...
     case OpKind::Softmax: return out;
     case OpKind::MaxPool: case OpKind::AveragePool: case OpKind::AdaptiveAvgPool: case OpKind::GlobalAveragePool:
       return E(g, x);
     case OpKind::MatMul: return ops::matmul_geometry(g, n).macs;
-    case OpKind::Gemm: {  // F.linear inside MultiheadAttention: input.numel() * out + bias once
-      auto l = ops::linear_geometry(g, n);
-      return l.macs + (l.bias ? l.out : 0);
-    }
+    case OpKind::Resize: return out;  // patched F.interpolate: N * C * prod(size)
+    // F.linear is not patched (since October 2023): a functional linear (inside MultiheadAttention) counts 0.
     case OpKind::Add:
       if (has_attr(n, "torch_fn", "baddbmm") || has_attr(n, "torch_fn", "torch.add")) return E(g, n.inputs[1]);
       return 0;
@@ -182,6 +256,7 @@ Count ptflops_rule(const Graph& g, const Node& n) {
 }
 
 Count thop_rule(const Graph& g, const Node& n) {
+  if (auto l = recurrent(g, n)) return thop_recurrent(n, *l);
   if (!n.module_call) return 0;
   const int x = n.inputs.empty() ? -1 : n.inputs[0];
   const Count out = ops::out_elems(g, n);
@@ -191,6 +266,14 @@ Count thop_rule(const Graph& g, const Node& n) {
   if (t.rfind("BatchNorm", 0) == 0 || t == "LayerNorm" || t == "GroupNorm" || t.rfind("InstanceNorm", 0) == 0)
     return E(g, x) * (is_affine(g, n) ? 4 : 2);
   if (t == "AvgPool2d" || t == "AvgPool1d" || t == "AvgPool3d") return out;
+  if (t == "Upsample" && n.op == OpKind::Resize) {  // calculate_upsample(): output elements x a per-mode factor
+    const std::string mode = n.attrs.s("mode", "nearest");
+    const int spatial = g.value(n.outputs[0]).shape.rank() - 2;
+    if (mode == "nearest") return out;
+    if (mode == "linear") return out * (spatial == 1 ? 5 : spatial == 2 ? 11 : 31);
+    if (mode == "cubic" && spatial == 2) return out * (224 + 35);
+    return 0;
+  }
   if (t.rfind("AdaptiveAvgPool", 0) == 0) {  // 1d, 2d and 3d: prod(in / out) over the spatial dims, + 1 divide
     const Shape& s = g.value(x).shape;
     const Shape& y = g.value(n.outputs[0]).shape;
@@ -207,6 +290,8 @@ Count thop_rule(const Graph& g, const Node& n) {
 }
 
 Count torchinfo_rule(const Graph& g, const Node& n) {
+  // RNN modules' inner weights (weight_ih_l0, ...) times output_size[:2] (sequence x batch).
+  if (auto l = recurrent(g, n)) return l->weights * l->tokens;
   if (!n.module_call) return 0;
   const Shape& y = g.value(n.outputs[0]).shape;
   const bool conv = n.module_type.find("Conv") != std::string::npos;
@@ -256,15 +341,58 @@ Count pthflops_rule(const Graph& g, const Node& n) {
   return 0;
 }
 
+/// DeepSpeed's _conv_trans_flops_compute, as written: out_channels is weight.shape[1] (Cout / groups, then divided
+/// by groups again), MACs run over input positions, and the bias term uses the output extent of a *direct*
+/// convolution, (in + 2p - d(k-1) - 1) / s + 1, rather than the transposed one.
+std::pair<Count, Count> deepspeed_conv_transpose(const Graph& g, const Node& n) {
+  const Shape& x = g.value(n.inputs[0]).shape;
+  const Shape& w = g.value(n.inputs[1]).shape;
+  const int spatial = x.rank() - 2;
+  const int64_t groups = std::max<int64_t>(n.attrs.i("group", 1), 1);
+  const std::vector<int64_t> strides = n.attrs.ints("strides"), pads = n.attrs.ints("pads"),
+                             dilations = n.attrs.ints("dilations");
+  auto at = [](const std::vector<int64_t>& v, int i, int64_t def) { return i < static_cast<int>(v.size()) ? v[i] : def; };
+  Count kernel = 1, in_positions = x[0], conv_positions = x[0];
+  for (int i = 0; i < spatial; ++i) {
+    kernel *= w[i + 2];
+    in_positions *= x[i + 2];
+    const int64_t d = at(dilations, i, 1), s = std::max<int64_t>(at(strides, i, 1), 1);
+    conv_positions *= (x[i + 2] + 2 * at(pads, i, 0) - (d * (w[i + 2] - 1) + 1)) / s + 1;
+  }
+  const Count out_channels = w[1];
+  const Count macs = kernel * x[1] * (out_channels / groups) * in_positions;
+  const bool bias = n.inputs.size() > 2 && n.inputs[2] >= 0;
+  return {macs, 2 * macs + (bias ? out_channels * conv_positions : 0)};
+}
+
+/// DeepSpeed's _upsample_flops_compute: prod(size) when a size was given; else input.numel() * scale **
+/// len(input), where len(input) is the batch size (the tensor's first dim), not the number of spatial dims.
+/// calflops' copy drops the product (`flops * ...` without assignment): input.numel().
+Count deepspeed_upsample(const Graph& g, const Node& n, bool calflops) {
+  const Shape& x = g.value(n.inputs[0]).shape;
+  const Shape& y = g.value(n.outputs[0]).shape;
+  if (n.inputs.size() > 3 && n.inputs[3] >= 0) {  // sizes
+    Count size = 1;
+    for (int i = 2; i < y.rank(); ++i) size *= y[i];
+    return size;
+  }
+  if (calflops || x.rank() < 3 || x[2] <= 0 || y[2] % x[2] != 0) return x.elements();
+  Count flops = x.elements();
+  for (int64_t b = 0; b < x[0]; ++b) flops *= y[2] / x[2];
+  return flops;
+}
+
 /// DeepSpeed flops profiler: returns {MACs, FLOPs} of one node.
 std::pair<Count, Count> deepspeed_rule(const Graph& g, const Node& n, bool training) {
+  if (auto l = recurrent(g, n)) return {0, deepspeed_recurrent(n, *l)};
   const int x = n.inputs.empty() ? -1 : n.inputs[0];
   const Count out = ops::out_elems(g, n);
   switch (op_family(n.op)) {
-    case OpFamily::Conv: case OpFamily::ConvTranspose: {
+    case OpFamily::Conv: {
       auto c = ops::conv_geometry(g, n);
       return {c.macs, 2 * c.macs + (c.bias ? c.out_elems : 0)};
     }
+    case OpFamily::ConvTranspose: return deepspeed_conv_transpose(g, n);
     case OpFamily::Linear: {
       auto l = ops::linear_geometry(g, n);
       if (n.module_type == "Conv1D") return {l.macs, 2 * l.macs + (l.bias ? l.out : 0)};  // torch.addmm
@@ -278,14 +406,15 @@ std::pair<Count, Count> deepspeed_rule(const Graph& g, const Node& n, bool train
   }
   if (captured(n)) return {0, 0};
   switch (n.op) {
-    case OpKind::Relu: case OpKind::Gelu: case OpKind::LeakyRelu: return {0, out};
+    case OpKind::Relu: case OpKind::Gelu: case OpKind::LeakyRelu: case OpKind::Elu: case OpKind::Silu:
+      return {0, out};
     case OpKind::Softmax: return {0, out};
     case OpKind::MaxPool: case OpKind::AveragePool: case OpKind::AdaptiveAvgPool: case OpKind::GlobalAveragePool:
       return {0, E(g, x)};
     case OpKind::BatchNormalization:
       return {0, E(g, x) * (training ? (is_affine(g, n) ? 5 : 4) : (is_affine(g, n) ? 2 : 1))};
     case OpKind::LayerNormalization: return {0, E(g, x) * (is_affine(g, n) ? 5 : 4)};
-    case OpKind::Resize: return {0, out};
+    case OpKind::Resize: return {0, deepspeed_upsample(g, n, false)};
     case OpKind::Add:
       if (has_attr(n, "torch_fn", "baddbmm") || has_attr(n, "torch_fn", "torch.add")) return {0, E(g, n.inputs[1])};
       return {0, 0};
@@ -308,7 +437,8 @@ Count folded_conv_count(const Graph& g, const Node& n, Convention c, bool traini
     case Convention::Thop: return thop_rule(g, conv) + 4 * E;
     case Convention::Torchinfo: return torchinfo_rule(g, conv) + Count{y[0]} * 2 * y[1];
     case Convention::Pthflops: return pthflops_rule(g, conv) + 2 * E;
-    case Convention::Deepspeed: return deepspeed_rule(g, conv, training).second + (training ? 5 : 2) * E;
+    case Convention::Deepspeed: case Convention::Calflops:
+      return deepspeed_rule(g, conv, training).second + (training ? 5 : 2) * E;
   }
   return 0;
 }
@@ -339,7 +469,6 @@ const ConventionInfo& convention_info(Convention c) {
 std::optional<Convention> parse_convention(std::string_view name) {
   for (const auto& i : kConventions)
     if (i.name == name) return i.id;
-  if (name == "calflops") return Convention::Deepspeed;
   if (name == "pytorch-estimate-flops") return Convention::Pthflops;
   if (name == "flop_counter" || name == "flopcountermode") return Convention::Torch;
   return std::nullopt;
@@ -351,6 +480,7 @@ ConventionCount count_under(const Graph& g, Convention c) {
   out.per_node.assign(g.nodes.size(), 0);
   const bool training = false;  // zoo and ONNX graphs are analysed as eval-mode forward passes
   Count deepspeed_macs = 0;
+  const std::set<std::string> mha = mha_paths(g);
   if (c == Convention::Ridge) {
     ModelCost mc = estimate(g);
     for (size_t i = 0; i < g.nodes.size(); ++i) out.per_node[i] = mc.nodes[i].cost.flops;
@@ -366,7 +496,7 @@ ConventionCount count_under(const Graph& g, Convention c) {
       if (!known || op_family(n.op) == OpFamily::Unknown) continue;
       if (ops::folded_batchnorm(n)) {
         out.per_node[i] = folded_conv_count(g, n, c, training);
-        if (c == Convention::Deepspeed) deepspeed_macs += ops::conv_geometry(g, n).macs;
+        if (c == Convention::Deepspeed || c == Convention::Calflops) deepspeed_macs += ops::conv_geometry(g, n).macs;
         continue;
       }
       Count v = 0;
@@ -376,9 +506,12 @@ ConventionCount count_under(const Graph& g, Convention c) {
         case Convention::Ptflops: v = ptflops_rule(g, n); break;
         case Convention::Thop: v = thop_rule(g, n); break;
         case Convention::Torchinfo: v = torchinfo_rule(g, n); break;
-        case Convention::Pthflops: v = pthflops_rule(g, n); break;
-        case Convention::Deepspeed: {
+        case Convention::Pthflops: v = inside_any(n, mha) ? 0 : pthflops_rule(g, n); break;  // fx leaf
+        case Convention::Deepspeed: case Convention::Calflops: {
+          // calflops does not patch torch.bmm: nn.MultiheadAttention's two products (bmm in torch 1.13) count 0.
+          if (c == Convention::Calflops && n.op == OpKind::MatMul && inside_any(n, mha)) break;
           auto [m, f] = deepspeed_rule(g, n, training);
+          if (c == Convention::Calflops && n.op == OpKind::Resize) f = deepspeed_upsample(g, n, true);
           deepspeed_macs += m;
           v = f;
           break;
@@ -390,24 +523,35 @@ ConventionCount count_under(const Graph& g, Convention c) {
     }
     out.params = estimate(g).total.params;
   }
-  // ptflops and the MultiheadAttention hook: its own formula per call, in addition to the functional calls.
+  // ptflops and the MultiheadAttention hook (multihead_attention_counter_hook): its own formula per call, in
+  // addition to the patched tensor ops (bmm, softmax). Query length from the in_proj input, key/value length from
+  // the second input linear of a cross-attention (k is v: torch splits in_proj_weight into Q and KV linears),
+  // else the query's. The head count from the [L, B*heads, head] view (the largest that fits).
   if (c == Convention::Ptflops) {
-    for (const auto& m : g.modules) {
-      if (m.type != "MultiheadAttention") continue;
+    for (const std::string& path : mha) {
+      int anchor = -1, kv = -1;
       for (size_t i = 0; i < g.nodes.size(); ++i) {
         const Node& n = g.nodes[i];
-        if (n.module != m.path || n.op != OpKind::Gemm || n.name.find("in_proj") == std::string::npos) continue;
-        const Shape& q = g.value(n.inputs[0]).shape;  // [L, B, E] (batch_first = False)
-        int64_t heads = 1;
-        for (const Node& r : g.nodes)
-          if (r.module == m.path && r.op == OpKind::Reshape) {
-            const Shape& rs = g.value(r.outputs[0]).shape;
-            if (rs.rank() == 3 && rs[1] % q[1] == 0 && rs[2] * (rs[1] / q[1]) == q[2]) heads = rs[1] / q[1];
-          }
-        const Count L = q[0], B = q[1], Em = q[2], hd = Em / heads;
-        Count f = L * Em + 3 * L * Em * Em + 3 * L * Em + heads * (L * L * hd + L * L + L * L * hd) + L * Em * (Em + 1);
-        out.per_node[i] += f * B;
+        if (n.module != path || n.op != OpKind::Gemm || n.name == path + ".out_proj") continue;
+        if (anchor < 0) anchor = static_cast<int>(i);
+        else if (kv < 0) kv = static_cast<int>(i);
       }
+      if (anchor < 0) continue;
+      const Node& n = g.nodes[anchor];
+      const Shape& q = g.value(n.inputs[0]).shape;  // [L, B, E] (batch_first = False)
+      const Shape& k = kv >= 0 ? g.value(g.nodes[kv].inputs[0]).shape : q;
+      int64_t heads = 1;
+      for (const Node& r : g.nodes)
+        if (r.module == path && r.op == OpKind::Reshape) {
+          const Shape& rs = g.value(r.outputs[0]).shape;
+          if (rs.rank() == 3 && rs[1] % q[1] == 0 && rs[2] * (rs[1] / q[1]) == q[2])
+            heads = std::max<int64_t>(heads, rs[1] / q[1]);
+        }
+      const bool bias = n.inputs.size() > 2 && n.inputs[2] >= 0;
+      const Count L = q[0], S = k[0], B = q[1], Em = q[2], hd = Em / heads;
+      const Count f = L * Em + L * Em * Em + 2 * S * Em * Em + (bias ? (L + 2 * S) * Em : 0) +
+                      heads * (L * S * hd + L * S + L * S * hd) + L * Em * (Em + 1);
+      out.per_node[anchor] += f * B;
     }
   }
   for (Count v : out.per_node) out.total += v;
@@ -422,7 +566,7 @@ ConventionCount count_under(const Graph& g, Convention c) {
     case Convention::Pthflops:
       out.headline_text = with_commas(out.total) + " FLOPs or approx. " + fixed(t / 1e9, 2) + " GFLOPs";
       break;
-    case Convention::Deepspeed:
+    case Convention::Deepspeed: case Convention::Calflops:
       out.headline_text = fmt::format("fwd FLOPs {} ({} G), fwd MACs {} ({} G)", with_commas(out.total),
                                       fixed(t / 1e9, 2), with_commas(deepspeed_macs),
                                       fixed(to_double(deepspeed_macs) / 1e9, 2));

@@ -3,11 +3,14 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <map>
 #include <set>
 
 #include "ridge/op_geometry.hpp"
 #include "ridge/op_rules.hpp"
 #include "ridge/cost.hpp"
+#include "ridge/error.hpp"
 
 namespace ridge {
 
@@ -105,6 +108,40 @@ ModelCost estimate(const Graph& g) {
     mc.nodes.push_back(std::move(nc));
   }
   return mc;
+}
+
+Incompleteness incompleteness(const Graph& g, const ModelCost& mc) {
+  Incompleteness inc;
+  std::map<std::string, int> per_op;
+  for (const NodeCost& nc : mc.nodes) {
+    if (nc.status == CostStatus::Ok) continue;
+    const Node& n = g.nodes[nc.node];
+    const std::string op = n.op_type.empty() ? std::string(op_name(n.op)) : n.op_type;
+    inc.nodes.push_back({nc.node, n.name, op, nc.reason});
+    ++per_op[op];
+  }
+  inc.ops.assign(per_op.begin(), per_op.end());
+  std::stable_sort(inc.ops.begin(), inc.ops.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  return inc;
+}
+
+std::string incomplete_line(const Incompleteness& inc) {
+  if (inc.complete()) return "";
+  constexpr size_t kShown = 4;  // the most frequent op types; the rest as "+N more"
+  std::vector<std::string> ops;
+  for (size_t i = 0; i < inc.ops.size() && i < kShown; ++i)
+    ops.push_back(inc.ops[i].second > 1 ? fmt::format("{} x{}", inc.ops[i].first, inc.ops[i].second) : inc.ops[i].first);
+  if (inc.ops.size() > kShown) ops.push_back(fmt::format("+{} more op types", inc.ops.size() - kShown));
+  return fmt::format("INCOMPLETE: {} node{} not costed ({}) — totals are lower bounds (--strict makes this an error)",
+                     inc.nodes.size(), inc.nodes.size() == 1 ? "" : "s", fmt::join(ops, ", "));
+}
+
+void require_complete(const Incompleteness& inc, const std::string& model) {
+  if (inc.complete()) return;
+  const Incompleteness::Item& first = inc.nodes.front();
+  throw Error(fmt::format("--strict: {}: node '{}' (op {}) cannot be costed: {}{}", model, first.name, first.op,
+                          first.reason, inc.nodes.size() > 1 ? fmt::format(" (and {} more)", inc.nodes.size() - 1)
+                                                             : std::string()));
 }
 
 }  // namespace ridge

@@ -15,6 +15,7 @@ ModelWork load_model_work(const std::string& model, const LoadOptions& opts) {
   w.total = costs.total;
   w.bytes_per_element = static_cast<int>(dtype_bytes(opts.dtype));
   w.param_bytes = costs.total.params * w.bytes_per_element;
+  w.incomplete = incompleteness(g, costs);
   for (const auto& [op, n] : costs.excluded_ops)
     w.notes.push_back(fmt::format("{}: {} node(s) of op {} not costed: excluded from every time and total", g.name, n, op));
   for (const auto& note : g.notes) w.notes.push_back(g.name + ": " + note);

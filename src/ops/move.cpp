@@ -305,11 +305,18 @@ bool slice(RuleContext& c) {
     step[a] = st;
   }
   c.out(0, out);
-  if (const auto* data = c.ints(0); data && x->rank() == 1 && out.known()) {
-    std::vector<int64_t> v;
-    for (int64_t i = 0; i < out.dims[0]; ++i) v.push_back(data->at(first[0] + i * step[0]));
-    c.out_ints(0, std::move(v));
+  const auto* data = c.ints(0);
+  const int64_t n = out.known() ? product(out.dims) : -1;
+  if (!data || n < 0 || !x->known() || static_cast<int64_t>(data->size()) != product(x->dims)) return true;
+  std::vector<int64_t> stride(x->rank(), 1), index(x->rank(), 0), v;
+  for (int d = x->rank() - 2; d >= 0; --d) stride[d] = stride[d + 1] * x->dims[d + 1];
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t src = 0;
+    for (int d = 0; d < x->rank(); ++d) src += (first[d] + index[d] * step[d]) * stride[d];
+    v.push_back(data->at(src));
+    for (int d = x->rank() - 1; d >= 0 && ++index[d] == out.dims[d]; --d) index[d] = 0;
   }
+  c.out_ints(0, std::move(v));
   return true;
 }
 
@@ -374,6 +381,20 @@ bool transpose(RuleContext& c) {
   Shape out;
   for (int64_t p : perm) out.dims.push_back(x->dims[c.axis(p, x->rank())]);
   c.out(0, out);
+  // Integer payloads (torch's pad lowering reverses [begin, end] pairs with Reshape, Slice, Transpose, Reshape).
+  const std::vector<int64_t>* data = c.ints(0);
+  const int64_t n = product(out.dims);
+  if (!data || n < 0 || static_cast<int64_t>(data->size()) != n) return true;
+  std::vector<int64_t> in_stride(x->rank(), 1);
+  for (int d = x->rank() - 2; d >= 0; --d) in_stride[d] = in_stride[d + 1] * x->dims[d + 1];
+  std::vector<int64_t> folded(n), index(out.rank(), 0);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t src = 0;
+    for (int d = 0; d < out.rank(); ++d) src += index[d] * in_stride[c.axis(perm[d], x->rank())];
+    folded[i] = (*data)[src];
+    for (int d = out.rank() - 1; d >= 0 && ++index[d] == out.dims[d]; --d) index[d] = 0;
+  }
+  c.out_ints(0, std::move(folded));
   return true;
 }
 

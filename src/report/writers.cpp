@@ -130,6 +130,7 @@ void write_text_unlimited(const Document& d, std::ostream& os) { write_text(d, o
 }  // namespace
 
 void write_text(const Document& d, std::ostream& os, const TextOptions& opts) {
+  if (!d.alert.empty()) os << d.alert << "\n";
   if (!d.title.empty()) os << d.title << "\n\n";
   bool first = true;
   for (const Block& b : d.blocks) {
@@ -185,6 +186,7 @@ std::string md_escape(const std::string& s) {
 }
 
 void write_md(const Document& d, std::ostream& os) {
+  if (!d.alert.empty()) os << "**" << md_escape(d.alert) << "**\n\n";
   if (!d.title.empty()) os << "# " << md_escape(d.title) << "\n\n";
   for (const Block& b : d.blocks) {
     if (auto t = std::get_if<Table>(&b)) {

@@ -3,6 +3,7 @@
 
 #include "costs/tiny_graphs.hpp"
 #include "ridge/cost.hpp"
+#include "ridge/error.hpp"
 #include "ridge/load.hpp"
 
 namespace ridge {
@@ -114,6 +115,43 @@ TEST(Rules, UnknownOpIsListedNeverSilentlyZero) {
   EXPECT_EQ(mc.excluded_ops.at("NonMaxSuppression"), 1);
   EXPECT_EQ(mc.nodes[0].status, CostStatus::Unsupported);
   EXPECT_EQ(mc.total.flops, 4);  // only the relu
+}
+
+TEST(Rules, IncompletenessNamesTheNodesMostFrequentOpFirstAndStrictThrows) {
+  Tiny t;
+  int x = t.input(Shape{{1, 4}});
+  int a = t.node(OpKind::Unknown, "loop", {x}, Shape{{1, 4}});
+  int b = t.node(OpKind::Unknown, "nms1", {a}, Shape{{1, 4}});
+  int c = t.node(OpKind::Unknown, "nms2", {b}, Shape{{1, 4}});
+  t.g.nodes[0].op_type = "Loop";
+  t.g.nodes[1].op_type = t.g.nodes[2].op_type = "NonMaxSuppression";
+  int z = t.node(OpKind::Relu, "relu", {c}, Shape{{1, 4}});
+  const Graph& g = t.done({z});
+  const Incompleteness inc = incompleteness(g, estimate(g));
+  ASSERT_FALSE(inc.complete());
+  ASSERT_EQ(inc.nodes.size(), 3u);
+  EXPECT_EQ(inc.nodes[0].name, "loop");
+  EXPECT_EQ(incomplete_line(inc),
+            "INCOMPLETE: 3 nodes not costed (NonMaxSuppression x2, Loop) — totals are lower bounds (--strict makes "
+            "this an error)");
+  try {
+    require_complete(inc, "m.onnx");
+    FAIL() << "require_complete did not throw";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "--strict: m.onnx: node 'loop' (op Loop) cannot be costed: op Loop has no cost rule (and 2 more)");
+  }
+}
+
+TEST(Rules, CompleteModelHasNoIncompleteLine) {
+  Tiny t;
+  int x = t.input(Shape{{1, 4}});
+  int z = t.node(OpKind::Relu, "relu", {x}, Shape{{1, 4}});
+  const Graph& g = t.done({z});
+  const Incompleteness inc = incompleteness(g, estimate(g));
+  EXPECT_TRUE(inc.complete());
+  EXPECT_EQ(incomplete_line(inc), "");
+  EXPECT_NO_THROW(require_complete(inc, "m"));
 }
 
 TEST(Rules, UnknownShapeIsReportedWithTheTensorName) {

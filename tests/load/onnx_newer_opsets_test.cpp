@@ -99,6 +99,39 @@ TEST(OnnxNewerOpsets, MicrosoftDomainOpsMapToTheirRecords) {
   EXPECT_EQ(mc.total.params, Count{32});
 }
 
+/// ONNX Runtime's attention fusions (tests/load/make_ort_contrib_models.py): packed-QKV Attention, MultiHeadAttention
+/// with a bias, GroupQueryAttention with rotary and a KV cache; every node costed, numbers worked by hand.
+TEST(OnnxNewerOpsets, MicrosoftAttentionMultiHeadAndGroupQueryAttentionAreCosted) {
+  const Graph g = import_onnx(data_file("ort_attention_ops.onnx"), LoadOptions{});
+  const ModelCost mc = estimate(g);
+  for (const NodeCost& nc : mc.nodes) EXPECT_EQ(nc.status, CostStatus::Ok) << g.nodes[nc.node].name << nc.reason;
+  EXPECT_EQ(to_string(g.value(node_of(g, OpKind::MsAttention).outputs[0]).shape), "1x4x32");
+  EXPECT_EQ(to_string(g.value(node_of(g, OpKind::MsMultiHeadAttention).outputs[0]).shape), "1x4x32");
+  const Node& gqa = node_of(g, OpKind::MsGroupQueryAttention);
+  EXPECT_EQ(to_string(g.value(gqa.outputs[0]).shape), "1x4x32");
+  EXPECT_EQ(to_string(g.value(gqa.outputs[1]).shape), "1x2x10x8");  // past 6 + 4 new = total_sequence_length
+  for (const NodeCost& nc : mc.nodes) {
+    const Node& n = g.nodes[nc.node];
+    // Attention: projection 4 x 32 x 96 MACs + bias 384; 4 heads x 4 queries x 4 keys x (8 + 8) MACs, scale 64,
+    // softmax 16 rows x (5*4 - 2).
+    if (n.op == OpKind::MsAttention) {
+      EXPECT_EQ(nc.cost.macs, Count{12288 + 1024});
+      EXPECT_EQ(nc.cost.flops, Count{2 * 12288 + 384 + 2 * 1024 + 64 + 16 * 18});
+    }
+    // MultiHeadAttention: the bias over Q, K and V (3 x 128), then the same core.
+    if (n.op == OpKind::MsMultiHeadAttention) {
+      EXPECT_EQ(nc.cost.flops, Count{384 + 2 * 1024 + 64 + 16 * 18});
+    }
+    // GroupQueryAttention: rotary on Q (4 x 4 heads x 8 dims) and K (4 x 2 x 8), 3 FLOPs each; 16 query rows x 10
+    // keys x (8 + 8) MACs, scale 160, softmax 16 x (5*10 - 2).
+    if (n.op == OpKind::MsGroupQueryAttention) {
+      EXPECT_EQ(nc.cost.flops, Count{3 * 128 + 3 * 64 + 2 * 2560 + 160 + 16 * 48});
+    }
+  }
+  EXPECT_EQ(family_macs(g, mc, OpFamily::MatMul), Count{4 * (3 * 1024 + 1024 + 2 * 512)});
+  EXPECT_EQ(mc.total.params, Count{3072 + 96 + 96 + 5120});
+}
+
 /// Swin's window padding: pad = (7 - H % 7) % 7, zero when H % 7 == 0 (Not/Equal/Where), written into the pads
 /// with ScatterND. Folded, the padded shape is known and the conv after it is costed.
 TEST(OnnxNewerOpsets, WindowPaddingFoldsThroughModNotWhereAndScatterNd) {

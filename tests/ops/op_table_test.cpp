@@ -37,6 +37,8 @@ const Row kRows[] = {
     {OpKind::Tanh, "tanh:2x3", "2x3", 6, 18},
     {OpKind::Erf, "erf:2x3", "2x3", 6, 24},
     {OpKind::Gelu, "gelu:2x3/approximate=tanh", "2x3", 48, 84},
+    {OpKind::Elu, "elu:2x3/alpha=1.0", "2x3", 18, 12},
+    {OpKind::Silu, "silu:2x3", "2x3", 24, 30},
     {OpKind::LeakyRelu, "leakyrelu:2x3/alpha=0.01", "2x3", 12, 12},
     {OpKind::HardSigmoid, "hardsigmoid:2x3", "2x3", 24, 18},
     {OpKind::HardSwish, "hardswish:2x3", "2x3", 30, 24},
@@ -114,6 +116,10 @@ const Row kRows[] = {
     {OpKind::MsSimplifiedLayerNormalization, "com.microsoft.simplifiedlayernormalization:2x3,3/axis=-1", "2x3", 28, 48},
     {OpKind::MsSkipSimplifiedLayerNormalization, "com.microsoft.skipsimplifiedlayernormalization:2x3,2x3,3,3", "2x3",
      40, 51},
+    {OpKind::MsAttention, "com.microsoft.attention:1x3x4,4x12,12/num_heads=2", "1x3x4", 564, 984},
+    {OpKind::MsMultiHeadAttention, "com.microsoft.multiheadattention:1x3x4,1x5x4,1x5x4/num_heads=2", "1x3x4", 408, 624},
+    {OpKind::MsGroupQueryAttention, "com.microsoft.groupqueryattention:1x3x8,1x3x4,1x3x4/kv_num_heads=2/num_heads=4",
+     "1x3x8", 480, 744},
     {OpKind::MsRotaryEmbedding, "com.microsoft.rotaryembedding:1x2x4x8,1x4@i64,16x4,16x4", "1x2x4x8", 192, 192},
 };
 

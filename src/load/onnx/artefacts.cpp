@@ -35,14 +35,18 @@ bool anonymous(const Value& v) { return v.name.rfind("onnx::", 0) == 0; }
 /// Eval-mode exports fold each BatchNorm into the preceding Conv: no BatchNormalization nodes remain and
 /// those convolutions get a computed weight and bias (anonymous "onnx::Conv_N" initializers) where
 /// torchvision's conv had a named weight and no bias. Marks exactly those Conv nodes `folded_batchnorm`
-/// so that they are costed as conv + BatchNorm, like the model they came from.
+/// so that they are costed as conv + BatchNorm, like the model they came from. BatchNormalization nodes may remain
+/// where no conv precedes the norm (DenseNet's norm -> relu -> conv); a conv whose output feeds a remaining
+/// BatchNormalization was not folded.
 void mark_folded_batchnorm(Work& w) {
+  std::vector<char> feeds_bn(w.g.values.size(), 0);
   for (const Node& n : w.g.nodes)
-    if (n.op == OpKind::BatchNormalization) return;
+    if (n.op == OpKind::BatchNormalization && !n.inputs.empty() && n.inputs[0] >= 0) feeds_bn[n.inputs[0]] = 1;
   int convs = 0;
   Count channels = 0;
   for (Node& n : w.g.nodes) {
     if (n.op != OpKind::Conv || n.inputs.size() < 3 || n.inputs[1] < 0 || n.inputs[2] < 0) continue;
+    if (n.outputs.empty() || feeds_bn[n.outputs[0]]) continue;
     const Value& weight = w.g.value(n.inputs[1]);
     const Value& bias = w.g.value(n.inputs[2]);
     if (!anonymous(weight) || !anonymous(bias) || bias.kind != ValueKind::Param || !bias.shape.known()) continue;

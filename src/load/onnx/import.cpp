@@ -97,6 +97,12 @@ void classify_initializers(Work& w, const std::vector<int>& initializers) {
       if (v < 0) continue;
       const InputRole r = input_role(n.op, static_cast<int>(k));
       if (r == InputRole::Weight || r == InputRole::Either) ++weight_uses[v];
+      // A learned token (ViT's class_token: nn.Parameter, expanded to the batch and concatenated) keeps its
+      // torch name; exporter-computed tensors are anonymous ("onnx::...", "/scope/...").
+      const std::string& name = w.g.value(v).name;
+      if ((n.op == OpKind::Expand || n.op == OpKind::Concat) && k == 0 && name.rfind("onnx::", 0) != 0 &&
+          name.find('/') == std::string::npos)
+        ++weight_uses[v];
       if (r == InputRole::Statistic) ++stat_uses[v];
     }
   for (int v : initializers) {

@@ -1,11 +1,12 @@
 // torch modules that exporters decompose, put back together so that ONNX graphs and zoo graphs have the
-// same layers: LayerNorm (opsets before 17 have no LayerNormalization: torch writes ReduceMean, Sub, Pow,
+// same layers: avg_pool with padding (Pad, AveragePool), GELU (Div, Erf, Add, Mul, Mul), SiLU (Sigmoid, Mul), LayerNorm (opsets before 17 have no LayerNormalization: torch writes ReduceMean, Sub, Pow,
 // ReduceMean, Add, Sqrt, Div, Mul, Add) and Linear on inputs of rank > 2 (MatMul by the transposed weight,
 // then Add of the bias). The fused nodes cost what their parts cost under ridge's rules; other tools'
 // conventions see the module they hook.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <set>
 
@@ -153,6 +154,78 @@ std::optional<Fusion> linear_at(Work& w, const Matcher& m, int matmul) {
   return Fusion{add, {matmul}};
 }
 
+/// GELU as torch writes it without a Gelu op: y = (x * (erf(x / sqrt 2) + 1)) * 0.5 (Div, Erf, Add, Mul, Mul).
+std::optional<Fusion> gelu_at(Work& w, const Matcher& m, int div) {
+  const Node& d = m.node(div);
+  if (d.inputs.size() != 2 || d.inputs[0] < 0 || d.outputs.size() != 1) return std::nullopt;
+  const int x = d.inputs[0];
+  const auto root2 = m.scalar(d.inputs[1]);
+  if (!root2 || std::abs(*root2 - 1.4142135) > 1e-4) return std::nullopt;
+  const int erf = m.sole_user(m.out(div), OpKind::Erf);
+  if (erf < 0) return std::nullopt;
+  const int add = m.sole_user(m.out(erf), OpKind::Add);
+  if (add < 0 || m.scalar(m.other(add, m.out(erf))) != 1.0) return std::nullopt;
+  const int mul = m.sole_user(m.out(add), OpKind::Mul);
+  if (mul < 0 || m.other(mul, m.out(add)) != x) return std::nullopt;
+  const int half = m.sole_user(m.out(mul), OpKind::Mul);
+  if (half < 0 || m.scalar(m.other(half, m.out(mul))) != 0.5) return std::nullopt;
+  Node& n = w.g.nodes[half];
+  n.op = OpKind::Gelu;
+  n.op_type = "Gelu";
+  n.inputs = {x};
+  n.attrs = Attrs{};
+  // Hugging Face's activation modules (`ffn/activation`, `intermediate_act_fn`, `mlp/act`) keep F.gelu in an
+  // attribute: function patching never sees it, unlike nn.GELU's forward.
+  const std::string& scope = w.onnx_names[div];
+  const size_t end = scope.rfind('/'), start = end == std::string::npos ? end : scope.rfind('/', end - 1);
+  const std::string module = start == std::string::npos ? "" : scope.substr(start + 1, end - start - 1);
+  if (module == "activation" || module == "act" || module.ends_with("act_fn")) n.attrs.set("torch_fn", std::string("captured"));
+  return Fusion{half, {div, erf, add, mul}};
+}
+
+/// SiLU as torch writes it: y = x * sigmoid(x) (Sigmoid, Mul).
+std::optional<Fusion> silu_at(Work& w, const Matcher& m, int sigmoid) {
+  const Node& s = m.node(sigmoid);
+  if (s.inputs.size() != 1 || s.inputs[0] < 0 || s.outputs.size() != 1) return std::nullopt;
+  const int mul = m.sole_user(m.out(sigmoid), OpKind::Mul);
+  if (mul < 0 || m.other(mul, m.out(sigmoid)) != s.inputs[0]) return std::nullopt;
+  Node& n = w.g.nodes[mul];
+  n.op = OpKind::Silu;
+  n.op_type = "Silu";
+  n.inputs = {s.inputs[0]};
+  n.attrs = Attrs{};
+  return Fusion{mul, {sigmoid}};
+}
+
+/// avg_pool with padding: torch writes a zero Pad of the spatial dims and then an AveragePool without pads (the
+/// padding counted in every window). Fused back: AveragePool with those pads and count_include_pad = 1.
+std::optional<Fusion> avg_pool_at(Work& w, const Matcher& m, int pad) {
+  const Node& p = m.node(pad);
+  if (p.inputs.empty() || p.inputs[0] < 0 || p.outputs.size() != 1 || p.attrs.s("mode", "constant") != "constant")
+    return std::nullopt;
+  if (p.inputs.size() > 3 && p.inputs[3] >= 0) return std::nullopt;  // opset 18 axes
+  if (p.inputs.size() > 2 && p.inputs[2] >= 0 && m.scalar(p.inputs[2]) != 0.0) return std::nullopt;
+  std::vector<int64_t> pads = p.attrs.ints("pads");
+  if (p.inputs.size() > 1 && p.inputs[1] >= 0) {
+    if (!w.g.value(p.inputs[1]).has_int_data) return std::nullopt;
+    pads = w.g.value(p.inputs[1]).int_data;
+  }
+  const int rank = w.g.value(p.inputs[0]).shape.rank();
+  if (rank < 3 || static_cast<int>(pads.size()) != 2 * rank) return std::nullopt;
+  if (pads[0] != 0 || pads[1] != 0 || pads[rank] != 0 || pads[rank + 1] != 0) return std::nullopt;
+  if (std::any_of(pads.begin(), pads.end(), [](int64_t v) { return v < 0; })) return std::nullopt;
+  const int pool = m.sole_user(m.out(pad), OpKind::AveragePool);
+  if (pool < 0 || m.node(pool).inputs.size() != 1) return std::nullopt;
+  const std::vector<int64_t> own = m.node(pool).attrs.ints("pads");
+  if (std::any_of(own.begin(), own.end(), [](int64_t v) { return v != 0; })) return std::nullopt;
+  std::vector<int64_t> spatial(pads.begin() + 2, pads.begin() + rank);
+  spatial.insert(spatial.end(), pads.begin() + rank + 2, pads.end());
+  Node& n = w.g.nodes[pool];
+  n.inputs = {p.inputs[0]};
+  n.attrs.set("pads", spatial).set("count_include_pad", int64_t{1});
+  return Fusion{pool, {pad}};
+}
+
 /// Removes the nodes marked dead, the values only they produced, and Constant nodes left without users;
 /// renumbers values everywhere.
 void erase_nodes(Work& w, std::vector<bool> dead) {
@@ -216,21 +289,27 @@ void recover_torch_modules(Work& w) {
   const auto users = users_of(w.g);
   std::vector<bool> dead(w.g.nodes.size());
   const Matcher m{w, users, dead};
-  int layer_norms = 0, linears = 0;
+  int layer_norms = 0, linears = 0, avg_pools = 0, activations = 0;
   for (size_t i = 0; i < w.g.nodes.size(); ++i) {
     if (dead[i]) continue;
     std::optional<Fusion> f;
     if (w.g.nodes[i].op == OpKind::ReduceMean && (f = layer_norm_at(w, m, static_cast<int>(i)))) ++layer_norms;
     else if (w.g.nodes[i].op == OpKind::MatMul && (f = linear_at(w, m, static_cast<int>(i)))) ++linears;
+    else if (w.g.nodes[i].op == OpKind::Pad && (f = avg_pool_at(w, m, static_cast<int>(i)))) ++avg_pools;
+    else if (w.g.nodes[i].op == OpKind::Div && (f = gelu_at(w, m, static_cast<int>(i)))) ++activations;
+    else if (w.g.nodes[i].op == OpKind::Sigmoid && (f = silu_at(w, m, static_cast<int>(i)))) ++activations;
     if (f)
       for (int e : f->erased) dead[e] = true;
   }
-  if (layer_norms + linears == 0) return;
+  if (layer_norms + linears + avg_pools + activations == 0) return;
   erase_nodes(w, dead);
   std::vector<std::string> parts;
   if (layer_norms) parts.push_back(fmt::format("{} decomposed LayerNorm(s) (ReduceMean, Sub, Pow, ReduceMean, Add, "
                                                "Sqrt, Div, Mul, Add) fused into LayerNormalization", layer_norms));
   if (linears) parts.push_back(fmt::format("{} MatMul + bias Add pair(s) fused into Linear (Gemm)", linears));
+  if (activations) parts.push_back(fmt::format("{} decomposed GELU (Div, Erf, Add, Mul, Mul) or SiLU (Sigmoid, Mul) "
+                                               "fused into Gelu / Silu", activations));
+  if (avg_pools) parts.push_back(fmt::format("{} zero Pad + AveragePool pair(s) fused into a padded AveragePool", avg_pools));
   w.g.notes.push_back("torch modules put back together: " + fmt::format("{}", fmt::join(parts, "; ")) +
                       " (same FLOPs as their parts; other tools' conventions see the module)");
 }

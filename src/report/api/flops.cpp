@@ -63,6 +63,7 @@ Document flops_report(const Graph& g, const std::vector<Convention>& which, cons
   for (const auto& [op, count] : mc.excluded_ops)
     d.notes.push_back(fmt::format("{} node(s) of op {} could not be costed and are EXCLUDED from every count", count, op));
   for (const auto& n : g.notes) d.notes.push_back(n);
+  mark_incomplete(d, incompleteness(g, mc));
   return d;
 }
 

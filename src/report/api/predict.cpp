@@ -97,6 +97,7 @@ Document predict_report(const PredictRequest& a) {
     if (a.train) doc.notes.push_back("--flops with --train: backward assumed 2x forward FLOPs, no weight update");
   } else {
     work = load_model_work(a.model, load);
+    if (a.strict) require_complete(work.incomplete, a.model);
     doc.notes.insert(doc.notes.end(), work.notes.begin(), work.notes.end());
   }
   const Prediction p = predict(work.layers, opt);
@@ -191,6 +192,7 @@ Document predict_report(const PredictRequest& a) {
                                     load.batch, dp.buckets.size(), dpr.bucket_mib));
   }
   doc.blocks.push_back(layer_table(p, work.layers, a.train));
+  mark_incomplete(doc, work.incomplete);
   return doc;
 }
 

@@ -87,6 +87,7 @@ RooflineResult roofline_report(const RooflineRequest& a) {
   std::vector<bool> used(measurements.size(), false);
   for (const auto& model : a.models) {
     const ModelWork work = load_model_work(model, load);
+    if (a.strict) require_complete(work.incomplete, model);
     doc.notes.insert(doc.notes.end(), work.notes.begin(), work.notes.end());
     for (const Device& d : devices) {
       const double peak = d.require_peak(*precision), bw = d.bandwidth(a.level);

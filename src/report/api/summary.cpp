@@ -38,6 +38,14 @@ int fitting_depth(const Graph& g, size_t max_rows) {
   return best;
 }
 
+void mark_incomplete(Document& d, const Incompleteness& inc) {
+  d.alert = incomplete_line(inc);
+  d.extra["complete"] = inc.complete();
+  nlohmann::json items = nlohmann::json::array();
+  for (const auto& i : inc.nodes) items.push_back({{"node", i.name}, {"op", i.op}, {"reason", i.reason}});
+  d.extra["not_costed"] = std::move(items);
+}
+
 Document summary_report(const Graph& g, const SummaryOptions& opts) {
   const ModelCost mc = estimate(g);
   const MemoryEstimate mem =
@@ -174,6 +182,7 @@ Document summary_report(const Graph& g, const SummaryOptions& opts) {
   for (const auto& [op, count] : mc.excluded_ops) excluded[op] = count;
   d.extra["totals"]["excluded_ops"] = excluded;
   d.extra["model"] = g.name;
+  mark_incomplete(d, incompleteness(g, mc));
   return d;
 }
 
