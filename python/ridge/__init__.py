@@ -1,0 +1,304 @@
+"""ridge from Python: what a neural network costs (params, MACs, FLOPs forward and backward, bytes, memory) layer by
+layer as exact integers, under ridge's convention and other tools', its roofline and predicted time on a device.
+
+    import ridge, torchvision
+    model = torchvision.models.resnet50()
+    ridge.summary(model, input_size=(3, 224, 224))      # the per-layer table (a notebook shows it as HTML)
+    ridge.flops(model, all_conventions=True)             # torchvision, fvcore, ptflops, thop, ... side by side
+    ridge.predict(model, device="a100", batch=64)        # time per layer and iteration
+    ridge.report(model, "resnet50.html", device="a100")  # the self-contained HTML report
+
+A model is a zoo name ("resnet50", see `ridge list`), a path to an .onnx file or a Hugging Face config.json, ONNX
+bytes, a Hugging Face config as a dict, or a torch.nn.Module (exported in memory with torch.onnx.export; ridge reads
+the shapes of its weights, never their values). Every function returns a Result (.totals, .layers, .to_pandas(),
+.to_json()). Bad arguments raise ValueError; anything ridge cannot do raises ridge.Error with ridge's one-line
+message. The C++ library behind it is the one the `ridge` CLI calls; see docs/python.md.
+"""
+from __future__ import annotations
+
+import html as _html
+import io as _io
+import json as _json
+import os as _os
+import weakref as _weakref
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+
+_DATA = _os.path.join(_os.path.dirname(__file__), "data")
+if _os.path.isdir(_DATA) and not _os.environ.get("RIDGE_DATA_DIR"):
+    _os.environ["RIDGE_DATA_DIR"] = _DATA  # an installed package carries the device database with it
+
+from . import _ridge  # noqa: E402
+from ._ridge import Error  # noqa: E402
+
+try:
+    from ._help import HELP as _HELP  # `ridge COMMAND --help`, captured at build time
+except ImportError:  # pragma: no cover - a build without the CLI
+    _HELP = {}
+
+__all__ = ["Error", "Model", "Result", "load", "summary", "flops", "predict", "roofline", "devices"]
+__version__ = "0.1.0"
+
+
+# ---- results --------------------------------------------------------------------------------------------------
+
+class Result:
+    """What one ridge command reports: the same document the CLI prints.
+
+    `.totals` is the document's "totals" fields (dict), `.layers` its per-layer table (list of dicts, one per row,
+    keyed like the CLI's JSON), `.tables` / `.fields` every table / field block by key, `.notes` the notes.
+    `.to_json()` is exactly `ridge COMMAND ... --format json`; `repr()` is the terminal table; in a notebook the
+    result shows as the HTML report's sortable tables and charts.
+    """
+
+    def __init__(self, doc: "_ridge.Document"):
+        self._doc = doc
+        self._data: Dict[str, Any] = _json.loads(doc.json())
+
+    @property
+    def data(self) -> Dict[str, Any]:
+        """The whole JSON document as Python values."""
+        return self._data
+
+    @property
+    def title(self) -> str:
+        return self._doc.title
+
+    @property
+    def notes(self) -> List[str]:
+        return list(self._data.get("notes", []))
+
+    @property
+    def tables(self) -> Dict[str, List[Dict[str, Any]]]:
+        """Every table of the document by key (e.g. "layers"), each a list of row dicts."""
+        return {k: v for k, v in self._data.items() if isinstance(v, list) and (not v or isinstance(v[0], dict))}
+
+    @property
+    def fields(self) -> Dict[str, Dict[str, Any]]:
+        """Every block of named values by key (e.g. "totals", "memory")."""
+        skip = {"inputs", "extra"}
+        return {k: v for k, v in self._data.items() if isinstance(v, dict) and k not in skip}
+
+    @property
+    def totals(self) -> Dict[str, Any]:
+        """The "totals" block (counts are exact ints), else the first block of named values."""
+        f = self.fields
+        if "totals" in f:
+            return f["totals"]
+        return next(iter(f.values()), {})
+
+    @property
+    def layers(self) -> List[Dict[str, Any]]:
+        """The per-layer table ("layers"), else the document's first table; one dict per row."""
+        t = self.tables
+        if "layers" in t:
+            return t["layers"]
+        return next(iter(t.values()), [])
+
+    def to_pandas(self, table: Optional[str] = None):
+        """The per-layer table (or the table named `table`) as a pandas.DataFrame."""
+        try:
+            import pandas
+        except ImportError as e:
+            raise ImportError("Result.to_pandas() needs pandas (Debian: apt-get install python3-pandas; "
+                              "or pip install pandas)") from e
+        rows = self.tables[table] if table is not None else self.layers
+        return pandas.DataFrame(rows)
+
+    def to_json(self) -> str:
+        """The JSON document, exactly as `ridge COMMAND ... --format json` writes it."""
+        return self._doc.json()
+
+    def to_markdown(self) -> str:
+        return self._doc.markdown()
+
+    def to_text(self, width: int = 0) -> str:
+        """The terminal table fitted to `width` columns (0: every column)."""
+        return self._doc.text(width)
+
+    def to_html(self) -> str:
+        """A self-contained HTML page: the HTML report's tables and charts for this result."""
+        return self._doc.html()
+
+    def __getitem__(self, key: str):
+        return self._data[key]
+
+    def __repr__(self) -> str:
+        return self._doc.text(0)
+
+    def _repr_html_(self) -> str:
+        # In an iframe, so that the page's styles and script stay out of the notebook's.
+        return ('<iframe srcdoc="{}" style="width:100%;height:640px;border:1px solid #ddd" '
+                'sandbox="allow-scripts"></iframe>').format(_html.escape(self.to_html(), quote=True))
+
+
+# ---- models ---------------------------------------------------------------------------------------------------
+
+ModelLike = Union[str, "_os.PathLike[str]", bytes, bytearray, memoryview, Dict[str, Any], "Model", Any]
+
+
+class Model:
+    """A model resolved once (a torch.nn.Module is exported to ONNX bytes once) and loadable at any batch size."""
+
+    def __init__(self, model: ModelLike, input_size: Optional[Sequence[int]] = None, example_inputs: Any = None,
+                 **export_kwargs: Any):
+        self.input_size = tuple(input_size) if input_size is not None else None
+        self._spec = _spec_of(model, self.input_size, example_inputs, export_kwargs)
+
+    @property
+    def label(self) -> str:
+        return self._spec[2]
+
+    def graph(self, batch: int = 1, dtype: Optional[str] = None, seq_len: Optional[int] = None,
+              inputs: Optional[Dict[str, Sequence[int]]] = None, training: bool = False) -> "_ridge.Graph":
+        kind, payload, label = self._spec
+        # A Module's export fixes its input size; the other kinds take it here (zoo CNNs).
+        size = None if kind == "onnx_bytes" else self.input_size
+        opts = _ridge.load_options(_positive(batch, "batch"), _dims(size, "input_size"),
+                                   None if seq_len is None else _positive(seq_len, "seq_len"),
+                                   [(n, _dims(s, "inputs")) for n, s in (inputs or {}).items()], dtype or "fp32",
+                                   training)
+        return _ridge.load(_ridge.ModelSpec(kind, payload, label), opts)
+
+    def __repr__(self) -> str:
+        return "ridge.Model({})".format(self.label)
+
+
+def load(model: ModelLike, input_size: Optional[Sequence[int]] = None, example_inputs: Any = None,
+         **export_kwargs: Any) -> Model:
+    """Resolves `model` once (exports a torch.nn.Module to ONNX in memory) for use in several calls.
+
+    input_size is the per-sample size without the batch (3, 224, 224); a Module also takes example_inputs (a
+    tensor or a tuple of them, batch included) and keyword arguments for torch.onnx.export (e.g. opset_version).
+    """
+    if isinstance(model, Model):
+        return model
+    return Model(model, input_size, example_inputs, **export_kwargs)
+
+
+def _positive(v: Any, name: str) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+        raise ValueError("{}: {!r} is not a positive integer".format(name, v))
+    return v
+
+
+def _dims(size: Optional[Iterable[int]], name: str) -> Optional[List[int]]:
+    if size is None:
+        return None
+    if isinstance(size, (str, bytes)):
+        raise ValueError("{}: give a tuple of ints such as (3, 224, 224), not {!r}".format(name, size))
+    dims = list(size)
+    for d in dims:
+        _positive(d, name)
+    return dims
+
+
+_EXPORTS: "_weakref.WeakKeyDictionary[Any, Tuple[Any, bytes]]" = _weakref.WeakKeyDictionary()
+
+
+def _spec_of(model: Any, input_size: Optional[Tuple[int, ...]], example_inputs: Any,
+             export_kwargs: Dict[str, Any]) -> Tuple[str, bytes, str]:
+    if isinstance(model, Model):
+        return model._spec
+    if isinstance(model, (str, _os.PathLike)):
+        path = _os.fspath(model)
+        return ("name", path.encode(), path)
+    if isinstance(model, (bytes, bytearray, memoryview)):
+        return ("onnx_bytes", bytes(model), "onnx bytes")
+    if isinstance(model, dict):
+        return ("hf_config", _json.dumps(model).encode(), str(model.get("_name_or_path") or model.get("model_type") or "config dict"))
+    if _is_torch_module(model):
+        return ("onnx_bytes", _export_module(model, input_size, example_inputs, export_kwargs),
+                type(model).__name__)
+    raise ValueError("model: expected a zoo name, a path, ONNX bytes, a config dict or a torch.nn.Module, got {}"
+                     .format(type(model).__name__))
+
+
+def _is_torch_module(model: Any) -> bool:
+    import sys
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(model, torch.nn.Module)
+
+
+def _export_module(module: Any, input_size: Optional[Tuple[int, ...]], example_inputs: Any,
+                   export_kwargs: Dict[str, Any]) -> bytes:
+    """torch.onnx.export into memory with a symbolic batch axis on every input (ridge binds it to `batch`)."""
+    import torch
+    if example_inputs is None:
+        if input_size is None:
+            raise ValueError("input_size: a torch.nn.Module needs input_size (per sample, e.g. (3, 224, 224)) "
+                             "or example_inputs")
+        example_inputs = torch.randn(1, *_dims(input_size, "input_size"))
+    args = example_inputs if isinstance(example_inputs, tuple) else (example_inputs,)
+    names = ["input"] if len(args) == 1 else ["input_{}".format(i) for i in range(len(args))]
+    key = (repr(module), tuple((n, tuple(p.shape)) for n, p in module.named_parameters()),
+           tuple(tuple(a.shape) if hasattr(a, "shape") else repr(a) for a in args), repr(sorted(export_kwargs.items())))
+    cached = _EXPORTS.get(module)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    kwargs = dict(input_names=names, dynamic_axes={n: {0: "batch"} for n in names}, do_constant_folding=False,
+                  opset_version=13)
+    kwargs.update(export_kwargs)
+    buf = _io.BytesIO()
+    was_training = module.training
+    module.eval()
+    try:
+        with torch.no_grad():
+            torch.onnx.export(module, args, buf, **kwargs)
+    except Exception as e:  # torch's own message, with what ridge was doing
+        raise Error("{}: torch.onnx.export failed: {}".format(type(module).__name__, str(e).splitlines()[0])) from e
+    finally:
+        module.train(was_training)
+    data = buf.getvalue()
+    _EXPORTS[module] = (key, data)
+    return data
+
+
+# ---- commands -------------------------------------------------------------------------------------------------
+
+def _finish(doc: "_ridge.Document", command: str, inputs: Dict[str, Any]) -> Result:
+    doc.command = command
+    doc.set_inputs(_json.dumps({k: v for k, v in inputs.items() if v is not None}))
+    return Result(doc)
+
+
+def _load_args(model: Model, batch: int, dtype: Optional[str], seq_len: Optional[int],
+               inputs: Optional[Dict[str, Sequence[int]]]) -> Dict[str, Any]:
+    return {"model": model.label, "batch": batch, "dtype": dtype or "fp32", "seq_len": seq_len,
+            "input_size": "x".join(map(str, model.input_size)) if model.input_size else None,
+            "input": ["{}={}".format(n, "x".join(map(str, s))) for n, s in inputs.items()] if inputs else None}
+
+
+def summary(model: ModelLike, input_size: Optional[Sequence[int]] = None, batch: int = 1,
+            convention: Optional[str] = None, dtype: Optional[str] = None, *, depth: int = 0,
+            optimizer: str = "sgd", precision: Optional[str] = None, seq_len: Optional[int] = None,
+            inputs: Optional[Dict[str, Sequence[int]]] = None, example_inputs: Any = None) -> Result:
+    """Per-layer params, MACs, FLOPs (forward and backward), bytes and memory (`ridge summary`)."""
+    m = load(model, input_size, example_inputs)
+    if not isinstance(depth, int) or isinstance(depth, bool) or not 0 <= depth <= 64:
+        raise ValueError("depth: {!r} is not an integer from 0 to 64".format(depth))
+    g = m.graph(batch, dtype, seq_len, inputs)
+    doc = _ridge.summary(g, depth, convention, optimizer, precision)
+    return _finish(doc, "summary", dict(_load_args(m, batch, dtype, seq_len, inputs), depth=depth,
+                                        convention=convention, optimizer=optimizer, precision=precision))
+
+
+def flops(model: ModelLike, input_size: Optional[Sequence[int]] = None, batch: int = 1,
+          convention: Optional[str] = None, dtype: Optional[str] = None, *, all_conventions: bool = False,
+          seq_len: Optional[int] = None, inputs: Optional[Dict[str, Sequence[int]]] = None,
+          example_inputs: Any = None) -> Result:
+    """Headline FLOP/MAC counts under ridge's convention and other tools' (`ridge flops`)."""
+    m = load(model, input_size, example_inputs)
+    doc = _ridge.flops(m.graph(batch, dtype, seq_len, inputs), bool(all_conventions), convention)
+    return _finish(doc, "flops", dict(_load_args(m, batch, dtype, seq_len, inputs),
+                                      all_conventions=bool(all_conventions), convention=convention))
+
+
+def _with_help(fn, command: str) -> None:
+    text = _HELP.get(command)
+    if text:
+        fn.__doc__ = "{}\n\nThe CLI's `ridge {} --help` (keyword arguments take the option names with - as _):\n\n{}" \
+            .format(fn.__doc__, command, "\n".join("    " + line for line in text.splitlines()))
+
+
+for _fn, _cmd in ((summary, "summary"), (flops, "flops")):
+    _with_help(_fn, _cmd)

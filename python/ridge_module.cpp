@@ -1,0 +1,188 @@
+// The C++ extension `ridge._ridge`: loads models (zoo name, file, ONNX bytes, Hugging Face config) and calls the
+// same one-call-per-command library functions as the CLI (include/ridge/api.hpp), returning their
+// report::Document. Argument checking in Python terms lives in ridge/__init__.py; this file only converts values.
+// ridge::UsageError becomes ValueError, every other ridge::Error becomes ridge.Error.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#if __has_include("ridge/api.hpp")
+#include "ridge/api.hpp"
+#define RIDGE_HAVE_API 1
+#endif
+#include "ridge/chart.hpp"
+#include "ridge/cost.hpp"
+#include "ridge/precision_mode.hpp"
+#include "ridge/error.hpp"
+#include "ridge/llm.hpp"
+#include "ridge/load.hpp"
+#include "ridge/onnx_import.hpp"
+#include "ridge/report.hpp"
+
+namespace py = pybind11;
+
+namespace ridge::python {
+namespace {
+
+// ---- loading ------------------------------------------------------------------------------------------------
+
+Shape shape_of(const std::vector<int64_t>& dims) {
+  Shape s;
+  s.dims = dims;
+  return s;
+}
+
+LoadOptions load_options(int64_t batch, const std::optional<std::vector<int64_t>>& input_size,
+                         std::optional<int64_t> seq_len, const std::vector<std::pair<std::string, std::vector<int64_t>>>& inputs,
+                         const std::string& dtype, bool training) {
+  LoadOptions o;
+  o.batch = batch;
+  if (input_size) o.input_size = shape_of(*input_size);
+  o.seq_len = seq_len;
+  for (const auto& [name, dims] : inputs) o.input_shapes.push_back({name, shape_of(dims)});
+  auto dt = parse_dtype(dtype);
+  if (!dt || !is_float(*dt)) throw UsageError("dtype: '" + dtype + "' is not one of fp32, fp16, bf16, fp64");
+  o.dtype = *dt;
+  o.training = training;
+  return o;
+}
+
+/// A model as Python hands it over: a name or path, serialized ONNX bytes, or a Hugging Face config as JSON text.
+struct ModelSpec {
+  std::string kind;   ///< "name", "onnx_bytes" or "hf_config"
+  std::string text;   ///< the name/path, the bytes, or the config's JSON
+  std::string label;  ///< names the model in errors and titles ("<torch ResNet>", "config dict")
+};
+
+Graph load(const ModelSpec& m, const LoadOptions& o) {
+  if (m.kind == "onnx_bytes") return import_onnx_bytes(m.text, m.label, o);
+  if (m.kind == "hf_config") {
+    nlohmann::json j = nlohmann::json::parse(m.text, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) throw UsageError(m.label + ": not a JSON object");
+    Graph g = build_llm(parse_llm_config(j, m.label), o);
+    if (g.name.empty()) g.name = m.label;
+    return g;
+  }
+  return load_model(m.text, o);
+}
+
+std::optional<Convention> convention_of(const std::optional<std::string>& name) {
+  if (!name) return std::nullopt;
+  auto c = parse_convention(*name);
+  if (!c) throw UsageError("convention: unknown convention '" + *name + "'");
+  return c;
+}
+
+// ---- documents ----------------------------------------------------------------------------------------------
+
+std::string written(const report::Document& d, const std::string& format) {
+  std::ostringstream os;
+  report::write(d, format, os);
+  return os.str();
+}
+
+std::string text_of(const report::Document& d, int width) {
+  std::ostringstream os;
+  report::write_text(d, os, report::TextOptions{width});
+  return os.str();
+}
+
+/// The document laid out by the HTML report's renderer (sortable tables, charts), as one self-contained page.
+std::string html_of(const report::Document& d, const std::vector<chart::Chart>& charts) {
+  chart::ReportData data;
+  data.title = d.title;
+  chart::ReportSection s;
+  s.id = d.command.empty() ? "result" : d.command;
+  s.blocks = d.blocks;
+  s.charts = charts;
+  data.sections.push_back(std::move(s));
+  data.notes = d.notes;
+  return chart::render_html(data);
+}
+
+/// The per-layer shares chart of a document's layer table (what `ridge summary --plot` draws), or none.
+std::vector<chart::Chart> share_charts(const report::Document& d) {
+  for (const auto& b : d.blocks)
+    if (auto* t = std::get_if<report::Table>(&b); t && t->key == "layers" && t->column("flops") >= 0)
+      return {chart::layer_share_chart(d.title + ": share per layer",
+                                       chart::layer_shares_from_table(*t, "name", {{"flops", "FLOPs"}, {"params", "params"}, {"output_bytes", "output memory"}}))};
+  return {};
+}
+
+}  // namespace
+}  // namespace ridge::python
+
+PYBIND11_MODULE(_ridge, m) {
+  using namespace ridge;
+  using namespace ridge::python;
+  m.doc() = "ridge's C++ library (use the `ridge` package, not this module)";
+
+  static py::exception<Error> error(m, "Error", PyExc_RuntimeError);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const UsageError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const Error& e) {
+      error(e.what());
+    }
+  });
+
+  py::class_<ModelSpec>(m, "ModelSpec")
+      .def(py::init([](std::string kind, py::bytes text, std::string label) {
+             return ModelSpec{std::move(kind), std::string(text), std::move(label)};
+           }),
+           py::arg("kind"), py::arg("text"), py::arg("label"));
+
+  py::class_<Graph>(m, "Graph")
+      .def_readonly("name", &Graph::name)
+      .def_property_readonly("node_count", [](const Graph& g) { return g.nodes.size(); })
+      .def_property_readonly("inputs", [](const Graph& g) {
+        std::vector<std::pair<std::string, std::vector<int64_t>>> out;
+        for (int id : g.inputs) out.push_back({g.value(id).name, g.value(id).shape.dims});
+        return out;
+      });
+
+  m.def("load_options", &load_options, py::arg("batch"), py::arg("input_size"), py::arg("seq_len"),
+        py::arg("inputs"), py::arg("dtype"), py::arg("training"));
+  py::class_<LoadOptions>(m, "LoadOptions");
+  m.def("load", &load, py::arg("model"), py::arg("options"), py::call_guard<py::gil_scoped_release>());
+
+  py::class_<report::Document>(m, "Document")
+      .def_readwrite("title", &report::Document::title)
+      .def_readwrite("command", &report::Document::command)
+      .def("set_inputs", [](report::Document& d, const std::string& json) { d.inputs = nlohmann::json::parse(json); })
+      .def("json", [](const report::Document& d) { return written(d, "json"); })
+      .def("markdown", [](const report::Document& d) { return written(d, "md"); })
+      .def("csv", [](const report::Document& d) { return written(d, "csv"); })
+      .def("text", &text_of, py::arg("width") = 0)
+      .def("html", [](const report::Document& d) { return html_of(d, share_charts(d)); });
+
+  // ---- one function per command (include/ridge/api.hpp) ----------------------------------------------------
+#ifdef RIDGE_HAVE_API
+  m.def(
+      "summary",
+      [](const Graph& g, int depth, std::optional<std::string> convention, const std::string& optimizer,
+         std::optional<std::string> precision) {
+        report::SummaryOptions so;
+        so.depth = depth;
+        so.convention = convention_of(convention);
+        auto opt = parse_optimizer(optimizer);
+        if (!opt) throw UsageError("optimizer: '" + optimizer + "' is not sgd, momentum or adam");
+        so.optimizer = *opt;
+        if (precision) so.precision = require_precision_mode(*precision, "precision");
+        return report::summary_report(g, so);
+      },
+      py::arg("graph"), py::arg("depth"), py::arg("convention"), py::arg("optimizer"), py::arg("precision"));
+  m.def(
+      "flops",
+      [](const Graph& g, bool all, std::optional<std::string> convention) {
+        return report::flops_report(g, report::flops_conventions(all, convention_of(convention)));
+      },
+      py::arg("graph"), py::arg("all"), py::arg("convention"));
+#endif
+}
