@@ -159,6 +159,12 @@ class Model:
                                    training)
         return _ridge.load(_ridge.ModelSpec(kind, payload, label), opts)
 
+    def onnx_bytes(self) -> bytes:
+        """The ONNX model ridge imports (for a torch.nn.Module: its export, weights as shapes only)."""
+        if self._spec[0] != "onnx_bytes":
+            raise ValueError("model: {} is not held as ONNX".format(self.label))
+        return self._spec[1]
+
     def __repr__(self) -> str:
         return "ridge.Model({})".format(self.label)
 
@@ -219,6 +225,31 @@ def _is_torch_module(model: Any) -> bool:
     return torch is not None and isinstance(model, torch.nn.Module)
 
 
+class _as_the_module_is:
+    """Turns off two passes of torch.onnx.export that change what the module is: the eval-mode "peephole" fuses
+    each BatchNorm into the Conv before it (the BatchNorm layers and their parameters are gone) and the initializer
+    de-duplication merges weights of equal values (a fresh model's BatchNorm weights are all 1). ridge reports the
+    module as it is; a torch without these private passes is left as it is."""
+
+    _PASSES = ("_jit_pass_onnx_eval_peephole", "_jit_pass_onnx_deduplicate_initializers")
+
+    def __init__(self, torch: Any):
+        self._c = torch._C
+        self._saved: Dict[str, Any] = {}
+
+    def __enter__(self):
+        for name in self._PASSES:
+            if hasattr(self._c, name):
+                self._saved[name] = getattr(self._c, name)
+                setattr(self._c, name, lambda graph, params, *rest: params)
+        return self
+
+    def __exit__(self, *exc):
+        for name, fn in self._saved.items():
+            setattr(self._c, name, fn)
+        return False
+
+
 def _export_module(module: Any, input_size: Optional[Tuple[int, ...]], example_inputs: Any,
                    export_kwargs: Dict[str, Any]) -> bytes:
     """torch.onnx.export into memory with a symbolic batch axis on every input (ridge binds it to `batch`)."""
@@ -235,20 +266,23 @@ def _export_module(module: Any, input_size: Optional[Tuple[int, ...]], example_i
     cached = _EXPORTS.get(module)
     if cached is not None and cached[0] == key:
         return cached[1]
+    # Without weights: ridge needs their shapes only (see _ridge.params_to_initializers).
     kwargs = dict(input_names=names, dynamic_axes={n: {0: "batch"} for n in names}, do_constant_folding=False,
-                  opset_version=13)
+                  opset_version=13, export_params=False)
     kwargs.update(export_kwargs)
     buf = _io.BytesIO()
     was_training = module.training
     module.eval()
     try:
-        with torch.no_grad():
+        with torch.no_grad(), _as_the_module_is(torch):
             torch.onnx.export(module, args, buf, **kwargs)
     except Exception as e:  # torch's own message, with what ridge was doing
         raise Error("{}: torch.onnx.export failed: {}".format(type(module).__name__, str(e).splitlines()[0])) from e
     finally:
         module.train(was_training)
     data = buf.getvalue()
+    if not kwargs["export_params"]:
+        data = _ridge.params_to_initializers(data, set(names), type(module).__name__)
     _EXPORTS[module] = (key, data)
     return data
 
