@@ -54,23 +54,15 @@ LoadOptions load_options(int64_t batch, const std::optional<std::vector<int64_t>
   return o;
 }
 
-/// A model as Python hands it over: a name or path, serialized ONNX bytes, or a Hugging Face config as JSON text.
-struct ModelSpec {
-  std::string kind;   ///< "name", "onnx_bytes" or "hf_config"
-  std::string text;   ///< the name/path, the bytes, or the config's JSON
-  std::string label;  ///< names the model in errors and titles ("<torch ResNet>", "config dict")
-};
-
-Graph load(const ModelSpec& m, const LoadOptions& o) {
-  if (m.kind == "onnx_bytes") return import_onnx_bytes(m.text, m.label, o);
-  if (m.kind == "hf_config") {
-    nlohmann::json j = nlohmann::json::parse(m.text, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) throw UsageError(m.label + ": not a JSON object");
-    Graph g = build_llm(parse_llm_config(j, m.label), o);
-    if (g.name.empty()) g.name = m.label;
-    return g;
-  }
-  return load_model(m.text, o);
+/// A model as Python hands it over: kind "name" (zoo name, path or descriptor), "onnx_bytes" or "hf_config" (JSON
+/// text), with the label that names it in titles and errors.
+ModelSource source_of(const std::string& kind, std::string payload, std::string label) {
+  ModelSource m(std::move(label));
+  if (kind == "onnx_bytes") m.onnx_bytes = std::move(payload);
+  else if (kind == "hf_config") m.hf_config = std::move(payload);
+  else if (kind != "name") throw UsageError("model: unknown kind " + kind);
+  else m.name = std::move(payload);
+  return m;
 }
 
 /// torch.onnx.export(..., export_params=False) leaves the weights out and lists them as graph inputs. This turns
@@ -166,11 +158,11 @@ PYBIND11_MODULE(_ridge, m) {
     }
   });
 
-  py::class_<ModelSpec>(m, "ModelSpec")
-      .def(py::init([](std::string kind, py::bytes text, std::string label) {
-             return ModelSpec{std::move(kind), std::string(text), std::move(label)};
+  py::class_<ModelSource>(m, "ModelSource")
+      .def(py::init([](const std::string& kind, py::bytes payload, std::string label) {
+             return source_of(kind, std::string(payload), std::move(label));
            }),
-           py::arg("kind"), py::arg("text"), py::arg("label"));
+           py::arg("kind"), py::arg("payload"), py::arg("label"));
 
   py::class_<Graph>(m, "Graph")
       .def_readonly("name", &Graph::name)
@@ -185,7 +177,8 @@ PYBIND11_MODULE(_ridge, m) {
   m.def("load_options", &load_options, py::arg("batch"), py::arg("input_size"), py::arg("seq_len"),
         py::arg("inputs"), py::arg("dtype"), py::arg("training"));
   py::class_<LoadOptions>(m, "LoadOptions");
-  m.def("load", &load, py::arg("model"), py::arg("options"), py::call_guard<py::gil_scoped_release>());
+  m.def("load", py::overload_cast<const ModelSource&, const LoadOptions&>(&load_model), py::arg("model"),
+        py::arg("options"), py::call_guard<py::gil_scoped_release>());
 
   py::class_<report::Document>(m, "Document")
       .def_readwrite("title", &report::Document::title)

@@ -157,7 +157,7 @@ class Model:
                                    None if seq_len is None else _positive(seq_len, "seq_len"),
                                    [(n, _dims(s, "inputs")) for n, s in (inputs or {}).items()], dtype or "fp32",
                                    training)
-        return _ridge.load(_ridge.ModelSpec(kind, payload, label), opts)
+        return _ridge.load(_ridge.ModelSource(kind, payload, label), opts)
 
     def onnx_bytes(self) -> bytes:
         """The ONNX model ridge imports (for a torch.nn.Module: its export, weights as shapes only)."""
