@@ -175,6 +175,26 @@ struct PredictOptions {
   int64_t batch = 1;               ///< samples per iteration (for samples/s)
 };
 
+/// Where a prediction's numbers come from: the device's peak and bandwidth, its calibration, and overrides.
+struct PredictSettings {
+  Precision precision = Precision::FP32;  ///< whose peak the compute term uses
+  std::string level = "dram";             ///< memory level whose bandwidth the memory term uses
+  Combine combine = Combine::Sum;
+  std::string calibration;                ///< "": the shipped one for the device family and precision (none when
+                                          ///< ppp or ppp_mem is given); "none": uncalibrated; else a calibration file
+  bool force = false;                     ///< apply a calibration file of another device family or precision anyway
+  std::optional<double> ppp;              ///< replaces the calibration's fallback PPP
+  std::optional<double> ppp_mem;          ///< replaces the calibration's fallback PPP memory (and its write factor)
+  std::optional<double> kernel_launch_s;  ///< replaces the device's per-kernel overhead
+  bool training = false;                  ///< add backward and the weight update
+  int bytes_per_param = 4;                ///< parameter element size for the weight update
+  int64_t batch = 1;                      ///< samples per iteration
+};
+/// The one way PredictOptions are built from a device (predict, sweep, calibrate, report). Throws ridge::Error for
+/// a precision or memory level the device lacks, an unreadable calibration file, or one of another device family
+/// or precision without `force`; with `force` such mismatches are appended to `forced` (when given) as lines.
+PredictOptions predict_options(const Device& d, const PredictSettings& s, std::vector<std::string>* forced = nullptr);
+
 /// Time of one phase (forward or backward) of one layer.
 struct PhaseTime {
   double compute_s = 0;   ///< flops / (ppp x peak)

@@ -2,83 +2,21 @@
 #include <memory>
 
 #include "commands.hpp"
-#include "ridge/device.hpp"
-#include "ridge/error.hpp"
-#include "ridge/predict.hpp"
+#include "ridge/api.hpp"
 
 namespace ridge::cli {
-namespace {
-
-struct DevicesArgs {
-  std::vector<std::string> dirs;
-  OutputOptions out;
-};
-
-std::string joined(const std::vector<std::string>& items) {
-  std::string s;
-  for (const auto& i : items) s += (s.empty() ? "" : ", ") + i;
-  return s;
-}
-
-report::Document devices_document(const std::vector<Device>& devices, const std::string& machine_note) {
-  using report::Cell;
-  using report::Unit;
-  report::Table t{"devices", "", {}, {}, {}};
-  t.columns = {{"id", "device", Unit::None}, {"aliases", "aliases", Unit::None}};
-  for (const auto& p : precisions())
-    t.columns.push_back({"peak_" + std::string(p.name) + "_flop_per_s", std::string(p.name), Unit::FlopPerSecond});
-  t.columns.push_back({"dram_bytes_per_s", "DRAM BW", Unit::BytePerSecond});
-  t.columns.push_back({"ridge_fp32_flop_per_byte", "ridge fp32", Unit::FlopPerByte});
-  t.columns.push_back({"memory_bytes", "memory", Unit::Byte});
-  t.columns.push_back({"sm_count", "SMs/CUs", Unit::Count});
-  t.columns.push_back({"name", "name", Unit::None});
-  nlohmann::json full = nlohmann::json::array();
-  for (const Device& d : devices) {
-    std::vector<Cell> row = {Cell::text(d.id), Cell::text(joined(d.aliases))};
-    for (const auto& p : precisions()) {
-      auto v = d.peak(p.id);
-      row.push_back(v ? Cell::real(*v, Unit::FlopPerSecond) : Cell::empty(Unit::FlopPerSecond));
-    }
-    auto dram = d.bandwidth_bytes_per_s.find("dram");
-    auto fp32 = d.peak(Precision::FP32);
-    row.push_back(dram != d.bandwidth_bytes_per_s.end() ? Cell::real(dram->second, Unit::BytePerSecond) : Cell::empty());
-    row.push_back(fp32 && dram != d.bandwidth_bytes_per_s.end() ? Cell::real(ridge_point(*fp32, dram->second), Unit::FlopPerByte)
-                                                                 : Cell::empty());
-    row.push_back(d.memory_bytes > 0 ? Cell::count(d.memory_bytes, Unit::Byte) : Cell::empty(Unit::Byte));
-    row.push_back(d.sm_count > 0 ? Cell::count(d.sm_count) : Cell::empty());
-    row.push_back(Cell::text(d.name));
-    t.add_row(std::move(row));
-    full.push_back(device_to_json(d));
-  }
-  report::Document doc;
-  doc.title = "Devices (dense peaks; every number's source is in its data file and in --format json)";
-  doc.blocks.push_back(std::move(t));
-  doc.extra["devices"] = full;  // JSON carries whole device records: peak_flops by precision, bandwidth by level
-  doc.notes.push_back("built-in devices: " + builtin_devices_dir() + "; add your own with --devices DIR");
-  if (!machine_note.empty()) doc.notes.push_back(machine_note);
-  doc.notes.push_back("k80 is one GK210 die (one CUDA device), k80-board both dies; mi250x is one GCD");
-  return doc;
-}
-
-}  // namespace
 
 CLI::App* add_devices_command(CLI::App& app) {
+  struct DevicesArgs {
+    report::DevicesRequest req;
+    OutputOptions out;
+  };
   auto args = std::make_shared<DevicesArgs>();
   CLI::App* cmd = app.add_subcommand("devices", "List the device database: peaks per precision, bandwidths, memory");
-  cmd->add_option("--devices-dir,--devices", args->dirs, "Also load device files (*.json) from DIR")->type_name("DIR");
+  cmd->add_option("--devices-dir,--devices", args->req.device_dirs, "Also load device files (*.json) from DIR")
+      ->type_name("DIR");
   args->out.add_to(cmd);
-  cmd->callback([args] {
-    std::vector<Device> devices = load_devices(args->dirs);
-    std::string note;
-    const std::string path = machine_profile_path();
-    try {
-      if (auto machine = load_machine_device(path)) devices.push_back(*machine);
-      else note = "this machine: no profile at " + path + "; run `ridge machine` first to add it as device 'machine'";
-    } catch (const Error& e) {
-      note = std::string("this machine: not listed: ") + e.what();
-    }
-    args->out.emit(devices_document(devices, note));
-  });
+  cmd->callback([args] { args->out.emit(report::devices_report(args->req)); });
   return cmd;
 }
 

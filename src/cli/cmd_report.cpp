@@ -15,7 +15,7 @@
 #include "ridge/ingest.hpp"
 #include "ridge/measure.hpp"
 #include "ridge/predict.hpp"
-#include "summary_doc.hpp"
+#include "ridge/api.hpp"
 
 namespace ridge::cli {
 namespace {
@@ -78,7 +78,7 @@ Prediction predict_on(const Device& d, const std::vector<LayerWork>& work, int64
 }
 
 void summary_sections(Context& c, chart::ReportData& data) {
-  report::Document doc = summary_document(c.graph, SummaryOptions{});
+  report::Document doc = report::summary_report(c.graph, report::SummaryOptions{});
   ReportSection summary{"summary", "Summary", {}, {}, {}};
   ReportSection layers{"layers", "Layers", {"Click a column header to sort; hover a chart point to find its row."}, {}, {}};
   for (auto& block : doc.blocks) {

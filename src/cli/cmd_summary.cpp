@@ -5,9 +5,9 @@
 #include "commands.hpp"
 #include "ridge/precision_mode.hpp"
 #include "model_options.hpp"
+#include "ridge/api.hpp"
 #include "ridge/chart.hpp"
 #include "ridge/error.hpp"
-#include "summary_doc.hpp"
 
 namespace ridge::cli {
 
@@ -41,7 +41,7 @@ CLI::App* add_summary_command(CLI::App& app) {
   cmd->callback([o, depth, old_depth] {
     if (!o->plot.empty()) chart::check_chart_path(o->plot);
     if (old_depth->count()) std::cerr << "ridge: warning: -d for --depth is deprecated (-d is --device elsewhere)\n";
-    SummaryOptions so;
+    report::SummaryOptions so;
     so.depth = o->depth;
     if (!o->convention.empty()) {
       auto c = parse_convention(o->convention);
@@ -53,18 +53,16 @@ CLI::App* add_summary_command(CLI::App& app) {
     so.optimizer = *opt;
     LoadOptions lo = o->m.load_options();
     if (!o->precision.empty()) {
-      const PrecisionMode mode = require_precision_mode(o->precision);
-      if (!o->m.dtype_given()) lo.dtype = mode.activation_dtype;
-      so.storage = param_storage(mode);
-      so.precision = std::string(mode.name);
+      so.precision = require_precision_mode(o->precision);
+      if (!o->m.dtype_given()) lo.dtype = so.precision->activation_dtype;
     }
     Graph g = load_model(o->model, lo);
-    report::Document doc = summary_document(g, so);
+    report::Document doc = report::summary_report(g, so);
     // Without --depth, a terminal gets the module roll-up that fits its height; files and pipes every node.
     const bool auto_depth = !depth->count() && !old_depth->count() && o->out.width() > 0;
     if (auto_depth) {
-      so.depth = fitting_depth(g, static_cast<size_t>(std::max(20, o->out.height() - 30)));
-      o->out.emit(summary_document(g, so), doc);
+      so.depth = report::fitting_depth(g, static_cast<size_t>(std::max(20, o->out.height() - 30)));
+      o->out.emit(report::summary_report(g, so), doc);
     } else {
       o->out.emit(doc);
     }

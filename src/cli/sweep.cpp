@@ -200,13 +200,11 @@ nlohmann::json run_point(const SweepPlan& plan, size_t index) {
   if (!plan.device.empty()) {
     // PALEO-style prediction of this point on the device (PPP 1, the device's launch overhead).
     Device dev = find_device(load_devices(), plan.device);
-    PredictOptions po;
-    po.peak_flop_per_s = dev.require_peak(mode.compute);
-    po.bytes_per_param = mode.weight_bytes;
-    if (auto cal = builtin_calibration(dev.id, mode.compute)) po.calibration = *cal;
-    po.bandwidth_bytes_per_s = dev.dram_bandwidth();
-    po.kernel_launch_s = dev.kernel_launch_s;
-    po.training = plan.train;
+    PredictSettings ps;
+    ps.precision = mode.compute;
+    ps.bytes_per_param = mode.weight_bytes;
+    ps.training = plan.train;
+    const PredictOptions po = predict_options(dev, ps);
     auto points = predict_vs_batch({batch}, [&](int64_t b) {
       lo.batch = b;
       return load_model_work(model, lo).layers;

@@ -110,3 +110,29 @@ Prediction predict(const std::vector<LayerWork>& layers, const PredictOptions& o
 }
 
 }  // namespace ridge
+
+namespace ridge {
+
+PredictOptions predict_options(const Device& d, const PredictSettings& s, std::vector<std::string>* forced) {
+  PredictOptions o;
+  o.peak_flop_per_s = d.require_peak(s.precision);
+  o.bandwidth_bytes_per_s = d.bandwidth(s.level);
+  o.kernel_launch_s = s.kernel_launch_s.value_or(d.kernel_launch_s);
+  o.combine = s.combine;
+  o.training = s.training;
+  o.bytes_per_param = s.bytes_per_param;
+  o.batch = s.batch;
+  if (s.calibration == "none") {
+  } else if (!s.calibration.empty()) {
+    o.calibration = read_calibration(s.calibration);
+    const auto lines = check_calibration_applies(o.calibration, d.id, s.precision, s.force);
+    if (forced) forced->insert(forced->end(), lines.begin(), lines.end());
+  } else if (!s.ppp && !s.ppp_mem) {
+    if (auto builtin = builtin_calibration(d.id, s.precision)) o.calibration = *builtin;
+  }
+  if (s.ppp) o.calibration.fallback.ppp = *s.ppp;
+  if (s.ppp_mem) o.calibration.fallback.ppp_mem = *s.ppp_mem, o.calibration.fallback.ppp_write.reset();
+  return o;
+}
+
+}  // namespace ridge

@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "ridge/error.hpp"
 #include "ridge/predict.hpp"
 
 namespace ridge {
@@ -167,6 +168,62 @@ TEST(Scaling, ThroughputAgainstBatch) {
   EXPECT_NEAR(points[0].time_s, 1e-6 + 1e-8 + 1e-5, 1e-15);
   EXPECT_GT(points[2].samples_per_s, points[0].samples_per_s);  // launch overhead amortised
   EXPECT_NEAR(points[2].samples_per_s, 100 / points[2].time_s, 1e-6);
+}
+
+}  // namespace
+}  // namespace ridge
+
+namespace ridge {
+namespace {
+
+Device test_device() {
+  Device d;
+  d.id = "test-gpu";
+  d.peak_flops[Precision::FP32] = 10e12;
+  d.peak_flops[Precision::FP16] = 40e12;
+  d.bandwidth_bytes_per_s["dram"] = 1e12;
+  d.bandwidth_bytes_per_s["l2"] = 4e12;
+  d.kernel_launch_s = 5e-6;
+  return d;
+}
+
+TEST(PredictOptionsFromDevice, TakesPeakBandwidthAndLaunchFromTheDevice) {
+  PredictSettings s;
+  s.precision = Precision::FP16;
+  s.level = "l2";
+  s.training = true;
+  s.bytes_per_param = 2;
+  s.batch = 32;
+  const PredictOptions o = predict_options(test_device(), s);
+  EXPECT_DOUBLE_EQ(o.peak_flop_per_s, 40e12);
+  EXPECT_DOUBLE_EQ(o.bandwidth_bytes_per_s, 4e12);
+  EXPECT_DOUBLE_EQ(o.kernel_launch_s, 5e-6);
+  EXPECT_TRUE(o.training);
+  EXPECT_EQ(o.bytes_per_param, 2);
+  EXPECT_EQ(o.batch, 32);
+  EXPECT_FALSE(o.calibration.fitted());
+}
+
+TEST(PredictOptionsFromDevice, OverridesReplaceTheDevicesAndTheCalibrationsFactors) {
+  PredictSettings s;
+  s.kernel_launch_s = 0;
+  s.ppp = 0.5;
+  s.ppp_mem = 0.25;
+  s.combine = Combine::Max;
+  const PredictOptions o = predict_options(test_device(), s);
+  EXPECT_DOUBLE_EQ(o.kernel_launch_s, 0);
+  EXPECT_DOUBLE_EQ(o.calibration.fallback.ppp, 0.5);
+  EXPECT_DOUBLE_EQ(o.calibration.fallback.ppp_mem, 0.25);
+  EXPECT_EQ(o.combine, Combine::Max);
+}
+
+TEST(PredictOptionsFromDevice, MissingPrecisionOrLevelIsAnError) {
+  PredictSettings s;
+  s.precision = Precision::INT8;
+  EXPECT_THROW(predict_options(test_device(), s), Error);
+  s.precision = Precision::FP32;
+  s.level = "l3";
+  EXPECT_THROW(predict_options(test_device(), s), Error);
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-#include "summary_doc.hpp"
+// The per-layer summary document (`ridge summary`, the HTML report, the Python module).
+#include "ridge/api.hpp"
 
 #include <fmt/format.h>
 
@@ -6,7 +7,7 @@
 #include <map>
 #include <set>
 
-namespace ridge::cli {
+namespace ridge::report {
 
 namespace {
 
@@ -37,11 +38,10 @@ int fitting_depth(const Graph& g, size_t max_rows) {
   return best;
 }
 
-report::Document summary_document(const Graph& g, const SummaryOptions& opts) {
-  using report::Cell;
-  using report::Unit;
+Document summary_report(const Graph& g, const SummaryOptions& opts) {
   const ModelCost mc = estimate(g);
-  const MemoryEstimate mem = estimate_memory(g, opts.optimizer, opts.storage);
+  const MemoryEstimate mem =
+      estimate_memory(g, opts.optimizer, opts.precision ? param_storage(*opts.precision) : ParamStorage{});
   std::optional<ConventionCount> conv;
   if (opts.convention) conv = count_under(g, *opts.convention);
 
@@ -80,7 +80,7 @@ report::Document summary_document(const Graph& g, const SummaryOptions& opts) {
     if (conv) r.headline += conv->per_node[i];
   }
 
-  report::Table t;
+  Table t;
   t.key = "layers";
   t.title = opts.depth > 0 ? fmt::format("Layers (grouped to depth {}; --depth 0 lists every node)", opts.depth)
                            : "Layers";
@@ -121,7 +121,7 @@ report::Document summary_document(const Graph& g, const SummaryOptions& opts) {
     t.add_row(std::move(row));
   }
 
-  report::Fields totals;
+  Fields totals;
   totals.key = "totals";
   totals.title = mc.complete() ? "Totals" : "Totals (EXCLUDING ops ridge cannot cost, see notes)";
   totals.add("params", "params", Cell::count(mc.total.params, Unit::Param), true)
@@ -143,11 +143,11 @@ report::Document summary_document(const Graph& g, const SummaryOptions& opts) {
       .add("complete", "complete", Cell::flag(mc.complete()));
   if (conv) totals.add("headline_text", "as the tool prints it", Cell::text(conv->headline_text));
 
-  report::Fields memory;
+  Fields memory;
   memory.key = "memory";
-  memory.title = opts.precision.empty() ? fmt::format("Memory ({} optimizer)", optimizer_name(opts.optimizer))
-                                        : fmt::format("Memory ({} optimizer, {})", optimizer_name(opts.optimizer),
-                                                      opts.precision);
+  memory.title = !opts.precision ? fmt::format("Memory ({} optimizer)", optimizer_name(opts.optimizer))
+                                 : fmt::format("Memory ({} optimizer, {})", optimizer_name(opts.optimizer),
+                                               opts.precision->name);
   memory.add("param_bytes", "parameters", Cell::count(mem.param_bytes, Unit::Byte))
       .add("buffer_bytes", "buffers", Cell::count(mem.buffer_bytes, Unit::Byte))
       .add("grad_bytes", "gradients", Cell::count(mem.grad_bytes, Unit::Byte))
@@ -161,7 +161,7 @@ report::Document summary_document(const Graph& g, const SummaryOptions& opts) {
       .add("training_peak_bytes", "training peak (weights+grads+optimizer+saved)",
            Cell::count(mem.training_peak_bytes, Unit::Byte));
 
-  report::Document d;
+  Document d;
   d.title = fmt::format("{} — {} nodes, input {}", g.name, g.nodes.size(),
                         g.inputs.empty() ? "-" : to_string(g.value(g.inputs[0]).shape));
   d.blocks.push_back(std::move(t));
@@ -177,4 +177,4 @@ report::Document summary_document(const Graph& g, const SummaryOptions& opts) {
   return d;
 }
 
-}  // namespace ridge::cli
+}  // namespace ridge::report

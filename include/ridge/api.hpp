@@ -1,0 +1,117 @@
+// Report stage, front-end API: one call per `ridge` command. Each takes plain values (a loaded Graph, or a model
+// spec with LoadOptions, and an options struct) and returns a report::Document (plus typed extras where a
+// front end draws charts). The CLI parses arguments into these structs and prints what comes back; the Python
+// module calls the same functions. Errors are ridge::Error (bad input) or ridge::UsageError (bad option value).
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ridge/chart.hpp"
+#include "ridge/cost.hpp"
+#include "ridge/device.hpp"
+#include "ridge/load.hpp"
+#include "ridge/precision_mode.hpp"
+#include "ridge/predict.hpp"
+#include "ridge/report.hpp"
+
+namespace ridge::report {
+
+// ---- summary ------------------------------------------------------------------------------------------------
+
+/// What `ridge summary` shows of a loaded graph.
+struct SummaryOptions {
+  int depth = 0;                          ///< group nodes by the first `depth` module-path components; 0 = every node
+  std::optional<Convention> convention;   ///< adds a per-layer headline column and totals.headline under it
+  Optimizer optimizer = Optimizer::SGD;   ///< optimizer whose state the training memory counts
+  std::optional<PrecisionMode> precision; ///< training precision of weights, gradients and optimizer state
+                                          ///< (nullopt: every tensor at the graph's dtype)
+};
+
+/// The deepest module depth at which the layer table has at most `max_rows` rows (0 = every node, when all of
+/// them fit; at least 1).
+int fitting_depth(const Graph& g, size_t max_rows);
+
+/// torchinfo-style summary: per-layer table "layers" (name, op, output shape, params, MACs, FLOPs, backward,
+/// bytes, memory, share), fields "totals" and "memory", and notes (uncosted ops, importer notes).
+Document summary_report(const Graph& g, const SummaryOptions& opts);
+
+// ---- flops --------------------------------------------------------------------------------------------------
+
+/// The conventions `ridge flops` lists: every one with `all`, ridge's and `one` when given, else ridge's alone.
+std::vector<Convention> flops_conventions(bool all, std::optional<Convention> one);
+
+/// Headline counts of `g` under each of `conventions` (table "conventions": exact count, unit, the tool's own
+/// text, ratio to ridge's FLOPs, what differs) and ridge's totals (fields "totals").
+Document flops_report(const Graph& g, const std::vector<Convention>& conventions);
+
+// ---- predict ------------------------------------------------------------------------------------------------
+
+/// Data-parallel training across devices (`ridge predict --devices-count N --train`).
+struct DataParallelRequest {
+  ClusterRequest cluster;                 ///< devices (> 1 turns data parallelism on), GPUs per node, links
+  std::string allreduce = "auto";         ///< auto|ring|tree|hierarchical|ps
+  std::string allreduce_fit = "builtin";  ///< NCCL fit file whose one-node fits replace the fabric's data sheet
+                                          ///< figures; "builtin" (data/calibrations) or "none"
+  double bucket_mib = 25;                 ///< gradient bucket size (PyTorch DDP bucket_cap_mb)
+};
+
+/// What `ridge predict` predicts: a model on a device at a precision mode, optionally data-parallel.
+struct PredictRequest {
+  std::string model;                      ///< zoo name, .onnx path or descriptor (a label only with `flops`)
+  LoadOptions load;                       ///< batch and input sizes; `training` follows `train`
+  std::optional<DType> dtype;             ///< element type of tensors (nullopt: the precision mode's activations)
+  std::string device;                     ///< device id or alias
+  std::vector<std::string> device_dirs;   ///< further device folders
+  std::string precision = "fp32";         ///< precision mode (precision_mode_names())
+  bool train = false;                     ///< training iteration: forward, backward and SGD weight update
+  std::string combine = "sum";            ///< sum (PALEO) or max (roofline overlap)
+  std::string level = "dram";             ///< memory level whose bandwidth the memory term uses
+  std::string calibration;                ///< "" (the shipped one), "none" or a calibration file (PredictSettings)
+  bool force = false;                     ///< apply a calibration of another device family or precision anyway
+  std::optional<double> ppp;              ///< fallback fraction of peak FLOP/s
+  std::optional<double> ppp_mem;          ///< fallback fraction of peak bandwidth
+  std::optional<double> kernel_launch_s;  ///< per-kernel overhead (nullopt: the device's)
+  std::optional<Count> flops;             ///< hand-given forward FLOPs for the whole model instead of ridge's
+  DataParallelRequest data_parallel;      ///< cluster.devices > 1: data-parallel training (needs `train`)
+};
+
+/// The prediction document: fields "summary", with data_parallel also fields "data_parallel" and table
+/// "buckets", then table "layers" (per-layer times, their calibration and bound).
+Document predict_report(const PredictRequest& req);
+
+// ---- roofline -----------------------------------------------------------------------------------------------
+
+/// What `ridge roofline` places: models on the rooflines of devices, with optional measurements.
+struct RooflineRequest {
+  std::vector<std::string> models;        ///< zoo names or .onnx paths
+  LoadOptions load;                       ///< batch and input sizes
+  std::optional<DType> dtype;             ///< element type of tensors (nullopt: the precision's)
+  std::vector<std::string> devices;       ///< device ids or aliases
+  std::vector<std::string> device_dirs;   ///< further device folders
+  std::string precision = "fp32";         ///< peak precision name (fp64|fp32|tf32|fp16|bf16|int8)
+  std::string level = "dram";             ///< memory level whose bandwidth forms the roof
+  std::vector<MeasuredRun> measured;      ///< measurements matched to models and devices (match_measurement)
+  bool summary_only = false;              ///< per-model rows only, no layer table
+};
+
+/// The roofline document (tables "devices", "models", and "layers" unless summary_only) and one roofline chart
+/// per device with the model and layer points.
+struct RooflineResult {
+  Document doc;
+  std::vector<chart::Chart> charts;  ///< one per device, in request order
+};
+RooflineResult roofline_report(const RooflineRequest& req);
+
+// ---- devices ------------------------------------------------------------------------------------------------
+
+/// What `ridge devices` lists.
+struct DevicesRequest {
+  std::vector<std::string> device_dirs;  ///< further device folders
+  std::string machine_profile;           ///< `ridge machine` profile to add as device "machine" ("" = the cached one)
+};
+/// The device table "devices" (peaks per precision, DRAM bandwidth, ridge point, memory, SMs) with whole
+/// device records under extra["devices"]; a missing or bad machine profile is a note, not an error.
+Document devices_report(const DevicesRequest& req);
+
+}  // namespace ridge::report

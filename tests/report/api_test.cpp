@@ -1,0 +1,153 @@
+// The per-command library calls of include/ridge/api.hpp, called with plain values (no CLI, no binary).
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "ridge/api.hpp"
+#include "ridge/error.hpp"
+#include "support/test_support.hpp"
+
+namespace ridge::report {
+namespace {
+
+const Table& table(const Document& d, const std::string& key) {
+  for (const auto& b : d.blocks)
+    if (auto* t = std::get_if<Table>(&b); t && t->key == key) return *t;
+  throw std::runtime_error("no table " + key);
+}
+
+const Fields& fields(const Document& d, const std::string& key) {
+  for (const auto& b : d.blocks)
+    if (auto* f = std::get_if<Fields>(&b); f && f->key == key) return *f;
+  throw std::runtime_error("no fields " + key);
+}
+
+const Cell& field(const Fields& f, const std::string& key) {
+  for (const auto& [col, cell] : f.items)
+    if (col.key == key) return cell;
+  throw std::runtime_error("no field " + key);
+}
+
+Count count_of(const Cell& c) { return std::get<Count>(c.value); }
+double real_of(const Cell& c) { return std::get<double>(c.value); }
+
+Graph resnet18() { return load_model("resnet18", LoadOptions{}); }
+
+TEST(SummaryReport, ListsEveryNodeWithExactTotals) {
+  const Graph g = resnet18();
+  const Document d = summary_report(g, SummaryOptions{});
+  EXPECT_EQ(table(d, "layers").rows.size(), g.nodes.size());
+  EXPECT_EQ(count_of(field(fields(d, "totals"), "params")), estimate(g).total.params);
+  EXPECT_EQ(count_of(field(fields(d, "totals"), "flops")), estimate(g).total.flops);
+  EXPECT_EQ(fields(d, "memory").title, "Memory (sgd optimizer)");
+  EXPECT_EQ(d.extra["model"], "resnet18");
+}
+
+TEST(SummaryReport, GroupsByDepthAndCountsUnderAConvention) {
+  const Graph g = resnet18();
+  SummaryOptions o;
+  o.depth = 1;
+  o.convention = Convention::Fvcore;
+  o.optimizer = Optimizer::Adam;
+  o.precision = require_precision_mode("amp-bf16");
+  const Document d = summary_report(g, o);
+  const Table& layers = table(d, "layers");
+  EXPECT_LT(layers.rows.size(), g.nodes.size());
+  EXPECT_GE(layers.column("headline"), 0);
+  EXPECT_EQ(count_of(field(fields(d, "totals"), "headline")), count_under(g, Convention::Fvcore).total);
+  EXPECT_EQ(fields(d, "memory").title, "Memory (adam optimizer, amp-bf16)");
+  // AMP keeps fp32 weights, gradients and master weights, and two fp32 Adam states per parameter.
+  const Count params = estimate(g).total.params;
+  EXPECT_EQ(count_of(field(fields(d, "memory"), "grad_bytes")), 4 * params);
+}
+
+TEST(SummaryReport, FittingDepthKeepsTheTableWithinTheRows) {
+  const Graph g = resnet18();
+  EXPECT_EQ(fitting_depth(g, g.nodes.size()), 0);
+  const int depth = fitting_depth(g, 20);
+  EXPECT_GE(depth, 1);
+  SummaryOptions o;
+  o.depth = depth;
+  EXPECT_LE(table(summary_report(g, o), "layers").rows.size(), 20u);
+}
+
+TEST(FlopsReport, PicksConventionsAsTheCommandDoes) {
+  EXPECT_EQ(flops_conventions(false, std::nullopt), std::vector<Convention>{Convention::Ridge});
+  EXPECT_EQ(flops_conventions(false, Convention::Thop), (std::vector<Convention>{Convention::Ridge, Convention::Thop}));
+  EXPECT_EQ(flops_conventions(true, Convention::Thop).size(), conventions().size());
+}
+
+TEST(FlopsReport, OneRowPerConventionWithItsExactHeadline) {
+  const Graph g = resnet18();
+  const auto which = flops_conventions(true, std::nullopt);
+  const Document d = flops_report(g, which);
+  const Table& t = table(d, "conventions");
+  ASSERT_EQ(t.rows.size(), which.size());
+  for (size_t i = 0; i < which.size(); ++i)
+    EXPECT_EQ(count_of(t.rows[i][static_cast<size_t>(t.column("headline"))]), count_under(g, which[i]).total);
+  EXPECT_EQ(count_of(field(fields(d, "totals"), "macs")), estimate(g).total.macs);
+}
+
+TEST(DevicesReport, ListsTheDatabaseAndSaysWhyThisMachineIsMissing) {
+  DevicesRequest req;
+  req.machine_profile = test::temp_dir() + "/no-profile.json";
+  const Document d = devices_report(req);
+  EXPECT_EQ(table(d, "devices").rows.size(), load_devices().size());
+  EXPECT_EQ(d.extra["devices"].size(), load_devices().size());
+  bool noted = false;
+  for (const auto& n : d.notes) noted |= n.find("no profile at " + req.machine_profile) != std::string::npos;
+  EXPECT_TRUE(noted);
+}
+
+TEST(PredictReport, MatchesThePredictionOfTheModelStage) {
+  PredictRequest req;
+  req.model = "resnet18";
+  req.device = "a100";
+  req.load.batch = 8;
+  const Document d = predict_report(req);
+  const Device dev = find_device(load_devices(), "a100");
+  PredictSettings s;
+  s.batch = 8;
+  LoadOptions lo;
+  lo.batch = 8;
+  const Prediction p = predict(load_model_work("resnet18", lo).layers, predict_options(dev, s));
+  EXPECT_DOUBLE_EQ(real_of(field(fields(d, "summary"), "total_time_s")), p.total_time_s);
+  EXPECT_EQ(table(d, "layers").rows.size(), p.layers.size());
+  EXPECT_EQ(d.extra["precision"], "fp32");
+}
+
+TEST(PredictReport, HandGivenFlopsAndDataParallelTraining) {
+  PredictRequest req;
+  req.model = "paper-model";
+  req.device = "v100";
+  req.flops = Count(1000000000);
+  req.train = true;
+  req.ppp = 0.5;
+  const Document d = predict_report(req);
+  EXPECT_EQ(table(d, "layers").rows.size(), 1u);
+  EXPECT_EQ(d.notes.front(), "FLOPs from --flops: memory traffic and kernel launches are not modelled");
+
+  PredictRequest dp;
+  dp.model = "resnet18";
+  dp.device = "v100";
+  dp.train = true;
+  dp.data_parallel.cluster.devices = 16;
+  dp.data_parallel.allreduce = "ring";
+  EXPECT_GT(table(predict_report(dp), "buckets").rows.size(), 0u);
+  dp.train = false;
+  EXPECT_THROW(predict_report(dp), UsageError);
+}
+
+TEST(PredictReport, BadNamesAreUsageErrors) {
+  PredictRequest req;
+  req.model = "resnet18";
+  req.device = "a100";
+  req.combine = "both";
+  EXPECT_THROW(predict_report(req), UsageError);
+  req.combine = "sum";
+  req.precision = "fp12";
+  EXPECT_THROW(predict_report(req), UsageError);
+}
+
+}  // namespace
+}  // namespace ridge::report
