@@ -13,10 +13,7 @@
 #include <string>
 #include <vector>
 
-#if __has_include("ridge/api.hpp")
 #include "ridge/api.hpp"
-#define RIDGE_HAVE_API 1
-#endif
 #include "ridge/chart.hpp"
 #include "ridge/cost.hpp"
 #include "ridge/precision_mode.hpp"
@@ -130,12 +127,13 @@ std::string html_of(const report::Document& d, const std::vector<chart::Chart>& 
   return chart::render_html(data);
 }
 
-/// The per-layer shares chart of a document's layer table (what `ridge summary --plot` draws), or none.
-std::vector<chart::Chart> share_charts(const report::Document& d) {
+/// The shares chart of a document's per-layer table (what `ridge COMMAND --plot` draws): `metrics` are (column key,
+/// title) pairs; none when the document has no such table.
+std::vector<chart::Chart> share_charts(const report::Document& d,
+                                       const std::vector<std::pair<std::string, std::string>>& metrics) {
   for (const auto& b : d.blocks)
-    if (auto* t = std::get_if<report::Table>(&b); t && t->key == "layers" && t->column("flops") >= 0)
-      return {chart::layer_share_chart(d.title + ": share per layer",
-                                       chart::layer_shares_from_table(*t, "name", {{"flops", "FLOPs"}, {"params", "params"}, {"output_bytes", "output memory"}}))};
+    if (auto* t = std::get_if<report::Table>(&b); t && t->key == "layers" && !metrics.empty())
+      return {chart::layer_share_chart(d.title + ": share per layer", chart::layer_shares_from_table(*t, "name", metrics))};
   return {};
 }
 
@@ -174,6 +172,12 @@ PYBIND11_MODULE(_ridge, m) {
       });
 
   m.def("params_to_initializers", &params_to_initializers, py::arg("onnx_bytes"), py::arg("keep"), py::arg("label"));
+  m.def(
+      "activation_dtype",
+      [](const std::string& precision) {
+        return std::string(dtype_name(require_precision_mode(precision, "precision").activation_dtype));
+      },
+      py::arg("precision"));
   m.def("load_options", &load_options, py::arg("batch"), py::arg("input_size"), py::arg("seq_len"),
         py::arg("inputs"), py::arg("dtype"), py::arg("training"));
   py::class_<LoadOptions>(m, "LoadOptions");
@@ -188,10 +192,14 @@ PYBIND11_MODULE(_ridge, m) {
       .def("markdown", [](const report::Document& d) { return written(d, "md"); })
       .def("csv", [](const report::Document& d) { return written(d, "csv"); })
       .def("text", &text_of, py::arg("width") = 0)
-      .def("html", [](const report::Document& d) { return html_of(d, share_charts(d)); });
+      .def(
+          "html",
+          [](const report::Document& d, const std::vector<std::pair<std::string, std::string>>& share_metrics) {
+            return html_of(d, share_charts(d, share_metrics));
+          },
+          py::arg("share_metrics"));
 
   // ---- one function per command (include/ridge/api.hpp) ----------------------------------------------------
-#ifdef RIDGE_HAVE_API
   m.def(
       "summary",
       [](const Graph& g, int depth, std::optional<std::string> convention, const std::string& optimizer,
@@ -212,5 +220,47 @@ PYBIND11_MODULE(_ridge, m) {
         return report::flops_report(g, report::flops_conventions(all, convention_of(convention)));
       },
       py::arg("graph"), py::arg("all"), py::arg("convention"));
-#endif
+  m.def(
+      "predict",
+      [](const ModelSource& model, const LoadOptions& load, std::optional<std::string> dtype, const std::string& device,
+         const std::vector<std::string>& device_dirs, const std::string& precision, bool train,
+         const std::string& combine, const std::string& level, const std::string& calibration, bool force,
+         std::optional<double> ppp, std::optional<double> ppp_mem, std::optional<double> launch_overhead_s,
+         std::optional<std::string> flops, int devices_count, std::optional<int> gpus_per_node,
+         const std::string& intra_node, const std::string& inter_node, std::optional<int> nics_per_node,
+         const std::string& allreduce, const std::string& allreduce_fit, double bucket_mib) {
+        report::PredictRequest r;
+        r.model = model;
+        r.load = load;
+        if (dtype) r.dtype = load_options(1, {}, {}, {}, *dtype, false).dtype;
+        r.device = device;
+        r.device_dirs = device_dirs;
+        r.precision = precision;
+        r.train = train;
+        r.combine = combine;
+        r.level = level;
+        r.calibration = calibration;
+        r.force = force;
+        r.ppp = ppp;
+        r.ppp_mem = ppp_mem;
+        r.kernel_launch_s = launch_overhead_s;
+        if (flops) r.flops = parse_count(*flops);
+        r.data_parallel.cluster = {devices_count, gpus_per_node, intra_node, inter_node, nics_per_node};
+        r.data_parallel.allreduce = allreduce;
+        r.data_parallel.allreduce_fit = allreduce_fit;
+        r.data_parallel.bucket_mib = bucket_mib;
+        py::gil_scoped_release unlocked;
+        return report::predict_report(r);
+      },
+      py::arg("model"), py::arg("load"), py::arg("dtype"), py::arg("device"), py::arg("device_dirs"),
+      py::arg("precision"), py::arg("train"), py::arg("combine"), py::arg("level"), py::arg("calibration"),
+      py::arg("force"), py::arg("ppp"), py::arg("ppp_mem"), py::arg("launch_overhead_s"), py::arg("flops"),
+      py::arg("devices_count"), py::arg("gpus_per_node"), py::arg("intra_node"), py::arg("inter_node"),
+      py::arg("nics_per_node"), py::arg("allreduce"), py::arg("allreduce_fit"), py::arg("bucket_mib"));
+  m.def(
+      "devices",
+      [](const std::vector<std::string>& device_dirs, const std::string& machine_profile) {
+        return report::devices_report({device_dirs, machine_profile});
+      },
+      py::arg("device_dirs"), py::arg("machine_profile"));
 }

@@ -31,11 +31,11 @@ from . import _ridge  # noqa: E402
 from ._ridge import Error  # noqa: E402
 
 try:
-    from ._help import HELP as _HELP  # `ridge COMMAND --help`, captured at build time
+    from ._help import HELP as _HELP, BINARY as _BUILD_BINARY  # `ridge COMMAND --help`, captured at build time
 except ImportError:  # pragma: no cover - a build without the CLI
-    _HELP = {}
+    _HELP, _BUILD_BINARY = {}, None
 
-__all__ = ["Error", "Model", "Result", "load", "summary", "flops", "predict", "roofline", "devices"]
+__all__ = ["Error", "Model", "Result", "load", "summary", "flops", "predict", "devices", "serve", "train", "report"]
 __version__ = "0.1.0"
 
 
@@ -50,8 +50,10 @@ class Result:
     result shows as the HTML report's sortable tables and charts.
     """
 
-    def __init__(self, doc: "_ridge.Document"):
+    def __init__(self, doc: "_ridge.Document", share_metrics: Sequence[Tuple[str, str]] = (), totals_key: str = "totals"):
         self._doc = doc
+        self._totals_key = totals_key
+        self._share_metrics = list(share_metrics)
         self._data: Dict[str, Any] = _json.loads(doc.json())
 
     @property
@@ -80,11 +82,9 @@ class Result:
 
     @property
     def totals(self) -> Dict[str, Any]:
-        """The "totals" block (counts are exact ints), else the first block of named values."""
-        f = self.fields
-        if "totals" in f:
-            return f["totals"]
-        return next(iter(f.values()), {})
+        """The command's headline values (counts are exact ints): "totals" of summary and flops, "summary" of
+        predict, "serve" and "train" of those; {} when the command has none (devices)."""
+        return self.fields.get(self._totals_key, {})
 
     @property
     def layers(self) -> List[Dict[str, Any]]:
@@ -117,7 +117,7 @@ class Result:
 
     def to_html(self) -> str:
         """A self-contained HTML page: the HTML report's tables and charts for this result."""
-        return self._doc.html()
+        return self._doc.html(self._share_metrics)
 
     def __getitem__(self, key: str):
         return self._data[key]
@@ -143,21 +143,30 @@ class Model:
                  **export_kwargs: Any):
         self.input_size = tuple(input_size) if input_size is not None else None
         self._spec = _spec_of(model, self.input_size, example_inputs, export_kwargs)
+        # A Module exported from example inputs has their shapes, batch included; otherwise its batch is symbolic.
+        self._fixed_batch = example_inputs is not None and _is_torch_module(model)
 
     @property
     def label(self) -> str:
         return self._spec[2]
 
-    def graph(self, batch: int = 1, dtype: Optional[str] = None, seq_len: Optional[int] = None,
-              inputs: Optional[Dict[str, Sequence[int]]] = None, training: bool = False) -> "_ridge.Graph":
-        kind, payload, label = self._spec
+    def load_options(self, batch: int = 1, dtype: Optional[str] = None, seq_len: Optional[int] = None,
+                     inputs: Optional[Dict[str, Sequence[int]]] = None, training: bool = False) -> "_ridge.LoadOptions":
         # A Module's export fixes its input size; the other kinds take it here (zoo CNNs).
-        size = None if kind == "onnx_bytes" else self.input_size
-        opts = _ridge.load_options(_positive(batch, "batch"), _dims(size, "input_size"),
+        size = None if self._spec[0] == "onnx_bytes" else self.input_size
+        if self._fixed_batch and batch != 1:
+            raise ValueError("batch: example_inputs fix every shape, batch included (leave batch at 1, or give "
+                             "input_size instead)")
+        return _ridge.load_options(_positive(batch, "batch"), _dims(size, "input_size"),
                                    None if seq_len is None else _positive(seq_len, "seq_len"),
                                    [(n, _dims(s, "inputs")) for n, s in (inputs or {}).items()], dtype or "fp32",
                                    training)
-        return _ridge.load(_ridge.ModelSource(kind, payload, label), opts)
+
+    def graph(self, batch: int = 1, dtype: Optional[str] = None, seq_len: Optional[int] = None,
+              inputs: Optional[Dict[str, Sequence[int]]] = None, training: bool = False) -> "_ridge.Graph":
+        """The model loaded at `batch` (ridge's graph: .name, .inputs, .node_count)."""
+        opts = self.load_options(batch, dtype, seq_len, inputs, training)
+        return _ridge.load(_ridge.ModelSource(*self._spec), opts)
 
     def onnx_bytes(self) -> bytes:
         """The ONNX model ridge imports (for a torch.nn.Module: its export, weights as shapes only)."""
@@ -252,8 +261,10 @@ class _as_the_module_is:
 
 def _export_module(module: Any, input_size: Optional[Tuple[int, ...]], example_inputs: Any,
                    export_kwargs: Dict[str, Any]) -> bytes:
-    """torch.onnx.export into memory with a symbolic batch axis on every input (ridge binds it to `batch`)."""
+    """torch.onnx.export into memory, weights as shapes only. From input_size the batch axis is symbolic (ridge
+    binds it to `batch`); example_inputs fix every shape. Cached per module, shapes and export options."""
     import torch
+    example = example_inputs
     if example_inputs is None:
         if input_size is None:
             raise ValueError("input_size: a torch.nn.Module needs input_size (per sample, e.g. (3, 224, 224)) "
@@ -261,14 +272,15 @@ def _export_module(module: Any, input_size: Optional[Tuple[int, ...]], example_i
         example_inputs = torch.randn(1, *_dims(input_size, "input_size"))
     args = example_inputs if isinstance(example_inputs, tuple) else (example_inputs,)
     names = ["input"] if len(args) == 1 else ["input_{}".format(i) for i in range(len(args))]
-    key = (repr(module), tuple((n, tuple(p.shape)) for n, p in module.named_parameters()),
+    symbolic = input_size is not None and example is None  # the batch axis ridge binds to `batch`
+    key = (symbolic, repr(module), tuple((n, tuple(p.shape)) for n, p in module.named_parameters()),
            tuple(tuple(a.shape) if hasattr(a, "shape") else repr(a) for a in args), repr(sorted(export_kwargs.items())))
     cached = _EXPORTS.get(module)
     if cached is not None and cached[0] == key:
         return cached[1]
     # Without weights: ridge needs their shapes only (see _ridge.params_to_initializers).
-    kwargs = dict(input_names=names, dynamic_axes={n: {0: "batch"} for n in names}, do_constant_folding=False,
-                  opset_version=13, export_params=False)
+    kwargs = dict(input_names=names, dynamic_axes={n: {0: "batch"} for n in names} if symbolic else None,
+                  do_constant_folding=False, opset_version=13, export_params=False)
     kwargs.update(export_kwargs)
     buf = _io.BytesIO()
     was_training = module.training
@@ -289,10 +301,21 @@ def _export_module(module: Any, input_size: Optional[Tuple[int, ...]], example_i
 
 # ---- commands -------------------------------------------------------------------------------------------------
 
+# The per-layer shares each command's --plot draws (and its notebook view shows): (column key, title).
+_SHARES = {
+    "summary": [("flops", "FLOPs"), ("params", "params"), ("output_bytes", "output memory")],
+    "predict": [("time_s", "predicted time"), ("flops", "FLOPs")],
+}
+
+
+# Where each command's headline values are (Result.totals).
+_TOTALS = {"predict": "summary", "serve": "serve", "train": "train"}
+
+
 def _finish(doc: "_ridge.Document", command: str, inputs: Dict[str, Any]) -> Result:
     doc.command = command
     doc.set_inputs(_json.dumps({k: v for k, v in inputs.items() if v is not None}))
-    return Result(doc)
+    return Result(doc, _SHARES.get(command, ()), _TOTALS.get(command, "totals"))
 
 
 def _load_args(model: Model, batch: int, dtype: Optional[str], seq_len: Optional[int],
@@ -310,6 +333,8 @@ def summary(model: ModelLike, input_size: Optional[Sequence[int]] = None, batch:
     m = load(model, input_size, example_inputs)
     if not isinstance(depth, int) or isinstance(depth, bool) or not 0 <= depth <= 64:
         raise ValueError("depth: {!r} is not an integer from 0 to 64".format(depth))
+    if precision is not None and dtype is None:  # as the CLI: tensors at the precision's activation type
+        dtype = _ridge.activation_dtype(precision)
     g = m.graph(batch, dtype, seq_len, inputs)
     doc = _ridge.summary(g, depth, convention, optimizer, precision)
     return _finish(doc, "summary", dict(_load_args(m, batch, dtype, seq_len, inputs), depth=depth,
@@ -327,6 +352,183 @@ def flops(model: ModelLike, input_size: Optional[Sequence[int]] = None, batch: i
                                       all_conventions=bool(all_conventions), convention=convention))
 
 
+def _text(v: Optional[str], name: str) -> str:
+    if v is None:
+        return ""
+    if not isinstance(v, str):
+        raise ValueError("{}: {!r} is not a string".format(name, v))
+    return v
+
+
+def _dirs(v: Union[None, str, Sequence[str]]) -> List[str]:
+    if v is None:
+        return []
+    return [_os.fspath(v)] if isinstance(v, (str, _os.PathLike)) else [_os.fspath(d) for d in v]
+
+
+def _opt_real(v: Optional[float], name: str) -> Optional[float]:
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
+        raise ValueError("{}: {!r} is not a positive number".format(name, v))
+    return float(v)
+
+
+def predict(model: ModelLike, input_size: Optional[Sequence[int]] = None, batch: int = 1,
+            dtype: Optional[str] = None, *, device: str, precision: str = "fp32", train: bool = False,
+            combine: str = "sum", level: str = "dram", calibration: Optional[str] = None, force: bool = False,
+            ppp: Optional[float] = None, ppp_mem: Optional[float] = None, launch_overhead: Optional[float] = None,
+            flops: Optional[int] = None, devices_count: int = 1, gpus_per_node: Optional[int] = None,
+            intra_node: Optional[str] = None, inter_node: Optional[str] = None, nics_per_node: Optional[int] = None,
+            allreduce: str = "auto", allreduce_fit: str = "builtin", bucket_mib: float = 25,
+            devices_dir: Union[None, str, Sequence[str]] = None, seq_len: Optional[int] = None,
+            inputs: Optional[Dict[str, Sequence[int]]] = None, example_inputs: Any = None) -> Result:
+    """PALEO-style time per layer and per iteration on a device, optionally calibrated and data-parallel
+    (`ridge predict`)."""
+    m = load(model, input_size, example_inputs)
+    kind, payload, label = m._spec
+    source = _ridge.ModelSource(kind, payload, label)
+    if flops is not None and (isinstance(flops, bool) or not isinstance(flops, int) or flops < 0):
+        raise ValueError("flops: {!r} is not a FLOP count (a non-negative int)".format(flops))
+    opts = m.load_options(batch, None, seq_len, inputs)
+    doc = _ridge.predict(source, opts, dtype, _text(device, "device"), _dirs(devices_dir), precision, bool(train),
+                         combine, level, _text(calibration, "calibration"), bool(force),
+                         _opt_real(ppp, "ppp"), _opt_real(ppp_mem, "ppp_mem"),
+                         _opt_real(launch_overhead, "launch_overhead"), None if flops is None else str(flops),
+                         _positive(devices_count, "devices_count"),
+                         None if gpus_per_node is None else _positive(gpus_per_node, "gpus_per_node"),
+                         _text(intra_node, "intra_node"), _text(inter_node, "inter_node"),
+                         None if nics_per_node is None else _positive(nics_per_node, "nics_per_node"),
+                         allreduce, allreduce_fit, _opt_real(bucket_mib, "bucket_mib"))
+    return _finish(doc, "predict", dict(_load_args(m, batch, dtype, seq_len, inputs), device=device,
+                                        precision=precision, train=bool(train), combine=combine, level=level,
+                                        calibration=calibration, devices_count=devices_count))
+
+
+def devices(devices_dir: Union[None, str, Sequence[str]] = None, machine_profile: Optional[str] = None) -> Result:
+    """The device database: peaks per precision, bandwidths, memory (`ridge devices`)."""
+    doc = _ridge.devices(_dirs(devices_dir), _text(machine_profile, "machine_profile"))
+    return _finish(doc, "devices", {"devices_dir": _dirs(devices_dir) or None})
+
+
+# ---- commands whose logic has not moved out of the CLI yet ------------------------------------------------------
+# serve, train (src/cli/cmd_serve.cpp, cmd_train.cpp) and report (cmd_report.cpp) still build their documents in
+# the CLI. Until they are library calls, these functions run the `ridge` binary built with this module: the same
+# options (keyword arguments spelled with _ for -), the same JSON; an in-memory model goes to a temporary file.
+
+def _binary() -> str:
+    for path in (_os.environ.get("RIDGE_BINARY"), _os.path.join(_os.path.dirname(__file__), "bin", "ridge"),
+                 _BUILD_BINARY):
+        if path and _os.access(path, _os.X_OK):
+            return path
+    import shutil
+    found = shutil.which("ridge")
+    if not found:
+        raise Error("the ridge binary is not found (set RIDGE_BINARY to build/ridge)")
+    return found
+
+
+class _CliDocument:
+    """What `ridge COMMAND ... --json FILE --wide` printed, in the shape of a _ridge.Document."""
+
+    def __init__(self, argv: List[str], json_text: str, table_text: str):
+        self._argv, self._json, self._text = argv, json_text, table_text
+        self.title = _json.loads(json_text).get("title", "")
+
+    def json(self) -> str:
+        return self._json
+
+    def text(self, width: int = 0) -> str:
+        return self._text
+
+    def markdown(self) -> str:
+        return _run_cli(self._argv + ["--format", "md"])[0]
+
+    def html(self, share_metrics: Any = ()) -> str:
+        return "<!doctype html><meta charset=utf-8><title>{0}</title><pre>{1}</pre>".format(
+            _html.escape(self.title), _html.escape(self._text))
+
+
+def _run_cli(argv: List[str]) -> Tuple[str, str]:
+    import subprocess
+    out = subprocess.run([_binary()] + argv, capture_output=True, text=True, env=dict(_os.environ, COLUMNS="0"))
+    if out.returncode != 0:
+        line = next((l for l in out.stderr.splitlines() if l.startswith("ridge: ")), out.stderr.strip())
+        message = line.split(": ", 2)[-1] if line.startswith("ridge: ") else line
+        raise (ValueError if out.returncode == 2 else Error)(message)
+    return out.stdout, out.stderr
+
+
+def _flags(options: Dict[str, Any]) -> List[str]:
+    argv: List[str] = []
+    for key, value in options.items():
+        flag = "--" + key.replace("_", "-")
+        if value is None or value is False:
+            continue
+        if value is True:
+            argv.append(flag)
+        elif isinstance(value, (list, tuple)):
+            for v in value:
+                argv += [flag, str(v)]
+        else:
+            argv += [flag, str(value)]
+    return argv
+
+
+def _model_path(m: Model, folder: str) -> str:
+    kind, payload, label = m._spec
+    if kind == "name":
+        return payload.decode()
+    path = _os.path.join(folder, "config.json" if kind == "hf_config" else (label or "model") + ".onnx")
+    with open(path, "wb") as f:
+        f.write(payload)
+    return path
+
+
+def _cli_command(command: str, model: ModelLike, options: Dict[str, Any], input_size=None,
+                 example_inputs=None) -> Result:
+    import tempfile
+    m = load(model, input_size, example_inputs)
+    with tempfile.TemporaryDirectory(prefix="ridge-") as tmp:
+        out = _os.path.join(tmp, "out.json")
+        argv = [command, _model_path(m, tmp)] + _flags(options)
+        table, _ = _run_cli(argv + ["--json", out, "--wide"])
+        with open(out) as f:
+            text = f.read()
+    return Result(_CliDocument(argv, text, table), (), _TOTALS.get(command, "totals"))
+
+
+def serve(model: ModelLike, *, device: str, batch: int = 1, prompt: int = 512, generate: int = 128, tp: int = 1,
+          weights: str = "fp16", kv: str = "fp16", compute: str = "fp16", attention: str = "eager",
+          devices: Union[None, str, Sequence[str]] = None) -> Result:
+    """What an LLM costs to serve: prefill, decode, KV cache, TTFT, tokens/s (`ridge serve`)."""
+    return _cli_command("serve", model, dict(device=device, batch=_positive(batch, "batch"), prompt=prompt,
+                                             generate=generate, tp=tp, weights=weights, kv=kv, compute=compute,
+                                             attention=attention, devices=_dirs(devices) or None))
+
+
+def train(model: ModelLike, *, device: str, gpus: int, **options: Any) -> Result:
+    """What an LLM costs to train: FLOPs, MFU/HFU, time, memory per GPU (`ridge train`). Further options as in
+    `ridge train --help`: tp, pp, dp, zero, recompute, seq, global_batch, micro_batch, compute, tokens, ..."""
+    return _cli_command("train", model, dict(device=device, gpus=_positive(gpus, "gpus"), **options))
+
+
+def report(model: ModelLike, path: Union[str, "_os.PathLike[str]"], input_size: Optional[Sequence[int]] = None,
+           batch: int = 1, *, device: Union[None, str, Sequence[str]] = None, example_inputs: Any = None,
+           **options: Any) -> str:
+    """Writes the self-contained HTML report (`ridge report MODEL -o PATH`) and returns its path. Further options
+    as in `ridge report --help` (measure=True, sweep="1,2,4", precision, train, ...)."""
+    import tempfile
+    m = load(model, input_size, example_inputs)
+    path = _os.path.abspath(_os.fspath(path))
+    flags = dict(batch=_positive(batch, "batch"), device=_dirs(device) or None, **options)
+    if m.input_size is not None and m._spec[0] == "name":
+        flags["input_size"] = "x".join(map(str, m.input_size))
+    with tempfile.TemporaryDirectory(prefix="ridge-") as tmp:
+        _run_cli(["report", _model_path(m, tmp), "-o", path] + _flags(flags))
+    return path
+
+
 def _with_help(fn, command: str) -> None:
     text = _HELP.get(command)
     if text:
@@ -334,5 +536,6 @@ def _with_help(fn, command: str) -> None:
             .format(fn.__doc__, command, "\n".join("    " + line for line in text.splitlines()))
 
 
-for _fn, _cmd in ((summary, "summary"), (flops, "flops")):
+for _fn, _cmd in ((summary, "summary"), (flops, "flops"), (predict, "predict"), (devices, "devices"),
+                  (serve, "serve"), (train, "train"), (report, "report")):
     _with_help(_fn, _cmd)

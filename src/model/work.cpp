@@ -6,7 +6,7 @@
 
 namespace ridge {
 
-ModelWork load_model_work(const std::string& model, const LoadOptions& opts) {
+ModelWork load_model_work(const ModelSource& model, const LoadOptions& opts) {
   const Graph g = load_model(model, opts);
   const ModelCost costs = estimate(g);
   ModelWork w;

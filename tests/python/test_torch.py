@@ -13,20 +13,34 @@ def resnet18():
     return torchvision.models.resnet18()
 
 
-def test_resnet18_module_equals_its_onnx_file_through_the_cli(resnet18, tmp_path, ridge_cli):
+def test_resnet18_module_equals_its_onnx_export_through_the_cli(resnet18, tmp_path, ridge_cli):
     r = ridge.summary(resnet18, input_size=(3, 224, 224))
+    assert r.totals["params"] == 11689512  # torchvision's published count
+    # The export ridge imported, written to a file and read by the CLI: the same document.
     path = tmp_path / "resnet18.onnx"
-    resnet18.eval()
-    with torch.no_grad():
-        torch.onnx.export(resnet18, torch.randn(1, 3, 224, 224), str(path))
+    path.write_bytes(ridge.load(resnet18, input_size=(3, 224, 224)).onnx_bytes())
     cli = ridge_cli("summary", str(path))
     assert r.totals == cli["totals"]
     assert r.data["memory"] == cli["memory"]
     assert [row["params"] for row in r.layers] == [row["params"] for row in cli["layers"]]
-    assert r.totals["params"] == 11689512  # torchvision's published count
     flops_cli = ridge_cli("flops", str(path), "--all-conventions")
     assert ridge.flops(resnet18, input_size=(3, 224, 224), all_conventions=True).tables["conventions"] \
         == flops_cli["conventions"]
+
+
+def test_resnet18_module_counts_equal_a_plain_export_through_the_cli(resnet18, tmp_path, ridge_cli):
+    # torch.onnx.export's defaults (weights in, eval mode) fold each BatchNorm into its Conv; the CLI counts such
+    # a file's FLOPs as the model's and says which parameters the file lost.
+    path = tmp_path / "resnet18_plain.onnx"
+    resnet18.eval()
+    with torch.no_grad():
+        torch.onnx.export(resnet18, torch.randn(1, 3, 224, 224), str(path))
+    cli = ridge_cli("summary", str(path))
+    r = ridge.summary(resnet18, input_size=(3, 224, 224))
+    for key in ("flops", "macs", "backward_weight_flops"):
+        assert r.totals[key] == cli["totals"][key], key
+    assert any("BatchNorm folded" in n for n in cli["notes"])
+    assert cli["totals"]["params"] < r.totals["params"]
 
 
 def test_module_batch_binds_the_exported_batch_axis(resnet18):
@@ -53,7 +67,9 @@ def test_module_with_two_example_inputs():
 
     r = ridge.summary(Two(), example_inputs=(torch.randn(2, 8), torch.randn(2, 8)))
     assert r.totals["params"] == 8 * 4 + 4
-    assert r.totals["macs"] == 2 * 8 * 4
+    assert r.totals["macs"] == 2 * 8 * 4  # example inputs fix every shape, batch included
+    with pytest.raises(ValueError, match="batch"):
+        ridge.summary(Two(), example_inputs=(torch.randn(2, 8), torch.randn(2, 8)), batch=4)
 
 
 def test_module_without_input_size_is_value_error(resnet18):
