@@ -35,7 +35,8 @@ try:
 except ImportError:  # pragma: no cover - a build without the CLI
     _HELP, _BUILD_BINARY = {}, None
 
-__all__ = ["Error", "Model", "Result", "load", "summary", "flops", "predict", "devices", "serve", "train", "report"]
+__all__ = ["Error", "Model", "Result", "load", "summary", "flops", "predict", "roofline", "measure", "ingest",
+           "devices", "serve", "train", "report"]
 __version__ = "0.1.0"
 
 
@@ -412,8 +413,7 @@ def devices(devices_dir: Union[None, str, Sequence[str]] = None, machine_profile
 
 
 # ---- commands whose logic has not moved out of the CLI yet ------------------------------------------------------
-# serve, train (src/cli/cmd_serve.cpp, cmd_train.cpp) and report (cmd_report.cpp) still build their documents in
-# the CLI. Until they are library calls, these functions run the `ridge` binary built with this module: the same
+# roofline, measure, ingest, serve, train and report still build their documents in src/cli (cmd_*.cpp). Until they are library calls, these functions run the `ridge` binary built with this module: the same
 # options (keyword arguments spelled with _ for -), the same JSON; an in-memory model goes to a temporary file.
 
 def _binary() -> str:
@@ -485,24 +485,66 @@ def _model_path(m: Model, folder: str) -> str:
     return path
 
 
-def _cli_command(command: str, model: ModelLike, options: Dict[str, Any], input_size=None,
-                 example_inputs=None) -> Result:
+def _cli_command(command: str, models: Sequence[ModelLike], options: Dict[str, Any],
+                 input_size: Optional[Sequence[int]] = None, example_inputs: Any = None,
+                 files: Sequence[str] = ()) -> Result:
     import tempfile
-    m = load(model, input_size, example_inputs)
+    loaded = [load(m, input_size, example_inputs) for m in models]
+    if input_size is not None and any(m._spec[0] == "name" for m in loaded):
+        options = dict(options, input_size="x".join(map(str, _dims(input_size, "input_size"))))
     with tempfile.TemporaryDirectory(prefix="ridge-") as tmp:
         out = _os.path.join(tmp, "out.json")
-        argv = [command, _model_path(m, tmp)] + _flags(options)
+        paths = []
+        for i, m in enumerate(loaded):
+            sub = _os.path.join(tmp, str(i))
+            _os.mkdir(sub)
+            paths.append(_model_path(m, sub))
+        argv = [command] + paths + [_os.fspath(f) for f in files] + _flags(options)
         table, _ = _run_cli(argv + ["--json", out, "--wide"])
         with open(out) as f:
             text = f.read()
     return Result(_CliDocument(argv, text, table), (), _TOTALS.get(command, "totals"))
 
 
+def roofline(models: Union[ModelLike, Sequence[ModelLike]], input_size: Optional[Sequence[int]] = None,
+             batch: int = 1, dtype: Optional[str] = None, *, device: Union[str, Sequence[str]],
+             **options: Any) -> Result:
+    """Layers and models on device rooflines: arithmetic intensity, attainable FLOP/s, ridge point, bound
+    (`ridge roofline`). `models` is one model or a list; further options as in `ridge roofline --help`."""
+    many = list(models) if isinstance(models, (list, tuple)) else [models]
+    return _cli_command("roofline", many, dict(device=_dirs(device), batch=_positive(batch, "batch"), dtype=dtype,
+                                               **options), input_size)
+
+
+def measure(model: ModelLike, input_size: Optional[Sequence[int]] = None, batch: int = 1,
+            dtype: Optional[str] = None, *, example_inputs: Any = None, **options: Any) -> Result:
+    """Runs the model on this CPU with oneDNN (random weights) and times every layer next to its estimate
+    (`ridge measure`). Options as in `ridge measure --help`: threads, repeat, max_seconds, train, seed, machine."""
+    return _cli_command("measure", [model], dict(batch=_positive(batch, "batch"), dtype=dtype, **options),
+                        input_size, example_inputs)
+
+
+def ingest(files: Union[str, "_os.PathLike[str]", Sequence[Union[str, "_os.PathLike[str]"]]], *,
+           model: Optional[ModelLike] = None, input_size: Optional[Sequence[int]] = None,
+           **options: Any) -> Result:
+    """Reads ncu (text, CSV), nsys, nvprof and torch.profiler outputs: exact FLOPs per precision, bytes, time;
+    with `model`, compared with ridge's estimate (`ridge ingest`). Options as in `ridge ingest --help`."""
+    paths = _dirs(files)
+    if not paths:
+        raise ValueError("files: give at least one profiler output")
+    if model is None:
+        return _cli_command("ingest", [], options, files=paths)
+    import tempfile
+    m = load(model, input_size)
+    with tempfile.TemporaryDirectory(prefix="ridge-") as tmp:
+        return _cli_command("ingest", [], dict(model=_model_path(m, tmp), **options), files=paths)
+
+
 def serve(model: ModelLike, *, device: str, batch: int = 1, prompt: int = 512, generate: int = 128, tp: int = 1,
           weights: str = "fp16", kv: str = "fp16", compute: str = "fp16", attention: str = "eager",
           devices: Union[None, str, Sequence[str]] = None) -> Result:
     """What an LLM costs to serve: prefill, decode, KV cache, TTFT, tokens/s (`ridge serve`)."""
-    return _cli_command("serve", model, dict(device=device, batch=_positive(batch, "batch"), prompt=prompt,
+    return _cli_command("serve", [model], dict(device=device, batch=_positive(batch, "batch"), prompt=prompt,
                                              generate=generate, tp=tp, weights=weights, kv=kv, compute=compute,
                                              attention=attention, devices=_dirs(devices) or None))
 
@@ -510,7 +552,7 @@ def serve(model: ModelLike, *, device: str, batch: int = 1, prompt: int = 512, g
 def train(model: ModelLike, *, device: str, gpus: int, **options: Any) -> Result:
     """What an LLM costs to train: FLOPs, MFU/HFU, time, memory per GPU (`ridge train`). Further options as in
     `ridge train --help`: tp, pp, dp, zero, recompute, seq, global_batch, micro_batch, compute, tokens, ..."""
-    return _cli_command("train", model, dict(device=device, gpus=_positive(gpus, "gpus"), **options))
+    return _cli_command("train", [model], dict(device=device, gpus=_positive(gpus, "gpus"), **options))
 
 
 def report(model: ModelLike, path: Union[str, "_os.PathLike[str]"], input_size: Optional[Sequence[int]] = None,
@@ -537,5 +579,6 @@ def _with_help(fn, command: str) -> None:
 
 
 for _fn, _cmd in ((summary, "summary"), (flops, "flops"), (predict, "predict"), (devices, "devices"),
-                  (serve, "serve"), (train, "train"), (report, "report")):
+                  (serve, "serve"), (train, "train"), (report, "report"), (roofline, "roofline"),
+                  (measure, "measure"), (ingest, "ingest")):
     _with_help(_fn, _cmd)
