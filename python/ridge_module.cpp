@@ -146,6 +146,7 @@ PYBIND11_MODULE(_ridge, m) {
   m.doc() = "ridge's C++ library (use the `ridge` package, not this module)";
 
   static py::exception<Error> error(m, "Error", PyExc_RuntimeError);
+  error.attr("__module__") = "ridge";  // shown as ridge.Error
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
