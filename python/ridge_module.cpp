@@ -7,6 +7,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <cctype>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -114,15 +115,24 @@ std::string text_of(const report::Document& d, int width) {
   return os.str();
 }
 
-/// The document laid out by the HTML report's renderer (sortable tables, charts), as one self-contained page.
+/// The document laid out by the HTML report's renderer as one self-contained page: its tables and values in a
+/// section named after the command, the per-layer table (sortable) with `charts` in section "layers".
 std::string html_of(const report::Document& d, const std::vector<chart::Chart>& charts) {
   chart::ReportData data;
   data.title = d.title;
-  chart::ReportSection s;
-  s.id = d.command.empty() ? "result" : d.command;
-  s.blocks = d.blocks;
-  s.charts = charts;
-  data.sections.push_back(std::move(s));
+  chart::ReportSection main, layers;
+  main.id = d.command.empty() ? "result" : d.command;
+  main.title = main.id;
+  main.title[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(main.title[0])));
+  layers.id = "layers";
+  layers.title = "Layers";
+  layers.charts = charts;
+  for (const auto& b : d.blocks) {
+    auto* t = std::get_if<report::Table>(&b);
+    (t && t->key == "layers" ? layers : main).blocks.push_back(b);
+  }
+  if (!main.blocks.empty()) data.sections.push_back(std::move(main));
+  if (!layers.blocks.empty()) data.sections.push_back(std::move(layers));
   data.notes = d.notes;
   return chart::render_html(data);
 }

@@ -17,3 +17,13 @@ if(RIDGE_BUILD_PYTHON AND TARGET ridge_python)
     endforeach()
   endif()
 endif()
+
+# The notebook view (Result._repr_html_ / to_html) in headless Chromium: the summary and layer sections, a sortable
+# layer table and the share chart render without console errors (tests/scripts/browser_check.mjs).
+find_program(RIDGE_NODE node)
+if(RIDGE_BUILD_PYTHON AND TARGET ridge_python AND RIDGE_NODE AND NOT ridge_no_pytest)
+  set(out ${CMAKE_BINARY_DIR}/browser-check-python)
+  add_test(NAME browser.python_notebook_html
+           COMMAND sh -c "mkdir -p '${out}' && PYTHONPATH='${CMAKE_BINARY_DIR}/python' '${Python_EXECUTABLE}' -c \"import ridge; open('${out}/summary.html', 'w').write(ridge.summary('resnet18').to_html())\" && '${RIDGE_NODE}' '${CMAKE_CURRENT_SOURCE_DIR}/scripts/browser_check.mjs' --html '${out}/summary.html' --sections summary,layers --min-rows 20 --min-charts 1 --screenshot '${out}/summary.png'")
+  set_tests_properties(browser.python_notebook_html PROPERTIES LABELS "python;browser" SKIP_RETURN_CODE 77 TIMEOUT 120)
+endif()
