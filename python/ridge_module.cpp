@@ -38,7 +38,8 @@ Shape shape_of(const std::vector<int64_t>& dims) {
 }
 
 LoadOptions load_options(int64_t batch, const std::optional<std::vector<int64_t>>& input_size,
-                         std::optional<int64_t> seq_len, const std::vector<std::pair<std::string, std::vector<int64_t>>>& inputs,
+                         std::optional<int64_t> seq_len,
+                         const std::vector<std::pair<std::string, std::vector<int64_t>>>& inputs,
                          const std::string& dtype, bool training) {
   LoadOptions o;
   o.batch = batch;
@@ -64,8 +65,9 @@ ModelSource source_of(const std::string& kind, std::string payload, std::string 
 }
 
 /// torch.onnx.export(..., export_params=False) leaves the weights out and lists them as graph inputs. This turns
-/// every input but the user's (`keep`, the names given to torch.onnx.export) into initializers with their element type and shape
-/// and no payload (marked external), so that ridge counts them as parameters and buffers like any exported file's.
+/// every input but the user's (`keep`, the names given to torch.onnx.export) into initializers with their element
+/// type and shape and no payload (marked external), so that ridge counts them as parameters and buffers like any
+/// exported file's.
 /// Exporting without weights is about twice as fast.
 py::bytes params_to_initializers(const std::string& bytes, const std::set<std::string>& keep,
                                  const std::string& label) {
@@ -143,7 +145,8 @@ std::vector<chart::Chart> share_charts(const report::Document& d,
                                        const std::vector<std::pair<std::string, std::string>>& metrics) {
   for (const auto& b : d.blocks)
     if (auto* t = std::get_if<report::Table>(&b); t && t->key == "layers" && !metrics.empty())
-      return {chart::layer_share_chart(d.title + ": share per layer", chart::layer_shares_from_table(*t, "name", metrics))};
+      return {chart::layer_share_chart(d.title + ": share per layer",
+                                       chart::layer_shares_from_table(*t, "name", metrics))};
   return {};
 }
 

@@ -51,7 +51,8 @@ class Result:
     result shows as the HTML report's sortable tables and charts.
     """
 
-    def __init__(self, doc: "_ridge.Document", share_metrics: Sequence[Tuple[str, str]] = (), totals_key: str = "totals"):
+    def __init__(self, doc: "_ridge.Document", share_metrics: Sequence[Tuple[str, str]] = (),
+                 totals_key: str = "totals"):
         self._doc = doc
         self._totals_key = totals_key
         self._share_metrics = list(share_metrics)
@@ -221,7 +222,8 @@ def _spec_of(model: Any, input_size: Optional[Tuple[int, ...]], example_inputs: 
     if isinstance(model, (bytes, bytearray, memoryview)):
         return ("onnx_bytes", bytes(model), "onnx bytes")
     if isinstance(model, dict):
-        return ("hf_config", _json.dumps(model).encode(), str(model.get("_name_or_path") or model.get("model_type") or "config dict"))
+        label = model.get("_name_or_path") or model.get("model_type") or "config dict"
+        return ("hf_config", _json.dumps(model).encode(), str(label))
     if _is_torch_module(model):
         return ("onnx_bytes", _export_module(model, input_size, example_inputs, export_kwargs),
                 type(model).__name__)
@@ -413,7 +415,8 @@ def devices(devices_dir: Union[None, str, Sequence[str]] = None, machine_profile
 
 
 # ---- commands whose logic has not moved out of the CLI yet ------------------------------------------------------
-# roofline, measure, ingest, serve, train and report still build their documents in src/cli (cmd_*.cpp). Until they are library calls, these functions run the `ridge` binary built with this module: the same
+# roofline, measure, ingest, serve, train and report still build their documents in src/cli (cmd_*.cpp). Until
+# they are library calls, these functions run the `ridge` binary built with this module: the same
 # options (keyword arguments spelled with _ for -), the same JSON; an in-memory model goes to a temporary file.
 
 def _binary() -> str:
