@@ -3,6 +3,7 @@
 // front end draws charts). The CLI parses arguments into these structs and prints what comes back; the Python
 // module calls the same functions. Errors are ridge::Error (bad input) or ridge::UsageError (bad option value).
 #pragma once
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -10,7 +11,10 @@
 #include "ridge/chart.hpp"
 #include "ridge/cost.hpp"
 #include "ridge/device.hpp"
+#include "ridge/ingest.hpp"
 #include "ridge/load.hpp"
+#include "ridge/machine.hpp"
+#include "ridge/measure.hpp"
 #include "ridge/precision_mode.hpp"
 #include "ridge/predict.hpp"
 #include "ridge/report.hpp"
@@ -93,16 +97,89 @@ struct RooflineRequest {
   std::string precision = "fp32";         ///< peak precision name (fp64|fp32|tf32|fp16|bf16|int8)
   std::string level = "dram";             ///< memory level whose bandwidth forms the roof
   std::vector<MeasuredRun> measured;      ///< measurements matched to models and devices (match_measurement)
+  std::vector<std::string> measured_files;  ///< measurement files read (after the devices are found) and
+                                            ///< matched after `measured`
   bool summary_only = false;              ///< per-model rows only, no layer table
+  bool charts = true;                     ///< also build one roofline chart per device
 };
 
 /// The roofline document (tables "devices", "models", and "layers" unless summary_only) and one roofline chart
 /// per device with the model and layer points.
 struct RooflineResult {
   Document doc;
-  std::vector<chart::Chart> charts;  ///< one per device, in request order
+  std::vector<chart::Chart> charts;  ///< one per device, in request order (none without RooflineRequest::charts)
 };
 RooflineResult roofline_report(const RooflineRequest& req);
+
+// ---- measure ------------------------------------------------------------------------------------------------
+
+/// How `ridge measure` runs a loaded graph on this CPU.
+struct MeasureRequest {
+  MeasureOptions options;       ///< executor (threads, seed, train) and repeat policy
+  std::string machine_profile;  ///< `ridge machine` profile for the roofline columns ("" = the cached one; "none")
+};
+/// Measures `g` (loaded at the batch and training mode to run) with oneDNN: refuses a graph that does not fit in
+/// memory (ridge::Error), calls `starting` (when set) just before the first run, and fills the roofline columns
+/// from the machine profile (a missing profile is a note).
+ModelMeasurement measure_model(const Graph& g, const MeasureRequest& req, const std::function<void()>& starting = {});
+/// The measurement document: fields "summary" (end to end) and table "layers" (per layer, with counters).
+Document measure_report(const Graph& g, const ModelMeasurement& m);
+
+// ---- run ----------------------------------------------------------------------------------------------------
+
+/// What `ridge run` executes: a model once on this CPU, compared with expected outputs.
+struct RunRequest {
+  std::string model;                  ///< .onnx file (its real weights are read) or zoo name (random weights)
+  std::vector<std::string> inputs;    ///< input TensorProto files (.pb), bound by name or in graph-input order
+  std::vector<std::string> expected;  ///< expected output files (.pb), by name or in graph-output order
+  double rtol = 1e-3;                 ///< relative tolerance of the comparison
+  double atol = 1e-7;                 ///< absolute tolerance of the comparison
+  int64_t batch = 1;                  ///< batch when no input file binds the shapes
+  int threads = 0;                    ///< oneDNN threads (0 = runtime default)
+  uint64_t seed = 42;                 ///< seed of random inputs and weights no file provides
+};
+/// One execution: the graph run, its outputs, the document (tables "outputs" and "steps"), and the first
+/// failure (an output outside tolerance, or steps not executed when outputs were expected) as one line.
+struct RunResult {
+  Graph graph;
+  ExecResult exec;
+  Document doc;
+  std::optional<std::string> failure;  ///< nullopt: every expected output matched
+};
+/// Loads, executes and compares (throws ridge::Error for unreadable files, UsageError for surplus tensors).
+RunResult run_model(const RunRequest& req);
+
+// ---- machine ------------------------------------------------------------------------------------------------
+
+/// This CPU's empirical roofline (from measure::load_or_measure_machine): fields "cpu", peaks and bandwidths per
+/// level, tables "peaks" and "levels" (and "sweep", every working-set point, with `with_sweep`); the whole profile
+/// under extra["profile"].
+Document machine_report(const measure::MachineProfile& p, const measure::ProfileSource& src, bool with_sweep);
+
+// ---- ingest -------------------------------------------------------------------------------------------------
+
+/// What `ridge ingest` reads and how it sums, groups and compares it.
+struct IngestRequest {
+  std::vector<std::pair<std::string, std::string>> files;  ///< (profiler output path, label such as "bs=10")
+  std::string input_format;               ///< force a format (ingest::format_name) instead of detecting it ("")
+  std::string join = "auto";              ///< combine files launch by launch: auto|id|none
+  std::string arch;                       ///< GPU architecture for the tensor-core factor ("" = from the files)
+  std::optional<int64_t> tensor_factor;   ///< FLOPs per tensor-pipe instruction (overrides arch)
+  std::optional<size_t> run;              ///< only run N (1-based) when the files hold several
+  std::string group = "family";           ///< family|nvtx|process|name|label|file|run|op
+  std::optional<size_t> top;              ///< kernels listed (nullopt: 25 in the short form, all in the full one)
+  std::string model;                      ///< compare with ridge's estimate of this model ("" = no comparison)
+  int64_t batch = 1;                      ///< batch of the profiled run (with model)
+  int64_t steps = 1;                      ///< iterations in the capture (with model)
+  bool train = false;                     ///< the capture holds training steps
+};
+/// Reads, combines and derives the files of `req` (throws ridge::Error when nothing could be read, UsageError
+/// for an unknown input format or a comparison over several runs).
+ingest::Profile ingest_profile(const IngestRequest& req);
+/// The ingest document: fields "totals", tables "groups", "runs" (and fields "fit" for labelled runs),
+/// "compare" (with a model), "counters" and "kernels" (the longest `top` unless `all_kernels`, which also adds
+/// every column).
+Document ingest_report(const ingest::Profile& p, const IngestRequest& req, bool all_kernels);
 
 // ---- devices ------------------------------------------------------------------------------------------------
 

@@ -364,6 +364,21 @@ struct MeasuredRun {
 MeasuredRun parse_measurement(const std::string& text, const std::string& origin);
 /// Reads a measurement file. Throws ridge::Error naming the file and the field.
 MeasuredRun read_measurement(const std::string& path);
+/// A measurement's totals, each only when every row has it, and its rows by layer name.
+struct MeasuredTotals {
+  std::optional<double> time_s;
+  std::optional<Count> flops;
+  std::optional<Count> bytes;
+  std::map<std::string, const MeasuredRow*> by_layer;  ///< points into the MeasuredRun it was made from
+};
+/// Totals of `m` (see MeasuredTotals).
+MeasuredTotals measured_totals(const MeasuredRun& m);
+/// The first of `runs` that belongs to a model (its loaded name `model_name` or the spec `model_spec` it was
+/// loaded from; any model when `only_model`) on device `d` (any run naming no device, or any when `only_device`);
+/// nullopt when none does.
+std::optional<size_t> match_measurement(const std::vector<MeasuredRun>& runs, const std::string& model_name,
+                                        const std::string& model_spec, bool only_model, const Device& d,
+                                        bool only_device);
 
 /// One calibration sample: a layer's work and its measured time.
 struct Sample {
@@ -484,5 +499,15 @@ std::vector<BatchPoint> predict_vs_batch(const std::vector<int64_t>& batches,
 /// batch); 0 when even batch 1 does not fit. Doubling, then bisection: O(log limit) evaluations.
 int64_t largest_batch_that_fits(const std::function<Count(int64_t)>& memory_at, Count capacity_bytes,
                                 int64_t limit = int64_t(1) << 20);
+
+/// The largest batches of one model that fit a device's memory (0: not even batch 1).
+struct BatchCapacity {
+  int64_t inference = 0;  ///< inference peak (live activations) plus parameters and buffers
+  int64_t training = 0;   ///< training peak (weights, gradients, optimizer state, saved activations)
+};
+/// Largest batches up to `limit` of MODEL, loaded with `load` at each batch, whose memory (parameters at
+/// `storage`, state of optimizer `opt`) is at most `capacity_bytes`.
+BatchCapacity batch_capacity(const std::string& model, const LoadOptions& load, Optimizer opt,
+                             const ParamStorage& storage, Count capacity_bytes, int64_t limit = int64_t(1) << 16);
 
 }  // namespace ridge

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "commands.hpp"
+#include "ridge/api.hpp"
 #include "ridge/chart.hpp"
 #include "model_options.hpp"
 #include "ridge/error.hpp"
@@ -12,118 +13,6 @@
 #include "ridge/measure.hpp"
 
 namespace ridge::cli {
-namespace {
-
-using report::Cell;
-using report::Unit;
-
-Cell seconds(const measure::BenchStats& s) { return s.samples > 0 ? Cell::real(s.median_s, Unit::Second) : Cell::empty(); }
-Cell positive(double v, Unit u) { return v > 0 ? Cell::real(v, u) : Cell::empty(u); }
-
-/// The cached machine profile for roofline columns (never measured implicitly: that takes ~30 s).
-std::optional<measure::MachineProfile> machine_profile(const std::string& path, std::vector<std::string>& notes) {
-  if (path == "none") return std::nullopt;
-  std::string why;
-  auto p = measure::load_cached_profile(path.empty() ? measure::default_profile_path() : path, measure::detect_cpu(),
-                                        true, &why);
-  if (!p) notes.push_back("no machine profile (" + why + "): run `ridge machine` once for the roofline columns");
-  return p;
-}
-
-report::Table layer_table(const ModelMeasurement& m) {
-  report::Table t{"layers", "Per layer (median over repeats)", {}, {}, {}};
-  t.columns = {{"name", "layer", Unit::None},
-               {"op", "op", Unit::None},
-               {"op_class", "class", Unit::None},
-               {"status", "status", Unit::None},
-               {"kernel", "kernel", Unit::None},
-               {"time_s", "time", Unit::Second},
-               {"min_s", "min", Unit::Second},
-               {"spread_percent", "spread", Unit::Percent},
-               {"samples", "samples", Unit::Count}};
-  if (m.train) t.columns.push_back({"backward_time_s", "backward", Unit::Second});
-  t.columns.insert(t.columns.end(), {{"flops", "FLOPs", Unit::Flop},
-                                     {"bytes", "bytes", Unit::Byte},
-                                     {"bytes_written", "bytes written", Unit::Byte},
-                                     {"gflops_per_s", "GFLOP/s", Unit::None},
-                                     {"gbytes_per_s", "GB/s", Unit::None},
-                                     {"roofline_gflops_per_s", "roofline GFLOP/s", Unit::None},
-                                     {"roofline_percent", "of roofline", Unit::Percent},
-                                     {"estimated_time_s", "roofline time", Unit::Second}});
-  // Hardware counter columns, where perf_event_open provided any.
-  std::vector<std::string> counter_names;
-  for (const auto& l : m.layers)
-    for (const auto& [name, v] : l.counters)
-      if (std::find(counter_names.begin(), counter_names.end(), name) == counter_names.end()) counter_names.push_back(name);
-  for (const auto& name : counter_names) t.columns.push_back({"counter_" + name, name, Unit::Count, true});
-  for (const auto& l : m.layers) {
-    const bool ran = l.step.status == StepStatus::Executed;
-    std::string status(step_status_name(l.step.status));
-    if (!l.step.reason.empty() && l.step.status == StepStatus::NotExecuted) status += ": " + l.step.reason;
-    if (l.step.synthetic_inputs) status += " (inputs synthetic)";
-    std::vector<Cell> row{Cell::text(l.step.name), Cell::text(l.step.op), Cell::text(l.op_class), Cell::text(status),
-                          Cell::text(l.step.kernel),
-                          ran ? seconds(l.forward) : Cell::empty(Unit::Second),
-                          ran && l.forward.samples ? Cell::real(l.forward.min_s, Unit::Second) : Cell::empty(Unit::Second),
-                          ran && l.forward.samples ? Cell::real(100 * l.forward.spread, Unit::Percent) : Cell::empty(),
-                          Cell::count(ran ? l.forward.samples : 0)};
-    if (m.train) row.push_back(seconds(l.backward));
-    const bool costed = l.cost_known;
-    row.insert(row.end(), {costed ? Cell::count(l.flops, Unit::Flop) : Cell::empty(Unit::Flop),
-                           costed ? Cell::count(l.bytes, Unit::Byte) : Cell::empty(Unit::Byte),
-                           costed ? Cell::count(l.bytes_written, Unit::Byte) : Cell::empty(Unit::Byte),
-                           positive(l.gflops_per_s, Unit::None), positive(l.gbytes_per_s, Unit::None),
-                           positive(l.roofline_gflops_per_s, Unit::None), positive(l.roofline_percent, Unit::Percent),
-                           positive(l.estimated_time_s, Unit::Second)});
-    for (const auto& name : counter_names) {
-      auto it = std::find_if(l.counters.begin(), l.counters.end(), [&](const auto& c) { return c.first == name; });
-      row.push_back(it == l.counters.end() ? Cell::empty() : Cell::count(it->second));
-    }
-    t.add_row(std::move(row));
-  }
-  return t;
-}
-
-report::Document measure_document(const Graph& g, const ModelMeasurement& m) {
-  report::Document doc;
-  doc.title = fmt::format("{} measured on this CPU ({}, batch {}, {} thread{})", g.name,
-                          m.train ? "training step" : "inference", m.batch, m.threads, m.threads == 1 ? "" : "s");
-  report::Fields f{"summary", "End to end", {}};
-  const double overhead = m.total.median_s > 0 ? 100 * (m.total_timed.median_s - m.total.median_s) / m.total.median_s : 0;
-  int not_executed = 0;
-  for (const auto& l : m.layers) not_executed += l.step.status == StepStatus::NotExecuted;
-  f.add("total_time_s", m.train ? "training step time (median)" : "forward time (median)", seconds(m.total))
-      .add("total_min_s", "fastest pass", Cell::real(m.total.min_s, Unit::Second))
-      .add("total_spread_percent", "spread (IQR / median)", Cell::real(100 * m.total.spread, Unit::Percent))
-      .add("repeats", "timed repeats", Cell::count(m.total.samples))
-      .add("samples_per_s", "throughput (samples/s)", Cell::real(m.samples_per_s))
-      .add("timed_total_s", "pass with per-layer timers", seconds(m.total_timed))
-      .add("timing_overhead_percent", "per-layer timing overhead", Cell::real(overhead, Unit::Percent))
-      .add("layers_sum_s", "sum of layer medians", Cell::real(m.layers_sum_s, Unit::Second))
-      .add("flops", "FLOPs per pass (executed, costed)", Cell::count(m.flops, Unit::Flop))
-      .add("gflops_per_s", "achieved GFLOP/s",
-           Cell::real(m.total.median_s > 0 ? to_double(m.flops) / m.total.median_s / 1e9 : 0))
-      .add("buffer_bytes", "executor buffers", Cell::count(m.buffer_bytes, Unit::Byte))
-      .add("peak_rss_bytes", "process peak RSS", Cell::count(m.peak_rss_bytes, Unit::Byte))
-      .add("estimated_peak_bytes", m.train ? "estimated training peak" : "estimated inference peak",
-           Cell::count(m.estimated_peak_bytes, Unit::Byte))
-      .add("not_executed", "layers not executed", Cell::count(not_executed));
-  if (m.train) f.add("update_time_s", "SGD update", seconds(m.update));
-  doc.blocks.push_back(std::move(f));
-  doc.blocks.push_back(layer_table(m));
-  doc.notes = g.notes;
-  doc.notes.insert(doc.notes.end(), m.notes.begin(), m.notes.end());
-  if (not_executed > 0)
-    doc.notes.push_back(fmt::format("{} layer(s) not executed (no kernel): their time is not in the totals", not_executed));
-  doc.extra["model"] = g.name;
-  doc.extra["device"] = "cpu";
-  doc.extra["batch"] = m.batch;
-  doc.extra["threads"] = m.threads;
-  doc.extra["total_time_s"] = m.total.median_s;
-  return doc;
-}
-
-}  // namespace
 
 CLI::App* add_measure_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("measure", "Run a model on this CPU with oneDNN and time every layer");
@@ -157,22 +46,19 @@ CLI::App* add_measure_command(CLI::App& app) {
     LoadOptions lo = o->m.load_options();
     lo.training = o->train;
     Graph g = load_model(o->model, lo);
-    MeasureOptions mo;
-    mo.exec.threads = o->threads;
-    mo.exec.seed = o->seed;
-    mo.exec.train = o->train;
-    mo.max_repeats = o->repeat;
-    mo.min_repeats = std::min(o->repeat, mo.min_repeats);
-    mo.max_seconds = o->max_seconds;
-    std::vector<std::string> notes;
-    auto machine = machine_profile(o->machine, notes);
-    check_memory_fits(g, o->train, std::nullopt);  // refuse before the progress line and any allocation
-    progress(fmt::format("measuring {} at batch {} (up to {} repeats; repeats stop after {}) ...", g.name, o->m.batch,
-                         o->repeat, format_duration(o->max_seconds)));
-    ModelMeasurement m = measure_graph(g, mo);
-    if (machine) apply_roofline(m, *machine);
-    m.notes.insert(m.notes.end(), notes.begin(), notes.end());
-    report::Document doc = measure_document(g, m);
+    report::MeasureRequest req;
+    req.options.exec.threads = o->threads;
+    req.options.exec.seed = o->seed;
+    req.options.exec.train = o->train;
+    req.options.max_repeats = o->repeat;
+    req.options.min_repeats = std::min(o->repeat, req.options.min_repeats);
+    req.options.max_seconds = o->max_seconds;
+    req.machine_profile = o->machine;
+    const ModelMeasurement m = report::measure_model(g, req, [&] {
+      progress(fmt::format("measuring {} at batch {} (up to {} repeats; repeats stop after {}) ...", g.name,
+                           o->m.batch, o->repeat, format_duration(o->max_seconds)));
+    });
+    const report::Document doc = report::measure_report(g, m);
     o->out.emit(doc);
     plot_layer_shares(doc, g.name + ": measured time vs FLOPs per layer", {{"time_s", "measured time"}, {"flops", "FLOPs"}},
                       o->plot);

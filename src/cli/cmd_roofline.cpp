@@ -1,14 +1,10 @@
 // `ridge roofline MODEL... --device D...`: where each model and layer sits on each device's roofline, and how
 // close measurements come to the roof.
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-
-#include <cmath>
-#include <map>
 #include <memory>
 
 #include "commands.hpp"
 #include "model_options.hpp"
+#include "ridge/api.hpp"
 #include "ridge/chart.hpp"
 #include "ridge/device.hpp"
 #include "ridge/error.hpp"
@@ -17,184 +13,20 @@
 namespace ridge::cli {
 namespace {
 
-using report::Cell;
-using report::Unit;
-
 struct RooflineArgs {
-  std::vector<std::string> models, devices, device_dirs, measured;
-  std::string precision = "fp32", level = "dram";
+  report::RooflineRequest req;
   ModelOptions m;
-  bool summary_only = false;
   std::string plot;
   OutputOptions out;
 };
 
-// Totals of a measurement: each quantity only when every row has it.
-struct MeasuredTotals {
-  std::optional<double> time_s;
-  std::optional<Count> flops, bytes;
-  std::map<std::string, const MeasuredRow*> by_layer;
-};
-
-MeasuredTotals totals_of(const MeasuredRun& m) {
-  MeasuredTotals t;
-  Count flops = 0, bytes = 0;
-  double time_s = 0;
-  bool all_flops = !m.layers.empty(), all_bytes = all_flops, all_times = all_flops;
-  for (const auto& l : m.layers) {
-    if (l.time_s) time_s += *l.time_s; else all_times = false;
-    if (l.flops) flops += *l.flops; else all_flops = false;
-    if (l.bytes) bytes += *l.bytes; else all_bytes = false;
-    t.by_layer[l.name] = &l;
-  }
-  if (all_times) t.time_s = time_s;
-  if (all_flops) t.flops = flops;
-  if (all_bytes) t.bytes = bytes;
-  return t;
-}
-
-std::vector<report::Column> point_columns() {
-  return {{"flops", "FLOPs", Unit::Flop},
-          {"bytes", "bytes", Unit::Byte},
-          {"bytes_source", "bytes from", Unit::None},
-          {"intensity_flop_per_byte", "AI", Unit::FlopPerByte},
-          {"attainable_flop_per_s", "attainable", Unit::FlopPerSecond},
-          {"bound", "bound", Unit::None},
-          {"time_lower_bound_s", "min time", Unit::Second},
-          {"measured_time_s", "measured", Unit::Second},
-          {"achieved_flop_per_s", "achieved", Unit::FlopPerSecond},
-          {"fraction_of_roof", "of roof", Unit::Percent}};
-}
-
-// Cells for point_columns(): the roofline point of (flops, bytes) and, when measured, the achieved fraction.
-std::vector<Cell> point_cells(Count flops, Count bytes, bool measured_bytes, std::optional<double> time_s, double peak,
-                              double bw) {
-  const RooflinePoint p = roofline_point(flops, bytes, peak, bw);
-  std::vector<Cell> row = {Cell::count(flops, Unit::Flop), Cell::count(bytes, Unit::Byte),
-                           Cell::text(measured_bytes ? "measured" : "estimate"),
-                           std::isfinite(p.intensity_flop_per_byte) ? Cell::real(p.intensity_flop_per_byte, Unit::FlopPerByte)
-                                                                    : Cell::empty(Unit::FlopPerByte),
-                           Cell::real(p.attainable_flop_per_s, Unit::FlopPerSecond), Cell::text(std::string(bound_name(p.bound))),
-                           Cell::real(p.time_lower_bound_s, Unit::Second)};
-  if (time_s && *time_s > 0) {
-    const double achieved = to_double(flops) / *time_s;
-    row.push_back(Cell::real(*time_s, Unit::Second));
-    row.push_back(Cell::real(achieved, Unit::FlopPerSecond));
-    row.push_back(p.attainable_flop_per_s > 0 ? Cell::real(100 * achieved / p.attainable_flop_per_s, Unit::Percent)
-                                              : Cell::empty(Unit::Percent));
-  } else {
-    for (int i = 0; i < 3; ++i) row.push_back(Cell::empty());
-  }
-  return row;
-}
-
-void run(const RooflineArgs& a) {
-  const auto precision = parse_precision(a.precision);
-  if (!precision) throw UsageError("--precision " + a.precision + ": unknown (use fp64, fp32, tf32, fp16, bf16, int8)");
-  const std::vector<Device> db = load_devices(a.device_dirs);
-  std::vector<Device> devices;
-  for (const auto& name : a.devices) devices.push_back(find_device(db, name));
-  std::vector<MeasuredRun> measurements;
-  for (const auto& f : a.measured) measurements.push_back(read_measurement(f));
-
-  report::Document doc;
-  LoadOptions load = a.m.load_options();
-  if (!a.m.dtype_given()) load.dtype = precision_info(*precision).dtype;
-  doc.title = fmt::format("Roofline at batch {} ({}, {} bandwidth)", load.batch, a.precision, a.level);
-  report::Table devs{"devices", "Devices", {{"device", "device", Unit::None}, {"peak_flop_per_s", "peak", Unit::FlopPerSecond},
-                                           {"bandwidth_bytes_per_s", "bandwidth", Unit::BytePerSecond},
-                                           {"ridge_flop_per_byte", "ridge point", Unit::FlopPerByte}}, {}, {}};
-  report::Table models{"models", "Models", {{"model", "model", Unit::None}, {"device", "device", Unit::None}}, {}, {}};
-  report::Table layers{"layers", "Layers", {{"model", "model", Unit::None}, {"device", "device", Unit::None},
-                                           {"layer", "layer", Unit::None}, {"op", "op", Unit::None}}, {}, {}};
-  for (auto* t : {&models, &layers})
-    for (const auto& c : point_columns()) t->columns.push_back(c);
-  for (const Device& d : devices) {
-    const double peak = d.require_peak(*precision), bw = d.bandwidth(a.level);
-    devs.add_row({Cell::text(d.id), Cell::real(peak, Unit::FlopPerSecond), Cell::real(bw, Unit::BytePerSecond),
-                  Cell::real(ridge_point(peak, bw), Unit::FlopPerByte)});
-  }
-  // One roofline chart per device: model points, and layer points unless --summary.
-  std::map<std::string, std::vector<chart::RoofPoint>> points;
-  auto add_point = [&](const std::string& device, const std::string& series, const std::string& label, Count flops,
-                       Count bytes, std::optional<double> time_s, double peak, double bw) {
-    if (flops <= 0 || bytes <= 0) return;
-    const RooflinePoint p = roofline_point(flops, bytes, peak, bw);
-    const double rate = time_s && *time_s > 0 ? to_double(flops) / *time_s : p.attainable_flop_per_s;
-    points[device].push_back({series + (time_s && *time_s > 0 ? " (measured)" : " (attainable)"), label,
-                              p.intensity_flop_per_byte, rate, "", -1});
-  };
-  std::vector<bool> used(measurements.size(), false);
-  for (const auto& model : a.models) {
-    const ModelWork work = load_model_work(model, load);
-    doc.notes.insert(doc.notes.end(), work.notes.begin(), work.notes.end());
-    for (const Device& d : devices) {
-      const double peak = d.require_peak(*precision), bw = d.bandwidth(a.level);
-      // A measurement belongs to this model (by name, or the only model) and to this device when it names one.
-      const MeasuredRun* m = nullptr;
-      for (size_t i = 0; i < measurements.size() && !m; ++i) {
-        const auto& cand = measurements[i];
-        const bool model_ok = cand.model == work.name || cand.model == model || a.models.size() == 1;
-        const bool device_ok = cand.device.empty() || devices.size() == 1 || d.matches(cand.device);
-        if (model_ok && device_ok) m = &cand, used[i] = true;
-      }
-      const MeasuredTotals mt = m ? totals_of(*m) : MeasuredTotals{};
-      const Count flops = mt.flops.value_or(work.total.flops);
-      const Count bytes = mt.bytes.value_or(work.total.bytes());
-      std::vector<Cell> row = {Cell::text(work.name), Cell::text(d.id)};
-      for (auto& c : point_cells(flops, bytes, mt.bytes.has_value(), mt.time_s, peak, bw))
-        row.push_back(std::move(c));
-      models.add_row(std::move(row));
-      add_point(d.id, "models", work.name, flops, bytes, mt.time_s, peak, bw);
-      if (m)
-        doc.notes.push_back(fmt::format("{} on {}: from {}: FLOPs {}, bytes {}, time {}", work.name, d.id, m->file,
-                                        mt.flops ? "measured" : "estimated (not in every row)",
-                                        mt.bytes ? "measured" : "estimated (not in every row)",
-                                        mt.time_s ? "measured" : "not measured (no time in every row)"));
-      if (a.summary_only) continue;
-      for (const LayerWork& l : work.layers) {
-        std::vector<Cell> lrow = {Cell::text(work.name), Cell::text(d.id), Cell::text(l.name), Cell::text(l.op_class)};
-        if (!l.costed) {
-          for (size_t i = 0; i < point_columns().size(); ++i) lrow.push_back(Cell::empty());
-          lrow[4 + 5] = Cell::text("not costed: " + l.reason);  // the bound column says why
-        } else {
-          const MeasuredRow* ml = nullptr;
-          if (auto it = mt.by_layer.find(l.name); m && it != mt.by_layer.end()) ml = it->second;
-          const bool mb = ml && ml->bytes;
-          for (auto& c : point_cells(l.flops, mb ? *ml->bytes : l.bytes, mb, ml ? ml->time_s : std::nullopt,
-                                     peak, bw))
-            lrow.push_back(std::move(c));
-          add_point(d.id, a.models.size() > 1 ? work.name + " layers" : "layers", l.name, l.flops,
-                    mb ? *ml->bytes : l.bytes, ml ? ml->time_s : std::nullopt, peak, bw);
-        }
-        layers.add_row(std::move(lrow));
-      }
-    }
-  }
-  for (size_t i = 0; i < measurements.size(); ++i)
-    if (!used[i]) doc.notes.push_back(measurements[i].file + ": matches no model/device of this command (model '" +
-                                      measurements[i].model + "'); not used");
-  doc.notes.push_back("attainable = min(peak, AI x bandwidth); bound: memory below the ridge point, compute at or above");
-  doc.blocks.push_back(std::move(devs));
-  doc.blocks.push_back(std::move(models));
-  if (!a.summary_only) doc.blocks.push_back(std::move(layers));
-  a.out.emit(doc);
-  if (a.plot.empty()) return;
-  std::vector<chart::Chart> charts;
-  for (const Device& d : devices) {
-    chart::RoofDevice rd;
-    rd.name = d.id;
-    // The chosen precision and level first (they define the ridge point), then the device's other roofs.
-    rd.compute_flops_per_s.push_back({a.precision, d.require_peak(*precision)});
-    for (const auto& [prec, peak] : d.peak_flops)
-      if (prec != *precision) rd.compute_flops_per_s.push_back({std::string(precision_info(prec).name), peak});
-    rd.memory_bytes_per_s.push_back({a.level, d.bandwidth(a.level)});
-    for (const auto& [level, bw] : d.bandwidth_bytes_per_s)
-      if (level != a.level) rd.memory_bytes_per_s.push_back({level, bw});
-    charts.push_back(chart::roofline_chart(fmt::format("{} on {} ({})", fmt::join(a.models, ", "), d.id, a.precision),
-                                           {rd}, points[d.id]));
-  }
-  chart::write_charts(charts, a.plot);
+void run(RooflineArgs& a) {
+  a.req.load = a.m.load_options();
+  if (a.m.dtype_given()) a.req.dtype = a.req.load.dtype;
+  a.req.charts = !a.plot.empty();
+  const report::RooflineResult r = report::roofline_report(a.req);
+  a.out.emit(r.doc);
+  if (!a.plot.empty()) chart::write_charts(r.charts, a.plot);
 }
 
 }  // namespace
@@ -202,16 +34,16 @@ void run(const RooflineArgs& a) {
 CLI::App* add_roofline_command(CLI::App& app) {
   auto a = std::make_shared<RooflineArgs>();
   CLI::App* cmd = app.add_subcommand("roofline", "Place models and layers on device rooflines (AI, attainable, bound)");
-  cmd->add_option("models", a->models, "Zoo names or .onnx files")->required()->type_name("MODEL...");
-  cmd->add_option("--device,-d", a->devices, "Device id or alias (repeatable; see `ridge devices`)")->required()->type_name("D");
-  cmd->add_option("--precision,-p", a->precision, "fp64|fp32|tf32|fp16|bf16|int8")->capture_default_str();
+  cmd->add_option("models", a->req.models, "Zoo names or .onnx files")->required()->type_name("MODEL...");
+  cmd->add_option("--device,-d", a->req.devices, "Device id or alias (repeatable; see `ridge devices`)")->required()->type_name("D");
+  cmd->add_option("--precision,-p", a->req.precision, "fp64|fp32|tf32|fp16|bf16|int8")->capture_default_str();
   a->m.add_to(cmd);
   cmd->get_option("--dtype")->description("Element type of tensors (default: the --precision's: fp16 for fp16, ...)");
-  cmd->add_option("--level", a->level, "Memory level whose bandwidth forms the roof (dram, l2, ...)")->capture_default_str();
-  cmd->add_option("--measured", a->measured, "Measurement JSON (ridge measure/ingest --format json): achieved fraction")
+  cmd->add_option("--level", a->req.level, "Memory level whose bandwidth forms the roof (dram, l2, ...)")->capture_default_str();
+  cmd->add_option("--measured", a->req.measured_files, "Measurement JSON (ridge measure/ingest --format json): achieved fraction")
       ->type_name("FILE");
-  cmd->add_option("--devices-dir,--devices", a->device_dirs, "Also load device files from DIR")->type_name("DIR");
-  cmd->add_flag("--summary", a->summary_only, "Per-model rows only (no per-layer table)");
+  cmd->add_option("--devices-dir,--devices", a->req.device_dirs, "Also load device files from DIR")->type_name("DIR");
+  cmd->add_flag("--summary", a->req.summary_only, "Per-model rows only (no per-layer table)");
   cmd->add_option("--plot", a->plot, "Also draw one roofline per device to FILE.svg or FILE.png")->type_name("FILE");
   a->out.add_to(cmd);
   cmd->callback([a] {

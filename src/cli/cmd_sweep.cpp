@@ -11,6 +11,7 @@
 
 #include "commands.hpp"
 #include "model_options.hpp"
+#include "ridge/api.hpp"
 #include "ridge/cost.hpp"
 #include "ridge/device.hpp"
 #include "ridge/error.hpp"
@@ -25,6 +26,10 @@ namespace fs = std::filesystem;
 namespace ridge::cli {
 
 namespace {
+
+nlohmann::json optional_count_json(const std::optional<Count>& v) {
+  return v ? report::to_json(report::Cell::count(*v)) : nlohmann::json();
+}
 
 std::string self_path() {
   std::error_code ec;
@@ -203,19 +208,19 @@ CLI::App* add_sweep_task_command(CLI::App& app) {
     if (!o->profile.empty()) p.measure = false;  // GPU points: the profile is the measurement
     nlohmann::json r = run_point(p, o->index);
     if (!o->profile.empty()) {
-      std::string out, cmdline = "'" + plan.ridge_binary + "' ingest '" + o->profile + "' --format json";
-      FILE* pipe = popen(cmdline.c_str(), "r");
-      char buf[65536];
-      size_t n;
-      while (pipe && (n = fread(buf, 1, sizeof buf, pipe)) > 0) out.append(buf, n);
-      if (!pipe || pclose(pipe) != 0) throw Error(fmt::format("sweep-task: `ridge ingest {}` failed", o->profile));
-      auto j = nlohmann::json::parse(out, nullptr, false);
-      if (j.is_discarded() || !j.contains("totals")) throw Error(fmt::format("{}: ingest printed no totals", o->profile));
+      ingest::Totals t;
+      report::IngestRequest profile;
+      profile.files = {{o->profile, ""}};
+      try {
+        t = ingest::totals(report::ingest_profile(profile));
+      } catch (const Error&) {
+        throw Error(fmt::format("sweep-task: `ridge ingest {}` failed", o->profile));
+      }
       r["measure"] = {{"tool", "GPU profile via ridge ingest"},
                       {"log", o->profile},
-                      {"total_time_s", j["totals"].value("time_s", 0.0)},
-                      {"flops", j["totals"].value("flops", nlohmann::json())},
-                      {"dram_bytes", j["totals"].value("dram_bytes", nlohmann::json())}};
+                      {"total_time_s", t.sum.time_s.value_or(0.0)},
+                      {"flops", optional_count_json(t.sum.flops())},
+                      {"dram_bytes", optional_count_json(t.sum.dram_bytes)}};
     }
     auto [model, batch] = plan.point(o->index);
     const std::string path = (fs::path(o->dir) / "results" / result_file_name(model, batch)).string();

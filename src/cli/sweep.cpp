@@ -18,6 +18,7 @@
 #include <set>
 #include <sstream>
 
+#include "ridge/api.hpp"
 #include "ridge/cost.hpp"
 #include "ridge/device.hpp"
 #include "ridge/predict.hpp"
@@ -52,34 +53,23 @@ std::string slurp(const fs::path& p) {
   return ss.str();
 }
 
-std::string model_flags(const ModelOptions& m) {
-  std::string f;
-  if (!m.input_size.empty()) f += " --input-size " + shell_quote(m.input_size);
-  if (m.seq_len > 0) f += " --seq-len " + std::to_string(m.seq_len);
-  for (const auto& i : m.inputs) f += " --input " + shell_quote(i);
-  if (m.dtype != "fp32") f += " --dtype " + shell_quote(m.dtype);
-  return f;
-}
-
+// The point measured on this CPU as `ridge measure MODEL --batch B` would (inference, its default repeats), called
+// in process: the measure stage's typed result, not its printed JSON.
 nlohmann::json measured_on_cpu(const SweepPlan& plan, const std::string& model, int64_t batch) {
-  std::string cmd = shell_quote(plan.ridge_binary) + " measure " + shell_quote(model) + " --batch " +
-                    std::to_string(batch) + model_flags(plan.model) + " --format json";
-  if (plan.threads > 0) cmd += " --threads " + std::to_string(plan.threads);
-  std::string out;
-  int rc = run_shell(cmd, out);
-  if (rc != 0) {
-    std::string last = out.substr(out.rfind('\n', out.size() > 1 ? out.size() - 2 : 0) + 1);
-    throw Error(fmt::format("`ridge measure {} --batch {}` failed (exit {}): {}", model, batch, rc, last));
+  report::MeasureRequest req;
+  req.options.exec.threads = plan.threads;
+  req.machine_profile = "none";  // the roofline columns are not part of a sweep point
+  double total_time_s = 0;
+  try {
+    const Graph g = load_model(model, plan.model.load_options(batch));
+    total_time_s = report::measure_model(g, req).total.median_s;
+  } catch (const Error& e) {
+    throw Error(fmt::format("`ridge measure {} --batch {}` failed (exit 1): ridge: error: {}", model, batch, e.what()));
   }
-  // The JSON document starts at the first '{' (progress lines may precede it).
-  auto j = nlohmann::json::parse(out.substr(out.find('{')), nullptr, false);
-  if (j.is_discarded() || !j.contains("total_time_s"))
-    throw Error(fmt::format("`ridge measure {} --batch {}` printed no total_time_s", model, batch));
   nlohmann::json m;
   m["tool"] = "ridge measure";
-  m["total_time_s"] = j["total_time_s"];
-  if (j["total_time_s"].is_number() && j["total_time_s"].get<double>() > 0)
-    m["samples_per_s"] = static_cast<double>(batch) / j["total_time_s"].get<double>();
+  m["total_time_s"] = total_time_s;
+  if (total_time_s > 0) m["samples_per_s"] = static_cast<double>(batch) / total_time_s;
   return m;
 }
 
@@ -402,18 +392,13 @@ report::Table capacity_table(const SweepPlan& plan) {
   const Optimizer opt = parse_optimizer(plan.optimizer).value_or(Optimizer::SGD);
   const PrecisionMode mode = require_precision_mode(plan.precision);
   for (const auto& model : plan.models) {
-    auto memory_at = [&](int64_t b, bool training) {
-      MemoryEstimate m = estimate_memory(load_model(model, plan.load_options(b)), opt, param_storage(mode));
-      return training ? m.training_peak_bytes : m.inference_peak_bytes + m.param_bytes + m.buffer_bytes;
-    };
     if (dev.memory_bytes <= 0) {
       t.add_row({Cell::text(model), Cell::text(dev.id), Cell::empty(Unit::Byte), Cell::empty(), Cell::empty()});
       continue;
     }
-    const int64_t limit = int64_t{1} << 16;
+    const BatchCapacity c = batch_capacity(model, plan.load_options(1), opt, param_storage(mode), dev.memory_bytes);
     t.add_row({Cell::text(model), Cell::text(dev.id), Cell::count(dev.memory_bytes, Unit::Byte),
-               Cell::count(largest_batch_that_fits([&](int64_t b) { return memory_at(b, false); }, dev.memory_bytes, limit)),
-               Cell::count(largest_batch_that_fits([&](int64_t b) { return memory_at(b, true); }, dev.memory_bytes, limit))});
+               Cell::count(c.inference), Cell::count(c.training)});
   }
   return t;
 }

@@ -150,3 +150,36 @@ std::vector<Sample> samples_from(const std::vector<MeasuredRun>& ms, int* skippe
 }
 
 }  // namespace ridge
+
+namespace ridge {
+
+MeasuredTotals measured_totals(const MeasuredRun& m) {
+  MeasuredTotals t;
+  Count flops = 0, bytes = 0;
+  double time_s = 0;
+  bool all_flops = !m.layers.empty(), all_bytes = all_flops, all_times = all_flops;
+  for (const auto& l : m.layers) {
+    if (l.time_s) time_s += *l.time_s; else all_times = false;
+    if (l.flops) flops += *l.flops; else all_flops = false;
+    if (l.bytes) bytes += *l.bytes; else all_bytes = false;
+    t.by_layer[l.name] = &l;
+  }
+  if (all_times) t.time_s = time_s;
+  if (all_flops) t.flops = flops;
+  if (all_bytes) t.bytes = bytes;
+  return t;
+}
+
+std::optional<size_t> match_measurement(const std::vector<MeasuredRun>& runs, const std::string& model_name,
+                                        const std::string& model_spec, bool only_model, const Device& d,
+                                        bool only_device) {
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const MeasuredRun& r = runs[i];
+    const bool model_ok = r.model == model_name || r.model == model_spec || only_model;
+    const bool device_ok = r.device.empty() || only_device || d.matches(r.device);
+    if (model_ok && device_ok) return i;
+  }
+  return std::nullopt;
+}
+
+}  // namespace ridge

@@ -94,3 +94,19 @@ DataParallel data_parallel(const Prediction& single, const std::vector<BackwardS
 }
 
 }  // namespace ridge
+
+namespace ridge {
+
+BatchCapacity batch_capacity(const std::string& model, const LoadOptions& load, Optimizer opt,
+                             const ParamStorage& storage, Count capacity_bytes, int64_t limit) {
+  auto memory_at = [&](int64_t b, bool training) {
+    LoadOptions at = load;
+    at.batch = b;
+    const MemoryEstimate m = estimate_memory(load_model(model, at), opt, storage);
+    return training ? m.training_peak_bytes : m.inference_peak_bytes + m.param_bytes + m.buffer_bytes;
+  };
+  return {largest_batch_that_fits([&](int64_t b) { return memory_at(b, false); }, capacity_bytes, limit),
+          largest_batch_that_fits([&](int64_t b) { return memory_at(b, true); }, capacity_bytes, limit)};
+}
+
+}  // namespace ridge

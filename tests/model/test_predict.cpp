@@ -2,9 +2,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 
 #include "ridge/error.hpp"
 #include "ridge/predict.hpp"
+#include "support/test_support.hpp"
 
 namespace ridge {
 namespace {
@@ -224,6 +226,81 @@ TEST(PredictOptionsFromDevice, MissingPrecisionOrLevelIsAnError) {
   s.precision = Precision::FP32;
   s.level = "l3";
   EXPECT_THROW(predict_options(test_device(), s), Error);
+}
+
+}  // namespace
+}  // namespace ridge
+
+namespace ridge {
+namespace {
+
+MeasuredRun run_of(std::string model, std::string device, std::vector<MeasuredRow> rows) {
+  MeasuredRun r;
+  r.file = model + ".json";
+  r.model = std::move(model);
+  r.device = std::move(device);
+  r.layers = std::move(rows);
+  return r;
+}
+
+TEST(MeasuredTotals, SumsOnlyWhatEveryRowHas) {
+  MeasuredRow a{"conv1", "Conv", 1e-3, Count(100), std::nullopt, std::nullopt, "", {}};
+  MeasuredRow b{"fc", "Gemm", 2e-3, Count(50), Count(10), std::nullopt, "", {}};
+  const MeasuredRun r = run_of("m", "", {a, b});
+  const MeasuredTotals t = measured_totals(r);
+  ASSERT_TRUE(t.time_s.has_value());
+  EXPECT_DOUBLE_EQ(*t.time_s, 3e-3);
+  EXPECT_EQ(t.flops, Count(150));
+  EXPECT_FALSE(t.bytes.has_value());
+  EXPECT_EQ(t.by_layer.at("fc"), &r.layers[1]);
+  EXPECT_FALSE(measured_totals(run_of("m", "", {})).time_s.has_value());
+}
+
+TEST(MatchMeasurement, ByModelNameOrSpecAndByDevice) {
+  Device a100;
+  a100.id = "a100-sxm4-40gb";
+  a100.aliases = {"a100"};
+  const std::vector<MeasuredRun> runs = {run_of("resnet50", "v100", {}), run_of("resnet50", "a100", {}),
+                                         run_of("model.onnx", "", {})};
+  EXPECT_EQ(match_measurement(runs, "resnet50", "resnet50", false, a100, false), 1u);
+  EXPECT_EQ(match_measurement(runs, "resnet50", "resnet50", false, a100, true), 0u);
+  EXPECT_EQ(match_measurement(runs, "model", "model.onnx", false, a100, false), 2u);
+  EXPECT_EQ(match_measurement(runs, "bert", "bert", false, a100, false), std::nullopt);
+  EXPECT_EQ(match_measurement(runs, "bert", "bert", true, a100, false), 1u);
+}
+
+TEST(BatchCapacity, LargestBatchesThatFitGrowWithMemory) {
+  const ParamStorage fp32{4, 4, 0, 4};
+  const BatchCapacity small = batch_capacity("resnet18", LoadOptions{}, Optimizer::SGD, fp32, Count(1) << 30);
+  const BatchCapacity big = batch_capacity("resnet18", LoadOptions{}, Optimizer::SGD, fp32, Count(16) << 30);
+  EXPECT_GT(small.inference, 0);
+  EXPECT_GE(small.inference, small.training);
+  EXPECT_GT(big.training, small.training);
+  EXPECT_EQ(batch_capacity("resnet18", LoadOptions{}, Optimizer::SGD, fp32, 1000).inference, 0);
+}
+
+}  // namespace
+}  // namespace ridge
+
+namespace ridge {
+namespace {
+
+TEST(PredictOptionsFromDevice, ACalibrationOfAnotherDeviceNeedsForceAndSaysSo) {
+  Calibration cal;
+  cal.device = "v100-sxm2";
+  cal.fallback.ppp = 0.4;
+  const std::string path = test::temp_dir() + "/v100.json";
+  std::ofstream(path) << calibration_to_json(cal).dump(2);
+  PredictSettings s;
+  s.calibration = path;
+  EXPECT_THROW(predict_options(test_device(), s), Error);
+  s.force = true;
+  std::vector<std::string> forced;
+  const PredictOptions o = predict_options(test_device(), s, &forced);
+  EXPECT_FALSE(forced.empty());
+  EXPECT_DOUBLE_EQ(o.calibration.fallback.ppp, 0.4);
+  s.calibration = "none";
+  EXPECT_DOUBLE_EQ(predict_options(test_device(), s).calibration.fallback.ppp, 1.0);
 }
 
 }  // namespace

@@ -151,3 +151,108 @@ TEST(PredictReport, BadNamesAreUsageErrors) {
 
 }  // namespace
 }  // namespace ridge::report
+
+namespace ridge::report {
+namespace {
+
+TEST(RooflineReport, OneRowPerModelAndDeviceAndOneChartPerDevice) {
+  RooflineRequest req;
+  req.models = {"resnet18"};
+  req.devices = {"a100", "v100"};
+  const RooflineResult r = roofline_report(req);
+  EXPECT_EQ(table(r.doc, "devices").rows.size(), 2u);
+  EXPECT_EQ(table(r.doc, "models").rows.size(), 2u);
+  EXPECT_EQ(r.charts.size(), 2u);
+  req.summary_only = true;
+  req.charts = false;
+  const RooflineResult s = roofline_report(req);
+  EXPECT_TRUE(s.charts.empty());
+  EXPECT_THROW(table(s.doc, "layers"), std::runtime_error);
+}
+
+TEST(RooflineReport, UsesAMatchingMeasurementsTime) {
+  RooflineRequest req;
+  req.models = {"resnet18"};
+  req.devices = {"a100"};
+  MeasuredRun m;
+  m.file = "run.json";
+  m.model = "resnet18";
+  m.layers = {MeasuredRow{"all", "", 1e-3, Count(2000000000), Count(1000000), std::nullopt, "", {}}};
+  req.measured = {m};
+  const RooflineResult r = roofline_report(req);
+  const Table& models = table(r.doc, "models");
+  EXPECT_DOUBLE_EQ(real_of(models.rows[0][static_cast<size_t>(models.column("measured_time_s"))]), 1e-3);
+  EXPECT_EQ(count_of(models.rows[0][static_cast<size_t>(models.column("flops"))]), Count(2000000000));
+}
+
+TEST(IngestReport, ReadsSumsAndListsKernels) {
+  RIDGE_REQUIRE_SHARED();
+  IngestRequest req;
+  req.files = {{test::fixture("profiles/01_ncu_text_nyu_A100_resnet18_bs10_train_smsp_flops_dram.log"), ""}};
+  const ingest::Profile p = ingest_profile(req);
+  ASSERT_FALSE(p.kernels.empty());
+  const Document all = ingest_report(p, req, true);
+  EXPECT_EQ(table(all, "kernels").rows.size(), p.kernels.size());
+  EXPECT_EQ(count_of(field(fields(all, "totals"), "kernels")), ingest::totals(p).kernels);
+  const Document top = ingest_report(p, req, false);
+  EXPECT_LE(table(top, "kernels").rows.size(), 25u);
+  req.model = "resnet18";
+  req.batch = 10;
+  req.train = true;
+  const Document compared = ingest_report(p, req, false);
+  EXPECT_EQ(table(compared, "compare").rows.size(), 2u);
+}
+
+TEST(IngestReport, UnknownInputFormatIsAUsageError) {
+  IngestRequest req;
+  req.files = {{"x.log", ""}};
+  req.input_format = "bogus";
+  EXPECT_THROW(ingest_profile(req), UsageError);
+}
+
+}  // namespace
+}  // namespace ridge::report
+
+namespace ridge::report {
+namespace {
+
+TEST(MeasureReport, MeasuresALoadedGraphAndCallsBackBeforeTheFirstRun) {
+  const Graph g = load_model("relu:1x8x16x16", LoadOptions{});
+  MeasureRequest req;
+  req.options.max_repeats = 2;
+  req.options.min_repeats = 1;
+  req.options.warmup = 0;
+  req.machine_profile = "none";
+  int started = 0;
+  const ModelMeasurement m = measure_model(g, req, [&] { ++started; });
+  EXPECT_EQ(started, 1);
+  const Document d = measure_report(g, m);
+  EXPECT_EQ(table(d, "layers").rows.size(), m.layers.size());
+  EXPECT_EQ(d.extra["device"], "cpu");
+  EXPECT_EQ(count_of(field(fields(d, "summary"), "flops")), m.flops);
+}
+
+TEST(RunReport, ExecutesOnceAndListsOutputsAndSteps) {
+  RunRequest req;
+  req.model = "relu:1x8x16x16";
+  const RunResult r = run_model(req);
+  EXPECT_FALSE(r.failure.has_value());
+  EXPECT_EQ(table(r.doc, "outputs").rows.size(), r.exec.outputs.size());
+  EXPECT_EQ(table(r.doc, "steps").rows.size(), r.exec.steps.size());
+  EXPECT_EQ(r.doc.extra["passed"], true);
+}
+
+TEST(MachineReport, ListsThePeaksAndLevelsOfAProfile) {
+  measure::MachineProfile p;
+  p.cpu.model = "Test CPU";
+  p.threads = 4;
+  const Document d = machine_report(p, measure::ProfileSource{}, false);
+  EXPECT_EQ(std::get<std::string>(field(fields(d, "cpu"), "model").value), "Test CPU");
+  EXPECT_NO_THROW(table(d, "peaks"));
+  EXPECT_THROW(table(d, "sweep"), std::runtime_error);
+  const Document with_sweep = machine_report(p, measure::ProfileSource{}, true);
+  EXPECT_NO_THROW(table(with_sweep, "sweep"));
+}
+
+}  // namespace
+}  // namespace ridge::report
