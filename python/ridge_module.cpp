@@ -7,6 +7,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <cctype>
 #include <optional>
 #include <set>
@@ -105,6 +106,13 @@ std::optional<Convention> convention_of(const std::optional<std::string>& name) 
 
 // ---- documents ----------------------------------------------------------------------------------------------
 
+/// What a command returns to Python: its document and the charts it draws beside it (roofline).
+struct Output {
+  report::Document doc;
+  std::vector<chart::Chart> charts;
+};
+Output out(report::Document d) { return {std::move(d), {}}; }
+
 std::string written(const report::Document& d, const std::string& format) {
   std::ostringstream os;
   report::write(d, format, os);
@@ -198,18 +206,21 @@ PYBIND11_MODULE(_ridge, m) {
   m.def("load", py::overload_cast<const ModelSource&, const LoadOptions&>(&load_model), py::arg("model"),
         py::arg("options"), py::call_guard<py::gil_scoped_release>());
 
-  py::class_<report::Document>(m, "Document")
-      .def_readwrite("title", &report::Document::title)
-      .def_readwrite("command", &report::Document::command)
-      .def("set_inputs", [](report::Document& d, const std::string& json) { d.inputs = nlohmann::json::parse(json); })
-      .def("json", [](const report::Document& d) { return written(d, "json"); })
-      .def("markdown", [](const report::Document& d) { return written(d, "md"); })
-      .def("csv", [](const report::Document& d) { return written(d, "csv"); })
-      .def("text", &text_of, py::arg("width") = 0)
+  py::class_<Output>(m, "Document")
+      .def_property("title", [](const Output& o) { return o.doc.title; }, [](Output& o, std::string t) { o.doc.title = std::move(t); })
+      .def_property("command", [](const Output& o) { return o.doc.command; },
+                    [](Output& o, std::string c) { o.doc.command = std::move(c); })
+      .def("set_inputs", [](Output& o, const std::string& json) { o.doc.inputs = nlohmann::json::parse(json); })
+      .def("json", [](const Output& o) { return written(o.doc, "json"); })
+      .def("markdown", [](const Output& o) { return written(o.doc, "md"); })
+      .def("csv", [](const Output& o) { return written(o.doc, "csv"); })
+      .def("text", [](const Output& o, int width) { return text_of(o.doc, width); }, py::arg("width") = 0)
       .def(
           "html",
-          [](const report::Document& d, const std::vector<std::pair<std::string, std::string>>& share_metrics) {
-            return html_of(d, share_charts(d, share_metrics));
+          [](const Output& o, const std::vector<std::pair<std::string, std::string>>& share_metrics) {
+            std::vector<chart::Chart> charts = o.charts;
+            for (auto& c : share_charts(o.doc, share_metrics)) charts.push_back(std::move(c));
+            return html_of(o.doc, charts);
           },
           py::arg("share_metrics"));
 
@@ -225,13 +236,13 @@ PYBIND11_MODULE(_ridge, m) {
         if (!opt) throw UsageError("optimizer: '" + optimizer + "' is not sgd, momentum or adam");
         so.optimizer = *opt;
         if (precision) so.precision = require_precision_mode(*precision, "precision");
-        return report::summary_report(g, so);
+        return out(report::summary_report(g, so));
       },
       py::arg("graph"), py::arg("depth"), py::arg("convention"), py::arg("optimizer"), py::arg("precision"));
   m.def(
       "flops",
       [](const Graph& g, bool all, std::optional<std::string> convention) {
-        return report::flops_report(g, report::flops_conventions(all, convention_of(convention)));
+        return out(report::flops_report(g, report::flops_conventions(all, convention_of(convention))));
       },
       py::arg("graph"), py::arg("all"), py::arg("convention"));
   m.def(
@@ -264,7 +275,7 @@ PYBIND11_MODULE(_ridge, m) {
         r.data_parallel.allreduce_fit = allreduce_fit;
         r.data_parallel.bucket_mib = bucket_mib;
         py::gil_scoped_release unlocked;
-        return report::predict_report(r);
+        return out(report::predict_report(r));
       },
       py::arg("model"), py::arg("load"), py::arg("dtype"), py::arg("device"), py::arg("device_dirs"),
       py::arg("precision"), py::arg("train"), py::arg("combine"), py::arg("level"), py::arg("calibration"),
@@ -274,7 +285,60 @@ PYBIND11_MODULE(_ridge, m) {
   m.def(
       "devices",
       [](const std::vector<std::string>& device_dirs, const std::string& machine_profile) {
-        return report::devices_report({device_dirs, machine_profile});
+        return out(report::devices_report({device_dirs, machine_profile}));
       },
       py::arg("device_dirs"), py::arg("machine_profile"));
+  m.def(
+      "roofline",
+      [](const std::vector<std::string>& models, const LoadOptions& load, std::optional<std::string> dtype,
+         const std::vector<std::string>& devices, const std::vector<std::string>& device_dirs,
+         const std::string& precision, const std::string& level, const std::vector<std::string>& measured_files,
+         bool summary_only) {
+        report::RooflineRequest r;
+        r.models = models;
+        r.load = load;
+        if (dtype) r.dtype = load_options(1, {}, {}, {}, *dtype, false).dtype;
+        r.devices = devices;
+        r.device_dirs = device_dirs;
+        r.precision = precision;
+        r.level = level;
+        r.measured_files = measured_files;
+        r.summary_only = summary_only;
+        py::gil_scoped_release unlocked;
+        report::RooflineResult res = report::roofline_report(r);
+        return Output{std::move(res.doc), std::move(res.charts)};
+      },
+      py::arg("models"), py::arg("load"), py::arg("dtype"), py::arg("devices"), py::arg("device_dirs"),
+      py::arg("precision"), py::arg("level"), py::arg("measured_files"), py::arg("summary_only"));
+  m.def(
+      "measure",
+      [](const Graph& g, int threads, uint64_t seed, bool train, int repeat, double max_seconds,
+         const std::string& machine) {
+        report::MeasureRequest r;
+        r.options.exec.threads = threads;
+        r.options.exec.seed = seed;
+        r.options.exec.train = train;
+        r.options.max_repeats = repeat;
+        r.options.min_repeats = std::min(repeat, r.options.min_repeats);
+        r.options.max_seconds = max_seconds;
+        r.machine_profile = machine;
+        py::gil_scoped_release unlocked;
+        return out(report::measure_report(g, report::measure_model(g, r)));
+      },
+      py::arg("graph"), py::arg("threads"), py::arg("seed"), py::arg("train"), py::arg("repeat"),
+      py::arg("max_seconds"), py::arg("machine"));
+  m.def(
+      "ingest",
+      [](const std::vector<std::pair<std::string, std::string>>& files, const std::string& input_format,
+         const std::string& join, const std::string& arch, std::optional<int64_t> tensor_factor,
+         std::optional<size_t> run, const std::string& group, std::optional<size_t> top, const std::string& model,
+         int64_t batch, int64_t steps, bool train) {
+        report::IngestRequest r{files, input_format, join, arch, tensor_factor, run, group, top, model, batch, steps,
+                                train};
+        py::gil_scoped_release unlocked;
+        return out(report::ingest_report(report::ingest_profile(r), r, true));
+      },
+      py::arg("files"), py::arg("input_format"), py::arg("join"), py::arg("arch"), py::arg("tensor_factor"),
+      py::arg("run"), py::arg("group"), py::arg("top"), py::arg("model"), py::arg("batch"), py::arg("steps"),
+      py::arg("train"));
 }

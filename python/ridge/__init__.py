@@ -52,9 +52,10 @@ class Result:
     """
 
     def __init__(self, doc: "_ridge.Document", share_metrics: Sequence[Tuple[str, str]] = (),
-                 totals_key: str = "totals"):
+                 totals_key: str = "totals", layers_key: str = "layers"):
         self._doc = doc
         self._totals_key = totals_key
+        self._layers_key = layers_key
         self._share_metrics = list(share_metrics)
         self._data: Dict[str, Any] = _json.loads(doc.json())
 
@@ -90,10 +91,10 @@ class Result:
 
     @property
     def layers(self) -> List[Dict[str, Any]]:
-        """The per-layer table ("layers"), else the document's first table; one dict per row."""
+        """The per-layer table ("layers"; ingest: "kernels"), else the document's first table; one dict per row."""
         t = self.tables
-        if "layers" in t:
-            return t["layers"]
+        if self._layers_key in t:
+            return t[self._layers_key]
         return next(iter(t.values()), [])
 
     def to_pandas(self, table: Optional[str] = None):
@@ -308,17 +309,19 @@ def _export_module(module: Any, input_size: Optional[Tuple[int, ...]], example_i
 _SHARES = {
     "summary": [("flops", "FLOPs"), ("params", "params"), ("output_bytes", "output memory")],
     "predict": [("time_s", "predicted time"), ("flops", "FLOPs")],
+    "measure": [("time_s", "measured time"), ("flops", "FLOPs")],
 }
 
 
 # Where each command's headline values are (Result.totals).
-_TOTALS = {"predict": "summary", "serve": "serve", "train": "train"}
+_TOTALS = {"predict": "summary", "measure": "summary", "serve": "serve", "train": "train"}
 
 
 def _finish(doc: "_ridge.Document", command: str, inputs: Dict[str, Any]) -> Result:
     doc.command = command
     doc.set_inputs(_json.dumps({k: v for k, v in inputs.items() if v is not None}))
-    return Result(doc, _SHARES.get(command, ()), _TOTALS.get(command, "totals"))
+    return Result(doc, _SHARES.get(command, ()), _TOTALS.get(command, "totals"),
+                  "kernels" if command == "ingest" else "layers")
 
 
 def _load_args(model: Model, batch: int, dtype: Optional[str], seq_len: Optional[int],
@@ -415,7 +418,7 @@ def devices(devices_dir: Union[None, str, Sequence[str]] = None, machine_profile
 
 
 # ---- commands whose logic has not moved out of the CLI yet ------------------------------------------------------
-# roofline, measure, ingest, serve, train and report still build their documents in src/cli (cmd_*.cpp). Until
+# serve, train and report still build their documents in src/cli (cmd_*.cpp). Until
 # they are library calls, these functions run the `ridge` binary built with this module: the same
 # options (keyword arguments spelled with _ for -), the same JSON; an in-memory model goes to a temporary file.
 
@@ -509,38 +512,76 @@ def _cli_command(command: str, models: Sequence[ModelLike], options: Dict[str, A
     return Result(_CliDocument(argv, text, table), (), _TOTALS.get(command, "totals"))
 
 
+def _named(models: Sequence[Model], folder: str) -> List[str]:
+    """Names or paths of `models`; an in-memory one is written to `folder` (a Module's export is weightless)."""
+    paths = []
+    for i, m in enumerate(models):
+        sub = _os.path.join(folder, str(i))
+        _os.mkdir(sub)
+        paths.append(_model_path(m, sub))
+    return paths
+
+
 def roofline(models: Union[ModelLike, Sequence[ModelLike]], input_size: Optional[Sequence[int]] = None,
              batch: int = 1, dtype: Optional[str] = None, *, device: Union[str, Sequence[str]],
-             **options: Any) -> Result:
+             precision: str = "fp32", level: str = "dram", measured: Union[None, str, Sequence[str]] = None,
+             summary_only: bool = False, devices_dir: Union[None, str, Sequence[str]] = None,
+             seq_len: Optional[int] = None, example_inputs: Any = None) -> Result:
     """Layers and models on device rooflines: arithmetic intensity, attainable FLOP/s, ridge point, bound
-    (`ridge roofline`). `models` is one model or a list; further options as in `ridge roofline --help`."""
-    many = list(models) if isinstance(models, (list, tuple)) else [models]
-    return _cli_command("roofline", many, dict(device=_dirs(device), batch=_positive(batch, "batch"), dtype=dtype,
-                                               **options), input_size)
+    (`ridge roofline`). `models` is one model or a list; the notebook view draws one roofline per device."""
+    import tempfile
+    many = [load(m, input_size, example_inputs)
+            for m in (models if isinstance(models, (list, tuple)) else [models])]
+    if not many:
+        raise ValueError("models: give at least one model")
+    opts = many[0].load_options(batch, None, seq_len)
+    with tempfile.TemporaryDirectory(prefix="ridge-") as tmp:
+        doc = _ridge.roofline(_named(many, tmp), opts, dtype, _dirs(device), _dirs(devices_dir), precision, level,
+                              _dirs(measured), bool(summary_only))
+    return _finish(doc, "roofline", dict(model=[m.label for m in many], batch=batch, device=_dirs(device),
+                                         precision=precision, level=level))
 
 
 def measure(model: ModelLike, input_size: Optional[Sequence[int]] = None, batch: int = 1,
-            dtype: Optional[str] = None, *, example_inputs: Any = None, **options: Any) -> Result:
-    """Runs the model on this CPU with oneDNN (random weights) and times every layer next to its estimate
-    (`ridge measure`). Options as in `ridge measure --help`: threads, repeat, max_seconds, train, seed, machine."""
-    return _cli_command("measure", [model], dict(batch=_positive(batch, "batch"), dtype=dtype, **options),
-                        input_size, example_inputs)
+            dtype: Optional[str] = None, *, threads: int = 0, repeat: int = 50, max_seconds: float = 20,
+            train: bool = False, seed: int = 42, machine: Optional[str] = None, seq_len: Optional[int] = None,
+            inputs: Optional[Dict[str, Sequence[int]]] = None, example_inputs: Any = None) -> Result:
+    """Runs the model on this CPU with oneDNN (random weights) and times every layer next to its estimate and the
+    machine's roofline (`ridge measure`)."""
+    m = load(model, input_size, example_inputs)
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 0:
+        raise ValueError("threads: {!r} is not a thread count (0: all CPUs)".format(threads))
+    g = m.graph(batch, dtype, seq_len, inputs, training=bool(train))
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError("seed: {!r} is not a non-negative integer".format(seed))
+    doc = _ridge.measure(g, threads, seed,
+                         bool(train), _positive(repeat, "repeat"), _opt_real(max_seconds, "max_seconds"),
+                         _text(machine, "machine"))
+    return _finish(doc, "measure", dict(_load_args(m, batch, dtype, seq_len, inputs), threads=threads,
+                                        repeat=repeat, max_seconds=max_seconds, train=bool(train), seed=seed))
 
 
 def ingest(files: Union[str, "_os.PathLike[str]", Sequence[Union[str, "_os.PathLike[str]"]]], *,
-           model: Optional[ModelLike] = None, input_size: Optional[Sequence[int]] = None,
-           **options: Any) -> Result:
+           model: Optional[ModelLike] = None, input_size: Optional[Sequence[int]] = None, batch: int = 1,
+           steps: int = 1, train: bool = False, labels: Optional[Sequence[str]] = None,
+           input_format: Optional[str] = None, join: str = "auto", arch: Optional[str] = None,
+           tensor_factor: Optional[int] = None, run: Optional[int] = None, group: str = "family",
+           top: Optional[int] = None) -> Result:
     """Reads ncu (text, CSV), nsys, nvprof and torch.profiler outputs: exact FLOPs per precision, bytes, time;
-    with `model`, compared with ridge's estimate (`ridge ingest`). Options as in `ridge ingest --help`."""
+    with `model`, compared with ridge's estimate (`ridge ingest`). `labels` (one per file) label runs ("bs=10")."""
+    import tempfile
     paths = _dirs(files)
     if not paths:
         raise ValueError("files: give at least one profiler output")
-    if model is None:
-        return _cli_command("ingest", [], options, files=paths)
-    import tempfile
-    m = load(model, input_size)
+    if labels is not None and len(labels) != len(paths):
+        raise ValueError("labels: give one label per file ({} files, {} labels)".format(len(paths), len(labels)))
     with tempfile.TemporaryDirectory(prefix="ridge-") as tmp:
-        return _cli_command("ingest", [], dict(model=_model_path(m, tmp), **options), files=paths)
+        name = _named([load(model, input_size)], tmp)[0] if model is not None else ""
+        doc = _ridge.ingest(list(zip(paths, labels or [""] * len(paths))), _text(input_format, "input_format"), join,
+                            _text(arch, "arch"), tensor_factor, None if run is None else _positive(run, "run"),
+                            group, top, name, _positive(batch, "batch"), _positive(steps, "steps"), bool(train))
+    return _finish(doc, "ingest", dict(files=paths, model=None if model is None else name, batch=batch, steps=steps,
+                                       train=bool(train)))
 
 
 def serve(model: ModelLike, *, device: str, batch: int = 1, prompt: int = 512, generate: int = 128, tp: int = 1,
