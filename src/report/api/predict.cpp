@@ -11,9 +11,9 @@ namespace {
 
 Table layer_table(const Prediction& p, const std::vector<LayerWork>& work, bool train) {
   Table t{"layers", "Layers", {{"name", "layer", Unit::None}, {"op", "op", Unit::None},
-                                      {"flops", "FLOPs", Unit::Flop}, {"bytes", "bytes", Unit::Byte},
-                                      {"compute_s", "compute", Unit::Second}, {"memory_s", "memory", Unit::Second},
-                                      {"overhead_s", "overhead", Unit::Second}}, {}, {}};
+                              {"flops", "FLOPs", Unit::Flop}, {"bytes", "bytes", Unit::Byte},
+                              {"compute_s", "compute", Unit::Second}, {"memory_s", "memory", Unit::Second},
+                              {"overhead_s", "overhead", Unit::Second}}, {}, {}};
   t.columns.push_back({"calibration", "calibration", Unit::None});
   if (train) t.columns.push_back({"backward_s", "backward", Unit::Second});
   t.columns.push_back({"time_s", "time", Unit::Second});
@@ -44,10 +44,10 @@ Table layer_table(const Prediction& p, const std::vector<LayerWork>& work, bool 
 
 Table bucket_table(const DataParallel& dp) {
   Table t{"buckets", "Gradient buckets (times from the start of backward)",
-                  {{"bucket", "bucket", Unit::None}, {"bytes", "bytes", Unit::Byte}, {"layers", "layers", Unit::None},
-                   {"ready_s", "ready", Unit::Second}, {"start_s", "start", Unit::Second},
-                   {"allreduce", "algorithm", Unit::None}, {"allreduce_s", "all-reduce", Unit::Second},
-                   {"end_s", "end", Unit::Second}}, {}, {}};
+          {{"bucket", "bucket", Unit::None}, {"bytes", "bytes", Unit::Byte}, {"layers", "layers", Unit::None},
+           {"ready_s", "ready", Unit::Second}, {"start_s", "start", Unit::Second},
+           {"allreduce", "algorithm", Unit::None}, {"allreduce_s", "all-reduce", Unit::Second},
+           {"end_s", "end", Unit::Second}}, {}, {}};
   for (size_t i = 0; i < dp.buckets.size(); ++i) {
     const GradientBucket& b = dp.buckets[i];
     t.add_row({Cell::count(static_cast<int64_t>(i + 1)), Cell::count(b.bytes, Unit::Byte), Cell::count(b.layers),

@@ -62,11 +62,11 @@ RooflineResult roofline_report(const RooflineRequest& a) {
   load.dtype = a.dtype.value_or(precision_info(*precision).dtype);
   doc.title = fmt::format("Roofline at batch {} ({}, {} bandwidth)", load.batch, a.precision, a.level);
   Table devs{"devices", "Devices", {{"device", "device", Unit::None}, {"peak_flop_per_s", "peak", Unit::FlopPerSecond},
-                                           {"bandwidth_bytes_per_s", "bandwidth", Unit::BytePerSecond},
-                                           {"ridge_flop_per_byte", "ridge point", Unit::FlopPerByte}}, {}, {}};
+                                   {"bandwidth_bytes_per_s", "bandwidth", Unit::BytePerSecond},
+                                   {"ridge_flop_per_byte", "ridge point", Unit::FlopPerByte}}, {}, {}};
   Table models{"models", "Models", {{"model", "model", Unit::None}, {"device", "device", Unit::None}}, {}, {}};
   Table layers{"layers", "Layers", {{"model", "model", Unit::None}, {"device", "device", Unit::None},
-                                           {"layer", "layer", Unit::None}, {"op", "op", Unit::None}}, {}, {}};
+                                   {"layer", "layer", Unit::None}, {"op", "op", Unit::None}}, {}, {}};
   for (auto* t : {&models, &layers})
     for (const auto& c : point_columns()) t->columns.push_back(c);
   for (const Device& d : devices) {

@@ -56,11 +56,11 @@ RunResult run_model(const RunRequest& a) {
   Document& doc = out.doc;
   doc.title = fmt::format("{} run on this CPU", g.name);
   Table outs{"outputs", "Outputs", {{"name", "output", Unit::None}, {"shape", "shape", Unit::None},
-                                            {"expected_shape", "expected shape", Unit::None},
-                                            {"max_abs_diff", "max |diff|", Unit::None},
-                                            {"max_rel_diff", "max rel diff", Unit::None},
-                                            {"mismatches", "outside tolerance", Unit::Count},
-                                            {"status", "status", Unit::None}}, {}, {}};
+                                    {"expected_shape", "expected shape", Unit::None},
+                                    {"max_abs_diff", "max |diff|", Unit::None},
+                                    {"max_rel_diff", "max rel diff", Unit::None},
+                                    {"mismatches", "outside tolerance", Unit::Count},
+                                    {"status", "status", Unit::None}}, {}, {}};
   std::vector<std::string> failures;
   auto expected = bind_by_name_or_order(a.expected, value_names(g, g.outputs));
   for (const auto& [name, t] : r.outputs) {
@@ -81,8 +81,8 @@ RunResult run_model(const RunRequest& a) {
                                      c.max_abs_diff));
   }
   Table steps{"steps", "Steps", {{"name", "step", Unit::None}, {"op", "op", Unit::None},
-                                         {"status", "status", Unit::None}, {"kernel", "kernel", Unit::None},
-                                         {"reason", "reason", Unit::None}}, {}, {}};
+                                 {"status", "status", Unit::None}, {"kernel", "kernel", Unit::None},
+                                 {"reason", "reason", Unit::None}}, {}, {}};
   int not_executed = 0;
   for (const auto& s : r.steps) {
     not_executed += s.status == StepStatus::NotExecuted;
