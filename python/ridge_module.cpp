@@ -203,7 +203,7 @@ PYBIND11_MODULE(_ridge, m) {
   m.def("load_options", &load_options, py::arg("batch"), py::arg("input_size"), py::arg("seq_len"),
         py::arg("inputs"), py::arg("dtype"), py::arg("training"));
   py::class_<LoadOptions>(m, "LoadOptions");
-  m.def("load", py::overload_cast<const ModelSource&, const LoadOptions&>(&load_model), py::arg("model"),
+  m.def("load", &load_source, py::arg("model"),
         py::arg("options"), py::call_guard<py::gil_scoped_release>());
 
   py::class_<Output>(m, "Document")

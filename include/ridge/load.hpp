@@ -31,11 +31,12 @@ struct ModelSource {
   std::string onnx_bytes;  ///< a serialized ONNX ModelProto (imported like a file named `name`)
   std::string hf_config;   ///< a Hugging Face config.json's text (built like a config file named `name`)
   ModelSource(std::string model = {}) : name(std::move(model)) {}  // NOLINT: implicit on purpose
+  ModelSource(const char* model) : name(model) {}                  // NOLINT: implicit on purpose
 };
 
 /// Loads a named model (load_model above) or an in-memory one; a graph without a name is named after the label.
 /// Throws ridge::Error naming the label.
-Graph load_model(const ModelSource& model, const LoadOptions& opts);
+Graph load_source(const ModelSource& model, const LoadOptions& opts);
 
 /// True if `model` names a file rather than a zoo entry.
 bool is_model_file(const std::string& model);

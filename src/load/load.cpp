@@ -29,7 +29,7 @@ Graph load_model(const std::string& model, const LoadOptions& opts) {
   return build_zoo_model(model, opts);
 }
 
-Graph load_model(const ModelSource& model, const LoadOptions& opts) {
+Graph load_source(const ModelSource& model, const LoadOptions& opts) {
   if (model.onnx_bytes.empty() && model.hf_config.empty()) return load_model(model.name, opts);
   Graph g;
   if (!model.onnx_bytes.empty()) {
