@@ -20,3 +20,17 @@ endif()
 if(RIDGE_BUILD_BENCH)
   find_package(benchmark REQUIRED)     # benchmark::benchmark
 endif()
+if(RIDGE_BUILD_PYTHON)
+  # Python module: Debian's pybind11-dev and python3-dev. Debian's /usr/bin/python3 (which has python3-torch) is
+  # preferred over another python3 on PATH; pip passes its own interpreter as Python_EXECUTABLE.
+  if(NOT Python_EXECUTABLE AND EXISTS /usr/bin/python3)
+    set(Python_EXECUTABLE /usr/bin/python3)
+  endif()
+  find_package(Python COMPONENTS Interpreter Development.Module)
+  set(PYBIND11_FINDPYTHON ON)
+  find_package(pybind11 CONFIG QUIET)      # pybind11::module, pybind11_add_module()
+  if(NOT pybind11_FOUND OR NOT Python_FOUND)
+    message(STATUS "pybind11 or the Python headers not found: the Python module is not built")
+    set(RIDGE_BUILD_PYTHON OFF)
+  endif()
+endif()

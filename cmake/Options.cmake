@@ -2,6 +2,7 @@
 option(RIDGE_BUILD_TESTS "Build the GoogleTest suite" ON)
 option(RIDGE_BUILD_BENCH "Build the benchmark targets" ON)
 option(RIDGE_BUILD_FUZZ "Build libFuzzer targets (needs clang)" OFF)
+option(RIDGE_BUILD_PYTHON "Build the Python module `ridge` (python/) when pybind11 is found" ON)
 
 set(CMAKE_CXX_STANDARD 20)
 set(CMAKE_CXX_STANDARD_REQUIRED ON)

@@ -15,12 +15,14 @@ BUILD_PKGS=(
   clang-14 libclang-rt-14-dev
   libpng-dev
   librsvg2-bin   # rsvg-convert: SVG -> PNG charts (--plot FILE.png)
+  pybind11-dev python3-dev   # the Python module (python/)
 )
 TEST_PKGS=(
   python3 python3-onnx python3-numpy
   chromium chromium-driver nodejs   # nodejs runs tests/scripts/browser_check.mjs
   slurm-wlm munge
   likwid
+  python3-pytest python3-torch python3-torchvision python3-pandas   # tests/python (torch.nn.Module input)
 )
 
 want=("${BUILD_PKGS[@]}")

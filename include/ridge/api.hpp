@@ -68,7 +68,8 @@ struct DataParallelRequest {
 
 /// What `ridge predict` predicts: a model on a device at a precision mode, optionally data-parallel.
 struct PredictRequest {
-  std::string model;                      ///< zoo name, .onnx path or descriptor (a label only with `flops`)
+  ModelSource model;                      ///< zoo name, .onnx path, descriptor or an in-memory model (a label
+                                          ///< only with `flops`)
   bool strict = false;                    ///< a node that cannot be costed is an error (require_complete)
   LoadOptions load;                       ///< batch and input sizes; `training` follows `train`
   std::optional<DType> dtype;             ///< element type of tensors (nullopt: the precision mode's activations)

@@ -24,6 +24,20 @@ struct LoadOptions {
 /// Throws ridge::Error with a one-line reason (unknown name with suggestions, unreadable file, bad shape).
 Graph load_model(const std::string& model, const LoadOptions& opts);
 
+/// A model named on a command line, or held in memory by a front end (the Python module's exported torch Modules
+/// and config dicts). Converts implicitly from a name, so that every call taking a name takes one of these too.
+struct ModelSource {
+  std::string name;        ///< zoo name, file path or descriptor; with a payload below, the model's label
+  std::string onnx_bytes;  ///< a serialized ONNX ModelProto (imported like a file named `name`)
+  std::string hf_config;   ///< a Hugging Face config.json's text (built like a config file named `name`)
+  ModelSource(std::string model = {}) : name(std::move(model)) {}  // NOLINT: implicit on purpose
+  ModelSource(const char* model) : name(model) {}                  // NOLINT: implicit on purpose
+};
+
+/// Loads a named model (load_model above) or an in-memory one; a graph without a name is named after the label.
+/// Throws ridge::Error naming the label.
+Graph load_source(const ModelSource& model, const LoadOptions& opts);
+
 /// True if `model` names a file rather than a zoo entry.
 bool is_model_file(const std::string& model);
 

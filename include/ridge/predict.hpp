@@ -49,8 +49,9 @@ struct ModelWork {
   std::vector<std::string> notes;   ///< uncosted ops (excluded from totals) and importer notes
   Incompleteness incomplete;        ///< the nodes not costed (incompleteness())
 };
-/// Loads MODEL (zoo name or .onnx) with `opts` (batch, input sizes, element type, training) and costs it.
-ModelWork load_model_work(const std::string& model, const LoadOptions& opts);
+/// Loads MODEL (zoo name, .onnx or an in-memory model) with `opts` (batch, input sizes, element type, training)
+/// and costs it.
+ModelWork load_model_work(const ModelSource& model, const LoadOptions& opts);
 
 /// What limits a layer (or a whole model).
 enum class Bound : uint8_t { Compute, Memory, Overhead, None };

@@ -1,10 +1,13 @@
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
 #include <filesystem>
 
 #include "ridge/error.hpp"
 #include "ridge/llm.hpp"
 #include "ridge/load.hpp"
+#include "ridge/onnx_import.hpp"
 
 namespace ridge {
 
@@ -24,6 +27,20 @@ Graph load_model(const std::string& model, const LoadOptions& opts) {
   }
   if (is_descriptor(model)) return graph_from_descriptor(model, opts.dtype);
   return build_zoo_model(model, opts);
+}
+
+Graph load_source(const ModelSource& model, const LoadOptions& opts) {
+  if (model.onnx_bytes.empty() && model.hf_config.empty()) return load_model(model.name, opts);
+  Graph g;
+  if (!model.onnx_bytes.empty()) {
+    g = import_onnx_bytes(model.onnx_bytes, model.name, opts);
+  } else {
+    nlohmann::json j = nlohmann::json::parse(model.hf_config, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) throw Error(fmt::format("{}: the config is not a JSON object", model.name));
+    g = build_llm(parse_llm_config(j, model.name), opts);
+  }
+  if (g.name.empty()) g.name = model.name;
+  return g;
 }
 
 }  // namespace ridge

@@ -6,8 +6,8 @@
 
 namespace ridge {
 
-ModelWork load_model_work(const std::string& model, const LoadOptions& opts) {
-  const Graph g = load_model(model, opts);
+ModelWork load_model_work(const ModelSource& model, const LoadOptions& opts) {
+  const Graph g = load_source(model, opts);
   const ModelCost costs = estimate(g);
   ModelWork w;
   w.name = g.name;

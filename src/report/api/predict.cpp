@@ -83,13 +83,13 @@ Document predict_report(const PredictRequest& a) {
   if (a.flops) {
     // Hand-given FLOPs (e.g. a paper's table): one layer, no memory traffic, no launches.
     LayerWork w;
-    w.name = a.model + " (--flops)";
+    w.name = a.model.name + " (--flops)";
     w.op_class = "model";
     w.flops = *a.flops;
     w.kernels = 0;
     w.bwd_input_flops = a.train ? w.flops : 0;
     w.bwd_weight_flops = a.train ? w.flops : 0;
-    work.name = a.model;
+    work.name = a.model.name;
     work.layers = {w};
     work.total.flops = w.flops;
     work.bytes_per_element = static_cast<int>(dtype_bytes(load.dtype));
@@ -97,7 +97,7 @@ Document predict_report(const PredictRequest& a) {
     if (a.train) doc.notes.push_back("--flops with --train: backward assumed 2x forward FLOPs, no weight update");
   } else {
     work = load_model_work(a.model, load);
-    if (a.strict) require_complete(work.incomplete, a.model);
+    if (a.strict) require_complete(work.incomplete, a.model.name);
     doc.notes.insert(doc.notes.end(), work.notes.begin(), work.notes.end());
   }
   const Prediction p = predict(work.layers, opt);

@@ -1,0 +1,60 @@
+"""roofline, measure and ingest: the library calls behind the CLI's commands."""
+import os
+
+import pytest
+
+import ridge
+from conftest import without_inputs
+
+SHARED = os.environ.get("RIDGE_SHARED_DIR", "")
+NCU = os.path.join(SHARED, "fixtures", "profiles", "01_ncu_text_nyu_A100_resnet18_bs10_train_smsp_flops_dram.log")
+
+
+def test_roofline_json_is_the_clis(ridge_cli):
+    r = ridge.roofline(["vgg11", "resnet18"], device=["v100", "a100"], batch=16)
+    cli = ridge_cli("roofline", "vgg11", "resnet18", "--device", "v100", "--device", "a100", "--batch", "16")
+    assert without_inputs(r.data) == without_inputs(cli)
+    assert {"devices", "models"} <= set(r.tables)
+    assert r.to_html().count("<svg") >= 2  # one roofline per device
+
+
+def test_roofline_of_a_module_and_a_zoo_model():
+    torch = pytest.importorskip("torch")
+    model = torch.nn.Sequential(torch.nn.Linear(64, 32), torch.nn.ReLU(), torch.nn.Linear(32, 10))
+    r = ridge.roofline([model, "mnist"], input_size=(64,), device="a100")
+    assert [row["model"] for row in r.tables["models"]][:1] == ["Sequential"]
+
+
+def test_roofline_unknown_device_is_ridge_error():
+    with pytest.raises(ridge.Error, match="nosuchgpu"):
+        ridge.roofline("mnist", device="nosuchgpu")
+
+
+def test_measure_times_every_layer():
+    r = ridge.measure("mnist", repeat=3, max_seconds=1, machine="none", threads=1)
+    executed = [row for row in r.layers if row["status"] == "executed"]
+    assert executed and all(row["time_s"] > 0 for row in executed)
+    with pytest.raises(ValueError, match="threads"):
+        ridge.measure("mnist", threads=-1)
+
+
+def test_measure_a_module():
+    torch = pytest.importorskip("torch")
+    model = torch.nn.Sequential(torch.nn.Linear(64, 32), torch.nn.ReLU(), torch.nn.Linear(32, 10))
+    r = ridge.measure(model, input_size=(64,), batch=4, repeat=3, max_seconds=1, machine="none", threads=1)
+    assert any(row["status"] == "executed" for row in r.layers)
+
+
+@pytest.mark.skipif(not os.path.exists(NCU), reason="shared fixtures absent")
+def test_ingest_is_the_clis(ridge_cli):
+    r = ridge.ingest(NCU, model="resnet18", batch=10, train=True)
+    cli = ridge_cli("ingest", NCU, "--model", "resnet18", "--batch", "10", "--train")
+    assert without_inputs(r.data) == without_inputs(cli)
+    assert r.layers and "compare" in r.tables
+
+
+def test_ingest_needs_files():
+    with pytest.raises(ValueError, match="files"):
+        ridge.ingest([])
+    with pytest.raises(ridge.Error):
+        ridge.ingest("/nonexistent/profile.log")

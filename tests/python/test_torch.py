@@ -1,0 +1,86 @@
+"""torch.nn.Module input: exported in memory; the totals equal the CLI's on the same model's ONNX file."""
+import pytest
+
+import ridge
+
+torch = pytest.importorskip("torch")
+torchvision = pytest.importorskip("torchvision")
+
+
+@pytest.fixture(scope="module")
+def resnet18():
+    torch.manual_seed(0)
+    return torchvision.models.resnet18()
+
+
+def test_resnet18_module_equals_its_onnx_export_through_the_cli(resnet18, tmp_path, ridge_cli):
+    r = ridge.summary(resnet18, input_size=(3, 224, 224))
+    assert r.totals["params"] == 11689512  # torchvision's published count
+    # The export ridge imported, written to a file and read by the CLI: the same document.
+    path = tmp_path / "resnet18.onnx"
+    path.write_bytes(ridge.load(resnet18, input_size=(3, 224, 224)).onnx_bytes())
+    cli = ridge_cli("summary", str(path))
+    assert r.totals == cli["totals"]
+    assert r.data["memory"] == cli["memory"]
+    assert [row["params"] for row in r.layers] == [row["params"] for row in cli["layers"]]
+    flops_cli = ridge_cli("flops", str(path), "--all-conventions")
+    assert ridge.flops(resnet18, input_size=(3, 224, 224), all_conventions=True).tables["conventions"] \
+        == flops_cli["conventions"]
+
+
+def test_resnet18_module_counts_equal_a_plain_export_through_the_cli(resnet18, tmp_path, ridge_cli):
+    # torch.onnx.export's defaults (weights in, eval mode) fold each BatchNorm into its Conv; the CLI counts such
+    # a file's FLOPs as the model's and says which parameters the file lost.
+    path = tmp_path / "resnet18_plain.onnx"
+    resnet18.eval()
+    with torch.no_grad():
+        torch.onnx.export(resnet18, torch.randn(1, 3, 224, 224), str(path))
+    cli = ridge_cli("summary", str(path))
+    r = ridge.summary(resnet18, input_size=(3, 224, 224))
+    for key in ("flops", "macs", "backward_weight_flops"):
+        assert r.totals[key] == cli["totals"][key], key
+    assert any("BatchNorm folded" in n for n in cli["notes"])
+    assert cli["totals"]["params"] < r.totals["params"]
+
+
+def test_module_batch_binds_the_exported_batch_axis(resnet18):
+    one = ridge.flops(resnet18, input_size=(3, 224, 224)).totals
+    four = ridge.flops(resnet18, input_size=(3, 224, 224), batch=4).totals
+    assert four["flops"] == 4 * one["flops"] and four["params"] == one["params"]
+
+
+def test_module_is_exported_once_per_shape(resnet18):
+    a = ridge.load(resnet18, input_size=(3, 224, 224))
+    b = ridge.load(resnet18, input_size=(3, 224, 224))
+    assert a._spec[1] is b._spec[1]
+    assert a.label == "ResNet"
+
+
+def test_module_with_two_example_inputs():
+    class Two(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(8, 4)
+
+        def forward(self, a, b):
+            return self.fc(a + b)
+
+    r = ridge.summary(Two(), example_inputs=(torch.randn(2, 8), torch.randn(2, 8)))
+    assert r.totals["params"] == 8 * 4 + 4
+    assert r.totals["macs"] == 2 * 8 * 4  # example inputs fix every shape, batch included
+    with pytest.raises(ValueError, match="batch"):
+        ridge.summary(Two(), example_inputs=(torch.randn(2, 8), torch.randn(2, 8)), batch=4)
+
+
+def test_module_without_input_size_is_value_error(resnet18):
+    with pytest.raises(ValueError, match="input_size"):
+        ridge.summary(resnet18)
+
+
+def test_failing_export_is_ridge_error():
+    class Broken(torch.nn.Module):
+        def forward(self, x):
+            raise RuntimeError("cannot run this one")
+
+    with pytest.raises(ridge.Error, match="Broken: torch.onnx.export failed: cannot run this one"):
+        ridge.summary(Broken(), input_size=(4,))
