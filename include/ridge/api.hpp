@@ -13,6 +13,7 @@
 #include "ridge/device.hpp"
 #include "ridge/ingest.hpp"
 #include "ridge/llm.hpp"
+#include "ridge/llm_analysis.hpp"
 #include "ridge/load.hpp"
 #include "ridge/machine.hpp"
 #include "ridge/measure.hpp"
@@ -236,5 +237,17 @@ struct DevicesRequest {
 /// The device table "devices" (peaks per precision, DRAM bandwidth, ridge point, memory, SMs) with whole
 /// device records under extra["devices"]; a missing or bad machine profile is a note, not an error.
 Document devices_report(const DevicesRequest& req);
+
+// ---- serve -----------------------------------------------------------------------------------------------
+
+/// The serving document of `ridge serve`: fields "serve" (TTFT, time per token, tokens/s, KV and weight bytes,
+/// largest batch) and table "ops" (per phase and op: FLOPs, bytes, bound, time), each time labelled.
+Document serve_report(const ServeResult& r);
+
+// ---- train -----------------------------------------------------------------------------------------------
+
+/// The training document of `ridge train` for the LLM `c`: iteration time, MFU/HFU, tokens/s, memory per GPU
+/// with its breakdown and whether it fits, communication per layout.
+Document train_report(const TrainResult& r, const LlmConfig& c);
 
 }  // namespace ridge::report

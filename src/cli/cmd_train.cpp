@@ -3,81 +3,12 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "ridge/api.hpp"
 #include "llm_model.hpp"
 #include "ridge/error.hpp"
 #include "ridge/llm_analysis.hpp"
 
 namespace ridge::cli {
-
-namespace {
-
-using report::Cell;
-using report::Unit;
-
-report::Document train_document(const TrainResult& r, const LlmConfig& c) {
-  const TrainOptions& o = r.options;
-  report::Document doc;
-  doc.title = fmt::format("Training {} on {} x {}: tp {}{} pp {} dp {}, ZeRO {}, seq {}, global batch {}, micro-batch {}",
-                          r.model, o.gpus, r.device, o.tp, o.sequence_parallel ? " (+sp)" : "", o.pp, o.dp, o.zero,
-                          o.seq, o.global_batch, o.micro_batch);
-  const std::string& kLabel = r.time_label;
-  auto t = [&](const char* title) { return fmt::format("{} [{}]", title, kLabel); };
-  // Communication is timed on the data sheet's links (or the measured intra-node all-reduce fit for TP).
-  auto comm = [&](const char* title, bool fitted) {
-    return fmt::format("{} [{}]", title, fitted ? "fit on measured NCCL times (allreduce-vidur.json)"
-                                         : o.calibration ? "interconnect data sheet" : kLabel);
-  };
-  report::Fields f{"train", "Training iteration", {}};
-  f.add("iteration_time_s", t("iteration time"), Cell::real(r.iteration_time_s, Unit::Second));
-  f.add("compute_time_s", t("compute incl. bubble"), Cell::real(r.compute_time_s, Unit::Second));
-  f.add("bubble_fraction", o.interleave > 1 ? "pipeline bubble ((p-1)/v)/(m+(p-1)/v)" : "pipeline bubble (p-1)/(m+p-1)", Cell::real(100 * r.bubble_fraction, Unit::Percent));
-  f.add("tp_comm_s", comm("tensor-parallel all-reduces", o.tp_allreduce.has_value()), Cell::real(r.tp_comm_s, Unit::Second));
-  f.add("pp_comm_s", comm("pipeline send/recv", false), Cell::real(r.pp_comm_s, Unit::Second));
-  if (o.ep > 1) f.add("ep_comm_s", comm("MoE all-to-alls", false), Cell::real(r.ep_comm_s, Unit::Second));
-  f.add("dp_comm_exposed_s", comm("data-parallel all-reduce not hidden", false), Cell::real(r.dp_comm_exposed_s, Unit::Second));
-  f.add("mfu", t("MFU"), Cell::real(100 * r.mfu, Unit::Percent));
-  f.add("hfu", t("HFU"), Cell::real(100 * r.hfu, Unit::Percent));
-  f.add("tokens_per_s", t("tokens/s"), Cell::real(r.tokens_per_s));
-  if (o.token_budget > 0)
-    f.add("days_for_budget", t("days for the token budget"), Cell::real(r.days_for_budget));
-  f.add("time_label", "times are", Cell::text(kLabel));
-  f.add("micro_batches", "micro-batches per iteration (m)", Cell::count(r.micro_batches), true);
-  f.add("model_flops", "model FLOPs per iteration", Cell::count(r.model_flops, Unit::Flop), true);
-  f.add("hardware_flops", "hardware FLOPs per iteration", Cell::count(r.hardware_flops, Unit::Flop), true);
-  f.add("megatron_formula_flops", "Megatron-LM formula (full recompute)",
-        Cell::count(megatron_iteration_flops(o.global_batch, o.seq, c.num_layers, c.hidden_size, c.vocab_size), Unit::Flop),
-        true);
-  f.add("palm_model_flops", "PaLM 6N + 12LHQT per iteration",
-        Cell::count(palm_flops_per_token(llm_params(c).total, c.num_layers, c.num_heads, c.head_dim, o.seq) *
-                        (Count{o.global_batch} * o.seq),
-                    Unit::Flop),
-        true);
-  doc.blocks.push_back(f);
-  report::Fields m{"memory_per_gpu_bytes", "Memory per GPU (first pipeline stage)", {}};
-  m.add("weights", "weights (bf16)", Cell::count(r.memory.weights, Unit::Byte), true);
-  m.add("gradients", "gradients (bf16)", Cell::count(r.memory.gradients, Unit::Byte), true);
-  m.add("optimizer", "Adam: fp32 master + 2 moments", Cell::count(r.memory.optimizer, Unit::Byte), true);
-  m.add("activations", "activations (in-flight micro-batches)", Cell::count(r.memory.activations, Unit::Byte), true);
-  m.add("total", "total", Cell::count(r.memory.total(), Unit::Byte), true);
-  m.add("device", "device memory", Cell::count(r.device_memory_bytes, Unit::Byte), true);
-  m.add("fits", "fits", Cell::text(r.fits ? "yes" : "no"));
-  doc.blocks.push_back(m);
-  doc.extra["iteration_time_s"] = r.iteration_time_s;
-  doc.extra["mfu"] = r.mfu;
-  doc.extra["hfu"] = r.hfu;
-  doc.extra["tokens_per_s"] = r.tokens_per_s;
-  doc.extra["fits"] = r.fits;
-  for (const char* k : {"iteration_time_s", "mfu", "hfu", "tokens_per_s"}) doc.extra[std::string(k) + "_label"] = kLabel;
-  doc.notes.push_back(o.calibration
-                          ? fmt::format("times (and MFU/HFU/tokens/s) are {}: per-class factors fitted on measured "
-                                        "forward operators, applied to backward too (docs/llm.md)", kLabel)
-                          : fmt::format("every time (and MFU/HFU/tokens/s) is a roofline {}: no calibration applies "
-                                        "to {} (--calibration)", kLabel, r.device));
-  if (!r.fits) doc.notes.push_back("does not fit in one GPU's memory with this layout");
-  return doc;
-}
-
-}  // namespace
 
 CLI::App* add_train_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("train", "What an LLM costs to train: FLOPs, MFU/HFU, time, memory per GPU");
@@ -123,7 +54,7 @@ CLI::App* add_train_command(CLI::App& app) {
     const Device d = o->m.find_device();
     o->t.calibration = o->m.find_calibration(d, o->t.compute);
     if (o->t.calibration) o->t.tp_allreduce = builtin_tp_allreduce_fit(d.id, o->t.tp);
-    o->out.emit(train_document(analyze_training(c, d, o->t), c));
+    o->out.emit(report::train_report(analyze_training(c, d, o->t), c));
   });
   return cmd;
 }

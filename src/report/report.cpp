@@ -210,7 +210,10 @@ ColumnText format_column(const Table& t, size_t c) {
   } else if (!integral) {
     unit_label = u == Unit::Byte ? "B" : std::string(unit_symbol(u));
   }
-  if (!unit_label.empty() && out.header.find(unit_label) == std::string::npos)
+  // A title may already name its unit ("time (ms)"); a bare substring test would also match "s" in "request".
+  const bool titled = out.header.find("[" + unit_label + "]") != std::string::npos ||
+                      out.header.find("(" + unit_label + ")") != std::string::npos;
+  if (!unit_label.empty() && !titled)
     out.header += " [" + unit_label + "]";
   for (const auto& r : t.rows) {
     const Cell& cell = r[c];

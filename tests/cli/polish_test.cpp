@@ -245,6 +245,8 @@ TEST(CliFrame, JsonOutputsMatchTheirSchemas) {
       {"run", "run mnist"},
       {"machine", "machine --quick --cache " + dir + "/machine.json"},
       {"calibrate", "calibrate " + dir + "/m.json -d a100 --force -o " + dir + "/cal.json"},
+      {"compare", "compare resnet18 mnist -d a100"},
+      {"report", "report mnist -d a100 --train -o " + dir + "/report.html"},
   };
   if (ridge::test::have_shared())
     runs.push_back({"ingest", "ingest " + ridge::test::fixture("profiles/03_nsys_gputrace_csv_nyu_A100_resnet50_bs10_train.csv")});

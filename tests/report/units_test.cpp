@@ -83,6 +83,14 @@ Table flops_table() {
   return t;
 }
 
+TEST(Units, AUnitLetterInsideATitleStillGetsItsUnit) {
+  Table t;
+  t.columns = {{"request_latency_s", "request latency", Unit::Second}, {"time_ms", "time (ms)", Unit::Second}};
+  t.add_row({Cell::real(3.29, Unit::Second), Cell::real(0.002, Unit::Second)});
+  EXPECT_EQ(format_column(t, 0).header, "request latency [s]");
+  EXPECT_EQ(format_column(t, 1).header, "time (ms)");
+}
+
 TEST(Units, OneUnitPerColumn) {
   Table t = flops_table();
   ColumnText flops = format_column(t, 1);
