@@ -283,6 +283,32 @@ PYBIND11_MODULE(_ridge, m) {
       py::arg("devices_count"), py::arg("gpus_per_node"), py::arg("intra_node"), py::arg("inter_node"),
       py::arg("nics_per_node"), py::arg("allreduce"), py::arg("allreduce_fit"), py::arg("bucket_mib"));
   m.def(
+      "serve",
+      [](const ModelSource& model, const std::string& device, const std::vector<std::string>& device_dirs,
+         const std::string& calibration, int64_t batch, int64_t prompt, int64_t generate, int tp,
+         const std::string& weights, const std::string& kv, const std::string& compute, const std::string& attention) {
+        report::ServeRequest r{model, device, device_dirs, calibration, {}};
+        r.options.batch = batch;
+        r.options.prompt = prompt;
+        r.options.generate = generate;
+        r.options.tp = tp;
+        const auto weights_format = parse_number_format(weights), kv_format = parse_number_format(kv);
+        if (!weights_format) throw UsageError("weights: '" + weights + "' is not int4, int8, fp8, fp16, bf16 or fp32");
+        if (!kv_format || kv_format->group > 0) throw UsageError("kv: '" + kv + "' is not fp8, fp16, bf16 or fp32");
+        r.options.weights = *weights_format;
+        r.options.kv = *kv_format;
+        const auto precision = parse_precision(compute);
+        if (!precision) throw UsageError("compute: '" + compute + "' is not a precision (fp16, bf16, fp32)");
+        r.options.compute = *precision;
+        if (attention != "eager" && attention != "fused") throw UsageError("attention: use 'eager' or 'fused'");
+        r.options.fused_attention = attention == "fused";
+        py::gil_scoped_release unlocked;
+        return out(report::serve_report(r));
+      },
+      py::arg("model"), py::arg("device"), py::arg("device_dirs"), py::arg("calibration"), py::arg("batch"),
+      py::arg("prompt"), py::arg("generate"), py::arg("tp"), py::arg("weights"), py::arg("kv"), py::arg("compute"),
+      py::arg("attention"));
+  m.def(
       "devices",
       [](const std::vector<std::string>& device_dirs, const std::string& machine_profile) {
         return out(report::devices_report({device_dirs, machine_profile}));

@@ -244,6 +244,19 @@ Document devices_report(const DevicesRequest& req);
 /// largest batch) and table "ops" (per phase and op: FLOPs, bytes, bound, time), each time labelled.
 Document serve_report(const ServeResult& r);
 
+/// What `ridge serve` analyses: an LLM on a device with the serving options.
+struct ServeRequest {
+  ModelSource model;                      ///< LLM zoo name, config.json path (or its folder), or config text
+  std::string device;                     ///< device id or alias
+  std::vector<std::string> device_dirs;   ///< further device folders
+  std::string calibration = "builtin";    ///< "builtin" (the shipped LLM fit of the device's family), "none", a file
+  ServeOptions options;                   ///< batch, prompt, generate, tp, formats, compute, attention
+                                          ///< (its calibration and all-reduce fit are filled by the call)
+};
+/// Analyses `req` (analyze_serving with the calibration and the measured TP all-reduce fit that apply) and
+/// returns serve_report of the result.
+Document serve_report(const ServeRequest& req);
+
 // ---- train -----------------------------------------------------------------------------------------------
 
 /// The training document of `ridge train` for the LLM `c`: iteration time, MFU/HFU, tokens/s, memory per GPU

@@ -75,6 +75,9 @@ const std::vector<LlmConfig>& llm_zoo_configs();
 const LlmConfig* find_llm_config(const std::string& name);
 /// The LLM configuration behind a MODEL argument: a built-in name or a config.json path; nullopt otherwise.
 std::optional<LlmConfig> llm_config_of(const std::string& model);
+/// The LLM configuration of `model`: its config text (hf_config), a config.json path or a built-in name. Throws
+/// ridge::Error naming the model (with the closest zoo names) when it is none of them.
+LlmConfig require_llm_config(const ModelSource& model);
 /// Published parameter count of a built-in configuration (0 when none is published exactly).
 Count llm_published_params(const std::string& name);
 

@@ -217,6 +217,9 @@ LlmEvaluation evaluate_llm_calibration(const std::vector<LlmOpMeasurement>& ms, 
 /// The shipped LLM calibration (data/calibrations/llm/*.json) for `device_id`'s family at `p` (fp16 and bf16 are
 /// interchangeable: the same tensor-core rate on the devices calibrated); nullopt when none applies.
 std::optional<Calibration> builtin_llm_calibration(const std::string& device_id, Precision p);
+/// The calibration `which` names for `d` at `p`: "builtin" (builtin_llm_calibration), "none" (roofline upper bound,
+/// nullopt) or a calibration file, refused (ridge::Error) when fitted on another device family or precision.
+std::optional<Calibration> llm_calibration(const Device& d, Precision p, const std::string& which);
 /// The shipped all-reduce fit (data/calibrations/allreduce-vidur.json) of `workers` GPUs all in one node of
 /// `device_id`'s family; nullopt when none was measured (or workers < 2).
 std::optional<AllReduceFit> builtin_tp_allreduce_fit(const std::string& device_id, int workers);

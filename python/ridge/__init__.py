@@ -586,11 +586,17 @@ def ingest(files: Union[str, "_os.PathLike[str]", Sequence[Union[str, "_os.PathL
 
 def serve(model: ModelLike, *, device: str, batch: int = 1, prompt: int = 512, generate: int = 128, tp: int = 1,
           weights: str = "fp16", kv: str = "fp16", compute: str = "fp16", attention: str = "eager",
-          devices: Union[None, str, Sequence[str]] = None) -> Result:
+          devices: Union[None, str, Sequence[str]] = None, calibration: str = "builtin") -> Result:
     """What an LLM costs to serve: prefill, decode, KV cache, TTFT, tokens/s (`ridge serve`)."""
-    return _cli_command("serve", [model], dict(device=device, batch=_positive(batch, "batch"), prompt=prompt,
-                                             generate=generate, tp=tp, weights=weights, kv=kv, compute=compute,
-                                             attention=attention, devices=_dirs(devices) or None))
+    m = load(model)
+    dirs = _dirs(devices)
+    doc = _ridge.serve(_ridge.ModelSource(*m._spec), _text(device, "device"), dirs, _text(calibration, "calibration"),
+                       _positive(batch, "batch"), _positive(prompt, "prompt"), _positive(generate, "generate"),
+                       _positive(tp, "tp"), _text(weights, "weights"), _text(kv, "kv"), _text(compute, "compute"),
+                       _text(attention, "attention"))
+    return _finish(doc, "serve", dict(model=m.label, device=device, batch=batch, prompt=prompt, generate=generate,
+                                      tp=tp, weights=weights, kv=kv, compute=compute, attention=attention,
+                                      calibration=calibration, devices=dirs or None))
 
 
 def train(model: ModelLike, *, device: str, gpus: int, **options: Any) -> Result:

@@ -44,10 +44,8 @@ CLI::App* add_serve_command(CLI::App& app) {
     auto p = parse_precision(o->compute);
     if (!p) throw UsageError("--compute " + o->compute + ": unknown precision");
     so.compute = *p;
-    const Device d = o->m.find_device();
-    so.calibration = o->m.find_calibration(d, so.compute);
-    if (so.calibration) so.tp_allreduce = builtin_tp_allreduce_fit(d.id, so.tp);
-    o->out.emit(report::serve_report(analyze_serving(o->m.config(), d, so)));
+    report::ServeRequest req{o->m.model, o->m.device_name, o->m.device_dirs, o->m.calibration, so};
+    o->out.emit(report::serve_report(req));
   });
   return cmd;
 }

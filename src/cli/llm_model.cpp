@@ -10,7 +10,7 @@ void LlmModelArgs::add_to(CLI::App* cmd) {
   cmd->add_option("MODEL", model, "LLM zoo name (llama-2-7b, ...; see `ridge list`) or a Hugging Face config.json "
                                   "(or its directory)")
       ->required();
-  cmd->add_option("--device", device_name, "Device id or alias (see `ridge devices`)")->required();
+  cmd->add_option("--device,-d", device_name, "Device id or alias (see `ridge devices`)")->required();
   cmd->add_option("--calibration", calibration,
                   "builtin (the shipped LLM fit of the device's family, when there is one), none (roofline upper "
                   "bound) or a calibration FILE (ridge calibrate)")
@@ -18,28 +18,12 @@ void LlmModelArgs::add_to(CLI::App* cmd) {
   cmd->add_option("--devices", device_dirs, "Also read device files from DIR")->type_name("DIR");
 }
 
-LlmConfig LlmModelArgs::config() const {
-  if (is_llm_config_path(model)) return read_llm_config(model);
-  if (const LlmConfig* c = find_llm_config(model)) return *c;
-  std::vector<std::string> names;
-  for (const auto& c : llm_zoo_configs()) names.push_back(c.name);
-  auto near = closest_names(model, names);
-  throw Error(fmt::format("{}: not an LLM zoo entry nor a config.json{}", model,
-                          near.empty() ? "" : fmt::format(" (did you mean {}?)", fmt::join(near, ", "))));
-}
+LlmConfig LlmModelArgs::config() const { return require_llm_config(model); }
 
 Device LlmModelArgs::find_device() const { return ridge::find_device(load_devices(device_dirs), device_name); }
 
 std::optional<Calibration> LlmModelArgs::find_calibration(const Device& d, Precision p) const {
-  if (calibration == "none") return std::nullopt;
-  if (calibration == "builtin") return builtin_llm_calibration(d.id, p);
-  Calibration cal = read_calibration(calibration);
-  // fp16 and bf16 share the tensor-core peak on the calibrated devices: check the family only.
-  const auto fitted = parse_precision(cal.precision);
-  const bool half = (p == Precision::FP16 || p == Precision::BF16) && fitted &&
-                    (*fitted == Precision::FP16 || *fitted == Precision::BF16);
-  check_calibration_applies(cal, d.id, half ? *fitted : p, false);
-  return cal;
+  return llm_calibration(d, p, calibration);
 }
 
 NumberFormat number_format_flag(const std::string& flag, const std::string& value) {

@@ -234,6 +234,18 @@ LlmEvaluation evaluate_llm_calibration(const std::vector<LlmOpMeasurement>& ms, 
   return e;
 }
 
+std::optional<Calibration> llm_calibration(const Device& d, Precision p, const std::string& which) {
+  if (which == "none") return std::nullopt;
+  if (which == "builtin" || which.empty()) return builtin_llm_calibration(d.id, p);
+  Calibration cal = read_calibration(which);
+  // fp16 and bf16 share the tensor-core peak on the calibrated devices: check the family only.
+  const auto fitted = parse_precision(cal.precision);
+  const bool half = (p == Precision::FP16 || p == Precision::BF16) && fitted &&
+                    (*fitted == Precision::FP16 || *fitted == Precision::BF16);
+  check_calibration_applies(cal, d.id, half ? *fitted : p, false);
+  return cal;
+}
+
 std::optional<Calibration> builtin_llm_calibration(const std::string& device_id, Precision p) {
   namespace fs = std::filesystem;
   const fs::path dir = fs::path(builtin_data_dir("calibrations")) / "llm";

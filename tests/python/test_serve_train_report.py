@@ -1,4 +1,4 @@
-"""serve, train and report (run through the ridge binary until their logic is a library call)."""
+"""serve (a library call, like the others), train and report (still run through the ridge binary)."""
 import json
 
 import pytest

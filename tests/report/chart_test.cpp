@@ -39,7 +39,9 @@ TEST(TickLabel, UsesSiPrefixes) {
   EXPECT_EQ(tick_label(1e7), "10M");
   EXPECT_EQ(tick_label(1e9), "1G");
   EXPECT_EQ(tick_label(312e12), "312T");
-  EXPECT_EQ(tick_label(0.001), "1m");
+  EXPECT_EQ(tick_label(0.001), "0.001");
+  EXPECT_EQ(tick_label(0.1), "0.1");
+  EXPECT_EQ(tick_label(0.25), "0.25");
   EXPECT_EQ(tick_label(1e-6), "1\u00b5");
   EXPECT_EQ(tick_label(-2000), "-2k");
 }

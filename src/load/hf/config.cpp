@@ -1,6 +1,7 @@
 // Hugging Face config.json -> LlmConfig: one reader per model_type over a small typed-key helper. Unknown keys
 // are ignored; defaults are the transformers library's (configuration_*.py) where a key may be absent.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <filesystem>
 #include <fstream>
@@ -327,6 +328,20 @@ std::optional<LlmConfig> llm_config_of(const std::string& model) {
   if (const LlmConfig* built_in = find_llm_config(model)) return *built_in;
   if (is_llm_config_path(model)) return read_llm_config(model);
   return std::nullopt;
+}
+
+LlmConfig require_llm_config(const ModelSource& model) {
+  if (!model.hf_config.empty()) {
+    const nlohmann::json j = nlohmann::json::parse(model.hf_config, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) throw Error(fmt::format("{}: the config is not a JSON object", model.name));
+    return parse_llm_config(j, model.name);
+  }
+  if (auto c = llm_config_of(model.name)) return *c;
+  std::vector<std::string> names;
+  for (const auto& c : llm_zoo_configs()) names.push_back(c.name);
+  const auto near = closest_names(model.name, names);
+  throw Error(fmt::format("{}: not an LLM zoo entry nor a config.json{}", model.name,
+                          near.empty() ? "" : fmt::format(" (did you mean {}?)", fmt::join(near, ", "))));
 }
 
 }  // namespace ridge

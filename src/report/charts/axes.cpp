@@ -26,6 +26,9 @@ std::string tick_label(double v) {
                                      {1e9, "G"},  {1e6, "M"},  {1e3, "k"},  {1, ""},     {1e-3, "m"},
                                      {1e-6, "\u00b5"}, {1e-9, "n"}, {1e-12, "p"}, {1e-15, "f"}};
   const double a = std::fabs(v);
+  // Between 0.001 and 1 a plain decimal reads better than a milli prefix: "0.1 FLOP/B", not "100m" (and an axis in
+  // seconds would read "50m" as minutes).
+  if (a < 0.9995 && a >= 0.9995e-3) return fmt::format("{:.3g}", v);
   const Prefix* p = &kPrefixes[std::size(kPrefixes) - 1];
   for (const Prefix& candidate : kPrefixes)
     if (a >= candidate.scale * 0.9995) {
