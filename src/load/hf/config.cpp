@@ -80,12 +80,17 @@ std::string activation_of(const std::string& hf) {
   throw Error(fmt::format("activation '{}' is not supported (silu, gelu, gelu_new, gelu_pytorch_tanh, relu)", hf));
 }
 
-// llama, mistral, mixtral, qwen2, qwen2_moe, gemma: RMSNorm, rotary, gated MLP, separate q/k/v.
-void read_llama_like(const Keys& k, LlmConfig& c) {
+// The four keys every transformers config with HF's standard names has; num_kv_heads starts equal to num_heads.
+void read_hf_shape(const Keys& k, LlmConfig& c) {
   c.vocab_size = k.req_int("vocab_size");
   c.hidden_size = k.req_int("hidden_size");
   c.num_layers = k.req_int("num_hidden_layers");
-  c.num_heads = k.req_int("num_attention_heads");
+  c.num_heads = c.num_kv_heads = k.req_int("num_attention_heads");
+}
+
+// llama, mistral, mixtral, qwen2, qwen2_moe, gemma: RMSNorm, rotary, gated MLP, separate q/k/v.
+void read_llama_like(const Keys& k, LlmConfig& c) {
+  read_hf_shape(k, c);
   c.num_kv_heads = k.opt_int("num_key_value_heads", c.num_heads);
   c.head_dim = k.opt_int("head_dim", 0);
   c.max_positions = k.opt_int("max_position_embeddings", 2048);
@@ -141,10 +146,7 @@ void read_gpt2(const Keys& k, LlmConfig& c) {
 }
 
 void read_neox(const Keys& k, LlmConfig& c) {
-  c.vocab_size = k.req_int("vocab_size");
-  c.hidden_size = k.req_int("hidden_size");
-  c.num_layers = k.req_int("num_hidden_layers");
-  c.num_heads = c.num_kv_heads = k.req_int("num_attention_heads");
+  read_hf_shape(k, c);
   c.intermediate_size = k.req_int("intermediate_size");
   c.max_positions = k.opt_int("max_position_embeddings", 2048);
   c.rotary_fraction = k.opt_double("rotary_pct", 0.25);
@@ -160,10 +162,7 @@ void read_neox(const Keys& k, LlmConfig& c) {
 }
 
 void read_falcon(const Keys& k, LlmConfig& c) {
-  c.vocab_size = k.req_int("vocab_size");
-  c.hidden_size = k.req_int("hidden_size");
-  c.num_layers = k.req_int("num_hidden_layers");
-  c.num_heads = k.req_int("num_attention_heads");
+  read_hf_shape(k, c);
   const bool new_arch = k.opt_bool("new_decoder_architecture", false);
   if (new_arch) c.num_kv_heads = k.opt_int("num_kv_heads", c.num_heads);
   else c.num_kv_heads = k.opt_bool("multi_query", true) ? 1 : c.num_heads;
@@ -182,10 +181,7 @@ void read_falcon(const Keys& k, LlmConfig& c) {
 }
 
 void read_opt(const Keys& k, LlmConfig& c) {
-  c.vocab_size = k.req_int("vocab_size");
-  c.hidden_size = k.req_int("hidden_size");
-  c.num_layers = k.req_int("num_hidden_layers");
-  c.num_heads = c.num_kv_heads = k.req_int("num_attention_heads");
+  read_hf_shape(k, c);
   c.intermediate_size = k.req_int("ffn_dim");
   c.max_positions = k.opt_int("max_position_embeddings", 2048);
   c.position = LlmPosition::Learned;
@@ -203,10 +199,7 @@ void read_opt(const Keys& k, LlmConfig& c) {
 }
 
 void read_phi(const Keys& k, LlmConfig& c) {
-  c.vocab_size = k.req_int("vocab_size");
-  c.hidden_size = k.req_int("hidden_size");
-  c.num_layers = k.req_int("num_hidden_layers");
-  c.num_heads = k.req_int("num_attention_heads");
+  read_hf_shape(k, c);
   c.num_kv_heads = k.opt_int("num_key_value_heads", c.num_heads);
   c.intermediate_size = k.req_int("intermediate_size");
   c.max_positions = k.opt_int("max_position_embeddings", 2048);
