@@ -182,7 +182,14 @@ void assign_names_and_modules(Work& w) {
     g.nodes[i].module = paths[i].back();
     scope_members[raw.substr(0, raw.rfind('/'))].push_back(static_cast<int>(i));
   }
+  // A scope with scopes under it is a module with submodules, never a leaf: its own nodes are functional calls in
+  // its forward (torchvision's BasicConv2d: conv, bn, then F.relu in the container's scope).
+  std::set<std::string> containers;
+  for (const auto& [scope, members] : scope_members)
+    for (size_t cut = scope.find('/', 1); cut != std::string::npos; cut = scope.find('/', cut + 1))
+      containers.insert(scope.substr(0, cut));
   for (const auto& [scope, members] : scope_members) {
+    if (containers.count(scope)) continue;
     const int call = leaf_call(w, members);
     if (call < 0) continue;
     g.nodes[call].module_call = true;
