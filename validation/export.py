@@ -102,9 +102,11 @@ def decoder(opset, seq=16, d=64, heads=4, ff=128, vocab=100):
     if opset >= 23:
         nodes.append(N("Attention", ["q", "k", "v"], ["ctx"], q_num_heads=heads, kv_num_heads=heads, is_causal=1))
     else:
-        inits += [helper.make_tensor("split_shape", TensorProto.INT64, [4], [1, seq, heads, hd]),
-                  helper.make_tensor("merge_shape", TensorProto.INT64, [3], [1, seq, d]),
-                  helper.make_tensor("scale", TensorProto.FLOAT, [], [hd ** -0.5]),
+        # shapes as Constant nodes, as torch writes them: save() strips every initializer's payload
+        for shape_name, dims in (("split_shape", [1, seq, heads, hd]), ("merge_shape", [1, seq, d])):
+            nodes.append(N("Constant", [], [shape_name],
+                           value=helper.make_tensor(shape_name, TensorProto.INT64, [len(dims)], dims)))
+        inits += [helper.make_tensor("scale", TensorProto.FLOAT, [], [hd ** -0.5]),
                   helper.make_tensor("mask", TensorProto.FLOAT, [seq, seq],
                                      [0.0 if j <= i else -1e9 for i in range(seq) for j in range(seq)])]
         for p in "qkv":
