@@ -3,8 +3,11 @@
 Usage: python3 validation/export.py OUT_DIR [NAME...]
 Writes OUT_DIR/NAME.ext_emptybin.onnx and an empty OUT_DIR/NAME.empty.bin per model (the convention of
 ../shared/fixtures/onnx/README.md: every initializer keeps name, dims and type; its payload is removed and marked
-external in the empty .bin).
+external in the empty .bin). Models are exported as they are, the way ridge's Python module exports one
+(python/ridge/_unfolded.py): BatchNorm stays a BatchNormalization node, not folded into the conv before it (a
+folded conv that had its own bias would lose it, and the tools count the conv and the BatchNorm apart).
 """
+import importlib.util
 import io
 import os
 import sys
@@ -45,6 +48,15 @@ def nudge(module):
                 b.add_(torch.rand_like(b) * 1e-3)
 
 
+def _unfolded():
+    """python/ridge/_unfolded.py, loaded by path: importing the package `ridge` needs its compiled extension."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python", "ridge", "_unfolded.py")
+    spec = importlib.util.spec_from_file_location("ridge_unfolded", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def export_torch(name, build, shape, out_dir):
     import torch
     model = build().eval()
@@ -52,8 +64,9 @@ def export_torch(name, build, shape, out_dir):
     buf = io.BytesIO()
     # grad stays enabled: under no_grad, eval-mode batch-first attention takes torch's fused fast path
     # (aten::_native_multi_head_attention), which the exporter cannot write
-    torch.onnx.export(model, torch.randn(*shape), buf, opset_version=OPSET, input_names=["input"],
-                      output_names=["output"], do_constant_folding=True)
+    with _unfolded().as_the_module_is(torch):
+        torch.onnx.export(model, torch.randn(*shape), buf, opset_version=OPSET, input_names=["input"],
+                          output_names=["output"], do_constant_folding=True)
     save(onnx.load_from_string(buf.getvalue()), out_dir, name)
 
 
@@ -89,9 +102,11 @@ def decoder(opset, seq=16, d=64, heads=4, ff=128, vocab=100):
     if opset >= 23:
         nodes.append(N("Attention", ["q", "k", "v"], ["ctx"], q_num_heads=heads, kv_num_heads=heads, is_causal=1))
     else:
-        inits += [helper.make_tensor("split_shape", TensorProto.INT64, [4], [1, seq, heads, hd]),
-                  helper.make_tensor("merge_shape", TensorProto.INT64, [3], [1, seq, d]),
-                  helper.make_tensor("scale", TensorProto.FLOAT, [], [hd ** -0.5]),
+        # shapes as Constant nodes, as torch writes them: save() strips every initializer's payload
+        for shape_name, dims in (("split_shape", [1, seq, heads, hd]), ("merge_shape", [1, seq, d])):
+            nodes.append(N("Constant", [], [shape_name],
+                           value=helper.make_tensor(shape_name, TensorProto.INT64, [len(dims)], dims)))
+        inits += [helper.make_tensor("scale", TensorProto.FLOAT, [], [hd ** -0.5]),
                   helper.make_tensor("mask", TensorProto.FLOAT, [seq, seq],
                                      [0.0 if j <= i else -1e9 for i in range(seq) for j in range(seq)])]
         for p in "qkv":

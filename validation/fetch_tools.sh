@@ -9,17 +9,18 @@
 # Repositories: facebookresearch/fvcore, sovrasov/flops-counter.pytorch (ptflops), Lyken17/pytorch-OpCounter (thop),
 # TylerYep/torchinfo, 1adrianb/pytorch-estimate-flops (pthflops), MrYxJ/calculate-flops.pytorch (calflops),
 # microsoft/DeepSpeed (only deepspeed/profiling/flops_profiler/profiler.py is taken, as ds_profiler.py).
-# Each is checked out at its HEAD (or at REF_<NAME>, e.g. REF_FVCORE=<commit>); the commits used are written to
-# $VALIDATION_CACHE/src/COMMITS.
+# Each is checked out at its HEAD (or at REF_<NAME>, e.g. REF_FVCORE=<commit>), except torchinfo, which is checked
+# out at its release tag v1.8.0 (what `pip install torchinfo` gives, and what ridge's `torchinfo` convention
+# reproduces; HEAD has unreleased counting changes); the commits used are written to $VALIDATION_CACHE/src/COMMITS.
 set -euo pipefail
 cache=${VALIDATION_CACHE:-$HOME/.cache/ridge-validation}
 src=$cache/src
 mkdir -p "$src"
 : > "$src/COMMITS"
 
-checkout() {  # NAME GIT_DIR
-  local name=$1 git=$2 ref_var="REF_${1^^}"
-  local ref=${!ref_var:-HEAD}
+checkout() {  # NAME GIT_DIR [DEFAULT_REF]
+  local name=$1 git=$2 ref_var="REF_${1^^}" default=${3:-HEAD}
+  local ref=${!ref_var:-$default}
   [[ -d $git ]] || { echo "fetch_tools.sh: ${name^^}_GIT=$git is not a git directory" >&2; exit 1; }
   rm -rf "${src:?}/$name" && mkdir -p "$src/$name"
   git --git-dir="$git" archive "$ref" | tar -x -C "$src/$name"
@@ -29,7 +30,7 @@ checkout() {  # NAME GIT_DIR
 checkout fvcore "${FVCORE_GIT:?set FVCORE_GIT}"
 checkout ptflops "${PTFLOPS_GIT:?set PTFLOPS_GIT}"
 checkout thop "${THOP_GIT:?set THOP_GIT}"
-checkout torchinfo "${TORCHINFO_GIT:?set TORCHINFO_GIT}"
+checkout torchinfo "${TORCHINFO_GIT:?set TORCHINFO_GIT}" v1.8.0
 checkout pthflops "${PTHFLOPS_GIT:?set PTHFLOPS_GIT}"
 checkout calflops "${CALFLOPS_GIT:?set CALFLOPS_GIT}"
 ds_ref=${REF_DEEPSPEED:-HEAD}

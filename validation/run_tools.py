@@ -1,7 +1,9 @@
 """Runs every peer tool on every model of models.py and writes their headline numbers as exact integers.
 
-Usage: PYTHONPATH=validation:$SRC/fvcore:$SRC/ptflops:... python3 validation/run_tools.py OUT.json [NAME...]
-(validation/fetch_tools.sh prints the PYTHONPATH). Each number is the integer the tool computes before it
+Usage: PYTHONPATH=validation:$SRC/fvcore:$SRC/ptflops:... python3 validation/run_tools.py OUT.json
+       [--tools fvcore,torchinfo,...] [NAME...]
+(validation/fetch_tools.sh prints the PYTHONPATH). With --tools only those tools run and the other tools' numbers
+already in OUT.json are kept. Each number is the integer the tool computes before it
 pretty-prints it; a tool that fails records its error, never a silent zero.
 """
 import contextlib
@@ -105,11 +107,14 @@ def build(builder):
     return builder().eval()
 
 
-def run_model(name, builder, shape):
+def run_model(name, builder, shape, tools, rec):
     model = build(builder)
-    rec = {"input_shape": list(shape), "params": sum(p.numel() for p in model.parameters()), "tools": {},
-           "errors": {}}
-    for tool, fn in TOOLS.items():
+    rec = rec or {"tools": {}, "errors": {}}
+    rec.update(input_shape=list(shape), params=sum(p.numel() for p in model.parameters()))
+    for tool in tools:
+        fn = TOOLS[tool]
+        rec["tools"].pop(tool, None)
+        rec["errors"].pop(tool, None)
         model = build(builder)
         x = torch.randn(*shape)
         saved = snapshot()
@@ -125,13 +130,22 @@ def run_model(name, builder, shape):
 
 
 def main():
-    out = sys.argv[1]
-    only = set(sys.argv[2:])
-    results = json.load(open(out)) if os.path.exists(out) and only else {}
+    args = sys.argv[1:]
+    out = args.pop(0)
+    tools = list(TOOLS)
+    if args[:1] == ["--tools"]:
+        tools = args[1].split(",")
+        del args[:2]
+        unknown = [t for t in tools if t not in TOOLS]
+        if unknown:
+            sys.exit("run_tools.py: --tools: unknown tool %s (known: %s)" % (unknown[0], ",".join(TOOLS)))
+    only = set(args)
+    results = json.load(open(out)) if os.path.exists(out) and (only or tools != list(TOOLS)) else {}
     for name, builder, shape in MODELS:
         if only and name not in only:
             continue
-        results[name] = run_model(name, builder, shape)
+        keep = results.get(name) if tools != list(TOOLS) else None
+        results[name] = run_model(name, builder, shape, tools, keep)
         print(name, results[name]["params"], results[name]["tools"], results[name]["errors"], flush=True)
         with open(out, "w") as f:
             json.dump(results, f, indent=1, sort_keys=True)

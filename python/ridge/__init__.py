@@ -238,29 +238,7 @@ def _is_torch_module(model: Any) -> bool:
     return torch is not None and isinstance(model, torch.nn.Module)
 
 
-class _as_the_module_is:
-    """Turns off two passes of torch.onnx.export that change what the module is: the eval-mode "peephole" fuses
-    each BatchNorm into the Conv before it (the BatchNorm layers and their parameters are gone) and the initializer
-    de-duplication merges weights of equal values (a fresh model's BatchNorm weights are all 1). ridge reports the
-    module as it is; a torch without these private passes is left as it is."""
-
-    _PASSES = ("_jit_pass_onnx_eval_peephole", "_jit_pass_onnx_deduplicate_initializers")
-
-    def __init__(self, torch: Any):
-        self._c = torch._C
-        self._saved: Dict[str, Any] = {}
-
-    def __enter__(self):
-        for name in self._PASSES:
-            if hasattr(self._c, name):
-                self._saved[name] = getattr(self._c, name)
-                setattr(self._c, name, lambda graph, params, *rest: params)
-        return self
-
-    def __exit__(self, *exc):
-        for name, fn in self._saved.items():
-            setattr(self._c, name, fn)
-        return False
+from ._unfolded import as_the_module_is as _as_the_module_is  # noqa: E402 (shared with validation/)
 
 
 def _export_module(module: Any, input_size: Optional[Tuple[int, ...]], example_inputs: Any,

@@ -33,14 +33,15 @@ const std::vector<ConventionInfo> kConventions = {
      "modules (module hook + patched functional)"},
     {Convention::Thop, "thop", "thop.profile (0.1.1)", "MACs of module hooks", "MAC",
      "module hooks only (functional calls invisible); BN 4E, avg-pool E(out), no bias, ReLU and max-pool 0"},
-    {Convention::Torchinfo, "torchinfo", "torchinfo.summary (1.8.0) \"Total mult-adds\"",
+    {Convention::Torchinfo, "torchinfo", "torchinfo.summary (release 1.8.0, not the "
+     "repository's HEAD) \"Total mult-adds\"",
      "params x output positions of parameterised leaf layers", "MAC",
      "parameter count times output positions of layers that own parameters: bias included, BN as N*2C, "
      "Linear ignores sequence dims, layers without parameters are 0"},
     {Convention::Pthflops, "pthflops", "pthflops count_ops (fx mode)", "per-op FLOPs as the fx interpreter sees "
      "them", "FLOP",
      "conv/linear as MACs + bias (linear bias once), ReLU 2E, max-pool (k-1)E, operator add/mul 2E, "
-     "torch.nn containers (e.g. TransformerEncoder) traced as opaque leaves = 0"},
+     "torch.nn containers (e.g. TransformerEncoder) and fx-wrapped functions (Swin's window attention) = 0"},
     {Convention::Deepspeed, "deepspeed", "DeepSpeed flops profiler / calflops (fwd FLOPs)",
      "2 x MACs + conv bias + patched functionals", "FLOP",
      "FLOPs = 2 MACs (+conv bias; linear bias ignored), activations/pooling/softmax E, norms 2E/5E"},
@@ -81,21 +82,31 @@ bool inside_fx_leaf(const Graph& g, const Node& n) {
   return false;
 }
 
+/// Modules whose forward calls functional linears on two of their own parameters, `a` and `b` (the importer names
+/// such a node after the parameter: "attn.qkv" for F.linear(x, self.qkv.weight) in module "attn").
+std::set<std::string> modules_calling(const Graph& g, std::string_view a, std::string_view b) {
+  std::set<std::string> first, paths;
+  for (const Node& n : g.nodes)
+    if (!n.module.empty() && n.name == n.module + "." + std::string(a)) first.insert(n.module);
+  for (const Node& n : g.nodes)
+    if (first.count(n.module) && n.name == n.module + "." + std::string(b)) paths.insert(n.module);
+  return paths;
+}
+
 /// Paths of nn.MultiheadAttention modules: typed by the importer (inside transformer layers), or recognised by
 /// their functional in_proj and out_proj linears (torch names them after the parameters).
 std::set<std::string> mha_paths(const Graph& g) {
-  std::set<std::string> paths, in_proj, out_proj;
+  std::set<std::string> paths = modules_calling(g, "in_proj", "out_proj");
   for (const auto& m : g.modules)
     if (m.type == "MultiheadAttention") paths.insert(m.path);
-  for (const Node& n : g.nodes) {
-    if (n.op != OpKind::Gemm || n.module.empty()) continue;
-    if (n.name == n.module + ".in_proj") in_proj.insert(n.module);
-    if (n.name == n.module + ".out_proj") out_proj.insert(n.module);
-  }
-  for (const auto& p : in_proj)
-    if (out_proj.count(p)) paths.insert(p);
   return paths;
 }
+
+/// Modules that run torchvision's shifted_window_attention (Swin's ShiftedWindowAttention, v1 and v2): functional
+/// qkv and proj linears. torchvision marks that function torch.fx.wrap, so fx records it as one call_function,
+/// which pthflops counts 0 (attention, its linears and its bias adds alike).
+std::set<std::string> fx_wrapped_attention_paths(const Graph& g) { return modules_calling(g, "qkv", "proj"); }
+
 /// True when node `n` runs inside one of the modules `paths`.
 bool inside_any(const Node& n, const std::set<std::string>& paths) {
   for (const auto& p : paths)
@@ -481,6 +492,8 @@ ConventionCount count_under(const Graph& g, Convention c) {
   const bool training = false;  // zoo and ONNX graphs are analysed as eval-mode forward passes
   Count deepspeed_macs = 0;
   const std::set<std::string> mha = mha_paths(g);
+  const std::set<std::string> fx_wrapped = c == Convention::Pthflops ? fx_wrapped_attention_paths(g)
+                                                                     : std::set<std::string>{};
   if (c == Convention::Ridge) {
     ModelCost mc = estimate(g);
     for (size_t i = 0; i < g.nodes.size(); ++i) out.per_node[i] = mc.nodes[i].cost.flops;
@@ -506,7 +519,9 @@ ConventionCount count_under(const Graph& g, Convention c) {
         case Convention::Ptflops: v = ptflops_rule(g, n); break;
         case Convention::Thop: v = thop_rule(g, n); break;
         case Convention::Torchinfo: v = torchinfo_rule(g, n); break;
-        case Convention::Pthflops: v = inside_any(n, mha) ? 0 : pthflops_rule(g, n); break;  // fx leaf
+        case Convention::Pthflops:  // fx leaf modules and fx-wrapped functions: one opaque call, 0
+          v = inside_any(n, mha) || inside_any(n, fx_wrapped) ? 0 : pthflops_rule(g, n);
+          break;
         case Convention::Deepspeed: case Convention::Calflops: {
           // calflops does not patch torch.bmm: nn.MultiheadAttention's two products (bmm in torch 1.13) count 0.
           if (c == Convention::Calflops && n.op == OpKind::MatMul && inside_any(n, mha)) break;

@@ -56,6 +56,28 @@ TEST(Conventions, PtflopsLinearVectors) {
   }
 }
 
+/// Swin's window attention as exported: functional linears on the module's own qkv and proj weights (named
+/// "attn.qkv" and "attn.proj" by the importer), then a residual add outside the module. `proj` renames the second.
+Graph window_attention(const std::string& proj) {
+  Tiny t;
+  int x = t.input(Shape{{1, 16, 8}});
+  int q = t.node(OpKind::MatMul, "attn.qkv", {x, t.param("attn.qkv.weight", Shape{{8, 24}})}, Shape{{1, 16, 24}});
+  int p = t.node(OpKind::MatMul, "attn." + proj, {q, t.param("attn.proj.weight", Shape{{24, 8}})},
+                 Shape{{1, 16, 8}});
+  int y = t.node(OpKind::Add, "add", {x, p}, Shape{{1, 16, 8}});
+  t.g.nodes[0].module = t.g.nodes[1].module = "attn";
+  t.g.nodes[2].module = "";
+  return t.done({y});
+}
+
+TEST(Conventions, PthflopsCountsTorchvisionsFxWrappedWindowAttentionAsZero) {
+  // torchvision wraps shifted_window_attention with torch.fx.wrap: fx records one call_function, which pthflops
+  // counts 0. Only the residual add outside it counts (operator add: 2 x E(out)). validation: swin_t.
+  EXPECT_EQ(total(window_attention("proj"), Convention::Pthflops), 2 * 16 * 8);
+  // Without the qkv + proj pair it is not that function: each matmul counts E(a) x N.
+  EXPECT_EQ(total(window_attention("other"), Convention::Pthflops), 16 * 8 * 24 + 16 * 24 * 8 + 2 * 16 * 8);
+}
+
 TEST(Conventions, ThopConvIgnoresBias) {
   Tiny t;
   int x = t.input(Shape{{1, 3, 32, 32}});

@@ -69,5 +69,17 @@ TEST(Validation, RidgeReproducesEveryToolOrTheDifferenceIsListed) {
   for (const auto& s : stale) ADD_FAILURE() << s;
 }
 
+TEST(Validation, HandBuiltOpset18And23DecodersAreCostedCompletely) {
+  // validation/export.py's decoder block (seq 16, d 64, 4 heads, MLP 128, vocab 100) at opset 18 (LayerNorm and
+  // MatMul attention) and 23 (RMSNormalization and the Attention op): every node costed, the same MACs:
+  // q, k, v, o 4*16*64*64 + scores and context 2*16*16*64 + MLP 2*16*64*128 + head 16*64*100.
+  const Count macs = 4 * 16 * 64 * 64 + 2 * 16 * 16 * 64 + 2 * 16 * 64 * 128 + 16 * 64 * 100;
+  for (const char* name : {"decoder_opset18", "decoder_opset23"}) {
+    const ModelCost c = estimate(load_model(kDir + name + ".ext_emptybin.onnx", LoadOptions{}));
+    EXPECT_TRUE(c.complete()) << name;
+    EXPECT_EQ(to_string(c.total.macs), to_string(macs)) << name;
+  }
+}
+
 }  // namespace
 }  // namespace ridge

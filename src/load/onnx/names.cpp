@@ -112,6 +112,21 @@ int leaf_call(const Work& w, const std::vector<int>& members) {
   return call;
 }
 
+/// torchvision's and timm's LayerNorm2d (an nn.LayerNorm subclass over NCHW): its whole forward in one scope is
+/// permute, F.layer_norm, permute, exported as Transpose -> LayerNormalization -> Transpose. Returns the
+/// LayerNormalization node, or -1.
+int layer_norm_2d(const Work& w, const std::vector<int>& members) {
+  std::vector<int> ops;
+  for (int i : members)
+    if (w.g.nodes[i].op != OpKind::Constant) ops.push_back(i);
+  if (ops.size() != 3) return -1;
+  const Node &a = w.g.nodes[ops[0]], &ln = w.g.nodes[ops[1]], &b = w.g.nodes[ops[2]];
+  const bool chain = a.op == OpKind::Transpose && ln.op == OpKind::LayerNormalization && b.op == OpKind::Transpose &&
+                     !ln.inputs.empty() && ln.inputs[0] == a.outputs[0] && !b.inputs.empty() &&
+                     b.inputs[0] == ln.outputs[0];
+  return chain ? ops[1] : -1;
+}
+
 /// A functional linear inside a module is named after its parameter, as torch names it: F.linear with
 /// `self_attn.in_proj_bias` or `self_attn.out_proj.weight` -> "in_proj", "out_proj".
 std::string parameter_stem(const Graph& g, const Node& n) {
@@ -182,7 +197,19 @@ void assign_names_and_modules(Work& w) {
     g.nodes[i].module = paths[i].back();
     scope_members[raw.substr(0, raw.rfind('/'))].push_back(static_cast<int>(i));
   }
+  // A scope with scopes under it is a module with submodules, never a leaf: its own nodes are functional calls in
+  // its forward (torchvision's BasicConv2d: conv, bn, then F.relu in the container's scope).
+  std::set<std::string> containers;
+  for (const auto& [scope, members] : scope_members)
+    for (size_t cut = scope.find('/', 1); cut != std::string::npos; cut = scope.find('/', cut + 1))
+      containers.insert(scope.substr(0, cut));
   for (const auto& [scope, members] : scope_members) {
+    if (containers.count(scope)) continue;
+    if (const int ln = layer_norm_2d(w, members); ln >= 0) {
+      g.nodes[ln].module_call = true;
+      g.nodes[ln].module_type = "LayerNorm2d";  // not nn.LayerNorm: tools that match exact types skip it
+      continue;
+    }
     const int call = leaf_call(w, members);
     if (call < 0) continue;
     g.nodes[call].module_call = true;
