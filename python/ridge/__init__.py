@@ -268,20 +268,27 @@ def _export_module(module: Any, input_size: Optional[Tuple[int, ...]], example_i
     """torch.onnx.export into memory, weights as shapes only. From input_size the batch axis is symbolic (ridge
     binds it to `batch`); example_inputs fix every shape. Cached per module, shapes and export options."""
     import torch
-    example = example_inputs
-    if example_inputs is None:
+    symbolic = example_inputs is None  # from input_size: the batch axis ridge binds to `batch`
+    if symbolic:
         if input_size is None:
             raise ValueError("input_size: a torch.nn.Module needs input_size (per sample, e.g. (3, 224, 224)) "
                              "or example_inputs")
-        example_inputs = torch.randn(1, *_dims(input_size, "input_size"))
-    args = example_inputs if isinstance(example_inputs, tuple) else (example_inputs,)
-    names = ["input"] if len(args) == 1 else ["input_{}".format(i) for i in range(len(args))]
-    symbolic = input_size is not None and example is None  # the batch axis ridge binds to `batch`
+        shapes: Tuple[Any, ...] = ((1, *_dims(input_size, "input_size")),)
+        args: Tuple[Any, ...] = ()  # made on a cache miss only
+    else:
+        args = example_inputs if isinstance(example_inputs, tuple) else (example_inputs,)
+        shapes = tuple(tuple(a.shape) if hasattr(a, "shape") else repr(a) for a in args)
+    names = ["input"] if len(shapes) == 1 else ["input_{}".format(i) for i in range(len(shapes))]
+    # What the export depends on: the module's structure (repr), its parameters' and buffers' shapes, the inputs'
+    # shapes and the export options; a module changed in any of them is exported again.
     key = (symbolic, repr(module), tuple((n, tuple(p.shape)) for n, p in module.named_parameters()),
-           tuple(tuple(a.shape) if hasattr(a, "shape") else repr(a) for a in args), repr(sorted(export_kwargs.items())))
+           tuple((n, tuple(b.shape)) for n, b in module.named_buffers()),
+           shapes, repr(sorted(export_kwargs.items())))
     cached = _EXPORTS.get(module)
     if cached is not None and cached[0] == key:
         return cached[1]
+    if symbolic:
+        args = (torch.randn(*shapes[0]),)
     # Without weights: ridge needs their shapes only (see _ridge.params_to_initializers).
     kwargs = dict(input_names=names, dynamic_axes={n: {0: "batch"} for n in names} if symbolic else None,
                   do_constant_folding=False, opset_version=13, export_params=False)
