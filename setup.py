@@ -14,8 +14,9 @@ ROOT = os.path.dirname(os.path.abspath(__file__))
 
 
 class CMakeBuild(build_ext):
-    """Builds the target ridge_python (extension _ridge, _help.py, and the ridge binary it needs) and copies them,
-    with data/, into the package."""
+    """Builds the target ridge_python (extension _ridge and _help.py, whose --help texts come from the ridge binary
+    built alongside) and copies them, with data/, into the package; every function is a library call, so the package
+    carries no binary."""
 
     def build_extension(self, ext):
         build = os.environ.get("RIDGE_PIP_BUILD_DIR", os.path.join(ROOT, "build-python"))
@@ -30,11 +31,6 @@ class CMakeBuild(build_ext):
             if name.startswith("_ridge.") or name == "_help.py":
                 shutil.copy2(os.path.join(built, name), os.path.join(dest, name))
         shutil.copytree(os.path.join(ROOT, "data"), os.path.join(dest, "data"), dirs_exist_ok=True)
-        # The CLI and its backends module, for the commands whose logic is not a library call yet (ridge.serve,
-        # ridge.train, ridge.report run it).
-        os.makedirs(os.path.join(dest, "bin"), exist_ok=True)
-        for name in ("ridge", "libridge_backends.so"):
-            shutil.copy2(os.path.join(build, name), os.path.join(dest, "bin", name))
 
 
 setup(

@@ -21,6 +21,7 @@
 #include "ridge/precision_mode.hpp"
 #include "ridge/error.hpp"
 #include "ridge/llm.hpp"
+#include "ridge/llm_analysis.hpp"
 #include "ridge/load.hpp"
 #include "ridge/onnx_import.hpp"
 #include "ridge/report.hpp"
@@ -97,11 +98,50 @@ py::bytes params_to_initializers(const std::string& bytes, const std::set<std::s
   return py::bytes(m.SerializeAsString());
 }
 
+std::optional<DType> dtype_of(const std::optional<std::string>& name) {
+  if (!name) return std::nullopt;
+  return load_options(1, {}, {}, {}, *name, false).dtype;
+}
+
+/// What predict and roofline requests share: load options, element type, device folders, precision and memory level.
+template <class Request>
+Request request_of(const LoadOptions& load, const std::optional<std::string>& dtype,
+                   const std::vector<std::string>& device_dirs, const std::string& precision, const std::string& level) {
+  Request r;
+  r.load = load;
+  r.dtype = dtype_of(dtype);
+  r.device_dirs = device_dirs;
+  r.precision = precision;
+  r.level = level;
+  return r;
+}
+
 std::optional<Convention> convention_of(const std::optional<std::string>& name) {
   if (!name) return std::nullopt;
   auto c = parse_convention(*name);
   if (!c) throw UsageError("convention: unknown convention '" + *name + "'");
   return c;
+}
+
+// ---- LLM options ----------------------------------------------------------------------------------------------
+
+void set_formats(ServeOptions& o, const std::string& weights, const std::string& kv) {
+  const auto weights_format = parse_number_format(weights), kv_format = parse_number_format(kv);
+  if (!weights_format) throw UsageError("weights: '" + weights + "' is not int4, int8, fp8, fp16, bf16 or fp32");
+  if (!kv_format || kv_format->group > 0) throw UsageError("kv: '" + kv + "' is not fp8, fp16, bf16 or fp32");
+  o.weights = *weights_format;
+  o.kv = *kv_format;
+}
+
+Precision precision_of(const std::string& name, const std::string& what) {
+  const auto p = parse_precision(name);
+  if (!p) throw UsageError(what + ": '" + name + "' is not a precision (fp16, bf16, fp32)");
+  return *p;
+}
+
+bool fused_attention(const std::string& attention) {
+  if (attention != "eager" && attention != "fused") throw UsageError("attention: use 'eager' or 'fused'");
+  return attention == "fused";
 }
 
 // ---- documents ----------------------------------------------------------------------------------------------
@@ -241,10 +281,12 @@ PYBIND11_MODULE(_ridge, m) {
       py::arg("graph"), py::arg("depth"), py::arg("convention"), py::arg("optimizer"), py::arg("precision"));
   m.def(
       "flops",
-      [](const Graph& g, bool all, std::optional<std::string> convention) {
-        return out(report::flops_report(g, report::flops_conventions(all, convention_of(convention))));
+      [](const Graph& g, bool all, std::optional<std::string> convention, const ModelSource& model) {
+        // As `ridge flops --all-conventions`: an LLM also gets the published LLM formulas.
+        const std::optional<LlmConfig> llm = all ? llm_config_of_source(model) : std::nullopt;
+        return out(report::flops_report(g, report::flops_conventions(all, convention_of(convention)), llm ? &*llm : nullptr));
       },
-      py::arg("graph"), py::arg("all"), py::arg("convention"));
+      py::arg("graph"), py::arg("all"), py::arg("convention"), py::arg("model"));
   m.def(
       "predict",
       [](const ModelSource& model, const LoadOptions& load, std::optional<std::string> dtype, const std::string& device,
@@ -254,16 +296,11 @@ PYBIND11_MODULE(_ridge, m) {
          std::optional<std::string> flops, int devices_count, std::optional<int> gpus_per_node,
          const std::string& intra_node, const std::string& inter_node, std::optional<int> nics_per_node,
          const std::string& allreduce, const std::string& allreduce_fit, double bucket_mib) {
-        report::PredictRequest r;
+        auto r = request_of<report::PredictRequest>(load, dtype, device_dirs, precision, level);
         r.model = model;
-        r.load = load;
-        if (dtype) r.dtype = load_options(1, {}, {}, {}, *dtype, false).dtype;
         r.device = device;
-        r.device_dirs = device_dirs;
-        r.precision = precision;
         r.train = train;
         r.combine = combine;
-        r.level = level;
         r.calibration = calibration;
         r.force = force;
         r.ppp = ppp;
@@ -292,16 +329,9 @@ PYBIND11_MODULE(_ridge, m) {
         r.options.prompt = prompt;
         r.options.generate = generate;
         r.options.tp = tp;
-        const auto weights_format = parse_number_format(weights), kv_format = parse_number_format(kv);
-        if (!weights_format) throw UsageError("weights: '" + weights + "' is not int4, int8, fp8, fp16, bf16 or fp32");
-        if (!kv_format || kv_format->group > 0) throw UsageError("kv: '" + kv + "' is not fp8, fp16, bf16 or fp32");
-        r.options.weights = *weights_format;
-        r.options.kv = *kv_format;
-        const auto precision = parse_precision(compute);
-        if (!precision) throw UsageError("compute: '" + compute + "' is not a precision (fp16, bf16, fp32)");
-        r.options.compute = *precision;
-        if (attention != "eager" && attention != "fused") throw UsageError("attention: use 'eager' or 'fused'");
-        r.options.fused_attention = attention == "fused";
+        set_formats(r.options, weights, kv);
+        r.options.compute = precision_of(compute, "compute");
+        r.options.fused_attention = fused_attention(attention);
         py::gil_scoped_release unlocked;
         return out(report::serve_report(r));
       },
@@ -320,14 +350,9 @@ PYBIND11_MODULE(_ridge, m) {
          const std::vector<std::string>& devices, const std::vector<std::string>& device_dirs,
          const std::string& precision, const std::string& level, const std::vector<std::string>& measured_files,
          bool summary_only) {
-        report::RooflineRequest r;
+        auto r = request_of<report::RooflineRequest>(load, dtype, device_dirs, precision, level);
         r.models = models;
-        r.load = load;
-        if (dtype) r.dtype = load_options(1, {}, {}, {}, *dtype, false).dtype;
         r.devices = devices;
-        r.device_dirs = device_dirs;
-        r.precision = precision;
-        r.level = level;
         r.measured_files = measured_files;
         r.summary_only = summary_only;
         py::gil_scoped_release unlocked;
@@ -367,4 +392,77 @@ PYBIND11_MODULE(_ridge, m) {
       py::arg("files"), py::arg("input_format"), py::arg("join"), py::arg("arch"), py::arg("tensor_factor"),
       py::arg("run"), py::arg("group"), py::arg("top"), py::arg("model"), py::arg("batch"), py::arg("steps"),
       py::arg("train"));
+  m.def(
+      "train",
+      [](const ModelSource& model, const std::string& device, const std::vector<std::string>& device_dirs,
+         const std::string& calibration, int gpus, int tp, int pp, std::optional<int> dp, const std::string& zero,
+         int interleave, int ep, bool sequence_parallel, const std::string& recompute, int64_t seq,
+         std::optional<int64_t> global_batch, int64_t micro_batch, const std::string& compute,
+         std::optional<double> tokens, const std::string& attention) {
+        report::TrainRequest r{model, device, device_dirs, calibration, {}};
+        TrainOptions& t = r.options;
+        t.gpus = gpus;
+        t.tp = tp;
+        t.pp = pp;
+        t.dp = dp.value_or(0);
+        const auto stage = parse_zero_stage(zero);
+        if (!stage) throw UsageError("zero: '" + zero + "' is not 0, 1, 2, 3 or fsdp");
+        t.zero = *stage;
+        t.interleave = interleave;
+        t.ep = ep;
+        t.sequence_parallel = sequence_parallel;
+        const auto rc = parse_recompute(recompute);
+        if (!rc) throw UsageError("recompute: '" + recompute + "' is not none, selective or full");
+        t.recompute = *rc;
+        t.seq = seq;
+        t.global_batch = global_batch.value_or(0);
+        t.micro_batch = micro_batch;
+        t.compute = precision_of(compute, "compute");
+        t.token_budget = tokens.value_or(0);
+        t.fused_attention = fused_attention(attention);
+        py::gil_scoped_release unlocked;
+        return out(report::train_report(r));
+      },
+      py::arg("model"), py::arg("device"), py::arg("device_dirs"), py::arg("calibration"), py::arg("gpus"),
+      py::arg("tp"), py::arg("pp"), py::arg("dp"), py::arg("zero"), py::arg("interleave"), py::arg("ep"),
+      py::arg("sequence_parallel"), py::arg("recompute"), py::arg("seq"), py::arg("global_batch"),
+      py::arg("micro_batch"), py::arg("compute"), py::arg("tokens"), py::arg("attention"));
+  m.def(
+      "report",
+      [](const ModelSource& model, const LoadOptions& load, std::optional<std::string> dtype, bool strict,
+         const std::string& precision, bool train, const std::string& optimizer, const std::vector<std::string>& devices,
+         const std::vector<std::string>& device_dirs, bool measure, const std::vector<std::string>& profiles,
+         bool force, const std::vector<int64_t>& sweep, int depth, size_t top, bool serve, int64_t prompt,
+         int64_t generate, int tp, const std::string& weights, const std::string& kv, const std::string& path) {
+        report::ReportRequest r;
+        r.model = model;
+        r.strict = strict;
+        r.load = load;
+        r.dtype = dtype_of(dtype);
+        r.precision = precision;
+        r.train = train;
+        r.optimizer = optimizer;
+        r.devices = devices;
+        r.device_dirs = device_dirs;
+        r.measure = measure;
+        r.profiles = profiles;
+        r.force = force;
+        r.sweep = sweep;
+        r.depth = depth;
+        r.top = top;
+        r.serve = serve;
+        r.serve_options.batch = load.batch;
+        r.serve_options.prompt = prompt;
+        r.serve_options.generate = generate;
+        r.serve_options.tp = tp;
+        if (serve) set_formats(r.serve_options, weights, kv);
+        py::gil_scoped_release unlocked;
+        report::HtmlReport page = report::html_report(r);
+        chart::write_html(page.page, path);
+        return out(std::move(page.doc));
+      },
+      py::arg("model"), py::arg("load"), py::arg("dtype"), py::arg("strict"), py::arg("precision"), py::arg("train"),
+      py::arg("optimizer"), py::arg("devices"), py::arg("device_dirs"), py::arg("measure"), py::arg("profiles"),
+      py::arg("force"), py::arg("sweep"), py::arg("depth"), py::arg("top"), py::arg("serve"), py::arg("prompt"),
+      py::arg("generate"), py::arg("tp"), py::arg("weights"), py::arg("kv"), py::arg("path"));
 }

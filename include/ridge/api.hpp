@@ -263,4 +263,56 @@ Document serve_report(const ServeRequest& req);
 /// with its breakdown and whether it fits, communication per layout.
 Document train_report(const TrainResult& r, const LlmConfig& c);
 
+/// What `ridge train` analyses: an LLM trained on GPUs of one device kind under a parallel layout.
+struct TrainRequest {
+  ModelSource model;                      ///< LLM zoo name, config.json path (or its folder), or config text
+  std::string device;                     ///< device id or alias
+  std::vector<std::string> device_dirs;   ///< further device folders
+  std::string calibration = "builtin";    ///< "builtin" (the shipped LLM fit of the device's family), "none", a file
+  TrainOptions options;                   ///< layout, batch, sequence, precision, recompute, ZeRO, attention
+                                          ///< (its calibration and all-reduce fit are filled by the call)
+};
+/// Analyses `req` (analyze_training with the calibration and the measured TP all-reduce fit that apply) and
+/// returns train_report of the result.
+Document train_report(const TrainRequest& req);
+
+// ---- report (the HTML page) ------------------------------------------------------------------------------
+
+/// A slow step of a report starting: `what` ("report: sweep"), item `done` (0-based) of `total` (0: a single
+/// step, `what` says it all) and which item ("batch 8").
+using ReportProgress = std::function<void(const std::string& what, size_t done, size_t total, const std::string& detail)>;
+
+/// What `ridge report` puts on its page: a model's costs, predictions on devices, sweeps and, when asked,
+/// measurements on this CPU and GPU profiles; or, with `serve`, an LLM's serving on each device.
+struct ReportRequest {
+  ModelSource model;                      ///< zoo name, .onnx path, in-memory model; with `serve` an LLM
+  bool strict = false;                    ///< a node that cannot be costed is an error (require_complete)
+  LoadOptions load;                       ///< batch and input sizes; `training` follows `train`
+  std::optional<DType> dtype;             ///< element type of tensors (nullopt: the precision mode's activations)
+  std::string precision = "fp32";         ///< precision mode (precision_mode_names()); with `serve` fp32 means fp16
+  bool train = false;                     ///< training iteration: forward, backward and weight update
+  std::string optimizer = "sgd";          ///< optimizer of the training memory: sgd|momentum|adam
+  std::vector<std::string> devices;       ///< devices predicted on, one roofline each
+  std::vector<std::string> device_dirs;   ///< further device folders
+  bool measure = false;                   ///< also time every layer on this CPU (fp32, oneDNN)
+  std::vector<std::string> profiles;      ///< GPU profiler outputs shown next to the estimates
+  bool force = false;                     ///< use profiles whose file names name another model, batch or GPU
+  std::vector<int64_t> sweep = {1, 2, 4, 8, 16, 32, 64};  ///< batch sizes of the sweep charts
+  int depth = 1;                          ///< module depth of the layer table's groups (0: one group per layer)
+  size_t top = 5;                         ///< slowest layers on the headline
+  bool serve = false;                     ///< an LLM's serving (prefill, decode, KV cache) instead
+  ServeOptions serve_options;             ///< with `serve`: batch, prompt, generate, tp, formats (compute follows
+                                          ///< `precision`; calibration as `ridge serve`'s builtin)
+  ReportProgress progress;                ///< told of each slow step (may be empty)
+};
+/// The report page and its JSON summary: the headline's tables (runs, slowest layers, op groups, memory) as
+/// `doc`, and every section (headline, rooflines, sweeps, layer table, prediction, measurements, profiles) as
+/// `page`, which chart::write_html / chart::render_html turn into one self-contained HTML file.
+struct HtmlReport {
+  chart::ReportData page;
+  Document doc;
+};
+/// Builds the report `req` asks for (throws ridge::Error for bad input, UsageError for a bad option value).
+HtmlReport html_report(const ReportRequest& req);
+
 }  // namespace ridge::report

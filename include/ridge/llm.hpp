@@ -78,6 +78,9 @@ std::optional<LlmConfig> llm_config_of(const std::string& model);
 /// The LLM configuration of `model`: its config text (hf_config), a config.json path or a built-in name. Throws
 /// ridge::Error naming the model (with the closest zoo names) when it is none of them.
 LlmConfig require_llm_config(const ModelSource& model);
+/// The LLM configuration behind `model` when it has one: its config text (hf_config), else llm_config_of(name);
+/// nullopt for ONNX bytes and names that are no LLM. Throws ridge::Error for config text that is not an LLM's.
+std::optional<LlmConfig> llm_config_of_source(const ModelSource& model);
 /// Published parameter count of a built-in configuration (0 when none is published exactly).
 Count llm_published_params(const std::string& name);
 

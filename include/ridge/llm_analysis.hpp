@@ -223,6 +223,15 @@ std::optional<Calibration> llm_calibration(const Device& d, Precision p, const s
 /// The shipped all-reduce fit (data/calibrations/allreduce-vidur.json) of `workers` GPUs all in one node of
 /// `device_id`'s family; nullopt when none was measured (or workers < 2).
 std::optional<AllReduceFit> builtin_tp_allreduce_fit(const std::string& device_id, int workers);
+/// How an LLM's times are taken on a device: the calibration and the tensor-parallel all-reduce fit.
+struct LlmCalibrationChoice {
+  std::optional<Calibration> calibration;    ///< llm_calibration(d, p, which); nullopt: roofline upper bound
+  std::optional<AllReduceFit> tp_allreduce;  ///< with a calibration, the shipped fit of tp GPUs in one node
+};
+/// The calibration `which` names for `d` at `p` (llm_calibration) and, when one applies, the measured all-reduce
+/// fit of `tp` GPUs in one node (builtin_tp_allreduce_fit); what `ridge serve`, `ridge train` and `ridge report
+/// --serve` time with.
+LlmCalibrationChoice llm_calibration_for(const Device& d, Precision p, int tp, const std::string& which);
 
 // ---- published formulas (named conventions) -----------------------------------------------------------------
 

@@ -31,9 +31,9 @@ from . import _ridge  # noqa: E402
 from ._ridge import Error  # noqa: E402
 
 try:
-    from ._help import HELP as _HELP, BINARY as _BUILD_BINARY  # `ridge COMMAND --help`, captured at build time
+    from ._help import HELP as _HELP  # `ridge COMMAND --help`, captured at build time
 except ImportError:  # pragma: no cover - a build without the CLI
-    _HELP, _BUILD_BINARY = {}, None
+    _HELP = {}
 
 __all__ = ["Error", "Model", "Result", "load", "summary", "flops", "predict", "roofline", "measure", "ingest",
            "devices", "serve", "train", "report"]
@@ -246,20 +246,27 @@ def _export_module(module: Any, input_size: Optional[Tuple[int, ...]], example_i
     """torch.onnx.export into memory, weights as shapes only. From input_size the batch axis is symbolic (ridge
     binds it to `batch`); example_inputs fix every shape. Cached per module, shapes and export options."""
     import torch
-    example = example_inputs
-    if example_inputs is None:
+    symbolic = example_inputs is None  # from input_size: the batch axis ridge binds to `batch`
+    if symbolic:
         if input_size is None:
             raise ValueError("input_size: a torch.nn.Module needs input_size (per sample, e.g. (3, 224, 224)) "
                              "or example_inputs")
-        example_inputs = torch.randn(1, *_dims(input_size, "input_size"))
-    args = example_inputs if isinstance(example_inputs, tuple) else (example_inputs,)
-    names = ["input"] if len(args) == 1 else ["input_{}".format(i) for i in range(len(args))]
-    symbolic = input_size is not None and example is None  # the batch axis ridge binds to `batch`
+        shapes: Tuple[Any, ...] = ((1, *_dims(input_size, "input_size")),)
+        args: Tuple[Any, ...] = ()  # made on a cache miss only
+    else:
+        args = example_inputs if isinstance(example_inputs, tuple) else (example_inputs,)
+        shapes = tuple(tuple(a.shape) if hasattr(a, "shape") else repr(a) for a in args)
+    names = ["input"] if len(shapes) == 1 else ["input_{}".format(i) for i in range(len(shapes))]
+    # What the export depends on: the module's structure (repr), its parameters' and buffers' shapes, the inputs'
+    # shapes and the export options; a module changed in any of them is exported again.
     key = (symbolic, repr(module), tuple((n, tuple(p.shape)) for n, p in module.named_parameters()),
-           tuple(tuple(a.shape) if hasattr(a, "shape") else repr(a) for a in args), repr(sorted(export_kwargs.items())))
+           tuple((n, tuple(b.shape)) for n, b in module.named_buffers()),
+           shapes, repr(sorted(export_kwargs.items())))
     cached = _EXPORTS.get(module)
     if cached is not None and cached[0] == key:
         return cached[1]
+    if symbolic:
+        args = (torch.randn(*shapes[0]),)
     # Without weights: ridge needs their shapes only (see _ridge.params_to_initializers).
     kwargs = dict(input_names=names, dynamic_axes={n: {0: "batch"} for n in names} if symbolic else None,
                   do_constant_folding=False, opset_version=13, export_params=False)
@@ -331,7 +338,8 @@ def flops(model: ModelLike, input_size: Optional[Sequence[int]] = None, batch: i
           example_inputs: Any = None) -> Result:
     """Headline FLOP/MAC counts under ridge's convention and other tools' (`ridge flops`)."""
     m = load(model, input_size, example_inputs)
-    doc = _ridge.flops(m.graph(batch, dtype, seq_len, inputs), bool(all_conventions), convention)
+    doc = _ridge.flops(m.graph(batch, dtype, seq_len, inputs), bool(all_conventions), convention,
+                       _ridge.ModelSource(*m._spec))
     return _finish(doc, "flops", dict(_load_args(m, batch, dtype, seq_len, inputs),
                                       all_conventions=bool(all_conventions), convention=convention))
 
@@ -395,71 +403,8 @@ def devices(devices_dir: Union[None, str, Sequence[str]] = None, machine_profile
     return _finish(doc, "devices", {"devices_dir": _dirs(devices_dir) or None})
 
 
-# ---- commands whose logic has not moved out of the CLI yet ------------------------------------------------------
-# serve, train and report still build their documents in src/cli (cmd_*.cpp). Until
-# they are library calls, these functions run the `ridge` binary built with this module: the same
-# options (keyword arguments spelled with _ for -), the same JSON; an in-memory model goes to a temporary file.
-
-def _binary() -> str:
-    for path in (_os.environ.get("RIDGE_BINARY"), _os.path.join(_os.path.dirname(__file__), "bin", "ridge"),
-                 _BUILD_BINARY):
-        if path and _os.access(path, _os.X_OK):
-            return path
-    import shutil
-    found = shutil.which("ridge")
-    if not found:
-        raise Error("the ridge binary is not found (set RIDGE_BINARY to build/ridge)")
-    return found
-
-
-class _CliDocument:
-    """What `ridge COMMAND ... --json FILE --wide` printed, in the shape of a _ridge.Document."""
-
-    def __init__(self, argv: List[str], json_text: str, table_text: str):
-        self._argv, self._json, self._text = argv, json_text, table_text
-        self.title = _json.loads(json_text).get("title", "")
-
-    def json(self) -> str:
-        return self._json
-
-    def text(self, width: int = 0) -> str:
-        return self._text
-
-    def markdown(self) -> str:
-        return _run_cli(self._argv + ["--format", "md"])[0]
-
-    def html(self, share_metrics: Any = ()) -> str:
-        return "<!doctype html><meta charset=utf-8><title>{0}</title><pre>{1}</pre>".format(
-            _html.escape(self.title), _html.escape(self._text))
-
-
-def _run_cli(argv: List[str]) -> Tuple[str, str]:
-    import subprocess
-    out = subprocess.run([_binary()] + argv, capture_output=True, text=True, env=dict(_os.environ, COLUMNS="0"))
-    if out.returncode != 0:
-        line = next((l for l in out.stderr.splitlines() if l.startswith("ridge: ")), out.stderr.strip())
-        message = line.split(": ", 2)[-1] if line.startswith("ridge: ") else line
-        raise (ValueError if out.returncode == 2 else Error)(message)
-    return out.stdout, out.stderr
-
-
-def _flags(options: Dict[str, Any]) -> List[str]:
-    argv: List[str] = []
-    for key, value in options.items():
-        flag = "--" + key.replace("_", "-")
-        if value is None or value is False:
-            continue
-        if value is True:
-            argv.append(flag)
-        elif isinstance(value, (list, tuple)):
-            for v in value:
-                argv += [flag, str(v)]
-        else:
-            argv += [flag, str(value)]
-    return argv
-
-
 def _model_path(m: Model, folder: str) -> str:
+    """A path naming `m` for calls that take names (roofline, ingest): its name, or its payload written to `folder`."""
     kind, payload, label = m._spec
     if kind == "name":
         return payload.decode()
@@ -467,27 +412,6 @@ def _model_path(m: Model, folder: str) -> str:
     with open(path, "wb") as f:
         f.write(payload)
     return path
-
-
-def _cli_command(command: str, models: Sequence[ModelLike], options: Dict[str, Any],
-                 input_size: Optional[Sequence[int]] = None, example_inputs: Any = None,
-                 files: Sequence[str] = ()) -> Result:
-    import tempfile
-    loaded = [load(m, input_size, example_inputs) for m in models]
-    if input_size is not None and any(m._spec[0] == "name" for m in loaded):
-        options = dict(options, input_size="x".join(map(str, _dims(input_size, "input_size"))))
-    with tempfile.TemporaryDirectory(prefix="ridge-") as tmp:
-        out = _os.path.join(tmp, "out.json")
-        paths = []
-        for i, m in enumerate(loaded):
-            sub = _os.path.join(tmp, str(i))
-            _os.mkdir(sub)
-            paths.append(_model_path(m, sub))
-        argv = [command] + paths + [_os.fspath(f) for f in files] + _flags(options)
-        table, _ = _run_cli(argv + ["--json", out, "--wide"])
-        with open(out) as f:
-            text = f.read()
-    return Result(_CliDocument(argv, text, table), (), _TOTALS.get(command, "totals"))
 
 
 def _named(models: Sequence[Model], folder: str) -> List[str]:
@@ -577,25 +501,66 @@ def serve(model: ModelLike, *, device: str, batch: int = 1, prompt: int = 512, g
                                       calibration=calibration, devices=dirs or None))
 
 
-def train(model: ModelLike, *, device: str, gpus: int, **options: Any) -> Result:
-    """What an LLM costs to train: FLOPs, MFU/HFU, time, memory per GPU (`ridge train`). Further options as in
-    `ridge train --help`: tp, pp, dp, zero, recompute, seq, global_batch, micro_batch, compute, tokens, ..."""
-    return _cli_command("train", [model], dict(device=device, gpus=_positive(gpus, "gpus"), **options))
+def train(model: ModelLike, *, device: str, gpus: int, tp: int = 1, pp: int = 1, dp: Optional[int] = None,
+          zero: Union[int, str] = 0, interleave: int = 1, ep: int = 1, sp: bool = False, recompute: str = "none",
+          seq: int = 2048, global_batch: Optional[int] = None, micro_batch: int = 1, compute: str = "bf16",
+          tokens: Optional[float] = None, attention: str = "eager", calibration: str = "builtin",
+          devices: Union[None, str, Sequence[str]] = None) -> Result:
+    """What an LLM costs to train: FLOPs, MFU/HFU, time, memory per GPU (`ridge train`)."""
+    m = load(model)
+    dirs = _dirs(devices)
+    if isinstance(zero, bool) or not isinstance(zero, (int, str)):
+        raise ValueError("zero: {!r} is not a ZeRO stage (0, 1, 2, 3 or 'fsdp')".format(zero))
+    doc = _ridge.train(_ridge.ModelSource(*m._spec), _text(device, "device"), dirs, _text(calibration, "calibration"),
+                       _positive(gpus, "gpus"), _positive(tp, "tp"), _positive(pp, "pp"),
+                       None if dp is None else _positive(dp, "dp"), str(zero), _positive(interleave, "interleave"),
+                       _positive(ep, "ep"), bool(sp), _text(recompute, "recompute"), _positive(seq, "seq"),
+                       None if global_batch is None else _positive(global_batch, "global_batch"),
+                       _positive(micro_batch, "micro_batch"), _text(compute, "compute"),
+                       _opt_real(tokens, "tokens"), _text(attention, "attention"))
+    return _finish(doc, "train", dict(model=m.label, device=device, gpus=gpus, tp=tp, pp=pp, dp=dp, zero=str(zero),
+                                      interleave=interleave, ep=ep, sp=bool(sp), recompute=recompute, seq=seq,
+                                      global_batch=global_batch, micro_batch=micro_batch, compute=compute,
+                                      tokens=tokens, attention=attention, calibration=calibration,
+                                      devices=dirs or None))
+
+
+def _batches(sweep: Union[str, Sequence[int]]) -> List[int]:
+    """Batch sizes of a sweep: a list of ints, "1,2,4" or "start:stop:step" (as --sweep)."""
+    if isinstance(sweep, str):
+        try:
+            if ":" in sweep:
+                start, stop, *step = (int(p) for p in sweep.split(":"))
+                if len(step) > 1:
+                    raise ValueError
+                return list(range(start, stop + 1, step[0] if step else 1))
+            return [int(p) for p in sweep.split(",") if p.strip()]
+        except ValueError:
+            raise ValueError("sweep: {!r} is not a list of batch sizes (1,2,4 or start:stop:step)".format(sweep))
+    return [_positive(b, "sweep") for b in sweep]
 
 
 def report(model: ModelLike, path: Union[str, "_os.PathLike[str]"], input_size: Optional[Sequence[int]] = None,
            batch: int = 1, *, device: Union[None, str, Sequence[str]] = None, example_inputs: Any = None,
-           **options: Any) -> str:
-    """Writes the self-contained HTML report (`ridge report MODEL -o PATH`) and returns its path. Further options
-    as in `ridge report --help` (measure=True, sweep="1,2,4", precision, train, ...)."""
-    import tempfile
+           dtype: Optional[str] = None, precision: str = "fp32", train: bool = False, optimizer: str = "sgd",
+           devices_dir: Union[None, str, Sequence[str]] = None, measure: bool = False,
+           profile: Union[None, str, Sequence[str]] = None, force: bool = False,
+           sweep: Union[str, Sequence[int]] = "1,2,4,8,16,32,64", depth: int = 1, top: int = 5,
+           serve: bool = False, prompt: int = 512, generate: int = 128, tp: int = 1, weights: str = "fp16",
+           kv: str = "fp16", strict: bool = False, seq_len: Optional[int] = None,
+           inputs: Optional[Dict[str, Sequence[int]]] = None) -> str:
+    """Writes the self-contained HTML report (`ridge report MODEL -o PATH`) and returns its path; `serve=True`
+    reports an LLM's serving (prompt, generate, tp, weights, kv) on each device instead."""
     m = load(model, input_size, example_inputs)
     path = _os.path.abspath(_os.fspath(path))
-    flags = dict(batch=_positive(batch, "batch"), device=_dirs(device) or None, **options)
-    if m.input_size is not None and m._spec[0] == "name":
-        flags["input_size"] = "x".join(map(str, m.input_size))
-    with tempfile.TemporaryDirectory(prefix="ridge-") as tmp:
-        _run_cli(["report", _model_path(m, tmp), "-o", path] + _flags(flags))
+    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 0:
+        raise ValueError("depth: {!r} is not 0 (every layer) or more".format(depth))
+    opts = m.load_options(batch, None, seq_len, inputs)
+    _ridge.report(_ridge.ModelSource(*m._spec), opts, dtype, bool(strict), _text(precision, "precision"), bool(train),
+                  _text(optimizer, "optimizer"), _dirs(device), _dirs(devices_dir), bool(measure), _dirs(profile),
+                  bool(force), _batches(sweep), depth, _positive(top, "top"), bool(serve), _positive(prompt, "prompt"),
+                  _positive(generate, "generate"), _positive(tp, "tp"), _text(weights, "weights"), _text(kv, "kv"),
+                  path)
     return path
 
 

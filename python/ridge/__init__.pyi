@@ -92,7 +92,17 @@ def serve(model: ModelLike, *, device: str, batch: int = ..., prompt: int = ...,
           weights: str = ..., kv: str = ..., compute: str = ..., attention: str = ..., devices: Dirs = ...,
           calibration: str = ...) -> Result: ...
 
-def train(model: ModelLike, *, device: str, gpus: int, **options: Any) -> Result: ...
+def train(model: ModelLike, *, device: str, gpus: int, tp: int = ..., pp: int = ..., dp: Optional[int] = ...,
+          zero: Union[int, str] = ..., interleave: int = ..., ep: int = ..., sp: bool = ..., recompute: str = ...,
+          seq: int = ..., global_batch: Optional[int] = ..., micro_batch: int = ..., compute: str = ...,
+          tokens: Optional[float] = ..., attention: str = ..., calibration: str = ...,
+          devices: Union[None, str, Sequence[str]] = ...) -> Result: ...
 
 def report(model: ModelLike, path: Union[str, os.PathLike[str]], input_size: Optional[Shape] = ..., batch: int = ...,
-           *, device: Union[None, str, Sequence[str]] = ..., example_inputs: Any = ..., **options: Any) -> str: ...
+           *, device: Union[None, str, Sequence[str]] = ..., example_inputs: Any = ..., dtype: Optional[str] = ...,
+           precision: str = ..., train: bool = ..., optimizer: str = ...,
+           devices_dir: Union[None, str, Sequence[str]] = ..., measure: bool = ...,
+           profile: Union[None, str, Sequence[str]] = ..., force: bool = ..., sweep: Union[str, Sequence[int]] = ...,
+           depth: int = ..., top: int = ..., serve: bool = ..., prompt: int = ..., generate: int = ..., tp: int = ...,
+           weights: str = ..., kv: str = ..., strict: bool = ..., seq_len: Optional[int] = ...,
+           inputs: Optional[Dict[str, Shape]] = ...) -> str: ...

@@ -1,35 +1,20 @@
-// ridge report: one self-contained HTML page that answers first (time per iteration, bound, slowest layers, time by
-// op group, memory), then one roofline per device, batch sweeps, the layer table grouped by module, and, when asked,
-// CPU measurements and ingested GPU profiles next to the estimates. `--serve` reports an LLM's serving instead.
+// ridge report: argument parsing and writing the file; the page is report::html_report (src/report/api/html_report.cpp):
+// one self-contained HTML page that answers first (time per iteration, bound, slowest layers, time by op group,
+// memory), then rooflines, batch sweeps and the layer table. `--serve` reports an LLM's serving instead.
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <cctype>
-#include <cmath>
 #include <iostream>
-#include <map>
-#include <optional>
+#include <memory>
 
 #include "commands.hpp"
-#include "model_options.hpp"
-#include "ridge/chart.hpp"
-#include "ridge/cost.hpp"
-#include "ridge/error.hpp"
-#include "ridge/headline.hpp"
-#include "ridge/llm_analysis.hpp"
-#include "ridge/precision_mode.hpp"
 #include "llm_model.hpp"
-#include "ridge/ingest.hpp"
-#include "ridge/measure.hpp"
-#include "ridge/predict.hpp"
+#include "model_options.hpp"
 #include "ridge/api.hpp"
+#include "ridge/chart.hpp"
+#include "ridge/error.hpp"
 
 namespace ridge::cli {
 namespace {
-
-using chart::ReportSection;
-using report::Cell;
-using report::Unit;
 
 struct ReportOptions {
   std::string model, output, precision = "fp32", optimizer = "sgd";
@@ -48,534 +33,51 @@ struct ReportOptions {
   OutputOptions out;
 };
 
-// Everything the sections share: the graph at the requested batch, its costs, and the table row of each layer.
-struct Context {
-  const ReportOptions& opt;
-  PrecisionMode mode;
-  LoadOptions load;
-  Graph graph;
-  ModelCost costs{};
-  MemoryEstimate memory{};
-  std::map<std::string, int> row_of{};  // layer name -> row of the layer table
-  std::vector<Device> devices{};
-  std::vector<Prediction> predictions{};  // one per device
-  std::vector<LayerWork> work{};
-  std::optional<ModelMeasurement> measured{};
-  std::string scenario{};  // "resnet50, batch 8, amp-bf16, training"
-};
 
-int row(const Context& c, const std::string& name) {
-  auto it = c.row_of.find(name);
-  return it == c.row_of.end() ? -1 : it->second;
-}
-
-double flops_per_s(Count flops, double time_s) { return time_s > 0 ? to_double(flops) / time_s : NAN; }
-
-std::string upper(std::string_view s) {
-  std::string out(s);
-  for (char& ch : out) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-  return out;
-}
-
-// The device's roofs, the report's precision first (it defines the ridge point), DRAM first among memory levels.
-chart::RoofDevice roof_of(const Device& d, Precision first) {
-  chart::RoofDevice r{d.id, {}, {}};
-  if (auto peak = d.peak(first)) r.compute_flops_per_s.push_back({upper(precision_info(first).name), *peak});
-  for (const auto& [p, rate] : d.peak_flops)
-    if (p != first) r.compute_flops_per_s.push_back({upper(precision_info(p).name), rate});
-  if (d.bandwidth_bytes_per_s.count("dram")) r.memory_bytes_per_s.push_back({"DRAM", d.bandwidth_bytes_per_s.at("dram")});
-  for (const auto& [level, bw] : d.bandwidth_bytes_per_s)
-    if (level != "dram") r.memory_bytes_per_s.push_back({level, bw});
+report::ReportRequest request_of(const ReportOptions& o) {
+  report::ReportRequest r;
+  r.model = o.model;
+  r.strict = o.m.strict;
+  r.load = o.m.load_options();
+  if (o.m.dtype_given()) r.dtype = r.load.dtype;
+  r.precision = o.precision;
+  r.train = o.train;
+  r.optimizer = o.optimizer;
+  r.devices = o.devices;
+  r.device_dirs = o.device_dirs;
+  r.measure = o.measure;
+  r.profiles = o.profiles;
+  r.force = o.force;
+  r.sweep = parse_batch_list(o.sweep, "--sweep");
+  r.depth = o.depth;
+  r.top = static_cast<size_t>(o.top);
+  r.serve = o.serve;
+  r.serve_options.batch = o.m.batch;
+  r.serve_options.prompt = o.prompt;
+  r.serve_options.generate = o.generate;
+  r.serve_options.tp = o.tp;
+  if (o.serve) {
+    if (o.devices.empty()) throw UsageError("--serve needs -d DEVICE");
+    r.serve_options.weights = number_format_flag("--weights", o.weights);
+    r.serve_options.kv = number_format_flag("--kv", o.kv);
+  }
+  auto meter = std::make_shared<std::unique_ptr<ProgressMeter>>();
+  r.progress = [meter](const std::string& what, size_t done, size_t total, const std::string& detail) {
+    if (total == 0) return progress(what);
+    if (done == 0) *meter = std::make_unique<ProgressMeter>(what, total);
+    (*meter)->next(detail);
+  };
   return r;
 }
 
-Prediction predict_on(const Device& d, const std::vector<LayerWork>& work, int64_t batch, const PrecisionMode& mode,
-                      bool train) {
-  PredictSettings s;
-  s.precision = mode.compute;
-  s.training = train;
-  s.bytes_per_param = mode.weight_bytes;
-  s.batch = batch;
-  return predict(work, predict_options(d, s));
-}
-
-std::string time_kind(const Prediction& p) { return p.calibrated ? "calibrated" : "upper bound (uncalibrated)"; }
-
-// The headline's runs: one per device (predicted), then this CPU (measured) when --measure.
-std::vector<headline::Run> runs_of(const Context& c) {
-  std::vector<headline::Run> runs;
-  for (size_t d = 0; d < c.devices.size(); ++d) {
-    const Prediction& p = c.predictions[d];
-    headline::Run r{c.devices[d].id, false, time_kind(p), p.total_time_s, p.samples_per_s, "", {}};
-    for (const auto& l : p.layers)
-      r.layers.push_back({l.name, l.op_class, l.costed ? l.time_s : NAN, l.costed ? std::string(bound_name(l.bound)) : ""});
-    runs.push_back(std::move(r));
-  }
-  if (c.measured) {
-    const ModelMeasurement& m = *c.measured;
-    headline::Run r{"this CPU", true,
-                    fmt::format("measured: median of {}, fp32, {} thread{}", m.total.samples, m.threads, m.threads == 1 ? "" : "s"),
-                    m.total.median_s, m.samples_per_s, "", {}};
-    for (const auto& l : m.layers)
-      if (l.step.status == StepStatus::Executed)
-        r.layers.push_back({l.step.name, l.op_class, l.forward.median_s + (m.train ? l.backward.median_s : 0.0), ""});
-    runs.push_back(std::move(r));
-  }
-  return runs;
-}
-
-headline::MemoryParts memory_parts(const MemoryEstimate& m, bool train) {
-  headline::MemoryParts parts;
-  parts.weights = m.param_bytes + m.buffer_bytes + m.master_bytes;
-  if (train) {
-    parts.gradients = m.grad_bytes;
-    parts.optimizer = m.optimizer_bytes;
-    parts.activations = m.saved_bytes;
-  } else {
-    parts.activations = m.inference_peak_bytes;
-  }
-  return parts;
-}
-
-std::vector<headline::MemoryLimit> memory_limits(const std::vector<Device>& devices) {
-  std::vector<headline::MemoryLimit> out;
-  for (const auto& d : devices) out.push_back({d.id, d.memory_bytes});
-  return out;
-}
-
-// The summary (totals, memory) and the layer table, grouped by module, with predicted and measured time per layer.
-void summary_sections(Context& c, chart::ReportData& data) {
-  report::SummaryOptions so;
-  so.optimizer = parse_optimizer(c.opt.optimizer).value_or(Optimizer::SGD);
-  so.precision = c.mode;
-  report::Document doc = report::summary_report(c.graph, so);
-  ReportSection summary{"summary", "Summary", {}, {}, {}};
-  ReportSection layers{"layers", fmt::format("Layers by module (depth {})", c.opt.depth),
-                       {"Click a module to open it; click a column header to sort; hover a chart point to find its row."},
-                       {}, {}};
-  layers.group_by = "module";
-  layers.group_totals = {"params", "flops"};
-  const std::vector<headline::Run> runs = runs_of(c);
-  std::vector<std::map<std::string, double>> time_of;
-  for (const auto& r : runs) {
-    time_of.emplace_back();
-    for (const auto& l : r.layers) time_of.back()[l.name] = l.time_s;
-  }
-  for (auto& block : doc.blocks) {
-    if (auto* t = std::get_if<report::Table>(&block); t && t->key == "layers") {
-      const int name_col = t->column("name");
-      t->columns.insert(t->columns.begin() + 1, report::Column{"module", "module"});
-      for (const auto& r : runs) {
-        const std::string key = (r.measured ? "measured_s." : "predicted_s.") + r.name;
-        t->columns.push_back({key, (r.measured ? "measured on " : "predicted on ") + r.name, Unit::Second});
-        layers.group_totals.push_back(key);
-      }
-      for (size_t r = 0; r < t->rows.size(); ++r) {
-        auto& cells = t->rows[r];
-        const auto* s = name_col >= 0 ? std::get_if<std::string>(&cells[name_col].value) : nullptr;
-        const bool total = std::find(t->total_rows.begin(), t->total_rows.end(), static_cast<int>(r)) != t->total_rows.end();
-        cells.insert(cells.begin() + 1, s && !total ? Cell::text(headline::module_of(*s, c.opt.depth)) : Cell::empty());
-        if (s && !total) c.row_of.emplace(*s, static_cast<int>(r));
-        for (const auto& times : time_of) {
-          auto it = s ? times.find(*s) : times.end();
-          cells.push_back(it != times.end() && std::isfinite(it->second) ? Cell::real(it->second, Unit::Second)
-                                                                          : Cell::empty(Unit::Second));
-        }
-      }
-      layers.blocks.push_back(std::move(block));
-    } else {
-      summary.blocks.push_back(std::move(block));
-    }
-  }
-  data.notes.insert(data.notes.end(), doc.notes.begin(), doc.notes.end());
-  data.sections.push_back(std::move(layers));
-  data.sections.push_back(std::move(summary));
-}
-
-// Estimated points (hollow) of device d's layers; measured points (filled) go on the CPU's chart only.
-std::vector<chart::RoofPoint> predicted_points(const Context& c, size_t d) {
-  std::vector<chart::RoofPoint> roof;
-  const std::string series = c.predictions[d].calibrated ? "predicted (calibrated)" : "predicted (uncalibrated)";
-  for (size_t i = 0; i < c.work.size() && i < c.predictions[d].layers.size(); ++i) {
-    const LayerWork& w = c.work[i];
-    if (!w.costed || w.flops <= 0 || w.bytes <= 0) continue;
-    roof.push_back({series, w.name, to_double(w.flops) / to_double(w.bytes),
-                    flops_per_s(w.flops, c.predictions[d].layers[i].forward.time_s), "", row(c, w.name), false});
-  }
-  return roof;
-}
-
-std::vector<chart::RoofPoint> measured_points(const Context& c) {
-  std::vector<chart::RoofPoint> roof;
-  if (!c.measured) return roof;
-  for (const auto& l : c.measured->layers)
-    if (l.step.status == StepStatus::Executed && l.forward.median_s > 0 && l.cost_known && l.flops > 0)
-      roof.push_back({"measured (forward)", l.step.name, to_double(l.flops) / std::max(1.0, to_double(l.bytes)),
-                      flops_per_s(l.flops, l.forward.median_s), "", row(c, l.step.name), true});
-  return roof;
-}
-
-// One roofline per device, side by side on one y range; this CPU's measurements on the CPU's chart only.
-ReportSection roofline_section(const Context& c) {
-  ReportSection s{"roofline", "Roofline", {}, {}, {}};
-  s.charts_side_by_side = true;
-  bool cpu_drawn = false;
-  for (size_t d = 0; d < c.devices.size(); ++d) {
-    std::vector<chart::RoofPoint> points = predicted_points(c, d);
-    const bool cpu = c.devices[d].kind == "cpu";
-    if (cpu && !cpu_drawn) {
-      auto m = measured_points(c);
-      points.insert(points.end(), m.begin(), m.end());
-      cpu_drawn = true;
-    }
-    s.charts.push_back(chart::roofline_chart(fmt::format("{}: {}", c.devices[d].id, c.scenario),
-                                             {roof_of(c.devices[d], c.mode.compute)}, points, 8));
-  }
-  if (c.measured && !cpu_drawn) {
-    s.charts.push_back(chart::roofline_chart(fmt::format("this CPU (measured, fp32): {}", c.scenario), {}, measured_points(c), 8));
-    s.paragraphs.push_back("This CPU's chart has no roofs: run `ridge machine` and add -d machine to draw them.");
-  }
-  if (s.charts.empty()) s.paragraphs.push_back("No --device given: add -d NAME (see `ridge devices`) for a roofline.");
-  chart::share_y_range(s.charts);
-  s.paragraphs.push_back("Hollow marks are predicted, filled marks measured. Ceilings: compute per precision (the report's "
-                         "first), memory per level; the diamond is the ridge point of the first of each.");
-  return s;
-}
-
-chart::Chart share_chart(const Context& c) {
-  chart::LayerShares shares{{}, {"FLOPs", "params", "output memory"}, {{}, {}, {}}};
-  if (!c.predictions.empty()) shares.metrics.push_back("time on " + c.devices[0].id), shares.values.emplace_back();
-  std::map<std::string, double> time_of;
-  if (!c.predictions.empty())
-    for (const auto& l : c.predictions[0].layers) time_of[l.name] = l.costed ? l.time_s : NAN;
-  for (size_t i = 0; i < c.graph.nodes.size(); ++i) {
-    const NodeCost& nc = c.costs.nodes[i];
-    bool ok = nc.status == CostStatus::Ok;
-    shares.layers.push_back(c.graph.nodes[i].name);
-    shares.values[0].push_back(ok ? to_double(nc.cost.flops) : NAN);
-    shares.values[1].push_back(to_double(nc.cost.params));
-    shares.values[2].push_back(to_double(c.memory.output_bytes[i]));
-    if (shares.values.size() > 3) {
-      auto it = time_of.find(c.graph.nodes[i].name);
-      shares.values[3].push_back(it == time_of.end() ? NAN : it->second);
-    }
-  }
-  return chart::layer_share_chart("Largest layers: " + c.scenario, shares, 15);
-}
-
-// Time per iteration, samples/s, memory (with each device's capacity) and FLOPs against batch.
-std::vector<chart::Chart> sweep_charts(const Context& c) {
-  const bool train = c.opt.train;
-  std::vector<int64_t> batches = parse_batch_list(c.opt.sweep, "--sweep");
-  std::vector<chart::SweepSeries> flops{{"forward FLOPs (estimated)", {}, false}, {"forward + backward FLOPs (estimated)", {}, false}};
-  std::vector<chart::SweepSeries> memory{{train ? "training peak (estimated)" : "inference peak (estimated)", {}, false}};
-  std::vector<chart::SweepSeries> time, rate;
-  for (const auto& d : c.devices) {
-    time.push_back({d.id + " (predicted)", {}, false});
-    rate.push_back({d.id + " (predicted)", {}, false});
-  }
-  const Optimizer optimizer = parse_optimizer(c.opt.optimizer).value_or(Optimizer::SGD);
-  cli::ProgressMeter meter("report: sweep", batches.size());
-  for (int64_t b : batches) {
-    meter.next(fmt::format("batch {}", b));
-    LoadOptions lo = c.load;
-    lo.batch = b;
-    Graph g = load_model(c.opt.model, lo);
-    ModelCost mc = estimate(g);
-    MemoryEstimate mem = estimate_memory(g, optimizer, param_storage(c.mode));
-    double x = static_cast<double>(b);
-    flops[0].xy.push_back({x, to_double(mc.total.flops)});
-    flops[1].xy.push_back({x, to_double(mc.total.flops + mc.total.bwd_flops())});
-    memory[0].xy.push_back({x, to_double(train ? mem.training_peak_bytes : mem.inference_peak_bytes)});
-    std::vector<LayerWork> work = layer_work(g, mc);
-    for (size_t d = 0; d < c.devices.size(); ++d) {
-      const Prediction p = predict_on(c.devices[d], work, b, c.mode, train);
-      time[d].xy.push_back({x, p.total_time_s});
-      rate[d].xy.push_back({x, p.samples_per_s});
-    }
-  }
-  std::vector<chart::SweepLimit> limits;
-  for (const auto& d : c.devices)
-    if (d.memory_bytes > 0) limits.push_back({d.id + " memory " + report::format_bytes(to_double(d.memory_bytes)), to_double(d.memory_bytes)});
-  const std::string what = fmt::format("{}, {}, {}", c.opt.model, c.mode.name, train ? "training" : "inference");
-  chart::Axis batch{"Batch size"};
-  std::vector<chart::Chart> out;
-  if (!time.empty()) {
-    out.push_back(chart::sweep_chart("Time per iteration against batch: " + what, batch, {"Time per iteration", "s"}, time));
-    out.push_back(chart::sweep_chart("Samples/s against batch: " + what, batch, {"Samples per second", "1/s"}, rate));
-  }
-  out.push_back(chart::sweep_chart("Memory against batch: " + what, batch, {"Memory", "B"}, memory, limits));
-  out.push_back(chart::sweep_chart("FLOPs against batch: " + what, batch, {"FLOPs", "FLOP"}, flops));
-  return out;
-}
-
-void prediction_section(Context& c, chart::ReportData& data) {
-  ReportSection s{"prediction", "Prediction", {}, {}, {}};
-  if (c.devices.empty()) {
-    s.paragraphs.push_back("No --device given: add --device NAME (see `ridge devices`) for a roofline and a predicted time.");
-    data.sections.push_back(std::move(s));
-    return;
-  }
-  report::Table t;
-  t.key = "prediction";
-  t.title = fmt::format("PALEO-style time per iteration at {} peak and DRAM bandwidth ({})", upper(precision_info(c.mode.compute).name),
-                        c.scenario);
-  t.columns = {{"device", "device"}, {"forward_s", "forward", Unit::Second}, {"backward_s", "backward", Unit::Second},
-               {"update_s", "weight update", Unit::Second}, {"time_s", "time per iteration", Unit::Second},
-               {"samples_per_s", "samples/s", Unit::None}, {"time_kind", "time kind", Unit::None},
-               {"peak_flop_per_s", "peak", Unit::FlopPerSecond}, {"dram_bytes_per_s", "DRAM bandwidth", Unit::BytePerSecond},
-               {"uncosted_layers", "uncosted layers", Unit::Count}};
-  for (size_t d = 0; d < c.devices.size(); ++d) {
-    const Prediction& p = c.predictions[d];
-    t.add_row({Cell::text(c.devices[d].id), Cell::real(p.forward_s, Unit::Second), Cell::real(p.backward_s, Unit::Second),
-               Cell::real(p.update_s, Unit::Second), Cell::real(p.total_time_s, Unit::Second), Cell::real(p.samples_per_s),
-               Cell::text(time_kind(p)), Cell::real(c.devices[d].require_peak(c.mode.compute), Unit::FlopPerSecond),
-               Cell::real(c.devices[d].dram_bandwidth(), Unit::BytePerSecond), Cell::count(p.uncosted_layers)});
-  }
-  s.blocks.push_back(std::move(t));
-  data.sections.push_back(std::move(s));
-}
-
-void measure_model(Context& c) {
-  cli::progress(fmt::format("report: measuring every layer on this CPU (oneDNN{})", c.opt.train ? ", training step" : ""));
-  MeasureOptions mo;
-  mo.max_seconds = 10;
-  mo.exec.train = c.opt.train;
-  LoadOptions lo = c.load;
-  lo.dtype = DType::F32;  // the executor runs fp32
-  c.measured = measure_graph(lo.dtype == c.load.dtype ? c.graph : load_model(c.opt.model, lo), mo);
-}
-
-void measurement_section(Context& c, chart::ReportData& data) {
-  const ModelMeasurement& m = *c.measured;
-  ReportSection s{"measurements", "Measured on this CPU", {}, {}, {}};
-  report::Fields f{"measured", fmt::format("End to end ({}, fp32)", m.train ? "training step" : "forward"), {}};
-  f.add("time_s", "time (median)", Cell::real(m.total.median_s, Unit::Second));
-  f.add("samples_per_s", "samples/s", Cell::real(m.samples_per_s));
-  f.add("samples", "timed repeats", Cell::count(m.total.samples));
-  f.add("threads", "threads", Cell::count(m.threads));
-  s.blocks.push_back(std::move(f));
-  const Prediction* machine = nullptr;
-  for (size_t d = 0; d < c.devices.size(); ++d)
-    if (c.devices[d].kind == "cpu") machine = &c.predictions[d];
-  std::map<std::string, double> predicted;
-  if (machine)
-    for (const auto& l : machine->layers) predicted[l.name] = l.forward.time_s;
-  std::vector<chart::EstimateVsMeasured> scatter;
-  for (const auto& l : m.layers) {
-    if (l.step.status != StepStatus::Executed || l.forward.median_s <= 0) continue;
-    if (auto it = predicted.find(l.step.name); it != predicted.end() && it->second > 0)
-      scatter.push_back({l.step.name, it->second, l.forward.median_s, row(c, l.step.name)});
-  }
-  if (!scatter.empty())
-    s.charts.push_back(chart::scatter_chart("Layer forward time, predicted vs measured: " + c.scenario, {"Predicted", "s"},
-                                            {"Measured", "s"}, scatter));
-  else
-    s.paragraphs.push_back("Add --device machine (after `ridge machine`) to compare predicted and measured layer times.");
-  for (const auto& n : m.notes) s.paragraphs.push_back(n);
-  data.sections.push_back(std::move(s));
-}
-
-// The first screen: time per iteration per run, slowest layers, time by op group and memory.
-ReportSection headline_section(const std::vector<headline::Run>& runs, const headline::MemoryParts& memory,
-                               const std::vector<Device>& devices, const std::string& scenario, const std::string& rate_title,
-                               size_t top, report::Document& json) {
-  ReportSection s{"headline", scenario, {}, {}, {}};
-  s.headline = true;
-  report::Table t = headline::runs_table(runs, rate_title);
-  t.title = "How long";
-  report::Table top_layers = headline::top_layers_table(runs, top);
-  top_layers.title = runs.empty() ? "" : "Where the time goes: slowest on " + runs[0].name;
-  report::Fields mem = headline::memory_fields(memory);
-  mem.title = "Memory";
-  json.blocks = {t, top_layers, headline::op_group_table(runs), mem};
-  if (runs.empty()) {
-    s.paragraphs.push_back("No device and no measurement: add -d NAME (see `ridge devices`) or --measure for a time.");
-  } else {
-    s.blocks.push_back(std::move(t));
-    s.blocks.push_back(std::move(top_layers));
-    s.charts.push_back(headline::op_group_chart("Time by op group: " + scenario, runs));
-  }
-  s.charts.push_back(headline::memory_chart("Memory: " + scenario, memory, memory_limits(devices)));
-  return s;
-}
-
-void profile_section(const Context& c, chart::ReportData& data) {
-  ReportSection s{"profiles", "Ingested profiles", {}, {}, {}};
-  std::vector<ingest::Profile> parts;
-  // Profiles of another model or batch, or several profiles of different models, are refused (--force overrides).
-  const RunIdentity expected{c.graph.name, "", c.opt.m.batch, ""};
-  std::vector<std::string> forced;
-  for (size_t i = 0; i < c.opt.profiles.size(); ++i) {
-    const std::string& f = c.opt.profiles[i];
-    const RunIdentity id = identity_from_file_name(f);
-    auto more = check_run_matches(f, id, expected, c.opt.force);
-    forced.insert(forced.end(), more.begin(), more.end());
-    for (size_t k = 0; k < i; ++k) {
-      more = check_run_matches(f, id, identity_from_file_name(c.opt.profiles[k]), c.opt.force);
-      for (auto& line : more) line += " (as in " + c.opt.profiles[k] + ")";
-      forced.insert(forced.end(), more.begin(), more.end());
-    }
-    parts.push_back(ingest::read_file(f));
-  }
-  for (const auto& line : forced) s.paragraphs.push_back(line);
-  ingest::Profile p = ingest::combine(std::move(parts));
-  ingest::derive(p);
-  ingest::Totals t = ingest::totals(p);
-  report::Table side;
-  side.key = "profile_vs_estimate";
-  side.title = "Profile next to the estimate (the profile may cover more or fewer passes than one forward)";
-  side.columns = {{"quantity", "quantity"}, {"estimated", "estimated"}, {"measured", "measured"}, {"ratio", "measured / estimated", Unit::Ratio}};
-  auto ratio = [](std::optional<Count> m, Count e) { return m && e > 0 ? Cell::real(to_double(*m) / to_double(e), Unit::Ratio) : Cell::empty(Unit::Ratio); };
-  auto opt_count = [](std::optional<Count> v, Unit u) { return v ? Cell::count(*v, u) : Cell::empty(u); };
-  side.add_row({Cell::text("FLOPs"), Cell::count(c.costs.total.flops, Unit::Flop), opt_count(t.sum.flops(), Unit::Flop),
-                ratio(t.sum.flops(), c.costs.total.flops)});
-  side.add_row({Cell::text("DRAM bytes"), Cell::count(c.costs.total.bytes(), Unit::Byte), opt_count(t.sum.dram_bytes, Unit::Byte),
-                ratio(t.sum.dram_bytes, c.costs.total.bytes())});
-  side.add_row({Cell::text("kernels"), Cell::empty(), Cell::count(t.kernels), Cell::empty(Unit::Ratio)});
-  side.add_row({Cell::text("kernel time"), Cell::empty(Unit::Second),
-                t.kernel_time_s ? Cell::real(*t.kernel_time_s, Unit::Second) : Cell::empty(Unit::Second), Cell::empty(Unit::Ratio)});
-  s.blocks.push_back(std::move(side));
-  for (const auto& w : p.warnings) s.paragraphs.push_back("warning: " + w.message);
-  for (const auto& n : p.notes) s.paragraphs.push_back(n);
-  data.sections.push_back(std::move(s));
-}
-
-void emit_json(const ReportOptions& o, report::Document& json, const std::string& title) {
-  json.title = title;
-  o.out.emit(json);
-}
-
-void write_report(const ReportOptions& o, chart::ReportData& data) {
-  chart::write_html(data, o.output);
-  int n_charts = 0;
-  for (const auto& s : data.sections) n_charts += static_cast<int>(s.charts.size());
-  std::cerr << fmt::format("report written to {} ({} charts, {} sections)\n", o.output, n_charts, data.sections.size());
-}
-
 void run_report(const ReportOptions& o) {
-  if (o.output.empty()) throw UsageError("-o FILE.html is required");
   if (o.depth < 0) throw UsageError("--depth: expected 0 (every layer) or more");
-  const PrecisionMode mode = require_precision_mode(o.precision);
-  if (!parse_optimizer(o.optimizer)) throw UsageError("--optimizer: '" + o.optimizer + "' is not sgd, momentum or adam");
-  LoadOptions load = o.m.load_options();
-  if (!o.m.dtype_given()) load.dtype = mode.activation_dtype;
-  load.training = o.train;
-  Context c{o, mode, load, load_model(o.model, load)};
-  c.costs = estimate(c.graph);
-  o.m.check(incompleteness(c.graph, c.costs), o.model);
-  c.memory = estimate_memory(c.graph, *parse_optimizer(o.optimizer), param_storage(mode));
-  c.work = layer_work(c.graph, c.costs);
-  c.scenario = headline::scenario(c.graph.name, load.batch, std::string(mode.name), o.train);
-  if (!o.devices.empty()) {
-    std::vector<Device> known = load_devices(o.device_dirs);
-    for (const auto& name : o.devices) c.devices.push_back(find_device(known, name));
-  }
-  for (const auto& d : c.devices) c.predictions.push_back(predict_on(d, c.work, load.batch, mode, o.train));
-  if (o.measure) measure_model(c);
-
-  chart::ReportData data;
-  data.title = "ridge report: " + c.scenario;
-  std::string names;
-  for (const auto& d : c.devices) names += (names.empty() ? "" : ", ") + d.name;
-  data.subtitle.push_back(fmt::format("{} nodes; {}{}; optimizer {}", c.graph.nodes.size(),
-                                      names.empty() ? "no device" : "devices: " + names,
-                                      o.measure ? "; measured on this CPU" : "", o.optimizer));
-  report::Document json;
-  chart::ReportData tables;  // the layer table first: it numbers the rows the charts' points link to
-  summary_sections(c, tables);
-  data.notes = std::move(tables.notes);
-  data.sections.push_back(headline_section(runs_of(c), memory_parts(c.memory, o.train), c.devices, c.scenario, "samples/s",
-                                           static_cast<size_t>(o.top), json));
-  data.sections.push_back(roofline_section(c));
-  ReportSection sweep{"sweep", "Batch sweep", {}, {}, {}};
-  sweep.charts_in_grid = true;
-  for (auto& ch : sweep_charts(c)) sweep.charts.push_back(std::move(ch));
-  data.sections.push_back(std::move(sweep));
-  for (auto& section : tables.sections) data.sections.push_back(std::move(section));
-  prediction_section(c, data);
-  if (c.measured) measurement_section(c, data);
-  if (!o.profiles.empty()) profile_section(c, data);
-  ReportSection shares{"shares", "Largest layers", {}, {}, {}};
-  shares.charts.push_back(share_chart(c));
-  data.sections.push_back(std::move(shares));
-
-  if (!o.measure) data.notes.push_back("No measurements: add --measure to time every layer on this CPU.");
-  if (o.profiles.empty()) data.notes.push_back("No GPU profile: add --profile FILE (ncu, nsys, nvprof or torch.profiler output).");
-  write_report(o, data);
-  json.notes = data.notes;
-  json.extra["scenario"] = {{"model", c.graph.name}, {"batch", load.batch}, {"precision", std::string(mode.name)},
-                            {"training", o.train}, {"optimizer", o.optimizer}};
-  emit_json(o, json, "ridge report: " + c.scenario);
-}
-
-void run_serve_report(const ReportOptions& o) {
-  if (o.output.empty()) throw UsageError("-o FILE.html is required");
-  if (o.devices.empty()) throw UsageError("--serve needs -d DEVICE");
-  LlmModelArgs args{o.model, o.devices[0], o.device_dirs};
-  const LlmConfig config = args.config();
-  ServeOptions so;
-  so.batch = o.m.batch;
-  so.prompt = o.prompt;
-  so.generate = o.generate;
-  so.tp = o.tp;
-  so.weights = number_format_flag("--weights", o.weights);
-  so.kv = number_format_flag("--kv", o.kv);
-  const PrecisionMode mode = require_precision_mode(o.precision == "fp32" ? "fp16" : o.precision);
-  so.compute = mode.compute;
-  std::vector<Device> known = load_devices(o.device_dirs);
-  std::vector<Device> devices;
-  std::vector<ServeResult> results;
-  std::vector<headline::Run> runs;
-  for (const auto& name : o.devices) {
-    devices.push_back(find_device(known, name));
-    // As `ridge serve`: the shipped LLM calibration of the device's family where there is one.
-    ServeOptions on_device = so;
-    on_device.calibration = llm_calibration(devices.back(), so.compute, "builtin");
-    if (on_device.calibration) on_device.tp_allreduce = builtin_tp_allreduce_fit(devices.back().id, so.tp);
-    results.push_back(analyze_serving(config, devices.back(), on_device));
-    const ServeResult& r = results.back();
-    headline::Run run{devices.back().id, false, r.time_label, r.end_to_end_s, r.tokens_per_s, "", {}};
-    run.ttft_s = r.ttft_s;
-    run.per_token_s = r.decode_time_per_token_s;
-    for (const auto& op : r.ops)
-      run.layers.push_back({op.phase + ": " + op.name, headline::llm_op_class(op.name), op.time_s, std::string(bound_name(op.bound))});
-    runs.push_back(std::move(run));
-  }
-  const std::string scenario = fmt::format("{}, batch {}, prompt {}, generate {}, weights {}, KV {}, serving{}", config.name,
-                                           so.batch, so.prompt, so.generate, so.weights.name, so.kv.name,
-                                           so.tp > 1 ? fmt::format(", TP {}", so.tp) : "");
-  headline::MemoryParts memory;
-  memory.weights = results[0].weights_bytes_per_gpu;
-  memory.kv_cache = results[0].kv_cache_bytes_per_gpu;
-  chart::ReportData data;
-  data.title = "ridge report: " + scenario;
-  const bool any_uncalibrated = std::any_of(results.begin(), results.end(), [](const ServeResult& r) {
-    return !r.options.calibration;
-  });
-  data.subtitle.push_back(any_uncalibrated ? "per GPU; uncalibrated times are roofline upper bounds of speed"
-                                           : "per GPU; times calibrated on measured operators (docs/llm.md)");
-  report::Document json;
-  data.sections.push_back(headline_section(runs, memory, devices, scenario, "tokens/s", static_cast<size_t>(o.top), json));
-  ReportSection roof{"roofline", "Roofline", {}, {}, {}};
-  roof.charts_side_by_side = true;
-  for (size_t d = 0; d < devices.size(); ++d) {
-    std::vector<chart::RoofPoint> points;
-    for (const auto& op : results[d].ops) {
-      const Count b = op.bytes();
-      if (op.flops <= 0 || b <= 0 || op.time_s <= 0 || op.name.find("allreduce") != std::string::npos) continue;
-      points.push_back({op.phase + " ops (predicted)", op.name, to_double(op.flops) / to_double(b),
-                        op.phase == "decode" ? to_double(op.flops) / op.time_s : flops_per_s(op.flops, op.time_s), "", -1, false});
-    }
-    roof.charts.push_back(chart::roofline_chart(fmt::format("{}: {}", devices[d].id, scenario), {roof_of(devices[d], so.compute)},
-                                                points, 6));
-  }
-  chart::share_y_range(roof.charts);
-  data.sections.push_back(std::move(roof));
-  write_report(o, data);
-  json.extra["scenario"] = {{"model", config.name}, {"batch", so.batch}, {"prompt", so.prompt}, {"generate", so.generate},
-                            {"weights", so.weights.name}, {"kv", so.kv.name}, {"serving", true}};
-  emit_json(o, json, "ridge report: " + scenario);
+  report::HtmlReport r = report::html_report(request_of(o));
+  chart::write_html(r.page, o.output);
+  int n_charts = 0;
+  for (const auto& s : r.page.sections) n_charts += static_cast<int>(s.charts.size());
+  std::cerr << fmt::format("report written to {} ({} charts, {} sections)\n", o.output, n_charts, r.page.sections.size());
+  o.out.emit(r.doc);
 }
 
 }  // namespace
@@ -608,12 +110,9 @@ CLI::App* add_report_command(CLI::App& app) {
   cmd->add_option("-o,--output", o->output, "Where to write the HTML report")->type_name("FILE.html")->required();
   o->out.add_to(cmd);
   cmd->callback([o] {
-    if (o->serve) {
-      run_serve_report(*o);
-      return;
-    }
-    for (const char* flag : {"--prompt", "--generate", "--tp", "--weights", "--kv"})
-      if (o->out.cmd->get_option(flag)->count() > 0) throw UsageError(std::string(flag) + " needs --serve");
+    if (!o->serve)
+      for (const char* flag : {"--prompt", "--generate", "--tp", "--weights", "--kv"})
+        if (o->out.cmd->get_option(flag)->count() > 0) throw UsageError(std::string(flag) + " needs --serve");
     run_report(*o);
   });
   return cmd;

@@ -1,5 +1,5 @@
 // `ridge train MODEL --device D --gpus N`: FLOPs, time, MFU/HFU, communication and per-GPU memory of one
-// training iteration under a Megatron-style layout. Logic: src/model/llm_train.cpp.
+// training iteration under a Megatron-style layout. Argument parsing only: report::train_report(TrainRequest).
 #include <fmt/format.h>
 
 #include "commands.hpp"
@@ -50,11 +50,8 @@ CLI::App* add_train_command(CLI::App& app) {
     auto p = parse_precision(o->compute);
     if (!p) throw UsageError("--compute " + o->compute + ": unknown precision");
     o->t.compute = *p;
-    const LlmConfig c = o->m.config();
-    const Device d = o->m.find_device();
-    o->t.calibration = o->m.find_calibration(d, o->t.compute);
-    if (o->t.calibration) o->t.tp_allreduce = builtin_tp_allreduce_fit(d.id, o->t.tp);
-    o->out.emit(report::train_report(analyze_training(c, d, o->t), c));
+    o->out.emit(report::train_report(report::TrainRequest{o->m.model, o->m.device_name, o->m.device_dirs,
+                                                          o->m.calibration, o->t}));
   });
   return cmd;
 }

@@ -18,14 +18,6 @@ void LlmModelArgs::add_to(CLI::App* cmd) {
   cmd->add_option("--devices", device_dirs, "Also read device files from DIR")->type_name("DIR");
 }
 
-LlmConfig LlmModelArgs::config() const { return require_llm_config(model); }
-
-Device LlmModelArgs::find_device() const { return ridge::find_device(load_devices(device_dirs), device_name); }
-
-std::optional<Calibration> LlmModelArgs::find_calibration(const Device& d, Precision p) const {
-  return llm_calibration(d, p, calibration);
-}
-
 NumberFormat number_format_flag(const std::string& flag, const std::string& value) {
   auto f = parse_number_format(value);
   if (!f) throw UsageError(fmt::format("{} {}: unknown format (int4, int8, fp8, fp16, bf16, fp32)", flag, value));

@@ -275,4 +275,10 @@ std::optional<AllReduceFit> builtin_tp_allreduce_fit(const std::string& device_i
   return std::nullopt;
 }
 
+LlmCalibrationChoice llm_calibration_for(const Device& d, Precision p, int tp, const std::string& which) {
+  LlmCalibrationChoice c{llm_calibration(d, p, which), std::nullopt};
+  if (c.calibration) c.tp_allreduce = builtin_tp_allreduce_fit(d.id, tp);
+  return c;
+}
+
 }  // namespace ridge

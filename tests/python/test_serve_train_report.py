@@ -1,5 +1,7 @@
-"""serve (a library call, like the others), train and report (still run through the ridge binary)."""
+"""serve, train and report: library calls like the others, equal to the CLI's output."""
 import json
+import os
+import subprocess
 
 import pytest
 
@@ -38,8 +40,63 @@ def test_serve_errors():
         ridge.serve("nosuch", device="a100")
     with pytest.raises(ValueError, match="batch"):
         ridge.serve("llama-2-7b", device="a100", batch=0)
-    with pytest.raises(ValueError):
+    with pytest.raises(TypeError):
         ridge.train("llama-2-7b", device="a100", gpus=8, no_such_option=3)
+    with pytest.raises(ValueError, match="zero"):
+        ridge.train("llama-2-7b", device="a100", gpus=8, zero=7)
+    with pytest.raises(ValueError, match="recompute"):
+        ridge.train("llama-2-7b", device="a100", gpus=8, recompute="most")
+
+
+def test_train_options_json_is_the_clis(ridge_cli):
+    r = ridge.train("llama-2-13b", device="h100", gpus=32, tp=4, pp=2, zero="fsdp", sp=True, recompute="selective",
+                    micro_batch=2, tokens=1e12, attention="fused", calibration="none")
+    cli = ridge_cli("train", "llama-2-13b", "--device", "h100", "--gpus", "32", "--tp", "4", "--pp", "2", "--zero",
+                    "fsdp", "--sp", "--recompute", "selective", "--micro-batch", "2", "--tokens", "1e12",
+                    "--attention", "fused", "--calibration", "none")
+    assert without_inputs(r.data) == without_inputs(cli)
+    assert r.totals["days_for_budget"] > 0
+
+
+def test_train_a_config_dict():
+    r = ridge.train(TINY_LLAMA, device="a100", gpus=2, seq=512)
+    assert r.totals["model_flops"] > 0
+
+
+def _cli_report(tmp_path, name, *args):
+    binary = os.environ.get("RIDGE_BINARY")
+    if not binary or not os.path.exists(binary):
+        pytest.skip("RIDGE_BINARY is not set to the built ridge binary")
+    path = tmp_path / name
+    out = subprocess.run([binary, "report", *args, "-o", str(path)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    return path.read_text()
+
+
+def test_report_html_is_the_clis(tmp_path):
+    path = ridge.report("lenet5", tmp_path / "py.html", batch=2, device=["a100", "h100"], sweep="1,2,4", depth=0,
+                        precision="amp-bf16", train=True, optimizer="adam")
+    cli = _cli_report(tmp_path, "cli.html", "lenet5", "-b", "2", "-d", "a100", "-d", "h100", "--sweep", "1,2,4",
+                      "--depth", "0", "-p", "amp-bf16", "--train", "--optimizer", "adam")
+    assert open(path).read() == cli
+
+
+def test_serve_report_html_is_the_clis(tmp_path):
+    path = ridge.report("llama-2-7b", tmp_path / "py.html", batch=4, device="a100", serve=True, prompt=256,
+                        generate=32, tp=2)
+    cli = _cli_report(tmp_path, "cli.html", "llama-2-7b", "--serve", "-b", "4", "-d", "a100", "--prompt", "256",
+                      "--generate", "32", "--tp", "2")
+    assert open(path).read() == cli
+
+
+def test_report_errors(tmp_path):
+    with pytest.raises(ValueError, match="sweep"):
+        ridge.report("lenet5", tmp_path / "x.html", sweep="1,x")
+    with pytest.raises(ValueError, match="serve"):
+        ridge.report("llama-2-7b", tmp_path / "x.html", serve=True)
+    with pytest.raises(ridge.Error, match="nosuch"):
+        ridge.report("nosuch", tmp_path / "x.html")
+    assert not (tmp_path / "x.html").exists()
 
 
 def test_report_writes_html(tmp_path):

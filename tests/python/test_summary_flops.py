@@ -80,3 +80,22 @@ def test_markdown_and_notes():
 
 def test_docstrings_carry_the_cli_help():
     assert "--batch" in ridge.summary.__doc__ and "--all-conventions" in ridge.flops.__doc__
+
+
+def test_flops_of_an_llm_has_the_llm_table_of_the_cli(ridge_cli):
+    r = ridge.flops("llama-2-7b", all_conventions=True)
+    cli = ridge_cli("flops", "llama-2-7b", "--all-conventions")
+    assert without_inputs(r.data) == without_inputs(cli)
+    assert r.tables["llm_conventions"]
+
+
+def test_flops_of_an_llm_config_dict_is_the_clis(ridge_cli, tmp_path):
+    config = {"model_type": "llama", "hidden_size": 256, "intermediate_size": 512, "num_hidden_layers": 2,
+              "num_attention_heads": 4, "num_key_value_heads": 4, "vocab_size": 1000,
+              "max_position_embeddings": 2048}
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config))
+    r = ridge.flops(config, all_conventions=True)
+    cli = ridge_cli("flops", str(path), "--all-conventions")
+    assert r.tables["llm_conventions"] == cli["llm_conventions"]
+    assert r.totals == cli["totals"]

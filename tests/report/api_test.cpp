@@ -1,6 +1,8 @@
 // The per-command library calls of include/ridge/api.hpp, called with plain values (no CLI, no binary).
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <fstream>
 
 #include "ridge/api.hpp"
@@ -291,6 +293,80 @@ TEST(SweepReport, PointsFitsAndCapacityFromTypedPoints) {
   EXPECT_EQ(table(c, "capacity").rows.size(), 2u);
   EXPECT_GE(table(c, "points").column("measured_time_s"), 0);
   EXPECT_EQ(sweep_charts(measured).size(), 3u);
+}
+
+TEST(TrainReport, FromARequestAppliesTheCalibrationChosenForTheDevice) {
+  TrainRequest req{"llama-2-7b", "a100", {}, "builtin", {}};
+  req.options.gpus = 16;
+  req.options.tp = 2;
+  const Device d = find_device(load_devices({}), "a100");
+  TrainOptions to = req.options;
+  LlmCalibrationChoice chosen = llm_calibration_for(d, to.compute, to.tp, "builtin");
+  to.calibration = chosen.calibration;
+  to.tp_allreduce = chosen.tp_allreduce;
+  const LlmConfig c = require_llm_config(ModelSource("llama-2-7b"));
+  EXPECT_EQ(to_json(train_report(req)).dump(), to_json(train_report(analyze_training(c, d, to), c)).dump());
+  req.calibration = "none";
+  EXPECT_NE(to_json(train_report(req)).dump(), to_json(train_report(analyze_training(c, d, to), c)).dump());
+}
+
+std::vector<std::string> section_ids(const chart::ReportData& page) {
+  std::vector<std::string> ids;
+  for (const auto& s : page.sections) ids.push_back(s.id);
+  return ids;
+}
+
+TEST(HtmlReport, ModelPageHasEverySectionAndReportsTheSweepsProgress) {
+  ReportRequest req;
+  req.model = "lenet5";
+  req.devices = {"a100", "h100"};
+  req.sweep = {1, 2, 4};
+  std::vector<std::string> steps;
+  req.progress = [&](const std::string& what, size_t done, size_t total, const std::string& detail) {
+    steps.push_back(fmt::format("{} {}/{} {}", what, done, total, detail));
+  };
+  const HtmlReport r = html_report(req);
+  EXPECT_EQ(section_ids(r.page),
+            (std::vector<std::string>{"headline", "roofline", "sweep", "layers", "summary", "prediction", "shares"}));
+  EXPECT_EQ(steps, (std::vector<std::string>{"report: sweep 0/3 batch 1", "report: sweep 1/3 batch 2",
+                                             "report: sweep 2/3 batch 4"}));
+  EXPECT_EQ(r.page.sections[1].charts.size(), 2u);  // one roofline per device
+  EXPECT_EQ(r.page.sections[2].charts.size(), 4u);  // time, samples/s, memory and FLOPs against batch
+  EXPECT_EQ(r.doc.blocks.size(), 4u);                // runs, slowest layers, op groups, memory
+  EXPECT_EQ(r.doc.title, r.page.title);
+  EXPECT_EQ(r.doc.extra["scenario"]["model"], "lenet5");
+  EXPECT_NE(chart::render_html(r.page).find("lenet5"), std::string::npos);
+}
+
+TEST(HtmlReport, ServingPageTimesLikeServe) {
+  ReportRequest req;
+  req.model = "llama-2-7b";
+  req.serve = true;
+  req.devices = {"a100"};
+  req.serve_options.tp = 2;
+  const HtmlReport r = html_report(req);
+  EXPECT_EQ(section_ids(r.page), (std::vector<std::string>{"headline", "roofline"}));
+  EXPECT_EQ(r.doc.extra["scenario"]["serving"], true);
+  ServeOptions so = req.serve_options;
+  so.compute = Precision::FP16;
+  const Document serve = serve_report(ServeRequest{"llama-2-7b", "a100", {}, "builtin", so});
+  // The headline's time is serve's end-to-end latency, with serve's label.
+  const auto runs = to_json(r.doc);
+  EXPECT_NE(runs.dump().find(serve.extra["ttft_s_label"].get<std::string>()), std::string::npos) << runs.dump();
+}
+
+TEST(HtmlReport, BadRequestsAreOneLineErrors) {
+  ReportRequest serve;
+  serve.model = "llama-2-7b";
+  serve.serve = true;
+  EXPECT_THROW(html_report(serve), UsageError);  // no device
+  ReportRequest sweep;
+  sweep.model = "lenet5";
+  sweep.sweep = {1, 0};
+  EXPECT_THROW(html_report(sweep), UsageError);
+  ReportRequest unknown;
+  unknown.model = "nosuch";
+  EXPECT_THROW(html_report(unknown), Error);
 }
 
 }  // namespace

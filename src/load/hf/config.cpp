@@ -337,4 +337,10 @@ LlmConfig require_llm_config(const ModelSource& model) {
                           near.empty() ? "" : fmt::format(" (did you mean {}?)", fmt::join(near, ", "))));
 }
 
+std::optional<LlmConfig> llm_config_of_source(const ModelSource& model) {
+  if (!model.hf_config.empty()) return require_llm_config(model);
+  if (!model.onnx_bytes.empty()) return std::nullopt;
+  return llm_config_of(model.name);
+}
+
 }  // namespace ridge

@@ -90,8 +90,9 @@ Document serve_report(const ServeRequest& req) {
   const LlmConfig config = require_llm_config(req.model);
   const Device d = find_device(load_devices(req.device_dirs), req.device);
   ServeOptions so = req.options;
-  so.calibration = llm_calibration(d, so.compute, req.calibration);
-  so.tp_allreduce = so.calibration ? builtin_tp_allreduce_fit(d.id, so.tp) : std::nullopt;
+  LlmCalibrationChoice chosen = llm_calibration_for(d, so.compute, so.tp, req.calibration);
+  so.calibration = std::move(chosen.calibration);
+  so.tp_allreduce = std::move(chosen.tp_allreduce);
   return serve_report(analyze_serving(config, d, so));
 }
 

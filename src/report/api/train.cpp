@@ -69,4 +69,14 @@ Document train_report(const TrainResult& r, const LlmConfig& c) {
   return doc;
 }
 
+Document train_report(const TrainRequest& req) {
+  const LlmConfig config = require_llm_config(req.model);
+  const Device d = find_device(load_devices(req.device_dirs), req.device);
+  TrainOptions to = req.options;
+  LlmCalibrationChoice chosen = llm_calibration_for(d, to.compute, to.tp, req.calibration);
+  to.calibration = std::move(chosen.calibration);
+  to.tp_allreduce = std::move(chosen.tp_allreduce);
+  return train_report(analyze_training(config, d, to), config);
+}
+
 }  // namespace ridge::report
