@@ -174,6 +174,7 @@ struct SweepPoint {
   bool predicted = false;                         ///< the point was predicted on the sweep's device
   std::optional<double> predicted_time_s;         ///< predicted time per pass or training step
   std::optional<double> predicted_samples_per_s;  ///< batch / predicted time
+  bool predicted_calibrated = false;              ///< fitted factors applied (else the times are peak-rate bounds)
 };
 /// The largest batches of each model that fit a device (model::batch_capacity), for the sweep's capacity table.
 struct SweepCapacity {

@@ -127,6 +127,12 @@ const std::vector<std::pair<std::string_view, std::string_view>>& op_class_kerne
 
 /// A device's family: its id up to the first '-' ("a100-sxm4-40gb" -> "a100", "v100-pcie" -> "v100").
 std::string device_family(const std::string& device_id);
+/// Whether a calibration read from a folder is the one wanted (its device_family is filled in from its device).
+using CalibrationMatch = std::function<bool(const Calibration&)>;
+/// The first calibration (format ridge-calibration; other formats are skipped) among the *.json files of `dir`,
+/// in name order, that `applies` accepts; nullopt when none does or `dir` is no folder. Shared by
+/// builtin_calibration and builtin_llm_calibration.
+std::optional<Calibration> find_calibration(const std::string& dir, const CalibrationMatch& applies);
 /// The shipped calibration (data/calibrations/*.json, format ridge-calibration) for `device`'s family at the
 /// peak precision `p` whose leave-one-model-out error is at most 50 % (or not measured); nullopt when none applies.
 std::optional<Calibration> builtin_calibration(const std::string& device_id, Precision p);

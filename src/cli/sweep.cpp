@@ -309,6 +309,7 @@ std::vector<report::SweepPoint> sweep_points(const std::vector<nlohmann::json>& 
     if ((p.predicted = r.contains("predicted"))) {
       p.predicted_time_s = number(r["predicted"], "time_s");
       p.predicted_samples_per_s = number(r["predicted"], "samples_per_s");
+      p.predicted_calibrated = r["predicted"].value("calibrated", false);
     }
     out.push_back(std::move(p));
   }

@@ -247,22 +247,11 @@ std::optional<Calibration> llm_calibration(const Device& d, Precision p, const s
 }
 
 std::optional<Calibration> builtin_llm_calibration(const std::string& device_id, Precision p) {
-  namespace fs = std::filesystem;
-  const fs::path dir = fs::path(builtin_data_dir("calibrations")) / "llm";
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return std::nullopt;
-  std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(dir, ec))
-    if (e.path().extension() == ".json") files.push_back(e.path());
-  std::sort(files.begin(), files.end());
   auto half = [](const std::string& s) { return s == "fp16" || s == "bf16"; };
   const std::string family = device_family(device_id), precision(precision_info(p).name);
-  for (const fs::path& f : files) {
-    Calibration c = read_calibration(f.string());
-    const std::string cal_family = c.device_family.empty() ? device_family(c.device) : c.device_family;
-    if (cal_family == family && (c.precision == precision || (half(c.precision) && half(precision)))) return c;
-  }
-  return std::nullopt;
+  return find_calibration(builtin_data_dir("calibrations") + "/llm", [&](const Calibration& c) {
+    return c.device_family == family && (c.precision == precision || (half(c.precision) && half(precision)));
+  });
 }
 
 std::optional<AllReduceFit> builtin_tp_allreduce_fit(const std::string& device_id, int workers) {

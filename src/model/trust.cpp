@@ -55,28 +55,34 @@ std::string device_family(const std::string& device_id) {
   return lower(device_id.substr(0, device_id.find('-')));
 }
 
-std::optional<Calibration> builtin_calibration(const std::string& device_id, Precision p) {
+std::optional<Calibration> find_calibration(const std::string& dir, const CalibrationMatch& applies) {
   namespace fs = std::filesystem;
-  const fs::path dir = builtin_data_dir("calibrations");
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return std::nullopt;
   std::vector<fs::path> files;
   for (const auto& e : fs::directory_iterator(dir, ec))
     if (e.path().extension() == ".json") files.push_back(e.path());
   std::sort(files.begin(), files.end());
-  const std::string family = device_family(device_id), precision(precision_info(p).name);
   for (const fs::path& f : files) {
     const std::string text = model_detail::read_text_file(f.string(), "calibration file");
     const auto j = nlohmann::json::parse(text, nullptr, false);
+    // Other formats share the folder (allreduce-vidur.json): skipped, not errors.
     if (j.is_discarded() || !j.is_object() || j.value("format", "") != "ridge-calibration") continue;
     Calibration c = calibration_from_json(j, f.string());
     c.file = f.string();
-    const std::string cal_family = c.device_family.empty() ? device_family(c.device) : c.device_family;
-    // A fit that failed its own leave-one-model-out check is shipped for --calibration but not applied by default.
-    if (cal_family == family && c.precision == precision && !(c.leave_one_out_error && *c.leave_one_out_error > 0.5))
-      return c;
+    if (c.device_family.empty()) c.device_family = device_family(c.device);
+    if (applies(c)) return c;
   }
   return std::nullopt;
+}
+
+std::optional<Calibration> builtin_calibration(const std::string& device_id, Precision p) {
+  const std::string family = device_family(device_id), precision(precision_info(p).name);
+  // A fit that failed its own leave-one-model-out check is shipped for --calibration but not applied by default.
+  return find_calibration(builtin_data_dir("calibrations"), [&](const Calibration& c) {
+    return c.device_family == family && c.precision == precision &&
+           !(c.leave_one_out_error && *c.leave_one_out_error > 0.5);
+  });
 }
 
 std::vector<std::string> check_calibration_applies(const Calibration& cal, const std::string& device_id, Precision p,

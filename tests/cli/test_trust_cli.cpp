@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <iterator>
 
 #include "support/test_support.hpp"
 
@@ -30,6 +31,25 @@ TEST(CliTrust, UncalibratedPredictionsSayUpperBoundBesideTheNumber) {
   EXPECT_NE(csv.out.find("upper bound (uncalibrated)"), std::string::npos) << csv.out;
   const auto md = run_ridge("predict resnet50 --device a100 --batch 8 --format md");
   EXPECT_NE(md.out.find("upper bound (uncalibrated)"), std::string::npos) << md.out;
+}
+
+TEST(CliTrust, H100CnnHasNoCalibrationAndEveryOutputSaysUpperBound) {
+  // ../shared has no H100 CNN measurement (only Vidur's LLM operators): the H100 falls back to peak-rate bounds.
+  const std::string run = "resnet50 --device h100 --batch 64 --train --precision amp-fp16";
+  const json j = run_json("predict " + run);
+  EXPECT_EQ(j["calibrated"], false);
+  EXPECT_EQ(j["time_kind"], "upper_bound");
+  const auto table = run_ridge("predict " + run);
+  EXPECT_NE(table.out.find("samples/s [upper bound (uncalibrated)]"), std::string::npos) << table.out;
+  const auto sweep = run_ridge("sweep " + run);
+  ASSERT_EQ(sweep.exit_code, 0) << sweep.err;
+  EXPECT_NE(sweep.out.find("upper bound (uncalibrated)"), std::string::npos) << sweep.out;
+  const std::string html = ridge::test::temp_dir() + "/h100.html";
+  const auto report = run_ridge("report resnet50 --device h100 --batch 64 --precision amp-fp16 -o " + html);
+  ASSERT_EQ(report.exit_code, 0) << report.err;
+  std::ifstream in(html);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("upper bound (uncalibrated)"), std::string::npos);
 }
 
 TEST(CliTrust, ShippedV100CalibrationAppliesByDefaultAndFlagsItsAboveRoofClass) {

@@ -70,8 +70,8 @@ TEST(Calibrate, NoisyDataStillLandsCloseAndErrorsDrop) {
 
 TEST(Calibrate, SmallClassesUseTheFallbackAndTermsCanFitToZero) {
   std::vector<Sample> samples;
-  for (int i = 1; i <= 5; ++i)  // pure compute: time = flops / (0.5 peak)
-    samples.push_back({"m", "l" + std::to_string(i), "Conv", Count(i) * 1000000, Count(i % 3 + 1) * 10, i * 1e6 / (0.5 * kPeak)});
+  for (int i = 1; i <= 5; ++i)  // pure compute: time = flops / (0.5 peak); bytes that would take a visible share
+    samples.push_back({"m", "l" + std::to_string(i), "Conv", Count(i) * 1000000, Count(i % 3 + 1) * 100000, i * 1e6 / (0.5 * kPeak)});
   samples.push_back({"m", "odd", "Softmax", 1000, 1000, 1e-3});
   const auto cal = calibrate(samples, kPeak, kBw);
   EXPECT_EQ(cal.by_class.count("Softmax"), 0u);
@@ -79,6 +79,24 @@ TEST(Calibrate, SmallClassesUseTheFallbackAndTermsCanFitToZero) {
   EXPECT_NEAR(cal.by_class.at("Conv").ppp, 0.5, 1e-9);
   EXPECT_TRUE(std::isinf(cal.by_class.at("Conv").ppp_mem));
   EXPECT_THROW(calibrate({}, kPeak, kBw), Error);
+}
+
+TEST(Calibrate, TermsNoMeasurementShowsArePricedAtTheRoofline) {
+  // Launch-bound kernels (4 us each) that move 128 DRAM bytes: at PPP 1 those bytes take 6.4 ns, 0.16 % of the
+  // time, so the times say nothing about the memory rate. Fitting a factor to it anyway would explain the launch
+  // cost by bytes (PPP_mem ~ 1e-5) and price a kernel moving 40 KB at milliseconds. The term stays at PPP 1.
+  std::vector<Sample> rng;
+  for (int i = 1; i <= 6; ++i) {
+    const Count flops = Count(i) * 1000000;
+    rng.push_back({"m", "rng" + std::to_string(i), "Unary", flops, 128, to_double(flops) / (0.05 * kPeak) + 4e-6});
+  }
+  const auto cal = calibrate(rng, kPeak, kBw);
+  const Efficiency& e = cal.by_class.at("Unary");
+  EXPECT_DOUBLE_EQ(e.ppp_mem, 1.0);
+  EXPECT_NEAR(e.ppp, 0.05, 1e-3);
+  EXPECT_NEAR(*e.overhead_s, 4e-6, 1e-8);
+  const Sample bigger{"m", "add", "Unary", 10000, 40000, 0};
+  EXPECT_LT(predict_sample(bigger, cal, hw()), 10e-6);  // launch + 40 KB at the full bandwidth, not milliseconds
 }
 
 TEST(Calibrate, CollinearFlopsAndBytesGoToTheRooflineLimit) {

@@ -2,7 +2,11 @@
 // flags (src/model/precision_mode.cpp, src/model/trust.cpp).
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include "ridge/error.hpp"
+#include "ridge/llm_analysis.hpp"
 #include "ridge/load.hpp"
 #include "ridge/precision_mode.hpp"
 #include "ridge/predict.hpp"
@@ -117,6 +121,34 @@ TEST(Trust, ShippedCalibrationsApplyByDeviceFamilyAndPrecision) {
   EXPECT_FALSE(builtin_calibration("h100-sxm", Precision::FP16).has_value());
   // The A100 fit fails its leave-one-model-out check (> 50 %): shipped, not applied by default.
   EXPECT_FALSE(builtin_calibration("a100-sxm4-40gb", Precision::FP16).has_value());
+}
+
+TEST(Trust, OneFolderScannerServesCnnAndLlmCalibrations) {
+  const std::string dir = test::temp_dir() + "/scan";
+  std::filesystem::create_directories(dir);
+  // Name order decides between matches; other formats and broken files in the folder are skipped.
+  std::ofstream(dir + "/0-allreduce.json") << R"({"format": "ridge-allreduce-calibration", "device": "a100"})";
+  std::ofstream(dir + "/1-broken.json") << "{not json";
+  std::ofstream(dir + "/2-a100.json") << R"({"format": "ridge-calibration", "device": "a100-sxm4-80gb",
+      "precision": "fp16", "fallback": {"ppp": 0.5, "ppp_mem": 0.5, "samples": 9}})";
+  std::ofstream(dir + "/3-a100-bf16.json") << R"({"format": "ridge-calibration", "device_family": "a100",
+      "precision": "bf16", "fallback": {"ppp": 0.4, "ppp_mem": 0.4, "samples": 9}})";
+  std::ofstream(dir + "/notes.txt") << "ignored";
+  auto family_and = [](const std::string& precision) {
+    return [precision](const Calibration& c) { return c.device_family == "a100" && c.precision == precision; };
+  };
+  const auto fp16 = find_calibration(dir, family_and("fp16"));
+  ASSERT_TRUE(fp16.has_value());
+  EXPECT_EQ(fp16->device_family, "a100");  // filled in from the device id
+  EXPECT_EQ(std::filesystem::path(fp16->file).filename(), "2-a100.json");
+  const auto bf16 = find_calibration(dir, family_and("bf16"));
+  ASSERT_TRUE(bf16.has_value());
+  EXPECT_DOUBLE_EQ(bf16->fallback.ppp, 0.4);
+  EXPECT_FALSE(find_calibration(dir, family_and("tf32")).has_value());
+  EXPECT_FALSE(find_calibration(dir + "/missing", family_and("fp16")).has_value());
+  // Both shipped lookups go through it: the LLM folder has H100 factors, the CNN folder none.
+  EXPECT_TRUE(builtin_llm_calibration("h100-sxm", Precision::BF16).has_value());
+  EXPECT_FALSE(builtin_calibration("h100-sxm", Precision::FP16).has_value());
 }
 
 TEST(Trust, MismatchedCalibrationsAreRefusedUnlessForced) {

@@ -273,6 +273,23 @@ SweepPoint point(int64_t batch, std::optional<double> measured_s = std::nullopt)
   return p;
 }
 
+TEST(SweepReport, PredictedColumnsSayWhetherTheyAreBoundsOrCalibrated) {
+  SweepReportRequest req{{"m"}, 2, "h100-sxm", std::nullopt};
+  std::vector<SweepPoint> points = {point(1), point(2)};
+  for (SweepPoint& p : points) p.predicted = true, p.predicted_time_s = 1e-3, p.predicted_samples_per_s = 1e3;
+  auto title = [](const Document& d, const char* key) {
+    const Table& t = table(d, "points");
+    return t.columns.at(static_cast<size_t>(t.column(key))).title;
+  };
+  const Document bound = sweep_report(req, points);
+  EXPECT_EQ(title(bound, "predicted_time_s"), "predicted time (h100-sxm, upper bound (uncalibrated))");
+  EXPECT_EQ(title(bound, "predicted_samples_per_s"), "predicted samples/s (upper bound (uncalibrated))");
+  points[0].predicted_calibrated = true;  // one bound among calibrated points still makes the column a bound
+  EXPECT_EQ(title(sweep_report(req, points), "predicted_samples_per_s"), "predicted samples/s (upper bound (uncalibrated))");
+  points[1].predicted_calibrated = true;
+  EXPECT_EQ(title(sweep_report(req, points), "predicted_time_s"), "predicted time (h100-sxm, calibrated)");
+}
+
 TEST(SweepReport, PointsFitsAndCapacityFromTypedPoints) {
   SweepReportRequest req{{"m"}, 3, "", std::nullopt};
   const std::vector<SweepPoint> points = {point(1), point(2)};

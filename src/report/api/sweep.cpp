@@ -49,10 +49,11 @@ Table capacity_table(const SweepCapacity& c) {
 }  // namespace
 
 Document sweep_report(const SweepReportRequest& plan, const std::vector<SweepPoint>& results) {
-  bool measured = false, predicted = false;
+  bool measured = false, predicted = false, bound = false;
   for (const auto& r : results) {
     measured = measured || r.measured;
     predicted = predicted || r.predicted;
+    bound = bound || (r.predicted && !r.predicted_calibrated);
   }
   Table points;
   points.key = "points";
@@ -64,8 +65,10 @@ Document sweep_report(const SweepReportRequest& plan, const std::vector<SweepPoi
     points.columns.push_back({"measured_samples_per_s", "samples/s"});
   }
   if (predicted) {
-    points.columns.push_back({"predicted_time_s", "predicted time (" + plan.device + ")", Unit::Second});
-    points.columns.push_back({"predicted_samples_per_s", "predicted samples/s"});
+    // What the predicted numbers are, beside them: peak-rate bounds unless every point was calibrated.
+    const std::string kind = bound ? "upper bound (uncalibrated)" : "calibrated";
+    points.columns.push_back({"predicted_time_s", "predicted time (" + plan.device + ", " + kind + ")", Unit::Second});
+    points.columns.push_back({"predicted_samples_per_s", "predicted samples/s (" + kind + ")"});
   }
   std::map<std::string, std::pair<std::vector<double>, std::vector<std::vector<double>>>> series;
   for (const auto& r : results) {
