@@ -334,7 +334,9 @@ void add_device_comparison(Document& doc, const ingest::Profile& p, const Ingest
   ps.training = a.train;
   ps.bytes_per_param = mode.weight_bytes;
   ps.batch = a.batch;
-  const Prediction pred = predict(work.layers, predict_options(d, ps, &forced));
+  const PredictOptions opt = predict_options(d, ps, &forced);
+  const Prediction pred = predict(work.layers, opt);
+  for (const auto& f : calibration_flags(opt.calibration)) doc.notes.push_back("flag " + f + " (the prediction's calibration)");
   Document cmp = profile_vs_prediction(p, work.layers, pred, a.steps, a.train);
   auto& title = std::get<Table>(cmp.blocks.front()).title;
   title += fmt::format(" ({} on {}, {}, {})", work.name, d.id, a.precision,
