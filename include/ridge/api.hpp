@@ -241,8 +241,9 @@ Document profile_vs_prediction(const ingest::Profile& p, const std::vector<Layer
 std::vector<chart::Chart> kernel_roofline_charts(const ingest::Profile& p, const Device& d, Precision headline,
                                                  std::vector<std::string>* flags = nullptr);
 /// The ingest document: fields "totals", tables "groups", "runs" (and fields "fit" for labelled runs),
-/// "compare" (with a model), "counters" and "kernels" (the longest `top` unless `all_kernels`, which also adds
-/// every column).
+/// "compare" (with a model), "families" and "layers_profiled" (with a model and a device: profile_vs_prediction),
+/// "counters" and "kernels" (the longest `top` unless `all_kernels`, which also adds every column); with a device,
+/// kernels above their roof are named in the notes.
 Document ingest_report(const ingest::Profile& p, const IngestRequest& req, bool all_kernels);
 /// The kernel roofline charts of `ingest --device` (kernel_roofline_charts on the request's device and precision).
 std::vector<chart::Chart> ingest_charts(const ingest::Profile& p, const IngestRequest& req);
