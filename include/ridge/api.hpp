@@ -219,14 +219,35 @@ struct IngestRequest {
   int64_t batch = 1;                      ///< batch of the profiled run (with model)
   int64_t steps = 1;                      ///< iterations in the capture (with model)
   bool train = false;                     ///< the capture holds training steps
+  std::string device;                     ///< device id or alias: predicted time per family, kernel roofline ("" = none)
+  std::vector<std::string> device_dirs;   ///< further device folders
+  std::string precision = "fp32";         ///< precision mode of the profiled run (its peak is the headline ceiling)
+  bool force = false;                     ///< use a profile whose files name another model, batch or GPU anyway
 };
 /// Reads, combines and derives the files of `req` (throws ridge::Error when nothing could be read, UsageError
-/// for an unknown input format or a comparison over several runs).
+/// for an unknown input format or a comparison over several runs). With a model or device, a profile whose file
+/// names (or recorded GPU) say another model, batch or GPU, or files of different models, are a one-line
+/// ridge::Error naming both sides; with `force` they become "forced: ..." notes of the profile.
 ingest::Profile ingest_profile(const IngestRequest& req);
+/// Profiled time per kernel family (and per layer where a kernel's NVTX range or operator names a layer) next to
+/// ridge's predicted time for `work` (times `steps`), with FLOPs and DRAM bytes counted vs estimated: tables
+/// "families" and "layers_profiled" (when any layer matched), and notes.
+Document profile_vs_prediction(const ingest::Profile& p, const std::vector<LayerWork>& work, const Prediction& pred,
+                               int64_t steps, bool train);
+/// Kernel roofline charts of a profile on device `d`: every kernel name (or kernel family when there are more
+/// than 40 names) at its achieved FLOP/s against its DRAM arithmetic intensity, one series per precision, under
+/// the device's ceilings per precision (`headline` first); and, when the profile has L1 or L2 bytes, the
+/// hierarchical roofline (NERSC: the same FLOP/s at the L1, L2 and DRAM intensities). Points above their roof are
+/// labelled "above-roof" and listed in `flags` (when given) as lines.
+std::vector<chart::Chart> kernel_roofline_charts(const ingest::Profile& p, const Device& d, Precision headline,
+                                                 std::vector<std::string>* flags = nullptr);
 /// The ingest document: fields "totals", tables "groups", "runs" (and fields "fit" for labelled runs),
-/// "compare" (with a model), "counters" and "kernels" (the longest `top` unless `all_kernels`, which also adds
-/// every column).
+/// "compare" (with a model), "families" and "layers_profiled" (with a model and a device: profile_vs_prediction),
+/// "counters" and "kernels" (the longest `top` unless `all_kernels`, which also adds every column); with a device,
+/// kernels above their roof are named in the notes.
 Document ingest_report(const ingest::Profile& p, const IngestRequest& req, bool all_kernels);
+/// The kernel roofline charts of `ingest --device` (kernel_roofline_charts on the request's device and precision).
+std::vector<chart::Chart> ingest_charts(const ingest::Profile& p, const IngestRequest& req);
 
 // ---- devices ------------------------------------------------------------------------------------------------
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ridge/count.hpp"
+#include "ridge/data_dir.hpp"
 #include "ridge/dtype.hpp"
 
 namespace ridge {
@@ -92,9 +93,6 @@ Device load_device_file(const std::string& path);
 /// The device as JSON: `peak_flops` by precision and `bandwidth_bytes_per_s` by level, plus everything else.
 nlohmann::json device_to_json(const Device& d);
 
-/// A built-in data folder ("devices", "interconnects", "calibrations"): $RIDGE_DATA_DIR/FOLDER when set, else the
-/// source tree's data/FOLDER when it exists, else the installed share/ridge/FOLDER.
-std::string builtin_data_dir(const std::string& folder);
 /// The built-in device folder: $RIDGE_DATA_DIR/devices when set, else the source tree's data/devices when it
 /// exists, else the installed share/ridge/devices.
 std::string builtin_devices_dir();

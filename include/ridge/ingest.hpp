@@ -130,10 +130,42 @@ enum class JoinMode : uint8_t {
 /// otherwise concatenates. Records a note saying which happened.
 Profile combine(std::vector<Profile> parts, JoinMode mode = JoinMode::Auto);
 
+/// One GPU architecture's counting facts (data/gpu/architectures.json).
+struct Architecture {
+  std::string name;                                 ///< "volta", "ampere", ...
+  std::map<std::string, int64_t> tensor_flops_per_inst;  ///< precision -> FLOPs per warp-level tensor-pipe instruction
+  std::string source;                               ///< where the figures come from
+};
+/// A name fragment that tells the architecture ("A100" in a device name, "sm80_" in a kernel name).
+struct ArchitectureHint {
+  std::string pattern;
+  std::string architecture;
+};
+/// Every architecture ridge knows, and how to recognise one from device and kernel names (in order).
+struct ArchitectureTable {
+  std::vector<Architecture> architectures;
+  std::vector<ArchitectureHint> device_names;     ///< tried first, against KernelRecord::device
+  std::vector<ArchitectureHint> kernel_prefixes;  ///< then against kernel names
+  std::string counted_precision = "fp16";         ///< whose factor tensor-pipe instructions are counted with
+  std::string file;                               ///< where it was read from
+  /// The architecture called `name`, or nullptr.
+  const Architecture* find(std::string_view name) const;
+  /// FLOPs per tensor-pipe instruction of `arch` at counted_precision (0: none, or unknown architecture).
+  int64_t tensor_factor(std::string_view arch) const;
+};
+/// Parses an architecture table (format "ridge-gpu-architectures"). Throws ridge::Error with one line naming
+/// `origin` and the field when it is malformed.
+ArchitectureTable parse_architectures(std::string_view text, const std::string& origin);
+/// Reads an architecture table file; throws ridge::Error naming the file when it cannot be read or is malformed.
+ArchitectureTable load_architectures(const std::string& path);
+/// The shipped table (builtin_data_dir("gpu")/architectures.json), read once.
+const ArchitectureTable& builtin_architectures();
+
 /// Options for deriving quantities.
 struct DeriveOptions {
   std::string architecture;           ///< override: volta, turing, ampere, ada, hopper
   std::optional<int64_t> tensor_factor;  ///< override: FLOPs per tensor-pipe instruction
+  const ArchitectureTable* architectures = nullptr;  ///< nullptr: builtin_architectures()
 };
 /// Fills KernelRecord::derived for every record from the formula table; notes which formulas were used and
 /// which terms were missing; detects the architecture for the tensor factor.

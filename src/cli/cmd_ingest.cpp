@@ -5,6 +5,7 @@
 #include "commands.hpp"
 #include "ridge/api.hpp"
 #include "ridge/chart.hpp"
+#include "ridge/error.hpp"
 
 namespace ridge::cli {
 namespace {
@@ -14,7 +15,7 @@ struct IngestArgs {
   std::vector<std::string> files, labels;
   CLI::Option* label_option = nullptr;
   OutputOptions out;
-  std::string plot;
+  std::string plot, chart;
 };
 
 // Files in command-line order, each with the --label given before it.
@@ -63,11 +64,21 @@ CLI::App* add_ingest_command(CLI::App& app) {
   cmd->add_option("--steps", a->req.steps, "Iterations in the capture (with --model)")
       ->check(CLI::PositiveNumber)
       ->needs("--model");
+  cmd->add_option("--device,-d", a->req.device, "Predict with this device next to the profiled time (with --model) and "
+                                                "draw kernels under its roofs (--chart)")->type_name("D");
+  cmd->add_option("--devices-dir,--devices", a->req.device_dirs, "Also load device files from DIR")->type_name("DIR");
+  cmd->add_option("--precision,-p", a->req.precision, "Precision mode of the profiled run (its peak is the headline roof)")
+      ->capture_default_str();
+  cmd->add_flag("--force", a->req.force, "Use a profile whose files name another model, batch or GPU (the output says so)");
+  cmd->add_option("--chart", a->chart, "Draw the kernel roofline (and the hierarchical L1/L2/DRAM one when the profile "
+                                       "has those bytes) on --device to FILE.svg or FILE.png")->type_name("FILE");
   a->out.add_to(cmd);
   cmd->add_option("--plot", a->plot, "Also draw each kernel's share of FLOPs, DRAM bytes and time to FILE.svg or "
                                      "FILE.png")->type_name("FILE");
   cmd->callback([cmd, a] {
     if (!a->plot.empty()) chart::check_chart_path(a->plot);
+    if (!a->chart.empty()) chart::check_chart_path(a->chart);
+    if (!a->chart.empty() && a->req.device.empty()) throw UsageError("--chart: give the device whose roofs to draw (--device D)");
     a->req.files = labelled_files(cmd, *a);
     const ingest::Profile p = report::ingest_profile(a->req);
     const bool table_stdout = a->out.format == "table" || a->out.format == "md";
@@ -75,6 +86,7 @@ CLI::App* add_ingest_command(CLI::App& app) {
     a->out.emit(table_stdout ? report::ingest_report(p, a->req, false) : full, full);
     plot_layer_shares(full, "share per kernel", {{"flops", "FLOPs"}, {"dram_bytes", "DRAM bytes"}, {"time_s", "time"}},
                       a->plot, "kernels", "name");
+    if (!a->chart.empty()) chart::write_charts(report::ingest_charts(p, a->req), a->chart);
   });
   return cmd;
 }

@@ -70,39 +70,6 @@ const std::vector<Formula> kFormulas = {
 };
 #undef SASS
 
-struct ArchRow {
-  std::string_view arch;
-  int64_t tensor_flops_per_inst;  ///< 0: no tensor cores
-  std::string_view why;
-};
-// FLOPs per warp-level tensor-pipe instruction. One constant cannot fit every MMA shape and precision
-// (profiler-formats.md 9.2): the factor is stated in the output and can be overridden with --tensor-factor.
-const std::vector<ArchRow> kArchs = {
-    {"kepler", 0, "no tensor cores"},
-    {"maxwell", 0, "no tensor cores"},
-    {"pascal", 0, "no tensor cores"},
-    {"volta", 512, "HMMA.884 steps, as NERSC's hierarchical roofline and NVIDIA's 2020 roofline section use"},
-    {"turing", 2048, "HMMA.1688 fp16: 16x8x8 FMA per warp instruction"},
-    {"ampere", 4096, "HMMA.16816 fp16: 16x8x16 FMA per warp instruction (TF32 HMMA.1684 does a quarter)"},
-    {"ada", 4096, "HMMA.16816 fp16: 16x8x16 FMA per warp instruction"},
-    {"hopper", 4096, "mma.sync m16n8k16 fp16 (wgmma kernels differ)"},
-};
-
-struct ArchHint {
-  std::string_view pattern;
-  std::string_view arch;
-};
-// Device-name fragments first, then kernel-name prefixes cuBLAS/cuDNN use.
-const std::vector<ArchHint> kDeviceHints = {
-    {"V100", "volta"}, {"TITAN V", "volta"}, {"A100", "ampere"}, {"A30", "ampere"}, {"A40", "ampere"},
-    {"A10", "ampere"}, {"RTX 30", "ampere"}, {"RTX A", "ampere"}, {"H100", "hopper"}, {"H200", "hopper"},
-    {"H800", "hopper"}, {"T4", "turing"}, {"RTX 20", "turing"}, {"Quadro RTX", "turing"}, {"L4", "ada"},
-    {"L40", "ada"}, {"RTX 40", "ada"}, {"P100", "pascal"}, {"TITAN X", "pascal"}, {"GTX 10", "pascal"},
-    {"K80", "kepler"}, {"K40", "kepler"}};
-const std::vector<ArchHint> kKernelHints = {
-    {"volta_", "volta"}, {"turing_", "turing"}, {"ampere_", "ampere"}, {"sm80_", "ampere"},
-    {"sm86_", "ampere"}, {"sm89_", "ada"}, {"sm90_", "hopper"}, {"maxwell_", "maxwell"}, {"kepler_", "kepler"}};
-
 std::string_view qty_name(Qty q) {
   switch (q) {
     case Qty::Fp64: return "fp64 FLOPs";
@@ -135,14 +102,24 @@ struct Detected {
   std::string arch, source;
 };
 
-Detected detect_arch(const Profile& p) {
-  for (const auto& hint : kDeviceHints)
+Detected detect_arch(const Profile& p, const ArchitectureTable& table) {
+  for (const auto& hint : table.device_names)
     for (const auto& k : p.kernels)
-      if (contains(k.device, hint.pattern)) return {std::string(hint.arch), "device '" + k.device + "'"};
+      if (contains(k.device, hint.pattern)) return {hint.architecture, "device '" + k.device + "'"};
   for (const auto& k : p.kernels)
-    for (const auto& hint : kKernelHints)
-      if (contains(k.name, hint.pattern)) return {std::string(hint.arch), "kernel names (" + std::string(hint.pattern) + "*)"};
+    for (const auto& hint : table.kernel_prefixes)
+      if (contains(k.name, hint.pattern)) return {hint.architecture, "kernel names (" + hint.pattern + "*)"};
   return {};
+}
+
+// " (fp16 on ampere; tf32 1024, int8 8192; PTX ISA ...; from data/gpu/architectures.json)": what the factor means.
+std::string tensor_factor_why(const Architecture& a, const ArchitectureTable& table) {
+  std::string others;
+  for (const auto& [prec, f] : a.tensor_flops_per_inst)
+    if (prec != table.counted_precision) others += fmt::format("{}{} {}", others.empty() ? "" : ", ", prec, f);
+  return fmt::format(" ({} instructions{}; {}; from {})", table.counted_precision,
+                     others.empty() ? "" : "; other precisions: " + others + ", pass --tensor-factor for them",
+                     a.source, table.file);
 }
 
 // Applies the first formula with every term present, else the first with some; returns the terms missing.
@@ -212,12 +189,11 @@ std::optional<Count> Derived::flops() const {
 }
 
 void derive(Profile& p, const DeriveOptions& opts) {
-  Detected arch = opts.architecture.empty() ? detect_arch(p) : Detected{opts.architecture, "--arch"};
-  const ArchRow* row = nullptr;
-  for (const auto& a : kArchs)
-    if (a.arch == arch.arch) row = &a;
+  const ArchitectureTable& table = opts.architectures ? *opts.architectures : builtin_architectures();
+  Detected arch = opts.architecture.empty() ? detect_arch(p, table) : Detected{opts.architecture, "--arch"};
+  const Architecture* row = table.find(arch.arch);
   p.architecture = arch.arch;
-  p.tensor_flops_per_inst = opts.tensor_factor ? *opts.tensor_factor : row ? row->tensor_flops_per_inst : 0;
+  p.tensor_flops_per_inst = opts.tensor_factor ? *opts.tensor_factor : table.tensor_factor(arch.arch);
 
   struct Use {
     int records = 0;
@@ -252,7 +228,7 @@ void derive(Profile& p, const DeriveOptions& opts) {
       p.notes.push_back(fmt::format("tensor factor {} FLOPs per tensor-pipe instruction: architecture {} from {}{}",
                                     p.tensor_flops_per_inst, arch.arch.empty() ? "unknown" : arch.arch,
                                     opts.tensor_factor ? "--tensor-factor" : arch.source,
-                                    row && !opts.tensor_factor ? fmt::format(" ({})", row->why) : ""));
+                                    row && !opts.tensor_factor ? tensor_factor_why(*row, table) : ""));
     if (f.qty == Qty::Fp16 && f.terms.size() > 1)
       p.notes.push_back("fp16 FLOPs count a packed HFMA2/HADD2 thread instruction once (as NERSC does); if your ncu "
                         "counts packed lanes separately the true value is up to 2x higher");

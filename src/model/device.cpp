@@ -221,13 +221,6 @@ json device_to_json(const Device& d) {
 
 // ---- the database ----------------------------------------------------------------------------------------
 
-std::string builtin_data_dir(const std::string& folder) {
-  if (const char* env = std::getenv("RIDGE_DATA_DIR"); env && *env) return (fs::path(env) / folder).string();
-  if (fs::is_directory(fs::path(RIDGE_SOURCE_DATA_DIR) / folder))
-    return (fs::path(RIDGE_SOURCE_DATA_DIR) / folder).string();
-  return (fs::path(RIDGE_INSTALL_DATA_DIR) / folder).string();
-}
-
 std::string builtin_devices_dir() { return builtin_data_dir("devices"); }
 
 

@@ -120,6 +120,27 @@ TEST(IngestCli, TorchChromeTrace) {
   EXPECT_NE(table.out.find("torch-trace"), std::string::npos);
 }
 
+TEST(IngestCli, DeviceChartAndRefusedMismatch) {
+  RIDGE_REQUIRE_SHARED();
+  const std::string svg = temp_dir() + "/kernel-roofline.svg";
+  auto r = run_ridge("ingest " + profile("09_") + " -d a100 -p fp16 --chart '" + svg + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string drawn = slurp(svg);
+  EXPECT_NE(drawn.find("Kernel roofline on a100"), std::string::npos);
+  EXPECT_NE(drawn.find("Hierarchical roofline on a100"), std::string::npos);
+  r = run_ridge("ingest " + profile("09_") + " --chart '" + svg + "'");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("--device"), std::string::npos) << r.err;
+  r = run_ridge("ingest " + profile("01_") + " --model resnet50 --batch 10 -d a100");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("resnet18"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("resnet50"), std::string::npos) << r.err;
+  r = run_ridge("ingest " + profile("01_") + " --model resnet50 --batch 10 -d a100 --force");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("forced: "), std::string::npos);
+  EXPECT_NE(r.out.find("Profiled vs predicted per kernel family"), std::string::npos);
+}
+
 TEST(IngestCli, ProfileCmd) {
   auto r = run_ridge("profile-cmd --metrics flops,time -- python train.py -b 10");
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -2,7 +2,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <filesystem>
+#include <map>
 
 #include "ridge/api.hpp"
 #include "ridge/error.hpp"
@@ -237,6 +240,112 @@ void add_comparison(Document& doc, const ingest::Profile& p, const ingest::Total
   if (a.train) doc.notes.push_back("estimated bytes: forward pass compulsory traffic only");
 }
 
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+// The GPU a file's records name ("NVIDIA A100-SXM4-40GB (0)"), or "".
+std::string recorded_device(const ingest::Profile& p, const std::string& file) {
+  for (const auto& k : p.kernels)
+    if (k.file == file && !k.device.empty() && !std::all_of(k.device.begin(), k.device.end(), ::isdigit)) return k.device;
+  return "";
+}
+
+// Refuses files of another model, batch or GPU than asked for, and files of different models or GPUs next to each
+// other (one-line errors naming both sides); with --force the mismatches become notes.
+void check_profile_matches(ingest::Profile& p, const IngestRequest& a) {
+  if (a.model.empty() && a.device.empty()) return;
+  const std::string model = a.model.empty() ? "" : std::filesystem::path(a.model).stem().string();
+  const RunIdentity expected{model, a.device, a.model.empty() ? 0 : a.batch, ""};
+  std::vector<RunIdentity> seen;
+  std::vector<std::string> forced;
+  for (const auto& [file, label] : a.files) {
+    RunIdentity id = identity_from_file_name(file);
+    if (const std::string dev = recorded_device(p, file); !dev.empty()) id.device = dev;
+    auto more = check_run_matches(file, id, expected, a.force);
+    forced.insert(forced.end(), more.begin(), more.end());
+    for (size_t k = 0; k < seen.size(); ++k) {
+      // Labelled runs (--label bs=N) are several batches on purpose: only model and GPU must agree.
+      RunIdentity mine = id, other = seen[k];
+      if (!label.empty()) mine.batch = other.batch = 0;
+      more = check_run_matches(file, mine, other, a.force);
+      for (auto& line : more) line += " (as in " + a.files[k].first + ")";
+      forced.insert(forced.end(), more.begin(), more.end());
+    }
+    seen.push_back(id);
+  }
+  p.notes.insert(p.notes.end(), forced.begin(), forced.end());
+}
+
+// The precision a kernel's FLOPs were counted in, for its series and its roof: tensor, fp16, fp64 or fp32.
+std::string flop_precision(const ingest::Derived& d) {
+  if (d.flops_tensor.value_or(0) > 0) return "tensor";
+  if (d.flops_fp16.value_or(0) > 0 && d.flops_fp16 >= d.flops_fp32.value_or(0)) return "fp16";
+  if (d.flops_fp64.value_or(0) > 0 && d.flops_fp64 >= d.flops_fp32.value_or(0)) return "fp64";
+  return "fp32";
+}
+
+// The roof a kernel of that precision can reach: tensor kernels the best tensor-core rate (fp16/bf16/tf32).
+double precision_peak(const Device& d, const std::string& prec) {
+  auto peak = [&](Precision p) { return d.peak(p).value_or(0); };
+  if (prec == "tensor") return std::max({peak(Precision::FP16), peak(Precision::BF16), peak(Precision::TF32)});
+  if (prec == "fp16") return peak(Precision::FP16);
+  if (prec == "fp64") return peak(Precision::FP64);
+  return peak(Precision::FP32);
+}
+
+// Device ceilings for a roofline chart: `headline` first, then every other precision (those at least 4x the fp32
+// rate are tensor-core figures: CUDA cores do at most 2x fp32 in fp16), DRAM then other levels.
+chart::RoofDevice roof_device(const Device& d, Precision headline) {
+  chart::RoofDevice rd;
+  rd.name = d.id;
+  const double fp32 = d.peak(Precision::FP32).value_or(0);
+  auto name = [&](Precision p, double rate) {
+    std::string n(precision_info(p).name);
+    return fp32 > 0 && rate >= 4 * fp32 ? n + " tensor" : n;
+  };
+  if (auto h = d.peak(headline)) rd.compute_flops_per_s.push_back({name(headline, *h), *h});
+  for (const auto& [prec, rate] : d.peak_flops)
+    if (prec != headline) rd.compute_flops_per_s.push_back({name(prec, rate), rate});
+  rd.memory_bytes_per_s.push_back({"DRAM", d.dram_bandwidth()});
+  for (const auto& [level, bw] : d.bandwidth_bytes_per_s)
+    if (level != "dram") rd.memory_bytes_per_s.push_back({level, bw});
+  return rd;
+}
+
+// With --device: the roof sanity flags, and with --model the profiled time next to the predicted time per family.
+void add_device_comparison(Document& doc, const ingest::Profile& p, const IngestRequest& a) {
+  const Device d = find_device(load_devices(a.device_dirs), a.device);
+  const PrecisionMode mode = require_precision_mode(a.precision);
+  std::vector<std::string> flags;
+  kernel_roofline_charts(p, d, mode.compute, &flags);
+  for (const auto& f : flags) doc.notes.push_back(f);
+  if (a.model.empty()) return;
+  LoadOptions lo;
+  lo.batch = a.batch;
+  lo.training = a.train;
+  lo.dtype = mode.activation_dtype;
+  const ModelWork work = load_model_work(a.model, lo);
+  std::vector<std::string> forced;
+  PredictSettings ps;
+  ps.precision = mode.compute;
+  ps.force = a.force;
+  ps.training = a.train;
+  ps.bytes_per_param = mode.weight_bytes;
+  ps.batch = a.batch;
+  const PredictOptions opt = predict_options(d, ps, &forced);
+  const Prediction pred = predict(work.layers, opt);
+  for (const auto& f : calibration_flags(opt.calibration)) doc.notes.push_back("flag " + f + " (the prediction's calibration)");
+  Document cmp = profile_vs_prediction(p, work.layers, pred, a.steps, a.train);
+  auto& title = std::get<Table>(cmp.blocks.front()).title;
+  title += fmt::format(" ({} on {}, {}, {})", work.name, d.id, a.precision,
+                       pred.calibrated ? "calibrated" : "upper bound (uncalibrated)");
+  for (auto& b : cmp.blocks) doc.blocks.push_back(std::move(b));
+  for (auto& n : cmp.notes) doc.notes.push_back(std::move(n));
+  for (auto& f : forced) doc.notes.push_back(std::move(f));
+}
+
 }  // namespace
 
 ingest::Profile ingest_profile(const IngestRequest& a) {
@@ -265,6 +374,7 @@ ingest::Profile ingest_profile(const IngestRequest& a) {
     throw Error(fmt::format("nothing could be read: {}", why.empty() ? "no kernel records" : why));
   }
   if (a.run) p = ingest::select_run(std::move(p), *a.run);
+  check_profile_matches(p, a);
   if (!a.model.empty() && p.runs.size() > 1)
     throw UsageError(fmt::format("--model compares one capture with one estimate, but the input holds {} runs: "
                                  "choose one with --run N (1..{})", p.runs.size(), p.runs.size()));
@@ -286,6 +396,7 @@ Document ingest_report(const ingest::Profile& p, const IngestRequest& a, bool fu
   doc.blocks.push_back(groups_table(p, *by, a.group, t));
   add_runs(doc, p);
   if (!a.model.empty()) add_comparison(doc, p, t, a);
+  if (!a.device.empty()) add_device_comparison(doc, p, a);
   add_counters(doc, t);
   const size_t top = a.top ? *a.top : (full ? 0 : kDefaultTopKernels);
   doc.blocks.push_back(kernels_table(p, top, full));
@@ -307,5 +418,201 @@ Document ingest_report(const ingest::Profile& p, const IngestRequest& a, bool fu
   return doc;
 }
 
+
+Document profile_vs_prediction(const ingest::Profile& p, const std::vector<LayerWork>& work, const Prediction& pred,
+                               int64_t steps, bool train) {
+  struct Side {
+    Count launches = 0;
+    std::optional<double> profiled_s;
+    std::optional<Count> flops_counted, bytes_counted;
+    double predicted_s = 0;
+    Count flops_estimated = 0, bytes_estimated = 0;
+    bool predicted = false;
+  };
+  std::vector<std::string> order;
+  std::map<std::string, Side> rows;
+  auto row = [&](const std::string& key) -> Side& {
+    if (!rows.count(key)) order.push_back(key);
+    return rows[key];
+  };
+  auto add_opt = [](auto& total, const auto& v) {
+    if (v) total = total.value_or(0) + *v;
+  };
+  for (const auto& k : p.kernels) {
+    Side& r = row(calibration_class_of_kernel_family(ingest::kernel_family(k.name, k.memop)));
+    r.launches += k.invocations;
+    add_opt(r.profiled_s, k.derived.time_s);
+    add_opt(r.flops_counted, k.derived.flops());
+    add_opt(r.bytes_counted, k.derived.dram_bytes);
+  }
+  const double s = static_cast<double>(steps);
+  for (size_t i = 0; i < pred.layers.size() && i < work.size(); ++i) {
+    const LayerWork& w = work[i];
+    if (!w.costed) continue;
+    const std::string_view family = kernel_family_of_op_class(w.op_class);
+    Side& r = row(family.empty() ? "op class " + w.op_class + " (no kernel family)" : std::string(family));
+    r.predicted = true;
+    r.predicted_s += pred.layers[i].time_s * s;
+    r.flops_estimated += (w.flops + (train ? w.bwd_input_flops + w.bwd_weight_flops : 0)) * steps;
+    r.bytes_estimated += w.bytes * steps;
+  }
+  if (pred.update_s > 0) {  // optimizer kernels (multi_tensor_apply, ...) are elementwise
+    Side& r = row("elementwise");
+    r.predicted = true;
+    r.predicted_s += pred.update_s * s;
+  }
+  Document doc;
+  Table t{"families", "Profiled vs predicted per kernel family", {}, {}, {}};
+  t.columns = {{"family", "family", Unit::None},
+               {"launches", "launches", Unit::Count},
+               {"profiled_time_s", "profiled", Unit::Second},
+               {"predicted_time_s", "predicted", Unit::Second},
+               {"time_ratio", "profiled/predicted", Unit::Ratio},
+               {"flops_counted", "FLOPs counted", Unit::Flop},
+               {"flops_estimated", "FLOPs estimated", Unit::Flop},
+               {"flops_ratio", "counted/estimated", Unit::Ratio},
+               {"dram_bytes_counted", "DRAM counted", Unit::Byte},
+               {"bytes_estimated", "bytes estimated", Unit::Byte},
+               {"bytes_ratio", "counted/estimated", Unit::Ratio}};
+  auto time_ratio = [](const std::optional<double>& a, double b) {
+    return a && b > 0 ? Cell::real(*a / b, Unit::Ratio) : Cell::empty(Unit::Ratio);
+  };
+  auto add = [&](const std::string& key, const Side& r) {
+    t.add_row({Cell::text(key), Cell::count(r.launches), real_or_empty(r.profiled_s, Unit::Second),
+               r.predicted ? Cell::real(r.predicted_s, Unit::Second) : Cell::empty(Unit::Second),
+               time_ratio(r.profiled_s, r.predicted_s), count_or_empty(r.flops_counted, Unit::Flop),
+               r.predicted ? Cell::count(r.flops_estimated, Unit::Flop) : Cell::empty(Unit::Flop),
+               real_or_empty(ratio(r.flops_counted, r.predicted ? std::optional<Count>(r.flops_estimated) : std::nullopt), Unit::Ratio),
+               count_or_empty(r.bytes_counted, Unit::Byte),
+               r.predicted ? Cell::count(r.bytes_estimated, Unit::Byte) : Cell::empty(Unit::Byte),
+               real_or_empty(ratio(r.bytes_counted, r.predicted ? std::optional<Count>(r.bytes_estimated) : std::nullopt), Unit::Ratio)});
+  };
+  Side total;
+  for (const std::string& key : order) {
+    const Side& r = rows[key];
+    add(key, r);
+    total.launches += r.launches;
+    add_opt(total.profiled_s, r.profiled_s);
+    add_opt(total.flops_counted, r.flops_counted);
+    add_opt(total.bytes_counted, r.bytes_counted);
+    total.predicted = total.predicted || r.predicted;
+    total.predicted_s += r.predicted_s;
+    total.flops_estimated += r.flops_estimated;
+    total.bytes_estimated += r.bytes_estimated;
+  }
+  add("total", total);
+  doc.blocks.push_back(std::move(t));
+  for (const std::string& key : order) {
+    if (!rows[key].predicted) doc.notes.push_back("family " + key + ": no layer of the model maps to it (predicted empty)");
+    else if (rows[key].launches == 0) doc.notes.push_back("family " + key + ": predicted, but no profiled kernel is of it");
+  }
+  doc.notes.push_back("estimated bytes: forward-pass traffic of each layer; the prediction's backward moves about twice that");
+  if (steps > 1) doc.notes.push_back(fmt::format("predicted times and estimates are per step x {} steps", steps));
+
+  // Per layer: kernels whose NVTX range (any '/' part) or launching operator is a layer's name.
+  std::map<std::string, size_t> layer_of;
+  for (size_t i = 0; i < work.size(); ++i) layer_of.emplace(lower(work[i].name), i);
+  std::map<size_t, Side> by_layer;
+  for (const auto& k : p.kernels) {
+    std::vector<std::string> names = {k.op};
+    for (size_t b = 0, e; b <= k.nvtx.size(); b = e + 1) {
+      e = k.nvtx.find('/', b);
+      if (e == std::string::npos) e = k.nvtx.size();
+      names.push_back(k.nvtx.substr(b, e - b));
+    }
+    for (const std::string& n : names) {
+      auto it = n.empty() ? layer_of.end() : layer_of.find(lower(n));
+      if (it == layer_of.end()) continue;
+      Side& r = by_layer[it->second];
+      r.launches += k.invocations;
+      add_opt(r.profiled_s, k.derived.time_s);
+      break;
+    }
+  }
+  if (by_layer.empty()) {
+    doc.notes.push_back("per layer: no kernel's NVTX range or operator names a layer of the model (name NVTX ranges "
+                        "after the layers, e.g. with forward hooks, to get per-layer rows)");
+    return doc;
+  }
+  Table l{"layers_profiled", "Profiled vs predicted per layer (kernels matched by NVTX range or operator name)", {}, {}, {}};
+  l.columns = {{"layer", "layer", Unit::None},        {"op", "op", Unit::None},
+               {"launches", "launches", Unit::Count}, {"profiled_time_s", "profiled", Unit::Second},
+               {"predicted_time_s", "predicted", Unit::Second}, {"time_ratio", "profiled/predicted", Unit::Ratio}};
+  for (const auto& [i, r] : by_layer) {
+    const double predicted = i < pred.layers.size() ? pred.layers[i].time_s * s : 0;
+    l.add_row({Cell::text(work[i].name), Cell::text(work[i].op_class), Cell::count(r.launches),
+               real_or_empty(r.profiled_s, Unit::Second), Cell::real(predicted, Unit::Second),
+               time_ratio(r.profiled_s, predicted)});
+  }
+  doc.blocks.push_back(std::move(l));
+  return doc;
+}
+
+std::vector<chart::Chart> kernel_roofline_charts(const ingest::Profile& p, const Device& d, Precision headline,
+                                                 std::vector<std::string>* flags) {
+  constexpr size_t kMaxNamedPoints = 40;
+  auto groups = ingest::group(p, ingest::GroupBy::Name);
+  const bool by_family = groups.size() > kMaxNamedPoints;
+  if (by_family) groups = ingest::group(p, ingest::GroupBy::Family);
+  std::vector<chart::RoofPoint> kernel_points, levels;
+  int skipped = 0, above = 0;
+  bool hierarchical = false;
+  std::vector<std::string> above_names;
+  for (const auto& g : groups) {
+    const ingest::Totals t = ingest::totals(p, g.members);
+    const auto flops = t.sum.flops();
+    if (t.kernels == 0) continue;  // memcpy/memset: no FLOPs
+    if (!flops || *flops <= 0 || !t.kernel_time_s || *t.kernel_time_s <= 0 || !t.sum.dram_bytes || *t.sum.dram_bytes <= 0) {
+      ++skipped;
+      continue;
+    }
+    const double rate = to_double(*flops) / *t.kernel_time_s;
+    const std::string prec = flop_precision(t.sum);
+    const auto roof = roof_flags(*flops, *t.sum.dram_bytes, *t.kernel_time_s, precision_peak(d, prec), d.dram_bandwidth());
+    std::string label = g.key.size() > 40 ? g.key.substr(0, 37) + "..." : g.key;
+    if (!roof.empty()) {
+      label += " [above-roof]";
+      ++above;
+      if (above_names.size() < 3) above_names.push_back(g.key);
+    }
+    const double dram_ai = to_double(*flops) / to_double(*t.sum.dram_bytes);
+    kernel_points.push_back({prec, label, dram_ai, rate, "", -1, true});
+    for (const auto& [level, bytes] : {std::pair{"L1", t.sum.l1_bytes}, {"L2", t.sum.l2_bytes}, {"DRAM", t.sum.dram_bytes}})
+      if (bytes && *bytes > 0) {
+        hierarchical = hierarchical || std::string(level) != "DRAM";
+        levels.push_back({level, label, to_double(*flops) / to_double(*bytes), rate, "", -1, true});
+      }
+  }
+  const chart::RoofDevice rd = roof_device(d, headline);
+  const std::string what = by_family ? "kernel families" : "kernels";
+  std::vector<chart::Chart> charts;
+  charts.push_back(chart::roofline_chart(fmt::format("Kernel roofline on {} ({}, DRAM intensity)", d.id, what), {rd},
+                                         kernel_points));
+  if (hierarchical) {
+    charts.push_back(chart::roofline_chart(
+        fmt::format("Hierarchical roofline on {} ({}: L1, L2 and DRAM intensity at the same FLOP/s)", d.id, what),
+        {rd}, levels));
+    if (rd.memory_bytes_per_s.size() == 1)
+      charts.back().notes.push_back("L1 and L2 ceilings: not in the device file (only DRAM bandwidth is drawn)");
+  }
+  std::vector<std::string> lines;
+  if (skipped > 0)
+    lines.push_back(fmt::format("{} {} without FLOPs, DRAM bytes or time are not drawn", skipped, what));
+  if (above > 0) {
+    std::string names;
+    for (const auto& n : above_names) names += (names.empty() ? "" : ", ") + n;
+    lines.push_back(fmt::format("above-roof: {} of the {} run faster than {}'s roof for their precision ({}{}): their "
+                                "counts, the device or the peak are off", above, what, d.id, names, above > 3 ? ", ..." : ""));
+  }
+  for (auto& c : charts) c.notes.insert(c.notes.end(), lines.begin(), lines.end());
+  if (flags) flags->insert(flags->end(), lines.begin(), lines.end());
+  return charts;
+}
+
+std::vector<chart::Chart> ingest_charts(const ingest::Profile& p, const IngestRequest& a) {
+  if (a.device.empty()) return {};
+  const Device d = find_device(load_devices(a.device_dirs), a.device);
+  return kernel_roofline_charts(p, d, require_precision_mode(a.precision).compute);
+}
 
 }  // namespace ridge::report

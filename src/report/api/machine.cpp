@@ -3,12 +3,25 @@
 
 #include "ridge/api.hpp"
 #include "ridge/perf_counters.hpp"
+#include "ridge/predict.hpp"
 
 namespace ridge::report {
 namespace {
 
 Cell number(double v) { return v > 0 ? Cell::real(v) : Cell::empty(); }
 Cell number(const std::optional<double>& v) { return v ? Cell::real(*v) : Cell::empty(); }
+
+std::string joined(const std::vector<std::string>& flags) {
+  std::string out;
+  for (const auto& f : flags) out += (out.empty() ? "" : ", ") + f;
+  return out;
+}
+// "busy-machine" when a result's spread (IQR / median) is above timing_flags' limit.
+std::vector<std::string> spread_flags(double spread) { return timing_flags(1.0, 0.0, spread); }
+// "2-thread-peak-below-1-thread" when the all-thread figure is below the one-thread one (both measured).
+std::vector<std::string> all_below_one(const std::optional<double>& one, const std::optional<double>& all) {
+  return one && all ? thread_peak_flags(*one, *all) : std::vector<std::string>{};
+}
 
 std::string caches_text(const measure::CpuFacts& c) {
   std::string out;
@@ -49,6 +62,25 @@ Fields precision_fields(std::string key, std::string title, double fp32, double 
   return f;
 }
 
+// Sanity flags of a profile, each naming the figure: all-thread results below one-thread ones (the all-thread run
+// was starved or the thread count is wrong) and results whose spread says the machine was busy.
+std::vector<std::string> machine_flags(const measure::MachineProfile& p) {
+  std::vector<std::string> out;
+  for (DType t : {DType::F32, DType::F64})
+    for (const auto& f : thread_peak_flags(p.peak_gflops(t, false), p.peak_gflops(t, true)))
+      out.push_back(fmt::format("{}: {} peak on {} threads {:.1f} GFLOP/s is below the 1-thread {:.1f}", f,
+                                dtype_name(t), p.threads, p.peak_gflops(t, true), p.peak_gflops(t, false)));
+  for (const auto& l : p.levels)
+    for (const auto& f : all_below_one(l.triad_gbs_one, l.triad_gbs_all))
+      out.push_back(fmt::format("{}: {} triad on {} threads {:.1f} GB/s is below the 1-thread {:.1f}", f, l.level,
+                                p.threads, *l.triad_gbs_all, *l.triad_gbs_one));
+  for (const auto& r : p.peaks)
+    for (const auto& f : spread_flags(r.spread))
+      out.push_back(fmt::format("{}: {} {} peak on {} thread(s) spread {:.0f} % between runs", f, dtype_name(r.dtype),
+                                measure::isa_info(r.isa).name, r.threads, 100 * r.spread));
+  return out;
+}
+
 Fields level_fields(const measure::MachineProfile& p, std::string key, std::string title, bool all) {
   Fields f{std::move(key), std::move(title), {}};
   for (const char* level : {"L1", "L2", "L3", "DRAM"}) f.add(level, level, number(p.bandwidth_gbs(level, all)));
@@ -65,12 +97,13 @@ Table peaks_table(const measure::MachineProfile& p) {
                {"gflops", "GFLOP/s"},
                {"theoretical_gflops", "theoretical GFLOP/s"},
                {"ratio", "measured/theoretical", Unit::Ratio},
-               {"spread_percent", "spread", Unit::Percent}};
+               {"spread_percent", "spread", Unit::Percent},
+               {"flags", "flags"}};
   for (const auto& r : p.peaks)
     t.add_row({Cell::text(std::string(dtype_name(r.dtype))), Cell::text(std::string(measure::isa_info(r.isa).name)),
                Cell::count(r.threads), number(r.gflops), number(r.theoretical_gflops),
                r.theoretical_gflops > 0 ? Cell::real(r.gflops / r.theoretical_gflops, Unit::Ratio) : Cell::empty(),
-               Cell::real(100 * r.spread, Unit::Percent)});
+               Cell::real(100 * r.spread, Unit::Percent), Cell::text(joined(spread_flags(r.spread)))});
   return t;
 }
 
@@ -83,10 +116,12 @@ Table levels_table(const measure::MachineProfile& p) {
                {"read_gbs_one_thread", "read 1 thread"},
                {"triad_gbs_one_thread", "triad 1 thread"},
                {"read_gbs_all_threads", fmt::format("read {} threads", p.threads)},
-               {"triad_gbs_all_threads", fmt::format("triad {} threads", p.threads)}};
+               {"triad_gbs_all_threads", fmt::format("triad {} threads", p.threads)},
+               {"flags", "flags"}};
   for (const auto& l : p.levels)
     t.add_row({Cell::text(l.level), l.capacity_bytes > 0 ? Cell::count(l.capacity_bytes, Unit::Byte) : Cell::empty(Unit::Byte),
-               number(l.read_gbs_one), number(l.triad_gbs_one), number(l.read_gbs_all), number(l.triad_gbs_all)});
+               number(l.read_gbs_one), number(l.triad_gbs_one), number(l.read_gbs_all), number(l.triad_gbs_all),
+               Cell::text(joined(all_below_one(l.triad_gbs_one, l.triad_gbs_all)))});
   return t;
 }
 
@@ -126,6 +161,11 @@ Document machine_report(const measure::MachineProfile& p, const measure::Profile
   d.blocks.push_back(levels_table(p));
   if (with_sweep) d.blocks.push_back(sweep_table(p));
   d.notes = p.notes;
+  const auto flags = machine_flags(p);
+  Fields shown{"flags", "Sanity flags", {}};
+  shown.add("flags", "flags", Cell::text(flags.empty() ? "none" : joined(flags)));
+  d.blocks.insert(d.blocks.begin() + 1, std::move(shown));
+  for (const auto& f : flags) d.notes.push_back("flag " + f);
   for (const char* level : {"L1", "L2", "L3", "DRAM"})
     if (!p.bandwidth_gbs(level, true)) d.notes.push_back(fmt::format("{} bandwidth not measured", level));
   const std::string& counters = measure::counters_unavailable_reason();

@@ -21,7 +21,8 @@ std::vector<Column> point_columns() {
           {"time_lower_bound_s", "min time", Unit::Second},
           {"measured_time_s", "measured", Unit::Second},
           {"achieved_flop_per_s", "achieved", Unit::FlopPerSecond},
-          {"fraction_of_roof", "of roof", Unit::Percent}};
+          {"fraction_of_roof", "of roof", Unit::Percent},
+          {"flags", "flags", Unit::None}};
 }
 
 // Cells for point_columns(): the roofline point of (flops, bytes) and, when measured, the achieved fraction.
@@ -40,8 +41,11 @@ std::vector<Cell> point_cells(Count flops, Count bytes, bool measured_bytes, std
     row.push_back(Cell::real(achieved, Unit::FlopPerSecond));
     row.push_back(p.attainable_flop_per_s > 0 ? Cell::real(100 * achieved / p.attainable_flop_per_s, Unit::Percent)
                                               : Cell::empty(Unit::Percent));
+    std::string flags;  // a measured point above its roof: its counts, the device or the peak are off
+    for (const auto& f : roof_flags(flops, bytes, *time_s, peak, bw)) flags += (flags.empty() ? "" : ", ") + f;
+    row.push_back(Cell::text(flags));
   } else {
-    for (int i = 0; i < 3; ++i) row.push_back(Cell::empty());
+    for (int i = 0; i < 4; ++i) row.push_back(Cell::empty());
   }
   return row;
 }
