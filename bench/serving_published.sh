@@ -10,13 +10,15 @@ ridge=${1:-build/ridge}
 shift || true
 extra=("$@")
 [[ ${#extra[@]} -gt 0 ]] || extra=(--attention fused)
-grep -v '^#' bench/serving_published.csv | while IFS=, read -r id model device batch prompt generate tp metric published source; do
+rows=$(grep -v '^#' bench/serving_published.csv | while IFS=, read -r id model device batch prompt generate tp metric published source; do
   "$ridge" serve "$model" --device "$device" --batch "$batch" --prompt "$prompt" --generate "$generate" --tp "$tp" \
     "${extra[@]}" --format json | /usr/bin/python3 -c 'import json, sys
 j = json.load(sys.stdin); metric, published = sys.argv[2], float(sys.argv[3])
-v = float(j[metric])
+v = float(j[metric] if metric in j else j["serve"][metric])
 print("%-22s %-13s %-15s %12.4g vs %10.4g published  %+6.1f %%  (%s)" % (sys.argv[1], metric, sys.argv[5], v,
       published, 100 * (v - published) / published, sys.argv[4]))' "$id" "$metric" "$published" "$source" "$device"
-done | tee /dev/stderr | /usr/bin/python3 -c 'import re, statistics, sys
+done)
+echo "$rows"
+echo "$rows" | /usr/bin/python3 -c 'import re, statistics, sys
 e = [abs(float(m.group(1))) for m in (re.search(r"([+-][0-9.]+) %", l) for l in sys.stdin) if m]
 print("median |error| %.1f %% over %d rows; within 15 %%: %d" % (statistics.median(e), len(e), sum(x <= 15 for x in e)))'
