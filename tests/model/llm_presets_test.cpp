@@ -95,7 +95,8 @@ TEST(LlmPresets, AllConventionsListsTheToolPresets) {
   auto r = test::run_ridge("flops llama-2-7b --seq-len 128 --all-conventions --format json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::map<std::string, nlohmann::json> rows;
-  for (const auto& row : nlohmann::json::parse(r.out)["llm_conventions"]) rows[row["convention"]] = row;
+  const auto j = nlohmann::json::parse(r.out);
+  for (const auto& row : j["llm_conventions"]) rows[row["convention"]] = row;
   EXPECT_EQ(rows.at("llm-analysis")["headline"], 1700001742848);
   EXPECT_EQ(rows.at("llm-analysis")["as_printed"], "prefill_num_flops_fwd_total: 1.7 T");
   EXPECT_EQ(rows.at("megatron-code")["headline"], 5087120326656);

@@ -59,13 +59,13 @@ std::vector<chart::Chart> serve_charts(const ServeRequest& req) {
   o.calibration = llm_calibration(d, o.compute, req.calibration);
   o.tp_allreduce = o.calibration ? builtin_tp_allreduce_fit(d.id, o.tp) : std::nullopt;
   const ServeResult r = analyze_serving(c, d, o);
-  const std::string scenario = fmt::format("{} on {} x{}, prompt {}, generate {}", c.name, d.id, o.tp, o.prompt, o.generate);
+  const std::string scenario = fmt::format("{} on {}{}", c.name, d.id, o.tp > 1 ? fmt::format(" x{}", o.tp) : "");
   std::vector<chart::Chart> charts;
 
   // Memory per GPU: weights + KV cache (linear in the batch) at batch 1, the request's batch and the largest
   // batch that fits, against the device's memory.
   chart::Chart mem;
-  mem.title = "Memory per GPU: " + scenario;
+  mem.title = fmt::format("Memory per GPU: {}, context {}", scenario, o.prompt + o.generate);
   mem.kind = chart::Kind::Bars;
   mem.stacked = true;
   mem.x = {"memory per GPU", "B", chart::Scale::Linear};
@@ -86,11 +86,11 @@ std::vector<chart::Chart> serve_charts(const ServeRequest& req) {
 
   // Latency against batch (up to the largest that fits, at most 256) and against the prompt length.
   charts.push_back(latency_chart(
-      "Latency vs batch: " + scenario, "batch", doubling(1, std::clamp<int64_t>(r.max_batch, 1, 256), o.batch),
+      fmt::format("Latency vs batch: {}, prompt {}", c.name, o.prompt), "batch", doubling(1, std::clamp<int64_t>(r.max_batch, 1, 256), o.batch),
       [&](int64_t b) { return serve_variant(c, d, o, b, o.prompt); }, r.time_label));
   const int64_t max_prompt = std::max<int64_t>(1, c.max_positions - o.generate);
   charts.push_back(latency_chart(
-      fmt::format("Latency vs prompt length: {}, batch {}", c.name, o.batch), "prompt tokens",
+      fmt::format("Latency vs prompt: {}, batch {}", c.name, o.batch), "prompt tokens",
       doubling(std::min<int64_t>(128, max_prompt), max_prompt, o.prompt),
       [&](int64_t p) { return serve_variant(c, d, o, o.batch, p); }, r.time_label));
 
@@ -105,7 +105,8 @@ std::vector<chart::Chart> serve_charts(const ServeRequest& req) {
     points.push_back({op.phase + " ops", op.name, to_double(op.flops) / to_double(bytes), to_double(op.flops) / op.time_s,
                       "", -1, false});
   }
-  charts.push_back(chart::roofline_chart("Prefill and decode ops: " + scenario, {roof}, points, 6));
+  charts.push_back(chart::roofline_chart(fmt::format("Prefill and decode ops: {}, batch {}", c.name, o.batch), {roof},
+                                         points, 6));
   return charts;
 }
 
