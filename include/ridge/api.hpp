@@ -261,6 +261,9 @@ Document serve_report(const ServeRequest& req);
 /// and against prompt length (each curve stops where a size no longer fits), and the prefill and decode ops on the
 /// device's roofline.
 std::vector<chart::Chart> serve_charts(const ServeRequest& req);
+/// Training memory per GPU (weights, gradients, optimizer states, activations, stacked) of layout `o` under ZeRO
+/// stages 0-3, the layout's own stage marked, against the device's memory (for `ridge train --plot`).
+chart::Chart train_memory_chart(const LlmConfig& c, const Device& d, const TrainOptions& o);
 
 // ---- train -----------------------------------------------------------------------------------------------
 

@@ -171,7 +171,6 @@ std::string llm_viewer_number(Count v) {
   return fmt::format("{:.1f}", n);
 }
 
-
 std::vector<LlmConventionRow> llm_convention_rows(const LlmConfig& c, const Graph& g, int64_t batch, int64_t seq) {
   const Count params = llm_params(c).total, tokens = Count{batch} * seq;
   auto giga = [](Count v) { return to_double(v) / 1e9; };

@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "ridge/api.hpp"
+#include "ridge/chart.hpp"
 #include "support/test_support.hpp"
 
 namespace ridge {
@@ -44,6 +46,31 @@ TEST(LlmServeCharts, PlotPathIsCheckedFirst) {
   auto r = test::run_ridge("serve gpt3-125m --device a100-sxm4-80gb --plot chart.txt");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("chart.txt"), std::string::npos) << r.err;
+}
+
+// Training memory per GPU under ZeRO 0-3 (for `ridge train --plot`): stacked parts, the layout's stage marked, ZeRO
+// sharding the optimizer states (stage 1), gradients (2) and weights (3) over dp.
+TEST(LlmServeCharts, TrainMemoryChartShardsWithZero) {
+  const LlmConfig* c = find_llm_config("llama-2-7b");
+  ASSERT_NE(c, nullptr);
+  const Device d = find_device(load_devices(), "a100-sxm4-80gb");
+  TrainOptions o;
+  o.gpus = 8;
+  o.zero = 1;
+  o.seq = 2048;
+  const chart::Chart ch = report::train_memory_chart(*c, d, o);
+  ASSERT_EQ(ch.categories.size(), 4u);
+  EXPECT_EQ(ch.categories[1], "ZeRO 1 (this layout)");
+  ASSERT_EQ(ch.series.size(), 4u);
+  const auto& weights = ch.series[0].points;
+  const auto& optimizer = ch.series[2].points;
+  EXPECT_EQ(ch.series[2].name, "optimizer states");
+  EXPECT_DOUBLE_EQ(optimizer[0].y, 8 * optimizer[1].y);  // 12 Psi over dp 8
+  EXPECT_DOUBLE_EQ(weights[2].y, 8 * weights[3].y);      // 2 Psi over dp 8 at stage 3
+  ASSERT_EQ(ch.markers.size(), 1u);
+  const std::string svg = chart::render_svg(ch);
+  for (const char* text : {"ZeRO 0", "ZeRO 3", "gradients", "activations", "a100-sxm4-80gb memory"})
+    EXPECT_NE(svg.find(text), std::string::npos) << text;
 }
 
 }  // namespace

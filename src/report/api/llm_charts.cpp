@@ -1,5 +1,6 @@
-// The charts of `ridge serve --plot`: memory per GPU, latency against batch and prompt length, and the prefill
-// and decode ops on the device's roofline, drawn with the report's chart builders (include/ridge/chart.hpp).
+// LLM charts outside the HTML report, drawn with the report's chart builders (include/ridge/chart.hpp): `ridge serve
+// --plot` (memory per GPU, latency against batch and prompt length, prefill and decode ops on the roofline) and the
+// training memory per GPU under each ZeRO stage.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -108,6 +109,27 @@ std::vector<chart::Chart> serve_charts(const ServeRequest& req) {
   charts.push_back(chart::roofline_chart(fmt::format("Prefill and decode ops: {}, batch {}", c.name, o.batch), {roof},
                                          points, 6));
   return charts;
+}
+
+chart::Chart train_memory_chart(const LlmConfig& c, const Device& d, const TrainOptions& o) {
+  chart::Chart mem;
+  mem.title = fmt::format("Training memory per GPU: {} on {} (tp {}, pp {}, {} GPUs)", c.name, d.id, o.tp, o.pp, o.gpus);
+  mem.kind = chart::Kind::Bars;
+  mem.stacked = true;
+  mem.x = {"memory per GPU", "B", chart::Scale::Linear};
+  const char* const parts[] = {"weights", "gradients", "optimizer states", "activations"};
+  for (const char* part : parts) mem.series.push_back({part, chart::Mark::Bars});
+  for (int zero = 0; zero <= 3; ++zero) {
+    TrainOptions z = o;
+    z.zero = zero;
+    const TrainMemory m = analyze_training(c, d, z).memory;
+    const double x = static_cast<double>(mem.categories.size());
+    mem.categories.push_back(fmt::format("ZeRO {}{}", zero, zero == o.zero ? " (this layout)" : ""));
+    const Count values[] = {m.weights, m.gradients, m.optimizer, m.activations};
+    for (size_t i = 0; i < 4; ++i) mem.series[i].points.push_back({x, to_double(values[i])});
+  }
+  if (d.memory_bytes > 0) mem.markers.push_back({to_double(d.memory_bytes), 0, fmt::format("{} memory", d.id)});
+  return mem;
 }
 
 }  // namespace ridge::report
