@@ -278,6 +278,14 @@ struct ServeRequest {
 /// Analyses `req` (analyze_serving with the calibration and the measured TP all-reduce fit that apply) and
 /// returns serve_report of the result.
 Document serve_report(const ServeRequest& req);
+/// The charts of `ridge serve --plot`: memory per GPU (weights + KV cache, stacked, at batch 1, the request's
+/// batch and the largest that fits, against the device's memory), TTFT and time per output token against batch
+/// and against prompt length (each curve stops where a size no longer fits), and the prefill and decode ops on the
+/// device's roofline.
+std::vector<chart::Chart> serve_charts(const ServeRequest& req);
+/// Training memory per GPU (weights, gradients, optimizer states, activations, stacked) of layout `o` under ZeRO
+/// stages 0-3, the layout's own stage marked, against the device's memory (for `ridge train --plot`).
+chart::Chart train_memory_chart(const LlmConfig& c, const Device& d, const TrainOptions& o);
 
 // ---- train -----------------------------------------------------------------------------------------------
 

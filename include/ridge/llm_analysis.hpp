@@ -260,6 +260,45 @@ ZeroMemory zero_model_state_bytes(Count params, int stage, int64_t dp, int64_t k
 Count korthikanti_activation_bytes_per_layer(int64_t seq, int64_t micro_batch, int64_t hidden, int64_t heads, int64_t tp,
                                              Recompute recompute, bool sequence_parallel = false);
 
+/// llm-analysis (cli99/llm-analysis, llm_analysis/analysis.py get_num_flops_fwd_total at d841e40) forward
+/// FLOPs of `batch` sequences of `seq` tokens: per layer 4 B s h^2 (q + o) + 4 B s h^2 kv / H (k + v) +
+/// 4 B s^2 h (QK^T, SV; causality not halved) + (6 gated | 4) B s h I (one expert: top-k not counted), plus the
+/// logits 2 B s h V; norms, activations and softmax count 0. Its decode step is the same at s = 1.
+Count llm_analysis_forward_flops(const LlmConfig& c, int64_t batch, int64_t seq);
+
+/// Megatron-LM's code (megatron/training/training.py num_floating_point_operations, transformer_flops at
+/// d98e8a6): FLOPs of one training iteration (forward + backward wgrad + dgrad = 3 x 2 MACs, no recomputation):
+/// B s [6 h I f per dense layer (f = 3 SwiGLU, 2 plain) + 6 h (k I_e f + I_shared f) per MoE layer + 6 (h (q +
+/// 2 kv_size) + q h) per layer + 6 h V_padded] + 6 B s^2 q per layer (QK^T and SV halved for the causal mask),
+/// q = H x head_dim, kv_size = kv heads x head_dim, V padded up to a multiple of `vocab_multiple` (its
+/// --make-vocab-size-divisible-by 128 x tp).
+Count megatron_code_iteration_flops(const LlmConfig& c, int64_t batch, int64_t seq, int64_t vocab_multiple = 128);
+
+/// One layer row of LLM-Viewer's analysis (hahnyuan/LLM-Viewer, model_analyzer.py ModelAnalyzer.analyze with
+/// configs/Llama.py, no FlashAttention): OPs and bytes moved as that tool counts them for one transformer layer
+/// (lm_head: the whole head, counted once).
+struct LlmViewerLayer {
+  std::string name;     ///< q_proj, k_proj, ..., qk_matmul, softmax, attn_norm, attn_add, mlp_act, lm_head
+  Count ops = 0;        ///< "OPs": 2 per MAC; softmax 5, norm 7, add 1, mlp_act 2 per element
+  Count load_weight = 0, load_act = 0, store_act = 0, load_kv_cache = 0, store_kv_cache = 0;  ///< bytes
+  /// memory_access: the sum of the five byte counts.
+  Count memory_access() const { return load_weight + load_act + store_act + load_kv_cache + store_kv_cache; }
+};
+/// LLM-Viewer's per-layer rows for `stage` "prefill" (seq tokens) or "decode" (one token attending to seq
+/// cached ones) at `batch`, with weights / activations / KV cache of w_bits / a_bits / kv_bits bits; lm_head is the
+/// last row. Its quirks are kept: mlp_act counts the hidden size (not the MLP width), the prefill QK^T loads Q
+/// with the KV heads' size, lm_head counts batch x h x V OPs (one token, one MAC) in both stages.
+std::vector<LlmViewerLayer> llm_viewer_layers(const LlmConfig& c, const std::string& stage, int64_t batch, int64_t seq,
+                                              int w_bits = 16, int a_bits = 16, int kv_bits = 16);
+/// LLM-Viewer's total_results of a stage: every layer row x num_hidden_layers, plus lm_head once.
+LlmViewerLayer llm_viewer_total(const LlmConfig& c, const std::string& stage, int64_t batch, int64_t seq,
+                                int w_bits = 16, int a_bits = 16, int kv_bits = 16);
+
+/// A count as llm-analysis' _num_to_string(num, divisor=1000) prints it: "6.87 T", "13.15 G".
+std::string llm_analysis_number(Count v);
+/// A count as LLM-Viewer's utils.str_number prints it: "1.7T", "69G", "33.6M".
+std::string llm_viewer_number(Count v);
+
 /// One published convention's headline for an LLM, beside ridge's (ridge flops --all-conventions).
 struct LlmConventionRow {
   std::string name;        ///< "calflops", "megatron-paper", ...
@@ -269,9 +308,10 @@ struct LlmConventionRow {
   std::string differs;     ///< what it counts differently from ridge
 };
 /// The LLM presets for `c` at `batch` sequences of `seq` tokens, given its forward graph `g` (build_llm at that
-/// shape): calflops, DeepSpeed's profiler on the HF model (the same patched functionals as calflops: its numbers),
-/// Megatron-LM paper eq. 3, PaLM 6N + 12LHQT, Transformer Math 101 (2PD forward, 6PD training), and ZeRO stage
-/// 0-3 model-state bytes per GPU at Nd = 64 (the paper's Fig. 1 setting).
+/// shape): calflops, Megatron-LM paper eq. 3 and Megatron-LM's code, PaLM 6N + 12LHQT, llm-analysis, LLM-Viewer
+/// (prefill and decode), Transformer Math 101 (2PD forward, 6PD training), Korthikanti et al.'s activation bytes
+/// (t = 1, no / selective / full recomputation, whole model), and ZeRO stage 0-3 model-state bytes per GPU at
+/// Nd = 64 (the paper's Fig. 1 setting).
 std::vector<LlmConventionRow> llm_convention_rows(const LlmConfig& c, const Graph& g, int64_t batch, int64_t seq);
 
 /// calflops' forward FLOPs of an LLM graph built by build_llm (F.linear 2 MACs, torch.matmul 2 MACs,

@@ -4,6 +4,7 @@
 
 #include "commands.hpp"
 #include "ridge/api.hpp"
+#include "ridge/chart.hpp"
 #include "llm_model.hpp"
 #include "ridge/error.hpp"
 #include "ridge/llm_analysis.hpp"
@@ -17,6 +18,7 @@ CLI::App* add_serve_command(CLI::App& app) {
     int64_t batch = 1, prompt = 512, generate = 128;
     int tp = 1;
     std::string weights = "fp16", kv = "fp16", compute = "fp16", attention = "eager";
+    std::string plot;
     OutputOptions out;
   };
   auto o = std::make_shared<Opts>();
@@ -30,8 +32,11 @@ CLI::App* add_serve_command(CLI::App& app) {
   cmd->add_option("--compute", o->compute, "Activation precision and peak: fp16|bf16|fp32")->capture_default_str();
   cmd->add_option("--attention", o->attention, "eager (HF, scores in memory) | fused (FlashAttention-style)")
       ->capture_default_str();
+  cmd->add_option("--plot", o->plot, "Also draw memory per GPU, latency vs batch and prompt, and the prefill/decode "
+                                     "ops on the roofline to FILE.svg or FILE.png")->type_name("FILE");
   o->out.add_to(cmd);
   cmd->callback([o] {
+    if (!o->plot.empty()) chart::check_chart_path(o->plot);
     ServeOptions so;
     so.fused_attention = attention_flag(o->attention);
     so.batch = o->batch;
@@ -46,6 +51,7 @@ CLI::App* add_serve_command(CLI::App& app) {
     so.compute = *p;
     report::ServeRequest req{o->m.model, o->m.device_name, o->m.device_dirs, o->m.calibration, so};
     o->out.emit(report::serve_report(req));
+    if (!o->plot.empty()) chart::write_charts(report::serve_charts(req), o->plot);
   });
   return cmd;
 }

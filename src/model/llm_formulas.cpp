@@ -1,6 +1,10 @@
 // Published LLM FLOPs/parameter formulas of other sources, as exact integers (docs/llm.md cites each).
 #include <fmt/format.h>
 
+#include <cmath>
+#include <string_view>
+
+#include "ridge/error.hpp"
 #include "ridge/llm_analysis.hpp"
 
 namespace ridge {
@@ -64,6 +68,109 @@ Count korthikanti_activation_bytes_per_layer(int64_t seq, int64_t micro_batch, i
   return 0;
 }
 
+Count llm_analysis_forward_flops(const LlmConfig& c, int64_t batch, int64_t seq) {
+  // analysis.py: attn 4Bsh^2 + 4Bsh^2 / (H / kv) + 4Bs^2h, mlp (6 | 4) B s h^2 x (I / h), logits 2BshV.
+  const Count B = batch, s = seq, h = c.hidden_size, I = c.intermediate_size;
+  const Count attn = 4 * B * s * h * h + 4 * B * s * h * h * c.num_kv_heads / c.num_heads + 4 * B * s * s * h;
+  const Count mlp = (c.gated_mlp ? 6 : 4) * B * s * h * I;
+  return (attn + mlp) * c.num_layers + 2 * B * s * h * c.vocab_size;
+}
+
+Count megatron_code_iteration_flops(const LlmConfig& c, int64_t batch, int64_t seq, int64_t vocab_multiple) {
+  const Count B = batch, s = seq, h = c.hidden_size, f = c.gated_mlp ? 3 : 2;
+  const Count q = Count{c.num_heads} * c.head_dim, kv = Count{c.num_kv_heads} * c.head_dim;
+  const Count vocab = (c.vocab_size + vocab_multiple - 1) / vocab_multiple * vocab_multiple;
+  Count moe_layers = 0;
+  for (int64_t l = 0; l < c.num_layers; ++l) moe_layers += c.sparse_layer(l) ? 1 : 0;
+  const Count dense_layers = c.num_layers - moe_layers;
+  const Count mlp = 6 * h * (Count{c.intermediate_size} * f * dense_layers +
+                             (Count{c.intermediate_size} * c.experts_per_token + c.shared_expert_intermediate_size) * f *
+                                 moe_layers);
+  const Count attn = 6 * (h * (q + 2 * kv) + q * h) * c.num_layers;
+  return B * s * (mlp + attn + 6 * h * vocab) + B * s * s * 6 * q * c.num_layers;
+}
+
+std::vector<LlmViewerLayer> llm_viewer_layers(const LlmConfig& c, const std::string& stage, int64_t batch, int64_t seq,
+                                              int w_bits, int a_bits, int kv_bits) {
+  const bool prefill = stage == "prefill";
+  if (!prefill && stage != "decode") throw Error(fmt::format("LLM-Viewer stage '{}': expected prefill or decode", stage));
+  const Count B = batch, s = seq, t = prefill ? s : 1, h = c.hidden_size, H = c.num_heads, kv = c.num_kv_heads;
+  const Count d = h / H, I = c.intermediate_size;
+  auto w = [&](Count n) { return n * w_bits / 8; };
+  auto a = [&](Count n) { return n * a_bits / 8; };
+  auto k = [&](Count n) { return n * kv_bits / 8; };
+  std::vector<LlmViewerLayer> rows;
+  const std::pair<const char*, std::pair<Count, Count>> linears[] = {
+      {"q_proj", {h, h}}, {"k_proj", {h, h * kv / H}}, {"v_proj", {h, h * kv / H}}, {"out_proj", {h, h}},
+      {"gate_proj", {h, I}}, {"up_proj", {h, I}}, {"down_proj", {I, h}}};
+  for (const auto& [name, io] : linears) {
+    const auto [ic, oc] = io;
+    const bool kv_proj = std::string_view(name) == "k_proj" || std::string_view(name) == "v_proj";
+    rows.push_back({name, ic * oc * B * t * 2, w(ic * oc), a(ic * B * t), kv_proj ? 0 : a(oc * B * t), 0,
+                    kv_proj ? k(oc * B * t) : 0});
+  }
+  // Attention: decode queries one token against s cached ones; prefill s x s (no FlashAttention).
+  const Count scores = B * H * t * s;
+  rows.push_back({"qk_matmul", 2 * scores * d, 0, a(prefill ? s * d * B * kv : d * B * H), a(scores), k(s * d * B * kv), 0});
+  rows.push_back({"sv_matmul", 2 * scores * d, 0, a(scores), a(t * d * B * H), k(s * d * B * kv), 0});
+  rows.push_back({"softmax", 5 * scores, 0, a(scores), a(scores), 0, 0});
+  for (const char* name : {"attn_norm", "mlp_norm"}) rows.push_back({name, 7 * B * h * t, 0, a(B * h * t), a(B * h * t), 0, 0});
+  for (const char* name : {"attn_add", "mlp_add"}) rows.push_back({name, B * h * t, 0, a(B * h * t), a(B * h * t), 0, 0});
+  rows.push_back({"mlp_act", 2 * B * h * t, 0, a(2 * B * h * t), a(B * h * t), 0, 0});
+  const Count V = c.vocab_size;
+  rows.push_back({"lm_head", B * h * V, w(h * V), a(h), a(V), 0, 0});
+  return rows;
+}
+
+LlmViewerLayer llm_viewer_total(const LlmConfig& c, const std::string& stage, int64_t batch, int64_t seq, int w_bits,
+                                int a_bits, int kv_bits) {
+  const auto rows = llm_viewer_layers(c, stage, batch, seq, w_bits, a_bits, kv_bits);
+  LlmViewerLayer total{"total"};
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const Count times = i + 1 == rows.size() ? 1 : c.num_layers;  // lm_head once, the layer rows x layers
+    total.ops += rows[i].ops * times;
+    total.load_weight += rows[i].load_weight * times;
+    total.load_act += rows[i].load_act * times;
+    total.store_act += rows[i].store_act * times;
+    total.load_kv_cache += rows[i].load_kv_cache * times;
+    total.store_kv_cache += rows[i].store_kv_cache * times;
+  }
+  return total;
+}
+
+namespace {
+
+// Python's str(round(x, 2)): two decimals with trailing zeros dropped, at least one kept (llm-analysis' numbers).
+std::string python_round2(double x) {
+  std::string t = fmt::format("{:.2f}", x);
+  while (t.back() == '0' && t[t.size() - 2] != '.') t.pop_back();
+  return t;
+}
+
+}  // namespace
+
+std::string llm_analysis_number(Count v) {
+  const char* const units[] = {" T", " G", " M", " K"};
+  for (int i = 0; i < 4; ++i) {
+    const double div = std::pow(1000.0, 4 - i);
+    if (to_double(v) >= div) return python_round2(to_double(v) / div) + units[i];
+  }
+  return fmt::format("{}", static_cast<long long>(v));
+}
+
+std::string llm_viewer_number(Count v) {
+  const double n = to_double(v);
+  if (n > 1e14) return fmt::format("{:.0f}T", n / 1e12);
+  if (n > 1e12) return fmt::format("{:.1f}T", n / 1e12);
+  if (n > 1e11) return fmt::format("{:.0f}G", n / 1e9);
+  if (n > 1e9) return fmt::format("{:.1f}G", n / 1e9);
+  if (n > 1e8) return fmt::format("{:.0f}M", n / 1e6);
+  if (n > 1e6) return fmt::format("{:.1f}M", n / 1e6);
+  if (n > 1e5) return fmt::format("{:.0f}K", n / 1e3);
+  if (n > 1e3) return fmt::format("{:.1f}K", n / 1e3);
+  return fmt::format("{:.1f}", n);
+}
+
 std::vector<LlmConventionRow> llm_convention_rows(const LlmConfig& c, const Graph& g, int64_t batch, int64_t seq) {
   const Count params = llm_params(c).total, tokens = Count{batch} * seq;
   auto giga = [](Count v) { return to_double(v) / 1e9; };
@@ -76,15 +183,42 @@ std::vector<LlmConventionRow> llm_convention_rows(const LlmConfig& c, const Grap
                   "FLOP", "", "Narayanan et al. 2021 eq. 3: forward + backward + full recomputation of a GPT block "
                   "(4h MLP, MHA), 96 B s l h^2 (1 + s/6h + V/16lh); ignores GQA, gated MLPs and norms"});
   rows.back().as_printed = fmt::format("{:.4g} FLOPs per iteration", to_double(rows.back().total));
+  const Count mcode = megatron_code_iteration_flops(c, batch, seq);
+  rows.push_back({"megatron-code", mcode, "FLOP", fmt::format("{:.4g} FLOPs per iteration", to_double(mcode)),
+                  "Megatron-LM training.py num_floating_point_operations: forward + backward (3 x 2 MACs) of the "
+                  "GEMMs only, GQA, SwiGLU and top-k experts aware, QK^T and SV halved for the causal mask, vocabulary "
+                  "padded to 128; no recomputation, norms and softmax 0"});
   const Count palm = palm_flops_per_token(params, c.num_layers, c.num_heads, c.head_dim, seq) * tokens;
   rows.push_back({"palm", palm, "FLOP", fmt::format("{:.4g} model FLOPs per iteration", to_double(palm)),
                   "Chowdhery et al. 2022 App. B: (6 N + 12 L H Q T) per token, training (forward + backward), "
                   "embedding parameters included, attention not halved for causality"});
+  const Count la = llm_analysis_forward_flops(c, batch, seq);
+  rows.push_back({"llm-analysis", la, "FLOP", "prefill_num_flops_fwd_total: " + llm_analysis_number(la),
+                  "cli99/llm-analysis: GEMMs at 2 per MAC with k/v scaled by kv/H (head_dim = h/H), QK^T and SV "
+                  "not halved, one expert per token, logits; norms, softmax, activations and embeddings 0"});
+  for (const char* stage : {"prefill", "decode"}) {
+    const LlmViewerLayer v = llm_viewer_total(c, stage, batch, seq);
+    rows.push_back({fmt::format("llm-viewer ({})", stage), v.ops, "OP",
+                    fmt::format("OPs {}, memory access {}B", llm_viewer_number(v.ops), llm_viewer_number(v.memory_access())),
+                    std::string_view(stage) == "prefill"
+                        ? "hahnyuan/LLM-Viewer (Llama rule): linears 2 per MAC, QK^T/SV full s x s, softmax 5, norm 7, "
+                          "add 1, act 2 (of the hidden size) per element, lm_head one token at 1 per MAC"
+                        : "one decode token attending to seq cached tokens (the row's OPs per step)"});
+  }
   rows.push_back({"transformer-math-101 (2PD)", 2 * params * tokens, "FLOP",
                   fmt::format("C_forward = 2PD = {:.4g}", to_double(2 * params * tokens)),
                   "EleutherAI 2023: forward = 2 x parameters x tokens (no attention-score term); training 6PD"});
   rows.push_back({"transformer-math-101 (6PD)", 6 * params * tokens, "FLOP",
                   fmt::format("C = 6PD = {:.4g}", to_double(6 * params * tokens)), "forward 2PD + backward 4PD"});
+  const std::pair<const char*, Recompute> recomputes[] = {
+      {"none", Recompute::None}, {"selective", Recompute::Selective}, {"full", Recompute::Full}};
+  for (const auto& [name, r] : recomputes) {
+    const Count act = korthikanti_activation_bytes_per_layer(seq, batch, c.hidden_size, c.num_heads, 1, r) * c.num_layers;
+    rows.push_back({fmt::format("korthikanti-2022 ({})", name), act, "byte",
+                    fmt::format("{:.2f} GB of activations", to_double(act) / 1e9),
+                    "Korthikanti et al. 2022 eqs. 2-4 x layers at t = 1: 34 sbh + 5as^2b per GPT layer (selective "
+                    "34 sbh, full 2 sbh), 2-byte activations, MHA with a 4h MLP assumed; embeddings and logits not counted"});
+  }
   for (int stage = 0; stage <= 3; ++stage) {
     const Count b = zero_model_state_bytes(params, stage, 64).total();
     rows.push_back({fmt::format("zero-{} (Nd 64)", stage), b, "byte", fmt::format("{:.1f} GB", to_double(b) / 1e9),

@@ -1,0 +1,77 @@
+// `ridge serve --plot FILE.svg`: memory per GPU, latency against batch and prompt length, prefill/decode ops on the
+// roofline, drawn by the report's chart builders. The SVG is parsed for its charts, series and limits.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "ridge/api.hpp"
+#include "ridge/chart.hpp"
+#include "support/test_support.hpp"
+
+namespace ridge {
+namespace {
+
+size_t count_of(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
+  return n;
+}
+
+TEST(LlmServeCharts, PlotWritesTheFourCharts) {
+  const std::string path = test::temp_dir() + "/serve_charts.svg";
+  auto r = test::run_ridge("serve gpt3-125m --device a100-sxm4-80gb --batch 4 --prompt 256 --generate 16 --plot " + path +
+                           " --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream in(path);
+  ASSERT_TRUE(in.good()) << path;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string svg = ss.str();
+  EXPECT_EQ(svg.rfind("<svg", 0) == 0 || svg.rfind("<?xml", 0) == 0, true);
+  for (const char* title : {"Memory per GPU: gpt3-125m on a100-sxm4-80gb", "Latency vs batch: gpt3-125m",
+                            "Latency vs prompt: gpt3-125m, batch 4", "Prefill and decode ops: gpt3-125m"})
+    EXPECT_NE(svg.find(title), std::string::npos) << title;
+  // Stacked memory bars at batch 1, 4 and the largest batch, against the device's memory.
+  for (const char* text : {"weights", "KV cache", "batch 1", "batch 4", "(largest that fits)", "a100-sxm4-80gb memory",
+                           "time to first token", "time per output token", "prefill ops", "decode ops"})
+    EXPECT_NE(svg.find(text), std::string::npos) << text;
+  EXPECT_EQ(count_of(svg, "<svg"), 1u);  // the four charts side by side in one document
+  EXPECT_EQ(svg.find("nan"), std::string::npos);
+  std::filesystem::remove(path);
+}
+
+TEST(LlmServeCharts, PlotPathIsCheckedFirst) {
+  auto r = test::run_ridge("serve gpt3-125m --device a100-sxm4-80gb --plot chart.txt");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("chart.txt"), std::string::npos) << r.err;
+}
+
+// Training memory per GPU under ZeRO 0-3 (for `ridge train --plot`): stacked parts, the layout's stage marked, ZeRO
+// sharding the optimizer states (stage 1), gradients (2) and weights (3) over dp.
+TEST(LlmServeCharts, TrainMemoryChartShardsWithZero) {
+  const LlmConfig* c = find_llm_config("llama-2-7b");
+  ASSERT_NE(c, nullptr);
+  const Device d = find_device(load_devices(), "a100-sxm4-80gb");
+  TrainOptions o;
+  o.gpus = 8;
+  o.zero = 1;
+  o.seq = 2048;
+  const chart::Chart ch = report::train_memory_chart(*c, d, o);
+  ASSERT_EQ(ch.categories.size(), 4u);
+  EXPECT_EQ(ch.categories[1], "ZeRO 1 (this layout)");
+  ASSERT_EQ(ch.series.size(), 4u);
+  const auto& weights = ch.series[0].points;
+  const auto& optimizer = ch.series[2].points;
+  EXPECT_EQ(ch.series[2].name, "optimizer states");
+  EXPECT_DOUBLE_EQ(optimizer[0].y, 8 * optimizer[1].y);  // 12 Psi over dp 8
+  EXPECT_DOUBLE_EQ(weights[2].y, 8 * weights[3].y);      // 2 Psi over dp 8 at stage 3
+  ASSERT_EQ(ch.markers.size(), 1u);
+  const std::string svg = chart::render_svg(ch);
+  for (const char* text : {"ZeRO 0", "ZeRO 3", "gradients", "activations", "a100-sxm4-80gb memory"})
+    EXPECT_NE(svg.find(text), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace ridge
