@@ -275,8 +275,16 @@ struct ServeRequest {
   ServeOptions options;                   ///< batch, prompt, generate, tp, formats, compute, attention
                                           ///< (its calibration and all-reduce fit are filled by the call)
 };
-/// Analyses `req` (analyze_serving with the calibration and the measured TP all-reduce fit that apply) and
-/// returns serve_report of the result.
+/// What a ServeRequest names, resolved: the model's config, the device, and the options with the calibration and
+/// the measured TP all-reduce fit that apply (llm_calibration_for), as serve_report and serve_charts use them.
+struct ServeSetup {
+  LlmConfig config;
+  Device device;
+  ServeOptions options;
+};
+/// Resolves `req` (throws ridge::Error for an unknown model, device or calibration).
+ServeSetup resolve_serve_request(const ServeRequest& req);
+/// Analyses `req` (analyze_serving of resolve_serve_request) and returns serve_report of the result.
 Document serve_report(const ServeRequest& req);
 /// The charts of `ridge serve --plot`: memory per GPU (weights + KV cache, stacked, at batch 1, the request's
 /// batch and the largest that fits, against the device's memory), TTFT and time per output token against batch
@@ -302,9 +310,19 @@ struct TrainRequest {
   TrainOptions options;                   ///< layout, batch, sequence, precision, recompute, ZeRO, attention
                                           ///< (its calibration and all-reduce fit are filled by the call)
 };
-/// Analyses `req` (analyze_training with the calibration and the measured TP all-reduce fit that apply) and
-/// returns train_report of the result.
+/// What a TrainRequest names, resolved: the model's config, the device, and the options with the calibration and
+/// the measured TP all-reduce fit that apply (llm_calibration_for).
+struct TrainSetup {
+  LlmConfig config;
+  Device device;
+  TrainOptions options;
+};
+/// Resolves `req` (throws ridge::Error for an unknown model, device or calibration).
+TrainSetup resolve_train_request(const TrainRequest& req);
+/// Analyses `req` (analyze_training of resolve_train_request) and returns train_report of the result.
 Document train_report(const TrainRequest& req);
+/// The charts of `ridge train --plot`: train_memory_chart of the resolved request.
+std::vector<chart::Chart> train_charts(const TrainRequest& req);
 
 // ---- report (the HTML page) ------------------------------------------------------------------------------
 

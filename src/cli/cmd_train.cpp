@@ -4,6 +4,7 @@
 
 #include "commands.hpp"
 #include "ridge/api.hpp"
+#include "ridge/chart.hpp"
 #include "llm_model.hpp"
 #include "ridge/error.hpp"
 #include "ridge/llm_analysis.hpp"
@@ -16,6 +17,7 @@ CLI::App* add_train_command(CLI::App& app) {
     LlmModelArgs m;
     TrainOptions t;
     std::string recompute = "none", compute = "bf16", attention = "eager", zero = "0";
+    std::string plot;
     OutputOptions out;
   };
   auto o = std::make_shared<Opts>();
@@ -38,8 +40,11 @@ CLI::App* add_train_command(CLI::App& app) {
   cmd->add_option("--tokens", o->t.token_budget, "Token budget: also print the days it takes (e.g. 2e12)");
   cmd->add_option("--attention", o->attention, "eager (HF, scores in memory) | fused (FlashAttention-style)")
       ->capture_default_str();
+  cmd->add_option("--plot", o->plot, "Also draw memory per GPU (weights, gradients, optimizer states, activations) "
+                                     "under ZeRO stages 0-3 to FILE.svg or FILE.png")->type_name("FILE");
   o->out.add_to(cmd);
   cmd->callback([o] {
+    if (!o->plot.empty()) chart::check_chart_path(o->plot);
     o->t.fused_attention = attention_flag(o->attention);
     const auto zero = parse_zero_stage(o->zero);
     if (!zero) throw UsageError("--zero " + o->zero + ": use 0, 1, 2, 3 or fsdp");
@@ -50,8 +55,9 @@ CLI::App* add_train_command(CLI::App& app) {
     auto p = parse_precision(o->compute);
     if (!p) throw UsageError("--compute " + o->compute + ": unknown precision");
     o->t.compute = *p;
-    o->out.emit(report::train_report(report::TrainRequest{o->m.model, o->m.device_name, o->m.device_dirs,
-                                                          o->m.calibration, o->t}));
+    const report::TrainRequest req{o->m.model, o->m.device_name, o->m.device_dirs, o->m.calibration, o->t};
+    o->out.emit(report::train_report(req));
+    if (!o->plot.empty()) chart::write_charts(report::train_charts(req), o->plot);
   });
   return cmd;
 }

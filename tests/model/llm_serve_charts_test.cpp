@@ -73,5 +73,24 @@ TEST(LlmServeCharts, TrainMemoryChartShardsWithZero) {
     EXPECT_NE(svg.find(text), std::string::npos) << text;
 }
 
+// `ridge train --plot` writes that chart for the command's own layout.
+TEST(LlmServeCharts, TrainPlotWritesTheMemoryChart) {
+  const std::string path = test::temp_dir() + "/train_charts.svg";
+  auto r = test::run_ridge("train llama-2-7b --device a100-sxm4-80gb --gpus 8 --zero 2 --plot " + path + " --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream in(path);
+  ASSERT_TRUE(in.good()) << path;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string svg = ss.str();
+  for (const char* text : {"Training memory per GPU: llama-2-7b on a100-sxm4-80gb", "ZeRO 2 (this layout)",
+                           "optimizer states", "a100-sxm4-80gb memory"})
+    EXPECT_NE(svg.find(text), std::string::npos) << text;
+  std::filesystem::remove(path);
+  r = test::run_ridge("train llama-2-7b --device a100-sxm4-80gb --gpus 8 --plot chart.txt");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("chart.txt"), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace ridge

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include "ridge/api.hpp"
@@ -370,6 +371,24 @@ TEST(HtmlReport, ServingPageTimesLikeServe) {
   // The headline's time is serve's end-to-end latency, with serve's label.
   const auto runs = to_json(r.doc);
   EXPECT_NE(runs.dump().find(serve.extra["ttft_s_label"].get<std::string>()), std::string::npos) << runs.dump();
+}
+
+TEST(HtmlReport, ProfilesSectionPutsTheKernelsOnEachGpusRoofline) {
+  RIDGE_REQUIRE_SHARED();
+  ReportRequest req;
+  req.model = "lenet5";
+  req.devices = {"a100"};
+  req.precision = "fp16";
+  req.sweep = {1};
+  req.profiles = {test::fixture("profiles/09_ncu_csv_details_leleucas_A100_bert_mha_fp16_with_rules.csv")};
+  const HtmlReport r = html_report(req);
+  const auto profiles_at = std::find_if(r.page.sections.begin(), r.page.sections.end(),
+                                        [](const auto& s) { return s.id == "profiles"; });
+  ASSERT_NE(profiles_at, r.page.sections.end());
+  const auto& profiles = *profiles_at;
+  ASSERT_EQ(profiles.charts.size(), 2u);  // the kernel roofline and, with L1/L2 bytes, the hierarchical one
+  const std::string svg = chart::render_svg(profiles.charts[0]);
+  EXPECT_NE(svg.find("class=\"pt\""), std::string::npos);
 }
 
 TEST(HtmlReport, BadRequestsAreOneLineErrors) {

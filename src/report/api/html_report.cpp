@@ -401,6 +401,10 @@ void profile_section(const Context& c, chart::ReportData& data) {
   for (const auto& line : forced) s.paragraphs.push_back(line);
   ingest::Profile p = ingest::combine(std::move(parts));
   ingest::derive(p);
+  // The profile's kernels on each GPU's roofline (and the hierarchical one when the profile has L1/L2 bytes).
+  for (const Device& d : c.devices)
+    if (d.kind == "gpu")
+      for (auto& chart : kernel_roofline_charts(p, d, c.mode.compute)) s.charts.push_back(std::move(chart));
   ingest::Totals t = ingest::totals(p);
   Table side;
   side.key = "profile_vs_estimate";

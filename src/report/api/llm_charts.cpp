@@ -54,11 +54,10 @@ std::vector<int64_t> doubling(int64_t first, int64_t last, int64_t extra) {
 }  // namespace
 
 std::vector<chart::Chart> serve_charts(const ServeRequest& req) {
-  const LlmConfig c = require_llm_config(req.model);
-  const Device d = find_device(load_devices(req.device_dirs), req.device);
-  ServeOptions o = req.options;
-  o.calibration = llm_calibration(d, o.compute, req.calibration);
-  o.tp_allreduce = o.calibration ? builtin_tp_allreduce_fit(d.id, o.tp) : std::nullopt;
+  const ServeSetup setup = resolve_serve_request(req);
+  const LlmConfig& c = setup.config;
+  const Device& d = setup.device;
+  const ServeOptions& o = setup.options;
   const ServeResult r = analyze_serving(c, d, o);
   const std::string scenario = fmt::format("{} on {}{}", c.name, d.id, o.tp > 1 ? fmt::format(" x{}", o.tp) : "");
   std::vector<chart::Chart> charts;

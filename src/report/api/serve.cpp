@@ -86,14 +86,17 @@ Document serve_report(const ServeResult& r) {
   return doc;
 }
 
+ServeSetup resolve_serve_request(const ServeRequest& req) {
+  ServeSetup s{require_llm_config(req.model), find_device(load_devices(req.device_dirs), req.device), req.options};
+  LlmCalibrationChoice chosen = llm_calibration_for(s.device, s.options.compute, s.options.tp, req.calibration);
+  s.options.calibration = std::move(chosen.calibration);
+  s.options.tp_allreduce = std::move(chosen.tp_allreduce);
+  return s;
+}
+
 Document serve_report(const ServeRequest& req) {
-  const LlmConfig config = require_llm_config(req.model);
-  const Device d = find_device(load_devices(req.device_dirs), req.device);
-  ServeOptions so = req.options;
-  LlmCalibrationChoice chosen = llm_calibration_for(d, so.compute, so.tp, req.calibration);
-  so.calibration = std::move(chosen.calibration);
-  so.tp_allreduce = std::move(chosen.tp_allreduce);
-  return serve_report(analyze_serving(config, d, so));
+  const ServeSetup s = resolve_serve_request(req);
+  return serve_report(analyze_serving(s.config, s.device, s.options));
 }
 
 }  // namespace ridge::report

@@ -69,14 +69,22 @@ Document train_report(const TrainResult& r, const LlmConfig& c) {
   return doc;
 }
 
+TrainSetup resolve_train_request(const TrainRequest& req) {
+  TrainSetup s{require_llm_config(req.model), find_device(load_devices(req.device_dirs), req.device), req.options};
+  LlmCalibrationChoice chosen = llm_calibration_for(s.device, s.options.compute, s.options.tp, req.calibration);
+  s.options.calibration = std::move(chosen.calibration);
+  s.options.tp_allreduce = std::move(chosen.tp_allreduce);
+  return s;
+}
+
 Document train_report(const TrainRequest& req) {
-  const LlmConfig config = require_llm_config(req.model);
-  const Device d = find_device(load_devices(req.device_dirs), req.device);
-  TrainOptions to = req.options;
-  LlmCalibrationChoice chosen = llm_calibration_for(d, to.compute, to.tp, req.calibration);
-  to.calibration = std::move(chosen.calibration);
-  to.tp_allreduce = std::move(chosen.tp_allreduce);
-  return train_report(analyze_training(config, d, to), config);
+  const TrainSetup s = resolve_train_request(req);
+  return train_report(analyze_training(s.config, s.device, s.options), s.config);
+}
+
+std::vector<chart::Chart> train_charts(const TrainRequest& req) {
+  const TrainSetup s = resolve_train_request(req);
+  return {train_memory_chart(s.config, s.device, s.options)};
 }
 
 }  // namespace ridge::report
