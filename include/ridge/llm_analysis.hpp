@@ -232,6 +232,15 @@ struct LlmCalibrationChoice {
 /// fit of `tp` GPUs in one node (builtin_tp_allreduce_fit); what `ridge serve`, `ridge train` and `ridge report
 /// --serve` time with.
 LlmCalibrationChoice llm_calibration_for(const Device& d, Precision p, int tp, const std::string& which);
+/// `o` (ServeOptions or TrainOptions) with the calibration and all-reduce fit llm_calibration_for chooses for
+/// its compute precision and tensor-parallel size.
+template <class Options>
+Options with_llm_calibration(const Device& d, Options o, const std::string& which) {
+  LlmCalibrationChoice chosen = llm_calibration_for(d, o.compute, o.tp, which);
+  o.calibration = std::move(chosen.calibration);
+  o.tp_allreduce = std::move(chosen.tp_allreduce);
+  return o;
+}
 
 // ---- published formulas (named conventions) -----------------------------------------------------------------
 

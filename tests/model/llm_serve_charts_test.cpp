@@ -24,11 +24,8 @@ TEST(LlmServeCharts, PlotWritesTheFourCharts) {
   auto r = test::run_ridge("serve gpt3-125m --device a100-sxm4-80gb --batch 4 --prompt 256 --generate 16 --plot " + path +
                            " --format json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  std::ifstream in(path);
-  ASSERT_TRUE(in.good()) << path;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string svg = ss.str();
+  ASSERT_TRUE(std::filesystem::exists(path)) << path;
+  const std::string svg = test::slurp(path);
   EXPECT_EQ(svg.rfind("<svg", 0) == 0 || svg.rfind("<?xml", 0) == 0, true);
   for (const char* title : {"Memory per GPU: gpt3-125m on a100-sxm4-80gb", "Latency vs batch: gpt3-125m",
                             "Latency vs prompt: gpt3-125m, batch 4", "Prefill and decode ops: gpt3-125m"})
@@ -78,11 +75,8 @@ TEST(LlmServeCharts, TrainPlotWritesTheMemoryChart) {
   const std::string path = test::temp_dir() + "/train_charts.svg";
   auto r = test::run_ridge("train llama-2-7b --device a100-sxm4-80gb --gpus 8 --zero 2 --plot " + path + " --format json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  std::ifstream in(path);
-  ASSERT_TRUE(in.good()) << path;
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string svg = ss.str();
+  ASSERT_TRUE(std::filesystem::exists(path)) << path;
+  const std::string svg = test::slurp(path);
   for (const char* text : {"Training memory per GPU: llama-2-7b on a100-sxm4-80gb", "ZeRO 2 (this layout)",
                            "optimizer states", "a100-sxm4-80gb memory"})
     EXPECT_NE(svg.find(text), std::string::npos) << text;

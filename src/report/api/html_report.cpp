@@ -498,10 +498,7 @@ HtmlReport serving_report(const ReportRequest& req) {
   for (const auto& name : req.devices) {
     devices.push_back(find_device(known, name));
     // As `ridge serve`: the shipped LLM calibration of the device's family where there is one.
-    ServeOptions on_device = so;
-    LlmCalibrationChoice chosen = llm_calibration_for(devices.back(), so.compute, so.tp, "builtin");
-    on_device.calibration = std::move(chosen.calibration);
-    on_device.tp_allreduce = std::move(chosen.tp_allreduce);
+    const ServeOptions on_device = with_llm_calibration(devices.back(), so, "builtin");
     results.push_back(analyze_serving(config, devices.back(), on_device));
     const ServeResult& r = results.back();
     headline::Run run{devices.back().id, false, r.time_label, r.end_to_end_s, r.tokens_per_s, "", {}};

@@ -87,10 +87,8 @@ Document serve_report(const ServeResult& r) {
 }
 
 ServeSetup resolve_serve_request(const ServeRequest& req) {
-  ServeSetup s{require_llm_config(req.model), find_device(load_devices(req.device_dirs), req.device), req.options};
-  LlmCalibrationChoice chosen = llm_calibration_for(s.device, s.options.compute, s.options.tp, req.calibration);
-  s.options.calibration = std::move(chosen.calibration);
-  s.options.tp_allreduce = std::move(chosen.tp_allreduce);
+  ServeSetup s{require_llm_config(req.model), find_device(load_devices(req.device_dirs), req.device), {}};
+  s.options = with_llm_calibration(s.device, req.options, req.calibration);
   return s;
 }
 

@@ -70,10 +70,8 @@ Document train_report(const TrainResult& r, const LlmConfig& c) {
 }
 
 TrainSetup resolve_train_request(const TrainRequest& req) {
-  TrainSetup s{require_llm_config(req.model), find_device(load_devices(req.device_dirs), req.device), req.options};
-  LlmCalibrationChoice chosen = llm_calibration_for(s.device, s.options.compute, s.options.tp, req.calibration);
-  s.options.calibration = std::move(chosen.calibration);
-  s.options.tp_allreduce = std::move(chosen.tp_allreduce);
+  TrainSetup s{require_llm_config(req.model), find_device(load_devices(req.device_dirs), req.device), {}};
+  s.options = with_llm_calibration(s.device, req.options, req.calibration);
   return s;
 }
 
