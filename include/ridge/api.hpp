@@ -135,6 +135,10 @@ ModelMeasurement measure_model(const Graph& g, const MeasureRequest& req, const 
 /// The measurement document: fields "summary" (end to end) and table "layers" (per layer, with counters); with an
 /// end-to-end measurement also fields "end_to_end" and tables "fusion_groups" and "end_to_end_steps".
 Document measure_report(const Graph& g, const ModelMeasurement& m);
+/// The end-to-end program's blocks of a measurement (none without one): fields "end_to_end" (its time next to
+/// the per-layer program's and the sum of layer medians, the fusion gain) and table "fusion_groups" (each fused
+/// step's time next to its nodes run one by one). Shared by `ridge measure` and `ridge report --end-to-end`.
+std::vector<Block> end_to_end_blocks(const ModelMeasurement& m);
 
 // ---- run ----------------------------------------------------------------------------------------------------
 

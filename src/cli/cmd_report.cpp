@@ -37,6 +37,7 @@ struct ReportOptions {
   std::vector<std::string> devices, profiles, device_dirs;
   std::string sweep = "1,2,4,8,16,32,64";
   bool measure = false, train = false;
+  bool end_to_end = false;  ///< with measure: also the fused end-to-end program
   bool force = false;  ///< use profiles whose file names say another model or batch
   int depth = 1;       ///< module depth of the layer table's groups
   int top = 5;         ///< slowest layers on the headline
@@ -341,6 +342,7 @@ void measure_model(Context& c) {
   MeasureOptions mo;
   mo.max_seconds = 10;
   mo.exec.train = c.opt.train;
+  mo.end_to_end = c.opt.end_to_end;
   LoadOptions lo = c.load;
   lo.dtype = DType::F32;  // the executor runs fp32
   c.measured = measure_graph(lo.dtype == c.load.dtype ? c.graph : load_model(c.opt.model, lo), mo);
@@ -355,6 +357,7 @@ void measurement_section(Context& c, chart::ReportData& data) {
   f.add("samples", "timed repeats", Cell::count(m.total.samples));
   f.add("threads", "threads", Cell::count(m.threads));
   s.blocks.push_back(std::move(f));
+  for (auto& b : report::end_to_end_blocks(m)) s.blocks.push_back(std::move(b));
   const Prediction* machine = nullptr;
   for (size_t d = 0; d < c.devices.size(); ++d)
     if (c.devices[d].kind == "cpu") machine = &c.predictions[d];
@@ -472,6 +475,7 @@ void run_report(const ReportOptions& o) {
     for (const auto& name : o.devices) c.devices.push_back(find_device(known, name));
   }
   for (const auto& d : c.devices) c.predictions.push_back(predict_on(d, c.work, load.batch, mode, o.train));
+  if (o.end_to_end && !o.measure) throw UsageError("--end-to-end: needs --measure");
   if (o.measure) measure_model(c);
 
   chart::ReportData data;
@@ -504,6 +508,8 @@ void run_report(const ReportOptions& o) {
   if (o.profiles.empty()) data.notes.push_back("No GPU profile: add --profile FILE (ncu, nsys, nvprof or torch.profiler output).");
   write_report(o, data);
   json.notes = data.notes;
+  if (c.measured)
+    for (auto& b : report::end_to_end_blocks(*c.measured)) json.blocks.push_back(std::move(b));
   json.extra["scenario"] = {{"model", c.graph.name}, {"batch", load.batch}, {"precision", std::string(mode.name)},
                             {"training", o.train}, {"optimizer", o.optimizer}};
   emit_json(o, json, "ridge report: " + c.scenario);
@@ -593,6 +599,8 @@ CLI::App* add_report_command(CLI::App& app) {
   cmd->add_option("--device,-d", o->devices, "Device(s) for the prediction and one roofline each (see `ridge devices`); repeatable");
   cmd->add_option("--devices-dir,--devices", o->device_dirs, "Extra folder(s) of device JSON files");
   cmd->add_flag("--measure", o->measure, "Also time every layer on this CPU (fp32, oneDNN) and show it next to the estimates");
+  cmd->add_flag("--end-to-end", o->end_to_end,
+                "With --measure: also time the whole graph as one fused program, next to the per-layer sum");
   cmd->add_option("--profile", o->profiles, "GPU profiler output(s) to show next to the estimates; repeatable")->type_name("FILE");
   cmd->add_flag("--force", o->force, "Use profiles whose file names name another model, batch or GPU (the report says so)");
   cmd->add_option("--sweep", o->sweep, "Batch sizes of the sweep charts: 1,2,4 or start:stop:step")->capture_default_str();
