@@ -109,7 +109,10 @@ void lower_windowed(Program& p, int ni, dnnl::algorithm alg, const Window& w, co
   if (!pd) {
     const ConvChoice any{alg, memory::format_tag::any, memory::format_tag::any};
     pd.emplace(desc(any), p.engine());
-    if (ep) pd.emplace(desc(any), post_op_attr(p, ni, ep, pd->dst_desc(), args), p.engine());
+    const memory::desc chosen = pd->dst_desc();  // a sum post-op relies on epilogue_dst() seeing this layout
+    if (ep) pd.emplace(desc(any), post_op_attr(p, ni, ep, chosen, args), p.engine());
+    if (pd->dst_desc() != chosen && in_place_operand(p, *ep, chosen))
+      throw NoKernel{"the fused kernel chose another output layout than its in-place sum operand's"};
   }
   memory src = p.in_layout(X, pd->src_desc(), ni);
   const FoldedConv folded = folds ? fold_batchnorm(p, ni, *ep, wei_as, pd->weights_desc()) : FoldedConv{};
