@@ -108,6 +108,23 @@ TEST(ExecFused, MatMulBiasGeluResidualMatchPerLayer) {
   EXPECT_EQ(fused_node_count(expect_fused_matches(t.g, o)), 4u);
 }
 
+/// Attention scores: MatMul + scale, Softmax (in place in the end-to-end program: it is the scores' only reader),
+/// MatMul with the values.
+TEST(ExecFused, SoftmaxInPlaceBetweenMatMulsMatchesPerLayer) {
+  ExecCase t;
+  const Shape q{{2, 3, 6, 8}}, scores{{2, 3, 6, 6}};
+  int x = t.tensor("q", q), k = t.tensor("kt", Shape{{2, 3, 8, 6}}), v = t.tensor("v", Shape{{2, 3, 6, 8}});
+  int s = t.node(OpKind::Mul, {t.node(OpKind::MatMul, {x, k}, scores), t.floats("scale", {0.35f})}, scores);
+  int p = t.node(OpKind::Softmax, {s}, scores, Attrs{}.set("axis", int64_t{-1}));
+  t.g.outputs = {t.node(OpKind::MatMul, {p, v}, q)};
+  ExecOptions o;
+  for (const auto& [name, data] : t.data) (name == "scale" ? o.weights : o.inputs)[name] = data;
+  const ExecResult r = expect_fused_matches(t.g, o);
+  size_t softmax = 0;
+  for (const auto& st : r.steps) softmax += st.op == "Softmax" && st.status == StepStatus::Executed;
+  EXPECT_EQ(softmax, 1u);
+}
+
 /// Linear (Gemm on 3-D rows) + torch's erf GELU (Div, Erf, Add, Mul, Mul), then a decomposed LayerNorm.
 TEST(ExecFused, DecomposedGeluAndLayerNormMatchPerLayer) {
   ExecCase t;
