@@ -135,6 +135,10 @@ ModelMeasurement measure_model(const Graph& g, const MeasureRequest& req, const 
 /// The measurement document: fields "summary" (end to end) and table "layers" (per layer, with counters); with an
 /// end-to-end measurement also fields "end_to_end" and tables "fusion_groups" and "end_to_end_steps".
 Document measure_report(const Graph& g, const ModelMeasurement& m);
+/// The end-to-end program's blocks of a measurement (none without one): fields "end_to_end" (its time next to
+/// the per-layer program's and the sum of layer medians, the fusion gain) and table "fusion_groups" (each fused
+/// step's time next to its nodes run one by one). Shared by `ridge measure` and `ridge report --end-to-end`.
+std::vector<Block> end_to_end_blocks(const ModelMeasurement& m);
 
 // ---- run ----------------------------------------------------------------------------------------------------
 
@@ -343,6 +347,7 @@ struct ReportRequest {
   std::vector<std::string> devices;       ///< devices predicted on, one roofline each
   std::vector<std::string> device_dirs;   ///< further device folders
   bool measure = false;                   ///< also time every layer on this CPU (fp32, oneDNN)
+  bool end_to_end = false;                ///< with `measure`: also the fused end-to-end program (end_to_end_blocks)
   std::vector<std::string> profiles;      ///< GPU profiler outputs shown next to the estimates
   bool force = false;                     ///< use profiles whose file names name another model, batch or GPU
   std::vector<int64_t> sweep = {1, 2, 4, 8, 16, 32, 64};  ///< batch sizes of the sweep charts

@@ -22,6 +22,7 @@ struct ReportOptions {
   std::vector<std::string> devices, profiles, device_dirs;
   std::string sweep = "1,2,4,8,16,32,64";
   bool measure = false, train = false;
+  bool end_to_end = false;  ///< with measure: also the fused end-to-end program
   bool force = false;  ///< use profiles whose file names say another model or batch
   int depth = 1;       ///< module depth of the layer table's groups
   int top = 5;         ///< slowest layers on the headline
@@ -46,6 +47,7 @@ report::ReportRequest request_of(const ReportOptions& o) {
   r.devices = o.devices;
   r.device_dirs = o.device_dirs;
   r.measure = o.measure;
+  r.end_to_end = o.end_to_end;
   r.profiles = o.profiles;
   r.force = o.force;
   r.sweep = parse_batch_list(o.sweep, "--sweep");
@@ -95,6 +97,8 @@ CLI::App* add_report_command(CLI::App& app) {
   cmd->add_option("--device,-d", o->devices, "Device(s) for the prediction and one roofline each (see `ridge devices`); repeatable");
   cmd->add_option("--devices-dir,--devices", o->device_dirs, "Extra folder(s) of device JSON files");
   cmd->add_flag("--measure", o->measure, "Also time every layer on this CPU (fp32, oneDNN) and show it next to the estimates");
+  cmd->add_flag("--end-to-end", o->end_to_end,
+                "With --measure: also time the whole graph as one fused program, next to the per-layer sum");
   cmd->add_option("--profile", o->profiles, "GPU profiler output(s) to show next to the estimates; repeatable")->type_name("FILE");
   cmd->add_flag("--force", o->force, "Use profiles whose file names name another model, batch or GPU (the report says so)");
   cmd->add_option("--sweep", o->sweep, "Batch sizes of the sweep charts: 1,2,4 or start:stop:step")->capture_default_str();

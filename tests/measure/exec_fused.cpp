@@ -108,6 +108,23 @@ TEST(ExecFused, MatMulBiasGeluResidualMatchPerLayer) {
   EXPECT_EQ(fused_node_count(expect_fused_matches(t.g, o)), 4u);
 }
 
+/// Attention scores: MatMul + scale, Softmax (in place in the end-to-end program: it is the scores' only reader),
+/// MatMul with the values.
+TEST(ExecFused, SoftmaxInPlaceBetweenMatMulsMatchesPerLayer) {
+  ExecCase t;
+  const Shape q{{2, 3, 6, 8}}, scores{{2, 3, 6, 6}};
+  int x = t.tensor("q", q), k = t.tensor("kt", Shape{{2, 3, 8, 6}}), v = t.tensor("v", Shape{{2, 3, 6, 8}});
+  int s = t.node(OpKind::Mul, {t.node(OpKind::MatMul, {x, k}, scores), t.floats("scale", {0.35f})}, scores);
+  int p = t.node(OpKind::Softmax, {s}, scores, Attrs{}.set("axis", int64_t{-1}));
+  t.g.outputs = {t.node(OpKind::MatMul, {p, v}, q)};
+  ExecOptions o;
+  for (const auto& [name, data] : t.data) (name == "scale" ? o.weights : o.inputs)[name] = data;
+  const ExecResult r = expect_fused_matches(t.g, o);
+  size_t softmax = 0;
+  for (const auto& st : r.steps) softmax += st.op == "Softmax" && st.status == StepStatus::Executed;
+  EXPECT_EQ(softmax, 1u);
+}
+
 /// Linear (Gemm on 3-D rows) + torch's erf GELU (Div, Erf, Add, Mul, Mul), then a decomposed LayerNorm.
 TEST(ExecFused, DecomposedGeluAndLayerNormMatchPerLayer) {
   ExecCase t;
@@ -152,6 +169,53 @@ TEST(ExecFused, ActivationBuffersAreSharedByLiveness) {
   EXPECT_EQ(relative_difference(fused, per_layer), 0.0);
   EXPECT_EQ(per_layer.buffer_bytes, 9 * tensor_bytes);
   EXPECT_LE(fused.buffer_bytes, 3 * tensor_bytes);  // the input and two buffers taking turns
+}
+
+/// Activation reorders (steps with op "Reorder") of a program, each as "consumer op <- producer op".
+std::vector<std::string> activation_reorders(const Graph& g, const ExecResult& r) {
+  std::vector<std::string> out;
+  for (const auto& s : r.steps) {
+    if (s.op != "Reorder") continue;
+    const Node& consumer = g.nodes.at(s.node);
+    std::string from = "input";
+    for (int in : consumer.inputs)
+      if (in >= 0 && g.value(in).producer >= 0) from = std::string(op_name(g.nodes[g.value(in).producer].op));
+    out.push_back(std::string(op_name(consumer.op)) + " <- " + from);
+  }
+  return out;
+}
+
+/// Blocked layouts stay between layers: conv, conv, conv + BN + residual Add, MaxPool, 1x1 conv, depthwise conv and
+/// GlobalAveragePool in a row reorder the activations only where Flatten needs the plain layout (weights are
+/// packed at build time: no weight reorder step); the 3x3 stride-1 convs run the Winograd kernel.
+TEST(ExecFused, ConsecutiveConvsKeepTheirLayout) {
+  ExecCase t;
+  const Shape a{{2, 16, 16, 16}}, b{{2, 32, 16, 16}}, pooled{{2, 32, 8, 8}}, g1{{2, 32, 1, 1}};
+  int x = t.tensor("x", Shape{{2, 3, 16, 16}});
+  auto weights = [&](const std::string& name, Shape s) { return t.tensor(name, s, ValueKind::Param, -0.2f, 0.2f); };
+  int c1 = t.node(OpKind::Relu, {t.node(OpKind::Conv, {x, weights("w1", Shape{{16, 3, 3, 3}})}, a, conv_attrs(3, 1))}, a);
+  int ca = t.node(OpKind::Relu, {t.node(OpKind::Conv, {c1, weights("wa", Shape{{16, 16, 3, 3}})}, a, conv_attrs(3, 1))}, a);
+  int c2 = t.node(OpKind::Conv, {ca, weights("w2", Shape{{16, 16, 3, 3}})}, a, conv_attrs(3, 1));
+  int s = t.tensor("bn.s", Shape{{16}}, ValueKind::Param, 0.5f, 1.5f), sh = t.tensor("bn.b", Shape{{16}}, ValueKind::Param);
+  int m = t.tensor("bn.m", Shape{{16}}, ValueKind::Buffer, -0.5f, 0.5f), v = t.tensor("bn.v", Shape{{16}}, ValueKind::Buffer, 0.5f, 2.f);
+  int bn = t.node(OpKind::BatchNormalization, {c2, s, sh, m, v}, a, Attrs{}.set("epsilon", 1e-5));
+  int res = t.node(OpKind::Relu, {t.node(OpKind::Add, {bn, c1}, a)}, a);
+  int c3 = t.node(OpKind::Relu, {t.node(OpKind::Conv, {res, weights("w3", Shape{{32, 16, 1, 1}})}, b, conv_attrs(1, 0))}, b);
+  const Attrs pool = Attrs{}.set("kernel_shape", std::vector<int64_t>{2, 2}).set("strides", std::vector<int64_t>{2, 2});
+  int p = t.node(OpKind::MaxPool, {c3}, pooled, pool);
+  int dw = t.node(OpKind::Conv, {p, weights("wd", Shape{{32, 1, 3, 3}})}, pooled, conv_attrs(3, 1, 32));
+  int c4 = t.node(OpKind::Conv, {dw, weights("w4", Shape{{32, 32, 1, 1}})}, pooled, conv_attrs(1, 0));
+  int gap = t.node(OpKind::GlobalAveragePool, {c4}, g1);
+  t.g.outputs = {t.node(OpKind::Flatten, {gap}, Shape{{2, 32}}, Attrs{}.set("axis", int64_t{1}))};
+  ExecOptions o;
+  for (const auto& [name, data] : t.data) (name == "x" ? o.inputs : o.weights)[name] = data;
+  const ExecResult r = expect_fused_matches(t.g, o);
+  for (const auto& reorder : activation_reorders(t.g, r))
+    EXPECT_TRUE(reorder == "Conv <- input" || reorder == "Flatten <- GlobalAveragePool") << reorder;
+  EXPECT_LE(activation_reorders(t.g, r).size(), 2u);
+  size_t winograd = 0;
+  for (const auto& s : r.steps) winograd += s.kernel.find("wino") != std::string::npos;
+  EXPECT_EQ(winograd, 2u);  // the second and third (relu, sum + relu) convs: the first has 3 input channels
 }
 
 TEST(ExecFused, ZooModelsMatchPerLayer) {

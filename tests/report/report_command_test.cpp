@@ -50,6 +50,23 @@ TEST(ReportCommand, JsonCarriesTheHeadlineOfTrainingAtAPrecision) {
   for (const auto& svg : svg_fragments(html)) EXPECT_TRUE(check_xml(svg).ok);
 }
 
+TEST(ReportCommand, MeasureEndToEndShowsBothProgramsInHtmlAndJson) {
+  const std::string dir = temp_dir();
+  RunResult r = run_ridge("report mnist --measure --end-to-end --sweep 1 -o " + dir + "/r.html --json " + dir + "/r.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(slurp(dir + "/r.json"));
+  EXPECT_GT(j["end_to_end"]["end_to_end_time_s"].get<double>(), 0);
+  EXPECT_GT(j["end_to_end"]["per_layer_time_s"].get<double>(), 0);
+  EXPECT_GT(j["end_to_end"]["layers_sum_s"].get<double>(), 0);
+  EXPECT_TRUE(j["end_to_end"].contains("fusion_gain_percent"));
+  ASSERT_FALSE(j["fusion_groups"].empty());  // conv + relu, gemm + relu, ...
+  for (const auto& grp : j["fusion_groups"]) EXPECT_NE(grp["nodes"].get<std::string>().find('+'), std::string::npos);
+  const std::string html = slurp(dir + "/r.html");
+  EXPECT_NE(html.find("End-to-end program"), std::string::npos);
+  EXPECT_NE(html.find("Fused steps"), std::string::npos);
+  EXPECT_EQ(run_ridge("report mnist --end-to-end -o " + dir + "/x.html").exit_code, 2);  // needs --measure
+}
+
 TEST(ReportCommand, ServingReportOfAnLlm) {
   const std::string dir = temp_dir();
   RunResult r = run_ridge("report llama-3-8b --serve -d h100 --batch 4 --prompt 256 --generate 32 -o " + dir +

@@ -184,6 +184,17 @@ std::vector<Epilogue> plan_epilogues(Program& p, std::vector<int>& absorbed) {
   return plan;
 }
 
+memory in_place_operand(Program& p, const Epilogue& e, const memory::desc& dst) {
+  if (e.ops.empty() || e.ops[0].operand < 0) return memory();
+  const PostOp& add = e.ops[0];
+  if (!add.in_place || !p.step_written(add.operand)) return memory();
+  const memory v = p.value(add.operand);
+  if (v.get_desc() == dst) return v;
+  if (is_plain(v.get_desc()) && is_plain(dst) && element_count(v.get_desc()) == element_count(dst))
+    return p.view(v, dst.dims());
+  return memory();
+}
+
 dnnl::primitive_attr post_op_attr(Program& p, int ni, const Epilogue* e, const memory::desc& dst,
                                   std::unordered_map<int, memory>& args) {
   dnnl::primitive_attr attr;
@@ -195,7 +206,7 @@ dnnl::primitive_attr post_op_attr(Program& p, int ni, const Epilogue* e, const m
       ops.append_eltwise(1.f, op.alg, op.alpha, op.beta);
       continue;
     }
-    if (i == 0) {  // already in dst (epilogue_dst)
+    if (i == 0 && in_place_operand(p, *e, dst)) {  // already in dst (epilogue_dst)
       ops.append_sum(1.f);
       continue;
     }
@@ -208,26 +219,10 @@ dnnl::primitive_attr post_op_attr(Program& p, int ni, const Epilogue* e, const m
   return attr;
 }
 
-memory epilogue_dst(Program& p, int ni, const Epilogue* e, const memory::desc& dst) {
+memory epilogue_dst(Program& p, int /*ni*/, const Epilogue* e, const memory::desc& dst) {
   if (!e || e->ops.empty() || e->ops[0].operand < 0) return p.alloc(dst);
-  const PostOp& add = e->ops[0];
-  if (add.in_place && p.step_written(add.operand)) {
-    const memory v = p.value(add.operand);
-    if (v.get_desc() == dst) return v;
-    if (is_plain(v.get_desc()) && is_plain(dst) && element_count(v.get_desc()) == element_count(dst))
-      return p.view(v, dst.dims());
-  }
-  memory out = p.alloc(dst);
-  memory from = to_dims(shape_of(p, add.operand)) == dst.dims() ? p.value(add.operand)
-                                                                 : p.view(p.plain(add.operand, ni), dst.dims());
-  dnnl::reorder copy(from, out);
-  Step& s = p.add_step(ni, "reorder", [&p, copy, from, out] {
-    copy.execute(p.stream(), {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, out}});
-  });
-  s.info.name = p.graph().nodes[add.node].name + ".copy";
-  s.info.op = "Reorder";
-  s.info.bytes_moved = static_cast<Count>(from.get_desc().get_size() + dst.get_size());
-  return out;
+  const memory in_place = in_place_operand(p, *e, dst);
+  return in_place ? in_place : p.alloc(dst);
 }
 
 FoldedConv fold_batchnorm(Program& p, int conv, const Epilogue& e, const memory::desc& wei_as,

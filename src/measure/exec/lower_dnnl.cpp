@@ -64,11 +64,20 @@ std::function<void()> reduce_into_grad(Program& p, int vid, const memory& diff) 
 
 namespace {
 
+/// A forward kernel to try for a convolution-like node: its algorithm and source/destination layouts.
+struct ConvChoice {
+  dnnl::algorithm alg;
+  memory::format_tag src, dst;
+};
+
 /// Forward step of a convolution-like node (X, W, optional B -> Y) and, when training, its backward. Conv and
 /// ConvTranspose share it through oneDNN's convolution and deconvolution primitives, whose descriptors have the
-/// same signatures. `wei_as` is the weight's plain buffer seen with oneDNN's weight dims.
+/// same signatures. `wei_as` is the weight's plain buffer seen with oneDNN's weight dims. `preferred` kernels
+/// (end-to-end program) are tried first, each with its post-ops (all but the last only when building those adds
+/// no step: eltwise ops and an in-place sum); the last resort is `alg` with layouts of oneDNN's choice.
 template <typename Fwd, typename BwdData, typename BwdWeights>
-void lower_windowed(Program& p, int ni, dnnl::algorithm alg, const Window& w, const memory::desc& wei_as) {
+void lower_windowed(Program& p, int ni, dnnl::algorithm alg, const Window& w, const memory::desc& wei_as,
+                    const std::vector<ConvChoice>& preferred = {}) {
   const Node& n = node_of(p, ni);
   const int X = input_at(n, 0), W = input_at(n, 1), B = input_at(n, 2), Y = p.final_output(ni);
   const Epilogue* ep = p.epilogue(ni);  // end-to-end program: folded BatchNorm and post-ops
@@ -76,21 +85,45 @@ void lower_windowed(Program& p, int ni, dnnl::algorithm alg, const Window& w, co
   const Dims xd = to_dims(shape_of(p, X)), yd = to_dims(shape_of(p, Y)), wdims = wei_as.dims();
   const auto prop = p.training() ? dnnl::prop_kind::forward_training : dnnl::prop_kind::forward_inference;
   const memory::desc bias_md = B >= 0 || folds ? plain_desc({yd[1]}) : memory::desc();
-  typename Fwd::desc d(prop, alg, any_desc(xd), any_desc(wdims), bias_md, any_desc(yd), w.strides, w.dilation,
-                       w.pad_l, w.pad_r);
-  typename Fwd::primitive_desc pd(d, p.engine());
+  auto desc = [&](const ConvChoice& c) {
+    return typename Fwd::desc(prop, c.alg, memory::desc(xd, memory::data_type::f32, c.src), any_desc(wdims), bias_md,
+                              memory::desc(yd, memory::data_type::f32, c.dst), w.strides, w.dilation, w.pad_l,
+                              w.pad_r);
+  };
   Args args;
-  if (ep) pd = typename Fwd::primitive_desc(d, post_op_attr(p, ni, ep, pd.dst_desc(), args), p.engine());
-  memory src = p.in_layout(X, pd.src_desc(), ni);
-  const FoldedConv folded = folds ? fold_batchnorm(p, ni, *ep, wei_as, pd.weights_desc()) : FoldedConv{};
-  memory wei = folds ? folded.weights : p.weight_as(W, wei_as, pd.weights_desc());
+  std::optional<typename Fwd::primitive_desc> pd;
+  for (size_t k = 0; k < preferred.size() && !pd; ++k) {
+    try {
+      typename Fwd::primitive_desc plain_pd(desc(preferred[k]), p.engine());
+      bool pure = true;
+      if (ep)
+        for (size_t i = 0; i < ep->ops.size(); ++i)
+          pure &= ep->ops[i].operand < 0 || (i == 0 && in_place_operand(p, *ep, plain_pd.dst_desc()));
+      if (!pure && k + 1 < preferred.size()) continue;
+      pd.emplace(desc(preferred[k]), post_op_attr(p, ni, ep, plain_pd.dst_desc(), args), p.engine());
+      if (pd->dst_desc() != plain_pd.dst_desc()) pd.reset();
+    } catch (const dnnl::error&) {  // no kernel for this choice: try the next
+      pd.reset();
+    }
+  }
+  if (!pd) {
+    const ConvChoice any{alg, memory::format_tag::any, memory::format_tag::any};
+    pd.emplace(desc(any), p.engine());
+    const memory::desc chosen = pd->dst_desc();  // a sum post-op relies on epilogue_dst() seeing this layout
+    if (ep) pd.emplace(desc(any), post_op_attr(p, ni, ep, chosen, args), p.engine());
+    if (pd->dst_desc() != chosen && in_place_operand(p, *ep, chosen))
+      throw NoKernel{"the fused kernel chose another output layout than its in-place sum operand's"};
+  }
+  memory src = p.in_layout(X, pd->src_desc(), ni);
+  const FoldedConv folded = folds ? fold_batchnorm(p, ni, *ep, wei_as, pd->weights_desc()) : FoldedConv{};
+  memory wei = folds ? folded.weights : p.weight_as(W, wei_as, pd->weights_desc());
   memory bias = folds ? folded.bias : B >= 0 ? p.plain(B, ni) : memory();
-  memory dst = epilogue_dst(p, ni, ep, pd.dst_desc());
+  memory dst = epilogue_dst(p, ni, ep, pd->dst_desc());
   p.set_value(Y, dst);
-  Fwd conv(pd);
+  Fwd conv(*pd);
   args.insert({{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}});
   if (bias) args[DNNL_ARG_BIAS] = bias;
-  Step& step = p.add_step(ni, impl_name(pd), [&p, conv, args] { conv.execute(p.stream(), args); });
+  Step& step = p.add_step(ni, impl_name(*pd), [&p, conv, args] { conv.execute(p.stream(), args); });
   if (!p.needs_grad(Y)) return;
 
   // Backward primitives choose their own layouts (forcing the forward ones can select slow reference
@@ -107,7 +140,7 @@ void lower_windowed(Program& p, int ni, dnnl::algorithm alg, const Window& w, co
   if (p.needs_grad(X)) {
     typename BwdData::desc bd(alg, any_desc(xd), any_desc(wdims), any_desc(yd), w.strides, w.dilation, w.pad_l,
                               w.pad_r);
-    typename BwdData::primitive_desc bpd(bd, p.engine(), pd);
+    typename BwdData::primitive_desc bpd(bd, p.engine(), *pd);
     memory diff_src = p.alloc(bpd.diff_src_desc());
     memory dd = conform(diff_dst, bpd.diff_dst_desc()), wb = conform(wei, bpd.weights_desc());
     BwdData prim(bpd);
@@ -120,7 +153,7 @@ void lower_windowed(Program& p, int ni, dnnl::algorithm alg, const Window& w, co
   if (p.needs_grad(W)) {
     typename BwdWeights::desc wd(alg, any_desc(xd), any_desc(wdims), bias_md, any_desc(yd), w.strides, w.dilation,
                                  w.pad_l, w.pad_r);
-    typename BwdWeights::primitive_desc wpd(wd, p.engine(), pd);
+    typename BwdWeights::primitive_desc wpd(wd, p.engine(), *pd);
     memory diff_w = p.alloc(wpd.diff_weights_desc());
     memory diff_b = B >= 0 ? p.alloc(bias_md) : memory();
     memory sw = conform(src, wpd.src_desc()), dd = conform(diff_dst, wpd.diff_dst_desc());
@@ -181,8 +214,28 @@ void lower_conv(Program& p, int ni) {
     wdims[1] /= groups;
   }
   const Window w = window_of(n, xs, shape_of(p, n.outputs.at(0)), Dims(ws.dims.begin() + 2, ws.dims.end()));
+  // End-to-end program of a graph with Winograd convs: every conv in nChw16c (no reorder between convs).
+  std::vector<ConvChoice> preferred;
+  if (p.blocked_convs() && xs.rank() == 4) {
+    using tag = memory::format_tag;
+    const tag src = xs[1] % 16 == 0 ? tag::nChw16c : tag::any, dst = ws[0] % 16 == 0 ? tag::nChw16c : tag::any;
+    if (winograd_conv(p.graph(), n)) preferred.push_back({dnnl::algorithm::convolution_winograd, src, dst});
+    preferred.push_back({dnnl::algorithm::convolution_direct, src, dst});
+  }
   lower_windowed<dnnl::convolution_forward, dnnl::convolution_backward_data, dnnl::convolution_backward_weights>(
-      p, ni, dnnl::algorithm::convolution_direct, w, plain_desc(wdims));
+      p, ni, dnnl::algorithm::convolution_direct, w, plain_desc(wdims), preferred);
+}
+
+bool winograd_conv(const Graph& g, const Node& n) {
+  if (n.op != OpKind::Conv || n.inputs.size() < 2 || n.inputs[0] < 0 || n.inputs[1] < 0) return false;
+  const Shape &xs = g.value(n.inputs[0]).shape, &ws = g.value(n.inputs[1]).shape;
+  auto all = [&](const char* key, int64_t v) {
+    for (int64_t x : n.attrs.ints(key))
+      if (x != v) return false;
+    return true;
+  };
+  return xs.rank() == 4 && ws.rank() == 4 && ws[2] == 3 && ws[3] == 3 && n.attrs.i("group", 1) == 1 &&
+         xs[1] % 16 == 0 && ws[0] % 16 == 0 && all("strides", 1) && all("dilations", 1);
 }
 
 void lower_conv_transpose(Program& p, int ni) {

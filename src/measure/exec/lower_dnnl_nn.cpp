@@ -367,7 +367,16 @@ void lower_softmax(Program& p, int ni) {
   memory src = p.plain(X, ni);
   dnnl::softmax_v2_forward::primitive_desc pd(
       dnnl::softmax_v2_forward::desc(forward_prop(p), alg, src.get_desc(), src.get_desc(), axis), p.engine());
-  memory dst = p.alloc(pd.dst_desc());
+  // End-to-end program: in place when this node is the only reader of an activation it may overwrite.
+  const Graph& g = p.graph();
+  const int producer = g.value(X).producer;
+  bool in_place = p.options().fuse && !p.training() && producer >= 0 && !is_view_op(g.nodes[producer].op) &&
+                  p.step_written(X) && src.get_data_handle() == p.value(X).get_data_handle() &&
+                  std::find(g.outputs.begin(), g.outputs.end(), X) == g.outputs.end();
+  for (size_t c = 0; c < g.nodes.size() && in_place; ++c)
+    if (static_cast<int>(c) != ni && std::find(g.nodes[c].inputs.begin(), g.nodes[c].inputs.end(), X) != g.nodes[c].inputs.end())
+      in_place = false;
+  memory dst = in_place ? src : p.alloc(pd.dst_desc());
   p.set_value(Y, dst);
   dnnl::softmax_v2_forward prim(pd);
   Step& step = p.add_step(ni, impl_name(pd), [&p, prim, src, dst] {

@@ -111,7 +111,10 @@ Program::Program(const Graph& g, const ExecOptions& opts, std::shared_ptr<const 
     arena_ = std::shared_ptr<char>(static_cast<char*>(std::aligned_alloc(64, plan_->arena_bytes)), std::free);
   if (arena_) buffer_bytes_ += static_cast<Count>(plan_->arena_bytes);
   bind_initial_values();
-  if (opts.fuse && !opts.train) epilogues_ = plan_epilogues(*this, absorbed_);
+  if (opts.fuse && !opts.train) {
+    epilogues_ = plan_epilogues(*this, absorbed_);
+    blocked_convs_ = std::any_of(g.nodes.begin(), g.nodes.end(), [&](const Node& n) { return winograd_conv(g, n); });
+  }
   lower_all();
 }
 

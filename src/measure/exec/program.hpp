@@ -125,6 +125,9 @@ class Program {
   bool step_written(int vid) const;
   /// The value node `node` finally produces: its epilogue's output, else its first output.
   int final_output(int node) const;
+  /// End-to-end program of a graph with a Winograd-eligible conv (winograd_conv): convs run in the blocked
+  /// nChw16c layout the Winograd kernels need, so no reorder runs between consecutive convs.
+  bool blocked_convs() const { return blocked_convs_; }
 
   // ---- used by the executor ----------------------------------------------------------------------------
   std::vector<Step>& steps() { return steps_; }
@@ -177,6 +180,7 @@ class Program {
   int current_node_ = -1;
   std::vector<Epilogue> epilogues_;  ///< by node (empty unless fusing)
   std::vector<int> absorbed_;        ///< by node: the node whose step runs it, -1 otherwise
+  bool blocked_convs_ = false;
   std::vector<AllocRecord> allocs_;
   std::shared_ptr<const AllocPlan> plan_;
   std::shared_ptr<char> arena_;
@@ -188,12 +192,15 @@ std::vector<Epilogue> plan_epilogues(Program& p, std::vector<int>& absorbed);
 /// The eltwise post-op node `ni` stands for (Relu, Clip with known bounds, ...), if it is one.
 std::optional<PostOp> eltwise_post_op(Program& p, int ni);
 /// Post-op attributes of an epilogue for a kernel whose output has descriptor `dst`; adds the binary operands
-/// (in `dst`'s layout where the dims agree) to `args`. A first Add becomes oneDNN's sum post-op (the jit
-/// kernels' fast path): epilogue_dst() puts the operand into the output buffer first.
-/// The output buffer of a kernel with epilogue `e` (nullptr: a new buffer): for a first Add, the operand's own
-/// buffer when the kernel may write there (PostOp::in_place), else a new buffer the operand is copied into by a
-/// step added now (before the kernel's).
+/// (in `dst`'s layout where the dims agree) to `args`. A first Add whose operand's buffer the kernel may write
+/// (in_place_operand) becomes oneDNN's sum post-op (the jit kernels' fast path, no copy); any other Add is a
+/// binary post-op reading its operand.
+/// The output buffer of a kernel with epilogue `e` (nullptr: a new buffer): in_place_operand() when there is
+/// one, else a new buffer.
 memory epilogue_dst(Program& p, int ni, const Epilogue* e, const memory::desc& dst);
+/// The buffer of epilogue `e`'s first Add operand, seen as `dst`, when the kernel may write its output there
+/// (PostOp::in_place, written by steps alone, same layout); an empty memory otherwise.
+memory in_place_operand(Program& p, const Epilogue& e, const memory::desc& dst);
 /// A Conv's weights (packed in the layout asked for) and bias with a BatchNormalization folded in.
 struct FoldedConv {
   memory weights, bias;
@@ -205,6 +212,10 @@ FoldedConv fold_batchnorm(Program& p, int conv, const Epilogue& e, const memory:
 dnnl::primitive_attr post_op_attr(Program& p, int ni, const Epilogue* e, const memory::desc& dst,
                                   std::unordered_map<int, memory>& args);
 
+/// True for a 3x3, stride 1, undilated, ungrouped 2-D Conv with multiples of 16 channels in and out: the end-to-end
+/// program runs it with oneDNN's Winograd kernel (F(4x4, 3x3): about half the multiplications of the direct
+/// kernel). Defined in lower_dnnl.cpp.
+bool winograd_conv(const Graph& g, const Node& n);
 /// Lowers one node into steps; throws NoKernel when it cannot. Defined in lower.cpp.
 void lower_node(Program& p, int node);
 

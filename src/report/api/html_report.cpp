@@ -321,6 +321,7 @@ void measure_on_cpu(Context& c) {
   MeasureOptions mo;
   mo.max_seconds = 10;
   mo.exec.train = c.req.train;
+  mo.end_to_end = c.req.end_to_end;
   LoadOptions lo = c.load;
   lo.dtype = DType::F32;  // the executor runs fp32
   c.measured = measure_graph(lo.dtype == c.load.dtype ? c.graph : load_source(c.req.model, lo), mo);
@@ -335,6 +336,7 @@ void measurement_section(Context& c, chart::ReportData& data) {
   f.add("samples", "timed repeats", Cell::count(m.total.samples));
   f.add("threads", "threads", Cell::count(m.threads));
   s.blocks.push_back(std::move(f));
+  for (auto& b : end_to_end_blocks(m)) s.blocks.push_back(std::move(b));
   const Prediction* machine = nullptr;
   for (size_t d = 0; d < c.devices.size(); ++d)
     if (c.devices[d].kind == "cpu") machine = &c.predictions[d];
@@ -449,6 +451,7 @@ HtmlReport model_report(const ReportRequest& req) {
     for (const auto& name : req.devices) c.devices.push_back(find_device(known, name));
   }
   for (const auto& d : c.devices) c.predictions.push_back(predict_on(d, c.work, load.batch, mode, req.train));
+  if (req.end_to_end && !req.measure) throw UsageError("end-to-end: needs measure (--measure)");
   if (req.measure) measure_on_cpu(c);
 
   HtmlReport out;
@@ -481,6 +484,8 @@ HtmlReport model_report(const ReportRequest& req) {
   if (req.profiles.empty()) data.notes.push_back("No GPU profile: add --profile FILE (ncu, nsys, nvprof or torch.profiler output).");
   out.doc.title = data.title;
   out.doc.notes = data.notes;
+  if (c.measured)
+    for (auto& b : end_to_end_blocks(*c.measured)) out.doc.blocks.push_back(std::move(b));
   out.doc.extra["scenario"] = {{"model", c.graph.name}, {"batch", load.batch}, {"precision", std::string(mode.name)},
                                {"training", req.train}, {"optimizer", req.optimizer}};
   return out;
