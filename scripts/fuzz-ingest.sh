@@ -17,8 +17,10 @@ regressions=tests/ingest/regressions
 mkdir -p "$out/obj" "$regressions"
 
 flags=(-std=gnu++20 -O1 -g -fno-omit-frame-pointer -Iinclude -Isrc -Ifuzz)
-# The readers and the two graph files they use, instrumented for ASan and libFuzzer's coverage.
-sources=(src/ingest/*.cpp src/graph/count.cpp src/graph/error.cpp)
+# The readers and the graph files they use (data_dir.cpp finds data/gpu/architectures.json), instrumented for ASan
+# and libFuzzer's coverage.
+flags+=(-DRIDGE_SOURCE_DATA_DIR="\"$PWD/data\"" -DRIDGE_INSTALL_DATA_DIR="\"/usr/local/share/ridge\"")
+sources=(src/ingest/*.cpp src/graph/count.cpp src/graph/error.cpp src/graph/data_dir.cpp)
 objects=()
 for src in "${sources[@]}"; do
   obj="$out/obj/$(echo "$src" | tr / _).o"

@@ -13,6 +13,7 @@ regressions=tests/load/onnx_regressions
 mkdir -p "$out/obj" "$out/corpus" "$out/seeds" "$regressions"
 
 flags=(-std=gnu++20 -O1 -g -fno-omit-frame-pointer -Iinclude -Isrc -DONNX_NAMESPACE=onnx -DONNX_ML=1)
+flags+=(-DRIDGE_SOURCE_DATA_DIR="\"$PWD/data\"" -DRIDGE_INSTALL_DATA_DIR="\"/usr/local/share/ridge\"")  # src/graph/data_dir.cpp
 # The importer and the ops and graph files it uses, instrumented for ASan and libFuzzer's coverage. libonnx and
 # libprotobuf are Debian's (not instrumented).
 sources=(src/load/onnx/*.cpp src/ops/*.cpp src/graph/*.cpp)
