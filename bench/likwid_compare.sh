@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
 # Side-by-side: `ridge machine` against likwid-bench (Debian package likwid) on this machine.
 # Peak fp32/fp64 FMA GFLOP/s (1 thread and all threads, working set in L1) and stream triad GB/s (L1 and DRAM,
-# 1 thread and all threads, the same working sets ridge used). Prints both numbers, the ratio and whether
-# ridge is within 5% of likwid-bench. A benchmark, not a test: it never fails on the numbers.
+# 1 thread and all threads). Like with like: the triad rows use likwid's stream_avx512 (ordinary stores, 24 bytes
+# counted per element, write-allocate not counted: ridge's triad does the same) on exactly the bytes of the
+# sweep point ridge reported (its best L1 point, its DRAM point). likwid's stream_mem_avx512 (non-temporal
+# stores) is printed beside the DRAM rows for reference, never compared. Prints both numbers, the ratio and
+# whether ridge is within 5% of likwid-bench. A benchmark, not a test: it never fails on the numbers.
 #
 # usage: bench/likwid_compare.sh [path/to/ridge]     (default: build/ridge)
+#   ROUNDS=N   alternate N rounds of (ridge machine, likwid-bench) and compare medians (default 1; use 3-5 on a
+#              busy machine)
 set -euo pipefail
 RIDGE=${1:-$(dirname "$0")/../build/ridge}
+ROUNDS=${ROUNDS:-1}
 command -v likwid-bench >/dev/null || { echo "likwid-bench not installed (scripts/install-deps.sh --with-test-deps)"; exit 0; }
 command -v python3 >/dev/null || { echo "python3 needed to read JSON"; exit 0; }
 [ -x "$RIDGE" ] || { echo "ridge binary not found at $RIDGE"; exit 1; }
@@ -15,72 +21,106 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 threads=$(nproc)
 
-echo "== ridge machine --refresh (fresh profile in $tmp)" >&2
-start=$(date +%s.%N)
-"$RIDGE" machine --refresh --cache "$tmp/machine.json" --format table --json "$tmp/ridge.json" >"$tmp/ridge.txt" 2>"$tmp/ridge.err"
-end=$(date +%s.%N)
-ridge_s=$(python3 -c "print(f'{$end - $start:.1f}')")
-
 if grep -qw avx512f /proc/cpuinfo; then
-  sp=peakflops_sp_avx512_fma; dp=peakflops_avx512_fma; triad=stream_avx512
+  sp=peakflops_sp_avx512_fma; dp=peakflops_avx512_fma; triad=stream_avx512; nt=stream_mem_avx512
 else
-  sp=peakflops_sp_avx_fma; dp=peakflops_avx_fma; triad=stream_avx
+  sp=peakflops_sp_avx_fma; dp=peakflops_avx_fma; triad=stream_avx; nt=stream_mem_avx
 fi
 
 # likwid-bench -t TEST -W N:SIZE:THREADS KEY: the value on the line starting with KEY ("MFlops/s:", "MByte/s:").
 lb() { likwid-bench -t "$1" -W "N:$2:$3" 2>/dev/null | awk -v k="$4" '$1 == k {print $2}'; }
+# A size for -W: bytes, or 1000-byte kB from 2^31 bytes on (likwid cannot read larger byte counts).
+sz() { if [ "$1" -lt 2147483648 ]; then echo "${1}B"; else echo "$(($1 / 1000))kB"; fi; }
 
-# DRAM working set per thread that ridge used (largest one-thread and all-thread sweep points of the triad).
-read -r dram_one dram_all < <(python3 - "$tmp/ridge.json" <<'PY'
+for round in $(seq "$ROUNDS"); do
+  echo "== round $round/$ROUNDS: ridge machine --refresh" >&2
+  start=$(date +%s.%N)
+  "$RIDGE" machine --refresh --cache "$tmp/machine.json" --format table --json "$tmp/ridge$round.json" \
+    >"$tmp/ridge.txt" 2>"$tmp/ridge.err"
+  end=$(date +%s.%N)
+  python3 -c "print($end - $start)" >"$tmp/ridge_s$round"
+
+  # Total bytes (all threads) of the sweep points ridge reported: its best L1 triad point and its DRAM point.
+  read -r l1_one l1_all dram_one dram_all < <(python3 - "$tmp/ridge$round.json" <<'PY'
 import json, sys
 p = json.load(open(sys.argv[1]))["profile"]
-def biggest(threads):
-    ws = [s["working_set_bytes"] for s in p["sweep"] if s["kernel"] == "triad" and s["threads"] == threads]
-    return max(ws) if ws else 0
-print(biggest(1) // 1024, biggest(p["threads"]) * p["threads"] // 1024)
+def point(level, threads, best):
+    pts = [s for s in p["sweep"] if s["kernel"] == "triad" and s["level"] == level and s["threads"] == threads]
+    if not pts:
+        return 0
+    s = max(pts, key=(lambda s: s["gbs"]) if best else (lambda s: s["working_set_bytes"]))
+    return s["working_set_bytes"] * threads
+t = p["threads"]
+print(point("L1", 1, True), point("L1", t, True), point("DRAM", 1, False), point("DRAM", t, False))
 PY
-)
+  )
 
-echo "== likwid-bench ($sp, $dp, $triad)" >&2
-{
-  echo "fp32_peak_1t $(lb $sp 24kB 1 MFlops/s:)"
-  echo "fp32_peak_all $(lb $sp $((24 * threads))kB $threads MFlops/s:)"
-  echo "fp64_peak_1t $(lb $dp 24kB 1 MFlops/s:)"
-  echo "fp64_peak_all $(lb $dp $((24 * threads))kB $threads MFlops/s:)"
-  echo "l1_triad_1t $(lb $triad 15kB 1 MByte/s:)"
-  echo "l1_triad_all $(lb $triad $((15 * threads))kB $threads MByte/s:)"
-  echo "dram_triad_1t $(lb $triad ${dram_one}kB 1 MByte/s:)"
-  echo "dram_triad_all $(lb $triad ${dram_all}kB $threads MByte/s:)"
-} >"$tmp/likwid.txt"
+  echo "== round $round/$ROUNDS: likwid-bench ($sp, $dp, $triad, $nt)" >&2
+  {
+    echo "fp32_peak_1t $(lb $sp 24kB 1 MFlops/s:)"
+    echo "fp32_peak_all $(lb $sp $((24 * threads))kB $threads MFlops/s:)"
+    echo "fp64_peak_1t $(lb $dp 24kB 1 MFlops/s:)"
+    echo "fp64_peak_all $(lb $dp $((24 * threads))kB $threads MFlops/s:)"
+    echo "l1_triad_1t $(lb $triad $(sz $l1_one) 1 MByte/s:)"
+    echo "l1_triad_all $(lb $triad $(sz $l1_all) $threads MByte/s:)"
+    echo "dram_triad_1t $(lb $triad $(sz $dram_one) 1 MByte/s:)"
+    echo "dram_triad_all $(lb $triad $(sz $dram_all) $threads MByte/s:)"
+    echo "dram_nt_1t $(lb $nt $(sz $dram_one) 1 MByte/s:)"
+    echo "dram_nt_all $(lb $nt $(sz $dram_all) $threads MByte/s:)"
+    echo "sizes $l1_one $l1_all $dram_one $dram_all"
+  } >"$tmp/likwid$round.txt"
+done
 
-python3 - "$tmp/ridge.json" "$tmp/likwid.txt" "$ridge_s" "$sp" "$dp" "$triad" <<'PY'
-import json, sys
-doc = json.load(open(sys.argv[1]))
-lik = {}
-for line in open(sys.argv[2]):
-    parts = line.split()
-    lik[parts[0]] = float(parts[1]) / 1000 if len(parts) > 1 else None  # M -> G
-levels = {l["level"]: l for l in doc["profile"]["levels"]}
+python3 - "$tmp" "$ROUNDS" "$sp" "$dp" "$triad" "$nt" <<'PY'
+import json, statistics, sys
+tmp, rounds, sp, dp, triad, nt = sys.argv[1], int(sys.argv[2]), *sys.argv[3:]
+def median(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+docs = [json.load(open(f"{tmp}/ridge{r}.json")) for r in range(1, rounds + 1)]
+liks = []
+for r in range(1, rounds + 1):
+    lik = {}
+    for line in open(f"{tmp}/likwid{r}.txt"):
+        parts = line.split()
+        if parts[0] == "sizes":
+            lik["sizes"] = [int(x) for x in parts[1:]]
+        else:
+            lik[parts[0]] = float(parts[1]) / 1000 if len(parts) > 1 else None  # M -> G
+    liks.append(lik)
+def level(doc, name, key):
+    return {l["level"]: l for l in doc["profile"]["levels"]}.get(name, {}).get(key)
 rows = [
-    ("fp32 peak GFLOP/s, 1 thread", doc["peak_gflops_one_thread"]["fp32"], "fp32_peak_1t", sys.argv[4]),
-    ("fp32 peak GFLOP/s, all threads", doc["peak_gflops"]["fp32"], "fp32_peak_all", sys.argv[4]),
-    ("fp64 peak GFLOP/s, 1 thread", doc["peak_gflops_one_thread"]["fp64"], "fp64_peak_1t", sys.argv[5]),
-    ("fp64 peak GFLOP/s, all threads", doc["peak_gflops"]["fp64"], "fp64_peak_all", sys.argv[5]),
-    ("L1 triad GB/s, 1 thread", levels.get("L1", {}).get("triad_gbs_one_thread"), "l1_triad_1t", sys.argv[6]),
-    ("L1 triad GB/s, all threads", levels.get("L1", {}).get("triad_gbs_all_threads"), "l1_triad_all", sys.argv[6]),
-    ("DRAM triad GB/s, 1 thread", doc["bandwidth_gbs_one_thread"]["DRAM"], "dram_triad_1t", sys.argv[6]),
-    ("DRAM triad GB/s, all threads", doc["bandwidth_gbs"]["DRAM"], "dram_triad_all", sys.argv[6]),
+    ("fp32 peak GFLOP/s, 1 thread", lambda d: d["peak_gflops_one_thread"]["fp32"], "fp32_peak_1t", sp),
+    ("fp32 peak GFLOP/s, all threads", lambda d: d["peak_gflops"]["fp32"], "fp32_peak_all", sp),
+    ("fp64 peak GFLOP/s, 1 thread", lambda d: d["peak_gflops_one_thread"]["fp64"], "fp64_peak_1t", dp),
+    ("fp64 peak GFLOP/s, all threads", lambda d: d["peak_gflops"]["fp64"], "fp64_peak_all", dp),
+    ("L1 triad GB/s, 1 thread", lambda d: level(d, "L1", "triad_gbs_one_thread"), "l1_triad_1t", triad),
+    ("L1 triad GB/s, all threads", lambda d: level(d, "L1", "triad_gbs_all_threads"), "l1_triad_all", triad),
+    ("DRAM triad GB/s, 1 thread", lambda d: d["bandwidth_gbs_one_thread"]["DRAM"], "dram_triad_1t", triad),
+    ("DRAM triad GB/s, all threads", lambda d: d["bandwidth_gbs"]["DRAM"], "dram_triad_all", triad),
 ]
-print(f"ridge machine: whole run {sys.argv[3]} s (goal <= 30 s); cache sizes from {doc['cpu']['cache_source']}")
+secs = [float(open(f"{tmp}/ridge_s{r}").read()) for r in range(1, rounds + 1)]
+doc = docs[-1]
+print(f"ridge machine: whole run {median(secs):.1f} s (goal <= 30 s); cache sizes from {doc['cpu']['cache_source']}"
+      f"; {'median of ' + str(rounds) + ' alternating rounds' if rounds > 1 else 'one round'}")
 for note in doc["profile"]["notes"]:
     if note.startswith("DRAM measured") or note.startswith("last-level cache size unknown"):
         print(f"ridge: {note}")
+s = liks[-1]["sizes"]
+print(f"likwid working sets (bytes, all threads): L1 {s[0]} / {s[1]}, DRAM {s[2]} / {s[3]} (1 / all threads)")
 print(f"{'metric':34} {'ridge':>10} {'likwid-bench':>13} {'ratio':>7}  within 5%  (likwid test)")
-for name, ridge, key, test in rows:
-    l = lik.get(key)
+for name, get, key, test in rows:
+    ridge = median([get(d) for d in docs])
+    l = median([lik.get(key) for lik in liks])
     if ridge is None or l is None:
         print(f"{name:34} {str(ridge):>10} {str(l):>13} {'-':>7}  -          ({test})")
         continue
     ratio = ridge / l
     print(f"{name:34} {ridge:10.1f} {l:13.1f} {ratio:7.3f}  {'yes' if abs(ratio - 1) <= 0.05 else 'NO':9}  ({test})")
+for key, what in (("dram_nt_1t", "1 thread"), ("dram_nt_all", "all threads")):
+    v = median([lik.get(key) for lik in liks])
+    if v is not None:
+        print(f"reference, not compared: likwid {nt} (non-temporal stores, no write-allocate read), DRAM, {what}: "
+              f"{v:.1f} GB/s")
 PY

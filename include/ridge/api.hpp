@@ -241,15 +241,22 @@ Document profile_vs_prediction(const ingest::Profile& p, const std::vector<Layer
 /// Kernel roofline charts of a profile on device `d`: every kernel name (or kernel family when there are more
 /// than 40 names) at its achieved FLOP/s against its DRAM arithmetic intensity, one series per precision, under
 /// the device's ceilings per precision (`headline` first); and, when the profile has L1 or L2 bytes, the
-/// hierarchical roofline (NERSC: the same FLOP/s at the L1, L2 and DRAM intensities). Points above their roof are
-/// labelled "above-roof" and listed in `flags` (when given) as lines.
+/// hierarchical roofline (NERSC: the same FLOP/s at the L1, L2 and DRAM intensities) under the DRAM ceiling and
+/// the device's L2 and L1 bandwidths, with a note on where those come from or which the device file lacks. Points
+/// above their roof are labelled "above-roof" and listed in `flags` (when given) as lines.
 std::vector<chart::Chart> kernel_roofline_charts(const ingest::Profile& p, const Device& d, Precision headline,
                                                  std::vector<std::string>* flags = nullptr);
+/// The memory ceilings of a GPU's hierarchical roofline: fields "ceilings" with dram/l2/l1_bandwidth_bytes_per_s
+/// (empty where the device file has no figure) and the source of each (`..._source`).
+Fields device_ceilings(const Device& d);
 /// The ingest document: fields "totals", tables "groups", "runs" (and fields "fit" for labelled runs),
 /// "compare" (with a model), "families" and "layers_profiled" (with a model and a device: profile_vs_prediction),
 /// "counters" and "kernels" (the longest `top` unless `all_kernels`, which also adds every column); with a device,
-/// kernels above their roof are named in the notes.
-Document ingest_report(const ingest::Profile& p, const IngestRequest& req, bool all_kernels);
+/// fields "ceilings" (device_ceilings) and kernels above their roof named in the notes. The comparison uses
+/// `costs` when given (the caller's estimate of req.model at req.batch, as `ridge report` has it), else it loads
+/// req.model.
+Document ingest_report(const ingest::Profile& p, const IngestRequest& req, bool all_kernels,
+                       const ModelCost* costs = nullptr);
 /// The kernel roofline charts of `ingest --device` (kernel_roofline_charts on the request's device and precision).
 std::vector<chart::Chart> ingest_charts(const ingest::Profile& p, const IngestRequest& req);
 

@@ -9,10 +9,18 @@
 #include <vector>
 
 #include "ridge/device.hpp"
+#include "ridge/error.hpp"
 #include "ridge/llm.hpp"
 #include "ridge/predict.hpp"
 
 namespace ridge {
+
+/// A valid request beyond a capacity: the device's memory or the model's positions. Callers that sweep sizes
+/// (the serving charts) stop a curve there; every other error still surfaces.
+class DoesNotFit : public Error {
+ public:
+  using Error::Error;
+};
 
 /// Storage format of weights or KV cache entries: bits per element plus per-group scales.
 struct NumberFormat {
@@ -196,6 +204,14 @@ struct LlmHoldOut {
 /// `p` and its DRAM bandwidth; classes the profiles lack that are memory-bound kernels ("softmax", "reduction")
 /// take the "elementwise" factors. The result's device is d.id and precision p.
 Calibration fit_llm_calibration(const std::vector<LlmOpMeasurement>& ms, const Device& d, Precision p);
+/// The operators as a CNN calibration sees them: the embedding lookup is dropped, "gemm", "normalization" (RMSNorm)
+/// and "elementwise" (residual add) stay, the rest (rotary, SiLU x up) become "memory" (docs/model.md,
+/// "GEMM-shape calibration").
+std::vector<LlmOpMeasurement> cnn_view_of_operators(const std::vector<LlmOpMeasurement>& ms);
+/// A calibration for CNNs from operator profiles: fit_llm_calibration() on cnn_view_of_operators(), plus the GEMM-shape
+/// table (fit_gemm_shape_table) for the "gemm" and "conv" classes, and one memory efficiency fitted on every
+/// memory-bound operator pooled for "memory", "pooling", "softmax" and "reduction" (and depthwise convs).
+Calibration fit_cnn_calibration(const std::vector<LlmOpMeasurement>& ms, const Device& d, Precision p);
 
 /// One measured operator predicted under a calibration.
 struct LlmOpError {

@@ -13,6 +13,10 @@ namespace ridge {
 struct OnnxImportOptions {
   bool onnx_inference = true;  ///< run onnx::shape_inference::InferShapes with data propagation first
   bool ridge_rules = true;     ///< then ridge's own per-op rules and folding of shape arithmetic
+  /// With both engines: ridge's rules alone first, and ONNX's inference (run in a child process, the costly part
+  /// of an import) only when they leave a tensor without shape or type or an op unknown. Same Graph either way
+  /// (checked on every ONNX file of the tests); off forces the full import.
+  bool onnx_inference_for_gaps_only = true;
 };
 
 /// import_onnx with explicit engine switches.

@@ -33,7 +33,15 @@ struct LayerWork {
   bool needs_backward = false; ///< a gradient flows through it (also implied by backward FLOPs > 0)
   bool costed = true;          ///< false: ridge cannot cost this layer (never counted as zero silently)
   std::string reason;          ///< why not costed
+  int64_t gemm_m = 0;          ///< (implicit-)GEMM shape M x N x K of a conv or matmul (gemm_shape_of); 0: none
+  int64_t gemm_n = 0;          ///< GEMM columns (conv: Cout)
+  int64_t gemm_k = 0;          ///< GEMM inner dimension (conv: Cin / groups x kernel taps)
+  bool depthwise = false;      ///< a depthwise convolution (run as a memory-bound kernel under a GEMM-shape table)
 };
+
+/// The GEMM a layer runs as: conv as implicit GEMM (M = N x Ho x Wo, N = Cout, K = Cin / groups x kh x kw), Linear
+/// (rows x out x in) and MatMul (batch x M, N, K); fills w.gemm_m/n/k and w.depthwise, leaves them 0 otherwise.
+void set_gemm_shape(LayerWork& w, const Graph& g, const Node& n);
 
 /// Per-layer work of a costed graph: one entry per node except metadata-only ones (View/Source families);
 /// uncosted nodes are kept with costed = false and their reason.
@@ -89,6 +97,24 @@ struct Efficiency {
   std::optional<double> overhead_s;       ///< per-kernel overhead; unset: the device's kernel_launch_s
   int samples = 0;                        ///< measurements it was fitted from (0: set by hand)
   std::optional<double> ppp_write;        ///< fraction of peak bandwidth achieved by writes; unset: ppp_mem
+  std::optional<Combine> combine;         ///< how this class's compute and memory terms combine; unset: the prediction's
+};
+
+/// Tensor-core GEMM efficiency (PPP) as a function of GEMM shape, fitted on measured GEMM times: a grid over
+/// x = log2(M x N) (output elements: the parallelism) and y = log2(K) (the inner dimension), interpolated
+/// bilinearly between grid nodes and clamped at its edges (docs/model.md, "GEMM-shape calibration").
+struct GemmShapeTable {
+  std::vector<double> log2_mn;        ///< grid nodes along x, ascending
+  std::vector<double> log2_k;         ///< grid nodes along y, ascending
+  std::vector<double> ppp;            ///< PPP at each node, x-major: ppp[i * log2_k.size() + j]
+  std::vector<int> samples;           ///< measurements fitted per node (0: filled from the nearest fitted node)
+  int64_t memory_bound_k = 16;        ///< convs with K at most this (and depthwise convs) are memory-bound kernels
+  Combine combine = Combine::Max;     ///< GEMM kernels overlap loads with math: max(compute, memory) + overhead
+  std::string memory_class = "elementwise";  ///< whose factors time those memory-bound convs
+
+  /// The PPP at GEMM shape M x N x K (bilinear in (log2(M N), log2 K), clamped to the grid).
+  double lookup(int64_t m, int64_t n, int64_t k) const;
+  bool empty() const { return ppp.empty(); }
 };
 
 /// PPP factors per op class with a fallback, as fitted by calibrate() or given by --ppp/--ppp-mem.
@@ -102,6 +128,7 @@ struct Calibration {
   std::string device_family;                   ///< device family it applies to ("a100"; "" = the device's)
   std::optional<double> leave_one_out_error;    ///< median leave-one-model-out error of the fit, when measured
   std::string file;                             ///< where it was read from ("" when built in code)
+  GemmShapeTable gemm_shapes;                   ///< shape-dependent PPP of the "conv" and "gemm" classes (may be empty)
 
   /// The factors fitted for `op_class`: its own, else those of its kernel family (kernel_family_of_op_class),
   /// else nullptr (the fallback applies).
@@ -110,7 +137,23 @@ struct Calibration {
   const Efficiency& for_class(const std::string& op_class) const;
   /// True when fitted on measurements (some factors have samples), false for hand-set or default factors.
   bool fitted() const;
+  /// The factors for one layer: for_class(), except that with a GEMM-shape table a layer of kernel family conv or
+  /// gemm with a known shape takes the table's PPP at its shape, and depthwise or K <= memory_bound_k convs take
+  /// the memory class's factors. `label` (when given) receives whose factors applied.
+  Efficiency for_layer(const LayerWork& w, std::string* label = nullptr) const;
 };
+
+/// Fits a GemmShapeTable on measured GEMMs (m, n, k, flops, bytes, time) under the max model: with `gemm`'s ppp_mem
+/// and overhead, the GEMMs whose memory term explains less than 80 % of (time - overhead) are compute-bound, and
+/// per grid node (log2 M N and log2 K rounded) their PPP is the least-squares (relative) solution of
+/// flops / (ppp x peak) = time - overhead; nodes with fewer than 3 such GEMMs take the nearest fitted node.
+struct GemmTiming {
+  int64_t m = 0, n = 0, k = 0;
+  Count flops = 0, bytes = 0;
+  double time_s = 0;
+};
+GemmShapeTable fit_gemm_shape_table(const std::vector<GemmTiming>& gemms, const Efficiency& gemm, double peak_flop_per_s,
+                                    double bandwidth_bytes_per_s);
 
 // ---- one table: prediction op classes <-> GPU kernel families ---------------------------------------------
 

@@ -23,7 +23,7 @@ using report::Unit;
 struct CalibrateArgs {
   std::vector<std::string> files, device_dirs;
   std::string device = "machine", precision = "auto", output = "ridge-calibration.json", level = "dram";
-  std::string calibration, hold_out;
+  std::string calibration, hold_out, scope = "llm";
   int min_samples = 3;
   bool force = false, evaluate = false;
   OutputOptions out;
@@ -86,6 +86,8 @@ void run_llm(const CalibrateArgs& a) {
     families.push_back(part.front().device_family);
     ms.insert(ms.end(), part.begin(), part.end());
   }
+  const bool cnn = a.scope == "cnn";
+  if (cnn) ms = cnn_view_of_operators(ms);
   const std::vector<Device> devices = load_devices(a.device_dirs);
   std::optional<Calibration> given;
   if (a.evaluate) {
@@ -139,14 +141,18 @@ void run_llm(const CalibrateArgs& a) {
                         "tables); `error` is signed, positive = predicted slower");
   } else {
     const auto [fit_on, held] = LlmHoldOut{a.hold_out}.split(ms);
-    Calibration cal = fit_llm_calibration(fit_on, d, p);
+    Calibration cal = cnn ? fit_cnn_calibration(fit_on, d, p) : fit_llm_calibration(fit_on, d, p);
     const LlmEvaluation in = evaluate_llm_calibration(fit_on, cal, d, p);
     nlohmann::json j = calibration_to_json(cal);
-    j["scope"] = "llm";
+    j["scope"] = a.scope;
     j["source"] = a.files;
-    j["command"] = fmt::format("ridge calibrate {} --device {} --precision {}{} --output {}", files, d.id,
-                               precision_info(p).name, a.hold_out.empty() ? "" : " --hold-out " + a.hold_out, a.output);
-    j["model"] = "time = flops / (ppp x peak) + bytes / (ppp_mem x dram bandwidth) + overhead_s, per class";
+    j["command"] = fmt::format("ridge calibrate {} --device {} --precision {}{}{} --output {}", files, d.id,
+                               precision_info(p).name, cnn ? " --scope cnn" : "",
+                               a.hold_out.empty() ? "" : " --hold-out " + a.hold_out, a.output);
+    j["model"] = cnn ? "time = flops / (ppp(M x N, K) x peak) + bytes / (ppp_mem x dram bandwidth) + overhead_s for "
+                       "conv/gemm (ppp from gemm_shapes at the layer's implicit-GEMM shape); memory-bound classes at "
+                       "the elementwise factors"
+                     : "time = flops / (ppp x peak) + bytes / (ppp_mem x dram bandwidth) + overhead_s, per class";
     j["in_sample"] = stats_json(in.all);
     doc.title = fmt::format("LLM operator calibration on {} ({}) from {} measured operator(s)", d.id,
                             precision_info(p).name, fit_on.size());
@@ -186,8 +192,8 @@ void run(const CalibrateArgs& a) {
   for (const auto& f : a.files)
     if (is_csv(f) != csv) throw UsageError(f + ": mix of CSV operator profiles and JSON measurements");
   if (csv) return run_llm(a);
-  if (a.evaluate || !a.hold_out.empty())
-    throw UsageError("--evaluate and --hold-out apply to operator profiles (Vidur CSV files)");
+  if (a.evaluate || !a.hold_out.empty() || a.scope != "llm")
+    throw UsageError("--evaluate, --hold-out and --scope apply to operator profiles (Vidur CSV files)");
   const Precision p = precision_flag(a.precision == "auto" ? "fp32" : a.precision);
   const std::optional<Precision> precision = p;
   const Device d = find_device(load_devices(a.device_dirs), a.device);
@@ -290,6 +296,9 @@ CLI::App* add_calibrate_command(CLI::App& app) {
   cmd->add_option("--calibration", a->calibration, "Calibration file to evaluate (with --evaluate)")->type_name("FILE");
   cmd->add_option("--hold-out", a->hold_out, "CSV profiles: fit on the rest, report errors on these: tp=N, tokens>N, "
                                              "odd-tokens")->type_name("RULE");
+  cmd->add_option("--scope", a->scope, "CSV profiles: llm (per-class factors for serve/train) or cnn (GEMM-shape "
+                                      "table for convolutions, one memory efficiency; docs/model.md)")
+      ->capture_default_str()->check(CLI::IsMember({"llm", "cnn"}));
   cmd->add_flag("--force", a->force, "Use measurements of another device anyway (the output says so)");
   cmd->add_option("--devices-dir,--devices", a->device_dirs, "Also load device files from DIR")->type_name("DIR");
   a->out.add_to(cmd);

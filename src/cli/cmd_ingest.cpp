@@ -49,8 +49,8 @@ CLI::App* add_ingest_command(CLI::App& app) {
                                        "torch operator that launched them)")
       ->check(CLI::IsMember({"family", "nvtx", "process", "name", "label", "file", "run", "op"}))
       ->capture_default_str();
-  cmd->add_option("--arch", a->req.arch, "GPU architecture for the tensor-core factor (volta, turing, ampere, ada, hopper)")
-      ->check(CLI::IsMember({"kepler", "maxwell", "pascal", "volta", "turing", "ampere", "ada", "hopper"}));
+  cmd->add_option("--arch", a->req.arch, "GPU architecture for the tensor-core factor: a name in "
+                                      "data/gpu/architectures.json (volta, ampere, hopper, ...)");
   cmd->add_option("--tensor-factor", a->req.tensor_factor, "FLOPs per tensor-pipe instruction (overrides --arch)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--top", a->req.top, "Kernels listed (default: 25 longest in table output, all otherwise; 0 = all)");

@@ -16,8 +16,16 @@ struct FamilyPattern {
 };
 
 // First match wins, so specific patterns come before generic ones (gcgemm is the complex GEMM inside cuDNN's
-// FFT convolution; splitKreduce is a GEMM epilogue).
+// FFT convolution; splitKreduce is a GEMM epilogue). Fused attention comes first: its kernels' signatures name
+// convolution or GEMM words (fmha_fwd_loop_kernel<...>(Fused_multihead_attention_fprop_params), cutlass-based
+// xformers kernels), but they are neither.
 const std::vector<FamilyPattern> kFamilies = {
+    {"fmha", "attention"},
+    {"flash_fwd", "attention"},
+    {"flash_bwd", "attention"},
+    {"flash_attn", "attention"},
+    {"flashattn", "attention"},
+    {"attention", "attention"},
     {"winograd", "conv-winograd"},
     {"fft", "conv-fft"},
     {"gcgemm", "conv-fft"},
@@ -48,8 +56,6 @@ const std::vector<FamilyPattern> kFamilies = {
     {"aten::addmm", "gemm"},
     {"aten::linear", "gemm"},
     {"flash", "attention"},
-    {"fmha", "attention"},
-    {"attention", "attention"},
     {"batch_norm", "normalization"},
     {"batchnorm", "normalization"},
     {"layer_norm", "normalization"},

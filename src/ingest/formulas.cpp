@@ -7,6 +7,7 @@
 #include <map>
 
 #include "internal.hpp"
+#include "ridge/error.hpp"
 
 namespace ridge::ingest {
 namespace {
@@ -190,6 +191,11 @@ std::optional<Count> Derived::flops() const {
 
 void derive(Profile& p, const DeriveOptions& opts) {
   const ArchitectureTable& table = opts.architectures ? *opts.architectures : builtin_architectures();
+  if (!opts.architecture.empty() && !table.find(opts.architecture)) {
+    std::string names;
+    for (const Architecture& a : table.architectures) names += (names.empty() ? "" : ", ") + a.name;
+    throw UsageError(fmt::format("--arch: unknown architecture '{}' ({} lists: {})", opts.architecture, table.file, names));
+  }
   Detected arch = opts.architecture.empty() ? detect_arch(p, table) : Detected{opts.architecture, "--arch"};
   const Architecture* row = table.find(arch.arch);
   p.architecture = arch.arch;

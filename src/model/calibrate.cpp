@@ -289,12 +289,58 @@ Efficiency efficiency_from_json(const json& j, const std::string& where) {
 json calibration_to_json(const Calibration& c) {
   json classes = json::object();
   for (const auto& [cls, e] : c.by_class) classes[cls] = efficiency_to_json(e);
-  return {{"format", "ridge-calibration"}, {"version", 1},        {"device", c.device},
+  json j = {{"format", "ridge-calibration"}, {"version", 1},        {"device", c.device},
           {"precision", c.precision},      {"combine", std::string(combine_name(c.combine))},
           {"fallback", efficiency_to_json(c.fallback)}, {"classes", classes},
           {"device_family", c.device_family.empty() ? device_family(c.device) : c.device_family},
           {"leave_one_out_error", c.leave_one_out_error ? json(*c.leave_one_out_error) : json(nullptr)}};
+  if (!c.gemm_shapes.empty()) {
+    const GemmShapeTable& t = c.gemm_shapes;
+    json rows = json::array();
+    for (size_t i = 0; i < t.log2_mn.size(); ++i)
+      rows.push_back(std::vector<double>(t.ppp.begin() + i * t.log2_k.size(), t.ppp.begin() + (i + 1) * t.log2_k.size()));
+    j["gemm_shapes"] = {{"log2_mn", t.log2_mn}, {"log2_k", t.log2_k}, {"ppp", rows}, {"samples", t.samples},
+                        {"memory_bound_k", t.memory_bound_k}, {"memory_class", t.memory_class},
+                        {"combine", std::string(combine_name(t.combine))}};
+  }
+  return j;
 }
+
+namespace {
+
+// The GEMM-shape table of a calibration file ("gemm_shapes"), checked for a full grid.
+GemmShapeTable gemm_shapes_from_json(const json& j, const std::string& origin) {
+  const std::string where = origin + ": gemm_shapes";
+  GemmShapeTable t;
+  try {
+    t.log2_mn = j.at("log2_mn").get<std::vector<double>>();
+    t.log2_k = j.at("log2_k").get<std::vector<double>>();
+    for (const auto& row : j.at("ppp")) {
+      const auto r = row.get<std::vector<double>>();
+      if (r.size() != t.log2_k.size()) throw Error(where + ".ppp: each row needs one value per log2_k node");
+      t.ppp.insert(t.ppp.end(), r.begin(), r.end());
+    }
+    if (j.contains("samples")) t.samples = j["samples"].get<std::vector<int>>();
+    t.memory_bound_k = j.value("memory_bound_k", t.memory_bound_k);
+    t.memory_class = j.value("memory_class", t.memory_class);
+    const auto combine = parse_combine(j.value("combine", std::string(combine_name(t.combine))));
+    if (!combine) throw Error(where + ".combine: expected \"sum\" or \"max\"");
+    t.combine = *combine;
+  } catch (const json::exception& e) {
+    throw Error(where + ": " + model_detail::first_line(e.what()));
+  }
+  if (t.log2_mn.empty() || t.log2_k.empty() || t.ppp.size() != t.log2_mn.size() * t.log2_k.size())
+    throw Error(where + ": expected log2_mn, log2_k and one ppp row per log2_mn node");
+  if (!std::is_sorted(t.log2_mn.begin(), t.log2_mn.end()) || !std::is_sorted(t.log2_k.begin(), t.log2_k.end()) ||
+      std::adjacent_find(t.log2_mn.begin(), t.log2_mn.end()) != t.log2_mn.end() ||
+      std::adjacent_find(t.log2_k.begin(), t.log2_k.end()) != t.log2_k.end())
+    throw Error(where + ": log2_mn and log2_k must be strictly ascending");
+  for (double v : t.ppp)
+    if (!(v > 0) || !std::isfinite(v)) throw Error(where + ".ppp: every value must be a positive number");
+  return t;
+}
+
+}  // namespace
 
 Calibration calibration_from_json(const json& j, const std::string& origin) {
   if (!j.is_object() || !j.contains("format") || j["format"] != "ridge-calibration")
@@ -316,6 +362,7 @@ Calibration calibration_from_json(const json& j, const std::string& origin) {
     if (!j["classes"].is_object()) throw Error(origin + ": classes: expected an object");
     for (const auto& [cls, e] : j["classes"].items()) c.by_class[cls] = efficiency_from_json(e, origin + ": classes." + cls);
   }
+  if (j.contains("gemm_shapes")) c.gemm_shapes = gemm_shapes_from_json(j["gemm_shapes"], origin);
   return c;
 }
 

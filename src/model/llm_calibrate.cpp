@@ -221,7 +221,15 @@ LlmEvaluation evaluate_llm_calibration(const std::vector<LlmOpMeasurement>& ms, 
   for (const auto& m : ms) {
     LlmOpError r;
     r.m = &m;
-    r.predicted_s = llm_op_time(m.flops, m.bytes, m.op_class, 1, peak, bw, &cal);
+    if (cal.gemm_shapes.empty()) {
+      r.predicted_s = llm_op_time(m.flops, m.bytes, m.op_class, 1, peak, bw, &cal);
+    } else {  // a CNN calibration: GEMMs at their shape's PPP
+      LayerWork w;
+      w.op_class = m.op_class, w.flops = m.flops, w.bytes = m.bytes, w.gemm_m = m.m, w.gemm_n = m.n, w.gemm_k = m.k;
+      PredictOptions hw;
+      hw.peak_flop_per_s = peak, hw.bandwidth_bytes_per_s = bw, hw.combine = cal.combine;
+      r.predicted_s = phase_time(m.flops, m.bytes, 0, 1, cal.for_layer(w), hw).time_s;
+    }
     r.error = (r.predicted_s - m.time_s) / m.time_s;
     all.push_back(std::abs(r.error));
     by_op[m.op].push_back(std::abs(r.error));

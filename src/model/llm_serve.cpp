@@ -161,7 +161,7 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
   if (o.prompt < 1) throw Error(fmt::format("--prompt: {} is not a positive number of tokens", o.prompt));
   if (o.generate < 1) throw Error(fmt::format("--generate: {} is not a positive number of tokens", o.generate));
   if (o.prompt + o.generate > c.max_positions)
-    throw Error(fmt::format("--prompt {} + --generate {} exceeds the {} positions of {}", o.prompt, o.generate,
+    throw DoesNotFit(fmt::format("--prompt {} + --generate {} exceeds the {} positions of {}", o.prompt, o.generate,
                             c.max_positions, c.name));
   const LlmConfig shard = tensor_parallel_shard(c, o.tp);
   const double peak = d.require_peak(o.compute), bw = d.dram_bandwidth();
@@ -197,7 +197,7 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
   r.max_batch = largest_batch_that_fits(
       [&](int64_t b) { return r.weights_bytes_per_gpu + kv_cache_bytes(shard, b, context, o.kv); }, d.memory_bytes);
   if (d.memory_bytes > 0 && r.memory_per_gpu_bytes > d.memory_bytes)
-    throw Error(fmt::format("does not fit: needs {:.2f} GiB per GPU (weights {:.2f} + KV cache {:.2f}), device {} has "
+    throw DoesNotFit(fmt::format("does not fit: needs {:.2f} GiB per GPU (weights {:.2f} + KV cache {:.2f}), device {} has "
                             "{:.2f} GiB (largest batch that fits: {})",
                             to_double(r.memory_per_gpu_bytes) / kGiB, to_double(r.weights_bytes_per_gpu) / kGiB,
                             to_double(r.kv_cache_bytes_per_gpu) / kGiB, d.id, to_double(d.memory_bytes) / kGiB,

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <numeric>
 
 #include "model/llm_attention.hpp"
 #include "ridge/error.hpp"
@@ -24,6 +25,23 @@ bool in_layers(const Node& n) { return n.name.find(".layers.") != std::string::n
 
 Count ceil_div(Count a, Count b) { return (a + b - 1) / b; }
 
+// Extra forward passes of node `n` per micro-batch: full recomputation runs every layer's forward again; the
+// attention core runs once more under selective recomputation, and under fused (Flash) attention, whose backward
+// kernel recomputes the scores and softmax from Q, K and V (Dao et al. 2022, sec. 3.1) whatever else is recomputed
+// (with both, once: FlashAttention is the selective recomputation of the core).
+int recomputed_forwards(const Node& n, const TrainOptions& o) {
+  if (!in_layers(n)) return 0;
+  const int full = o.recompute == Recompute::Full ? 1 : 0;
+  const int core = attention_core(n) && (o.fused_attention || o.recompute == Recompute::Selective) ? 1 : 0;
+  return full + core;
+}
+
+// The activations kept per layer: fused attention keeps no score or softmax tensors (only Q, K, V and the output),
+// i.e. what selective recomputation keeps (Korthikanti et al. 2022, eq. 6).
+Recompute stored_activations(const TrainOptions& o) {
+  return o.fused_attention && o.recompute == Recompute::None ? Recompute::Selective : o.recompute;
+}
+
 const Interconnect& link_for(const Device& d, bool inside_node) {
   const Interconnect* l = inside_node ? d.interconnect("nvlink") : d.interconnect("network");
   if (!l && inside_node) l = d.interconnect("infinity-fabric");
@@ -33,6 +51,24 @@ const Interconnect& link_for(const Device& d, bool inside_node) {
 }
 
 double p2p_time_s(Count bytes, const Interconnect& l) { return l.latency_s + to_double(bytes) / l.bandwidth_bytes_per_s; }
+
+// Ring all-reduce of `bytes` over the data-parallel group on the cluster it spans (allreduce_time, the topology the
+// rest of ridge uses): g of its members share a node (the node's GPUs left by one tp x pp replica, g dividing dp),
+// and the group gets its GPUs' share of the node's network adapters, so a ring leaving a node of 8 GPUs with 8 NICs
+// crosses it on 8 links at once (NCCL's channels), not on one.
+double dp_allreduce_time_s(Count bytes, const Device& d, const TrainOptions& o) {
+  const int per_node = std::max(1, o.gpus_per_node / std::max(1, o.tp * o.pp));
+  ClusterTopology t;
+  t.gpus_per_node = std::gcd(o.dp, per_node);
+  t.nodes = o.dp / t.gpus_per_node;
+  t.intra = link_for(d, true);
+  if (t.nodes > 1) {
+    t.inter = link_for(d, false);
+    const int nics = d.node.nics_per_node > 0 ? d.node.nics_per_node : 1;
+    t.nics_per_node = std::max(1, nics * t.gpus_per_node / std::max(1, o.gpus_per_node));
+  }
+  return allreduce_time(AllReduce::Ring, bytes, t).time_s;
+}
 
 // Bytes of a node when the attention core runs as one fused kernel: the score tensor never reaches DRAM.
 Count fused_bytes(const Graph& g, const Node& n, const Cost& c) {
@@ -104,11 +140,7 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
     const Graph g = build_llm(c, ms);
     const ModelCost mc = estimate(g);
     Count recompute = 0;
-    for (const auto& nc : mc.nodes) {
-      const Node& n = g.nodes[nc.node];
-      if (o.recompute == Recompute::Full && in_layers(n)) recompute += nc.cost.flops;
-      if (o.recompute == Recompute::Selective && in_layers(n) && attention_core(n)) recompute += nc.cost.flops;
-    }
+    for (const auto& nc : mc.nodes) recompute += nc.cost.flops * recomputed_forwards(g.nodes[nc.node], o);
     const Count per_mb = mc.total.flops + mc.total.bwd_flops();
     const Count mbs = Count{o.global_batch / o.micro_batch};
     r.model_flops = per_mb * mbs;
@@ -129,9 +161,7 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
       const Calibration* cal = o.calibration ? &*o.calibration : nullptr;
       const double f = llm_op_time(nc.cost.flops, bytes, cls, kernels, peak, bw, cal);
       const double b = nc.cost.bwd_flops() > 0 || bytes > 0 ? llm_op_time(nc.cost.bwd_flops(), 2 * bytes, cls, kernels, peak, bw, cal) : 0.0;
-      const bool again = (o.recompute == Recompute::Full && in_layers(n)) ||
-                         (o.recompute == Recompute::Selective && in_layers(n) && attention_core(n));
-      t_mb += f + b + (again ? f : 0);
+      t_mb += f + b + recomputed_forwards(n, o) * f;
       t_bwd += b;
     }
   }
@@ -167,15 +197,15 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
   r.memory.gradients = zm.gradients;
   r.memory.optimizer = zm.optimizer;
   r.memory.activations =
-      korthikanti_activation_bytes_per_layer(o.seq, o.micro_batch, c.hidden_size, c.num_heads, o.tp, o.recompute,
-                                             o.sequence_parallel) *
+      korthikanti_activation_bytes_per_layer(o.seq, o.micro_batch, c.hidden_size, c.num_heads, o.tp,
+                                             stored_activations(o), o.sequence_parallel) *
       (L / p) * std::min<int64_t>(p, m);
   r.device_memory_bytes = d.memory_bytes;
   r.fits = d.memory_bytes == 0 || r.memory.total() <= d.memory_bytes;
 
   if (o.dp > 1) {
     const Count grad_bytes = 2 * psi;
-    double t = ring_allreduce_time_s(grad_bytes, o.dp, link_for(d, o.gpus <= o.gpus_per_node));
+    double t = dp_allreduce_time_s(grad_bytes, d, o);
     if (o.zero >= 3) t *= 1.5;  // ZeRO-3: parameters all-gathered in forward and backward (Rajbhandari et al.)
     r.dp_comm_exposed_s = std::max(0.0, t - t_bwd / static_cast<double>(p));  // overlapped with the last backward
   }

@@ -54,7 +54,8 @@ PhaseTime phase_time(Count flops, Count bytes, Count bytes_written, int kernels,
   t.memory_s = scaled_time(to_double(bytes - bytes_written), eff.ppp_mem, opt.bandwidth_bytes_per_s) +
                scaled_time(to_double(bytes_written), eff.ppp_write.value_or(eff.ppp_mem), opt.bandwidth_bytes_per_s);
   t.overhead_s = kernels * eff.overhead_s.value_or(opt.kernel_launch_s);
-  const double work = opt.combine == Combine::Sum ? t.compute_s + t.memory_s : std::max(t.compute_s, t.memory_s);
+  const Combine combine = eff.combine.value_or(opt.combine);
+  const double work = combine == Combine::Sum ? t.compute_s + t.memory_s : std::max(t.compute_s, t.memory_s);
   t.time_s = work + t.overhead_s;
   if (t.time_s <= 0) t.bound = Bound::None;
   else if (t.overhead_s > std::max(t.compute_s, t.memory_s)) t.bound = Bound::Overhead;
@@ -76,9 +77,7 @@ Prediction predict(const std::vector<LayerWork>& layers, const PredictOptions& o
       p.layers.push_back(std::move(lp));
       continue;
     }
-    const Efficiency& eff = opt.calibration.for_class(w.op_class);
-    const bool fitted = opt.calibration.fitted();
-    lp.calibration = !fitted ? "uncalibrated" : opt.calibration.find(w.op_class) ? w.op_class : "fallback";
+    const Efficiency eff = opt.calibration.for_layer(w, &lp.calibration);
     lp.forward = phase_time(w.flops, w.bytes, w.bytes_written, w.kernels, eff, opt);
     if (opt.training) {
       // Backward runs where a gradient flows: one kernel per gradient computed (input, weight; at least one),

@@ -59,6 +59,7 @@ std::vector<LayerWork> layer_work(const Graph& g, const ModelCost& costs) {
       w.params = nc.cost.params;
       w.kernels = (w.flops > 0 || w.bytes > 0) ? 1 : 0;
       for (int v : n.outputs) w.needs_backward = w.needs_backward || grad[v];
+      set_gemm_shape(w, g, n);
     } else {
       w.kernels = 0;
       w.reason = nc.reason.empty() ? std::string(cost_status_name(nc.status)) : nc.reason;

@@ -78,9 +78,11 @@ std::optional<Calibration> find_calibration(const std::string& dir, const Calibr
 
 std::optional<Calibration> builtin_calibration(const std::string& device_id, Precision p) {
   const std::string family = device_family(device_id), precision(precision_info(p).name);
+  // fp16 and bf16 run on the same tensor cores at the same peak: a fit at one applies to the other.
+  auto half = [](const std::string& s) { return s == "fp16" || s == "bf16"; };
   // A fit that failed its own leave-one-model-out check is shipped for --calibration but not applied by default.
   return find_calibration(builtin_data_dir("calibrations"), [&](const Calibration& c) {
-    return c.device_family == family && c.precision == precision &&
+    return c.device_family == family && (c.precision == precision || (half(c.precision) && half(precision))) &&
            !(c.leave_one_out_error && *c.leave_one_out_error > 0.5);
   });
 }

@@ -1,5 +1,6 @@
 // `ridge predict/sweep/summary/calibrate/report` through the binary: precision modes, upper-bound labels,
 // shipped calibrations, refused mismatches and flags.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -20,11 +21,12 @@ json run_json(const std::string& args) {
 }
 
 TEST(CliTrust, UncalibratedPredictionsSayUpperBoundBesideTheNumber) {
-  const auto r = run_ridge("predict resnet50 --device a100 --batch 256 --train --precision fp16");
+  // tf32: Vidur measured fp16 GEMMs only, so the A100 has no calibration at the tf32 peak.
+  const auto r = run_ridge("predict resnet50 --device a100 --batch 256 --train --precision tf32");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("samples/s [upper bound (uncalibrated)]"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("time per iteration [upper bound (uncalibrated)]"), std::string::npos) << r.out;
-  const json j = run_json("predict resnet50 --device a100 --batch 256 --train --precision fp16");
+  const json j = run_json("predict resnet50 --device a100 --batch 256 --train --precision tf32");
   EXPECT_EQ(j["calibrated"], false);
   EXPECT_EQ(j["time_kind"], "upper_bound");
   const auto csv = run_ridge("predict resnet50 --device a100 --batch 8 --format csv");
@@ -33,9 +35,22 @@ TEST(CliTrust, UncalibratedPredictionsSayUpperBoundBesideTheNumber) {
   EXPECT_NE(md.out.find("upper bound (uncalibrated)"), std::string::npos) << md.out;
 }
 
-TEST(CliTrust, H100CnnHasNoCalibrationAndEveryOutputSaysUpperBound) {
-  // ../shared has no H100 CNN measurement (only Vidur's LLM operators): the H100 falls back to peak-rate bounds.
-  const std::string run = "resnet50 --device h100 --batch 64 --train --precision amp-fp16";
+TEST(CliTrust, A100AndH100CnnAtHalfPrecisionAreCalibratedFromVidur) {
+  for (const char* device : {"a100", "h100"}) {
+    const std::string run = fmt::format("resnet50 --device {} --batch 64 --train --precision amp-fp16", device);
+    const json j = run_json("predict " + run);
+    EXPECT_EQ(j["calibrated"], true) << device;
+    EXPECT_EQ(j["time_kind"], "calibrated") << device;
+    const auto table = run_ridge("predict " + run);
+    EXPECT_NE(table.out.find("samples/s [calibrated]"), std::string::npos) << table.out;
+    EXPECT_NE(table.out.find(fmt::format("{}-fp16-vidur.json", device)), std::string::npos) << table.out;
+    EXPECT_NE(table.out.find("conv (GEMM shape)"), std::string::npos) << table.out;
+  }
+}
+
+TEST(CliTrust, H100CnnAtTf32HasNoCalibrationAndEveryOutputSaysUpperBound) {
+  // ../shared has no H100 measurement at the tf32 peak (Vidur's operators ran fp16): peak-rate bounds.
+  const std::string run = "resnet50 --device h100 --batch 64 --train --precision tf32";
   const json j = run_json("predict " + run);
   EXPECT_EQ(j["calibrated"], false);
   EXPECT_EQ(j["time_kind"], "upper_bound");
@@ -45,7 +60,7 @@ TEST(CliTrust, H100CnnHasNoCalibrationAndEveryOutputSaysUpperBound) {
   ASSERT_EQ(sweep.exit_code, 0) << sweep.err;
   EXPECT_NE(sweep.out.find("upper bound (uncalibrated)"), std::string::npos) << sweep.out;
   const std::string html = ridge::test::temp_dir() + "/h100.html";
-  const auto report = run_ridge("report resnet50 --device h100 --batch 64 --precision amp-fp16 -o " + html);
+  const auto report = run_ridge("report resnet50 --device h100 --batch 64 --precision tf32 -o " + html);
   ASSERT_EQ(report.exit_code, 0) << report.err;
   std::ifstream in(html);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

@@ -89,5 +89,35 @@ TEST(Architectures, DeriveUsesTheTableItIsGiven) {
   EXPECT_TRUE(noted) << "the note names the table the factor came from";
 }
 
+// --arch takes any name of the table it is given (not a list kept in code); an unknown one is a usage error naming
+// the flag, the table's file and the names it lists.
+TEST(Architectures, ArchNamesComeFromTheTable) {
+  ArchitectureTable t = load_architectures(kShipped);
+  t.architectures.push_back(Architecture{"blackwell", {{"fp16", 8192}}, "injected for the test"});
+  Profile p;
+  KernelRecord k;
+  k.name = "some_gemm_kernel";
+  k.counters["sm__inst_executed_pipe_tensor.sum"] = Value{2, Count(2), "inst"};
+  p.kernels.push_back(k);
+  DeriveOptions o;
+  o.architectures = &t;
+  o.architecture = "blackwell";
+  derive(p, o);
+  EXPECT_EQ(p.tensor_flops_per_inst, 8192);
+  ASSERT_TRUE(p.kernels[0].derived.flops_tensor.has_value());
+  EXPECT_EQ(*p.kernels[0].derived.flops_tensor, Count(16384));
+  o.architecture = "voltaa";
+  try {
+    derive(p, o);
+    FAIL() << "an unknown --arch was accepted";
+  } catch (const UsageError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("--arch: unknown architecture 'voltaa'"), std::string::npos) << m;
+    EXPECT_NE(m.find(kShipped), std::string::npos) << m;
+    EXPECT_NE(m.find("blackwell"), std::string::npos) << m;
+    EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+  }
+}
+
 }  // namespace
 }  // namespace ridge::ingest

@@ -221,6 +221,20 @@ TEST(IngestAnalysis, FamiliesGroupsAndFit) {
   EXPECT_EQ(kernel_family("void at::native::vectorized_layer_norm_kernel<c10::Half>", false), "normalization");
   EXPECT_EQ(kernel_family("[CUDA memset]", true), "memset");
   EXPECT_EQ(kernel_family("[CUDA memcpy HtoD]", true), "memcpy");
+  // Fused attention is its own family, although its signatures name conv/GEMM words ("fprop", "cutlass", "gemm").
+  for (const char* name : {
+           "fmha_fwd_loop_kernel<FMHA_kernel_traits<(int)128, (int)64, (int)16, (int)1, (int)4, (unsigned int)8, "
+           "__half>, (bool)0, (bool)0, (bool)0>(Fused_multihead_attention_fprop_params)",
+           "void flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4, false, false, cutlass::half_t>, false>"
+           "(Flash_fwd_params)",
+           "void flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel<Flash_bwd_kernel_traits<64, 128, 128, 8>>(Flash_bwd_params)",
+           "void pytorch_flash::flash_fwd_splitkv_kernel<Flash_fwd_kernel_traits<64, 64, 256, 4>>(pytorch_flash::Flash_fwd_params)",
+           "void fmha_cutlassF_f16_aligned_64x64_rf_sm80(AttentionKernel<cutlass::half_t, cutlass::arch::Sm80>::Params)",
+           "void at::native::(anonymous namespace)::flash_attn_fwd_gemm_kernel<float>",
+           "void xformers::efficient_attention_forward_cutlass<float>"})
+    EXPECT_EQ(kernel_family(name, false), "attention") << name;
+  EXPECT_EQ(kernel_family("sm80_xmma_fprop_implicit_gemm_f16f16_f16f32_f32_nhwckrsc_nhwc", false), "conv-implicit-gemm");
+  EXPECT_EQ(kernel_family("cutlass_80_tensorop_h16816gemm_128x128_32x3_nn_align8", false), "gemm");
   EXPECT_TRUE(is_tensor_core_kernel("volta_fp16_s884cudnn_fp16_128x128_ldg8_relu_f2f_exp_small_nhwc_tn_v1"));
   EXPECT_FALSE(is_tensor_core_kernel("ampere_sgemm_64x32_sliced1x4_tn"));
   auto f = fit_line({1, 2, 4}, {12, 22, 42});

@@ -125,6 +125,24 @@ TEST(ExecFused, SoftmaxInPlaceBetweenMatMulsMatchesPerLayer) {
   EXPECT_EQ(softmax, 1u);
 }
 
+/// distilbert's attention: Transpose(q) / sqrt(d) (a Div by a constant), Transpose(k), MatMul, Softmax. The Div
+/// becomes a linear post-op of the MatMul (no step of its own), which reads the transposed q; the buffer of the
+/// transposed q stays alive until that MatMul (the Transpose of k, built between them, must not take it).
+TEST(ExecFused, AttentionScaleDivIsAPostOpOfTheMatMul) {
+  ExecCase t;
+  const Shape rows{{2, 6, 3, 8}}, heads{{2, 3, 6, 8}}, kt{{2, 3, 8, 6}}, scores{{2, 3, 6, 6}};
+  int x = t.tensor("q", rows), k = t.tensor("k", rows);
+  const Attrs perm = Attrs{}.set("perm", std::vector<int64_t>{0, 2, 1, 3});
+  int q = t.node(OpKind::Div, {t.node(OpKind::Transpose, {x}, heads, perm), t.floats("sqrt_d", {2.8284271f})}, heads);
+  int kk = t.node(OpKind::Transpose, {k}, kt, Attrs{}.set("perm", std::vector<int64_t>{0, 2, 3, 1}));
+  t.g.outputs = {t.node(OpKind::Softmax, {t.node(OpKind::MatMul, {q, kk}, scores)}, scores, Attrs{}.set("axis", int64_t{-1}))};
+  ExecOptions o;
+  for (const auto& [name, data] : t.data) (name == "sqrt_d" ? o.weights : o.inputs)[name] = data;
+  const ExecResult r = expect_fused_matches(t.g, o);
+  for (const auto& st : r.steps) EXPECT_NE(st.op, "Div") << st.name;
+  EXPECT_EQ(fused_node_count(r), 1u);
+}
+
 /// Linear (Gemm on 3-D rows) + torch's erf GELU (Div, Erf, Add, Mul, Mul), then a decomposed LayerNorm.
 TEST(ExecFused, DecomposedGeluAndLayerNormMatchPerLayer) {
   ExecCase t;
@@ -218,6 +236,44 @@ TEST(ExecFused, ConsecutiveConvsKeepTheirLayout) {
   EXPECT_EQ(winograd, 2u);  // the second and third (relu, sum + relu) convs: the first has 3 input channels
 }
 
+/// Steps of a program running a Conv node absorbed into another Conv's step (oneDNN's fused depthwise post-op).
+size_t fused_depthwise_steps(const Graph& g, const ExecResult& r) {
+  size_t n = 0;
+  for (const auto& s : r.steps)
+    n += std::any_of(s.fused_nodes.begin(), s.fused_nodes.end(), [&](int a) { return g.nodes[a].op == OpKind::Conv; });
+  return n;
+}
+
+/// A 1x1 conv + Relu, then inverted residual blocks (mobilenet_v2): 1x1 expand + ReLU6, 3x3 depthwise (stride 1, with bias) + ReLU6, 1x1
+/// project + residual Add; then 1x1 + Relu, depthwise stride 2 (no bias, no post-op). Each 1x1 + depthwise pair
+/// runs as one primitive (the expanded tensor never written out), the layout stays blocked from conv to conv.
+TEST(ExecFused, OneByOneAndDepthwiseConvsRunAsOnePrimitive) {
+  ExecCase t;
+  const Shape in{{2, 24, 14, 14}}, wide{{2, 48, 14, 14}}, half{{2, 48, 7, 7}};
+  auto weights = [&](const std::string& name, Shape s) { return t.tensor(name, s, ValueKind::Param, -0.3f, 0.3f); };
+  int x0 = t.tensor("x", in);
+  int x = t.node(OpKind::Relu, {t.node(OpKind::Conv, {x0, weights("w0", Shape{{24, 24, 1, 1}})}, in, conv_attrs(1, 0))}, in);
+  int six = t.floats("six", {6.f}), zero = t.floats("zero", {0.f});
+  auto relu6 = [&](int v, const Shape& s) { return t.node(OpKind::Clip, {v, zero, six}, s); };
+  int e1 = relu6(t.node(OpKind::Conv, {x, weights("we1", Shape{{48, 24, 1, 1}}), weights("be1", Shape{{48}})}, wide,
+                        conv_attrs(1, 0)), wide);
+  int d1 = relu6(t.node(OpKind::Conv, {e1, weights("wd1", Shape{{48, 1, 3, 3}}), weights("bd1", Shape{{48}})}, wide,
+                        conv_attrs(3, 1, 48)), wide);
+  int p1 = t.node(OpKind::Add, {t.node(OpKind::Conv, {d1, weights("wp1", Shape{{24, 48, 1, 1}})}, in, conv_attrs(1, 0)), x}, in);
+  int e2 = t.node(OpKind::Relu, {t.node(OpKind::Conv, {p1, weights("we2", Shape{{48, 24, 1, 1}})}, wide, conv_attrs(1, 0))}, wide);
+  t.g.outputs = {t.node(OpKind::Conv, {e2, weights("wd2", Shape{{48, 1, 3, 3}})}, half,
+                        conv_attrs(3, 1, 48).set("strides", std::vector<int64_t>{2, 2}))};
+  ExecOptions o;
+  for (const auto& [name, data] : t.data) (name == "x" ? o.inputs : o.weights)[name] = data;
+  const ExecResult r = expect_fused_matches(t.g, o);
+  EXPECT_EQ(fused_depthwise_steps(t.g, r), 2u);
+  size_t convs = 0;
+  for (const auto& s : r.steps) convs += s.op == "Conv";
+  EXPECT_EQ(convs, 4u);  // six Conv nodes
+  for (const auto& reorder : activation_reorders(t.g, r)) EXPECT_EQ(reorder, "Conv <- input");
+  EXPECT_EQ(fused_node_count(r), 7u);  // relu; clip, dw, clip; add; relu, dw
+}
+
 TEST(ExecFused, ZooModelsMatchPerLayer) {
   for (const char* name : {"mnist", "resnet18"}) {
     LoadOptions lo;
@@ -235,9 +291,25 @@ TEST(ExecFused, OnnxModelsMatchPerLayer) {
     lo.input_shapes = {{"input", Shape{{1, 3, 64, 64}}}};
     ExecOptions o;
     o.weights = read_onnx_weights(fixture(name));  // Constant nodes (Clip bounds); the weights stay random
-    const ExecResult r = expect_fused_matches(load_model(fixture(name), lo), o);
+    const Graph g = load_model(fixture(name), lo);
+    const ExecResult r = expect_fused_matches(g, o);
     EXPECT_GT(fused_node_count(r), 0u) << name;
+    EXPECT_EQ(fused_depthwise_steps(g, r), 16u) << name;  // every expand 1x1 with its depthwise conv
   }
+}
+
+TEST(ExecFused, OnnxDistilbertMatchesPerLayer) {  // attention scale, GELU, LayerNorm, in-place Softmax
+  RIDGE_REQUIRE_SHARED();
+  const std::string file = fixture("onnx/distilbert.op13.ext_emptybin.onnx");
+  LoadOptions lo;
+  lo.seq_len = 16;  // short sequences keep the test short
+  ExecOptions o;
+  o.weights = read_onnx_weights(file);
+  const Graph g = load_model(file, lo);
+  const ExecResult r = expect_fused_matches(g, o);
+  size_t divs = 0;  // 6 attention scales and the 13 LayerNorms' Divs are absorbed
+  for (const auto& s : r.steps) divs += s.op == "Div";
+  EXPECT_EQ(divs, 0u);
 }
 
 TEST(ExecFused, OnnxTestdataStillReproducesPyTorch) {

@@ -312,5 +312,12 @@ TEST(MachineCaches, DramBandwidthIsTheLargestSetNotTheBestPoint) {
   EXPECT_EQ(levels[0].triad_gbs_one, 700);
 }
 
+TEST(MachineCaches, DramPointIsTheSustainedMeanCachePointsTheMedianPass) {
+  // Passes of 1.0, 1.0, 1.0, 1.2 and 1.8 s (slowed by other memory traffic): median 1.0, mean 1.2.
+  EXPECT_DOUBLE_EQ(sweep::point_time_s(1.0, 1.2, "DRAM"), 1.2);  // likwid-bench's total bytes / total time
+  EXPECT_DOUBLE_EQ(sweep::point_time_s(1.0, 1.2, "L1"), 1.0);
+  EXPECT_DOUBLE_EQ(sweep::point_time_s(1.0, 1.2, "L3-DRAM"), 1.0);  // a transition is a cache point
+}
+
 }  // namespace
 }  // namespace ridge::measure

@@ -39,6 +39,33 @@ TEST(MachineKernels, DeclaredWorkPerUnit) {
   EXPECT_EQ(lanes(Isa::Scalar, DType::F32), 1);
 }
 
+TEST(MachineKernels, TriadIsLikwidsStreamLoopWithOrdinaryStores) {
+  for (const IsaInfo& isa : isa_table()) {
+    const Desc* t = find(Kind::Triad, isa.isa, DType::F64);
+    ASSERT_NE(t, nullptr) << isa.name;
+    EXPECT_EQ(t->chains, 4) << isa.name;  // 4 vectors per step, as likwid-bench's stream_* kernels
+    EXPECT_EQ(t->chains, triad_unroll(isa.isa)) << isa.name;
+    // Two loads and one ordinary store of 8 bytes each; the store's write-allocate read is not counted.
+    EXPECT_EQ(t->bytes_per_unit, 2 * 8 + 8) << isa.name;
+    EXPECT_EQ(t->flops_per_unit, 2) << isa.name;
+  }
+  // AVX-512: 4 zmm of 8 doubles, likwid's "LOOP 32" of stream_avx512.
+  EXPECT_EQ(block_elements(*find(Kind::Triad, Isa::Avx512, DType::F64)), 32);
+  EXPECT_EQ(block_elements(*find(Kind::Read, Isa::Avx512, DType::F64)), 64);  // Read keeps 8 add chains
+}
+
+TEST(MachineKernels, StreamArraysStartOnWholePages) {
+  EXPECT_EQ(stream_array_stride_bytes(1), 4096);
+  EXPECT_EQ(stream_array_stride_bytes(4096), 4096);
+  EXPECT_EQ(stream_array_stride_bytes(5120), 8192);  // the 16 KiB L1 point: 640 doubles per array
+  for (int64_t bytes = 8; bytes <= (int64_t{1} << 24); bytes = bytes * 3 + 8) {
+    const int64_t stride = stream_array_stride_bytes(bytes);
+    EXPECT_EQ(stride % 4096, 0) << bytes;  // b[i], c[i], out[i] share address bits 11:0: no 4K aliasing
+    EXPECT_GE(stride, bytes);
+    EXPECT_LT(stride - bytes, 4096);
+  }
+}
+
 /// 64-byte aligned storage for a few elements.
 template <class T>
 struct Aligned {

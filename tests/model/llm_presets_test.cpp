@@ -2,6 +2,7 @@
 // al.'s activation bytes as rows of `ridge flops --all-conventions`. Expected numbers are the tools' own outputs:
 // published ones (llm-analysis' examples) or printed by validation/llm_presets.py, which runs each tool's code from
 // its repository (commits in docs/llm.md).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <map>
@@ -107,6 +108,35 @@ TEST(LlmPresets, AllConventionsListsTheToolPresets) {
   EXPECT_EQ(rows.at("korthikanti-2022 (none)")["headline"], (34 * s * h + 5 * a * s * s) * 32);
   EXPECT_EQ(rows.at("korthikanti-2022 (selective)")["headline"], 34 * s * h * 32);
   EXPECT_EQ(rows.at("korthikanti-2022 (full)")["headline"], 2 * s * h * 32);
+}
+
+}  // namespace
+}  // namespace ridge
+
+namespace ridge {
+namespace {
+
+// EleutherAI's cookbook (calc/calc_transformer_mem.py at 827ee3b, by the authors of "Transformer Math 101", which
+// it implements): its README's three example commands print "Per-GPU Activation Memory" 34.00 GiB (Pythia 6.9B: 32
+// layers, s 2048, a 32, h 4096, b 8, --checkpoint-activations --partition-activations, tp 2), 23.91 GiB (Pythia 12B:
+// 36 layers, a 40, h 5120, b 8, same flags, tp 4) and 17.53 GiB (the default 20B: 44 layers, a 64, h 6144, b 1,
+// tp 1); the 20B command without --checkpoint-activations prints 72.53 GiB. Its formula is Korthikanti et al.'s at
+// t = 1: sbhL x 34 with its "checkpoint activations" (= selective recomputation, the attention core recomputed),
+// sbhL (34 + 5as/h) without; --partition-activations (ZeRO-R) divides by tp, which is Korthikanti's sequence
+// parallel form (34/t). The digits above are the script's own output (no other worked example with printed digits
+// was found: the blog post and the paper state the formulas only).
+std::string gib2(Count bytes) { return fmt::format("{:.2f}", to_double(bytes) / (1024.0 * 1024 * 1024)); }
+Count cookbook_activation(int64_t layers, int64_t s, int64_t a, int64_t h, int64_t b, int64_t tp, Recompute r) {
+  return korthikanti_activation_bytes_per_layer(s, b, h, a, tp, r, tp > 1) * layers;
+}
+
+TEST(LlmPresets, TransformerMath101CookbookExamples) {
+  EXPECT_EQ(gib2(cookbook_activation(32, 2048, 32, 4096, 8, 2, Recompute::Selective)), "34.00");
+  EXPECT_EQ(gib2(cookbook_activation(36, 2048, 40, 5120, 8, 4, Recompute::Selective)), "23.91");
+  EXPECT_EQ(gib2(cookbook_activation(44, 2048, 64, 6144, 1, 1, Recompute::Selective)), "17.53");
+  EXPECT_EQ(gib2(cookbook_activation(44, 2048, 64, 6144, 1, 1, Recompute::None)), "72.53");
+  // Exact: 2048 x 8 x 4096 x 32 x 34 / 2 bytes.
+  EXPECT_EQ(cookbook_activation(32, 2048, 32, 4096, 8, 2, Recompute::Selective), Count{2048} * 8 * 4096 * 32 * 17);
 }
 
 }  // namespace

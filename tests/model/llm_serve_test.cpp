@@ -136,6 +136,21 @@ TEST(LlmServe, DoesNotFitIsAClearError) {
   }
 }
 
+TEST(LlmServe, OnlyCapacityRefusalsAreDoesNotFit) {
+  const LlmConfig& c = *find_llm_config("llama-2-7b");
+  // Memory and positions are capacities (the serving charts stop a curve there); a bad value is not.
+  EXPECT_THROW(analyze_serving(*find_llm_config("llama-2-70b"), test_gpu(), opts(1, 128, 16)), DoesNotFit);
+  EXPECT_THROW(analyze_serving(c, test_gpu(), opts(1, c.max_positions, 16)), DoesNotFit);
+  try {
+    analyze_serving(c, test_gpu(), opts(0, 128, 16));
+    FAIL() << "batch 0 must be refused";
+  } catch (const DoesNotFit& e) {
+    FAIL() << "batch 0 is a bad value, not a capacity: " << e.what();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--batch: 0"), std::string::npos) << e.what();
+  }
+}
+
 TEST(LlmServe, MaxBatchIsTheLargestThatFits) {
   const LlmConfig& c = *find_llm_config("llama-2-7b");
   const ServeResult r = analyze_serving(c, test_gpu(), opts(1, 1024, 1024));

@@ -148,3 +148,69 @@ TEST(LlmTrain, ExpertParallelismSplitsExpertsAndAddsAllToAlls) {
 
 }  // namespace
 }  // namespace ridge
+
+namespace ridge {
+namespace {
+
+// Fused (Flash) attention keeps no T x T tensors for the backward: the activations are Korthikanti's selective
+// ones, sbh(10 + 24/t), and its backward kernel recomputes QK^T and the softmax, so the hardware FLOPs gain one
+// attention core forward (as selective recomputation's do; with both, once), full recomputation two.
+TEST(LlmTrain, FusedAttentionStoresNoScoresAndRecomputesTheCore) {
+  const LlmConfig& c = *find_llm_config("megatron-18b");  // h 6144, a 48, l 40
+  TrainOptions o;
+  o.gpus = 8, o.tp = 8, o.pp = 1, o.seq = 2048, o.micro_batch = 1, o.global_batch = 1;
+  const TrainResult eager = analyze_training(c, a100(), o);
+  o.recompute = Recompute::Selective;
+  const TrainResult selective = analyze_training(c, a100(), o);
+  o.fused_attention = true;
+  const TrainResult fused_selective = analyze_training(c, a100(), o);
+  o.recompute = Recompute::None;
+  const TrainResult fused = analyze_training(c, a100(), o);
+  EXPECT_EQ(fused.memory.activations, Count{2048} * 6144 * (10 + 24 / 8) * 40);
+  EXPECT_EQ(fused.memory.activations, selective.memory.activations);
+  EXPECT_LT(fused.memory.activations, eager.memory.activations);
+  EXPECT_EQ(fused.model_flops, eager.model_flops);
+  EXPECT_EQ(eager.hardware_flops, eager.model_flops);
+  EXPECT_EQ(fused.hardware_flops, selective.hardware_flops);
+  EXPECT_EQ(fused_selective.hardware_flops, selective.hardware_flops);
+  EXPECT_GT(fused.hardware_flops, fused.model_flops);
+  o.recompute = Recompute::Full;
+  const TrainResult fused_full = analyze_training(c, a100(), o);
+  o.fused_attention = false;
+  const TrainResult full = analyze_training(c, a100(), o);
+  EXPECT_EQ(fused_full.hardware_flops - full.hardware_flops, fused.hardware_flops - fused.model_flops);
+}
+
+}  // namespace
+}  // namespace ridge
+
+namespace ridge {
+namespace {
+
+// The data-parallel all-reduce runs on the cluster the group spans (allreduce_time's topology): a ring leaving a
+// node of 8 GPUs crosses it on the node's 8 NICs at once (NCCL's channels), so with 8 NICs it is the fabric-bound
+// min(nvlink, 8 x network) ring, with 1 NIC the network-bound one; a tp 8 replica per node leaves one GPU of the
+// group per node and one NIC's share.
+TEST(LlmTrain, DataParallelAllReduceUsesTheNodesNics) {
+  const LlmConfig& c = *find_llm_config("megatron-1.7b");
+  TrainOptions o;
+  o.gpus = 16, o.tp = 1, o.pp = 1, o.seq = 128, o.micro_batch = 1, o.global_batch = 16;
+  Device one = a100(), eight = a100();
+  eight.node.nics_per_node = 8;
+  const TrainResult r1 = analyze_training(c, one, o), r8 = analyze_training(c, eight, o);
+  const Count grads = 2 * llm_params(c).total;
+  ClusterTopology t;
+  t.gpus_per_node = 8, t.nodes = 2, t.intra = {"nvlink", 3e11, 2e-6}, t.inter = {"network", 2.5e10, 5e-6};
+  t.nics_per_node = 1;
+  const double t1 = allreduce_time(AllReduce::Ring, grads, t).time_s;
+  t.nics_per_node = 8;
+  const double t8 = allreduce_time(AllReduce::Ring, grads, t).time_s;
+  ASSERT_GT(r8.dp_comm_exposed_s, 0);
+  EXPECT_NEAR(r1.dp_comm_exposed_s - r8.dp_comm_exposed_s, t1 - t8, 1e-9);
+  EXPECT_NEAR(t1 / t8, 200.0 / 25.0, 0.1);  // network 25 GB/s vs min(nvlink 300, 8 x 25) GB/s
+  o.tp = 8;  // dp 2: one member per node, one NIC each
+  EXPECT_DOUBLE_EQ(analyze_training(c, eight, o).dp_comm_exposed_s, analyze_training(c, one, o).dp_comm_exposed_s);
+}
+
+}  // namespace
+}  // namespace ridge

@@ -118,9 +118,14 @@ TEST(Trust, ShippedCalibrationsApplyByDeviceFamilyAndPrecision) {
   EXPECT_EQ(v100->device_family, "v100");
   EXPECT_GT(v100->fallback.samples, 700);
   EXPECT_FALSE(builtin_calibration("v100-sxm2", Precision::FP32).has_value());  // fitted at the fp16 peak only
-  EXPECT_FALSE(builtin_calibration("h100-sxm", Precision::FP16).has_value());
-  // The A100 fit fails its leave-one-model-out check (> 50 %): shipped, not applied by default.
-  EXPECT_FALSE(builtin_calibration("a100-sxm4-40gb", Precision::FP16).has_value());
+  EXPECT_FALSE(builtin_calibration("h100-sxm", Precision::TF32).has_value());  // Vidur measured fp16 only
+  // The A100 profile fit (a100-fp16.json) fails its leave-one-model-out check (> 50 %): shipped, not applied by
+  // default; the Vidur GEMM-shape fit applies instead, at fp16 and bf16 alike.
+  for (Precision p : {Precision::FP16, Precision::BF16}) {
+    const auto a100 = builtin_calibration("a100-sxm4-40gb", p);
+    ASSERT_TRUE(a100.has_value());
+    EXPECT_EQ(std::filesystem::path(a100->file).filename(), "a100-fp16-vidur.json");
+  }
 }
 
 TEST(Trust, OneFolderScannerServesCnnAndLlmCalibrations) {
@@ -146,9 +151,10 @@ TEST(Trust, OneFolderScannerServesCnnAndLlmCalibrations) {
   EXPECT_DOUBLE_EQ(bf16->fallback.ppp, 0.4);
   EXPECT_FALSE(find_calibration(dir, family_and("tf32")).has_value());
   EXPECT_FALSE(find_calibration(dir + "/missing", family_and("fp16")).has_value());
-  // Both shipped lookups go through it: the LLM folder has H100 factors, the CNN folder none.
+  // Both shipped lookups go through it: both folders have H100 factors (the CNN one with a GEMM-shape table).
   EXPECT_TRUE(builtin_llm_calibration("h100-sxm", Precision::BF16).has_value());
-  EXPECT_FALSE(builtin_calibration("h100-sxm", Precision::FP16).has_value());
+  EXPECT_TRUE(builtin_llm_calibration("h100-sxm", Precision::BF16)->gemm_shapes.empty());
+  EXPECT_FALSE(builtin_calibration("h100-sxm", Precision::FP16)->gemm_shapes.empty());
 }
 
 TEST(Trust, MismatchedCalibrationsAreRefusedUnlessForced) {

@@ -389,6 +389,48 @@ TEST(HtmlReport, ProfilesSectionPutsTheKernelsOnEachGpusRoofline) {
   ASSERT_EQ(profiles.charts.size(), 2u);  // the kernel roofline and, with L1/L2 bytes, the hierarchical one
   const std::string svg = chart::render_svg(profiles.charts[0]);
   EXPECT_NE(svg.find("class=\"pt\""), std::string::npos);
+  // The A100's L2 and L1 ceilings are drawn under the hierarchical points.
+  std::vector<std::string> ceilings;
+  for (const auto& c : profiles.charts[1].ceilings) ceilings.push_back(c.label);
+  for (const char* level : {"DRAM ", "L2 ", "L1 "})
+    EXPECT_TRUE(std::any_of(ceilings.begin(), ceilings.end(), [&](const std::string& l) { return l.starts_with(level); }))
+        << level;
+  // One path with `ridge ingest`: the HTML shows ingest's blocks, the JSON keeps them under "profile" with its keys.
+  std::vector<std::string> keys;
+  for (const auto& b : profiles.blocks) keys.push_back(std::visit([](const auto& x) { return x.key; }, b));
+  for (const char* key : {"totals", "groups", "compare"})
+    EXPECT_NE(std::find(keys.begin(), keys.end(), key), keys.end()) << key;
+  const nlohmann::json j = to_json(r.doc);
+  ASSERT_TRUE(j.contains("profile")) << j.dump();
+  const auto& p = j["profile"];
+  EXPECT_EQ(p["compare"][0]["quantity"], "flops");
+  EXPECT_EQ(p["compare"][1]["quantity"], "bytes");
+  EXPECT_TRUE(p["compare"][0]["estimated"].is_number_integer() || p["compare"][0]["estimated"].is_string());
+  EXPECT_GT(p["totals"]["kernels"].get<int64_t>(), 0);
+  EXPECT_TRUE(p.contains("kernels") && p.contains("warnings") && p.contains("groups"));
+}
+
+TEST(HtmlReport, AProfileOfAnotherModelIsRefusedAsIngestRefusesIt) {
+  RIDGE_REQUIRE_SHARED();
+  ReportRequest req;
+  req.model = "resnet50";
+  req.load.batch = 10;
+  req.sweep = {1};
+  req.profiles = {test::fixture("profiles/01_ncu_text_nyu_A100_resnet18_bs10_train_smsp_flops_dram.log")};
+  try {
+    html_report(req);
+    FAIL() << "a resnet18 profile was accepted in a resnet50 report";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("resnet18"), std::string::npos) << m;
+    EXPECT_NE(m.find("resnet50"), std::string::npos) << m;
+  }
+  req.force = true;
+  const HtmlReport r = html_report(req);
+  const nlohmann::json j = to_json(r.doc);
+  bool forced = false;
+  for (const auto& n : j["profile"]["notes"]) forced = forced || n.get<std::string>().find("forced: ") != std::string::npos;
+  EXPECT_TRUE(forced) << j["profile"]["notes"].dump();
 }
 
 TEST(HtmlReport, BadRequestsAreOneLineErrors) {

@@ -117,6 +117,73 @@ TEST(IngestDevice, KernelRooflineAndHierarchicalChartsParse) {
   EXPECT_TRUE(any_contains(h.text_by_class.at("note"), "L1 and L2 ceilings"));
 }
 
+// L1 and L2 ceilings: the shipped GPU files carry them with a source per figure where one was published (V100
+// SXM2: NERSC's ERT; A100: Citadel's GTC'21 microbenchmarks), and stay absent where none was found (H100, T4).
+TEST(IngestDevice, ShippedGpuFilesCarryCacheCeilingsWithSources) {
+  const std::vector<Device> all = load_devices({});
+  for (const char* id : {"v100-sxm2", "a100-sxm4-40gb", "a100-sxm4-80gb", "a100-pcie-40gb", "a100-pcie-80gb"}) {
+    const Device d = find_device(all, id);
+    for (const char* level : {"l1", "l2"}) {
+      ASSERT_TRUE(d.bandwidth_bytes_per_s.count(level)) << id << " " << level;
+      EXPECT_GT(d.bandwidth(level), d.dram_bandwidth()) << id << " " << level;
+      const auto src = d.sources.find(std::string("bandwidth_bytes_per_s.") + level);
+      ASSERT_NE(src, d.sources.end()) << id << " " << level << ": a figure of its own needs a source of its own";
+      EXPECT_FALSE(src->second.empty());
+    }
+    EXPECT_GT(d.bandwidth("l1"), d.bandwidth("l2")) << id;
+  }
+  EXPECT_NE(find_device(all, "a100").source_of("bandwidth_bytes_per_s.l2").find("S33322"), std::string::npos);
+  EXPECT_NE(find_device(all, "v100-sxm2").source_of("bandwidth_bytes_per_s.l1").find("ERT"), std::string::npos);
+  for (const char* id : {"h100-sxm", "h100-pcie", "t4"}) {
+    const Device d = find_device(all, id);
+    EXPECT_FALSE(d.bandwidth_bytes_per_s.count("l2")) << id;
+    EXPECT_FALSE(d.bandwidth_bytes_per_s.count("l1")) << id;
+  }
+}
+
+// The hierarchical chart draws the L2 and L1 ceilings (labelled) when the device has them, and says per device
+// which it lacks; the DRAM-intensity chart keeps only the DRAM ceiling. JSON carries them in bytes/s.
+TEST(IngestDevice, HierarchicalChartHasTheCacheCeilingsTheDeviceHas) {
+  ingest::Profile p;
+  ingest::KernelRecord k = kernel("gemm_a", 1e-3, Count(5'000'000'000), Count(100'000'000));
+  k.derived.l1_bytes = Count(900'000'000);
+  k.derived.l2_bytes = Count(300'000'000);
+  p.kernels = {k};
+  Device d = test_gpu();
+  d.bandwidth_bytes_per_s["l2"] = 4e12;
+  d.bandwidth_bytes_per_s["l1"] = 1.6e13;
+  d.sources["bandwidth_bytes_per_s.l2"] = "injected L2 source";
+  auto charts = kernel_roofline_charts(p, d, Precision::FP32);
+  ASSERT_EQ(charts.size(), 2u);
+  EXPECT_EQ(test::check_xml(chart::render_svg(charts[0])).classes.at("ceiling"), 3);  // fp32, fp16 tensor, DRAM
+  const std::string svg = chart::render_svg(charts[1]);
+  const test::XmlInfo h = test::check_xml(svg);
+  ASSERT_TRUE(h.ok) << h.error;
+  EXPECT_EQ(h.classes.at("ceiling"), 5);  // fp32, fp16 tensor, DRAM, L2, L1
+  std::vector<std::string> labels;
+  for (const auto& c : charts[1].ceilings) labels.push_back(c.label);
+  for (const char* label : {"DRAM ", "L2 ", "L1 "}) EXPECT_TRUE(any_contains(labels, label)) << label;
+  EXPECT_NE(svg.find(">L2 "), std::string::npos);  // labelled on the line
+  EXPECT_TRUE(any_contains(h.text_by_class.at("note"), "L1 and L2 ceilings from test-gpu's device file"));
+
+  d.bandwidth_bytes_per_s.erase("l1");
+  charts = kernel_roofline_charts(p, d, Precision::FP32);
+  const test::XmlInfo only_l2 = test::check_xml(chart::render_svg(charts[1]));
+  EXPECT_EQ(only_l2.classes.at("ceiling"), 4);
+  EXPECT_TRUE(any_contains(only_l2.text_by_class.at("note"), "L1 ceiling: not in test-gpu's device file"));
+
+  const Fields f = device_ceilings(d);
+  EXPECT_EQ(f.key, "ceilings");
+  Document doc;
+  doc.blocks.push_back(f);
+  const auto json = to_json(doc);
+  EXPECT_DOUBLE_EQ(json["ceilings"]["l2_bandwidth_bytes_per_s"].get<double>(), 4e12);
+  EXPECT_DOUBLE_EQ(json["ceilings"]["dram_bandwidth_bytes_per_s"].get<double>(), 1e12);
+  EXPECT_TRUE(json["ceilings"]["l1_bandwidth_bytes_per_s"].is_null());
+  EXPECT_EQ(json["ceilings"]["l2_bandwidth_source"], "injected L2 source");
+  EXPECT_EQ(json["ceilings"]["l1_bandwidth_source"], "not in the device file");
+}
+
 TEST(IngestDevice, FixtureProfilesOnTheA100) {
   RIDGE_REQUIRE_SHARED();
   // nsys trace: kernel times, no counters; the prediction is resnet50 at batch 10 on the A100

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <filesystem>
+#include <optional>
 #include <queue>
 #include <set>
 #include <unordered_map>
@@ -299,16 +300,41 @@ void retype_floats(Work& w, DType dtype) {
                                     dtype_name(dtype)));
 }
 
-Graph import_model(onnx::ModelProto m, const std::string& label, const LoadOptions& opts,
-                   const OnnxImportOptions& engines) {
+/// An input-bound model, ready to become a Graph (once or twice: see import_model).
+struct BoundModel {
+  onnx::ModelProto m;
+  int opset = 13;
+  std::vector<std::pair<std::string, std::optional<Shape>>> bound;  ///< graph inputs and their bound shapes
+  std::vector<std::string> notes;                                   ///< what binding noted
+};
+
+/// Every tensor typed and shaped and every op known: what ONNX's inference could add is nothing ridge uses.
+/// Placeholders of omitted optional outputs never get a shape, so they do not count.
+bool typed_completely(const Work& w) {
+  for (const Node& n : w.g.nodes)
+    if (n.op == OpKind::Unknown) return false;
+  for (size_t v = 0; v < w.g.values.size(); ++v) {
+    const Value& val = w.g.values[v];
+    if (val.producer >= 0 && val.name.find(":unused") != std::string::npos) continue;
+    if (!w.env.rank_known[v] || !val.shape.known() || val.dtype == DType::Unknown) return false;
+  }
+  return true;
+}
+
+/// The Graph of a bound model with the given engines; with `complete_or_nothing`, nothing when ridge's rules
+/// leave a tensor untyped or an op unknown.
+std::optional<Graph> build_graph(BoundModel& bm, const std::string& label, const LoadOptions& opts,
+                                 const OnnxImportOptions& engines, bool complete_or_nothing) {
   Work w;
   w.label = label;
-  w.opset = check_model(m, label);
+  w.opset = bm.opset;
   w.g.name = std::filesystem::path(label).stem().string();
   if (auto dot = w.g.name.find(".ext_emptybin"); dot != std::string::npos) w.g.name.resize(dot);
   w.g.source = label;
-  onnx::GraphProto& graph = *m.mutable_graph();
-  const auto bound = bind_inputs(graph, opts, label, w.g.notes);
+  w.g.notes = bm.notes;
+  onnx::ModelProto& m = bm.m;
+  const onnx::GraphProto& graph = m.graph();
+  const auto& bound = bm.bound;
 
   std::unordered_map<std::string, onnx::TensorShapeProto> shape_data;
   if (engines.onnx_inference) run_onnx_inference(m, w, shape_data);
@@ -435,6 +461,7 @@ Graph import_model(onnx::ModelProto m, const std::string& label, const LoadOptio
   classify_initializers(w, initializers);
   if (engines.ridge_rules)
     for (size_t i = 0; i < w.g.nodes.size(); ++i) apply_shape_rule(w, static_cast<int>(i));
+  if (complete_or_nothing && !typed_completely(w)) return std::nullopt;
   for (Value& v : w.g.values)
     if (v.dtype == DType::Unknown && v.kind == ValueKind::Activation) v.dtype = DType::F32;
   retype_floats(w, opts.dtype);
@@ -446,6 +473,24 @@ Graph import_model(onnx::ModelProto m, const std::string& label, const LoadOptio
   recognise_artefacts(w);
   note_unknown_shapes(w);
   return std::move(w.g);
+}
+
+/// Checks and binds `m`, then builds its Graph. With both engines and `onnx_inference_for_gaps_only`, ridge's
+/// rules go alone first and their Graph is kept when complete; ONNX's inference (a child process: most of an
+/// import's cost, many times over in a process as large as Python with torch) runs only when they fall short.
+Graph import_model(onnx::ModelProto m, const std::string& label, const LoadOptions& opts,
+                   const OnnxImportOptions& engines) {
+  BoundModel bm;
+  bm.m = std::move(m);
+  bm.opset = check_model(bm.m, label);
+  bm.bound = bind_inputs(*bm.m.mutable_graph(), opts, label, bm.notes);
+  if (engines.onnx_inference && engines.ridge_rules && engines.onnx_inference_for_gaps_only) {
+    try {
+      if (auto g = build_graph(bm, label, opts, {false, true, false}, true)) return std::move(*g);
+    } catch (const Error&) {  // a rule that needed what ONNX's inference knows: the full import decides
+    }
+  }
+  return std::move(*build_graph(bm, label, opts, engines, false));
 }
 
 /// One printable line: names from a hostile file may hold control characters or be huge.

@@ -1,5 +1,6 @@
 // The end-to-end program's epilogues: which nodes a Conv/Gemm/MatMul step runs as post-ops, BatchNorm folding,
 // and the post-op attributes handed to oneDNN.
+#include <algorithm>
 #include <cmath>
 
 #include "lowerings.hpp"
@@ -12,7 +13,47 @@ bool is_constant(const Graph& g, int vid) {
   return vid >= 0 && g.value(vid).producer < 0 && g.value(vid).kind != ValueKind::Input;
 }
 
+/// The (square) stride of a Conv, 1 when absent.
+int64_t conv_stride(const Node& n) {
+  const auto st = n.attrs.ints("strides");
+  return st.empty() ? 1 : st[0];
+}
+
+/// True when every element of the integer attribute `key` (absent: none) equals `v`.
+bool all_equal(const Node& n, const char* key, int64_t v) {
+  for (int64_t x : n.attrs.ints(key))
+    if (x != v) return false;
+  return true;
+}
+
+/// A 2-D Conv with constant weights (and bias), `k` x `k` kernel, undilated, pads `pad`; `depthwise`: one group
+/// per channel and as many outputs as inputs, else ungrouped and stride 1 (oneDNN's 1x1 + depthwise fusion).
+bool fusable_conv(const Graph& g, const Node& n, int64_t k, int64_t pad, bool depthwise) {
+  if (n.op != OpKind::Conv || n.inputs.size() < 2 || n.inputs[0] < 0 || !is_constant(g, n.inputs[1]) ||
+      (n.inputs.size() > 2 && n.inputs[2] >= 0 && !is_constant(g, n.inputs[2])))
+    return false;
+  const Shape &xs = g.value(n.inputs[0]).shape, &ws = g.value(n.inputs[1]).shape;
+  if (xs.rank() != 4 || ws.rank() != 4 || ws[2] != k || ws[3] != k || !all_equal(n, "dilations", 1) ||
+      !all_equal(n, "pads", pad) || n.attrs.s("auto_pad", "NOTSET") != "NOTSET")
+    return false;
+  const int64_t group = n.attrs.i("group", 1);
+  if (!depthwise) return group == 1 && all_equal(n, "strides", 1);
+  const auto st = n.attrs.ints("strides");
+  const bool square = st.empty() || (st.size() == 2 && st[0] == st[1] && (st[0] == 1 || st[0] == 2));
+  return square && group == xs[1] && ws[0] == xs[1] && ws[1] == 1;
+}
+
 }  // namespace
+
+Epilogue without_dw(const Graph& g, const Epilogue& e) {
+  Epilogue head = e;
+  head.ops.resize(e.dw_at);
+  head.nodes.resize(std::find(e.nodes.begin(), e.nodes.end(), e.dw) - e.nodes.begin());
+  head.out = head.nodes.empty() ? -1 : g.nodes[head.nodes.back()].outputs[0];  // eltwise ops only
+  head.dw = -1;
+  head.dw_tail.reset();
+  return head;
+}
 
 std::vector<Epilogue> plan_epilogues(Program& p, std::vector<int>& absorbed) {
   const Graph& g = p.graph();
@@ -144,6 +185,17 @@ std::vector<Epilogue> plan_epilogues(Program& p, std::vector<int>& absorbed) {
     if (n.op != OpKind::Conv && n.op != OpKind::Gemm && n.op != OpKind::MatMul) continue;
     Epilogue e;
     int v = n.outputs[0];
+    // MatMul(x / s, b) = MatMul(x, b) / s: the attention scale as a linear post-op, run before the others.
+    if (const int div = n.op == OpKind::MatMul ? g.value(input_at(n, 0)).producer : -1;
+        div >= 0 && absorbed[div] < 0 && g.nodes[div].op == OpKind::Div && g.nodes[div].inputs.size() == 2 &&
+        sole_consumer(out(div)) == ni && g.value(g.nodes[div].inputs[0]).shape == g.value(out(div)).shape) {
+      const auto s = scalar_input(p, g.nodes[div], 1);
+      if (s && *s != 0 && std::isfinite(1.f / *s)) {
+        e.x = g.nodes[div].inputs[0];
+        e.ops.push_back(PostOp{div, dnnl::algorithm::eltwise_linear, 1.f / *s, 0.f, -1, false});
+        e.nodes.push_back(div);
+      }
+    }
     for (int c; (c = sole_consumer(v)) >= 0 || consumers[v].size() == 2;) {
       if (match_gelu(v, e)) {
         v = out(e.nodes.back());
@@ -181,6 +233,30 @@ std::vector<Epilogue> plan_epilogues(Program& p, std::vector<int>& absorbed) {
     }
     if (!e.nodes.empty()) commit(ni, std::move(e), v);
   }
+  // A 1x1 Conv (with eltwise post-ops only) whose result only a 3x3 depthwise Conv reads takes that conv, and
+  // the depthwise conv's own eltwise post-ops, as oneDNN's fused depthwise post-op.
+  auto eltwise_only = [](const Epilogue& e) {
+    return e.batchnorm < 0 && e.bias < 0 && e.composite == OpKind::Unknown &&
+           std::all_of(e.ops.begin(), e.ops.end(), [](const PostOp& op) { return op.operand < 0; });
+  };
+  for (int ni : order) {
+    if (absorbed[ni] >= 0 || !fusable_conv(g, g.nodes[ni], 1, 0, false) || plan[ni].dw >= 0) continue;
+    Epilogue& e = plan[ni];
+    const int v = e.nodes.empty() ? out(ni) : e.out, dw = sole_consumer(v);
+    if (dw < 0 || absorbed[dw] >= 0 || !fusable_conv(g, g.nodes[dw], 3, 1, true) || !eltwise_only(e) ||
+        !eltwise_only(plan[dw]) || g.nodes[dw].inputs[0] != v)
+      continue;
+    auto tail = std::make_shared<const Epilogue>(std::move(plan[dw]));
+    plan[dw] = Epilogue{};
+    e.dw = dw;
+    e.dw_at = e.ops.size();
+    e.dw_tail = tail;
+    e.nodes.push_back(dw);
+    e.ops.insert(e.ops.end(), tail->ops.begin(), tail->ops.end());
+    e.nodes.insert(e.nodes.end(), tail->nodes.begin(), tail->nodes.end());
+    e.out = tail->nodes.empty() ? out(dw) : tail->out;
+    for (int a : e.nodes) absorbed[a] = ni;
+  }
   return plan;
 }
 
@@ -198,9 +274,14 @@ memory in_place_operand(Program& p, const Epilogue& e, const memory::desc& dst) 
 dnnl::primitive_attr post_op_attr(Program& p, int ni, const Epilogue* e, const memory::desc& dst,
                                   std::unordered_map<int, memory>& args) {
   dnnl::primitive_attr attr;
-  if (!e || e->ops.empty()) return attr;
+  if (!e || (e->ops.empty() && e->dw < 0)) return attr;
   dnnl::post_ops ops;
-  for (size_t i = 0; i < e->ops.size(); ++i) {
+  for (size_t i = 0; i <= e->ops.size(); ++i) {
+    if (i == e->dw_at && e->dw >= 0) {  // 3x3 depthwise, pads 1: its weights and bias are bound by the conv
+      const auto stride = conv_stride(node_of(p, e->dw));
+      ops.append_dw(memory::data_type::f32, memory::data_type::f32, memory::data_type::f32, 3, stride, 1, 0, {1.f});
+    }
+    if (i == e->ops.size()) break;
     const PostOp& op = e->ops[i];
     if (op.operand < 0) {
       ops.append_eltwise(1.f, op.alg, op.alpha, op.beta);

@@ -113,7 +113,8 @@ Program::Program(const Graph& g, const ExecOptions& opts, std::shared_ptr<const 
   bind_initial_values();
   if (opts.fuse && !opts.train) {
     epilogues_ = plan_epilogues(*this, absorbed_);
-    blocked_convs_ = std::any_of(g.nodes.begin(), g.nodes.end(), [&](const Node& n) { return winograd_conv(g, n); });
+    blocked_convs_ = std::any_of(g.nodes.begin(), g.nodes.end(), [&](const Node& n) { return winograd_conv(g, n); }) ||
+                     std::any_of(epilogues_.begin(), epilogues_.end(), [](const Epilogue& e) { return e.dw >= 0; });
   }
   lower_all();
 }
@@ -375,9 +376,11 @@ AllocPlan Program::plan_buffers() const {
   for (size_t i = 0; i < order.size(); ++i) pos[order[i]] = static_cast<int>(i);
   const int end_of_program = static_cast<int>(order.size());
   std::vector<int> last_use(g_.values.size(), -1);
-  for (size_t n = 0; n < g_.nodes.size(); ++n)
+  for (size_t n = 0; n < g_.nodes.size(); ++n) {
+    const int at = absorbed_[n] >= 0 ? std::max(pos[n], pos[absorbed_[n]]) : pos[n];  // its anchor reads them
     for (int in : g_.nodes[n].inputs)
-      if (in >= 0) last_use[in] = std::max(last_use[in], pos[n]);
+      if (in >= 0) last_use[in] = std::max(last_use[in], at);
+  }
   for (int out : g_.outputs) last_use[out] = end_of_program;
   // Lifetime of every shareable buffer: from the node that allocated it to the last use of any value it holds.
   struct Life {
@@ -473,9 +476,25 @@ void Program::lower_all() {
       continue;
     }
     std::string reason = try_lower(ni);
+    if (!reason.empty() && epilogue(ni) && epilogues_[ni].dw >= 0) {  // refused: the depthwise conv on its own
+      const Epilogue fused = epilogues_[ni];
+      epilogues_[ni] = without_dw(g_, fused);
+      epilogues_[fused.dw] = *fused.dw_tail;
+      absorbed_[fused.dw] = -1;
+      for (int a : fused.dw_tail->nodes) absorbed_[a] = fused.dw;
+      reason = try_lower(ni);
+    }
     if (!reason.empty() && epilogue(ni)) {  // the fused kernel was refused: run the absorbed nodes on their own
-      for (int a : epilogues_[ni].nodes) absorbed_[a] = -1;
+      const std::vector<int> nodes = epilogues_[ni].nodes;
+      for (int a : nodes) absorbed_[a] = -1;
       epilogues_[ni] = Epilogue{};
+      for (int a : nodes)  // an absorbed producer of the anchor's input (the attention scale's Div) runs first
+        if (std::find(n.inputs.begin(), n.inputs.end(), g_.nodes[a].outputs.at(0)) != n.inputs.end()) {
+          current_node_ = a;
+          const std::string why = try_lower(a);
+          current_node_ = ni;
+          if (!why.empty()) throw Error("node '" + g_.nodes[a].name + "': " + why);
+        }
       reason = try_lower(ni);
     }
     if (!reason.empty()) {

@@ -60,9 +60,20 @@ struct Epilogue {
   /// LayerNormalization (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul, Add) or an erf Gelu (Div, Erf,
   /// Add, Mul, Mul; its function is ops[0]).
   OpKind composite = OpKind::Unknown;
-  int x = -1, scale = -1, shift = -1;  ///< the composite's input, LayerNorm scale and shift
+  /// The composite's input; for a MatMul, its first operand read before a Div by a constant absorbed as ops[0]
+  /// (the attention scale). LayerNorm scale and shift.
+  int x = -1, scale = -1, shift = -1;
   float epsilon = 0;                   ///< the composite LayerNorm's epsilon
+  /// A 3x3 depthwise Conv (stride 1 or 2, pads 1) run inside a 1x1 Conv as oneDNN's fused depthwise post-op
+  /// (`append_dw`: the expanded tensor between them is never written out); -1: none. `ops` before `dw_at` act
+  /// on the 1x1's output, the rest (`dw_tail`'s) on the depthwise conv's.
+  int dw = -1;
+  size_t dw_at = 0;
+  std::shared_ptr<const Epilogue> dw_tail;  ///< the depthwise conv's own epilogue, restored if oneDNN refuses
 };
+
+/// The 1x1 Conv's epilogue `e` without its fused depthwise conv (which gets `e.dw_tail` back as its own).
+Epilogue without_dw(const Graph& g, const Epilogue& e);
 
 /// Where each buffer of the end-to-end program lives: alloc() number k is placed at offset[k] of one arena
 /// (buffers whose lifetimes do not overlap share bytes), or gets its own allocation when offset[k] < 0.
@@ -125,8 +136,8 @@ class Program {
   bool step_written(int vid) const;
   /// The value node `node` finally produces: its epilogue's output, else its first output.
   int final_output(int node) const;
-  /// End-to-end program of a graph with a Winograd-eligible conv (winograd_conv): convs run in the blocked
-  /// nChw16c layout the Winograd kernels need, so no reorder runs between consecutive convs.
+  /// End-to-end program of a graph with a Winograd-eligible conv (winograd_conv) or a fused 1x1 + depthwise
+  /// pair: convs run in the blocked nChw16c layout those kernels need, so no reorder runs between convs.
   bool blocked_convs() const { return blocked_convs_; }
 
   // ---- used by the executor ----------------------------------------------------------------------------

@@ -62,8 +62,18 @@ Count bytes(const Desc& d, const Args& args, int64_t iterations);
 /// Independent accumulators of the Peak kernels per ISA: enough to cover FMA latency x FMA pipes (4 x 2) with
 /// margin, within the register file (16 registers below AVX-512, 32 with it).
 constexpr int peak_chains(Isa isa) { return isa == Isa::Avx512 ? 16 : isa == Isa::Scalar ? 10 : 12; }
-/// Vectors per loop step of the Read and Triad kernels (independent add chains for Read).
+/// Independent add chains (vectors per loop step) of the Read kernels.
 constexpr int stream_chains(Isa isa) { return isa == Isa::Scalar ? 4 : 8; }
+/// Vectors per loop step of the Triad kernels, every ISA: the loop shape of likwid-bench's stream kernels
+/// (4 loads of b, 4 of c, 4 stores per step), so that the L1 point, where per-step and per-pass loop overhead
+/// is a visible part of the time, measures the same loop likwid-bench does (an 8-vector step is ~10% faster).
+constexpr int triad_unroll(Isa) { return 4; }
+
+/// Bytes from the start of one Triad/Read array to the next inside a thread's buffer: the array rounded up to
+/// whole 4 KiB pages, so that b[i], c[i] and out[i] share their address bits 11:0. A load never then matches
+/// the low 12 bits of a store issued a few steps earlier (4K aliasing: the load waits for that store to
+/// resolve), which any other offset below a page causes for some unroll (256 B cost the AVX-512 L1 triad 11%).
+constexpr int64_t stream_array_stride_bytes(int64_t array_bytes) { return (array_bytes + 4095) / 4096 * 4096; }
 
 /// Cycles-per-second probe: a chain of `adds_per_iteration` dependent integer adds per iteration (one cycle each).
 int64_t clock_probe(int64_t iterations);

@@ -45,12 +45,13 @@ struct F64x4 {
 
 constexpr int kPeak = peak_chains(Isa::Avx2);
 constexpr int kStream = stream_chains(Isa::Avx2);
+constexpr int kTriad = triad_unroll(Isa::Avx2);
 
 }  // namespace
 
 double peak_avx2_f32(const Args& a, int64_t n) { return peak_body<F32x8, kPeak>(a, n); }
 double peak_avx2_f64(const Args& a, int64_t n) { return peak_body<F64x4, kPeak>(a, n); }
 double read_avx2_f64(const Args& a, int64_t n) { return read_body<F64x4, kStream>(a, n); }
-double triad_avx2_f64(const Args& a, int64_t n) { return triad_body<F64x4, kStream>(a, n); }
+double triad_avx2_f64(const Args& a, int64_t n) { return triad_body<F64x4, kTriad>(a, n); }
 
 }  // namespace ridge::measure::kernels

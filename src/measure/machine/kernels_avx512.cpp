@@ -47,12 +47,13 @@ struct F64x8 {
 
 constexpr int kPeak = peak_chains(Isa::Avx512);
 constexpr int kStream = stream_chains(Isa::Avx512);
+constexpr int kTriad = triad_unroll(Isa::Avx512);
 
 }  // namespace
 
 double peak_avx512_f32(const Args& a, int64_t n) { return peak_body<F32x16, kPeak>(a, n); }
 double peak_avx512_f64(const Args& a, int64_t n) { return peak_body<F64x8, kPeak>(a, n); }
 double read_avx512_f64(const Args& a, int64_t n) { return read_body<F64x8, kStream>(a, n); }
-double triad_avx512_f64(const Args& a, int64_t n) { return triad_body<F64x8, kStream>(a, n); }
+double triad_avx512_f64(const Args& a, int64_t n) { return triad_body<F64x8, kTriad>(a, n); }
 
 }  // namespace ridge::measure::kernels

@@ -22,13 +22,14 @@ struct Scalar {
 
 constexpr int kPeak = peak_chains(Isa::Scalar);
 constexpr int kStream = stream_chains(Isa::Scalar);
+constexpr int kTriad = triad_unroll(Isa::Scalar);
 
 }  // namespace
 
 double peak_scalar_f32(const Args& a, int64_t n) { return peak_body<Scalar<float>, kPeak>(a, n); }
 double peak_scalar_f64(const Args& a, int64_t n) { return peak_body<Scalar<double>, kPeak>(a, n); }
 double read_scalar_f64(const Args& a, int64_t n) { return read_body<Scalar<double>, kStream>(a, n); }
-double triad_scalar_f64(const Args& a, int64_t n) { return triad_body<Scalar<double>, kStream>(a, n); }
+double triad_scalar_f64(const Args& a, int64_t n) { return triad_body<Scalar<double>, kTriad>(a, n); }
 
 static_assert(kClockProbeAdds == 64, "the .rept count below must match");
 

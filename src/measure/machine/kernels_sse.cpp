@@ -43,12 +43,13 @@ struct F64x2 {
 
 constexpr int kPeak = peak_chains(Isa::Sse);
 constexpr int kStream = stream_chains(Isa::Sse);
+constexpr int kTriad = triad_unroll(Isa::Sse);
 
 }  // namespace
 
 double peak_sse_f32(const Args& a, int64_t n) { return peak_body<F32x4, kPeak>(a, n); }
 double peak_sse_f64(const Args& a, int64_t n) { return peak_body<F64x2, kPeak>(a, n); }
 double read_sse_f64(const Args& a, int64_t n) { return read_body<F64x2, kStream>(a, n); }
-double triad_sse_f64(const Args& a, int64_t n) { return triad_body<F64x2, kStream>(a, n); }
+double triad_sse_f64(const Args& a, int64_t n) { return triad_body<F64x2, kTriad>(a, n); }
 
 }  // namespace ridge::measure::kernels

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <numeric>
 #include <vector>
 
 #include "measure/machine/kernels.hpp"
@@ -109,9 +110,12 @@ class Machine {
 
   /// Runs work(thread, iterations) on `threads` threads under bench_loop. A run's time is the wall time from the
   /// first thread entering `work` to the last one leaving it (team_span_s), so waking the team (a futex round
-  /// trip, noisy in a VM) is not counted but threads that start late are.
-  BenchStats time_threads(int threads, const std::function<void(int, int64_t)>& work, const BenchOptions& o) {
+  /// trip, noisy in a VM) is not counted but threads that start late are. `mean_s`, when given, receives the
+  /// mean time of one iteration over the sampled runs (the last `samples` runs; BenchStats keeps only quantiles).
+  BenchStats time_threads(int threads, const std::function<void(int, int64_t)>& work, const BenchOptions& o,
+                          double* mean_s = nullptr) {
     double kernel_time_s = 0;  // a clock that only advances while kernels run
+    std::vector<double> run_times_s;
     std::vector<double> starts(threads), ends(threads);
     auto run = [&](int64_t n) {
       auto timed = [&](int t) {
@@ -122,9 +126,16 @@ class Machine {
       };
       if (threads == 1) timed(0);
       else team_.run(timed);
-      kernel_time_s += team_span_s(starts, ends);
+      run_times_s.push_back(team_span_s(starts, ends));
+      kernel_time_s += run_times_s.back();
     };
-    return bench_loop(run, o, [&] { return kernel_time_s; });
+    const BenchStats s = bench_loop(run, o, [&] { return kernel_time_s; });
+    if (mean_s) {
+      const auto sampled = run_times_s.end() - std::min<ptrdiff_t>(s.samples, std::ssize(run_times_s));
+      *mean_s = std::accumulate(sampled, run_times_s.end(), 0.0) / std::max(1, s.samples) /
+                static_cast<double>(s.iterations);
+    }
+    return s;
   }
 
   double clock_ghz() const {
@@ -170,8 +181,7 @@ class Machine {
     const int64_t arrays = d.kind == kernels::Kind::Triad ? 3 : 1;
     const int64_t block = kernels::block_elements(d);
     const int64_t n = std::max<int64_t>(block, ws / arrays / dtype_bytes(d.dtype) / block * block);
-    // Arrays start 4 KiB + 256 B apart beyond their size so loads and stores do not alias in the caches' sets.
-    const int64_t stride = (n * dtype_bytes(d.dtype) + 4095) / 4096 * 4096 + 256;
+    const int64_t stride = kernels::stream_array_stride_bytes(n * dtype_bytes(d.dtype));
     std::vector<kernels::Args> args(threads);
     for (int t = 0; t < threads; ++t) {
       char* base = static_cast<char*>(buffers_[t].data());
@@ -179,13 +189,14 @@ class Machine {
       if (d.kind == kernels::Kind::Read) args[t].out = nullptr;
     }
     std::vector<double> sinks(threads);
+    double mean_s = 0;
     const BenchStats s = time_threads(threads, [&](int t, int64_t n) { sinks[t] = d.fn(args[t], n); },
-                                      budgets_.stream);
+                                      budgets_.stream, &mean_s);
     SweepPoint p;
     p.kernel = std::string(kernels::kind_name(d.kind));
     p.threads = threads;
     p.working_set_bytes = n * arrays * dtype_bytes(d.dtype);
-    p.gbs = to_double(kernels::bytes(d, args[0], 1)) * threads / s.median_s / 1e9;
+    p.gbs = to_double(kernels::bytes(d, args[0], 1)) * threads / sweep::point_time_s(s.median_s, mean_s, level) / 1e9;
     p.level = level;
     return p;
   }
@@ -213,7 +224,7 @@ class Machine {
   void allocate_buffers() {
     say(fmt::format("allocating and touching sweep buffers ({} + {} x {})", mib(plan_.buffer_bytes_first),
                     team_.size() - 1, mib(plan_.buffer_bytes_other)));
-    const int64_t slack = 3 * (4096 + 256);
+    const int64_t slack = 3 * 4096;
     for (int t = 0; t < team_.size(); ++t)
       buffers_.emplace_back((t == 0 ? plan_.buffer_bytes_first : plan_.buffer_bytes_other) + slack);
     team_.run([&](int t) { std::memset(buffers_[t].data(), 0, buffers_[t].bytes()); });
@@ -257,8 +268,8 @@ class Machine {
         profile_.measured_clock_ghz > 0 ? "measured with a dependent-add chain" : "nominal", c.nominal_clock_ghz,
         c.clock_source));
     n.push_back("bandwidth counts bytes loaded + stored by the kernels, without write-allocate traffic (STREAM and "
-                "likwid-bench convention); a cache level's value is the best sweep point inside it, DRAM's the "
-                "point planned far above the last-level cache");
+                "likwid-bench convention); a cache level's value is the best sweep point inside it (median pass), "
+                "DRAM's the point planned far above the last-level cache (sustained: mean over its passes)");
     n.push_back(fmt::format("cache sizes from {}: {}", cache_source_name(c.cache_source), c.cache_source_detail));
     note_dram();
     if (profile_.quick)

@@ -103,6 +103,10 @@ Plan plan_sweep(const CpuFacts& cpu, int all_threads, bool quick, int64_t memory
   return plan;
 }
 
+double point_time_s(double median_s, double mean_s, std::string_view level) {
+  return level == "DRAM" ? mean_s : median_s;
+}
+
 std::vector<LevelBandwidth> summarize_levels(const std::vector<CacheLevel>& caches,
                                              const std::vector<SweepPoint>& points, int all_threads) {
   std::vector<LevelBandwidth> levels;

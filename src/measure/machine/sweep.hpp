@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ridge/machine.hpp"
@@ -65,6 +66,13 @@ struct Plan {
 /// unknown), then the DRAM point from plan_dram() with half of `memory_budget_bytes` for each thread count.
 /// Quick mode: up to half of L2's share per thread (at most 1 MiB), no DRAM point.
 Plan plan_sweep(const CpuFacts& cpu, int all_threads, bool quick, int64_t memory_budget_bytes);
+
+/// Time of one pass of a sweep point at memory `level`, from the median and the mean of its timed passes.
+/// "DRAM": the mean, i.e. bytes of every timed pass over their total time, the sustained rate likwid-bench
+/// reports and a layer streaming from memory sees (DRAM passes vary with other traffic on the memory bus: on a
+/// shared 2-vCPU VM their median ran ~10% above the mean). A cache level: the median pass (descheduling and
+/// interrupts are not a property of the cache).
+double point_time_s(double median_s, double mean_s, std::string_view level);
 
 /// Level bandwidths from sweep points: for each cache level present, the best point classified into it; for
 /// DRAM, the "DRAM" point with the largest working set (never the best of several); per kernel and thread count

@@ -17,6 +17,8 @@ Document devices_document(const std::vector<Device>& devices, const std::string&
   for (const auto& p : precisions())
     t.columns.push_back({"peak_" + std::string(p.name) + "_flop_per_s", std::string(p.name), Unit::FlopPerSecond});
   t.columns.push_back({"dram_bytes_per_s", "DRAM BW", Unit::BytePerSecond});
+  t.columns.push_back({"l2_bandwidth_bytes_per_s", "L2 BW", Unit::BytePerSecond});
+  t.columns.push_back({"l1_bandwidth_bytes_per_s", "L1 BW", Unit::BytePerSecond});
   t.columns.push_back({"ridge_fp32_flop_per_byte", "ridge fp32", Unit::FlopPerByte});
   t.columns.push_back({"memory_bytes", "memory", Unit::Byte});
   t.columns.push_back({"sm_count", "SMs/CUs", Unit::Count});
@@ -31,6 +33,11 @@ Document devices_document(const std::vector<Device>& devices, const std::string&
     auto dram = d.bandwidth_bytes_per_s.find("dram");
     auto fp32 = d.peak(Precision::FP32);
     row.push_back(dram != d.bandwidth_bytes_per_s.end() ? Cell::real(dram->second, Unit::BytePerSecond) : Cell::empty());
+    for (const char* level : {"l2", "l1"}) {
+      auto bw = d.bandwidth_bytes_per_s.find(level);
+      row.push_back(bw != d.bandwidth_bytes_per_s.end() ? Cell::real(bw->second, Unit::BytePerSecond)
+                                                        : Cell::empty(Unit::BytePerSecond));
+    }
     row.push_back(fp32 && dram != d.bandwidth_bytes_per_s.end() ? Cell::real(ridge_point(*fp32, dram->second), Unit::FlopPerByte)
                                                                  : Cell::empty());
     row.push_back(d.memory_bytes > 0 ? Cell::count(d.memory_bytes, Unit::Byte) : Cell::empty(Unit::Byte));

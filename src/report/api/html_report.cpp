@@ -63,7 +63,7 @@ chart::RoofDevice roof_of(const Device& d, Precision first) {
     if (p != first) r.compute_flops_per_s.push_back({upper(precision_info(p).name), rate});
   if (d.bandwidth_bytes_per_s.count("dram")) r.memory_bytes_per_s.push_back({"DRAM", d.bandwidth_bytes_per_s.at("dram")});
   for (const auto& [level, bw] : d.bandwidth_bytes_per_s)
-    if (level != "dram") r.memory_bytes_per_s.push_back({level, bw});
+    if (level != "dram") r.memory_bytes_per_s.push_back({upper(level), bw});
   return r;
 }
 
@@ -382,48 +382,32 @@ ReportSection headline_section(const std::vector<headline::Run>& runs, const hea
   return s;
 }
 
-void profile_section(const Context& c, chart::ReportData& data) {
+// The ingested profiles through ingest's one path (ingest_profile: read, refuse another model or batch, combine,
+// derive; ingest_report: totals, per family, measured vs this report's estimate), shown in the HTML and kept in
+// the JSON under "profile" with ingest's keys.
+void profile_section(const Context& c, chart::ReportData& data, Document& json) {
   ReportSection s{"profiles", "Ingested profiles", {}, {}, {}};
-  std::vector<ingest::Profile> parts;
-  // Profiles of another model or batch, or several profiles of different models, are refused (--force overrides).
-  const RunIdentity expected{c.graph.name, "", c.req.load.batch, ""};
-  std::vector<std::string> forced;
-  for (size_t i = 0; i < c.req.profiles.size(); ++i) {
-    const std::string& f = c.req.profiles[i];
-    const RunIdentity id = identity_from_file_name(f);
-    auto more = check_run_matches(f, id, expected, c.req.force);
-    forced.insert(forced.end(), more.begin(), more.end());
-    for (size_t k = 0; k < i; ++k) {
-      more = check_run_matches(f, id, identity_from_file_name(c.req.profiles[k]), c.req.force);
-      for (auto& line : more) line += " (as in " + c.req.profiles[k] + ")";
-      forced.insert(forced.end(), more.begin(), more.end());
-    }
-    parts.push_back(ingest::read_file(f));
-  }
-  for (const auto& line : forced) s.paragraphs.push_back(line);
-  ingest::Profile p = ingest::combine(std::move(parts));
-  ingest::derive(p);
+  IngestRequest req;
+  for (const auto& f : c.req.profiles) req.files.push_back({f, ""});
+  req.model = c.graph.name;
+  req.batch = c.load.batch;
+  req.train = c.req.train;
+  req.precision = c.req.precision;
+  req.force = c.req.force;
+  const ingest::Profile p = ingest_profile(req);
+  Document d = ingest_report(p, req, false, &c.costs);
   // The profile's kernels on each GPU's roofline (and the hierarchical one when the profile has L1/L2 bytes).
-  for (const Device& d : c.devices)
-    if (d.kind == "gpu")
-      for (auto& chart : kernel_roofline_charts(p, d, c.mode.compute)) s.charts.push_back(std::move(chart));
-  ingest::Totals t = ingest::totals(p);
-  Table side;
-  side.key = "profile_vs_estimate";
-  side.title = "Profile next to the estimate (the profile may cover more or fewer passes than one forward)";
-  side.columns = {{"quantity", "quantity"}, {"estimated", "estimated"}, {"measured", "measured"}, {"ratio", "measured / estimated", Unit::Ratio}};
-  auto ratio = [](std::optional<Count> m, Count e) { return m && e > 0 ? Cell::real(to_double(*m) / to_double(e), Unit::Ratio) : Cell::empty(Unit::Ratio); };
-  auto opt_count = [](std::optional<Count> v, Unit u) { return v ? Cell::count(*v, u) : Cell::empty(u); };
-  side.add_row({Cell::text("FLOPs"), Cell::count(c.costs.total.flops, Unit::Flop), opt_count(t.sum.flops(), Unit::Flop),
-                ratio(t.sum.flops(), c.costs.total.flops)});
-  side.add_row({Cell::text("DRAM bytes"), Cell::count(c.costs.total.bytes(), Unit::Byte), opt_count(t.sum.dram_bytes, Unit::Byte),
-                ratio(t.sum.dram_bytes, c.costs.total.bytes())});
-  side.add_row({Cell::text("kernels"), Cell::empty(), Cell::count(t.kernels), Cell::empty(Unit::Ratio)});
-  side.add_row({Cell::text("kernel time"), Cell::empty(Unit::Second),
-                t.kernel_time_s ? Cell::real(*t.kernel_time_s, Unit::Second) : Cell::empty(Unit::Second), Cell::empty(Unit::Ratio)});
-  s.blocks.push_back(std::move(side));
-  for (const auto& w : p.warnings) s.paragraphs.push_back("warning: " + w.message);
-  for (const auto& n : p.notes) s.paragraphs.push_back(n);
+  for (const Device& dev : c.devices)
+    if (dev.kind == "gpu")
+      for (auto& chart : kernel_roofline_charts(p, dev, c.mode.compute)) s.charts.push_back(std::move(chart));
+  for (const auto& b : d.blocks) {
+    const std::string& key = std::visit([](const auto& x) -> const std::string& { return x.key; }, b);
+    if (key == "compare" || key == "totals" || key == "groups") s.blocks.push_back(b);
+  }
+  s.paragraphs = d.notes;
+  nlohmann::json j = to_json(d);
+  for (const char* meta : {"schema_version", "ridge_version", "inputs"}) j.erase(meta);
+  json.extra["profile"] = std::move(j);
   data.sections.push_back(std::move(s));
 }
 
@@ -475,7 +459,7 @@ HtmlReport model_report(const ReportRequest& req) {
   for (auto& section : tables.sections) data.sections.push_back(std::move(section));
   prediction_section(c, data);
   if (c.measured) measurement_section(c, data);
-  if (!req.profiles.empty()) profile_section(c, data);
+  if (!req.profiles.empty()) profile_section(c, data, out.doc);
   ReportSection shares{"shares", "Largest layers", {}, {}, {}};
   shares.charts.push_back(share_chart(c));
   data.sections.push_back(std::move(shares));

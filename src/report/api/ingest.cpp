@@ -208,12 +208,18 @@ void add_runs(Document& doc, const ingest::Profile& p) {
   else doc.notes.push_back("no line fitted: labels need numbers (bs=10) on at least two distinct values");
 }
 
-void add_comparison(Document& doc, const ingest::Profile& p, const ingest::Totals& t, const IngestRequest& a) {
-  LoadOptions lo;
-  lo.batch = a.batch;
-  lo.training = a.train;
-  Graph g = load_model(a.model, lo);
-  ModelCost mc = estimate(g);
+// Measured vs ridge's estimate: the costs given (the report's), else the request's model loaded at its batch.
+void add_comparison(Document& doc, const ingest::Profile& p, const ingest::Totals& t, const IngestRequest& a,
+                    const ModelCost* costs) {
+  ModelCost loaded;
+  if (!costs) {
+    LoadOptions lo;
+    lo.batch = a.batch;
+    lo.training = a.train;
+    loaded = estimate(load_model(a.model, lo));
+    costs = &loaded;
+  }
+  const ModelCost& mc = *costs;
   ingest::Expected e;
   e.description = fmt::format("{}, batch {}, {}, {} step{}", a.model, a.batch, a.train ? "training" : "inference",
                               a.steps, a.steps == 1 ? "" : "s");
@@ -295,9 +301,23 @@ double precision_peak(const Device& d, const std::string& prec) {
   return peak(Precision::FP32);
 }
 
+// The memory levels a GPU roofline draws: DRAM, then the caches of the hierarchical roofline (NERSC), each with
+// its JSON key, the device file's level name and its label.
+struct MemoryLevel {
+  const char* level;  ///< key in the device file's bandwidth_bytes_per_s
+  const char* label;  ///< ceiling label and the profile's intensity series
+};
+constexpr MemoryLevel kMemoryLevels[] = {{"dram", "DRAM"}, {"l2", "L2"}, {"l1", "L1"}};
+
+std::optional<double> level_bandwidth(const Device& d, const char* level) {
+  auto it = d.bandwidth_bytes_per_s.find(level);
+  return it == d.bandwidth_bytes_per_s.end() ? std::nullopt : std::optional<double>(it->second);
+}
+
 // Device ceilings for a roofline chart: `headline` first, then every other precision (those at least 4x the fp32
-// rate are tensor-core figures: CUDA cores do at most 2x fp32 in fp16), DRAM then other levels.
-chart::RoofDevice roof_device(const Device& d, Precision headline) {
+// rate are tensor-core figures: CUDA cores do at most 2x fp32 in fp16); DRAM, and with `caches` the L2 and L1
+// bandwidths the device file has.
+chart::RoofDevice roof_device(const Device& d, Precision headline, bool caches) {
   chart::RoofDevice rd;
   rd.name = d.id;
   const double fp32 = d.peak(Precision::FP32).value_or(0);
@@ -309,15 +329,33 @@ chart::RoofDevice roof_device(const Device& d, Precision headline) {
   for (const auto& [prec, rate] : d.peak_flops)
     if (prec != headline) rd.compute_flops_per_s.push_back({name(prec, rate), rate});
   rd.memory_bytes_per_s.push_back({"DRAM", d.dram_bandwidth()});
-  for (const auto& [level, bw] : d.bandwidth_bytes_per_s)
-    if (level != "dram") rd.memory_bytes_per_s.push_back({level, bw});
+  for (const MemoryLevel& m : kMemoryLevels)
+    if (auto bw = level_bandwidth(d, m.level); caches && bw && std::string_view(m.level) != "dram")
+      rd.memory_bytes_per_s.push_back({m.label, *bw});
   return rd;
+}
+
+// The hierarchical chart's note on its cache ceilings: where they come from, or which the device file lacks.
+std::string cache_ceiling_note(const Device& d) {
+  std::string have, lack;
+  for (auto it = std::rbegin(kMemoryLevels); it != std::rend(kMemoryLevels); ++it) {  // "L1 and L2"
+    const MemoryLevel& m = *it;
+    if (std::string_view(m.level) == "dram") continue;
+    std::string& list = level_bandwidth(d, m.level) ? have : lack;
+    list += (list.empty() ? "" : " and ") + std::string(m.label);
+  }
+  if (lack.empty())
+    return fmt::format("{} ceilings from {}'s device file (sources: `ridge devices --format json`)", have, d.id);
+  return fmt::format("{} ceiling{}: not in {}'s device file (no published measurement found); {} drawn", lack,
+                     lack.find(" and ") == std::string::npos ? "" : "s", d.id,
+                     have.empty() ? "only DRAM bandwidth is" : have + " and DRAM are");
 }
 
 // With --device: the roof sanity flags, and with --model the profiled time next to the predicted time per family.
 void add_device_comparison(Document& doc, const ingest::Profile& p, const IngestRequest& a) {
   const Device d = find_device(load_devices(a.device_dirs), a.device);
   const PrecisionMode mode = require_precision_mode(a.precision);
+  doc.blocks.push_back(device_ceilings(d));
   std::vector<std::string> flags;
   kernel_roofline_charts(p, d, mode.compute, &flags);
   for (const auto& f : flags) doc.notes.push_back(f);
@@ -347,6 +385,18 @@ void add_device_comparison(Document& doc, const ingest::Profile& p, const Ingest
 }
 
 }  // namespace
+
+Fields device_ceilings(const Device& d) {
+  Fields f{"ceilings", fmt::format("Ceilings of {} (memory levels of the hierarchical roofline)", d.id), {}};
+  for (const MemoryLevel& m : kMemoryLevels) {
+    const std::string key = std::string(m.level) + "_bandwidth";
+    f.add(key + "_bytes_per_s", std::string(m.label) + " bandwidth",
+          real_or_empty(level_bandwidth(d, m.level), Unit::BytePerSecond));
+    const std::string source = level_bandwidth(d, m.level) ? d.source_of("bandwidth_bytes_per_s." + std::string(m.level)) : "";
+    f.add(key + "_source", std::string(m.label) + " source", Cell::text(source.empty() ? "not in the device file" : source));
+  }
+  return f;
+}
 
 ingest::Profile ingest_profile(const IngestRequest& a) {
   ingest::ReadOptions base;
@@ -385,7 +435,7 @@ ingest::Profile ingest_profile(const IngestRequest& a) {
   return p;
 }
 
-Document ingest_report(const ingest::Profile& p, const IngestRequest& a, bool full) {
+Document ingest_report(const ingest::Profile& p, const IngestRequest& a, bool full, const ModelCost* costs) {
   Document doc;
   std::string formats;
   for (auto f : p.formats) formats += (formats.empty() ? "" : ", ") + std::string(ingest::format_name(f));
@@ -395,7 +445,7 @@ Document ingest_report(const ingest::Profile& p, const IngestRequest& a, bool fu
   auto by = ingest::parse_group_by(a.group);
   doc.blocks.push_back(groups_table(p, *by, a.group, t));
   add_runs(doc, p);
-  if (!a.model.empty()) add_comparison(doc, p, t, a);
+  if (!a.model.empty()) add_comparison(doc, p, t, a, costs);
   if (!a.device.empty()) add_device_comparison(doc, p, a);
   add_counters(doc, t);
   const size_t top = a.top ? *a.top : (full ? 0 : kDefaultTopKernels);
@@ -583,17 +633,15 @@ std::vector<chart::Chart> kernel_roofline_charts(const ingest::Profile& p, const
         levels.push_back({level, label, to_double(*flops) / to_double(*bytes), rate, "", -1, true});
       }
   }
-  const chart::RoofDevice rd = roof_device(d, headline);
   const std::string what = by_family ? "kernel families" : "kernels";
   std::vector<chart::Chart> charts;
-  charts.push_back(chart::roofline_chart(fmt::format("Kernel roofline on {} ({}, DRAM intensity)", d.id, what), {rd},
-                                         kernel_points));
+  charts.push_back(chart::roofline_chart(fmt::format("Kernel roofline on {} ({}, DRAM intensity)", d.id, what),
+                                         {roof_device(d, headline, false)}, kernel_points));
   if (hierarchical) {
     charts.push_back(chart::roofline_chart(
         fmt::format("Hierarchical roofline on {} ({}: L1, L2 and DRAM intensity at the same FLOP/s)", d.id, what),
-        {rd}, levels));
-    if (rd.memory_bytes_per_s.size() == 1)
-      charts.back().notes.push_back("L1 and L2 ceilings: not in the device file (only DRAM bandwidth is drawn)");
+        {roof_device(d, headline, true)}, levels));
+    charts.back().notes.push_back(cache_ceiling_note(d));
   }
   std::vector<std::string> lines;
   if (skipped > 0)

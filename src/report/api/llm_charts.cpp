@@ -15,14 +15,15 @@
 namespace ridge::report {
 namespace {
 
-// Serving of one batch/prompt variant of the request; nullopt when it does not fit in device memory.
+// Serving of one batch/prompt variant of the request; nullopt when it does not fit in device memory or in the
+// model's positions. Any other error is the request's own and surfaces.
 std::optional<ServeResult> serve_variant(const LlmConfig& c, const Device& d, ServeOptions o, int64_t batch, int64_t prompt) {
   o.batch = batch;
   o.prompt = prompt;
   try {
     return analyze_serving(c, d, o);
-  } catch (const Error&) {
-    return std::nullopt;  // "does not fit" at this size: the curve stops there
+  } catch (const DoesNotFit&) {
+    return std::nullopt;  // the curve stops there
   }
 }
 
