@@ -233,6 +233,15 @@ TEST(CliFrame, JsonCarriesVersionsInputsAndBooleans) {
 // Every command's JSON output validates against docs/schemas/COMMAND.json.
 TEST(CliFrame, JsonOutputsMatchTheirSchemas) {
   const std::string dir = ridge::test::temp_dir();
+  // A private cache holding a measured profile, so `devices` lists this machine (a CPU: no links, fewer sources)
+  // whatever the user's own ~/.cache holds.
+  std::filesystem::create_directories(dir + "/cache/ridge");
+  std::ofstream(dir + "/cache/ridge/machine.json")
+      << R"({"cpu": {"model": "test cpu"}, "peak_gflops": {"fp32": 200, "fp64": 100}, "bandwidth_gbs": {"DRAM": 20}})";
+  ScopedEnv cache("XDG_CACHE_HOME", dir + "/cache");
+  const auto devices = nlohmann::json::parse(run_ridge("devices --format json").out);
+  ASSERT_FALSE(devices["devices"].empty());
+  EXPECT_EQ(devices["devices"].back()["id"], "machine");
   std::vector<std::pair<std::string, std::string>> runs = {
       {"list", "list"},
       {"summary", "summary resnet18 --convention torchvision"},
