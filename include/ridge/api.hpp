@@ -277,25 +277,35 @@ Document devices_report(const DevicesRequest& req);
 /// largest batch) and table "ops" (per phase and op: FLOPs, bytes, bound, time), each time labelled.
 Document serve_report(const ServeResult& r);
 
-/// What `ridge serve` analyses: an LLM on a device with the serving options.
-struct ServeRequest {
+/// What `ridge serve` and `ridge train` analyse: an LLM on a device with the options of the phase (ServeOptions:
+/// batch, prompt, generate, tp, formats, compute, attention; TrainOptions: layout, batch, sequence, precision,
+/// recompute, ZeRO, attention). The options' calibration and all-reduce fit are filled by resolve_llm_request.
+template <class Options>
+struct LlmRequest {
   ModelSource model;                      ///< LLM zoo name, config.json path (or its folder), or config text
   std::string device;                     ///< device id or alias
   std::vector<std::string> device_dirs;   ///< further device folders
   std::string calibration = "builtin";    ///< "builtin" (the shipped LLM fit of the device's family), "none", a file
-  ServeOptions options;                   ///< batch, prompt, generate, tp, formats, compute, attention
-                                          ///< (its calibration and all-reduce fit are filled by the call)
+  Options options;
 };
-/// What a ServeRequest names, resolved: the model's config, the device, and the options with the calibration and
-/// the measured TP all-reduce fit that apply (llm_calibration_for), as serve_report and serve_charts use them.
-struct ServeSetup {
+/// What an LlmRequest names, resolved: the model's config, the device, and the options with the calibration and
+/// the measured TP all-reduce fit that apply (llm_calibration_for).
+template <class Options>
+struct LlmSetup {
   LlmConfig config;
   Device device;
-  ServeOptions options;
+  Options options;
 };
-/// Resolves `req` (throws ridge::Error for an unknown model, device or calibration).
-ServeSetup resolve_serve_request(const ServeRequest& req);
-/// Analyses `req` (analyze_serving of resolve_serve_request) and returns serve_report of the result.
+/// Resolves `req` (throws ridge::Error for an unknown model, device or calibration). Defined for ServeOptions and
+/// TrainOptions.
+template <class Options>
+LlmSetup<Options> resolve_llm_request(const LlmRequest<Options>& req);
+extern template LlmSetup<ServeOptions> resolve_llm_request(const LlmRequest<ServeOptions>&);
+extern template LlmSetup<TrainOptions> resolve_llm_request(const LlmRequest<TrainOptions>&);
+
+/// What `ridge serve` analyses: an LLM on a device with the serving options.
+using ServeRequest = LlmRequest<ServeOptions>;
+/// Analyses `req` (analyze_serving of resolve_llm_request) and returns serve_report of the result.
 Document serve_report(const ServeRequest& req);
 /// The charts of `ridge serve --plot`: memory per GPU (weights + KV cache, stacked, at batch 1, the request's
 /// batch and the largest that fits, against the device's memory), TTFT and time per output token against batch
@@ -313,24 +323,8 @@ chart::Chart train_memory_chart(const LlmConfig& c, const Device& d, const Train
 Document train_report(const TrainResult& r, const LlmConfig& c);
 
 /// What `ridge train` analyses: an LLM trained on GPUs of one device kind under a parallel layout.
-struct TrainRequest {
-  ModelSource model;                      ///< LLM zoo name, config.json path (or its folder), or config text
-  std::string device;                     ///< device id or alias
-  std::vector<std::string> device_dirs;   ///< further device folders
-  std::string calibration = "builtin";    ///< "builtin" (the shipped LLM fit of the device's family), "none", a file
-  TrainOptions options;                   ///< layout, batch, sequence, precision, recompute, ZeRO, attention
-                                          ///< (its calibration and all-reduce fit are filled by the call)
-};
-/// What a TrainRequest names, resolved: the model's config, the device, and the options with the calibration and
-/// the measured TP all-reduce fit that apply (llm_calibration_for).
-struct TrainSetup {
-  LlmConfig config;
-  Device device;
-  TrainOptions options;
-};
-/// Resolves `req` (throws ridge::Error for an unknown model, device or calibration).
-TrainSetup resolve_train_request(const TrainRequest& req);
-/// Analyses `req` (analyze_training of resolve_train_request) and returns train_report of the result.
+using TrainRequest = LlmRequest<TrainOptions>;
+/// Analyses `req` (analyze_training of resolve_llm_request) and returns train_report of the result.
 Document train_report(const TrainRequest& req);
 /// The charts of `ridge train --plot`: train_memory_chart of the resolved request.
 std::vector<chart::Chart> train_charts(const TrainRequest& req);

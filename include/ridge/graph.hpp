@@ -48,6 +48,7 @@ struct Value {
   std::vector<int64_t> int_data;  ///< small integer payload when known (shape arithmetic, axes); empty otherwise
   bool has_int_data = false;
   bool needs_grad = false;  ///< a graph input into which a gradient flows (one-node graphs cut from a model)
+  bool omitted = false;     ///< placeholder of an omitted optional output (ONNX's empty name): never shaped or read
 
   Count bytes() const { return shape.elements() * dtype_bytes(dtype); }
   bool is_weight() const { return kind == ValueKind::Param || kind == ValueKind::Buffer; }

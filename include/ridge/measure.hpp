@@ -37,6 +37,10 @@ struct ExecOptions {
   /// Adds, eltwise ops and residual Adds run as post-ops of their Conv/Gemm/MatMul, activation buffers shared
   /// by liveness. Off: one step per node (the per-layer program).
   bool fuse = false;
+  /// For tests of the end-to-end program's fallback: fused kernels that oneDNN is told to refuse, as when a CPU or
+  /// oneDNN version lacks one. Depthwise: a 1x1 conv with its depthwise conv appended (the conv then runs without
+  /// it); Any: every step with absorbed nodes (they then run on their own). Outputs must not change.
+  enum class Refuse : uint8_t { None, Depthwise, Any } refuse_fused = Refuse::None;
 };
 
 /// What the executor did with one step.

@@ -244,10 +244,10 @@ size_t fused_depthwise_steps(const Graph& g, const ExecResult& r) {
   return n;
 }
 
-/// A 1x1 conv + Relu, then inverted residual blocks (mobilenet_v2): 1x1 expand + ReLU6, 3x3 depthwise (stride 1, with bias) + ReLU6, 1x1
-/// project + residual Add; then 1x1 + Relu, depthwise stride 2 (no bias, no post-op). Each 1x1 + depthwise pair
-/// runs as one primitive (the expanded tensor never written out), the layout stays blocked from conv to conv.
-TEST(ExecFused, OneByOneAndDepthwiseConvsRunAsOnePrimitive) {
+/// A 1x1 conv + Relu, then inverted residual blocks (mobilenet_v2): 1x1 expand + ReLU6, 3x3 depthwise (stride 1,
+/// with bias) + ReLU6, 1x1 project + residual Add; then 1x1 + Relu, depthwise stride 2 (no bias, no post-op). Its
+/// inputs and weights go into `o`.
+ExecCase inverted_residuals(ExecOptions& o) {
   ExecCase t;
   const Shape in{{2, 24, 14, 14}}, wide{{2, 48, 14, 14}}, half{{2, 48, 7, 7}};
   auto weights = [&](const std::string& name, Shape s) { return t.tensor(name, s, ValueKind::Param, -0.3f, 0.3f); };
@@ -263,8 +263,15 @@ TEST(ExecFused, OneByOneAndDepthwiseConvsRunAsOnePrimitive) {
   int e2 = t.node(OpKind::Relu, {t.node(OpKind::Conv, {p1, weights("we2", Shape{{48, 24, 1, 1}})}, wide, conv_attrs(1, 0))}, wide);
   t.g.outputs = {t.node(OpKind::Conv, {e2, weights("wd2", Shape{{48, 1, 3, 3}})}, half,
                         conv_attrs(3, 1, 48).set("strides", std::vector<int64_t>{2, 2}))};
-  ExecOptions o;
   for (const auto& [name, data] : t.data) (name == "x" ? o.inputs : o.weights)[name] = data;
+  return t;
+}
+
+// Each 1x1 + depthwise pair runs as one primitive (the expanded tensor never written out), the layout stays blocked
+// from conv to conv.
+TEST(ExecFused, OneByOneAndDepthwiseConvsRunAsOnePrimitive) {
+  ExecOptions o;
+  const ExecCase t = inverted_residuals(o);
   const ExecResult r = expect_fused_matches(t.g, o);
   EXPECT_EQ(fused_depthwise_steps(t.g, r), 2u);
   size_t convs = 0;
@@ -272,6 +279,23 @@ TEST(ExecFused, OneByOneAndDepthwiseConvsRunAsOnePrimitive) {
   EXPECT_EQ(convs, 4u);  // six Conv nodes
   for (const auto& reorder : activation_reorders(t.g, r)) EXPECT_EQ(reorder, "Conv <- input");
   EXPECT_EQ(fused_node_count(r), 7u);  // relu; clip, dw, clip; add; relu, dw
+}
+
+// When oneDNN refuses a fused kernel (a CPU or oneDNN version without it), the program falls back and computes
+// the same outputs: without the appended depthwise conv, or with every absorbed node on its own.
+TEST(ExecFused, RefusedFusedKernelsFallBackToTheSameOutputs) {
+  ExecOptions o;
+  const ExecCase t = inverted_residuals(o);
+  o.refuse_fused = ExecOptions::Refuse::Depthwise;
+  const ExecResult no_dw = expect_fused_matches(t.g, o);
+  EXPECT_EQ(fused_depthwise_steps(t.g, no_dw), 0u);
+  EXPECT_EQ(fused_node_count(no_dw), 5u);  // relu; clip; clip; add; relu (each depthwise conv runs on its own)
+  o.refuse_fused = ExecOptions::Refuse::Any;
+  const ExecResult plain = expect_fused_matches(t.g, o);
+  EXPECT_EQ(fused_node_count(plain), 0u);
+  size_t steps = 0;
+  for (const auto& s : plain.steps) steps += s.op != "Reorder";
+  EXPECT_EQ(steps, t.g.nodes.size());  // every node its own step again
 }
 
 TEST(ExecFused, ZooModelsMatchPerLayer) {

@@ -108,7 +108,7 @@ TEST(IngestDevice, KernelRooflineAndHierarchicalChartsParse) {
   EXPECT_TRUE(any_contains(k.text_by_class.at("axis-title"), "Arithmetic intensity"));
   EXPECT_TRUE(any_contains(k.text_by_class.at("axis-title"), "FLOP/s"));
   const std::string svg = chart::render_svg(charts[0]);
-  EXPECT_NE(svg.find("fp16 tensor"), std::string::npos);
+  EXPECT_NE(svg.find("FP16 tensor"), std::string::npos);
   EXPECT_NE(svg.find("above-roof"), std::string::npos);
 
   const test::XmlInfo h = test::check_xml(chart::render_svg(charts[1]));

@@ -315,7 +315,7 @@ bool typed_completely(const Work& w) {
     if (n.op == OpKind::Unknown) return false;
   for (size_t v = 0; v < w.g.values.size(); ++v) {
     const Value& val = w.g.values[v];
-    if (val.producer >= 0 && val.name.find(":unused") != std::string::npos) continue;
+    if (val.omitted) continue;
     if (!w.env.rank_known[v] || !val.shape.known() || val.dtype == DType::Unknown) return false;
   }
   return true;
@@ -407,7 +407,9 @@ std::optional<Graph> build_graph(BoundModel& bm, const std::string& label, const
     copy_attributes(n, node.attrs);
     for (const auto& o : n.output()) {
       if (o.empty()) {
-        node.outputs.push_back(add_value(w, Value{}));  // omitted optional output: keep positions stable
+        Value placeholder;  // omitted optional output: keeps the positions of the others
+        placeholder.omitted = true;
+        node.outputs.push_back(add_value(w, placeholder));
         w.g.value(node.outputs.back()).name = fmt::format("{}:unused{}", n.name(), node.outputs.size() - 1);
         continue;
       }

@@ -440,6 +440,10 @@ bool Program::materialized(int vid) const {
 std::string Program::try_lower(int ni) {
   const size_t first_step = steps_.size();
   const std::vector<memory> cache = plain_cache_;
+  using Refuse = ExecOptions::Refuse;
+  if (const Epilogue* e = epilogue(ni); e && (opts_.refuse_fused == Refuse::Any ||
+                                             (opts_.refuse_fused == Refuse::Depthwise && e->dw >= 0)))
+    return "oneDNN refused it (ExecOptions::refuse_fused)";
   try {
     lower_node(*this, ni);
     for (int out : g_.nodes[ni].outputs)

@@ -20,6 +20,7 @@
 #include "ridge/measure.hpp"
 #include "ridge/precision_mode.hpp"
 #include "ridge/predict.hpp"
+#include "roofs.hpp"
 
 namespace ridge::report {
 namespace {
@@ -53,18 +54,6 @@ std::string upper(std::string_view s) {
   std::string out(s);
   for (char& ch : out) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
   return out;
-}
-
-// The device's roofs, the report's precision first (it defines the ridge point), DRAM first among memory levels.
-chart::RoofDevice roof_of(const Device& d, Precision first) {
-  chart::RoofDevice r{d.id, {}, {}};
-  if (auto peak = d.peak(first)) r.compute_flops_per_s.push_back({upper(precision_info(first).name), *peak});
-  for (const auto& [p, rate] : d.peak_flops)
-    if (p != first) r.compute_flops_per_s.push_back({upper(precision_info(p).name), rate});
-  if (d.bandwidth_bytes_per_s.count("dram")) r.memory_bytes_per_s.push_back({"DRAM", d.bandwidth_bytes_per_s.at("dram")});
-  for (const auto& [level, bw] : d.bandwidth_bytes_per_s)
-    if (level != "dram") r.memory_bytes_per_s.push_back({upper(level), bw});
-  return r;
 }
 
 Prediction predict_on(const Device& d, const std::vector<LayerWork>& work, int64_t batch, const PrecisionMode& mode,
@@ -207,7 +196,7 @@ ReportSection roofline_section(const Context& c) {
       cpu_drawn = true;
     }
     s.charts.push_back(chart::roofline_chart(fmt::format("{}: {}", c.devices[d].id, c.scenario),
-                                             {roof_of(c.devices[d], c.mode.compute)}, points, 8));
+                                             {roof_device(c.devices[d], c.mode.compute)}, points, 8));
   }
   if (c.measured && !cpu_drawn) {
     s.charts.push_back(chart::roofline_chart(fmt::format("this CPU (measured, fp32): {}", c.scenario), {}, measured_points(c), 8));
@@ -522,7 +511,7 @@ HtmlReport serving_report(const ReportRequest& req) {
       points.push_back({op.phase + " ops (predicted)", op.name, to_double(op.flops) / to_double(b),
                         op.phase == "decode" ? to_double(op.flops) / op.time_s : flops_per_s(op.flops, op.time_s), "", -1, false});
     }
-    roof.charts.push_back(chart::roofline_chart(fmt::format("{}: {}", devices[d].id, scenario), {roof_of(devices[d], so.compute)},
+    roof.charts.push_back(chart::roofline_chart(fmt::format("{}: {}", devices[d].id, scenario), {roof_device(devices[d], so.compute)},
                                                 points, 6));
   }
   chart::share_y_range(roof.charts);

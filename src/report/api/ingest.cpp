@@ -9,6 +9,7 @@
 
 #include "ridge/api.hpp"
 #include "ridge/error.hpp"
+#include "roofs.hpp"
 
 namespace ridge::report {
 namespace {
@@ -312,27 +313,6 @@ constexpr MemoryLevel kMemoryLevels[] = {{"dram", "DRAM"}, {"l2", "L2"}, {"l1", 
 std::optional<double> level_bandwidth(const Device& d, const char* level) {
   auto it = d.bandwidth_bytes_per_s.find(level);
   return it == d.bandwidth_bytes_per_s.end() ? std::nullopt : std::optional<double>(it->second);
-}
-
-// Device ceilings for a roofline chart: `headline` first, then every other precision (those at least 4x the fp32
-// rate are tensor-core figures: CUDA cores do at most 2x fp32 in fp16); DRAM, and with `caches` the L2 and L1
-// bandwidths the device file has.
-chart::RoofDevice roof_device(const Device& d, Precision headline, bool caches) {
-  chart::RoofDevice rd;
-  rd.name = d.id;
-  const double fp32 = d.peak(Precision::FP32).value_or(0);
-  auto name = [&](Precision p, double rate) {
-    std::string n(precision_info(p).name);
-    return fp32 > 0 && rate >= 4 * fp32 ? n + " tensor" : n;
-  };
-  if (auto h = d.peak(headline)) rd.compute_flops_per_s.push_back({name(headline, *h), *h});
-  for (const auto& [prec, rate] : d.peak_flops)
-    if (prec != headline) rd.compute_flops_per_s.push_back({name(prec, rate), rate});
-  rd.memory_bytes_per_s.push_back({"DRAM", d.dram_bandwidth()});
-  for (const MemoryLevel& m : kMemoryLevels)
-    if (auto bw = level_bandwidth(d, m.level); caches && bw && std::string_view(m.level) != "dram")
-      rd.memory_bytes_per_s.push_back({m.label, *bw});
-  return rd;
 }
 
 // The hierarchical chart's note on its cache ceilings: where they come from, or which the device file lacks.

@@ -55,7 +55,7 @@ std::vector<int64_t> doubling(int64_t first, int64_t last, int64_t extra) {
 }  // namespace
 
 std::vector<chart::Chart> serve_charts(const ServeRequest& req) {
-  const ServeSetup setup = resolve_serve_request(req);
+  const auto setup = resolve_llm_request(req);
   const LlmConfig& c = setup.config;
   const Device& d = setup.device;
   const ServeOptions& o = setup.options;

@@ -7,6 +7,7 @@
 
 #include "ridge/api.hpp"
 #include "ridge/error.hpp"
+#include "roofs.hpp"
 
 namespace ridge::report {
 namespace {
@@ -141,15 +142,8 @@ RooflineResult roofline_report(const RooflineRequest& a) {
   if (!a.summary_only) doc.blocks.push_back(std::move(layers));
   std::vector<chart::Chart> charts;
   for (const Device& d : a.charts ? devices : std::vector<Device>{}) {
-    chart::RoofDevice rd;
-    rd.name = d.id;
     // The chosen precision and level first (they define the ridge point), then the device's other roofs.
-    rd.compute_flops_per_s.push_back({a.precision, d.require_peak(*precision)});
-    for (const auto& [prec, peak] : d.peak_flops)
-      if (prec != *precision) rd.compute_flops_per_s.push_back({std::string(precision_info(prec).name), peak});
-    rd.memory_bytes_per_s.push_back({a.level, d.bandwidth(a.level)});
-    for (const auto& [level, bw] : d.bandwidth_bytes_per_s)
-      if (level != a.level) rd.memory_bytes_per_s.push_back({level, bw});
+    const chart::RoofDevice rd = roof_device(d, *precision, true, a.level);
     charts.push_back(chart::roofline_chart(fmt::format("{} on {} ({})", fmt::join(a.models, ", "), d.id, a.precision),
                                            {rd}, points[d.id]));
   }

@@ -1,4 +1,5 @@
-// The serve document of `ridge serve` (and the Python module): plain values in, a Document out.
+// The serve document of `ridge serve` (and the Python module), and the resolution of serve and train requests:
+// plain values in, a Document out.
 #include <fmt/format.h>
 
 #include "ridge/api.hpp"
@@ -86,14 +87,17 @@ Document serve_report(const ServeResult& r) {
   return doc;
 }
 
-ServeSetup resolve_serve_request(const ServeRequest& req) {
-  ServeSetup s{require_llm_config(req.model), find_device(load_devices(req.device_dirs), req.device), {}};
+template <class Options>
+LlmSetup<Options> resolve_llm_request(const LlmRequest<Options>& req) {
+  LlmSetup<Options> s{require_llm_config(req.model), find_device(load_devices(req.device_dirs), req.device), {}};
   s.options = with_llm_calibration(s.device, req.options, req.calibration);
   return s;
 }
+template LlmSetup<ServeOptions> resolve_llm_request(const LlmRequest<ServeOptions>&);
+template LlmSetup<TrainOptions> resolve_llm_request(const LlmRequest<TrainOptions>&);
 
 Document serve_report(const ServeRequest& req) {
-  const ServeSetup s = resolve_serve_request(req);
+  const auto s = resolve_llm_request(req);
   return serve_report(analyze_serving(s.config, s.device, s.options));
 }
 

@@ -69,19 +69,13 @@ Document train_report(const TrainResult& r, const LlmConfig& c) {
   return doc;
 }
 
-TrainSetup resolve_train_request(const TrainRequest& req) {
-  TrainSetup s{require_llm_config(req.model), find_device(load_devices(req.device_dirs), req.device), {}};
-  s.options = with_llm_calibration(s.device, req.options, req.calibration);
-  return s;
-}
-
 Document train_report(const TrainRequest& req) {
-  const TrainSetup s = resolve_train_request(req);
+  const auto s = resolve_llm_request(req);
   return train_report(analyze_training(s.config, s.device, s.options), s.config);
 }
 
 std::vector<chart::Chart> train_charts(const TrainRequest& req) {
-  const TrainSetup s = resolve_train_request(req);
+  const auto s = resolve_llm_request(req);
   return {train_memory_chart(s.config, s.device, s.options)};
 }
 
