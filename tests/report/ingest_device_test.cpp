@@ -118,10 +118,11 @@ TEST(IngestDevice, KernelRooflineAndHierarchicalChartsParse) {
 }
 
 // L1 and L2 ceilings: the shipped GPU files carry them with a source per figure where one was published (V100
-// SXM2: NERSC's ERT; A100: Citadel's GTC'21 microbenchmarks), and stay absent where none was found (H100, T4).
+// SXM2: NERSC's ERT; A100: Citadel's GTC'21 microbenchmarks; H100 PCIe: RRZE-HPC gpu-benches; T4: Jia et al.),
+// and stay absent where none was found (H100 SXM).
 TEST(IngestDevice, ShippedGpuFilesCarryCacheCeilingsWithSources) {
   const std::vector<Device> all = load_devices({});
-  for (const char* id : {"v100-sxm2", "a100-sxm4-40gb", "a100-sxm4-80gb", "a100-pcie-40gb", "a100-pcie-80gb"}) {
+  for (const char* id : {"v100-sxm2", "a100-sxm4-40gb", "a100-sxm4-80gb", "a100-pcie-40gb", "a100-pcie-80gb", "h100-pcie", "t4"}) {
     const Device d = find_device(all, id);
     for (const char* level : {"l1", "l2"}) {
       ASSERT_TRUE(d.bandwidth_bytes_per_s.count(level)) << id << " " << level;
@@ -134,7 +135,9 @@ TEST(IngestDevice, ShippedGpuFilesCarryCacheCeilingsWithSources) {
   }
   EXPECT_NE(find_device(all, "a100").source_of("bandwidth_bytes_per_s.l2").find("S33322"), std::string::npos);
   EXPECT_NE(find_device(all, "v100-sxm2").source_of("bandwidth_bytes_per_s.l1").find("ERT"), std::string::npos);
-  for (const char* id : {"h100-sxm", "h100-pcie", "t4"}) {
+  EXPECT_NE(find_device(all, "h100-pcie").source_of("bandwidth_bytes_per_s.l2").find("gpu-benches"), std::string::npos);
+  EXPECT_NE(find_device(all, "t4").source_of("bandwidth_bytes_per_s.l1").find("1903.07486"), std::string::npos);
+  for (const char* id : {"h100-sxm"}) {
     const Device d = find_device(all, id);
     EXPECT_FALSE(d.bandwidth_bytes_per_s.count("l2")) << id;
     EXPECT_FALSE(d.bandwidth_bytes_per_s.count("l1")) << id;
