@@ -114,6 +114,9 @@ struct GemmShapeTable {
 
   /// The PPP at GEMM shape M x N x K (bilinear in (log2(M N), log2 K), clamped to the grid).
   double lookup(int64_t m, int64_t n, int64_t k) const;
+  /// lookup() for a GEMM whose K lies beyond the grid, run split-K (as weight-gradient kernels split the batch and
+  /// pixels): the PPP at (M N s, K / s), s the power of two that brings K down to the grid's last node.
+  double lookup_split_k(int64_t m, int64_t n, int64_t k) const;
   bool empty() const { return ppp.empty(); }
 };
 
@@ -141,6 +144,14 @@ struct Calibration {
   /// gemm with a known shape takes the table's PPP at its shape, and depthwise or K <= memory_bound_k convs take
   /// the memory class's factors. `label` (when given) receives whose factors applied.
   Efficiency for_layer(const LayerWork& w, std::string* label = nullptr) const;
+  /// The backward GEMMs of a layer of forward shape M x N x K, each at its own shape under the GEMM-shape table:
+  /// the input gradient (M x K, inner N) and the weight gradient (K x N, inner M: the batch and pixels, large
+  /// for convolutions, looked up split-K). Nothing when the table does not apply to the layer (for_layer then
+  /// covers backward too).
+  struct BackwardGemms {
+    Efficiency input_gradient, weight_gradient;
+  };
+  std::optional<BackwardGemms> backward_gemms(const LayerWork& w) const;
 };
 
 /// Fits a GemmShapeTable on measured GEMMs (m, n, k, flops, bytes, time) under the max model: with `gemm`'s ppp_mem

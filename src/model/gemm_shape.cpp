@@ -58,27 +58,64 @@ double GemmShapeTable::lookup(int64_t m, int64_t n, int64_t k) const {
   return (1 - fx) * ((1 - fy) * at(i, j) + fy * at(i, j + 1)) + fx * ((1 - fy) * at(i + 1, j) + fy * at(i + 1, j + 1));
 }
 
+namespace {
+
+// How a layer stands under a GEMM-shape table: not covered, a memory-bound conv, or a GEMM at its shape.
+enum class GemmCover { None, MemoryBoundConv, Shaped };
+
+GemmCover gemm_cover(const Calibration& c, const LayerWork& w, const Efficiency* own, std::string_view family) {
+  if (c.gemm_shapes.empty() || !own || (family != "conv" && family != "gemm") || w.gemm_k <= 0) return GemmCover::None;
+  if (family == "conv" && (w.depthwise || w.gemm_k <= c.gemm_shapes.memory_bound_k)) return GemmCover::MemoryBoundConv;
+  return GemmCover::Shaped;
+}
+
+std::string_view family_of(const LayerWork& w) {
+  std::string_view family = kernel_family_of_op_class(w.op_class);
+  return family.empty() ? std::string_view(w.op_class) : family;  // already a kernel family ("gemm": Vidur's)
+}
+
+// `own` with the table's PPP at shape m x n x k (split-K beyond the grid with `split_k`).
+Efficiency shaped(const Calibration& c, const Efficiency& own, int64_t m, int64_t n, int64_t k, bool split_k = false) {
+  Efficiency e = own;
+  e.ppp = split_k ? c.gemm_shapes.lookup_split_k(m, n, k) : c.gemm_shapes.lookup(m, n, k);
+  e.combine = c.gemm_shapes.combine;
+  return e;
+}
+
+}  // namespace
+
+double GemmShapeTable::lookup_split_k(int64_t m, int64_t n, int64_t k) const {
+  RIDGE_ASSERT(!empty() && m > 0 && n > 0 && k > 0, "GEMM-shape lookup needs a fitted table and a shape");
+  const double excess = std::log2(static_cast<double>(k)) - log2_k.back();
+  const int64_t split = excess > 0 ? int64_t{1} << std::min(30, static_cast<int>(std::ceil(excess))) : 1;
+  return lookup(m * split, n, std::max<int64_t>(1, k / split));
+}
+
 Efficiency Calibration::for_layer(const LayerWork& w, std::string* label) const {
   const Efficiency* own = find(w.op_class);
-  std::string_view family = kernel_family_of_op_class(w.op_class);
-  if (family.empty()) family = w.op_class;  // already a kernel family ("gemm": Vidur's operators)
-  if (!gemm_shapes.empty() && own && (family == "conv" || family == "gemm") && w.gemm_k > 0) {
-    const bool conv = family == "conv";
-    if (conv && (w.depthwise || w.gemm_k <= gemm_shapes.memory_bound_k)) {
+  const std::string_view family = family_of(w);
+  switch (gemm_cover(*this, w, own, family)) {
+    case GemmCover::MemoryBoundConv: {
       // Depthwise and tiny-K convolutions are memory-bound kernels: the memory class's factors, compute at peak.
       Efficiency e = for_class(gemm_shapes.memory_class);
       e.ppp = 1.0;
       if (label) *label = "memory-bound conv (" + gemm_shapes.memory_class + ")";
       return e;
     }
-    Efficiency e = *own;
-    e.ppp = gemm_shapes.lookup(w.gemm_m, w.gemm_n, w.gemm_k);
-    e.combine = gemm_shapes.combine;
-    if (label) *label = std::string(family) + " (GEMM shape)";
-    return e;
+    case GemmCover::Shaped:
+      if (label) *label = std::string(family) + " (GEMM shape)";
+      return shaped(*this, *own, w.gemm_m, w.gemm_n, w.gemm_k);
+    case GemmCover::None:
+      break;
   }
   if (label) *label = !fitted() ? "uncalibrated" : own ? w.op_class : "fallback";
   return own ? *own : fallback;
+}
+
+std::optional<Calibration::BackwardGemms> Calibration::backward_gemms(const LayerWork& w) const {
+  const Efficiency* own = find(w.op_class);
+  if (gemm_cover(*this, w, own, family_of(w)) != GemmCover::Shaped) return std::nullopt;
+  return BackwardGemms{shaped(*this, *own, w.gemm_m, w.gemm_k, w.gemm_n), shaped(*this, *own, w.gemm_k, w.gemm_n, w.gemm_m, true)};
 }
 
 GemmShapeTable fit_gemm_shape_table(const std::vector<GemmTiming>& gemms, const Efficiency& gemm, double peak,

@@ -44,6 +44,21 @@ double scaled_time(double amount, double factor, double rate) {
   return amount / (factor * rate);
 }
 
+// What bounds a phase: its largest term (none when it takes no time).
+Bound bound_of(const PhaseTime& t) {
+  if (t.time_s <= 0) return Bound::None;
+  if (t.overhead_s > std::max(t.compute_s, t.memory_s)) return Bound::Overhead;
+  return t.compute_s >= t.memory_s ? Bound::Compute : Bound::Memory;
+}
+
+// Two kernels run one after the other: their terms add.
+PhaseTime add_phases(const PhaseTime& a, const PhaseTime& b) {
+  PhaseTime t{a.compute_s + b.compute_s, a.memory_s + b.memory_s, a.overhead_s + b.overhead_s, a.time_s + b.time_s,
+              Bound::None};
+  t.bound = bound_of(t);
+  return t;
+}
+
 }  // namespace
 
 PhaseTime phase_time(Count flops, Count bytes, Count bytes_written, int kernels, const Efficiency& eff,
@@ -57,9 +72,7 @@ PhaseTime phase_time(Count flops, Count bytes, Count bytes_written, int kernels,
   const Combine combine = eff.combine.value_or(opt.combine);
   const double work = combine == Combine::Sum ? t.compute_s + t.memory_s : std::max(t.compute_s, t.memory_s);
   t.time_s = work + t.overhead_s;
-  if (t.time_s <= 0) t.bound = Bound::None;
-  else if (t.overhead_s > std::max(t.compute_s, t.memory_s)) t.bound = Bound::Overhead;
-  else t.bound = t.compute_s >= t.memory_s ? Bound::Compute : Bound::Memory;
+  t.bound = bound_of(t);
   return t;
 }
 
@@ -87,7 +100,15 @@ Prediction predict(const std::vector<LayerWork>& layers, const PredictOptions& o
       const int gradients = (w.bwd_input_flops > 0 ? 1 : 0) + (w.bwd_weight_flops > 0 ? 1 : 0);
       if ((w.needs_backward || bwd_flops > 0) && (w.flops > 0 || w.bytes > 0)) {
         const int kernels = w.kernels > 0 ? std::max(1, gradients) : 0;  // hand-given work has no launches
-        lp.backward = phase_time(bwd_flops, 2 * w.bytes, w.bytes - w.bytes_written, kernels, eff, opt);
+        const auto gemms = gradients == 2 ? opt.calibration.backward_gemms(w) : std::nullopt;
+        if (gemms) {  // two GEMMs at their own shapes, each with half the traffic
+          const Count written = w.bytes - w.bytes_written, half = written / 2;
+          lp.backward = add_phases(
+              phase_time(w.bwd_input_flops, w.bytes, half, kernels / 2, gemms->input_gradient, opt),
+              phase_time(w.bwd_weight_flops, w.bytes, written - half, kernels - kernels / 2, gemms->weight_gradient, opt));
+        } else {
+          lp.backward = phase_time(bwd_flops, 2 * w.bytes, w.bytes - w.bytes_written, kernels, eff, opt);
+        }
       }
       params += w.params;
     }

@@ -113,6 +113,39 @@ TEST(GemmShape, ConvLayersTakeTheTableAtTheirShapeDepthwiseAndTinyKTheMemoryFact
   EXPECT_EQ(back.gemm_shapes.log2_k, c.gemm_shapes.log2_k);
 }
 
+// Backward of a GEMM-shaped layer: the input gradient at M x K (inner N), the weight gradient at K x N with its
+// long inner M split until it fits the grid; predict() times the two kernels one after the other.
+TEST(GemmShape, BackwardGemmsTakeTheirOwnShapesTheWeightGradientSplitK) {
+  const GemmShapeTable t = small_table();
+  EXPECT_DOUBLE_EQ(t.lookup_split_k(1024, 1024, 512), t.lookup(1024, 1024, 512));  // within the grid: as is
+  EXPECT_DOUBLE_EQ(t.lookup_split_k(256, 1024, 4096), t.lookup(1024, 1024, 1024));  // K 2^12 -> 2^10, M x 4
+  EXPECT_DOUBLE_EQ(t.lookup_split_k(256, 1024, 3000), t.lookup(1024, 1024, 750));   // 2^11.55: split by 4
+
+  Calibration c;
+  c.by_class["conv"] = {0.9, 0.8, 2e-6, 10};
+  c.gemm_shapes = small_table();
+  LayerWork conv{"c", "Conv", Count{2} * 4096 * 1024 * 512, 1000000};
+  conv.gemm_m = 4096, conv.gemm_n = 1024, conv.gemm_k = 512;
+  conv.bwd_input_flops = conv.flops, conv.bwd_weight_flops = conv.flops, conv.needs_backward = true;
+  const auto b = c.backward_gemms(conv);
+  ASSERT_TRUE(b.has_value());
+  EXPECT_DOUBLE_EQ(b->input_gradient.ppp, t.lookup(4096, 512, 1024));
+  EXPECT_DOUBLE_EQ(b->weight_gradient.ppp, t.lookup_split_k(512, 1024, 4096));
+  EXPECT_DOUBLE_EQ(b->weight_gradient.ppp_mem, 0.8);
+  LayerWork dw = conv;
+  dw.depthwise = true;
+  EXPECT_FALSE(c.backward_gemms(dw).has_value());  // memory-bound: for_layer's factors
+  EXPECT_FALSE(Calibration{}.backward_gemms(conv).has_value());  // no table
+
+  PredictOptions opt;
+  opt.peak_flop_per_s = 1e12, opt.bandwidth_bytes_per_s = 1e15, opt.calibration = c, opt.training = true;
+  const LayerPrediction lp = predict({conv}, opt).layers[0];
+  const double compute = to_double(conv.flops) / (b->input_gradient.ppp * 1e12) +
+                         to_double(conv.flops) / (b->weight_gradient.ppp * 1e12);
+  EXPECT_NEAR(lp.backward.compute_s, compute, 1e-12);
+  EXPECT_EQ(lp.backward.bound, Bound::Compute);
+}
+
 TEST(GemmShape, FitRecoversTheEfficiencyOfSyntheticTimings) {
   const double peak = 1e14, bw = 1e12;
   Efficiency gemm{1.0, 0.5, 3e-6, 100};
