@@ -18,18 +18,20 @@ mpt_config() {
     "$h" "$l" "$a" $((4 * h)) "$s" > "$f"
   echo "$f"
 }
-rows=$(grep -v '^#' bench/training_published.csv | while IFS=, read -r id model device gpus tp pp zero recompute attention seq batch micro metric published source; do
+rows=$(grep -v '^#' bench/training_published.csv | while IFS=, read -r id model device gpus tp pp zero recompute attention seq batch micro metric published source flags; do
+  read -r -a row_flags <<<"${flags:-}"
   if [[ $model == mpt:* ]]; then
     IFS=: read -r _ h a l <<<"$model"
     model=$(mpt_config "$h" "$a" "$l" "$seq")
   fi
   "$ridge" train "$model" --device "$device" --gpus "$gpus" --tp "$tp" --pp "$pp" --zero "$zero" --recompute "$recompute" \
-    --attention "$attention" --seq "$seq" --global-batch "$batch" --micro-batch "$micro" ${extra[@]+"${extra[@]}"} \
+    --attention "$attention" --seq "$seq" --global-batch "$batch" --micro-batch "$micro" ${row_flags[@]+"${row_flags[@]}"} ${extra[@]+"${extra[@]}"} \
     --format json | /usr/bin/python3 -c 'import json, sys
 j = json.load(sys.stdin); rid, metric, published, source, gpus = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4], int(sys.argv[5])
 t = j["iteration_time_s"]
 v = {"iteration_time_s": t, "tokens_per_s_per_gpu": j["tokens_per_s"] / gpus,
-     "megatron_tflops_per_gpu": float(j["train"]["megatron_formula_flops"]) / (t * gpus) / 1e12}[metric]
+     "megatron_tflops_per_gpu": float(j["train"]["megatron_formula_flops"]) / (t * gpus) / 1e12,
+     "model_tflops_per_gpu": float(j["train"]["model_flops"]) / (t * gpus) / 1e12}[metric]
 print("%-36s %-24s %10.4g vs %10.4g published  %+6.1f %%  fits %-5s (%s)" % (rid, metric, v, published,
       100 * (v - published) / published, j["fits"], source))' "$id" "$metric" "$published" "$source" "$gpus"
 done)

@@ -140,6 +140,8 @@ struct TrainResult {
   std::string time_label;              ///< llm_time_label()
   TrainOptions options;
   int64_t micro_batches = 0;           ///< per pipeline per iteration (m)
+  int64_t layers_per_stage = 0;        ///< layers of the largest pipeline stage: ceil(layers / pp) (uneven stages
+                                       ///< allowed, e.g. Llama 3 405B's 126 over 16: the slowest stage sets the pace)
   Count model_flops = 0;               ///< per iteration: forward + backward of the graph (no recomputation)
   Count hardware_flops = 0;            ///< model_flops + recomputed forward work
   double compute_time_s = 0;           ///< pipeline compute including the bubble
@@ -150,12 +152,14 @@ struct TrainResult {
   double mfu = 0, hfu = 0;             ///< model / hardware FLOPs per second over gpus x peak
   double tokens_per_s = 0;
   double days_for_budget = 0;          ///< token_budget / tokens_per_s in days (0 without a budget)
-  TrainMemory memory;                  ///< per GPU (the first pipeline stage)
+  TrainMemory memory;                  ///< per GPU (the largest pipeline stage, holding layers_per_stage layers)
   Count device_memory_bytes = 0;
   bool fits = false;
 };
 
-/// Training analysis. Throws ridge::Error when tp x pp x dp != gpus or a size does not divide.
+/// Training analysis. Throws ridge::Error when tp x pp x dp != gpus or a size does not divide. Pipeline stages may
+/// be uneven (pp need not divide the layers): time and memory are those of the largest stage, ceil(layers / pp)
+/// layers, with the embeddings and head spread like the layers.
 TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOptions& o);
 
 // ---- op times: calibrated or roofline -------------------------------------------------------------------------

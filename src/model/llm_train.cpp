@@ -112,11 +112,12 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
   if (o.global_batch % (int64_t{o.dp} * o.micro_batch) != 0)
     throw Error(fmt::format("--global-batch {} is not a multiple of --dp {} x --micro-batch {}", o.global_batch, o.dp,
                             o.micro_batch));
-  if (c.num_layers % o.pp != 0)
-    throw Error(fmt::format("--pp {} does not divide the {} layers of {}", o.pp, c.num_layers, c.name));
-  if (o.interleave < 1 || (o.interleave > 1 && (o.pp < 2 || c.num_layers % (int64_t{o.pp} * o.interleave) != 0)))
-    throw Error(fmt::format("--interleave {}: needs --pp >= 2 and pp x interleave dividing the {} layers of {}",
-                            o.interleave, c.num_layers, c.name));
+  if (o.pp > c.num_layers)
+    throw Error(fmt::format("--pp {}: more pipeline stages than the {} layers of {}", o.pp, c.num_layers, c.name));
+  const int64_t stage_layers = ceil_div(c.num_layers, int64_t{o.pp});  // the largest stage sets the pace
+  if (o.interleave < 1 || (o.interleave > 1 && (o.pp < 2 || stage_layers < o.interleave)))
+    throw Error(fmt::format("--interleave {}: needs --pp >= 2 and at least one layer per virtual stage ({} layers "
+                            "over --pp {})", o.interleave, c.num_layers, o.pp));
   if (o.seq < 1 || o.seq > c.max_positions)
     throw Error(fmt::format("--seq {} is out of range for {} (1..{})", o.seq, c.name, c.max_positions));
   if (o.ep < 1 || o.dp % o.ep != 0 || (o.ep > 1 && (!c.moe() || c.num_experts % o.ep != 0)))
@@ -133,6 +134,7 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
   r.options = o;
   r.time_label = llm_time_label(o.calibration);
   r.micro_batches = m;
+  r.layers_per_stage = stage_layers;
 
   // FLOPs: the whole model's graph at one micro-batch, forward + backward, times the micro-batches.
   LlmShape ms{o.micro_batch, o.seq, 0, act, false, true};
@@ -165,7 +167,9 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
       t_bwd += b;
     }
   }
-  const double t_stage = t_mb / static_cast<double>(p);
+  // The largest stage's share of the micro-batch time (1 / p when the stages are even).
+  const double stage_share = static_cast<double>(stage_layers) / static_cast<double>(L);
+  const double t_stage = t_mb * stage_share;
   // 1F1B: (m + p - 1) stage slots; interleaved over v virtual stages the bubble shrinks to (p - 1) / v slots
   // (Narayanan et al. 2021, sec. 2.2.2) and every micro-batch crosses v times as many stage boundaries.
   const double v = o.interleave, slots = static_cast<double>(m) + static_cast<double>(p - 1) / v;
@@ -178,19 +182,19 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
     const double t = o.tp_allreduce && o.tp <= o.gpus_per_node
                          ? allreduce_fit_time_s(*o.tp_allreduce, act_bytes)
                          : ring_allreduce_time_s(act_bytes, o.tp, link_for(d, o.tp <= o.gpus_per_node));
-    r.tp_comm_s = static_cast<double>(m + p - 1) * static_cast<double>(L / p) * per_layer * t;
+    r.tp_comm_s = static_cast<double>(m + p - 1) * static_cast<double>(stage_layers) * per_layer * t;
   }
   if (p > 1)  // one activation forward and one gradient backward per micro-batch slot and stage boundary
     r.pp_comm_s = v * static_cast<double>(m + p - 1) * 2 * p2p_time_s(act_bytes, link_for(d, o.tp * p <= o.gpus_per_node));
 
-  // Memory of the first pipeline stage (parameters split evenly over stages).
+  // Memory of the largest pipeline stage (parameters in proportion to its layers; ceil(total / p) when even).
   // Expert parallelism keeps 1/ep of every expert's weights on a GPU: all experts' parameters are
   // (total - active) x E / (E - k), since total - active = sparse layers x (E - k) x one expert.
   const LlmParams sp = llm_params(shard);
   Count experts = 0;
   if (shard.moe() && shard.num_experts > shard.experts_per_token)
     experts = (sp.total - sp.active_per_token) / (shard.num_experts - shard.experts_per_token) * shard.num_experts;
-  const Count psi = ceil_div(sp.total - experts + experts / o.ep, p);
+  const Count psi = ceil_div((sp.total - experts + experts / o.ep) * stage_layers, L);
   const Count dp = o.dp;
   const ZeroMemory zm = zero_model_state_bytes(psi, o.zero, dp);
   r.memory.weights = zm.weights;
@@ -199,7 +203,7 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
   r.memory.activations =
       korthikanti_activation_bytes_per_layer(o.seq, o.micro_batch, c.hidden_size, c.num_heads, o.tp,
                                              stored_activations(o), o.sequence_parallel) *
-      (L / p) * std::min<int64_t>(p, m);
+      stage_layers * std::min<int64_t>(p, m);
   r.device_memory_bytes = d.memory_bytes;
   r.fits = d.memory_bytes == 0 || r.memory.total() <= d.memory_bytes;
 
@@ -207,7 +211,7 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
     const Count grad_bytes = 2 * psi;
     double t = dp_allreduce_time_s(grad_bytes, d, o);
     if (o.zero >= 3) t *= 1.5;  // ZeRO-3: parameters all-gathered in forward and backward (Rajbhandari et al.)
-    r.dp_comm_exposed_s = std::max(0.0, t - t_bwd / static_cast<double>(p));  // overlapped with the last backward
+    r.dp_comm_exposed_s = std::max(0.0, t - t_bwd * stage_share);  // overlapped with the last backward
   }
   if (o.ep > 1) {  // per sparse layer and micro-batch: dispatch + combine, forward and backward, of b s k h activations
     int64_t sparse = 0;
@@ -215,7 +219,7 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
     const Interconnect& l = link_for(d, int64_t{o.ep} * o.tp <= o.gpus_per_node);
     const double bytes = to_double(act_bytes * c.experts_per_token), n = o.ep;
     const double all_to_all = (n - 1) * l.latency_s + (n - 1) / n * bytes / l.bandwidth_bytes_per_s;
-    r.ep_comm_s = static_cast<double>(m + p - 1) * static_cast<double>(sparse) / static_cast<double>(p) * 4 * all_to_all;
+    r.ep_comm_s = static_cast<double>(m + p - 1) * static_cast<double>(sparse) * stage_share * 4 * all_to_all;
   }
   r.iteration_time_s = r.compute_time_s + r.tp_comm_s + r.pp_comm_s + r.dp_comm_exposed_s + r.ep_comm_s;
   const double capacity = r.iteration_time_s * o.gpus * peak;

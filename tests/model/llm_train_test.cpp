@@ -120,8 +120,29 @@ TEST(LlmTrain, InterleavedScheduleShrinksTheBubble) {
   EXPECT_DOUBLE_EQ(inter.bubble_fraction, 1.5 / 9.5);
   EXPECT_NEAR(inter.compute_time_s / plain.compute_time_s, 9.5 / 11.0, 1e-12);
   EXPECT_NEAR(inter.pp_comm_s / plain.pp_comm_s, 2.0, 1e-12);
-  o.interleave = 5;  // 4 x 5 does not divide 24 layers
+  o.interleave = 7;  // 6 layers per stage cannot make 7 virtual stages
   EXPECT_THROW(analyze_training(c, a100(), o), Error);
+}
+
+// Uneven pipeline stages (Llama 3 405B: 126 layers over 16 stages, the first and last one layer short): the largest
+// stage, ceil(L / p) layers, sets the pace and holds the most memory; even stages are unchanged by the rule.
+TEST(LlmTrain, UnevenPipelineStagesTakeTheLargestStage) {
+  const LlmConfig& c = *find_llm_config("gpt3-1.3b");  // 24 layers
+  TrainOptions o;
+  o.gpus = 10, o.tp = 1, o.pp = 5, o.seq = 2048, o.micro_batch = 1, o.global_batch = 16, o.zero = 0;  // dp 2, m 8
+  const TrainResult five = analyze_training(c, a100(), o);
+  EXPECT_EQ(five.layers_per_stage, 5);  // 24 over 5 stages: 5, 5, 5, 5, 4
+  o.gpus = 8, o.pp = 4;
+  const TrainResult four = analyze_training(c, a100(), o);
+  EXPECT_EQ(four.layers_per_stage, 6);
+  // Per micro-batch slot the stage does 5 / 24 of the model's work instead of 6 / 24; slots: m + p - 1.
+  EXPECT_NEAR(five.compute_time_s / four.compute_time_s, (5.0 / 24 * 12) / (6.0 / 24 * 11), 1e-12);
+  const LlmParams params = llm_params(c);
+  const Count per_stage = (params.total * 5 + 23) / 24;
+  EXPECT_EQ(five.memory.weights, zero_model_state_bytes(per_stage, 0, 2).weights);
+  EXPECT_EQ(four.memory.weights, zero_model_state_bytes((params.total + 3) / 4, 0, 2).weights);
+  o.pp = 25, o.gpus = 50;
+  EXPECT_THROW(analyze_training(c, a100(), o), Error);  // more stages than layers
 }
 
 // Expert parallelism: each GPU keeps 1/ep of the experts; MoE layers add 4 all-to-alls per micro-batch.

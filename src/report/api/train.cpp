@@ -34,6 +34,7 @@ Document train_report(const TrainResult& r, const LlmConfig& c) {
     f.add("days_for_budget", t("days for the token budget"), Cell::real(r.days_for_budget));
   f.add("time_label", "times are", Cell::text(kLabel));
   f.add("micro_batches", "micro-batches per iteration (m)", Cell::count(r.micro_batches), true);
+  f.add("layers_per_stage", "layers of the largest pipeline stage", Cell::count(r.layers_per_stage), true);
   f.add("model_flops", "model FLOPs per iteration", Cell::count(r.model_flops, Unit::Flop), true);
   f.add("hardware_flops", "hardware FLOPs per iteration", Cell::count(r.hardware_flops, Unit::Flop), true);
   f.add("megatron_formula_flops", "Megatron-LM formula (full recompute)",
@@ -45,7 +46,7 @@ Document train_report(const TrainResult& r, const LlmConfig& c) {
                     Unit::Flop),
         true);
   doc.blocks.push_back(f);
-  Fields m{"memory_per_gpu_bytes", "Memory per GPU (first pipeline stage)", {}};
+  Fields m{"memory_per_gpu_bytes", "Memory per GPU (largest pipeline stage)", {}};
   m.add("weights", "weights (bf16)", Cell::count(r.memory.weights, Unit::Byte), true);
   m.add("gradients", "gradients (bf16)", Cell::count(r.memory.gradients, Unit::Byte), true);
   m.add("optimizer", "Adam: fp32 master + 2 moments", Cell::count(r.memory.optimizer, Unit::Byte), true);
@@ -65,6 +66,9 @@ Document train_report(const TrainResult& r, const LlmConfig& c) {
                                         "forward operators, applied to backward too (docs/llm.md)", kLabel)
                           : fmt::format("every time (and MFU/HFU/tokens/s) is a roofline {}: no calibration applies "
                                         "to {} (--calibration)", kLabel, r.device));
+  if (c.num_layers % o.pp != 0)
+    doc.notes.push_back(fmt::format("uneven pipeline stages: {} layers over --pp {}; the largest stage ({} layers) "
+                                    "sets the time and the memory per GPU", c.num_layers, o.pp, r.layers_per_stage));
   if (!r.fits) doc.notes.push_back("does not fit in one GPU's memory with this layout");
   return doc;
 }
