@@ -168,7 +168,8 @@ std::string llm_viewer_number(Count v) {
   if (n > 1e6) return fmt::format("{:.1f}M", n / 1e6);
   if (n > 1e5) return fmt::format("{:.0f}K", n / 1e3);
   if (n > 1e3) return fmt::format("{:.1f}K", n / 1e3);
-  return fmt::format("{:.1f}", n);
+  if (n >= 1) return fmt::format("{:.1f}", n);
+  return fmt::format("{:.2f}", n);  // str_number's last branch: 0 prints "0.00"
 }
 
 std::vector<LlmConventionRow> llm_convention_rows(const LlmConfig& c, const Graph& g, int64_t batch, int64_t seq) {

@@ -88,7 +88,103 @@ TEST(LlmPresets, LlmViewerTotals) {
   EXPECT_EQ(rows.front().memory_access(), Count{35651584});
   EXPECT_EQ(rows.back().name, "lm_head");
   EXPECT_EQ(llm_viewer_number(rows.front().ops), "4.3G");
+  // utils.str_number: "{:.1f}" from 1 up, "{:.2f}" below 1 (so a zero count prints "0.00").
+  EXPECT_EQ(llm_viewer_number(0), "0.00");
+  EXPECT_EQ(llm_viewer_number(7), "7.0");
   EXPECT_THROW(llm_viewer_layers(zoo("llama-2-7b"), "train", 1, 128), Error);
+}
+
+// The published worked example: Yuan et al., "LLM Inference Unveiled: Survey and Roofline Model Insights"
+// (arXiv:2402.16363), Sec. 2.2, Table 1 "Analysis for layers in Llama-2-7b using the Roofline model of Nvidia A6000
+// GPU. In this example, the sequence length is 2048 and the batch size is 1." (FP16: Fig. 5 "The computation is in
+// FP16"; the A6000 at "155 TOP/s" FP16, Sec. 3.1.1). Digits read from the table as typeset (image copied in
+// HarleysZhang/dl_note@9d02cbc, images/llm_inference_unveiled_paper/table1.png; the arXiv version was not at hand).
+// Max performance and bound are LLM-Viewer's roofline_model.roofline_analyze with hardware_params' nvidia_A6000
+// (768e9 B/s, 309.677e12 / 2 OP/s FP16; unchanged since 0e78452, 2024-01-28): memory-bound below the turning point
+// peak / bandwidth (201.6), performance = intensity x bandwidth there, else the peak. The decode rows are one token
+// attending to the 2048 cached ones. The table lists one norm and one add (the two of each per layer are equal) and
+// neither mlp_act nor lm_head. Its rounding is by hand, not str_number's: a count to the nearest whole T, G, M or K
+// (68.7G prints "69G"), an intensity to an integer from 100 up and to two decimals below. Every printed digit of
+// the 24 rows matches. (The prefill QK^T's 302M is the same before LLM-Viewer's 40139d9 fix, which moved 16.8M of
+// it from the K-cache load to the Q load.)
+std::string paper_count(double v) {
+  const std::pair<double, const char*> units[] = {{1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "K"}};
+  for (const auto& [unit, suffix] : units)
+    if (v >= unit) return fmt::format("{:.0f}{}", v / unit, suffix);
+  return fmt::format("{:.0f}", v);
+}
+std::string paper_intensity(double v) {
+  if (v >= 100) return fmt::format("{:.0f}", v);
+  std::string t = fmt::format("{:.2f}", v);
+  while (t.back() == '0') t.pop_back();
+  if (t.back() == '.') t.pop_back();
+  return t;
+}
+
+TEST(LlmPresets, LlmViewerPaperTable) {
+  struct Printed {
+    const char* paper_name;  // the table's layer name
+    const char* row;         // llm_viewer_layers' row
+    const char *ops, *memory, *intensity, *performance, *bound;
+  };
+  const Printed prefill[] = {
+      {"q_proj", "q_proj", "69G", "67M", "1024", "155T", "compute"},
+      {"k_proj", "k_proj", "69G", "67M", "1024", "155T", "compute"},
+      {"v_proj", "v_proj", "69G", "67M", "1024", "155T", "compute"},
+      {"o_proj", "out_proj", "69G", "67M", "1024", "155T", "compute"},
+      {"gate_proj", "gate_proj", "185G", "152M", "1215", "155T", "compute"},
+      {"up_proj", "up_proj", "185G", "152M", "1215", "155T", "compute"},
+      {"down_proj", "down_proj", "185G", "152M", "1215", "155T", "compute"},
+      {"qk_matmul", "qk_matmul", "34G", "302M", "114", "87T", "memory"},
+      {"sv_matmul", "sv_matmul", "34G", "302M", "114", "87T", "memory"},
+      {"softmax", "softmax", "671M", "537M", "1.25", "960G", "memory"},
+      {"norm", "attn_norm", "59M", "34M", "1.75", "1T", "memory"},
+      {"add", "attn_add", "8M", "34M", "0.25", "192G", "memory"},
+  };
+  const Printed decode[] = {
+      {"q_proj", "q_proj", "34M", "34M", "1", "768G", "memory"},
+      {"k_proj", "k_proj", "34M", "34M", "1", "768G", "memory"},
+      {"v_proj", "v_proj", "34M", "34M", "1", "768G", "memory"},
+      {"o_proj", "out_proj", "34M", "34M", "1", "768G", "memory"},
+      {"gate_proj", "gate_proj", "90M", "90M", "1", "768G", "memory"},
+      {"up_proj", "up_proj", "90M", "90M", "1", "768G", "memory"},
+      {"down_proj", "down_proj", "90M", "90M", "1", "768G", "memory"},
+      {"qk_matmul", "qk_matmul", "17M", "17M", "0.99", "762G", "memory"},
+      {"sv_matmul", "sv_matmul", "17M", "17M", "0.99", "762G", "memory"},
+      {"softmax", "softmax", "328K", "262K", "1.25", "960G", "memory"},
+      {"norm", "attn_norm", "29K", "16K", "1.75", "1T", "memory"},
+      {"add", "attn_add", "4K", "16K", "0.25", "192G", "memory"},
+  };
+  const double bandwidth = 768e9, peak = 309.677e12 / 2, turning_point = peak / bandwidth;
+  EXPECT_EQ(paper_count(peak), "155T");
+  auto check = [&](const char* stage, const auto& printed) {
+    std::map<std::string, LlmViewerLayer> rows;
+    for (const auto& r : llm_viewer_layers(zoo("llama-2-7b"), stage, 1, 2048)) rows[r.name] = r;
+    EXPECT_EQ(rows.at("mlp_norm").memory_access(), rows.at("attn_norm").memory_access());
+    EXPECT_EQ(rows.at("mlp_add").ops, rows.at("attn_add").ops);
+    for (const auto& p : printed) {
+      SCOPED_TRACE(fmt::format("{} {}", stage, p.paper_name));
+      const LlmViewerLayer& r = rows.at(p.row);
+      const double intensity = to_double(r.ops) / to_double(r.memory_access());
+      const bool memory_bound = intensity < turning_point;
+      EXPECT_EQ(paper_count(to_double(r.ops)), p.ops);
+      EXPECT_EQ(paper_count(to_double(r.memory_access())), p.memory);
+      EXPECT_EQ(paper_intensity(intensity), p.intensity);
+      EXPECT_EQ(paper_count(memory_bound ? intensity * bandwidth : peak), p.performance);
+      EXPECT_EQ(memory_bound ? "memory" : "compute", std::string(p.bound));
+    }
+  };
+  check("prefill", prefill);
+  check("decode", decode);
+  // Exact behind two rows: prefill q_proj 2 s h^2 OPs over (h^2 + 2 s h) x 2 bytes = 1024 exactly; decode QK^T
+  // 2 x 32 x 2048 x 128 OPs over the K cache (2048 x 128 x 32 x 2) + Q (4096 x 2) + scores (32 x 2048 x 2).
+  const auto p = llm_viewer_layers(zoo("llama-2-7b"), "prefill", 1, 2048);
+  EXPECT_EQ(p[0].ops, Count{68719476736});
+  EXPECT_EQ(p[0].memory_access(), Count{67108864});
+  const auto d = llm_viewer_layers(zoo("llama-2-7b"), "decode", 1, 2048);
+  EXPECT_EQ(d[7].name, "qk_matmul");
+  EXPECT_EQ(d[7].ops, Count{16777216});
+  EXPECT_EQ(d[7].memory_access(), Count{16777216 + 8192 + 131072});
 }
 
 // The new rows sit in the same table as calflops, Megatron eq. 3, PaLM, Transformer Math 101 and ZeRO.
