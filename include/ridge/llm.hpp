@@ -19,7 +19,7 @@ enum class LlmPosition : uint8_t { Rotary, Learned, Alibi };
 /// A decoder-only transformer as its Hugging Face config describes it, reduced to what costs depend on.
 struct LlmConfig {
   std::string name;                  ///< zoo name or the config file's parent directory name
-  std::string family;                ///< HF model_type: llama, mistral, mixtral, qwen2, qwen2_moe, gemma, phi, gpt2, gpt_neox, falcon, opt
+  std::string family;                ///< HF model_type: llama, mistral, mixtral, qwen2, qwen2_moe, gemma, phi, gpt2, gpt_neox, falcon, opt, bloom
   std::string module_prefix;         ///< HF class prefix for module types ("Llama" -> LlamaRMSNorm, LlamaAttention)
   int64_t vocab_size = 0;            ///< vocab_size
   int64_t hidden_size = 0;           ///< hidden_size / n_embd / d_model
@@ -46,6 +46,7 @@ struct LlmConfig {
   int parallel_norms = 1;            ///< parallel blocks: one shared input norm, or two (neox, falcon new arch)
   int64_t sliding_window = 0;        ///< 0: full attention; else the KV cache holds at most this many tokens
   bool scale_embeddings = false;     ///< gemma multiplies embeddings by sqrt(hidden)
+  bool embedding_norm = false;       ///< a LayerNorm right after the token embedding (bloom's word_embeddings_layernorm)
   int64_t embed_proj_dim = 0;        ///< OPT word_embed_proj_dim when != hidden (project_in/out)
   // Mixture of experts (num_experts == 0: dense MLP).
   int64_t num_experts = 0;                        ///< num_local_experts / num_experts

@@ -159,6 +159,11 @@ TEST(LlmConfig, FamiliesMatchPublishedCheckpoints) {
       {R"({"model_type":"falcon","vocab_size":65024,"hidden_size":4544,"num_hidden_layers":32,"num_attention_heads":71,
           "multi_query":true,"parallel_attn":true,"bias":false,"alibi":false,"new_decoder_architecture":false})",
        6921720704},
+      // bigscience/bloom-560m (ALiBi, LayerNorm on the embeddings, tied; hidden_size written n_embed there too)
+      {R"({"model_type":"bloom","vocab_size":250880,"n_embed":1024,"n_layer":24,"num_attention_heads":16})", 559214592},
+      // bigscience/bloom (Scao et al. 2022, arXiv 2211.05100, Table 3: 176,247M parameters)
+      {R"({"model_type":"bloom","vocab_size":250880,"n_embed":14336,"n_layer":70,"num_attention_heads":112,
+          "apply_residual_connection_post_layernorm":false,"pretraining_tp":4})", 176247271424},
   };
   for (const auto& [text, params] : cases) {
     LlmConfig c = parse_llm_config(json::parse(text), "case");
@@ -166,6 +171,30 @@ TEST(LlmConfig, FamiliesMatchPublishedCheckpoints) {
     EXPECT_EQ(llm_params(c).total, params) << c.family;
     EXPECT_EQ(graph_params(c), params) << c.family;
   }
+}
+
+// BLOOM: the embeddings' LayerNorm and, in every attention, the ALiBi bias added to the scaled scores (one
+// B x H x T x S add), in the eager and the serving graph; HF's module names.
+TEST(LlmConfig, BloomHasEmbeddingNormAndAlibiBias) {
+  LlmConfig c = parse_llm_config(json::parse(R"({"model_type":"bloom","vocab_size":250880,"hidden_size":1024,
+      "n_layer":24,"n_head":16})"), "bloom-560m");
+  c.name = "bloom-560m";
+  EXPECT_EQ(c.position, LlmPosition::Alibi);
+  LlmShape s;
+  s.tokens = 8;
+  for (bool serving : {false, true}) {
+    s.serving = serving, s.past = serving ? 4 : 0;
+    const Graph g = build_llm(c, s);
+    EXPECT_GE(g.find_node("transformer.word_embeddings_layernorm"), 0) << serving;
+    EXPECT_GE(g.find_node("transformer.h.23.mlp.dense_4h_to_h"), 0) << serving;
+    const int add = g.find_node("transformer.h.0.self_attention.add_alibi");
+    ASSERT_GE(add, 0) << serving;
+    const Count adds = estimate(g).nodes[static_cast<size_t>(add)].cost.flops;
+    EXPECT_EQ(adds, Count{1} * 16 * 8 * (serving ? 12 : 8)) << serving;  // B H T S
+  }
+  EXPECT_NE(error_of(json::parse(R"({"model_type":"bloom","vocab_size":8,"n_embed":8,"n_layer":1,"n_head":2,
+      "apply_residual_connection_post_layernorm":true})")).find("apply_residual_connection_post_layernorm"),
+            std::string::npos);
 }
 
 // Qwen/Qwen1.5-MoE-A2.7B: 60 experts (top 4) of width 1408 plus a shared expert of 5632 with its sigmoid gate;

@@ -214,6 +214,28 @@ void read_phi(const Keys& k, LlmConfig& c) {
   c.parallel_norms = 1;
 }
 
+// bloom (BloomConfig): ALiBi (no position table, so no length limit of its own), LayerNorm on the embeddings,
+// fused qkv, biases everywhere, 4h GELU MLP, tied head. hidden_size may be written n_embed, layers n_layer, heads
+// n_head (the published 176B config uses n_embed, n_layer and num_attention_heads).
+void read_bloom(const Keys& k, LlmConfig& c) {
+  c.vocab_size = k.req_int("vocab_size");
+  c.hidden_size = k.req_int_any({"hidden_size", "n_embed"});
+  c.num_layers = k.req_int_any({"n_layer", "num_hidden_layers"});
+  c.num_heads = c.num_kv_heads = k.req_int_any({"n_head", "num_attention_heads"});
+  c.intermediate_size = 4 * c.hidden_size;
+  c.max_positions = k.opt_int("seq_length", int64_t{1} << 20);  // ALiBi extrapolates: no table bounds it
+  c.position = LlmPosition::Alibi;
+  c.activation = "gelu_tanh";  // bloom_gelu_forward: the tanh approximation
+  c.norm = LlmNorm::LayerNorm;
+  c.norm_bias = c.qkv_bias = c.o_bias = c.mlp_bias = true;
+  c.gated_mlp = false;
+  c.fused_qkv = true;
+  c.embedding_norm = true;
+  c.tied_embeddings = k.opt_bool("tie_word_embeddings", true);
+  if (k.opt_bool("apply_residual_connection_post_layernorm", false))
+    throw Error(fmt::format("{}: apply_residual_connection_post_layernorm true is not supported", k.origin()));
+}
+
 struct Family {
   const char* model_type;
   const char* prefix;
@@ -226,7 +248,7 @@ constexpr Family kFamilies[] = {
     {"qwen2_moe", "Qwen2Moe", &read_llama_like}, {"gemma", "Gemma", &read_llama_like},
     {"phi", "Phi", &read_phi},                {"gpt2", "GPT2", &read_gpt2},
     {"gpt_neox", "GPTNeoX", &read_neox},      {"falcon", "Falcon", &read_falcon},
-    {"opt", "OPT", &read_opt},
+    {"opt", "OPT", &read_opt},                {"bloom", "Bloom", &read_bloom},
 };
 
 }  // namespace

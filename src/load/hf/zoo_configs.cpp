@@ -122,7 +122,8 @@ LlmParams llm_params(const LlmConfig& c) {
     return c.gated_mlp ? 3 * h * width + (c.mlp_bias ? 2 * width + h : 0) : 2 * h * width + (c.mlp_bias ? width + h : 0);
   };
   LlmParams p;
-  p.embedding = V * e + (c.position == LlmPosition::Learned ? (c.max_positions + c.position_offset) * h : 0);
+  p.embedding = V * e + (c.position == LlmPosition::Learned ? (c.max_positions + c.position_offset) * h : 0) +
+                (c.embedding_norm ? norm : 0);
   const Count attn = h * (H + 2 * kv) * hd + (c.qkv_bias ? (H + 2 * kv) * hd : 0) + H * hd * h + (c.o_bias ? h : 0);
   const int norms = c.parallel_residual ? c.parallel_norms : 2;
   p.per_layer_dense = attn + norms * norm;

@@ -71,10 +71,16 @@ int attend(Ctx& x, int q, int k, int v) {
   const int64_t B = x.s.batch, T = x.s.tokens, H = x.c.num_heads, kv = x.c.num_kv_heads, hd = x.c.head_dim;
   const int64_t S = x.kv_len, rep = H / kv;
   int scaling = b.constant("scaling", Shape{}, x.s.dtype);
+  // ALiBi (bloom, falcon-rw): a per-head linear bias over the key positions, added to the scores.
+  const bool alibi = x.c.position == LlmPosition::Alibi;
+  auto biased = [&](int scores) {
+    if (!alibi) return scores;
+    return b.binary(OpKind::Add, scores, b.constant("alibi", Shape{{B, H, 1, S}}, x.s.dtype), "add_alibi");
+  };
   if (x.s.serving) {
     q = b.reshape(q, Shape{{B, kv, rep * T, hd}});
     int sc = b.matmul(q, b.transpose(k, {0, 1, 3, 2}), "matmul");
-    sc = b.reshape(b.binary(OpKind::Mul, sc, scaling, "mul"), Shape{{B, H, T, S}});
+    sc = biased(b.reshape(b.binary(OpKind::Mul, sc, scaling, "mul"), Shape{{B, H, T, S}}));
     sc = b.softmax(b.binary(OpKind::Add, sc, x.mask, "add_mask"), -1);
     int o = b.matmul(b.reshape(sc, Shape{{B, kv, rep * T, S}}), v, "matmul");
     return b.reshape(o, Shape{{B, H, T, hd}});
@@ -85,7 +91,7 @@ int attend(Ctx& x, int q, int k, int v) {
       *t = b.reshape(b.concat(std::vector<int>(static_cast<size_t>(rep), t5), 2, "repeat_kv"), Shape{{B, H, S, hd}});
     }
   }
-  int sc = b.binary(OpKind::Mul, b.matmul(q, b.transpose(k, {0, 1, 3, 2}), "matmul"), scaling, "mul");
+  int sc = biased(b.binary(OpKind::Mul, b.matmul(q, b.transpose(k, {0, 1, 3, 2}), "matmul"), scaling, "mul"));
   sc = b.softmax(b.binary(OpKind::Add, sc, x.mask, "add_mask"), -1);
   return b.matmul(sc, v, "matmul");
 }
@@ -103,7 +109,10 @@ int self_attention(Ctx& x, int h, int64_t layer) {
   const LlmConfig& c = x.c;
   const int64_t H = c.num_heads, kv = c.num_kv_heads, hd = c.head_dim;
   const std::string& f = c.family;
-  auto scope = b.module(f == "gpt2" ? "attn" : f == "gpt_neox" ? "attention" : f == "falcon" ? "self_attention" : "self_attn",
+  auto scope = b.module(f == "gpt2"                      ? "attn"
+                       : f == "gpt_neox"                 ? "attention"
+                       : f == "falcon" || f == "bloom" ? "self_attention"
+                                                         : "self_attn",
                         x.type("Attention"));
   int q, k, v;
   if (c.fused_qkv) {
@@ -124,7 +133,7 @@ int self_attention(Ctx& x, int h, int64_t layer) {
   int o = attend(x, q, k, v);
   o = b.reshape(b.transpose(o, {0, 2, 1, 3}), Shape{{x.s.batch, x.s.tokens, H * hd}});
   const char* out_name = f == "gpt2"                                        ? "c_proj"
-                         : f == "gpt_neox" || f == "falcon" || f == "phi" ? "dense"
+                         : f == "gpt_neox" || f == "falcon" || f == "phi" || f == "bloom" ? "dense"
                          : f == "opt"                                     ? "out_proj"
                                                                           : "o_proj";
   return b.linear(o, out_name, c.hidden_size, c.o_bias, c.family == "gpt2" ? "Conv1D" : "Linear");
@@ -152,7 +161,7 @@ int mlp(Ctx& x, int h, const std::string& name, int64_t width, const std::string
     int u = b.linear(h, "up_proj", width, c.mlp_bias);
     return b.linear(b.binary(OpKind::Mul, g, u, "mul"), "down_proj", c.hidden_size, c.mlp_bias);
   }
-  const bool neox = c.family == "gpt_neox" || c.family == "falcon";
+  const bool neox = c.family == "gpt_neox" || c.family == "falcon" || c.family == "bloom";
   const char* up = c.family == "gpt2" ? "c_fc" : neox ? "dense_h_to_4h" : "fc1";
   const char* down = c.family == "gpt2" ? "c_proj" : neox ? "dense_4h_to_h" : "fc2";
   const std::string lt = c.family == "gpt2" ? "Conv1D" : "Linear";
@@ -213,7 +222,7 @@ int decoder_layer(Ctx& x, int h, int64_t l) {
   const bool gpt2 = c.family == "gpt2", opt = c.family == "opt", falcon = c.family == "falcon";
   const std::string n1 = gpt2 ? "ln_1" : opt ? "self_attn_layer_norm" : falcon && c.parallel_norms == 2 ? "ln_attn" : "input_layernorm";
   const std::string n2 = gpt2 ? "ln_2" : opt ? "final_layer_norm" : falcon ? "ln_mlp" : "post_attention_layernorm";
-  auto scope = b.module(std::to_string(l), x.type(gpt2 ? "Block" : "DecoderLayer"));
+  auto scope = b.module(std::to_string(l), x.type(gpt2 || c.family == "bloom" ? "Block" : "DecoderLayer"));
   int a_in = norm(x, h, n1);
   int a = self_attention(x, a_in, l);
   if (c.parallel_residual) {
@@ -232,7 +241,7 @@ struct Names {
 Names names_of(const std::string& f) {
   if (f == "gpt2") return {"transformer", "h", "wte", "ln_f", "lm_head"};
   if (f == "gpt_neox") return {"gpt_neox", "layers", "embed_in", "final_layer_norm", "embed_out"};
-  if (f == "falcon") return {"transformer", "h", "word_embeddings", "ln_f", "lm_head"};
+  if (f == "falcon" || f == "bloom") return {"transformer", "h", "word_embeddings", "ln_f", "lm_head"};
   if (f == "opt") return {"model.decoder", "layers", "embed_tokens", "final_layer_norm", "lm_head"};
   if (f == "phi") return {"model", "layers", "embed_tokens", "final_layernorm", "lm_head"};
   return {"model", "layers", "embed_tokens", "norm", "lm_head"};
@@ -258,6 +267,7 @@ Graph build(const LlmConfig& c, const LlmShape& s) {
     h = b.embedding(ids, nm.embed, c.vocab_size, e);
     embed_w = b.value_id(std::string(nm.body) + "." + nm.embed + ".weight");
     if (c.scale_embeddings) h = b.binary(OpKind::Mul, h, b.constant("normalizer", Shape{}, s.dtype), "mul");
+    if (c.embedding_norm) h = norm(x, h, "word_embeddings_layernorm");
     if (c.embed_proj_dim > 0) h = b.linear(h, "project_in", d, false);
     if (c.position == LlmPosition::Learned) {
       int pos = b.constant("position_ids", Shape{{1, T}}, DType::I64);
