@@ -52,15 +52,17 @@ const Interconnect& link_for(const Device& d, bool inside_node) {
 
 double p2p_time_s(Count bytes, const Interconnect& l) { return l.latency_s + to_double(bytes) / l.bandwidth_bytes_per_s; }
 
-// Ring all-reduce of `bytes` over the data-parallel group on the cluster it spans (allreduce_time, the topology the
-// rest of ridge uses): g of its members share a node (the node's GPUs left by one tp x pp replica, g dividing dp),
-// and the group gets its GPUs' share of the node's network adapters, so a ring leaving a node of 8 GPUs with 8 NICs
-// crosses it on 8 links at once (NCCL's channels), not on one.
-double dp_allreduce_time_s(Count bytes, const Device& d, const TrainOptions& o) {
-  const int per_node = std::max(1, o.gpus_per_node / std::max(1, o.tp * o.pp));
+// Ring all-reduce of `bytes` over a data-parallel group on the cluster it spans (allreduce_time, the topology the
+// rest of ridge uses): `ranks` members every `stride`-th data-parallel rank (the whole group: dp, 1; the replicas of
+// one expert shard: dp / ep, ep). g of them share a node (the node's data-parallel ranks of one tp x pp replica,
+// one in `stride` of them, g dividing the group), and the group gets its GPUs' share of the node's network
+// adapters, so a ring leaving a node of 8 GPUs with 8 NICs crosses it on 8 links at once (NCCL's channels).
+double dp_allreduce_time_s(Count bytes, const Device& d, const TrainOptions& o, int ranks, int stride = 1) {
+  if (ranks <= 1 || bytes <= 0) return 0.0;
+  const int per_node = std::max(1, o.gpus_per_node / std::max(1, o.tp * o.pp) / std::max(1, stride));
   ClusterTopology t;
-  t.gpus_per_node = std::gcd(o.dp, per_node);
-  t.nodes = o.dp / t.gpus_per_node;
+  t.gpus_per_node = std::gcd(ranks, per_node);
+  t.nodes = ranks / t.gpus_per_node;
   t.intra = link_for(d, true);
   if (t.nodes > 1) {
     t.inter = link_for(d, false);
@@ -208,8 +210,10 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
   r.fits = d.memory_bytes == 0 || r.memory.total() <= d.memory_bytes;
 
   if (o.dp > 1) {
-    const Count grad_bytes = 2 * psi;
-    double t = dp_allreduce_time_s(grad_bytes, d, o);
+    // Dense gradients over all of dp; with --ep, each expert shard's over the dp / ep ranks that hold it.
+    const Count expert_psi = o.ep > 1 ? ceil_div(experts / o.ep * stage_layers, L) : 0;
+    double t = dp_allreduce_time_s(2 * (psi - expert_psi), d, o, o.dp) +
+               dp_allreduce_time_s(2 * expert_psi, d, o, o.dp / o.ep, o.ep);
     if (o.zero >= 3) t *= 1.5;  // ZeRO-3: parameters all-gathered in forward and backward (Rajbhandari et al.)
     r.dp_comm_exposed_s = std::max(0.0, t - t_bwd * stage_share);  // overlapped with the last backward
   }
