@@ -195,6 +195,8 @@ TEST(LlmConfig, BloomHasEmbeddingNormAndAlibiBias) {
   EXPECT_NE(error_of(json::parse(R"({"model_type":"bloom","vocab_size":8,"n_embed":8,"n_layer":1,"n_head":2,
       "apply_residual_connection_post_layernorm":true})")).find("apply_residual_connection_post_layernorm"),
             std::string::npos);
+  EXPECT_EQ(error_of(json::parse(R"({"model_type":"bloom","vocab_size":8,"n_layer":1,"n_head":2})")),
+            "cfg.json: missing required key 'hidden_size' or 'n_embed'");
 }
 
 // Qwen/Qwen1.5-MoE-A2.7B: 60 experts (top 4) of width 1408 plus a shared expert of 5632 with its sigmoid gate;

@@ -53,7 +53,9 @@ class Keys {
   int64_t req_int_any(std::initializer_list<const char*> names) const {
     for (const char* n : names)
       if (find(n)) return as_int(n);
-    throw Error(fmt::format("{}: missing required key '{}'", origin_, *names.begin()));
+    std::string others;
+    for (auto it = names.begin() + 1; it != names.end(); ++it) others += fmt::format(" or '{}'", *it);
+    throw Error(fmt::format("{}: missing required key '{}'{}", origin_, *names.begin(), others));
   }
   const std::string& origin() const { return origin_; }
 
