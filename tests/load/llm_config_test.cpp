@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <random>
 
 #include "ridge/cost.hpp"
 #include "ridge/error.hpp"
@@ -197,6 +198,56 @@ TEST(LlmConfig, BloomHasEmbeddingNormAndAlibiBias) {
             std::string::npos);
   EXPECT_EQ(error_of(json::parse(R"({"model_type":"bloom","vocab_size":8,"n_layer":1,"n_head":2})")),
             "cfg.json: missing required key 'hidden_size' or 'n_embed'");
+}
+
+// Mangled config.json files (a deterministic complement to libFuzzer): parse_llm_config answers with a value or a
+// one-line ridge::Error, never another exception; what it accepts builds a graph whose parameter count equals the
+// formula's (small shapes only, so the test stays fast).
+TEST(LlmConfig, MangledConfigsAreOneLineErrorsOrConsistentGraphs) {
+  const char* seeds[] = {
+      R"({"model_type":"llama","vocab_size":64,"hidden_size":32,"num_hidden_layers":2,"num_attention_heads":4,
+          "num_key_value_heads":2,"intermediate_size":48,"max_position_embeddings":64})",
+      R"({"model_type":"bloom","vocab_size":64,"n_embed":32,"n_layer":2,"num_attention_heads":4})",
+      R"({"model_type":"mixtral","vocab_size":64,"hidden_size":32,"num_hidden_layers":2,"num_attention_heads":4,
+          "num_key_value_heads":1,"intermediate_size":16,"num_local_experts":4,"num_experts_per_tok":2,
+          "sliding_window":8,"max_position_embeddings":64})",
+      R"({"model_type":"falcon","vocab_size":64,"hidden_size":32,"num_hidden_layers":2,"num_attention_heads":4,
+          "new_decoder_architecture":true,"num_kv_heads":2,"alibi":true,"bias":true})",
+      R"({"model_type":"gpt2","vocab_size":64,"n_embd":32,"n_layer":2,"n_head":4,"n_positions":64})",
+  };
+  static const std::string kTokens[] = {"{", "}", "\"", ":", ",", "null", "-1", "0", "1e999", "true", "\"x\"",
+                                        "18446744073709551616", "9", "[]", "\"gemma\"", "\"opt\""};
+  std::mt19937 rng(2026);
+  int accepted = 0, built = 0;
+  for (const char* seed : seeds) {
+    for (int round = 0; round < 1000; ++round) {
+      std::string text = seed;
+      for (int e = 0, edits = 1 + static_cast<int>(rng() % 3); e < edits && !text.empty(); ++e) {
+        const size_t at = rng() % text.size();
+        if (rng() % 2) text.insert(at, kTokens[rng() % std::size(kTokens)]);
+        else text.erase(at, 1 + rng() % 4);
+      }
+      const json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+      if (j.is_discarded()) continue;
+      try {
+        LlmConfig c = parse_llm_config(j, "cfg.json");
+        ++accepted;
+        c.name = "mangled";
+        if (c.num_layers > 4 || c.hidden_size > 256 || c.vocab_size > 4096 || c.num_experts > 8 ||
+            c.intermediate_size > 1024 || c.num_heads > 64)
+          continue;
+        EXPECT_EQ(graph_params(c, 2), llm_params(c).total) << text;
+        ++built;
+      } catch (const Error& e) {
+        EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << "non-ridge exception " << e.what() << " for:\n" << text;
+        return;
+      }
+    }
+  }
+  EXPECT_GT(accepted, 100) << built;
+  EXPECT_GT(built, 50) << accepted;
 }
 
 // Qwen/Qwen1.5-MoE-A2.7B: 60 experts (top 4) of width 1408 plus a shared expert of 5632 with its sigmoid gate;
