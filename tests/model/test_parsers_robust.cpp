@@ -4,8 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
-#include <random>
-#include <sstream>
 
 #include "ridge/device.hpp"
 #include "ridge/error.hpp"
@@ -16,50 +14,10 @@
 namespace ridge {
 namespace {
 
-std::string mutate(std::string s, std::mt19937& rng) {
-  static const std::string kTokens[] = {"{", "}", "[", "]", "\"", ":", ",", "null", "-1", "1e999", "0", "true",
-                                        "\"x\"", "18446744073709551616", "{}", "[]"};
-  const int edits = 1 + static_cast<int>(rng() % 4);
-  for (int e = 0; e < edits && !s.empty(); ++e) {
-    const size_t at = rng() % s.size();
-    switch (rng() % 4) {
-      case 0: s.erase(at, 1 + rng() % 8); break;
-      case 1: s.insert(at, kTokens[rng() % std::size(kTokens)]); break;
-      case 2: s[at] = static_cast<char>(rng() % 256); break;
-      default: s.resize(at); break;
-    }
-  }
-  return s;
-}
-
-template <class Parse>
-void survive_mutations(const std::string& seed, Parse parse, int rounds = 3000) {
-  std::mt19937 rng(1234);
-  int accepted = 0;
-  for (int i = 0; i < rounds; ++i) {
-    const std::string input = mutate(seed, rng);
-    try {
-      parse(input);
-      ++accepted;
-    } catch (const Error& e) {
-      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
-    } catch (const std::exception& e) {
-      ADD_FAILURE() << "non-ridge exception " << e.what() << " for input:\n" << input;
-      return;
-    }
-  }
-  EXPECT_GT(accepted, 0);  // some mutations stay valid: the seed itself is exercised
-}
-
-std::string read(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using test::survive_mutations;
 
 TEST(ParsersRobust, DeviceFiles) {
-  const std::string seed = read(std::string(RIDGE_SOURCE_DIR) + "/data/devices/v100-sxm2.json");
+  const std::string seed = test::slurp(std::string(RIDGE_SOURCE_DIR) + "/data/devices/v100-sxm2.json");
   ASSERT_FALSE(seed.empty());
   survive_mutations(seed, [](const std::string& s) { parse_device(s, "v100-sxm2.json"); });
 }

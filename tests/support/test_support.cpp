@@ -27,6 +27,22 @@ std::string slurp(const std::string& path) {
   return ss.str();
 }
 
+std::string mutate(std::string s, std::mt19937& rng) {
+  static const std::string kTokens[] = {"{", "}", "[", "]", "\"", ":", ",", "null", "-1", "1e999", "0", "true",
+                                        "\"x\"", "18446744073709551616", "{}", "[]"};
+  const int edits = 1 + static_cast<int>(rng() % 4);
+  for (int e = 0; e < edits && !s.empty(); ++e) {
+    const size_t at = rng() % s.size();
+    switch (rng() % 4) {
+      case 0: s.erase(at, 1 + rng() % 8); break;
+      case 1: s.insert(at, kTokens[rng() % std::size(kTokens)]); break;
+      case 2: s[at] = static_cast<char>(rng() % 256); break;
+      default: s.resize(at); break;
+    }
+  }
+  return s;
+}
+
 std::string temp_dir() {
   std::string tmpl = (std::filesystem::temp_directory_path() / "ridge-test-XXXXXX").string();
   char* p = mkdtemp(tmpl.data());

@@ -2,7 +2,11 @@
 #pragma once
 #include <gtest/gtest.h>
 
+#include <exception>
+#include <random>
 #include <string>
+
+#include "ridge/error.hpp"
 
 namespace ridge::test {
 
@@ -25,6 +29,31 @@ RunResult run_ridge(const std::string& args);
 std::string temp_dir();
 /// The whole content of a file ("" when it cannot be read).
 std::string slurp(const std::string& path);
+
+/// One to four random edits of `s` (a cut, an inserted JSON token, a random byte, a truncation): the inputs of
+/// the parsers' mutation tests, a cheap, deterministic complement to libFuzzer.
+std::string mutate(std::string s, std::mt19937& rng);
+
+/// Feeds `rounds` mutations of `seed` (a fixed random sequence) to `parse`, which must return or throw a one-line
+/// ridge::Error; any other exception fails the test. Some mutations must stay valid, so the seed is exercised.
+template <class Parse>
+void survive_mutations(const std::string& seed, Parse parse, int rounds = 3000) {
+  std::mt19937 rng(1234);
+  int accepted = 0;
+  for (int i = 0; i < rounds; ++i) {
+    const std::string input = mutate(seed, rng);
+    try {
+      parse(input);
+      ++accepted;
+    } catch (const Error& e) {
+      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "non-ridge exception " << e.what() << " for input:\n" << input;
+      return;
+    }
+  }
+  EXPECT_GT(accepted, 0);
+}
 
 }  // namespace ridge::test
 
