@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -49,12 +48,6 @@ int row(const Context& c, const std::string& name) {
 }
 
 double flops_per_s(Count flops, double time_s) { return time_s > 0 ? to_double(flops) / time_s : NAN; }
-
-std::string upper(std::string_view s) {
-  std::string out(s);
-  for (char& ch : out) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-  return out;
-}
 
 Prediction predict_on(const Device& d, const std::vector<LayerWork>& work, int64_t batch, const PrecisionMode& mode,
                       bool train) {
@@ -285,7 +278,7 @@ void prediction_section(Context& c, chart::ReportData& data) {
   }
   Table t;
   t.key = "prediction";
-  t.title = fmt::format("PALEO-style time per iteration at {} peak and DRAM bandwidth ({})", upper(precision_info(c.mode.compute).name),
+  t.title = fmt::format("PALEO-style time per iteration at {} peak and DRAM bandwidth ({})", precision_label(c.mode.compute),
                         c.scenario);
   t.columns = {{"device", "device"}, {"forward_s", "forward", Unit::Second}, {"backward_s", "backward", Unit::Second},
                {"update_s", "weight update", Unit::Second}, {"time_s", "time per iteration", Unit::Second},

@@ -23,12 +23,14 @@ int level_rank(std::string_view level) {
 
 }  // namespace
 
+std::string precision_label(Precision p) { return upper(precision_info(p).name); }
+
 chart::RoofDevice roof_device(const Device& d, Precision headline, bool caches, std::string_view first_level) {
   chart::RoofDevice rd;
   rd.name = d.id;
   const double fp32 = d.peak(Precision::FP32).value_or(0);
   auto label = [&](Precision p, double rate) {
-    std::string n = upper(precision_info(p).name);
+    std::string n = precision_label(p);
     return fp32 > 0 && rate >= 4 * fp32 ? n + " tensor" : n;
   };
   if (auto h = d.peak(headline)) rd.compute_flops_per_s.push_back({label(headline, *h), *h});

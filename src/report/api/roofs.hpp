@@ -2,12 +2,16 @@
 // the HTML report, `ridge ingest`'s kernel and hierarchical rooflines).
 #pragma once
 
+#include <string>
 #include <string_view>
 
 #include "ridge/chart.hpp"
 #include "ridge/device.hpp"
 
 namespace ridge::report {
+
+/// A precision as charts and titles print it: "FP16", "TF32".
+std::string precision_label(Precision p);
 
 /// The roofs of `d`. Compute: `headline` first (it defines the ridge point), then every other precision the device
 /// has, labelled upper case ("FP16 tensor" where the rate is at least 4x the fp32 rate: CUDA cores do at most 2x
