@@ -16,6 +16,7 @@
 
 #include "commands.hpp"
 #include "ridge/error.hpp"
+#include "ridge/text.hpp"
 
 namespace fs = std::filesystem;
 
@@ -28,12 +29,7 @@ bool on_path(const std::string& tool) {
   return run_shell("command -v " + tool, out) == 0;
 }
 
-std::string trim(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ' || s.back() == '\r')) s.pop_back();
-  return s;
-}
-
-std::string first_line(const std::string& s) { return trim(s.substr(0, s.find('\n'))); }
+std::string first_line(const std::string& s) { return std::string(trim(std::string_view(s).substr(0, s.find('\n')))); }
 
 nlohmann::json read_jobs(const std::string& dir) {
   std::ifstream in(fs::path(dir) / "jobs.json");

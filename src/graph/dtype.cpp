@@ -1,4 +1,5 @@
 #include "ridge/dtype.hpp"
+#include "ridge/text.hpp"
 
 #include <algorithm>
 #include <string>
@@ -32,8 +33,7 @@ std::string_view dtype_name(DType t) {
 }
 
 std::optional<DType> parse_dtype(std::string_view s) {
-  std::string l(s);
-  std::transform(l.begin(), l.end(), l.begin(), [](unsigned char c) { return std::tolower(c); });
+  const std::string l = ascii_lower(s);
   if (l == "fp32" || l == "float32" || l == "f32" || l == "float") return DType::F32;
   if (l == "fp16" || l == "float16" || l == "f16" || l == "half") return DType::F16;
   if (l == "bf16" || l == "bfloat16") return DType::BF16;

@@ -3,6 +3,8 @@
 #include <array>
 #include <cctype>
 
+#include "ridge/text.hpp"
+
 namespace ridge {
 namespace {
 
@@ -112,10 +114,6 @@ std::string torch_module(OpKind k, int spatial_dims, bool has_param_input) {
   return out;
 }
 
-std::string descriptor_name(OpKind k) {
-  std::string name(op_name(k));
-  for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return name;
-}
+std::string descriptor_name(OpKind k) { return ascii_lower(op_name(k)); }
 
 }  // namespace ridge

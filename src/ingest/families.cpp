@@ -6,6 +6,7 @@
 #include <map>
 
 #include "internal.hpp"
+#include "ridge/text.hpp"
 
 namespace ridge::ingest {
 namespace {
@@ -93,17 +94,10 @@ const std::vector<std::string_view> kTensorCoreFragments = {
     "wmma",  "tf32", "884gemm", "1688gemm", "16816gemm", "884cudnn", "1688cudnn", "16816cudnn", "flash_fwd",
     "flash_bwd", "fmha"};
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out)
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  return out;
-}
-
 }  // namespace
 
 std::string_view kernel_family(std::string_view name, bool memop) {
-  std::string n = lower(name);
+  std::string n = ascii_lower(name);
   if (memop || (!n.empty() && n[0] == '[')) {
     if (detail::contains(n, "memset")) return "memset";
     return detail::contains(n, "page fault") ? "unified-memory" : "memcpy";
@@ -114,7 +108,7 @@ std::string_view kernel_family(std::string_view name, bool memop) {
 }
 
 bool is_tensor_core_kernel(std::string_view name) {
-  std::string n = lower(name);
+  std::string n = ascii_lower(name);
   return std::any_of(kTensorCoreFragments.begin(), kTensorCoreFragments.end(),
                      [&](std::string_view f) { return n.find(f) != std::string::npos; });
 }
@@ -180,7 +174,7 @@ std::optional<LineFit> fit_line(const std::vector<double>& x, const std::vector<
 
 std::optional<double> label_number(std::string_view label) {
   size_t eq = label.find('=');
-  std::string_view v = detail::trim(eq == std::string_view::npos ? label : label.substr(eq + 1));
+  std::string_view v = trim(eq == std::string_view::npos ? label : label.substr(eq + 1));
   if (v.empty()) return std::nullopt;
   double out = 0;
   auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), out);

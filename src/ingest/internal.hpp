@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ridge/ingest.hpp"
+#include "ridge/text.hpp"
 
 namespace ridge::ingest::detail {
 
@@ -50,7 +51,6 @@ struct Lines {
   size_t size() const { return lines.size(); }
   std::string_view operator[](size_t i) const { return lines[i]; }
 };
-std::string_view trim(std::string_view s);
 bool starts_with(std::string_view s, std::string_view p);
 bool contains(std::string_view s, std::string_view p);
 /// Leading spaces.

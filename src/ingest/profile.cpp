@@ -26,7 +26,7 @@ bool has(std::string_view text, std::string_view s) { return text.find(s) != std
 // A JSON document (object or list) with Chrome-trace events: torch.profiler's export_chrome_trace.
 bool is_trace_json(std::string_view t) {
   if (t.substr(0, 3) == "\xEF\xBB\xBF") t.remove_prefix(3);
-  t = detail::trim(t.substr(0, 1 << 16));
+  t = ridge::trim(t.substr(0, 1 << 16));
   if (t.empty() || (t.front() != '{' && t.front() != '[')) return false;
   return has(t, "\"traceEvents\"") || (has(t, "\"ph\"") && has(t, "\"ts\""));
 }
@@ -177,7 +177,7 @@ Profile parse_text(std::string_view text, const std::string& name, const ReadOpt
   p.runs.push_back(Run{name, 0, opts.label, ""});
   detail::Source src(name, text, opts.label);
   p.formats = opts.format ? std::vector<Format>{*opts.format} : sniff(text);
-  if (detail::trim(text).empty()) {
+  if (ridge::trim(text).empty()) {
     detail::warn(p, src, 0, "file is empty");
     return p;
   }

@@ -6,6 +6,7 @@
 #include <cctype>
 
 #include "internal.hpp"
+#include "ridge/text.hpp"
 
 namespace ridge::ingest::detail {
 
@@ -27,12 +28,6 @@ Lines::Lines(std::string_view text) {
     lines.push_back(line);
     start = end + 1;
   }
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
 }
 
 bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
@@ -144,16 +139,10 @@ void add_counter(KernelRecord& r, const std::string& metric, const Value& v) {
 
 namespace {
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 int find_column(const TableRows& t, std::initializer_list<std::string_view> names, bool allow_percent = false) {
   for (std::string_view n : names)
     for (size_t c = 0; c < t.titles.size(); ++c)
-      if (lower(t.titles[c]) == n && (allow_percent || t.units[c] != "%")) return static_cast<int>(c);
+      if (ascii_lower(t.titles[c]) == n && (allow_percent || t.units[c] != "%")) return static_cast<int>(c);
   return -1;
 }
 

@@ -15,6 +15,7 @@
 #include <set>
 
 #include "internal.hpp"
+#include "ridge/text.hpp"
 
 namespace ridge::ingest::detail {
 namespace {
@@ -174,19 +175,12 @@ class TraceReader : public nlohmann::json_sax<json> {
   static bool keep(const Event& e) { return e.ph.kind == Field::Kind::String && e.ph.text == "X"; }
 };
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out)
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  return out;
-}
-
 enum class Kind : uint8_t { Kernel, Memcpy, Memset, Op, Annotation, Runtime, Other };
 
 // Category names of kineto (lower-case since 2021; "Kernel", "Memcpy", "Operator", "Runtime" before) and the
 // legacy profiler's "CPU functions" / "CUDA functions" process names.
 Kind kind_of(const Event& e) {
-  const std::string cat = lower(e.cat.text);
+  const std::string cat = ascii_lower(e.cat.text);
   if (cat == "kernel") return Kind::Kernel;
   if (cat == "gpu_memcpy" || cat == "memcpy") return Kind::Memcpy;
   if (cat == "gpu_memset" || cat == "memset") return Kind::Memset;

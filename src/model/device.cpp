@@ -46,7 +46,7 @@ std::optional<Precision> parse_precision(std::string_view name) {
       {"float", Precision::FP32},   {"float16", Precision::FP16}, {"f16", Precision::FP16},
       {"half", Precision::FP16},    {"bfloat16", Precision::BF16}, {"i8", Precision::INT8},
   };
-  const std::string lower = model_detail::lowercase(name);
+  const std::string lower = ascii_lower(name);
   for (const auto& info : precisions())
     if (info.name == lower) return info.id;
   for (const auto& [synonym, p] : kSynonyms)
@@ -69,7 +69,7 @@ double Device::require_peak(Precision p) const {
 }
 
 double Device::bandwidth(const std::string& level) const {
-  auto it = bandwidth_bytes_per_s.find(model_detail::lowercase(level));
+  auto it = bandwidth_bytes_per_s.find(ascii_lower(level));
   if (it != bandwidth_bytes_per_s.end()) return it->second;
   std::string have;
   for (const auto& [name, v] : bandwidth_bytes_per_s) have += (have.empty() ? "" : ", ") + name;
@@ -83,10 +83,10 @@ const Interconnect* Device::interconnect(std::string_view link) const {
 }
 
 bool Device::matches(const std::string& name) const {
-  const std::string want = model_detail::lowercase(name);
+  const std::string want = ascii_lower(name);
   if (kind == "cpu" && (want == "cpu" || want == "machine" || want == "this-machine" || want == "local")) return true;
-  if (want == model_detail::lowercase(id) || want == model_detail::lowercase(this->name)) return true;
-  return std::any_of(aliases.begin(), aliases.end(), [&](const std::string& a) { return model_detail::lowercase(a) == want; });
+  if (want == ascii_lower(id) || want == ascii_lower(this->name)) return true;
+  return std::any_of(aliases.begin(), aliases.end(), [&](const std::string& a) { return ascii_lower(a) == want; });
 }
 
 std::string Device::source_of(const std::string& field) const {
@@ -238,8 +238,8 @@ std::vector<Device> load_devices(const std::vector<std::string>& extra_dirs) {
   }
   std::map<std::string, std::string> owner;  // lower-case id/alias -> file
   for (const auto& d : devices) {
-    std::set<std::string> own = {model_detail::lowercase(d.id)};
-    for (const auto& a : d.aliases) own.insert(model_detail::lowercase(a));
+    std::set<std::string> own = {ascii_lower(d.id)};
+    for (const auto& a : d.aliases) own.insert(ascii_lower(a));
     for (const auto& key : own) {
       auto [it, fresh] = owner.emplace(key, d.file);
       if (!fresh) throw Error(fmt::format("{}: device name or alias '{}' is already used by {}", d.file, key, it->second));
@@ -265,7 +265,7 @@ Device machine_from_profile(const json& j, const std::string& path) {
     if (double g = p.peak_gflops(dtype, true); g > 0) d.peak_flops[precision] = g * 1e9;
   for (const char* level : {"L1", "L2", "L3", "DRAM"})
     if (auto gbs = p.bandwidth_gbs(level, true); gbs && *gbs > 0)
-      d.bandwidth_bytes_per_s[model_detail::lowercase(level)] = *gbs * 1e9;
+      d.bandwidth_bytes_per_s[ascii_lower(level)] = *gbs * 1e9;
   d.name = p.cpu.model.empty() ? "this machine" : "this machine (" + p.cpu.model + ")";
   return d;
 }
@@ -284,7 +284,7 @@ Device machine_from_summary(const json& j, const Reader& r) {
   if (!j.contains("bandwidth_gbs")) r.fail("bandwidth_gbs", "missing");
   for (const auto& [key, value] : r.object(j["bandwidth_gbs"], "bandwidth_gbs").items()) {
     if (value.is_null()) continue;
-    d.bandwidth_bytes_per_s[model_detail::lowercase(key)] = r.positive(value, "bandwidth_gbs." + key) * 1e9;
+    d.bandwidth_bytes_per_s[ascii_lower(key)] = r.positive(value, "bandwidth_gbs." + key) * 1e9;
   }
   return d;
 }
@@ -325,7 +325,7 @@ std::optional<Device> load_machine_device(const std::string& profile_path) {
 }
 
 Device find_device(const std::vector<Device>& devices, const std::string& name) {
-  const std::string want = model_detail::lowercase(name);
+  const std::string want = ascii_lower(name);
   if (want == "machine" || want == "this-machine" || want == "local") {
     const std::string path = machine_profile_path();
     if (auto d = load_machine_device(path)) return *d;

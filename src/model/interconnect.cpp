@@ -13,9 +13,9 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 bool InterconnectSpec::matches(const std::string& want) const {
-  const std::string lower = model_detail::lowercase(want);
-  if (lower == model_detail::lowercase(id)) return true;
-  return std::any_of(aliases.begin(), aliases.end(), [&](const std::string& a) { return model_detail::lowercase(a) == lower; });
+  const std::string lower = ascii_lower(want);
+  if (lower == ascii_lower(id)) return true;
+  return std::any_of(aliases.begin(), aliases.end(), [&](const std::string& a) { return ascii_lower(a) == lower; });
 }
 
 InterconnectSpec parse_interconnect(const std::string& text, const std::string& origin) {
@@ -65,8 +65,8 @@ std::vector<InterconnectSpec> load_interconnects(const std::vector<std::string>&
   }
   std::map<std::string, std::string> owner;  // lower-case id/alias -> file
   for (const auto& s : all) {
-    std::set<std::string> own = {model_detail::lowercase(s.id)};
-    for (const auto& a : s.aliases) own.insert(model_detail::lowercase(a));
+    std::set<std::string> own = {ascii_lower(s.id)};
+    for (const auto& a : s.aliases) own.insert(ascii_lower(a));
     for (const auto& key : own)
       if (auto [it, fresh] = owner.emplace(key, s.file); !fresh)
         throw Error(fmt::format("{}: interconnect name or alias '{}' is already used by {}", s.file, key, it->second));
@@ -82,7 +82,7 @@ const InterconnectSpec& find_interconnect(const std::vector<InterconnectSpec>& a
     known.push_back(s.id);
   }
   std::string hint;
-  for (const auto& k : closest_names(model_detail::lowercase(name), known, 3)) hint += (hint.empty() ? "" : ", ") + k;
+  for (const auto& k : closest_names(ascii_lower(name), known, 3)) hint += (hint.empty() ? "" : ", ") + k;
   throw Error(fmt::format("{} {}: unknown interconnect (closest: {}; files in data/interconnects)", flag, name, hint));
 }
 

@@ -114,7 +114,7 @@ std::vector<LlmOpMeasurement> read_vidur_op_csv(const std::string& path) {
     LayerShape s;
     s.heads = whole(heads), s.kv_heads = whole(kv), s.hidden = whole(hidden), s.mlp = whole(mlp);
     s.tokens = whole(tokens), s.tp = static_cast<int>(whole(tp));
-    const std::string g = model_detail::lowercase(cell(gated));
+    const std::string g = ascii_lower(cell(gated));
     if (g != "true" && g != "false")
       throw Error(fmt::format("{}:{}: use_gated_mlp: '{}' is not True or False", path, line_no, cell(gated)));
     s.gated = g == "true";

@@ -13,17 +13,9 @@
 #include "ridge/load.hpp"
 #include "ridge/predict.hpp"
 #include "text_util.hpp"
+#include "ridge/text.hpp"
 
 namespace ridge {
-namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
-  return out;
-}
-
-}  // namespace
 
 const std::vector<std::pair<std::string_view, std::string_view>>& op_class_kernel_families() {
   // ridge::op_class -> the GPU kernel family (ridge ingest, conv-* folded) that runs it.
@@ -52,7 +44,7 @@ std::string calibration_class_of_kernel_family(std::string_view family) {
 }
 
 std::string device_family(const std::string& device_id) {
-  return lower(device_id.substr(0, device_id.find('-')));
+  return ascii_lower(device_id.substr(0, device_id.find('-')));
 }
 
 std::optional<Calibration> find_calibration(const std::string& dir, const CalibrationMatch& applies) {
@@ -114,22 +106,22 @@ std::vector<std::string> check_run_matches(const std::string& file, const RunIde
     if (!force) throw Error(line + " (use --force to use it anyway)");
     overridden.push_back("forced: " + line);
   };
-  if (!run.model.empty() && !expected.model.empty() && lower(run.model) != lower(expected.model))
+  if (!run.model.empty() && !expected.model.empty() && ascii_lower(run.model) != ascii_lower(expected.model))
     refuse("model", run.model, expected.model);
   if (!run.device.empty() && !expected.device.empty()) {
     // A profile names its GPU as the driver prints it ("NVIDIA A100-SXM4-40GB (0)"): compare families.
-    const std::string have = lower(run.device), want = device_family(expected.device);
+    const std::string have = ascii_lower(run.device), want = device_family(expected.device);
     if (have.find(want) == std::string::npos && device_family(have) != want) refuse("device", run.device, expected.device);
   }
   if (run.batch > 0 && expected.batch > 0 && run.batch != expected.batch)
     refuse("batch", std::to_string(run.batch), std::to_string(expected.batch));
-  if (!run.precision.empty() && !expected.precision.empty() && lower(run.precision) != lower(expected.precision))
+  if (!run.precision.empty() && !expected.precision.empty() && ascii_lower(run.precision) != ascii_lower(expected.precision))
     refuse("precision", run.precision, expected.precision);
   return overridden;
 }
 
 RunIdentity identity_from_file_name(const std::string& path) {
-  const std::string stem = lower(std::filesystem::path(path).stem().string());
+  const std::string stem = ascii_lower(std::filesystem::path(path).stem().string());
   std::vector<std::string> words;
   std::string w;
   for (char c : stem + "_") {
@@ -143,7 +135,7 @@ RunIdentity identity_from_file_name(const std::string& path) {
   RunIdentity id;
   for (const std::string& word : words) {
     for (const ZooEntry& z : zoo_entries())
-      if (lower(z.name) == word && z.name.size() > id.model.size()) id.model = z.name;
+      if (ascii_lower(z.name) == word && z.name.size() > id.model.size()) id.model = z.name;
     for (const char* prefix : {"bs", "batch"})
       if (word.starts_with(prefix) && word.size() > std::strlen(prefix) &&
           std::all_of(word.begin() + std::strlen(prefix), word.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))

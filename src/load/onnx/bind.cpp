@@ -8,22 +8,18 @@
 
 #include "load/onnx/onnx_internal.hpp"
 #include "ridge/error.hpp"
+#include "ridge/text.hpp"
 
 namespace ridge::onnx_in {
 namespace {
 
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 bool names_batch(const std::string& param) {
-  const std::string p = lower(param);
+  const std::string p = ascii_lower(param);
   return p.find("batch") != std::string::npos || p == "n" || p == "b" || p == "bs";
 }
 
 bool names_sequence(const std::string& param) {
-  const std::string p = lower(param);
+  const std::string p = ascii_lower(param);
   for (const char* key : {"seq", "len", "token", "time", "step", "position"})
     if (p.find(key) != std::string::npos) return true;
   return p == "t" || p == "s" || p == "l";

@@ -7,14 +7,10 @@
 #include <set>
 
 #include "load/onnx/onnx_internal.hpp"
+#include "ridge/text.hpp"
 
 namespace ridge::onnx_in {
 namespace {
-
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
 
 std::string sanitize(const std::string& s) {
   std::string out;
@@ -222,9 +218,9 @@ void assign_names_and_modules(Work& w) {
     std::string base;
     if (n.module_call) base = n.module;
     else if (const std::string stem = parameter_stem(g, n); !stem.empty()) base = n.module + "." + stem;
-    else if (!paths[i].empty()) base = n.module + "." + lower(op);
+    else if (!paths[i].empty()) base = n.module + "." + ascii_lower(op);
     else if (!w.onnx_names[i].empty() && w.onnx_names[i].find('/') == std::string::npos) base = sanitize(w.onnx_names[i]);
-    else base = lower(op);
+    else base = ascii_lower(op);
     n.name = unique_name(base, used);
   }
 

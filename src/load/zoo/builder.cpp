@@ -6,6 +6,7 @@
 
 #include "ridge/error.hpp"
 #include "ridge/op_rules.hpp"
+#include "ridge/text.hpp"
 
 namespace ridge::zoo {
 
@@ -203,9 +204,7 @@ int Builder::act(OpKind op, int x, const std::string& module_name, const std::st
                  bool captured) {
   if (captured) attrs.set("torch_fn", std::string("captured"));
   if (module_name.empty()) {
-    std::string fname(op_name(op));
-    for (auto& ch : fname) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    return unary(op, x, fname, std::move(attrs));
+    return unary(op, x, ascii_lower(op_name(op)), std::move(attrs));
   }
   return add(op, module_name, type, {x}, std::move(attrs));
 }

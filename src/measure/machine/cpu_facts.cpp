@@ -13,25 +13,19 @@
 
 #include "ridge/error.hpp"
 #include "ridge/machine.hpp"
+#include "ridge/text.hpp"
 
 namespace ridge::measure {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string trim(std::string s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
-  size_t i = 0;
-  while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
-  return s.substr(i);
-}
-
 /// First line of a small text file, trimmed; nullopt when it cannot be read.
 std::optional<std::string> read_line(const fs::path& p) {
   std::ifstream in(p);
   std::string line;
   if (!in || !std::getline(in, line)) return std::nullopt;
-  return trim(line);
+  return std::string(trim(line));
 }
 
 /// Values of the first "key : value" lines of a /proc/cpuinfo file for the given keys.
@@ -42,9 +36,9 @@ std::map<std::string, std::string> cpuinfo_fields(const std::string& path, const
   while (std::getline(in, line) && out.size() < keys.size()) {
     const size_t colon = line.find(':');
     if (colon == std::string::npos) continue;
-    const std::string key = trim(line.substr(0, colon));
+    const std::string key(trim(std::string_view(line).substr(0, colon)));
     if (std::find(keys.begin(), keys.end(), key) != keys.end() && !out.count(key))
-      out[key] = trim(line.substr(colon + 1));
+      out[key] = std::string(trim(std::string_view(line).substr(colon + 1)));
   }
   return out;
 }
@@ -123,7 +117,7 @@ int lanes(Isa isa, DType dtype) {
 }
 
 int64_t parse_cache_size(const std::string& text, const std::string& what) {
-  const std::string t = trim(text);
+  const std::string t(trim(text));
   size_t digits = 0;
   while (digits < t.size() && std::isdigit(static_cast<unsigned char>(t[digits]))) ++digits;
   if (digits == 0 || digits > 12) throw Error(fmt::format("{}: cannot read size '{}'", what, text));
@@ -138,7 +132,7 @@ int64_t parse_cache_size(const std::string& text, const std::string& what) {
 
 int count_cpu_list(const std::string& text, const std::string& what) {
   int count = 0;
-  std::stringstream ss(trim(text));
+  std::stringstream ss{std::string(trim(text))};
   std::string item;
   auto number = [&](const std::string& s) {
     if (s.empty() || s.size() > 6 || !std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(c); }))

@@ -10,6 +10,7 @@
 #include "ridge/api.hpp"
 #include "ridge/error.hpp"
 #include "roofs.hpp"
+#include "ridge/text.hpp"
 
 namespace ridge::report {
 namespace {
@@ -245,11 +246,6 @@ void add_comparison(Document& doc, const ingest::Profile& p, const ingest::Total
   if (!mc.complete())
     doc.notes.push_back(fmt::format("the estimate leaves out {} op type(s) ridge cannot cost", mc.excluded_ops.size()));
   if (a.train) doc.notes.push_back("estimated bytes: forward pass compulsory traffic only");
-}
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
 }
 
 // The GPU a file's records name ("NVIDIA A100-SXM4-40GB (0)"), or "".
@@ -541,7 +537,7 @@ Document profile_vs_prediction(const ingest::Profile& p, const std::vector<Layer
 
   // Per layer: kernels whose NVTX range (any '/' part) or launching operator is a layer's name.
   std::map<std::string, size_t> layer_of;
-  for (size_t i = 0; i < work.size(); ++i) layer_of.emplace(lower(work[i].name), i);
+  for (size_t i = 0; i < work.size(); ++i) layer_of.emplace(ascii_lower(work[i].name), i);
   std::map<size_t, Side> by_layer;
   for (const auto& k : p.kernels) {
     std::vector<std::string> names = {k.op};
@@ -551,7 +547,7 @@ Document profile_vs_prediction(const ingest::Profile& p, const std::vector<Layer
       names.push_back(k.nvtx.substr(b, e - b));
     }
     for (const std::string& n : names) {
-      auto it = n.empty() ? layer_of.end() : layer_of.find(lower(n));
+      auto it = n.empty() ? layer_of.end() : layer_of.find(ascii_lower(n));
       if (it == layer_of.end()) continue;
       Side& r = by_layer[it->second];
       r.launches += k.invocations;

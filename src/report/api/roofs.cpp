@@ -4,15 +4,10 @@
 #include <algorithm>
 #include <cctype>
 #include <string>
+#include "ridge/text.hpp"
 
 namespace ridge::report {
 namespace {
-
-std::string upper(std::string_view s) {
-  std::string out(s);
-  for (char& ch : out) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-  return out;
-}
 
 // Where a memory level sits after the first: DRAM, then caches outermost first, then anything else by name.
 int level_rank(std::string_view level) {
@@ -23,7 +18,7 @@ int level_rank(std::string_view level) {
 
 }  // namespace
 
-std::string precision_label(Precision p) { return upper(precision_info(p).name); }
+std::string precision_label(Precision p) { return ascii_upper(precision_info(p).name); }
 
 chart::RoofDevice roof_device(const Device& d, Precision headline, bool caches, std::string_view first_level) {
   chart::RoofDevice rd;
@@ -43,7 +38,7 @@ chart::RoofDevice roof_device(const Device& d, Precision headline, bool caches, 
     return key(a.first) < key(b.first);
   });
   for (const auto& [level, bw] : levels)
-    if (caches || level == first_level || level == "dram") rd.memory_bytes_per_s.push_back({upper(level), bw});
+    if (caches || level == first_level || level == "dram") rd.memory_bytes_per_s.push_back({ascii_upper(level), bw});
   return rd;
 }
 

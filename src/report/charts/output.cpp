@@ -13,6 +13,7 @@
 
 #include "report/charts/svg.hpp"
 #include "ridge/error.hpp"
+#include "ridge/text.hpp"
 
 extern char** environ;
 
@@ -20,9 +21,7 @@ namespace ridge::chart {
 namespace {
 
 std::string extension_of(const std::string& path) {
-  std::string ext = std::filesystem::path(path).extension().string();
-  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return ext;
+  return ascii_lower(std::filesystem::path(path).extension().string());
 }
 
 // Runs rsvg-convert on an SVG file; the PNG is drawn at twice the SVG's size so that it stays sharp in print.

@@ -1,0 +1,19 @@
+// Small ASCII text helpers shared by every stage (names, flags, file fields). Locale-independent: bytes outside
+// A-Z / a-z and ASCII whitespace pass through unchanged, so UTF-8 names survive.
+#pragma once
+#include <string>
+#include <string_view>
+
+namespace ridge {
+
+/// `s` with A-Z mapped to a-z ("A100-SXM4" -> "a100-sxm4").
+std::string ascii_lower(std::string_view s);
+
+/// `s` with a-z mapped to A-Z ("fp16 tensor" -> "FP16 TENSOR").
+std::string ascii_upper(std::string_view s);
+
+/// `s` without leading and trailing ASCII whitespace (space, \t, \n, \v, \f, \r): a view into `s`, valid
+/// as long as the characters it views.
+std::string_view trim(std::string_view s);
+
+}  // namespace ridge
