@@ -40,6 +40,9 @@ Graph load_source(const ModelSource& model, const LoadOptions& opts);
 
 /// True if `model` names a file rather than a zoo entry.
 bool is_model_file(const std::string& model);
+/// True if `model` names an ONNX file: a file (is_model_file) that is not a Hugging Face config
+/// (is_llm_config_path); only these carry weights and constants to read.
+bool is_onnx_file(const std::string& model);
 
 // ---- zoo -----------------------------------------------------------------------------------------------
 

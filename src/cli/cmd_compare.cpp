@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "commands.hpp"
+#include "model_options.hpp"
 #include "ridge/cost.hpp"
 #include "ridge/error.hpp"
 #include "ridge/headline.hpp"
@@ -88,7 +89,7 @@ void run(const CompareArgs& a) {
 CLI::App* add_compare_command(CLI::App& app) {
   auto a = std::make_shared<CompareArgs>();
   CLI::App* cmd = app.add_subcommand("compare", "Models, batches or precisions side by side: params, FLOPs, memory, time");
-  cmd->add_option("MODELS", a->models, "Zoo names or .onnx files (one model is fine with several --batch/--precision)")
+  cmd->add_option("MODELS", a->models, fmt::format("{} (one model is fine with several --batch/--precision)", kModelsHelp))
       ->required();
   cmd->add_option("--batch,-b", a->batches, "Batch size(s); repeatable")->capture_default_str();
   cmd->add_option("--precision,-p", a->precisions, precision_mode_names() + "; repeatable")->capture_default_str();

@@ -21,7 +21,7 @@ CLI::App* add_flops_command(CLI::App& app) {
     std::string convention;
   };
   auto o = std::make_shared<Opts>();
-  cmd->add_option("MODEL", o->model, "Zoo name or .onnx file")->required();
+  cmd->add_option("MODEL", o->model, kModelHelp)->required();
   o->m.add_to(cmd);
   cmd->add_flag("--all-conventions,-a", o->all, "Show every convention side by side with what differs");
   cmd->add_option("--convention,-c", o->convention,

@@ -12,7 +12,7 @@ CLI::App* add_list_command(CLI::App& app) {
   cmd->callback([out] {
     report::Table t;
     t.key = "models";
-    t.title = "Built-in models (MODEL argument of every command; or pass a path to an .onnx file)";
+    t.title = "Built-in models (MODEL argument of every command; or pass a path to an .onnx file or a Hugging Face config.json)";
     t.columns = {{"name", "name"},
                  {"family", "family"},
                  {"input", "input (per sample)"},

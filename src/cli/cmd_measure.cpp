@@ -27,7 +27,7 @@ CLI::App* add_measure_command(CLI::App& app) {
     double max_seconds = 20;
   };
   auto o = std::make_shared<Opts>();
-  cmd->add_option("MODEL", o->model, "Zoo name (see `ridge list`) or path to an .onnx file")->required();
+  cmd->add_option("MODEL", o->model, kModelHelp)->required();
   o->m.add_to(cmd);
   cmd->add_option("--threads,-t", o->threads, "oneDNN threads (0 = runtime default: all CPUs)")->check(CLI::Range(0, 4096));
   cmd->add_option("--repeat,-r", o->repeat, "Cap on timed repeats (repeats stop earlier once the noise is low)")
@@ -58,7 +58,7 @@ CLI::App* add_measure_command(CLI::App& app) {
     req.options.max_seconds = o->max_seconds;
     req.options.end_to_end = o->end_to_end;
     req.machine_profile = o->machine;
-    if (is_model_file(o->model)) req.model_file = o->model;  // its payloads: weights, Constants, Clip bounds
+    if (is_onnx_file(o->model)) req.model_file = o->model;  // its payloads: weights, Constants, Clip bounds
     const ModelMeasurement m = report::measure_model(g, req, [&] {
       progress(fmt::format("measuring {} at batch {} (up to {} repeats; repeats stop after {}) ...", g.name,
                            o->m.batch, o->repeat, format_duration(o->max_seconds)));

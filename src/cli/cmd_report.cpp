@@ -88,7 +88,7 @@ CLI::App* add_report_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("report", "One self-contained HTML report: the answer first (time, bound, top layers, "
                                            "memory), then rooflines, sweeps and the layer table");
   auto o = std::make_shared<ReportOptions>();
-  cmd->add_option("MODEL", o->model, "Zoo name (see `ridge list`), path to an .onnx file, or an LLM with --serve")->required();
+  cmd->add_option("MODEL", o->model, fmt::format("{}; an LLM (zoo name or config.json) with --serve", kModelHelp))->required();
   o->m.add_to(cmd);
   cmd->add_option("--precision,-p", o->precision, precision_mode_names() + " (amp-*: PyTorch autocast, fp32 weights)")
       ->capture_default_str();

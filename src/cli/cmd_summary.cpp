@@ -22,7 +22,7 @@ CLI::App* add_summary_command(CLI::App& app) {
     std::string plot;
   };
   auto o = std::make_shared<Opts>();
-  cmd->add_option("MODEL", o->model, "Zoo name (see `ridge list`) or path to an .onnx file")->required();
+  cmd->add_option("MODEL", o->model, kModelHelp)->required();
   o->m.add_to(cmd);
   auto* depth = cmd->add_option("--depth", o->depth,
                                  "Group layers by the first D components of their module path (0 = every node; "

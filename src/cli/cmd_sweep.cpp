@@ -74,7 +74,7 @@ CLI::App* add_sweep_command(CLI::App& app) {
     OutputOptions out;
   };
   auto o = std::make_shared<Opts>();
-  cmd->add_option("MODEL", o->models, "Zoo names or .onnx files (several allowed)");
+  cmd->add_option("MODEL", o->models, fmt::format("{} (several allowed)", kModelsHelp));
   cmd->add_option("--batch,-b", o->batches, "Batch sizes: START:STOP[:STEP] (STOP inclusive) or a list 1,8,64")
       ->capture_default_str();
   o->plan.model.add_to(cmd, /*with_batch=*/false);

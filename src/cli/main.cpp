@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
   CLI::App app{
       "ridge — FLOPs, parameters and memory of neural networks, layer by layer; measured next to estimated;\n"
       "placed on the hardware's roofline with a time prediction.\n\n"
-      "MODEL is a built-in zoo name (see `ridge list`) or a path to an .onnx file."};
+      "MODEL is a built-in zoo name (see `ridge list`), a path to an .onnx file, or a Hugging Face config.json."};
   app.name("ridge");
   app.require_subcommand(1);
   app.set_version_flag("--version", version);

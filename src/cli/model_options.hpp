@@ -33,6 +33,12 @@ struct ModelOptions {
   }
 };
 
+/// What MODEL may be, for every command's help: one wording everywhere.
+inline constexpr const char* kModelHelp =
+    "Zoo name (see `ridge list`), a path to an .onnx file, or a Hugging Face config.json (or its directory)";
+inline constexpr const char* kModelsHelp =
+    "Zoo names, .onnx files or Hugging Face config.json files (see `ridge list`)";
+
 /// Parses a batch list: "1:501:50" (start:stop:step, stop inclusive), "1,2,4,8" or "16". Throws UsageError.
 std::vector<int64_t> parse_batch_list(const std::string& text, const std::string& flag);
 

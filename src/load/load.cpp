@@ -17,8 +17,10 @@ bool is_model_file(const std::string& model) {
   return model.find('/') != std::string::npos || std::filesystem::is_regular_file(model, ec);
 }
 
+bool is_onnx_file(const std::string& model) { return is_model_file(model) && !is_llm_config_path(model); }
+
 Graph load_model(const std::string& model, const LoadOptions& opts) {
-  if (model.empty()) throw UsageError("MODEL is empty (a zoo name such as resnet50, or a path to an .onnx file)");
+  if (model.empty()) throw UsageError("MODEL is empty (a zoo name such as resnet50, a path to an .onnx file or to a Hugging Face config.json)");
   if (is_llm_config_path(model)) return build_llm(read_llm_config(model), opts);
   if (is_model_file(model)) {
     std::error_code ec;

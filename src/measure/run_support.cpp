@@ -53,7 +53,7 @@ void check_memory_fits(const Graph& g, bool train, std::optional<Count> availabl
   int64_t batch = g.inputs.empty() || g.value(g.inputs[0]).shape.rank() == 0 ? 1 : g.value(g.inputs[0]).shape[0];
   throw Error(g.name + " at batch " + std::to_string(batch) + (train ? " (training)" : "") + " needs " + gb(need) +
               " (estimate: weights + every activation" + (train ? " + gradients" : "") + "), only " + gb(have) +
-              " available; use a smaller --batch");
+              " available; " + (batch > 1 ? "use a smaller --batch" : "the model does not fit this machine's memory"));
 }
 
 void apply_roofline(ModelMeasurement& m, const measure::MachineProfile& machine) {

@@ -9,6 +9,7 @@
 #include "ridge/cost.hpp"
 #include "ridge/error.hpp"
 #include "ridge/llm.hpp"
+#include "ridge/load.hpp"
 #include "support/test_support.hpp"
 
 namespace ridge {
@@ -260,7 +261,12 @@ TEST(LlmConfig, ConfigFileAndDirectoryLoadThroughLoadModel) {
     EXPECT_EQ(estimate(g).total.params, Count{6738415616});
     EXPECT_GE(g.find_node("model.layers.31.mlp.down_proj"), 0);
     EXPECT_GE(g.find_node("model.layers.0.input_layernorm.rsqrt"), 0);
+    // A config is a model file but not an ONNX file: nothing reads weights or constants from it.
+    EXPECT_TRUE(is_model_file(m));
+    EXPECT_FALSE(is_onnx_file(m));
   }
+  EXPECT_TRUE(is_onnx_file("models/resnet50.onnx"));
+  EXPECT_FALSE(is_onnx_file("resnet50"));
   std::ofstream(dir / "bad.json") << "{";
   EXPECT_THROW(load_model((dir / "bad.json").string(), o), Error);
   EXPECT_THROW(load_model((dir / "missing.json").string(), o), Error);

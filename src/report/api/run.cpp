@@ -48,7 +48,7 @@ RunResult run_model(const RunRequest& a) {
     }
   }
   const Graph g = load_model(a.model, lo);
-  if (is_model_file(a.model)) eo.weights = read_onnx_weights(a.model, &notes);
+  if (is_onnx_file(a.model)) eo.weights = read_onnx_weights(a.model, &notes);
   else notes.push_back("zoo model: weights are random (seed " + std::to_string(a.seed) + ")");
   RunResult out{g, execute(g, eo), {}, std::nullopt};
   const ExecResult& r = out.exec;
