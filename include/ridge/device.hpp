@@ -131,7 +131,7 @@ std::string machine_profile_path();
 /// Throws ridge::Error naming the file when it is malformed or has no DRAM bandwidth.
 std::optional<Device> load_machine_device(const std::string& profile_path);
 
-/// Finds a device by id, alias or name (case-insensitive); "machine" (also "this-machine", "local") reads the
+/// Finds a device by id, alias or name (case-insensitive); "machine" (also "this-machine", "local", "cpu") reads the
 /// machine profile. Throws ridge::Error with the closest names, or "run `ridge machine` first".
 Device find_device(const std::vector<Device>& devices, const std::string& name);
 

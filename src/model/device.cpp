@@ -313,7 +313,7 @@ std::optional<Device> load_machine_device(const std::string& profile_path) {
   }
   d.id = "machine";
   d.kind = "cpu";
-  d.aliases = {"this-machine", "local"};
+  d.aliases = {"this-machine", "local", "cpu"};
   d.file = profile_path;
   if (d.peak_flops.empty()) r.fail("peaks", "no measured peak (run `ridge machine` again)");
   if (!d.bandwidth_bytes_per_s.count("dram"))
@@ -326,7 +326,7 @@ std::optional<Device> load_machine_device(const std::string& profile_path) {
 
 Device find_device(const std::vector<Device>& devices, const std::string& name) {
   const std::string want = ascii_lower(name);
-  if (want == "machine" || want == "this-machine" || want == "local") {
+  if (want == "machine" || want == "this-machine" || want == "local" || want == "cpu") {
     const std::string path = machine_profile_path();
     if (auto d = load_machine_device(path)) return *d;
     throw Error(fmt::format("device '{}': no machine profile at {}; run `ridge machine` first", name, path));

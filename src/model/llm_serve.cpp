@@ -179,29 +179,46 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
   // Memory: weights (one decode graph's weight bytes at batch 1) + KV cache at the final context, per GPU.
   const int64_t context = o.prompt + o.generate;
   LlmShape s{1, 1, 0, act, /*serving=*/true};
-  {
-    // Every weight once: all experts' weights, whatever the routing of one token (one graph with every expert
-    // used: tokens = num_experts).
+  // Every weight once: all experts' weights, whatever the routing of one token (one graph with every expert
+  // used: tokens = num_experts).
+  auto weights_per_gpu = [&](const LlmConfig& sharded) {
     LlmShape all = s;
-    all.tokens = std::max<int64_t>(1, shard.num_experts);
-    Graph g = build_llm(shard, all);
+    all.tokens = std::max<int64_t>(1, sharded.num_experts);
+    Graph g = build_llm(sharded, all);
     Count wb = 0;
     for (const Value& v : g.values)
       if (v.kind == ValueKind::Param) wb += param_bytes(v, o.weights);
-    r.weights_bytes_per_gpu = wb;
-    r.weights_bytes = wb * o.tp;
-  }
+    return wb;
+  };
+  r.weights_bytes_per_gpu = weights_per_gpu(shard);
+  r.weights_bytes = r.weights_bytes_per_gpu * o.tp;
   r.kv_cache_bytes_per_gpu = kv_cache_bytes(shard, o.batch, context, o.kv);
   r.kv_cache_bytes = kv_cache_bytes(shard, o.batch, context, o.kv) * o.tp;
   r.memory_per_gpu_bytes = r.weights_bytes_per_gpu + r.kv_cache_bytes_per_gpu;
   r.max_batch = largest_batch_that_fits(
       [&](int64_t b) { return r.weights_bytes_per_gpu + kv_cache_bytes(shard, b, context, o.kv); }, d.memory_bytes);
-  if (d.memory_bytes > 0 && r.memory_per_gpu_bytes > d.memory_bytes)
+  if (d.memory_bytes > 0 && r.memory_per_gpu_bytes > d.memory_bytes) {
+    // What would fit: a smaller batch, else the smallest larger tensor-parallel degree (up to 64 GPUs) at this batch.
+    std::string hint = r.max_batch > 0 ? fmt::format("largest batch that fits: {}", r.max_batch) : "";
+    if (r.max_batch == 0) {
+      for (int t = o.tp + 1; t <= 64 && hint.empty(); ++t) {
+        LlmConfig wider;
+        try {
+          wider = tensor_parallel_shard(c, t);
+        } catch (const Error&) {
+          continue;  // t does not divide the model's heads or widths
+        }
+        if (weights_per_gpu(wider) + kv_cache_bytes(wider, o.batch, context, o.kv) <= d.memory_bytes)
+          hint = fmt::format("not even batch 1 fits at --tp {}; --tp {} fits, or use smaller --weights", o.tp, t);
+      }
+      if (hint.empty()) hint = fmt::format("not even batch 1 fits at --tp {}, nor at any --tp up to 64", o.tp);
+    }
     throw DoesNotFit(fmt::format("does not fit: needs {:.2f} GiB per GPU (weights {:.2f} + KV cache {:.2f}), device {} has "
-                            "{:.2f} GiB (largest batch that fits: {})",
-                            to_double(r.memory_per_gpu_bytes) / kGiB, to_double(r.weights_bytes_per_gpu) / kGiB,
-                            to_double(r.kv_cache_bytes_per_gpu) / kGiB, d.id, to_double(d.memory_bytes) / kGiB,
-                            r.max_batch));
+                                 "{:.2f} GiB ({})",
+                                 to_double(r.memory_per_gpu_bytes) / kGiB, to_double(r.weights_bytes_per_gpu) / kGiB,
+                                 to_double(r.kv_cache_bytes_per_gpu) / kGiB, d.id, to_double(d.memory_bytes) / kGiB,
+                                 hint));
+  }
 
   // Tensor parallelism: 2 all-reduces per layer (attention output, MLP output) of batch x tokens x hidden.
   const Interconnect* link = d.interconnect("nvlink");

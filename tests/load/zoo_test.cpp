@@ -100,6 +100,8 @@ TEST(Zoo, ClosestNames) {
   std::vector<std::string> known = {"resnet18", "resnet50", "vgg16", "gpt2"};
   EXPECT_EQ(closest_names("resnet51", known).front(), "resnet50");
   EXPECT_TRUE(closest_names("zzzzzzzzzzzz", known).empty());
+  // A name listed twice (an id and an alias spelled alike) is suggested once.
+  EXPECT_EQ(closest_names("a1", {"a10", "a10", "a30"}), (std::vector<std::string>{"a10", "a30"}));
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
 // Serving analysis: exact KV cache and weight bytes, affine decode sums, tensor parallelism, errors.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "ridge/error.hpp"
@@ -133,6 +134,19 @@ TEST(LlmServe, DoesNotFitIsAClearError) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("does not fit: needs 128."), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("has 80.00 GiB"), std::string::npos) << e.what();
+    // 128.5 GiB of weights: two GPUs of 80 GiB hold them (64 heads, widths divisible by 2).
+    EXPECT_NE(std::string(e.what()).find("not even batch 1 fits at --tp 1; --tp 2 fits"), std::string::npos)
+        << e.what();
+  }
+  // A batch too large for the KV cache names the largest batch that fits instead.
+  const LlmConfig& c = *find_llm_config("llama-2-7b");
+  const ServeResult fits = analyze_serving(c, test_gpu(), opts(1, 128, 16));
+  try {
+    analyze_serving(c, test_gpu(), opts(fits.max_batch + 1, 128, 16));
+    FAIL() << "one more than the largest batch must not fit";
+  } catch (const DoesNotFit& e) {
+    EXPECT_NE(std::string(e.what()).find(fmt::format("(largest batch that fits: {})", fits.max_batch)),
+              std::string::npos) << e.what();
   }
 }
 

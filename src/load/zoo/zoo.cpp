@@ -140,7 +140,7 @@ std::vector<std::string> closest_names(const std::string& name, const std::vecto
   std::vector<std::string> out;
   for (const auto& [d, k] : scored) {
     if (out.size() >= n || d > std::max<size_t>(3, name.size() / 2)) break;
-    out.push_back(k);
+    if (std::find(out.begin(), out.end(), k) == out.end()) out.push_back(k);  // aliases may repeat a name
   }
   return out;
 }
