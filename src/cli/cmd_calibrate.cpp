@@ -281,7 +281,7 @@ CLI::App* add_calibrate_command(CLI::App& app) {
   auto a = std::make_shared<CalibrateArgs>();
   CLI::App* cmd = app.add_subcommand(
       "calibrate", "Fit PPP factors per op class from measurements (ridge measure/ingest JSON, or Vidur LLM operator CSVs)");
-  cmd->add_option("files", a->files, "Measurement JSON files (`ridge measure --format json`, `ridge ingest --format "
+  cmd->add_option("FILES", a->files, "Measurement JSON files (`ridge measure --format json`, `ridge ingest --format "
                                      "json`) or Vidur per-operator LLM profiles (mlp.csv)")
       ->required()->type_name("FILE...");
   cmd->add_option("--device,-d", a->device, "Device the measurements ran on")->capture_default_str();

@@ -25,7 +25,7 @@ std::vector<std::pair<std::string, std::string>> labelled_files(CLI::App* cmd, c
   std::string label;
   for (CLI::Option* o : cmd->parse_order()) {
     if (o == a.label_option && li < a.labels.size()) label = a.labels[li++];
-    else if (o != a.label_option && o->get_name() == "files" && fi < a.files.size()) out.emplace_back(a.files[fi++], label);
+    else if (o != a.label_option && o->get_name() == "FILES" && fi < a.files.size()) out.emplace_back(a.files[fi++], label);
   }
   for (; fi < a.files.size(); ++fi) out.emplace_back(a.files[fi], label);
   return out;
@@ -37,7 +37,7 @@ CLI::App* add_ingest_command(CLI::App& app) {
   auto a = std::make_shared<IngestArgs>();
   CLI::App* cmd = app.add_subcommand(
       "ingest", "Read ncu / nsys / nvprof / torch.profiler outputs: exact FLOPs, bytes and time per kernel and in total");
-  cmd->add_option("files", a->files, "Profiler output files (format detected by content)")->required();
+  cmd->add_option("FILES", a->files, "Profiler output files (format detected by content)")->required();
   a->label_option = cmd->add_option("--label", a->labels, "Label for the files that follow, e.g. --label bs=10 a.log")
                         ->allow_extra_args(false)
                         ->type_name("LABEL");

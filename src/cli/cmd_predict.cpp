@@ -60,7 +60,7 @@ void run(PredictArgs& a) {
 CLI::App* add_predict_command(CLI::App& app) {
   auto a = std::make_shared<PredictArgs>();
   CLI::App* cmd = app.add_subcommand("predict", "PALEO-style time per layer and per iteration on a device");
-  cmd->add_option("model", a->req.model.name, fmt::format("{} (a label only when --flops is given)", kModelHelp))->required();
+  cmd->add_option("MODEL", a->req.model.name, fmt::format("{} (a label only when --flops is given)", kModelHelp))->required();
   cmd->add_option("--device,-d", a->req.device, "Device id or alias (see `ridge devices`)")->required();
   a->m.add_to(cmd);
   cmd->get_option("--dtype")->description("Element type of tensors (default: the --precision's: fp16 for fp16, ...)");

@@ -35,7 +35,7 @@ void run(RooflineArgs& a) {
 CLI::App* add_roofline_command(CLI::App& app) {
   auto a = std::make_shared<RooflineArgs>();
   CLI::App* cmd = app.add_subcommand("roofline", "Place models and layers on device rooflines (AI, attainable, bound)");
-  cmd->add_option("models", a->req.models, kModelsHelp)->required()->type_name("MODEL...");
+  cmd->add_option("MODELS", a->req.models, kModelsHelp)->required();
   cmd->add_option("--device,-d", a->req.devices, "Device id or alias (repeatable; see `ridge devices`)")->required()->type_name("D");
   cmd->add_option("--precision,-p", a->req.precision, "fp64|fp32|tf32|fp16|bf16|int8")->capture_default_str();
   a->m.add_to(cmd);

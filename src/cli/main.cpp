@@ -37,7 +37,7 @@ int main(int argc, char** argv) {
   for (CLI::App* sub : app.get_subcommands({})) sub->set_version_flag("--version", version);
   if (argc < 2) {
     std::cerr << "ridge: usage error: no command given (commands: " << command_list(app)
-              << ")\n(run `ridge --help`)\n";
+              << "; run `ridge --help`)\n";
     return 2;
   }
   auto known = [&](const char* name) {
@@ -47,7 +47,7 @@ int main(int argc, char** argv) {
   };
   if (argv[1][0] != '-' && !known(argv[1])) {
     std::cerr << "ridge: usage error: unknown command '" << argv[1] << "' (commands: " << command_list(app)
-              << ")\n(run `ridge --help`)\n";
+              << "; run `ridge --help`)\n";
     return 2;
   }
   try {
@@ -60,7 +60,9 @@ int main(int argc, char** argv) {
     std::cout << e.what() << "\n";
     return 0;
   } catch (const CLI::ParseError& e) {
-    std::cerr << "ridge: usage error: " << ridge::cli::usage_message(e.what()) << "\n(run `ridge --help`)\n";
+    // One line: the complaint, then where the options of the command are explained.
+    const std::string help = argv[1][0] != '-' ? "ridge " + std::string(argv[1]) + " --help" : "ridge --help";
+    std::cerr << "ridge: usage error: " << ridge::cli::usage_message(e.what()) << " (run `" << help << "`)\n";
     return 2;
   } catch (const ridge::UsageError& e) {
     std::cerr << "ridge: usage error: " << e.what() << "\n";
