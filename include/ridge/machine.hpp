@@ -166,7 +166,7 @@ struct LevelBandwidth {
 
 /// Everything `ridge machine` measures; cached as JSON.
 struct MachineProfile {
-  static constexpr int kFormatVersion = 2;  ///< bump when the JSON layout changes (old caches are re-measured)
+  static constexpr int kFormatVersion = 3;  ///< bump when the JSON layout changes (old caches are re-measured)
   CpuFacts cpu;
   int threads = 1;                    ///< thread count of the "all threads" measurements
   double measured_clock_ghz = 0;      ///< from a dependent-add chain (one add per cycle); 0 when not measured
@@ -174,6 +174,7 @@ struct MachineProfile {
   std::vector<LevelBandwidth> levels; ///< L1, L2, L3 (those present), DRAM
   std::vector<SweepPoint> sweep;      ///< the raw working-set sweep
   bool quick = false;                 ///< measured in quick mode (short, no L3/DRAM); never reused as a full profile
+  bool huge_pages = false;            ///< sweep buffers asked for transparent huge pages (MachineOptions::huge_pages)
   double duration_s = 0;              ///< wall time of the measurement
   std::string measured_at;            ///< UTC time, ISO 8601
   std::vector<std::string> notes;     ///< assumptions and what was not measured
@@ -201,6 +202,11 @@ struct MachineOptions {
   std::function<void(const std::string&)> progress;  ///< progress messages (may be empty)
   std::optional<CpuFacts> cpu;        ///< facts to plan the sweep with (tests inject them); default detect_cpu()
   int64_t memory_budget_bytes = 0;    ///< most bytes the sweep buffers may take; 0 = half of MemAvailable
+  /// Ask for transparent huge pages (MADV_HUGEPAGE) for the sweep buffers. Default off: the buffers get the
+  /// system's page policy, as likwid-bench's and the executor's (oneDNN's) buffers do; where THP is "madvise"
+  /// (Debian's default) huge pages lift DRAM streaming by up to ~40 % on some machines, a rate no layer run
+  /// by `ridge measure` sees (docs/machine.md).
+  bool huge_pages = false;
 };
 /// Runs every micro-benchmark on this CPU (the whole run takes <= ~30 s; quick mode well under 2 s).
 MachineProfile measure_machine(const MachineOptions& options = {});

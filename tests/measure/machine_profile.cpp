@@ -131,6 +131,33 @@ TEST(MachineProfile, CacheIsReusedOnlyForTheSameCpu) {
   EXPECT_NE(why.find("not valid JSON"), std::string::npos) << why;
 }
 
+TEST(MachineProfile, HugePagesAreRecordedAndAskingForThemReMeasuresAProfileWithout) {
+  // The cached profile carries this machine's CPU facts (only its fingerprint matters here), measured without
+  // huge pages: a default request reuses it, a request for huge pages measures again (quick, so short).
+  const std::string path = test::temp_dir() + "/pages/machine.json";
+  MachineProfile cached = sample_profile();
+  cached.cpu = detect_cpu();
+  cached.threads = 1;
+  save_profile(cached, path);
+  ProfileSource src;
+  MachineOptions o;
+  o.quick = true;
+  o.threads = 1;
+  EXPECT_FALSE(load_or_measure_machine(o, false, path, &src).huge_pages);
+  EXPECT_TRUE(src.from_cache) << src.reason;
+  o.huge_pages = true;
+  const MachineProfile p = load_or_measure_machine(o, false, path, &src);
+  EXPECT_FALSE(src.from_cache);
+  EXPECT_EQ(src.reason, "cache measured without huge pages");
+  EXPECT_TRUE(p.huge_pages);
+  EXPECT_TRUE(profile_from_json(profile_to_json(p)).huge_pages);  // the cache file keeps the page policy
+  bool noted = false;
+  for (const std::string& n : p.notes) noted |= n.rfind("pages: transparent huge pages requested", 0) == 0;
+  EXPECT_TRUE(noted);
+  // Measuring pinned this thread to one CPU and gave its mask back: the CPU (and its fingerprint) look the same.
+  EXPECT_EQ(detect_cpu().fingerprint, cached.cpu.fingerprint);
+}
+
 TEST(MachineProfile, DefaultPathFollowsXdg) {
   const char* old = std::getenv("XDG_CACHE_HOME");
   const std::string saved = old ? old : "";

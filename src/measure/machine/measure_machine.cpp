@@ -81,11 +81,13 @@ class Machine {
     profile_.cpu = std::move(cpu);
     profile_.threads = team_.size();
     profile_.quick = o.quick;
+    profile_.huge_pages = o.huge_pages;
   }
 
   MachineProfile run() {
     const auto start = std::chrono::steady_clock::now();
     profile_.measured_at = utc_now();
+    const AffinityRestorer restore_affinity;  // the caller is pinned while measuring, not after
     pin_to_allowed_cpu(0);
     measure_clock();
     measure_peaks();
@@ -148,7 +150,7 @@ class Machine {
     std::vector<PageBuffer> accumulators;
     std::vector<kernels::Args> args(threads);
     for (int t = 0; t < threads; ++t) {
-      accumulators.emplace_back(acc_bytes);
+      accumulators.emplace_back(acc_bytes, /*huge_pages=*/false);
       // acc = acc * x + y with acc = 1, x = 1 - y stays at 1: no overflow, no denormals.
       for (int64_t i = 0; i < acc_bytes / dtype_bytes(d.dtype); ++i) {
         if (d.dtype == DType::F32) static_cast<float*>(accumulators[t].data())[i] = 1.0f;
@@ -226,7 +228,8 @@ class Machine {
                     team_.size() - 1, mib(plan_.buffer_bytes_other)));
     const int64_t slack = 3 * 4096;
     for (int t = 0; t < team_.size(); ++t)
-      buffers_.emplace_back((t == 0 ? plan_.buffer_bytes_first : plan_.buffer_bytes_other) + slack);
+      buffers_.emplace_back((t == 0 ? plan_.buffer_bytes_first : plan_.buffer_bytes_other) + slack,
+                            options_.huge_pages);
     team_.run([&](int t) { std::memset(buffers_[t].data(), 0, buffers_[t].bytes()); });
   }
 
@@ -272,6 +275,11 @@ class Machine {
                 "DRAM's the point planned far above the last-level cache (sustained: mean over its passes)");
     n.push_back(fmt::format("cache sizes from {}: {}", cache_source_name(c.cache_source), c.cache_source_detail));
     note_dram();
+    n.push_back(profile_.huge_pages
+                    ? "pages: transparent huge pages requested for the sweep buffers (--huge-pages); layers run by "
+                      "`ridge measure` get the system's page policy and may stream from DRAM slower than this"
+                    : "pages: the system's page policy (no huge pages requested), as likwid-bench's and the "
+                      "executor's buffers get; --huge-pages asks for transparent huge pages");
     if (profile_.quick)
       n.push_back("quick mode: short samples, L1/L2 working sets only; L3 and DRAM not measured");
   }

@@ -121,7 +121,7 @@ json profile_to_json(const MachineProfile& p) {
                      {"gbs", s.gbs}, {"level", s.level}});
   return {{"format_version", MachineProfile::kFormatVersion}, {"cpu", cpu_to_json(p.cpu)}, {"threads", p.threads},
           {"measured_clock_ghz", p.measured_clock_ghz}, {"peaks", peaks}, {"levels", levels}, {"sweep", sweep},
-          {"quick", p.quick}, {"duration_s", p.duration_s}, {"measured_at", p.measured_at}, {"notes", p.notes}};
+          {"quick", p.quick}, {"huge_pages", p.huge_pages}, {"duration_s", p.duration_s}, {"measured_at", p.measured_at}, {"notes", p.notes}};
 }
 
 MachineProfile profile_from_json(const json& j, const std::string& what) {
@@ -147,6 +147,7 @@ MachineProfile profile_from_json(const json& j, const std::string& what) {
                          s.at("working_set_bytes").get<int64_t>(), s.at("gbs").get<double>(),
                          s.at("level").get<std::string>()});
     p.quick = j.at("quick").get<bool>();
+    p.huge_pages = j.at("huge_pages").get<bool>();
     p.duration_s = j.at("duration_s").get<double>();
     p.measured_at = j.at("measured_at").get<std::string>();
     p.notes = j.at("notes").get<std::vector<std::string>>();
@@ -211,6 +212,12 @@ MachineProfile load_or_measure_machine(const MachineOptions& options, bool refre
   if (cached && options.threads > 0 && cached->threads != options.threads) {
     cached.reset();
     src.reason = "cache measured with a different thread count";
+  }
+  // Asking for huge pages re-measures a profile without them; a cached huge-page profile serves everyone else
+  // (its notes say how it was measured).
+  if (cached && options.huge_pages && !cached->huge_pages) {
+    cached.reset();
+    src.reason = "cache measured without huge pages";
   }
   MachineProfile p;
   if (cached) {

@@ -14,6 +14,15 @@
 
 namespace ridge::measure {
 
+AffinityRestorer::AffinityRestorer() {
+  CPU_ZERO(&saved_);
+  valid_ = pthread_getaffinity_np(pthread_self(), sizeof(saved_), &saved_) == 0;
+}
+
+AffinityRestorer::~AffinityRestorer() {
+  if (valid_) pthread_setaffinity_np(pthread_self(), sizeof(saved_), &saved_);
+}
+
 void pin_to_allowed_cpu(int index) {
   cpu_set_t allowed;
   CPU_ZERO(&allowed);
@@ -65,7 +74,7 @@ namespace {
 constexpr size_t kHugePage = size_t{2} << 20;
 }
 
-PageBuffer::PageBuffer(size_t bytes) : bytes_(bytes) {
+PageBuffer::PageBuffer(size_t bytes, bool huge_pages) : bytes_(bytes) {
   // Over-map by one huge page and trim so that the buffer starts on a 2 MiB boundary.
   bytes = (bytes + 4095) & ~size_t{4095};
   mapped_ = bytes + kHugePage;
@@ -79,7 +88,7 @@ PageBuffer::PageBuffer(size_t bytes) : bytes_(bytes) {
   if (tail > 0) munmap(reinterpret_cast<void*>(aligned + bytes), tail);
   mapped_ = bytes;
   data_ = reinterpret_cast<void*>(aligned);
-  madvise(data_, bytes_, MADV_HUGEPAGE);
+  if (huge_pages) madvise(data_, bytes_, MADV_HUGEPAGE);
 }
 
 PageBuffer::~PageBuffer() {

@@ -1,5 +1,7 @@
 // A fixed team of pinned threads that run the same job together, and page-aligned buffers for kernels.
 #pragma once
+#include <sched.h>
+
 #include <barrier>
 #include <cstddef>
 #include <functional>
@@ -41,10 +43,25 @@ double team_span_s(const std::vector<double>& starts_s, const std::vector<double
 /// Pins the calling thread to the `index`-th CPU this process may use (best effort; ignored on failure).
 void pin_to_allowed_cpu(int index);
 
-/// A zero-filled, 2 MiB-aligned anonymous mapping (transparent huge pages requested), unmapped on destruction.
+/// Restores the calling thread's CPU affinity on destruction: a caller pinned for a benchmark gets its mask back,
+/// so threads it starts later (oneDNN's OpenMP team) and later CPU detection see every allowed CPU again.
+class AffinityRestorer {
+ public:
+  AffinityRestorer();
+  ~AffinityRestorer();
+  AffinityRestorer(const AffinityRestorer&) = delete;
+  AffinityRestorer& operator=(const AffinityRestorer&) = delete;
+
+ private:
+  cpu_set_t saved_;
+  bool valid_ = false;
+};
+
+/// A zero-filled, 2 MiB-aligned anonymous mapping, unmapped on destruction; with `huge_pages` transparent huge
+/// pages are requested (MADV_HUGEPAGE), else it gets the system's page policy.
 class PageBuffer {
  public:
-  explicit PageBuffer(size_t bytes);
+  PageBuffer(size_t bytes, bool huge_pages);
   ~PageBuffer();
   PageBuffer(PageBuffer&& other) noexcept;
   PageBuffer(const PageBuffer&) = delete;
