@@ -72,6 +72,8 @@ struct Device {
   std::optional<double> peak(Precision p) const;
   /// Peak FLOP/s at a precision; throws ridge::Error naming the device and the precisions it has.
   double require_peak(Precision p) const;
+  /// Bandwidth of a memory level ("dram", "l2", ...; any case) in bytes/s, or nullopt when the device file has none.
+  std::optional<double> level_bandwidth(const std::string& level) const;
   /// Bandwidth of a memory level ("dram", "l2", ...) in bytes/s; throws ridge::Error listing the known levels.
   double bandwidth(const std::string& level) const;
   /// DRAM (main memory) bandwidth in bytes/s; throws ridge::Error naming the device when unknown.

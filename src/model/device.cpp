@@ -68,9 +68,13 @@ double Device::require_peak(Precision p) const {
                           precision_info(p).name, have));
 }
 
-double Device::bandwidth(const std::string& level) const {
+std::optional<double> Device::level_bandwidth(const std::string& level) const {
   auto it = bandwidth_bytes_per_s.find(ascii_lower(level));
-  if (it != bandwidth_bytes_per_s.end()) return it->second;
+  return it == bandwidth_bytes_per_s.end() ? std::nullopt : std::optional<double>(it->second);
+}
+
+double Device::bandwidth(const std::string& level) const {
+  if (auto bw = level_bandwidth(level)) return *bw;
   std::string have;
   for (const auto& [name, v] : bandwidth_bytes_per_s) have += (have.empty() ? "" : ", ") + name;
   throw Error(fmt::format("device '{}': no {} bandwidth (it has: {})", id, level, have));

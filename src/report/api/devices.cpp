@@ -30,16 +30,14 @@ Document devices_document(const std::vector<Device>& devices, const std::string&
       auto v = d.peak(p.id);
       row.push_back(v ? Cell::real(*v, Unit::FlopPerSecond) : Cell::empty(Unit::FlopPerSecond));
     }
-    auto dram = d.bandwidth_bytes_per_s.find("dram");
-    auto fp32 = d.peak(Precision::FP32);
-    row.push_back(dram != d.bandwidth_bytes_per_s.end() ? Cell::real(dram->second, Unit::BytePerSecond) : Cell::empty());
+    const auto dram = d.level_bandwidth("dram");
+    const auto fp32 = d.peak(Precision::FP32);
+    row.push_back(dram ? Cell::real(*dram, Unit::BytePerSecond) : Cell::empty());
     for (const char* level : {"l2", "l1"}) {
-      auto bw = d.bandwidth_bytes_per_s.find(level);
-      row.push_back(bw != d.bandwidth_bytes_per_s.end() ? Cell::real(bw->second, Unit::BytePerSecond)
-                                                        : Cell::empty(Unit::BytePerSecond));
+      const auto bw = d.level_bandwidth(level);
+      row.push_back(bw ? Cell::real(*bw, Unit::BytePerSecond) : Cell::empty(Unit::BytePerSecond));
     }
-    row.push_back(fp32 && dram != d.bandwidth_bytes_per_s.end() ? Cell::real(ridge_point(*fp32, dram->second), Unit::FlopPerByte)
-                                                                 : Cell::empty());
+    row.push_back(fp32 && dram ? Cell::real(ridge_point(*fp32, *dram), Unit::FlopPerByte) : Cell::empty());
     row.push_back(d.memory_bytes > 0 ? Cell::count(d.memory_bytes, Unit::Byte) : Cell::empty(Unit::Byte));
     row.push_back(d.sm_count > 0 ? Cell::count(d.sm_count) : Cell::empty());
     row.push_back(Cell::text(d.name));

@@ -306,18 +306,13 @@ struct MemoryLevel {
 };
 constexpr MemoryLevel kMemoryLevels[] = {{"dram", "DRAM"}, {"l2", "L2"}, {"l1", "L1"}};
 
-std::optional<double> level_bandwidth(const Device& d, const char* level) {
-  auto it = d.bandwidth_bytes_per_s.find(level);
-  return it == d.bandwidth_bytes_per_s.end() ? std::nullopt : std::optional<double>(it->second);
-}
-
 // The hierarchical chart's note on its cache ceilings: where they come from, or which the device file lacks.
 std::string cache_ceiling_note(const Device& d) {
   std::string have, lack;
   for (auto it = std::rbegin(kMemoryLevels); it != std::rend(kMemoryLevels); ++it) {  // "L1 and L2"
     const MemoryLevel& m = *it;
     if (std::string_view(m.level) == "dram") continue;
-    std::string& list = level_bandwidth(d, m.level) ? have : lack;
+    std::string& list = d.level_bandwidth(m.level) ? have : lack;
     list += (list.empty() ? "" : " and ") + std::string(m.label);
   }
   if (lack.empty())
@@ -367,8 +362,8 @@ Fields device_ceilings(const Device& d) {
   for (const MemoryLevel& m : kMemoryLevels) {
     const std::string key = std::string(m.level) + "_bandwidth";
     f.add(key + "_bytes_per_s", std::string(m.label) + " bandwidth",
-          real_or_empty(level_bandwidth(d, m.level), Unit::BytePerSecond));
-    const std::string source = level_bandwidth(d, m.level) ? d.source_of("bandwidth_bytes_per_s." + std::string(m.level)) : "";
+          real_or_empty(d.level_bandwidth(m.level), Unit::BytePerSecond));
+    const std::string source = d.level_bandwidth(m.level) ? d.source_of("bandwidth_bytes_per_s." + std::string(m.level)) : "";
     f.add(key + "_source", std::string(m.label) + " source", Cell::text(source.empty() ? "not in the device file" : source));
   }
   return f;
