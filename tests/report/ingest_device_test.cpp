@@ -141,6 +141,8 @@ TEST(IngestDevice, ShippedGpuFilesCarryCacheCeilingsWithSources) {
     const Device d = find_device(all, id);
     EXPECT_FALSE(d.bandwidth_bytes_per_s.count("l2")) << id;
     EXPECT_FALSE(d.bandwidth_bytes_per_s.count("l1")) << id;
+    EXPECT_EQ(d.level_bandwidth("l1"), std::nullopt) << id;  // absent, not zero
+    EXPECT_EQ(d.level_bandwidth("DRAM"), d.dram_bandwidth()) << id;  // any case
   }
 }
 
