@@ -274,8 +274,12 @@ Document devices_report(const DevicesRequest& req);
 // ---- serve -----------------------------------------------------------------------------------------------
 
 /// The serving document of `ridge serve`: fields "serve" (TTFT, time per token, tokens/s, KV and weight bytes,
-/// largest batch) and table "ops" (per phase and op: FLOPs, bytes, bound, time), each time labelled.
+/// largest batch), table "op_groups" (per phase, each op summed over the layers: count, FLOPs, bytes, time, share
+/// of the phase) and table "ops" (per phase and op of every layer: FLOPs, bytes, bound, time), each time labelled.
 Document serve_report(const ServeResult& r);
+/// An op name with its layer index replaced by "*" (the first dotted component that is a number):
+/// "model.layers.12.mlp.up_proj" -> "model.layers.*.mlp.up_proj"; names without one are returned unchanged.
+std::string layer_pattern(std::string_view name);
 
 /// What `ridge serve` and `ridge train` analyse: an LLM on a device with the options of the phase (ServeOptions:
 /// batch, prompt, generate, tp, formats, compute, attention; TrainOptions: layout, batch, sequence, precision,

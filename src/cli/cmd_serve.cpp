@@ -19,6 +19,7 @@ CLI::App* add_serve_command(CLI::App& app) {
     int tp = 1;
     std::string weights = "fp16", kv = "fp16", compute = "fp16", attention = "eager";
     std::string plot;
+    bool all_ops = false;
     OutputOptions out;
   };
   auto o = std::make_shared<Opts>();
@@ -34,6 +35,8 @@ CLI::App* add_serve_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--plot", o->plot, "Also draw memory per GPU, latency vs batch and prompt, and the prefill/decode "
                                      "ops on the roofline to FILE.svg or FILE.png")->type_name("FILE");
+  cmd->add_flag("--all-ops", o->all_ops, "In table and md output, list every op of every layer (table \"ops\") "
+                "instead of each op summed over the layers (\"op_groups\"); JSON and CSV always hold both");
   o->out.add_to(cmd);
   cmd->callback([o] {
     if (!o->plot.empty()) chart::check_chart_path(o->plot);
@@ -50,7 +53,18 @@ CLI::App* add_serve_command(CLI::App& app) {
     if (!p) throw UsageError("--compute " + o->compute + ": unknown precision");
     so.compute = *p;
     report::ServeRequest req{o->m.model, o->m.device_name, o->m.device_dirs, o->m.calibration, so};
-    o->out.emit(report::serve_report(req));
+    const report::Document doc = report::serve_report(req);
+    // Table and md on stdout get one of the two op tables (an 80-layer model has thousands of per-layer rows);
+    // files and JSON/CSV get both.
+    report::Document screen = doc;
+    if (o->out.format == "table" || o->out.format == "md") {
+      const std::string drop = o->all_ops ? "op_groups" : "ops";
+      std::erase_if(screen.blocks, [&](const report::Block& b) {
+        const auto* t = std::get_if<report::Table>(&b);
+        return t && t->key == drop;
+      });
+    }
+    o->out.emit(screen, doc);
     if (!o->plot.empty()) chart::write_charts(report::serve_charts(req), o->plot);
   });
   return cmd;

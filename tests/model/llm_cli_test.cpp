@@ -28,8 +28,15 @@ TEST(LlmCli, ServeJsonHasTheIssueFieldsAndLabelsEveryTime) {
   // 4 sequences x 272 tokens x 32 layers x 2 x 8 KV heads x 128 x 1 byte (fp8).
   EXPECT_EQ(j["kv_cache_bytes"], 4 * 272 * 32 * 2 * 8 * 128);
   for (const char* k : {"phase", "name", "flops", "bytes", "time_s", "bound"}) EXPECT_TRUE(j["ops"][0].contains(k)) << k;
+  EXPECT_TRUE(j.contains("op_groups"));  // JSON holds both op tables
   auto t = run_ridge("serve mistral-7b --device h100 --calibration none");
   EXPECT_NE(t.out.find("[upper bound (uncalibrated)]"), std::string::npos);
+  // A terminal table shows each op summed over the layers; --all-ops every layer's instead.
+  EXPECT_NE(t.out.find("model.layers.*.mlp.down_proj"), std::string::npos);
+  EXPECT_EQ(t.out.find("model.layers.31.mlp.down_proj"), std::string::npos);
+  t = run_ridge("serve mistral-7b --device h100 --calibration none --all-ops");
+  EXPECT_EQ(t.out.find("model.layers.*.mlp.down_proj"), std::string::npos);
+  EXPECT_NE(t.out.find("model.layers.31.mlp.down_proj"), std::string::npos);
 }
 
 TEST(LlmCli, ServeErrorsAreOneLine) {

@@ -449,3 +449,44 @@ TEST(HtmlReport, BadRequestsAreOneLineErrors) {
 
 }  // namespace
 }  // namespace ridge::report
+
+namespace ridge::report {
+namespace {
+
+TEST(ServeReport, LayerPatternStarsTheLayerIndex) {
+  EXPECT_EQ(layer_pattern("model.layers.12.mlp.up_proj"), "model.layers.*.mlp.up_proj");
+  EXPECT_EQ(layer_pattern("transformer.h.0.attn.c_attn"), "transformer.h.*.attn.c_attn");
+  EXPECT_EQ(layer_pattern("lm_head"), "lm_head");
+  EXPECT_EQ(layer_pattern("model.layers.3.experts.7.w1"), "model.layers.*.experts.7.w1");  // the first index only
+  EXPECT_EQ(layer_pattern("allreduce (2 per layer)"), "allreduce (2 per layer)");
+}
+
+TEST(ServeReport, OpGroupsSumEveryLayersOpsPerPhase) {
+  ServeOptions so;
+  so.prompt = 16;
+  so.generate = 4;
+  const Document d = serve_report(ServeRequest{"llama-2-7b", "a100", {}, "none", so});
+  const Table* ops = nullptr;
+  const Table* groups = nullptr;
+  for (const Block& b : d.blocks)
+    if (const auto* t = std::get_if<Table>(&b)) {
+      if (t->key == "ops") ops = t;
+      if (t->key == "op_groups") groups = t;
+    }
+  ASSERT_TRUE(ops && groups);
+  const int time = groups->column("time_s"), count = groups->column("count"), name = groups->column("name");
+  double ops_time = 0, group_time = 0, share = 0;
+  for (const auto& row : ops->rows) ops_time += std::get<double>(row[ops->column("time_s")].value);
+  for (const auto& row : groups->rows) {
+    group_time += std::get<double>(row[time].value);
+    if (std::get<std::string>(row[groups->column("phase")].value) == "prefill") share += std::get<double>(row[groups->column("share_of_phase")].value);
+    if (std::get<std::string>(row[name].value) == "model.layers.*.mlp.down_proj")
+      EXPECT_EQ(std::get<Count>(row[count].value), Count{32});  // one per layer
+  }
+  EXPECT_NEAR(group_time, ops_time, 1e-12 * ops_time);
+  EXPECT_NEAR(share, 100.0, 1e-9);
+  EXPECT_LT(groups->rows.size() * 10, ops->rows.size());  // 32 layers fold into one row per op
+}
+
+}  // namespace
+}  // namespace ridge::report

@@ -2,10 +2,71 @@
 // plain values in, a Document out.
 #include <fmt/format.h>
 
+#include <map>
+
 #include "ridge/api.hpp"
 #include "ridge/llm_analysis.hpp"
 
 namespace ridge::report {
+
+std::string layer_pattern(std::string_view name) {
+  // The first dotted component that is a number: "model.layers.12.mlp.up_proj" -> "model.layers.*.mlp.up_proj".
+  size_t begin = 0;
+  while (begin < name.size()) {
+    size_t end = name.find('.', begin);
+    if (end == std::string_view::npos) end = name.size();
+    const std::string_view part = name.substr(begin, end - begin);
+    if (!part.empty() && part.find_first_not_of("0123456789") == std::string_view::npos)
+      return std::string(name.substr(0, begin)) + "*" + std::string(name.substr(end));
+    begin = end + 1;
+  }
+  return std::string(name);
+}
+
+namespace {
+
+// The ops of each phase summed over the layers (one row per op pattern, in first-seen order), with each row's
+// share of its phase's op time.
+Table op_groups_table(const ServeResult& r, const std::string& time_title) {
+  struct Group {
+    std::string phase, pattern;
+    Count count = 0, flops = 0, bytes = 0;
+    double time_s = 0;
+  };
+  std::vector<Group> groups;
+  std::map<std::pair<std::string, std::string>, size_t> index;
+  std::map<std::string, double> phase_time_s;
+  for (const ServeOp& op : r.ops) {
+    const auto key = std::make_pair(op.phase, layer_pattern(op.name));
+    auto [it, added] = index.emplace(key, groups.size());
+    if (added) groups.push_back({key.first, key.second});
+    Group& g = groups[it->second];
+    ++g.count;
+    g.flops += op.flops;
+    g.bytes += op.bytes();
+    g.time_s += op.time_s;
+    phase_time_s[op.phase] += op.time_s;
+  }
+  Table t{"op_groups", "Per op, summed over the layers (one GPU; --all-ops lists every layer's)",
+          {{"phase", "phase", Unit::None},
+           {"name", "op", Unit::None},
+           {"count", "x", Unit::Count},
+           {"flops", "FLOPs", Unit::Flop},
+           {"bytes", "bytes", Unit::Byte},
+           {"time_s", time_title, Unit::Second},
+           {"share_of_phase", "share of phase", Unit::Percent}},
+          {},
+          {}};
+  for (const Group& g : groups) {
+    const double phase = phase_time_s[g.phase];
+    t.add_row({Cell::text(g.phase), Cell::text(g.pattern), Cell::count(g.count), Cell::count(g.flops, Unit::Flop),
+               Cell::count(g.bytes, Unit::Byte), Cell::real(g.time_s, Unit::Second),
+               phase > 0 ? Cell::real(100 * g.time_s / phase, Unit::Percent) : Cell::empty(Unit::Percent)});
+  }
+  return t;
+}
+
+}  // namespace
 
 Document serve_report(const ServeResult& r) {
   Document doc;
@@ -43,6 +104,7 @@ Document serve_report(const ServeResult& r) {
           Cell::real(r.allreduce_time_per_layer_decode_s, Unit::Second));
   }
   doc.blocks.push_back(f);
+  doc.blocks.push_back(op_groups_table(r, t("time")));
   Table ops{"ops", "Per op (one GPU; decode summed over the generate steps)",
                     {{"phase", "phase", Unit::None},
                      {"name", "op", Unit::None},
