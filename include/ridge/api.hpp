@@ -323,12 +323,14 @@ chart::Chart train_memory_chart(const LlmConfig& c, const Device& d, const Train
 // ---- train -----------------------------------------------------------------------------------------------
 
 /// The training document of `ridge train` for the LLM `c`: iteration time, MFU/HFU, tokens/s, memory per GPU
-/// with its breakdown and whether it fits, communication per layout.
-Document train_report(const TrainResult& r, const LlmConfig& c);
+/// with its breakdown and whether it fits, communication per layout. For a layout that does not fit, `fits_with`
+/// (memory_savers_that_fit of the same layout) goes into extra["fits_with"] and a note.
+Document train_report(const TrainResult& r, const LlmConfig& c, const std::optional<std::string>& fits_with = {});
 
 /// What `ridge train` analyses: an LLM trained on GPUs of one device kind under a parallel layout.
 using TrainRequest = LlmRequest<TrainOptions>;
-/// Analyses `req` (analyze_training of resolve_llm_request) and returns train_report of the result.
+/// Analyses `req` (analyze_training of resolve_llm_request) and returns train_report of the result, with
+/// memory_savers_that_fit when it does not fit.
 Document train_report(const TrainRequest& req);
 /// The charts of `ridge train --plot`: train_memory_chart of the resolved request.
 std::vector<chart::Chart> train_charts(const TrainRequest& req);

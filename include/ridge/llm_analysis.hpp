@@ -161,6 +161,11 @@ struct TrainResult {
 /// be uneven (pp need not divide the layers): time and memory are those of the largest stage, ceil(layers / pp)
 /// layers, with the embeddings and head spread like the layers.
 TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOptions& o);
+/// For a layout that does not fit: the first change of memory savers that makes it fit, as flags ("--zero 1",
+/// "--zero 3 --recompute full"), trying in order of their cost in time ZeRO 1, 2, 3 (with dp > 1), then selective
+/// and full recomputation with the ZeRO stage that fits best; nullopt when none fits (more GPUs, tp or pp needed)
+/// or the layout already fits.
+std::optional<std::string> memory_savers_that_fit(const LlmConfig& c, const Device& d, const TrainOptions& o);
 
 // ---- op times: calibrated or roofline -------------------------------------------------------------------------
 

@@ -234,4 +234,30 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
   return r;
 }
 
+std::optional<std::string> memory_savers_that_fit(const LlmConfig& c, const Device& d, const TrainOptions& o) {
+  auto fits = [&](int zero, Recompute rc) {
+    TrainOptions t = o;
+    t.zero = zero;
+    t.recompute = rc;
+    return analyze_training(c, d, t).fits;
+  };
+  if (fits(o.zero, o.recompute)) return std::nullopt;
+  const int dp = o.dp > 0 ? o.dp : o.gpus / std::max(1, o.tp * o.pp);
+  const int max_zero = dp > 1 ? 3 : o.zero;  // ZeRO shards over data-parallel ranks: nothing to shard over alone
+  auto flags = [&](int zero, Recompute rc) {
+    std::string f;
+    if (zero != o.zero) f += fmt::format("--zero {}", zero);
+    if (rc != o.recompute) f += fmt::format("{}--recompute {}", f.empty() ? "" : " ", rc == Recompute::Full ? "full" : "selective");
+    return f;
+  };
+  for (int zero = o.zero + 1; zero <= max_zero; ++zero)
+    if (fits(zero, o.recompute)) return flags(zero, o.recompute);
+  for (Recompute rc : {Recompute::Selective, Recompute::Full}) {
+    if (rc <= o.recompute) continue;
+    for (int zero = o.zero; zero <= max_zero; ++zero)
+      if (fits(zero, rc)) return flags(zero, rc);
+  }
+  return std::nullopt;
+}
+
 }  // namespace ridge

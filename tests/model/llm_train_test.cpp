@@ -147,6 +147,34 @@ TEST(LlmTrain, UnevenPipelineStagesTakeTheLargestStage) {
   EXPECT_THROW(analyze_training(c, a100(), o), Error);  // more stages than layers
 }
 
+TEST(LlmTrain, MemorySaversThatFitAreTheCheapestThatSuffice) {
+  const LlmConfig& c = *find_llm_config("llama-2-7b");
+  Device small = a100();
+  small.memory_bytes = Count{40} << 30;
+  TrainOptions o;
+  o.gpus = 8, o.seq = 2048, o.micro_batch = 1;
+  ASSERT_FALSE(analyze_training(c, small, o).fits);
+  const auto savers = memory_savers_that_fit(c, small, o);
+  ASSERT_TRUE(savers.has_value());
+  EXPECT_EQ(*savers, "--zero 2 --recompute selective");
+  // The suggestion fits, and nothing cheaper on the list does.
+  TrainOptions with = o;
+  with.zero = 2, with.recompute = Recompute::Selective;
+  EXPECT_TRUE(analyze_training(c, small, with).fits);
+  for (int zero : {1, 2, 3}) {
+    with = o;
+    with.zero = zero;
+    EXPECT_FALSE(analyze_training(c, small, with).fits) << zero;
+  }
+  // Only the changed flags are named; a layout that fits needs none; alone on one GPU nothing shards.
+  o.recompute = Recompute::Selective;
+  EXPECT_EQ(memory_savers_that_fit(c, small, o), "--zero 2");
+  o.zero = 2;
+  EXPECT_EQ(memory_savers_that_fit(c, small, o), std::nullopt);
+  o.gpus = 1, o.zero = 0;
+  EXPECT_EQ(memory_savers_that_fit(c, small, o), std::nullopt);
+}
+
 // Expert parallelism: each GPU keeps 1/ep of the experts; MoE layers add 4 all-to-alls per micro-batch.
 TEST(LlmTrain, ExpertParallelismSplitsExpertsAndAddsAllToAlls) {
   const LlmConfig& c = *find_llm_config("mixtral-8x7b");

@@ -323,7 +323,8 @@ TEST(TrainReport, FromARequestAppliesTheCalibrationChosenForTheDevice) {
   to.calibration = chosen.calibration;
   to.tp_allreduce = chosen.tp_allreduce;
   const LlmConfig c = require_llm_config(ModelSource("llama-2-7b"));
-  EXPECT_EQ(to_json(train_report(req)).dump(), to_json(train_report(analyze_training(c, d, to), c)).dump());
+  EXPECT_EQ(to_json(train_report(req)).dump(),
+            to_json(train_report(analyze_training(c, d, to), c, memory_savers_that_fit(c, d, to))).dump());
   req.calibration = "none";
   EXPECT_NE(to_json(train_report(req)).dump(), to_json(train_report(analyze_training(c, d, to), c)).dump());
 }

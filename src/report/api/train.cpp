@@ -6,7 +6,7 @@
 
 namespace ridge::report {
 
-Document train_report(const TrainResult& r, const LlmConfig& c) {
+Document train_report(const TrainResult& r, const LlmConfig& c, const std::optional<std::string>& fits_with) {
   const TrainOptions& o = r.options;
   Document doc;
   doc.title = fmt::format("Training {} on {} x {}: tp {}{} pp {} dp {}, ZeRO {}, seq {}, global batch {}, micro-batch {}",
@@ -69,13 +69,19 @@ Document train_report(const TrainResult& r, const LlmConfig& c) {
   if (c.num_layers % o.pp != 0)
     doc.notes.push_back(fmt::format("uneven pipeline stages: {} layers over --pp {}; the largest stage ({} layers) "
                                     "sets the time and the memory per GPU", c.num_layers, o.pp, r.layers_per_stage));
-  if (!r.fits) doc.notes.push_back("does not fit in one GPU's memory with this layout");
+  if (!r.fits) {
+    doc.notes.push_back("does not fit in one GPU's memory with this layout");
+    doc.extra["fits_with"] = fits_with ? nlohmann::json(*fits_with) : nlohmann::json(nullptr);
+    doc.notes.push_back(fits_with ? fmt::format("fits with {} (the cheapest memory saver that suffices)", *fits_with)
+                                  : "no ZeRO stage or recomputation makes it fit: more GPUs, --tp or --pp needed");
+  }
   return doc;
 }
 
 Document train_report(const TrainRequest& req) {
   const auto s = resolve_llm_request(req);
-  return train_report(analyze_training(s.config, s.device, s.options), s.config);
+  const TrainResult r = analyze_training(s.config, s.device, s.options);
+  return train_report(r, s.config, r.fits ? std::nullopt : memory_savers_that_fit(s.config, s.device, s.options));
 }
 
 std::vector<chart::Chart> train_charts(const TrainRequest& req) {
