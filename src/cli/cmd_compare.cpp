@@ -19,6 +19,7 @@ namespace {
 struct CompareArgs {
   std::vector<std::string> models, precisions{"fp32"}, devices, device_dirs;
   std::vector<int64_t> batches{1};
+  int64_t seq_len = 0;  ///< 0: each model's default
   bool train = false;
   std::string optimizer = "sgd";
   OutputOptions out;
@@ -30,6 +31,7 @@ headline::Variant variant(const std::string& model, int64_t batch, const Precisi
   load.batch = batch;
   load.dtype = mode.activation_dtype;
   load.training = a.train;
+  if (a.seq_len > 0) load.seq_len = a.seq_len;
   const Graph g = load_model(model, load);
   const ModelCost costs = estimate(g);
   const MemoryEstimate memory = estimate_memory(g, optimizer, param_storage(mode));
@@ -92,6 +94,9 @@ CLI::App* add_compare_command(CLI::App& app) {
   cmd->add_option("MODELS", a->models, fmt::format("{} (one model is fine with several --batch/--precision)", kModelsHelp))
       ->required();
   cmd->add_option("--batch,-b", a->batches, "Batch size(s); repeatable")->capture_default_str();
+  cmd->add_option("--seq-len", a->seq_len, "Sequence length of language models (default: each model's)")
+      ->type_name("N")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--precision,-p", a->precisions, precision_mode_names() + "; repeatable")->capture_default_str();
   cmd->add_option("--device,-d", a->devices, "Device(s) to predict the time on (see `ridge devices`); repeatable");
   cmd->add_option("--devices-dir,--devices", a->device_dirs, "Extra folder(s) of device JSON files")->type_name("DIR");

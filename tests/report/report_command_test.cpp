@@ -111,6 +111,13 @@ TEST(CompareCommand, ModelsSideBySideInEveryFormatWithCsvEqualToJson) {
   RunResult one = run_ridge("compare resnet18");
   EXPECT_EQ(one.exit_code, 2);
   EXPECT_NE(one.err.find("two or more"), std::string::npos) << one.err;
+  // --seq-len sets every language model's sequence: Llama-2-7B's exact forward FLOPs at 128 tokens.
+  RunResult llms = run_ridge("compare llama-2-7b gpt3-125m --seq-len 128 --format json");
+  ASSERT_EQ(llms.exit_code, 0) << llms.err;
+  EXPECT_EQ(nlohmann::json::parse(llms.out)["compare"][0]["flops"].get<int64_t>(), 1700631699840);
+  RunResult cnn = run_ridge("compare resnet18 resnet50 --seq-len 128");
+  EXPECT_EQ(cnn.exit_code, 1);
+  EXPECT_NE(cnn.err.find("not a sequence model"), std::string::npos) << cnn.err;
 }
 
 TEST(ReportCommand, BadInputGivesOneLineErrors) {
