@@ -480,9 +480,11 @@ TEST(ServeReport, OpGroupsSumEveryLayersOpsPerPhase) {
   for (const auto& row : ops->rows) ops_time += std::get<double>(row[ops->column("time_s")].value);
   for (const auto& row : groups->rows) {
     group_time += std::get<double>(row[time].value);
-    if (std::get<std::string>(row[groups->column("phase")].value) == "prefill") share += std::get<double>(row[groups->column("share_of_phase")].value);
-    if (std::get<std::string>(row[name].value) == "model.layers.*.mlp.down_proj")
+    if (std::get<std::string>(row[groups->column("phase")].value) == "prefill")
+      share += std::get<double>(row[groups->column("share_of_phase")].value);
+    if (std::get<std::string>(row[name].value) == "model.layers.*.mlp.down_proj") {
       EXPECT_EQ(std::get<Count>(row[count].value), Count{32});  // one per layer
+    }
   }
   EXPECT_NEAR(group_time, ops_time, 1e-12 * ops_time);
   EXPECT_NEAR(share, 100.0, 1e-9);
