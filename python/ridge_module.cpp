@@ -385,7 +385,7 @@ PYBIND11_MODULE(_ridge, m) {
          std::optional<size_t> run, const std::string& group, std::optional<size_t> top, const std::string& model,
          int64_t batch, int64_t steps, bool train) {
         report::IngestRequest r{files, input_format, join, arch, tensor_factor, run, group, top, model, batch, steps,
-                                train};
+                                train, /*device=*/"", /*device_dirs=*/{}};
         py::gil_scoped_release unlocked;
         return out(report::ingest_report(report::ingest_profile(r), r, true));
       },

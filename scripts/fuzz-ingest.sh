@@ -20,7 +20,7 @@ flags=(-std=gnu++20 -O1 -g -fno-omit-frame-pointer -Iinclude -Isrc -Ifuzz)
 # The readers and the graph files they use (data_dir.cpp finds data/gpu/architectures.json), instrumented for ASan
 # and libFuzzer's coverage.
 flags+=(-DRIDGE_SOURCE_DATA_DIR="\"$PWD/data\"" -DRIDGE_INSTALL_DATA_DIR="\"/usr/local/share/ridge\"")
-sources=(src/ingest/*.cpp src/graph/count.cpp src/graph/error.cpp src/graph/data_dir.cpp)
+sources=(src/ingest/*.cpp src/graph/count.cpp src/graph/error.cpp src/graph/data_dir.cpp src/graph/text.cpp)
 objects=()
 for src in "${sources[@]}"; do
   obj="$out/obj/$(echo "$src" | tr / _).o"

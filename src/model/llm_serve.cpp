@@ -265,9 +265,9 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
     r.ops.push_back(std::move(sum));
   }
   if (o.tp > 1) {
-    ServeOp ar{"prefill", "allreduce (2 per layer)"};
+    ServeOp ar{"prefill", "allreduce (2 per layer)", ""};
     ar.time_s = 2.0 * c.num_layers * r.allreduce_time_per_layer_prefill_s;
-    ServeOp ad{"decode", "allreduce (2 per layer)"};
+    ServeOp ad{"decode", "allreduce (2 per layer)", ""};
     ad.time_s = 2.0 * c.num_layers * r.allreduce_time_per_layer_decode_s * static_cast<double>(o.generate);
     r.prefill_time_s += ar.time_s;
     r.decode_time_s += ad.time_s;

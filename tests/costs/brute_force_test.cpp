@@ -58,7 +58,7 @@ TEST(BruteForce, ConvMacsAndFlopsMatchLoopOverOutputsAndTaps) {
     SCOPED_TRACE(mc.nodes[0].descriptor);
     EXPECT_EQ(mc.total.macs, macs);
     EXPECT_EQ(ops::conv_geometry(g, g.nodes[0]).effective_macs, effective);
-    if (p > 0 && k > 1) EXPECT_LT(effective, macs);
+    if (p > 0 && k > 1) { EXPECT_LT(effective, macs); }
     EXPECT_EQ(mc.total.flops, 2 * macs + (bias ? outputs : 0));
     EXPECT_EQ(mc.total.params, cout * (cin / groups) * k * k + (bias ? cout : 0));
     // First layer: no grad-input; grad-weight is the same MAC set (+ bias reduction).

@@ -124,7 +124,7 @@ TEST(IngestTorchTrace, BadInputIsNamedNeverFatal) {
     totals(p);
     ASSERT_EQ(p.formats, std::vector<Format>{Format::TorchTrace}) << text;
     EXPECT_EQ(p.kernels.size(), c.records + 1) << text;  // the good kernel always survives
-    if (!c.warning.empty() && c.warning != "no GPU kernel") EXPECT_TRUE(warned(p, c.warning)) << text;
+    if (!c.warning.empty() && c.warning != "no GPU kernel") { EXPECT_TRUE(warned(p, c.warning)) << text; }
     for (const auto& w : p.warnings) EXPECT_EQ(w.file, "bad.json");
   }
   const std::vector<std::pair<std::string, std::string>> whole = {

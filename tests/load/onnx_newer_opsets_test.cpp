@@ -55,9 +55,9 @@ TEST(OnnxNewerOpsets, Opset23DecoderWithRmsNormRotaryAndGroupedQueryAttention) {
   EXPECT_EQ(family_macs(g, mc, OpFamily::Attention), Count{4 * 4 * 10 * 32});
   for (const NodeCost& nc : mc.nodes) {
     const Node& n = g.nodes[nc.node];
-    if (n.op == OpKind::Attention) EXPECT_EQ(nc.cost.flops, Count{2 * 5120 + 160 + 16 * 48});
-    if (n.op == OpKind::RMSNormalization) EXPECT_EQ(nc.cost.flops, Count{4 * 256 + 2 * 4});
-    if (n.op == OpKind::RotaryEmbedding) EXPECT_TRUE(nc.cost.flops == 3 * 256 || nc.cost.flops == 3 * 128);
+    if (n.op == OpKind::Attention) { EXPECT_EQ(nc.cost.flops, Count{2 * 5120 + 160 + 16 * 48}); }
+    if (n.op == OpKind::RMSNormalization) { EXPECT_EQ(nc.cost.flops, Count{4 * 256 + 2 * 4}); }
+    if (n.op == OpKind::RotaryEmbedding) { EXPECT_TRUE(nc.cost.flops == 3 * 256 || nc.cost.flops == 3 * 128); }
   }
   EXPECT_EQ(mc.total.params, Count{64 + 64 * 64 * 2 + 64 * 32 * 2});  // the rotary caches are buffers
 }

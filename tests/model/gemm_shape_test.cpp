@@ -189,9 +189,13 @@ TEST(GemmShape, ShippedA100AndH100CnnCalibrationsApplyAtHalfPrecisionNotTf32) {
     for (const char* precision : {"amp-fp16", "amp-bf16", "fp16"}) {
       const Prediction p = predict_resnet50(device, precision);
       EXPECT_TRUE(p.calibrated) << device << " " << precision;
-      for (const LayerPrediction& l : p.layers)
-        if (l.name == "layer1.0.conv2") EXPECT_EQ(l.calibration, "conv (GEMM shape)") << device;
-        else if (l.name == "bn1") EXPECT_EQ(l.calibration, "BatchNorm") << device;
+      for (const LayerPrediction& l : p.layers) {
+        if (l.name == "layer1.0.conv2") {
+          EXPECT_EQ(l.calibration, "conv (GEMM shape)") << device;
+        } else if (l.name == "bn1") {
+          EXPECT_EQ(l.calibration, "BatchNorm") << device;
+        }
+      }
     }
     // tf32 and fp32: no measured data at those peaks, so the times stay upper bounds.
     EXPECT_FALSE(predict_resnet50(device, "tf32").calibrated) << device;

@@ -117,7 +117,7 @@ TEST(LlmServe, FusedAttentionDropsScoreTraffic) {
   EXPECT_EQ(fused.prefill_flops, eager.prefill_flops);
   for (const auto& op : fused.ops) {
     if (op.phase != "prefill") continue;
-    if (op.name == "model.layers.0.self_attn.softmax") EXPECT_EQ(op.bytes(), 0);
+    if (op.name == "model.layers.0.self_attn.softmax") { EXPECT_EQ(op.bytes(), 0); }
     // QK^T: Q (64 x 4096 x 2 bytes) and the K cache (64 positions x 4096 x 2 bytes), nothing written.
     if (op.name == "model.layers.0.self_attn.matmul") {
       EXPECT_EQ(op.activation_bytes, Count{64} * 4096 * 2);

@@ -220,7 +220,9 @@ TEST(OpTable, RecordsDriveRolesModulesAndElementwiseFlops) {
   EXPECT_EQ(torch_module(OpKind::RMSNormalization, 1, true), "RMSNorm");
   for (int i = 0; i < kOpKindCount; ++i) {
     const OpRecord& r = op_record(static_cast<OpKind>(i));
-    if (r.family == OpFamily::Unary || r.family == OpFamily::Binary) EXPECT_GT(r.fwd_flops_per_element, 0) << r.name;
+    if (r.family == OpFamily::Unary || r.family == OpFamily::Binary) {
+      EXPECT_GT(r.fwd_flops_per_element, 0) << r.name;
+    }
     EXPECT_NE(ops::op_rule(r.kind).infer, nullptr) << r.name;
     EXPECT_NE(ops::op_rule(r.kind).cost, nullptr) << r.name;
   }
@@ -247,7 +249,7 @@ TEST(OpTable, EveryZooNodeIsReproducedByItsDescriptor) {
       EXPECT_EQ(c.bytes_read, nc.cost.bytes_read);
       EXPECT_EQ(c.bytes_written, nc.cost.bytes_written);
       // Shared parameters count at their first use only; a re-created node always owns its parameters.
-      if (nc.cost.params > 0) EXPECT_EQ(c.params, nc.cost.params);
+      if (nc.cost.params > 0) { EXPECT_EQ(c.params, nc.cost.params); }
       ++nodes;
     }
     ++models;
