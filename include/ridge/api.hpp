@@ -271,6 +271,23 @@ struct DevicesRequest {
 /// device records under extra["devices"]; a missing or bad machine profile is a note, not an error.
 Document devices_report(const DevicesRequest& req);
 
+// ---- compare ------------------------------------------------------------------------------------------------
+
+/// What `ridge compare` puts side by side: every model at every batch and precision mode.
+struct CompareRequest {
+  std::vector<std::string> models;               ///< zoo names, .onnx files or config.json files
+  std::vector<int64_t> batches{1};
+  std::vector<std::string> precisions{"fp32"};   ///< precision modes (precision_mode_names())
+  int64_t seq_len = 0;                           ///< language models' sequence length (0: each model's)
+  std::vector<std::string> devices;              ///< devices to predict the time on (none: no time columns)
+  std::vector<std::string> device_dirs;          ///< further device folders
+  bool train = false;                            ///< training iteration instead of inference
+  std::string optimizer = "sgd";                 ///< sgd|momentum|adam (training memory)
+};
+/// Table "compare" (headline::compare_table: params, FLOPs, peak memory, time per device) of every variant.
+/// Throws UsageError for fewer than two variants, a bad batch, precision or optimizer.
+Document compare_report(const CompareRequest& req);
+
 // ---- serve -----------------------------------------------------------------------------------------------
 
 /// The serving document of `ridge serve`: fields "serve" (TTFT, time per token, tokens/s, KV and weight bytes,

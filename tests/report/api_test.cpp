@@ -493,3 +493,27 @@ TEST(ServeReport, OpGroupsSumEveryLayersOpsPerPhase) {
 
 }  // namespace
 }  // namespace ridge::report
+
+namespace ridge::report {
+namespace {
+
+TEST(CompareReport, EveryModelAtEveryBatchAndPrecisionFromPlainValues) {
+  CompareRequest req;
+  req.models = {"resnet18", "mnist"};
+  req.batches = {1, 4};
+  req.precisions = {"fp32", "amp-bf16"};
+  const Document d = compare_report(req);
+  const auto j = to_json(d);
+  ASSERT_EQ(j["compare"].size(), 8u);  // 2 models x 2 batches x 2 precisions
+  EXPECT_EQ(j["compare"][0]["params"], 11689512);
+  req.models = {"resnet18"};
+  req.batches = {1};
+  req.precisions = {"fp32"};
+  EXPECT_THROW(compare_report(req), UsageError);  // one variant compares nothing
+  req.models = {"resnet18", "mnist"};
+  req.optimizer = "lion";
+  EXPECT_THROW(compare_report(req), UsageError);
+}
+
+}  // namespace
+}  // namespace ridge::report
