@@ -18,6 +18,14 @@
 
 namespace ridge {
 namespace fs = std::filesystem;
+
+namespace {
+// The names of this machine's measured device: its id first, then the aliases a user may type.
+constexpr std::string_view kMachineNames[] = {"machine", "this-machine", "local", "cpu"};
+bool names_machine(std::string_view lower_name) {
+  return std::find(std::begin(kMachineNames), std::end(kMachineNames), lower_name) != std::end(kMachineNames);
+}
+}  // namespace
 using nlohmann::json;
 
 const std::vector<PrecisionInfo>& precisions() {
@@ -88,7 +96,7 @@ const Interconnect* Device::interconnect(std::string_view link) const {
 
 bool Device::matches(const std::string& name) const {
   const std::string want = ascii_lower(name);
-  if (kind == "cpu" && (want == "cpu" || want == "machine" || want == "this-machine" || want == "local")) return true;
+  if (kind == "cpu" && names_machine(want)) return true;
   if (want == ascii_lower(id) || want == ascii_lower(this->name)) return true;
   return std::any_of(aliases.begin(), aliases.end(), [&](const std::string& a) { return ascii_lower(a) == want; });
 }
@@ -315,9 +323,9 @@ std::optional<Device> load_machine_device(const std::string& profile_path) {
   } catch (const json::exception& e) {
     r.fail("(profile)", model_detail::first_line(e.what()));
   }
-  d.id = "machine";
+  d.id = std::string(kMachineNames[0]);
   d.kind = "cpu";
-  d.aliases = {"this-machine", "local", "cpu"};
+  d.aliases.assign(std::begin(kMachineNames) + 1, std::end(kMachineNames));
   d.file = profile_path;
   if (d.peak_flops.empty()) r.fail("peaks", "no measured peak (run `ridge machine` again)");
   if (!d.bandwidth_bytes_per_s.count("dram"))
@@ -330,7 +338,7 @@ std::optional<Device> load_machine_device(const std::string& profile_path) {
 
 Device find_device(const std::vector<Device>& devices, const std::string& name) {
   const std::string want = ascii_lower(name);
-  if (want == "machine" || want == "this-machine" || want == "local" || want == "cpu") {
+  if (names_machine(want)) {
     const std::string path = machine_profile_path();
     if (auto d = load_machine_device(path)) return *d;
     throw Error(fmt::format("device '{}': no machine profile at {}; run `ridge machine` first", name, path));
