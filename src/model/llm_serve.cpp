@@ -193,7 +193,7 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
   r.weights_bytes_per_gpu = weights_per_gpu(shard);
   r.weights_bytes = r.weights_bytes_per_gpu * o.tp;
   r.kv_cache_bytes_per_gpu = kv_cache_bytes(shard, o.batch, context, o.kv);
-  r.kv_cache_bytes = kv_cache_bytes(shard, o.batch, context, o.kv) * o.tp;
+  r.kv_cache_bytes = r.kv_cache_bytes_per_gpu * o.tp;
   r.memory_per_gpu_bytes = r.weights_bytes_per_gpu + r.kv_cache_bytes_per_gpu;
   r.max_batch = largest_batch_that_fits(
       [&](int64_t b) { return r.weights_bytes_per_gpu + kv_cache_bytes(shard, b, context, o.kv); }, d.memory_bytes);
