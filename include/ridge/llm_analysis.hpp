@@ -193,6 +193,7 @@ struct LlmOpMeasurement {
   Count flops = 0;             ///< per GPU
   Count bytes = 0;             ///< per GPU, read + written, fp16
   double time_s = 0;           ///< median measured time
+  int kernels = 1;             ///< kernels the time covers (a three-operand residual sum runs two)
 };
 /// Reads a Vidur per-operator profile (mlp.csv: time_stats.OP.median in ms, n_head, n_kv_head, n_embd,
 /// n_expanded_embd, use_gated_mlp, num_tokens, num_tensor_parallel_workers). Throws ridge::Error naming the file,

@@ -450,6 +450,7 @@ struct Sample {
   Count bytes = 0;
   double time_s = 0;
   std::optional<Count> bytes_written;  ///< unknown: all of `bytes` is timed as reads
+  int kernels = 1;                      ///< kernel launches the time covers (each pays the per-kernel overhead)
 };
 /// Samples from measurements: rows with a positive time and known FLOPs; the op class is the row's
 /// `op_class` when given, else the family of its op when ridge knows it, else the op text. Layers without

@@ -161,8 +161,9 @@ Efficiency fit(const std::vector<const Sample*>& samples, double peak, double bw
   for (const Sample* s : samples) {
     const Count written = s->bytes_written.value_or(0);
     any_split = any_split || written > 0;
-    merged.push_back({to_double(s->flops) / peak, to_double(s->bytes) / bw, 0.0, 1.0});
-    split.push_back({to_double(s->flops) / peak, to_double(s->bytes - written) / bw, to_double(written) / bw, 1.0});
+    const double launches = s->kernels;
+    merged.push_back({to_double(s->flops) / peak, to_double(s->bytes) / bw, 0.0, launches});
+    split.push_back({to_double(s->flops) / peak, to_double(s->bytes - written) / bw, to_double(written) / bw, launches});
     t.push_back(s->time_s);
   }
   auto [c, loss] = fit_seen_terms(merged, t);
@@ -203,7 +204,7 @@ Calibration calibrate(const std::vector<Sample>& samples, double peak_flop_per_s
 }
 
 double predict_sample(const Sample& s, const Calibration& cal, const PredictOptions& hw) {
-  return phase_time(s.flops, s.bytes, s.bytes_written.value_or(0), 1, cal.for_class(s.op_class), hw).time_s;
+  return phase_time(s.flops, s.bytes, s.bytes_written.value_or(0), s.kernels, cal.for_class(s.op_class), hw).time_s;
 }
 
 ErrorStats error_stats(std::vector<double> errors) {

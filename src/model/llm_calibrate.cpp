@@ -39,6 +39,10 @@ struct LayerShape {
   int64_t heads = 0, kv_heads = 0, hidden = 0, mlp = 0, tokens = 0;
   int tp = 1;
   bool gated = true;
+  // An input_layernorm column but no post_attention_layernorm: Vidur's GPTBlock without a second norm (phi-2's
+  // parallel attention), whose residual is attention output + MLP output + input: two binary adds in one timed
+  // region.
+  bool parallel_block = false;
 };
 
 // The work of one Vidur operator on one GPU (docs/llm.md, "ridge calibrate on Vidur's profiles").
@@ -66,6 +70,9 @@ void assign_work(LlmOpMeasurement& m, const LayerShape& s) {
   } else if (m.op == "mlp_act") {  // SiLU(gate) x up
     const Count e = Count{T} * mlp;
     elementwise(5 * e, (s.gated ? 2 : 1) * e, e);
+  } else if (m.op == "add" && s.parallel_block) {  // (attn + mlp) + residual: two kernels, a temporary between
+    elementwise(2 * th, 4 * th, 2 * th);
+    m.kernels = 2;
   } else if (m.op == "add") elementwise(th, 2 * th, th);
   else if (m.op == "emb") {  // the gathered rows, read and written, plus the int64 token ids
     m.flops = 0;
@@ -95,6 +102,9 @@ std::vector<LlmOpMeasurement> read_vidur_op_csv(const std::string& path) {
     if (it != header.end()) ops.emplace_back(&op, static_cast<size_t>(it - header.begin()));
   }
   if (ops.empty()) throw Error(fmt::format("{}: no time_stats.OP.median column of a known operator", path));
+  auto has = [&](const char* name) { return std::find(header.begin(), header.end(), name) != header.end(); };
+  const bool parallel_block =
+      has("time_stats.input_layernorm.median") && !has("time_stats.post_attention_layernorm.median");
   const std::string family = identity_from_file_name(path).device;  // "a100_...csv" -> a100
   std::vector<LlmOpMeasurement> out;
   for (int line_no = 2; std::getline(in, line); ++line_no) {
@@ -118,6 +128,7 @@ std::vector<LlmOpMeasurement> read_vidur_op_csv(const std::string& path) {
     if (g != "true" && g != "false")
       throw Error(fmt::format("{}:{}: use_gated_mlp: '{}' is not True or False", path, line_no, cell(gated)));
     s.gated = g == "true";
+    s.parallel_block = parallel_block;
     if (s.hidden % s.heads != 0 || s.heads % s.tp != 0 || s.mlp % s.tp != 0)
       throw Error(fmt::format("{}:{}: {} heads, hidden {} and MLP width {} do not split over {} GPUs", path, line_no,
                               s.heads, s.hidden, s.mlp, s.tp));
@@ -180,7 +191,7 @@ Calibration fit_llm_calibration(const std::vector<LlmOpMeasurement>& ms, const D
   std::vector<Sample> samples;
   for (const auto& m : ms)
     samples.push_back({fmt::format("{}@tp{}", m.file, m.tp), m.op, m.op_class, m.op_class == "gemm" ? m.flops : 0,
-                       m.bytes, m.time_s, std::nullopt});
+                       m.bytes, m.time_s, std::nullopt, m.kernels});
   Calibration c = calibrate(samples, d.require_peak(p), d.dram_bandwidth());
   // Softmax and reductions are memory-bound kernels the profiles do not time: the elementwise factors.
   if (auto it = c.by_class.find("elementwise"); it != c.by_class.end())
@@ -222,13 +233,13 @@ LlmEvaluation evaluate_llm_calibration(const std::vector<LlmOpMeasurement>& ms, 
     LlmOpError r;
     r.m = &m;
     if (cal.gemm_shapes.empty()) {
-      r.predicted_s = llm_op_time(m.flops, m.bytes, m.op_class, 1, peak, bw, &cal);
+      r.predicted_s = llm_op_time(m.flops, m.bytes, m.op_class, m.kernels, peak, bw, &cal);
     } else {  // a CNN calibration: GEMMs at their shape's PPP
       LayerWork w;
       w.op_class = m.op_class, w.flops = m.flops, w.bytes = m.bytes, w.gemm_m = m.m, w.gemm_n = m.n, w.gemm_k = m.k;
       PredictOptions hw;
       hw.peak_flop_per_s = peak, hw.bandwidth_bytes_per_s = bw, hw.combine = cal.combine;
-      r.predicted_s = phase_time(m.flops, m.bytes, 0, 1, cal.for_layer(w), hw).time_s;
+      r.predicted_s = phase_time(m.flops, m.bytes, 0, m.kernels, cal.for_layer(w), hw).time_s;
     }
     r.error = (r.predicted_s - m.time_s) / m.time_s;
     all.push_back(std::abs(r.error));

@@ -62,6 +62,44 @@ TEST(LlmCalibrate, ReadsVidurProfileWithTheWorkOfEachOperator) {
   EXPECT_EQ(find(ms, "add", 128, 1).bytes, Count{2} * 3 * 128 * 4096);
   EXPECT_EQ(find(ms, "add", 128, 1).op_class, "elementwise");
   EXPECT_EQ(find(ms, "emb", 1, 1).op_class, "Gather");
+  EXPECT_EQ(find(ms, "add", 128, 1).kernels, 1);
+}
+
+// Vidur's block without a second norm (phi-2: parallel attention, GELU MLP) times `attn + mlp + residual` as its
+// "add": two binary kernels with a temporary between them, so twice the bytes and two launches.
+TEST(LlmCalibrate, ParallelBlockResidualIsTwoAddsAndTheNonGatedActivationReadsOneInput) {
+  const std::string path = test::temp_dir() + "/a100_phi-2_mlp.csv";
+  {
+    std::ofstream f(path);
+    for (const char* op : {"emb", "input_layernorm", "attn_pre_proj", "attn_rope", "attn_post_proj", "mlp_up_proj",
+                           "mlp_act", "mlp_down_proj", "add"})
+      f << "time_stats." << op << ".median,";
+    f << "n_head,n_kv_head,n_embd,n_expanded_embd,vocab_size,use_gated_mlp,num_tokens,num_tensor_parallel_workers\n";
+    for (int i = 0; i < 9; ++i) f << 0.01 * (i + 1) << ",";
+    f << "32,32,2560,10240,51200,False,64,2\n";
+  }
+  const auto ms = read_vidur_op_csv(path);
+  ASSERT_EQ(ms.size(), 9u);
+  const auto& add = find(ms, "add", 64, 2);
+  EXPECT_EQ(add.kernels, 2);
+  EXPECT_EQ(add.bytes, Count{2} * 6 * 64 * 2560);  // reads 2 + 2, writes 1 + 1 tokens x hidden
+  EXPECT_EQ(add.flops, Count{2} * 64 * 2560);
+  const auto& act = find(ms, "mlp_act", 64, 2);  // GELU on 10240 / 2 columns: one read, one write
+  EXPECT_EQ(act.bytes, Count{2} * 2 * 64 * 5120);
+  EXPECT_EQ(find(ms, "mlp_up_proj", 64, 2).n, 5120);
+  // A calibration with a per-kernel overhead charges both launches.
+  Calibration cal;
+  Efficiency e;
+  e.ppp_mem = 1.0;
+  e.overhead_s = 5e-6;
+  cal.by_class["elementwise"] = e;
+  cal.fallback = e;
+  const Device d = a100();
+  const LlmEvaluation ev = evaluate_llm_calibration({add}, cal, d, Precision::FP16);
+  ASSERT_EQ(ev.ops.size(), 1u);
+  const double expected = to_double(add.flops) / d.require_peak(Precision::FP16) +
+                          to_double(add.bytes) / d.dram_bandwidth() + 2 * 5e-6;
+  EXPECT_NEAR(ev.ops[0].predicted_s, expected, 1e-12);
 }
 
 TEST(LlmCalibrate, BadProfilesAreOneLineErrorsNamingFileLineAndColumn) {
