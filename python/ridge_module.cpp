@@ -139,9 +139,10 @@ Precision precision_of(const std::string& name, const std::string& what) {
   return *p;
 }
 
-bool fused_attention(const std::string& attention) {
-  if (attention != "eager" && attention != "fused") throw UsageError("attention: use 'eager' or 'fused'");
-  return attention == "fused";
+AttentionChoice attention_choice(const std::string& attention) {
+  const auto a = parse_attention(attention);
+  if (!a) throw UsageError("attention: use 'eager', 'fused' or 'flash2'");
+  return *a;
 }
 
 // ---- documents ----------------------------------------------------------------------------------------------
@@ -331,7 +332,9 @@ PYBIND11_MODULE(_ridge, m) {
         r.options.tp = tp;
         set_formats(r.options, weights, kv);
         r.options.compute = precision_of(compute, "compute");
-        r.options.fused_attention = fused_attention(attention);
+        const AttentionChoice a = attention_choice(attention);
+        r.options.fused_attention = a.fused;
+        r.options.attention_kernel = a.kernel;
         py::gil_scoped_release unlocked;
         return out(report::serve_report(r));
       },
@@ -419,7 +422,9 @@ PYBIND11_MODULE(_ridge, m) {
         t.micro_batch = micro_batch;
         t.compute = precision_of(compute, "compute");
         t.token_budget = tokens.value_or(0);
-        t.fused_attention = fused_attention(attention);
+        const AttentionChoice a = attention_choice(attention);
+        t.fused_attention = a.fused;
+        t.attention_kernel = a.kernel;
         py::gil_scoped_release unlocked;
         return out(report::train_report(r));
       },

@@ -35,6 +35,34 @@ struct NumberFormat {
 /// counted), fp16, bf16, fp32; nullopt when unknown.
 std::optional<NumberFormat> parse_number_format(std::string_view name);
 
+/// A fused attention kernel's published utilization on one GPU family: the fraction of the dense fp16/bf16 tensor
+/// peak its forward and backward reach, and where it was published (data/calibrations/kernels/attention.json).
+struct AttentionKernelEfficiency {
+  std::string kernel;         ///< "flash-attention-2"
+  std::string device_family;  ///< "a100", "h100"
+  double ppp = 0;             ///< fraction of the dense tensor peak
+  std::string source;         ///< the publication and what it says
+};
+/// What --attention names: eager (HF: scores and softmax in memory), fused (one kernel, scores on chip, timed at
+/// the GEMM factors: an ideal fused kernel), flash2 (fused, at FlashAttention-2's published utilization on the
+/// device's family where one is shipped).
+struct AttentionChoice {
+  bool fused = false;
+  std::string kernel;  ///< "" (GEMM factors) or "flash-attention-2"
+};
+/// Parses eager | fused | flash2; nullopt otherwise.
+std::optional<AttentionChoice> parse_attention(std::string_view name);
+/// The shipped utilization of `kernel` on `device_id`'s family; nullopt when none is published or `kernel` is "".
+std::optional<AttentionKernelEfficiency> builtin_attention_efficiency(const std::string& kernel,
+                                                                      const std::string& device_id);
+/// `cal` with an "attention" class: its gemm factors (memory efficiency, overhead) with the kernel's compute
+/// efficiency. The class the fused attention core's matmuls take when a kernel efficiency applies.
+Calibration with_attention_kernel(Calibration cal, const AttentionKernelEfficiency& k);
+/// One line on how the fused attention core is timed under `kernel` / `efficiency` (for notes); "" when `kernel`
+/// is "".
+std::string attention_kernel_note(const std::string& kernel, const std::optional<AttentionKernelEfficiency>& efficiency,
+                                  bool calibrated, const std::string& device_id);
+
 /// Inputs of `ridge serve`.
 struct ServeOptions {
   int64_t batch = 1;          ///< concurrent sequences
@@ -45,6 +73,8 @@ struct ServeOptions {
   NumberFormat kv;            ///< KV cache storage
   Precision compute = Precision::FP16;  ///< activations and the peak used
   bool fused_attention = false;  ///< cost QK^T..SV as one fused kernel (scores stay on chip) instead of HF eager
+  std::string attention_kernel;  ///< the fused kernel ("flash-attention-2"); "": an ideal one at the GEMM factors
+  std::optional<AttentionKernelEfficiency> attention_efficiency;  ///< its published utilization (with_llm_calibration)
   std::optional<Calibration> calibration;  ///< fitted per-class factors (llm_op_time); nullopt: roofline upper bound
   std::optional<AllReduceFit> tp_allreduce;  ///< measured all-reduce fit of tp GPUs in one node; nullopt: data sheet
 };
@@ -124,6 +154,8 @@ struct TrainOptions {
   int gpus_per_node = 8;                 ///< NVLink inside a node, the device's network link between nodes
   double token_budget = 0;               ///< tokens to train on (0: none); gives days_for_budget
   bool fused_attention = false;          ///< time the attention core as one fused kernel (see ServeOptions)
+  std::string attention_kernel;          ///< see ServeOptions
+  std::optional<AttentionKernelEfficiency> attention_efficiency;  ///< see ServeOptions
   std::optional<Calibration> calibration;  ///< fitted per-class factors (llm_op_time); nullopt: roofline upper bound
   std::optional<AllReduceFit> tp_allreduce;  ///< measured all-reduce fit of tp GPUs in one node; nullopt: data sheet
 };
@@ -259,12 +291,15 @@ struct LlmCalibrationChoice {
 /// --serve` time with.
 LlmCalibrationChoice llm_calibration_for(const Device& d, Precision p, int tp, const std::string& which);
 /// `o` (ServeOptions or TrainOptions) with the calibration and all-reduce fit llm_calibration_for chooses for
-/// its compute precision and tensor-parallel size.
+/// its compute precision and tensor-parallel size, and, with a calibration, the published utilization of its fused
+/// attention kernel on `d` (builtin_attention_efficiency).
 template <class Options>
 Options with_llm_calibration(const Device& d, Options o, const std::string& which) {
   LlmCalibrationChoice chosen = llm_calibration_for(d, o.compute, o.tp, which);
   o.calibration = std::move(chosen.calibration);
   o.tp_allreduce = std::move(chosen.tp_allreduce);
+  o.attention_efficiency.reset();
+  if (o.calibration && o.fused_attention) o.attention_efficiency = builtin_attention_efficiency(o.attention_kernel, d.id);
   return o;
 }
 

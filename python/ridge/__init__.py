@@ -489,7 +489,10 @@ def ingest(files: Union[str, "_os.PathLike[str]", Sequence[Union[str, "_os.PathL
 def serve(model: ModelLike, *, device: str, batch: int = 1, prompt: int = 512, generate: int = 128, tp: int = 1,
           weights: str = "fp16", kv: str = "fp16", compute: str = "fp16", attention: str = "eager",
           devices: Union[None, str, Sequence[str]] = None, calibration: str = "builtin") -> Result:
-    """What an LLM costs to serve: prefill, decode, KV cache, TTFT, tokens/s (`ridge serve`)."""
+    """What an LLM costs to serve: prefill, decode, KV cache, TTFT, tokens/s (`ridge serve`).
+
+    attention: "eager" (scores in memory), "fused" (one kernel at the GEMM factors) or "flash2" (FlashAttention-2 at
+    its published utilization on the GPU family)."""
     m = load(model)
     dirs = _dirs(devices)
     doc = _ridge.serve(_ridge.ModelSource(*m._spec), _text(device, "device"), dirs, _text(calibration, "calibration"),
@@ -506,7 +509,9 @@ def train(model: ModelLike, *, device: str, gpus: int, tp: int = 1, pp: int = 1,
           seq: int = 2048, global_batch: Optional[int] = None, micro_batch: int = 1, compute: str = "bf16",
           tokens: Optional[float] = None, attention: str = "eager", calibration: str = "builtin",
           devices: Union[None, str, Sequence[str]] = None) -> Result:
-    """What an LLM costs to train: FLOPs, MFU/HFU, time, memory per GPU (`ridge train`)."""
+    """What an LLM costs to train: FLOPs, MFU/HFU, time, memory per GPU (`ridge train`).
+
+    attention: "eager", "fused" or "flash2", as for serve()."""
     m = load(model)
     dirs = _dirs(devices)
     if isinstance(zero, bool) or not isinstance(zero, (int, str)):

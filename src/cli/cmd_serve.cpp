@@ -31,7 +31,7 @@ CLI::App* add_serve_command(CLI::App& app) {
   cmd->add_option("--weights", o->weights, "Weight format: int4|int8|fp8|fp16|bf16|fp32")->capture_default_str();
   cmd->add_option("--kv", o->kv, "KV cache format: fp8|fp16|bf16|fp32")->capture_default_str();
   cmd->add_option("--compute", o->compute, "Activation precision and peak: fp16|bf16|fp32")->capture_default_str();
-  cmd->add_option("--attention", o->attention, "eager (HF, scores in memory) | fused (FlashAttention-style)")
+  cmd->add_option("--attention", o->attention, kAttentionHelp)
       ->capture_default_str();
   cmd->add_option("--plot", o->plot, "Also draw memory per GPU, latency vs batch and prompt, and the prefill/decode "
                                      "ops on the roofline to FILE.svg or FILE.png")->type_name("FILE");
@@ -41,7 +41,9 @@ CLI::App* add_serve_command(CLI::App& app) {
   cmd->callback([o] {
     if (!o->plot.empty()) chart::check_chart_path(o->plot);
     ServeOptions so;
-    so.fused_attention = attention_flag(o->attention);
+    const AttentionChoice attention = attention_flag(o->attention);
+    so.fused_attention = attention.fused;
+    so.attention_kernel = attention.kernel;
     so.batch = o->batch;
     so.prompt = o->prompt;
     so.generate = o->generate;

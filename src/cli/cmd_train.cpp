@@ -38,14 +38,16 @@ CLI::App* add_train_command(CLI::App& app) {
   cmd->add_option("--micro-batch", o->t.micro_batch, "Sequences per micro-batch")->capture_default_str();
   cmd->add_option("--compute", o->compute, "Precision of the peak: bf16|fp16|fp32")->capture_default_str();
   cmd->add_option("--tokens", o->t.token_budget, "Token budget: also print the days it takes (e.g. 2e12)");
-  cmd->add_option("--attention", o->attention, "eager (HF, scores in memory) | fused (FlashAttention-style)")
+  cmd->add_option("--attention", o->attention, kAttentionHelp)
       ->capture_default_str();
   cmd->add_option("--plot", o->plot, "Also draw memory per GPU (weights, gradients, optimizer states, activations) "
                                      "under ZeRO stages 0-3 to FILE.svg or FILE.png")->type_name("FILE");
   o->out.add_to(cmd);
   cmd->callback([o] {
     if (!o->plot.empty()) chart::check_chart_path(o->plot);
-    o->t.fused_attention = attention_flag(o->attention);
+    const AttentionChoice attention = attention_flag(o->attention);
+    o->t.fused_attention = attention.fused;
+    o->t.attention_kernel = attention.kernel;
     const auto zero = parse_zero_stage(o->zero);
     if (!zero) throw UsageError("--zero " + o->zero + ": use 0, 1, 2, 3 or fsdp");
     o->t.zero = *zero;

@@ -22,7 +22,9 @@ struct LlmModelArgs {
 /// Parses a --weights/--kv value; throws UsageError naming the flag.
 NumberFormat number_format_flag(const std::string& flag, const std::string& value);
 
-/// Parses --attention eager|fused (true for fused); throws UsageError.
-bool attention_flag(const std::string& value);
+/// Parses --attention eager|fused|flash2 (parse_attention); throws UsageError.
+AttentionChoice attention_flag(const std::string& value);
+/// --attention's help text (one for serve and train).
+extern const char* const kAttentionHelp;
 
 }  // namespace ridge::cli

@@ -26,4 +26,10 @@ inline AttnRole attention_role(const Node& n) {
   return AttnRole::None;
 }
 
+/// The core's two matmuls (QK^T and SV): the FLOPs a fused attention kernel's utilization is quoted on.
+inline bool attention_matmul(const Node& n) {
+  const AttnRole r = attention_role(n);
+  return r == AttnRole::Scores || r == AttnRole::Output;
+}
+
 }  // namespace ridge::llm

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "llm_csv.hpp"
+#include "ridge/data_dir.hpp"
 #include "ridge/error.hpp"
 #include "ridge/llm_analysis.hpp"
 #include "text_util.hpp"
@@ -281,6 +282,55 @@ std::optional<AllReduceFit> builtin_tp_allreduce_fit(const std::string& device_i
     if (f.workers == workers && f.devices_per_node == workers && device_family(f.device) == device_family(device_id))
       return f;
   return std::nullopt;
+}
+
+std::optional<AttentionChoice> parse_attention(std::string_view name) {
+  if (name == "eager") return AttentionChoice{false, ""};
+  if (name == "fused") return AttentionChoice{true, ""};
+  if (name == "flash2") return AttentionChoice{true, "flash-attention-2"};
+  return std::nullopt;
+}
+
+std::optional<AttentionKernelEfficiency> builtin_attention_efficiency(const std::string& kernel,
+                                                                      const std::string& device_id) {
+  if (kernel.empty()) return std::nullopt;
+  const std::string path = builtin_data_dir("calibrations") + "/kernels/attention.json";
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return std::nullopt;
+  const nlohmann::json j = model_detail::parse_json(model_detail::read_text_file(path, "attention kernel file"), path);
+  if (!j.is_object() || j.value("format", "") != "ridge-attention-kernels" || !j.contains("kernels") ||
+      !j["kernels"].is_array())
+    throw Error(path + ": not a ridge-attention-kernels file (format, kernels[])");
+  const std::string family = device_family(device_id);
+  for (const auto& k : j["kernels"]) {
+    if (!k.is_object() || !k.contains("ppp") || !k["ppp"].is_number() || !k.contains("source"))
+      throw Error(path + ": every kernel needs kernel, device_family, ppp and source");
+    AttentionKernelEfficiency e{k.value("kernel", ""), k.value("device_family", ""), k["ppp"].get<double>(),
+                                k.value("source", "")};
+    if (!(e.ppp > 0 && e.ppp <= 1)) throw Error(fmt::format("{}: {} on {}: ppp must be in (0, 1]", path, e.kernel, e.device_family));
+    if (e.kernel == kernel && e.device_family == family) return e;
+  }
+  return std::nullopt;
+}
+
+Calibration with_attention_kernel(Calibration cal, const AttentionKernelEfficiency& k) {
+  Efficiency e = cal.for_class("gemm");
+  e.ppp = k.ppp;
+  cal.by_class["attention"] = e;
+  return cal;
+}
+
+std::string attention_kernel_note(const std::string& kernel, const std::optional<AttentionKernelEfficiency>& efficiency,
+                                  bool calibrated, const std::string& device_id) {
+  if (kernel.empty()) return "";
+  if (efficiency)
+    return fmt::format("attention core: {} at {:.1f} % of the tensor peak on {} ({})", kernel, 100 * efficiency->ppp,
+                       efficiency->device_family, efficiency->source);
+  if (!calibrated)
+    return fmt::format("attention core: {} timed at the peak like every op (uncalibrated upper bound); its published "
+                       "utilization applies only with a calibration", kernel);
+  return fmt::format("attention core: no published {} utilization for {} (data/calibrations/kernels/attention.json): "
+                     "timed at the GEMM factors, an ideal fused kernel", kernel, device_id);
 }
 
 LlmCalibrationChoice llm_calibration_for(const Device& d, Precision p, int tp, const std::string& which) {

@@ -41,7 +41,9 @@ Count param_bytes(const Value& v, const NumberFormat& wf) {
   return v.shape.rank() == 2 && !table ? wf.bytes(v.shape.elements()) : v.bytes();
 }
 
-OpCosts op_costs(const Graph& g, const NumberFormat& wf, const NumberFormat& kvf, bool fused_attention) {
+// `attention_class`: the fused core's matmuls take the class "attention" (a kernel with its own utilization).
+OpCosts op_costs(const Graph& g, const NumberFormat& wf, const NumberFormat& kvf, bool fused_attention,
+                 bool attention_class) {
   const ModelCost mc = estimate(g);
   std::vector<bool> is_output(g.values.size(), false);
   for (int o : g.outputs) is_output[o] = true;
@@ -54,7 +56,7 @@ OpCosts op_costs(const Graph& g, const NumberFormat& wf, const NumberFormat& kvf
     if (nc.status != CostStatus::Ok) throw Error(fmt::format("{}: {} ({})", g.name, n.name, nc.reason));
     ServeOp op;
     op.name = n.name;
-    op.op_class = op_class(g, n);
+    op.op_class = fused_attention && attention_class && llm::attention_matmul(n) ? "attention" : op_class(g, n);
     op.flops = nc.cost.flops;
     const llm::AttnRole role = fused_attention ? llm::attention_role(n) : llm::AttnRole::None;
     for (size_t i = 0; i < n.inputs.size(); ++i) {
@@ -233,21 +235,26 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
   r.allreduce_time_per_layer_prefill_s = allreduce(o.prompt);
   r.allreduce_time_per_layer_decode_s = allreduce(1);
 
+  // A fused kernel with a published utilization (--attention flash2) times the core's matmuls at it.
+  const bool kernel = o.fused_attention && o.calibration && o.attention_efficiency;
+  const std::optional<Calibration> timing =
+      kernel ? with_attention_kernel(*o.calibration, *o.attention_efficiency) : o.calibration;
+
   // Prefill: one graph of the prompt.
   LlmShape pre{o.batch, o.prompt, 0, act, true};
   const Graph prefill = build_llm(shard, pre);
   r.calflops_prefill_flops = calflops_forward_flops(prefill);
-  for (ServeOp op : op_costs(prefill, o.weights, o.kv, o.fused_attention).ops) {
+  for (ServeOp op : op_costs(prefill, o.weights, o.kv, o.fused_attention, kernel).ops) {
     op.phase = "prefill";
-    place(op, peak, bw, o.calibration);
+    place(op, peak, bw, timing);
     r.prefill_time_s += op.time_s;
     r.prefill_flops += op.flops;
     r.ops.push_back(std::move(op));
   }
   // Decode: graphs at cache lengths 1 and 2 give the affine cost of every step.
   LlmShape d1{o.batch, 1, 0, act, true}, d2{o.batch, 1, 1, act, true};
-  const auto c1 = op_costs(build_llm(shard, d1), o.weights, o.kv, o.fused_attention).ops;
-  const auto c2 = op_costs(build_llm(shard, d2), o.weights, o.kv, o.fused_attention).ops;
+  const auto c1 = op_costs(build_llm(shard, d1), o.weights, o.kv, o.fused_attention, kernel).ops;
+  const auto c2 = op_costs(build_llm(shard, d2), o.weights, o.kv, o.fused_attention, kernel).ops;
   RIDGE_ASSERT(c1.size() == c2.size(), "decode graphs differ in structure");
   for (size_t i = 0; i < c1.size(); ++i) {
     ServeOp sum = c1[i];
@@ -256,7 +263,7 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
     sum.time_s = 0;
     for (int64_t t = 0; t < o.generate; ++t) {
       ServeOp step = affine_at(c1[i], c2[i], cache_len(c, o.prompt + t + 1));
-      place(step, peak, bw, o.calibration);
+      place(step, peak, bw, timing);
       if (t == 0) sum.bound = step.bound;
       add_to(sum, step);
     }

@@ -155,14 +155,18 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
   {
     const Graph g = build_llm(shard, ms);
     const ModelCost mc = estimate(g);
+    // A fused kernel with a published utilization (--attention flash2) times the core's matmuls at it.
+    const bool kernel = o.fused_attention && o.calibration && o.attention_efficiency;
+    const std::optional<Calibration> timing =
+        kernel ? with_attention_kernel(*o.calibration, *o.attention_efficiency) : o.calibration;
     for (const auto& nc : mc.nodes) {
       const Node& n = g.nodes[nc.node];
       const Count bytes = o.fused_attention ? fused_bytes(g, n, nc.cost) : nc.cost.bytes();
       // Views move nothing and launch nothing; every other node is one kernel forward and one backward.
       const OpFamily fam = op_family(n.op);
       const int kernels = fam == OpFamily::View || fam == OpFamily::Source ? 0 : 1;
-      const std::string cls = op_class(g, n);
-      const Calibration* cal = o.calibration ? &*o.calibration : nullptr;
+      const std::string cls = kernel && llm::attention_matmul(n) ? "attention" : op_class(g, n);
+      const Calibration* cal = timing ? &*timing : nullptr;
       const double f = llm_op_time(nc.cost.flops, bytes, cls, kernels, peak, bw, cal);
       const double b = nc.cost.bwd_flops() > 0 || bytes > 0 ? llm_op_time(nc.cost.bwd_flops(), 2 * bytes, cls, kernels, peak, bw, cal) : 0.0;
       t_mb += f + b + recomputed_forwards(n, o) * f;

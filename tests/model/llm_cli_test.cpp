@@ -39,6 +39,25 @@ TEST(LlmCli, ServeJsonHasTheIssueFieldsAndLabelsEveryTime) {
   EXPECT_NE(t.out.find("model.layers.31.mlp.down_proj"), std::string::npos);
 }
 
+// --attention flash2: the note says which published figure timed the attention core, or that none applies.
+TEST(LlmCli, AttentionFlash2SaysWhichFigureTimedTheCore) {
+  auto r = run_ridge("train llama-2-7b --device h100 --gpus 8 --attention flash2 --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const std::string notes = j["notes"].dump();
+  EXPECT_NE(notes.find("flash-attention-2 at 35.0 % of the tensor peak on h100"), std::string::npos) << notes;
+  auto fused = run_ridge("train llama-2-7b --device h100 --gpus 8 --attention fused --format json");
+  ASSERT_EQ(fused.exit_code, 0) << fused.err;
+  EXPECT_GT(j["iteration_time_s"].get<double>(), nlohmann::json::parse(fused.out)["iteration_time_s"].get<double>());
+  auto b200 = run_ridge("serve llama-2-7b --device b200 --attention flash2 --format json");
+  ASSERT_EQ(b200.exit_code, 0) << b200.err;
+  EXPECT_NE(b200.out.find("flash-attention-2 timed at the peak like every op (uncalibrated upper bound)"),
+            std::string::npos) << b200.out;
+  auto bad = run_ridge("serve llama-2-7b --device h100 --attention flash3");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--attention flash3: use eager, fused or flash2"), std::string::npos) << bad.err;
+}
+
 TEST(LlmCli, ServeErrorsAreOneLine) {
   auto r = run_ridge("serve llama-2-70b --device h100");
   EXPECT_EQ(r.exit_code, 1);

@@ -279,3 +279,94 @@ TEST(LlmTrain, DataParallelAllReduceUsesTheNodesNics) {
 
 }  // namespace
 }  // namespace ridge
+
+namespace ridge {
+namespace {
+
+// --attention: eager, fused (an ideal kernel at the GEMM factors), flash2 (FlashAttention-2 at its published
+// utilization); the shipped figures carry their sources, and devices without one have none.
+TEST(LlmAttentionKernel, ParsedAndShippedWithSources) {
+  EXPECT_FALSE(parse_attention("eager")->fused);
+  EXPECT_TRUE(parse_attention("fused")->fused);
+  EXPECT_EQ(parse_attention("fused")->kernel, "");
+  EXPECT_TRUE(parse_attention("flash2")->fused);
+  EXPECT_EQ(parse_attention("flash2")->kernel, "flash-attention-2");
+  EXPECT_FALSE(parse_attention("flash"));
+  const auto h100 = builtin_attention_efficiency("flash-attention-2", "h100-sxm");
+  ASSERT_TRUE(h100);
+  EXPECT_DOUBLE_EQ(h100->ppp, 0.35);
+  EXPECT_NE(h100->source.find("arXiv:2407.08608"), std::string::npos);
+  const auto a100 = builtin_attention_efficiency("flash-attention-2", "a100-sxm4-40gb");
+  ASSERT_TRUE(a100);
+  EXPECT_NE(a100->source.find("arXiv:2307.08691"), std::string::npos);
+  EXPECT_FALSE(builtin_attention_efficiency("flash-attention-2", "b200"));
+  EXPECT_FALSE(builtin_attention_efficiency("", "h100-sxm"));
+  // Notes: the figure used, none published (calibrated elsewhere), or an upper bound; nothing for fused.
+  EXPECT_EQ(attention_kernel_note("", h100, true, "h100-sxm"), "");
+  EXPECT_NE(attention_kernel_note("flash-attention-2", h100, true, "h100-sxm").find("at 35.0 % of the tensor peak on h100"),
+            std::string::npos);
+  EXPECT_NE(attention_kernel_note("flash-attention-2", std::nullopt, true, "l40s").find("no published flash-attention-2 "
+                                                                                         "utilization for l40s"),
+            std::string::npos);
+  EXPECT_NE(attention_kernel_note("flash-attention-2", std::nullopt, false, "l40s").find("uncalibrated upper bound"),
+            std::string::npos);
+}
+
+Calibration flat_calibration(double gemm_ppp) {
+  Calibration cal;
+  Efficiency gemm;
+  gemm.ppp = gemm_ppp;
+  gemm.ppp_mem = 0.9;
+  gemm.overhead_s = 4e-6;
+  cal.by_class["gemm"] = gemm;
+  cal.fallback = gemm;
+  return cal;
+}
+
+// The kernel's utilization times only the attention core's two matmuls: at the GEMM's own PPP nothing changes;
+// below it, exactly their compute time grows, forward, backward and the recomputed forward alike.
+TEST(LlmAttentionKernel, TimesOnlyTheCoreMatmulsAtTheKernelsUtilization) {
+  const LlmConfig& c = *find_llm_config("megatron-18b");
+  TrainOptions o;
+  o.gpus = 8, o.tp = 8, o.pp = 1, o.seq = 2048, o.micro_batch = 1, o.global_batch = 1;
+  o.fused_attention = true;
+  o.calibration = flat_calibration(0.8);
+  const TrainResult fused = analyze_training(c, a100(), o);
+  o.attention_kernel = "flash-attention-2";
+  o.attention_efficiency = AttentionKernelEfficiency{"flash-attention-2", "test", 0.8, "test"};
+  const TrainResult same = analyze_training(c, a100(), o);
+  EXPECT_NEAR(same.compute_time_s, fused.compute_time_s, 1e-12 * fused.compute_time_s);
+  o.attention_efficiency->ppp = 0.4;
+  const TrainResult flash = analyze_training(c, a100(), o);
+  // Per layer and GPU (48 / 8 heads of 128): QK^T and SV forward, 2 x 2 x s^2 x 6 x 128 FLOPs; backward twice that;
+  // the core recomputed once in the backward: 4 forward-equivalents. Their time doubles at half the PPP.
+  const double core_flops = 4.0 * 2 * 2 * 2048.0 * 2048 * 6 * 128 * c.num_layers;
+  const double extra = core_flops / (0.4 * 312e12) - core_flops / (0.8 * 312e12);
+  EXPECT_NEAR(flash.compute_time_s - fused.compute_time_s, extra, 1e-3 * extra);
+  EXPECT_EQ(flash.hardware_flops, fused.hardware_flops);
+  // Without a calibration the times stay the roofline upper bound: the kernel figure is not applied.
+  o.calibration.reset();
+  const TrainResult bound = analyze_training(c, a100(), o);
+  o.attention_efficiency.reset();
+  EXPECT_DOUBLE_EQ(bound.compute_time_s, analyze_training(c, a100(), o).compute_time_s);
+}
+
+TEST(LlmAttentionKernel, ServingPrefillTimesTheCoreAsTheAttentionClass) {
+  const LlmConfig& c = *find_llm_config("llama-2-7b");
+  ServeOptions o;
+  o.batch = 1, o.prompt = 2048, o.generate = 2;
+  o.fused_attention = true;
+  o.calibration = flat_calibration(0.8);
+  const ServeResult fused = analyze_serving(c, a100(), o);
+  o.attention_kernel = "flash-attention-2";
+  o.attention_efficiency = AttentionKernelEfficiency{"flash-attention-2", "test", 0.4, "test"};
+  const ServeResult flash = analyze_serving(c, a100(), o);
+  int core = 0;
+  for (const ServeOp& op : flash.ops) core += op.op_class == "attention" ? 1 : 0;
+  EXPECT_EQ(core, 2 * 2 * 32);  // QK^T and SV of 32 layers, prefill and decode
+  EXPECT_GT(flash.ttft_s, fused.ttft_s);
+  for (const ServeOp& op : fused.ops) EXPECT_NE(op.op_class, "attention") << op.name;
+}
+
+}  // namespace
+}  // namespace ridge

@@ -35,6 +35,15 @@ def test_train_json_is_the_clis(ridge_cli):
     assert r.totals["model_flops"] > 0
 
 
+def test_train_flash2_is_the_clis(ridge_cli):
+    r = ridge.train("llama-2-7b", device="h100", gpus=8, attention="flash2")
+    cli = ridge_cli("train", "llama-2-7b", "--device", "h100", "--gpus", "8", "--attention", "flash2")
+    assert without_inputs(r.data) == without_inputs(cli)
+    assert any("flash-attention-2 at 35.0 %" in n for n in r.data["notes"])
+    with pytest.raises(ValueError, match="flash2"):
+        ridge.train("llama-2-7b", device="h100", gpus=8, attention="flash3")
+
+
 def test_serve_errors():
     with pytest.raises(ridge.Error, match="nosuch"):
         ridge.serve("nosuch", device="a100")
