@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 
 #include "ridge/error.hpp"
 #include "ridge/llm_analysis.hpp"
@@ -323,20 +324,29 @@ Calibration flat_calibration(double gemm_ppp) {
   return cal;
 }
 
+// `o` with the attention core as one fused kernel, calibrated at GEMM PPP 0.8; with `kernel_ppp`, timed as a
+// kernel of that published utilization.
+template <class Options>
+Options fused_core(Options o, std::optional<double> kernel_ppp = std::nullopt) {
+  o.fused_attention = true;
+  o.calibration = flat_calibration(0.8);
+  if (kernel_ppp) {
+    o.attention_kernel = "flash-attention-2";
+    o.attention_efficiency = AttentionKernelEfficiency{"flash-attention-2", "test", *kernel_ppp, "test"};
+  }
+  return o;
+}
+
 // The kernel's utilization times only the attention core's two matmuls: at the GEMM's own PPP nothing changes;
 // below it, exactly their compute time grows, forward, backward and the recomputed forward alike.
 TEST(LlmAttentionKernel, TimesOnlyTheCoreMatmulsAtTheKernelsUtilization) {
   const LlmConfig& c = *find_llm_config("megatron-18b");
   TrainOptions o;
   o.gpus = 8, o.tp = 8, o.pp = 1, o.seq = 2048, o.micro_batch = 1, o.global_batch = 1;
-  o.fused_attention = true;
-  o.calibration = flat_calibration(0.8);
-  const TrainResult fused = analyze_training(c, a100(), o);
-  o.attention_kernel = "flash-attention-2";
-  o.attention_efficiency = AttentionKernelEfficiency{"flash-attention-2", "test", 0.8, "test"};
-  const TrainResult same = analyze_training(c, a100(), o);
+  const TrainResult fused = analyze_training(c, a100(), fused_core(o));
+  const TrainResult same = analyze_training(c, a100(), fused_core(o, 0.8));
   EXPECT_NEAR(same.compute_time_s, fused.compute_time_s, 1e-12 * fused.compute_time_s);
-  o.attention_efficiency->ppp = 0.4;
+  o = fused_core(o, 0.4);
   const TrainResult flash = analyze_training(c, a100(), o);
   // Per layer and GPU (48 / 8 heads of 128): QK^T and SV forward, 2 x 2 x s^2 x 6 x 128 FLOPs; backward twice that;
   // the core recomputed once in the backward: 4 forward-equivalents. Their time doubles at half the PPP.
@@ -355,12 +365,8 @@ TEST(LlmAttentionKernel, ServingPrefillTimesTheCoreAsTheAttentionClass) {
   const LlmConfig& c = *find_llm_config("llama-2-7b");
   ServeOptions o;
   o.batch = 1, o.prompt = 2048, o.generate = 2;
-  o.fused_attention = true;
-  o.calibration = flat_calibration(0.8);
-  const ServeResult fused = analyze_serving(c, a100(), o);
-  o.attention_kernel = "flash-attention-2";
-  o.attention_efficiency = AttentionKernelEfficiency{"flash-attention-2", "test", 0.4, "test"};
-  const ServeResult flash = analyze_serving(c, a100(), o);
+  const ServeResult fused = analyze_serving(c, a100(), fused_core(o));
+  const ServeResult flash = analyze_serving(c, a100(), fused_core(o, 0.4));
   int core = 0;
   for (const ServeOp& op : flash.ops) core += op.op_class == "attention" ? 1 : 0;
   EXPECT_EQ(core, 2 * 2 * 32);  // QK^T and SV of 32 layers, prefill and decode
