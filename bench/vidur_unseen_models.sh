@@ -3,7 +3,8 @@
 # (data/calibrations/llm/{a100,h100}-fp16.json) were fitted on one model, Llama-2-7B's layer. Vidur's repository
 # (microsoft/vidur, data/profiling/compute/FAMILY/ORG/MODEL/mlp.csv, MIT licence) holds the same per-operator
 # measurements for other models on the same GPUs: Llama-2-70B, Llama-3-8B/70B, CodeLlama-34B, InternLM-20B, Qwen-72B
-# and phi-2. This script scores the shipped calibrations on every one of them, fitting nothing
+# and phi-2; and the A40 (data/calibrations/llm/a40-fp16.json, fitted on its Llama-2-7B file by
+# scripts/llm-calibrations.sh with VIDUR_GIT) with five other models. This script scores the shipped calibrations on every one of them, fitting nothing
 # (`ridge calibrate CSV --evaluate --calibration FILE`), and prints the median and p90 |error| per model and
 # operator class, for all token counts and for 1-4,096 tokens (the range the issue names; the Llama-3 files go to
 # 32,768).
@@ -28,9 +29,9 @@ trap 'rm -rf "$tmp"' EXIT
 commit=$(git --git-dir="$VIDUR_GIT" rev-parse "$REF")
 echo "microsoft/vidur @ $commit ($(git --git-dir="$VIDUR_GIT" log -1 --format=%cs "$REF"))"
 
-declare -A device=([a100]=a100-sxm4-80gb [h100]=h100-sxm)
+declare -A device=([a100]=a100-sxm4-80gb [h100]=h100-sxm [a40]=a40)
 : > "$tmp/runs.tsv"
-for family in a100 h100; do
+for family in a100 h100 a40; do
   while read -r path; do
     model=${path#data/profiling/compute/$family/}
     model=${model%/mlp.csv}

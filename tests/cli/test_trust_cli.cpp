@@ -35,8 +35,8 @@ TEST(CliTrust, UncalibratedPredictionsSayUpperBoundBesideTheNumber) {
   EXPECT_NE(md.out.find("upper bound (uncalibrated)"), std::string::npos) << md.out;
 }
 
-TEST(CliTrust, A100AndH100CnnAtHalfPrecisionAreCalibratedFromVidur) {
-  for (const char* device : {"a100", "h100"}) {
+TEST(CliTrust, A100H100AndA40CnnAtHalfPrecisionAreCalibratedFromVidur) {
+  for (const char* device : {"a100", "h100", "a40"}) {
     const std::string run = fmt::format("resnet50 --device {} --batch 64 --train --precision amp-fp16", device);
     const json j = run_json("predict " + run);
     EXPECT_EQ(j["calibrated"], true) << device;

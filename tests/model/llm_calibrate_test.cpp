@@ -217,6 +217,7 @@ TEST(LlmCalibrate, ShippedFitsApplyToTheirFamiliesOnly) {
   ASSERT_TRUE(a.has_value());
   EXPECT_EQ(a->device_family, "a100");
   EXPECT_TRUE(builtin_llm_calibration("h100-sxm", Precision::FP16).has_value());
+  EXPECT_EQ(builtin_llm_calibration("a40", Precision::BF16)->device_family, "a40");  // Vidur's A40 profile
   EXPECT_FALSE(builtin_llm_calibration("l4", Precision::FP16).has_value());
   EXPECT_FALSE(builtin_llm_calibration("a100-sxm4-80gb", Precision::FP32).has_value());
   auto r = test::run_ridge("serve llama-2-7b --device a100-sxm4-80gb --prompt 128 --generate 8 --format json");

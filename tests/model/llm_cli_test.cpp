@@ -53,6 +53,10 @@ TEST(LlmCli, AttentionFlash2SaysWhichFigureTimedTheCore) {
   ASSERT_EQ(b200.exit_code, 0) << b200.err;
   EXPECT_NE(b200.out.find("flash-attention-2 timed at the peak like every op (uncalibrated upper bound)"),
             std::string::npos) << b200.out;
+  // The A40 is calibrated (Vidur's A40 profile) but FlashAttention-2 has no published A40 figure: GEMM factors.
+  auto a40 = run_ridge("serve llama-2-7b --device a40 --attention flash2 --format json");
+  ASSERT_EQ(a40.exit_code, 0) << a40.err;
+  EXPECT_NE(a40.out.find("no published flash-attention-2 utilization for a40"), std::string::npos) << a40.out;
   auto bad = run_ridge("serve llama-2-7b --device h100 --attention flash3");
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("--attention flash3: use eager, fused or flash2"), std::string::npos) << bad.err;
