@@ -302,6 +302,19 @@ Options with_llm_calibration(const Device& d, Options o, const std::string& whic
   if (o.calibration && o.fused_attention) o.attention_efficiency = builtin_attention_efficiency(o.attention_kernel, d.id);
   return o;
 }
+/// Whether `o` (ServeOptions or TrainOptions) times the fused attention core at a kernel's published utilization:
+/// fused, calibrated, and an efficiency found (then the core's matmuls take the class "attention").
+template <class Options>
+bool attention_kernel_applies(const Options& o) {
+  return o.fused_attention && o.calibration && o.attention_efficiency;
+}
+/// The calibration `o`'s ops are timed with: its calibration, with the "attention" class added where
+/// attention_kernel_applies (with_attention_kernel); nullopt: the roofline upper bound.
+template <class Options>
+std::optional<Calibration> timing_calibration(const Options& o) {
+  if (attention_kernel_applies(o)) return with_attention_kernel(*o.calibration, *o.attention_efficiency);
+  return o.calibration;
+}
 
 // ---- published formulas (named conventions) -----------------------------------------------------------------
 

@@ -236,9 +236,8 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
   r.allreduce_time_per_layer_decode_s = allreduce(1);
 
   // A fused kernel with a published utilization (--attention flash2) times the core's matmuls at it.
-  const bool kernel = o.fused_attention && o.calibration && o.attention_efficiency;
-  const std::optional<Calibration> timing =
-      kernel ? with_attention_kernel(*o.calibration, *o.attention_efficiency) : o.calibration;
+  const bool kernel = attention_kernel_applies(o);
+  const std::optional<Calibration> timing = timing_calibration(o);
 
   // Prefill: one graph of the prompt.
   LlmShape pre{o.batch, o.prompt, 0, act, true};

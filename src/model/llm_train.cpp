@@ -156,9 +156,8 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
     const Graph g = build_llm(shard, ms);
     const ModelCost mc = estimate(g);
     // A fused kernel with a published utilization (--attention flash2) times the core's matmuls at it.
-    const bool kernel = o.fused_attention && o.calibration && o.attention_efficiency;
-    const std::optional<Calibration> timing =
-        kernel ? with_attention_kernel(*o.calibration, *o.attention_efficiency) : o.calibration;
+    const bool kernel = attention_kernel_applies(o);
+    const std::optional<Calibration> timing = timing_calibration(o);
     for (const auto& nc : mc.nodes) {
       const Node& n = g.nodes[nc.node];
       const Count bytes = o.fused_attention ? fused_bytes(g, n, nc.cost) : nc.cost.bytes();
