@@ -332,9 +332,7 @@ PYBIND11_MODULE(_ridge, m) {
         r.options.tp = tp;
         set_formats(r.options, weights, kv);
         r.options.compute = precision_of(compute, "compute");
-        const AttentionChoice a = attention_choice(attention);
-        r.options.fused_attention = a.fused;
-        r.options.attention_kernel = a.kernel;
+        r.options = with_attention(r.options, attention_choice(attention));
         py::gil_scoped_release unlocked;
         return out(report::serve_report(r));
       },
@@ -422,9 +420,7 @@ PYBIND11_MODULE(_ridge, m) {
         t.micro_batch = micro_batch;
         t.compute = precision_of(compute, "compute");
         t.token_budget = tokens.value_or(0);
-        const AttentionChoice a = attention_choice(attention);
-        t.fused_attention = a.fused;
-        t.attention_kernel = a.kernel;
+        t = with_attention(t, attention_choice(attention));
         py::gil_scoped_release unlocked;
         return out(report::train_report(r));
       },

@@ -302,6 +302,18 @@ Options with_llm_calibration(const Device& d, Options o, const std::string& whic
   if (o.calibration && o.fused_attention) o.attention_efficiency = builtin_attention_efficiency(o.attention_kernel, d.id);
   return o;
 }
+/// `o` (ServeOptions or TrainOptions) with the attention `a` names (--attention): fused or not, and which kernel.
+template <class Options>
+Options with_attention(Options o, const AttentionChoice& a) {
+  o.fused_attention = a.fused;
+  o.attention_kernel = a.kernel;
+  return o;
+}
+/// attention_kernel_note for `o` (ServeOptions or TrainOptions) on `device_id`.
+template <class Options>
+std::string attention_kernel_note(const Options& o, const std::string& device_id) {
+  return attention_kernel_note(o.attention_kernel, o.attention_efficiency, o.calibration.has_value(), device_id);
+}
 /// Whether `o` (ServeOptions or TrainOptions) times the fused attention core at a kernel's published utilization:
 /// fused, calibrated, and an efficiency found (then the core's matmuls take the class "attention").
 template <class Options>

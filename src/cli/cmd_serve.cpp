@@ -40,10 +40,7 @@ CLI::App* add_serve_command(CLI::App& app) {
   o->out.add_to(cmd);
   cmd->callback([o] {
     if (!o->plot.empty()) chart::check_chart_path(o->plot);
-    ServeOptions so;
-    const AttentionChoice attention = attention_flag(o->attention);
-    so.fused_attention = attention.fused;
-    so.attention_kernel = attention.kernel;
+    ServeOptions so = with_attention(ServeOptions{}, attention_flag(o->attention));
     so.batch = o->batch;
     so.prompt = o->prompt;
     so.generate = o->generate;

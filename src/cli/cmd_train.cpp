@@ -45,9 +45,7 @@ CLI::App* add_train_command(CLI::App& app) {
   o->out.add_to(cmd);
   cmd->callback([o] {
     if (!o->plot.empty()) chart::check_chart_path(o->plot);
-    const AttentionChoice attention = attention_flag(o->attention);
-    o->t.fused_attention = attention.fused;
-    o->t.attention_kernel = attention.kernel;
+    o->t = with_attention(o->t, attention_flag(o->attention));
     const auto zero = parse_zero_stage(o->zero);
     if (!zero) throw UsageError("--zero " + o->zero + ": use 0, 1, 2, 3 or fsdp");
     o->t.zero = *zero;

@@ -144,8 +144,7 @@ Document serve_report(const ServeResult& r) {
                                         "attention core and all-reduces are not in the measurements", kLabel)
                           : fmt::format("every time is a roofline {}: no calibration applies to {} (--calibration)",
                                         kLabel, r.device));
-  if (const std::string a = attention_kernel_note(o.attention_kernel, o.attention_efficiency, o.calibration.has_value(), r.device);
-      !a.empty())
+  if (const std::string a = attention_kernel_note(o, r.device); !a.empty())
     doc.notes.push_back(a);
   doc.notes.push_back("layout ops (transpose, slice, concat) are counted as fused into their consumers; decode ops "
                       "are summed over every step at contexts prompt .. prompt + generate - 1 (docs/llm.md)");

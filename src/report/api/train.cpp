@@ -66,8 +66,7 @@ Document train_report(const TrainResult& r, const LlmConfig& c, const std::optio
                                         "forward operators, applied to backward too (docs/llm.md)", kLabel)
                           : fmt::format("every time (and MFU/HFU/tokens/s) is a roofline {}: no calibration applies "
                                         "to {} (--calibration)", kLabel, r.device));
-  if (const std::string a = attention_kernel_note(o.attention_kernel, o.attention_efficiency, o.calibration.has_value(), r.device);
-      !a.empty())
+  if (const std::string a = attention_kernel_note(o, r.device); !a.empty())
     doc.notes.push_back(a);
   if (c.num_layers % o.pp != 0)
     doc.notes.push_back(fmt::format("uneven pipeline stages: {} layers over --pp {}; the largest stage ({} layers) "
