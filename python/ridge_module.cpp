@@ -397,7 +397,7 @@ PYBIND11_MODULE(_ridge, m) {
       "train",
       [](const ModelSource& model, const std::string& device, const std::vector<std::string>& device_dirs,
          const std::string& calibration, int gpus, int tp, int pp, std::optional<int> dp, const std::string& zero,
-         int interleave, int ep, bool sequence_parallel, const std::string& recompute, int64_t seq,
+         int interleave, int ep, int cp, bool sequence_parallel, const std::string& recompute, int64_t seq,
          std::optional<int64_t> global_batch, int64_t micro_batch, const std::string& compute,
          std::optional<double> tokens, const std::string& attention) {
         report::TrainRequest r{model, device, device_dirs, calibration, {}};
@@ -411,6 +411,7 @@ PYBIND11_MODULE(_ridge, m) {
         t.zero = *stage;
         t.interleave = interleave;
         t.ep = ep;
+        t.cp = cp;
         t.sequence_parallel = sequence_parallel;
         const auto rc = parse_recompute(recompute);
         if (!rc) throw UsageError("recompute: '" + recompute + "' is not none, selective or full");
@@ -426,7 +427,7 @@ PYBIND11_MODULE(_ridge, m) {
       },
       py::arg("model"), py::arg("device"), py::arg("device_dirs"), py::arg("calibration"), py::arg("gpus"),
       py::arg("tp"), py::arg("pp"), py::arg("dp"), py::arg("zero"), py::arg("interleave"), py::arg("ep"),
-      py::arg("sequence_parallel"), py::arg("recompute"), py::arg("seq"), py::arg("global_batch"),
+      py::arg("cp"), py::arg("sequence_parallel"), py::arg("recompute"), py::arg("seq"), py::arg("global_batch"),
       py::arg("micro_batch"), py::arg("compute"), py::arg("tokens"), py::arg("attention"));
   m.def(
       "report",

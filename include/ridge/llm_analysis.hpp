@@ -139,9 +139,11 @@ std::optional<Recompute> parse_recompute(std::string_view name);
 /// stage 3); nullopt otherwise.
 std::optional<int> parse_zero_stage(std::string_view text);
 
-/// Inputs of `ridge train`: a Megatron-style layout tp x pp x dp = gpus.
+/// Inputs of `ridge train`: a Megatron-style layout tp x cp x pp x dp = gpus.
 struct TrainOptions {
-  int gpus = 1, tp = 1, pp = 1, dp = 0;  ///< dp 0: gpus / (tp pp)
+  int gpus = 1, tp = 1, pp = 1, dp = 0;  ///< dp 0: gpus / (tp cp pp)
+  int cp = 1;                            ///< context-parallel GPUs: each holds seq / cp tokens of every sequence and
+                                         ///< runs ring attention over the others' K, V (Megatron-LM --context-parallel-size)
   int zero = 0;                          ///< ZeRO stage 0-3 (sharding over dp); PyTorch FSDP full shard = 3
   bool sequence_parallel = false;        ///< Megatron sequence parallelism (Korthikanti et al. 2022) with tp
   int interleave = 1;                    ///< virtual pipeline stages per GPU (interleaved 1F1B, Narayanan et al. 2021)
@@ -180,6 +182,8 @@ struct TrainResult {
   double bubble_fraction = 0;          ///< (p - 1) / v / (m + (p - 1) / v), v = interleave (1: plain 1F1B)
   double tp_comm_s = 0, pp_comm_s = 0, dp_comm_exposed_s = 0;
   double ep_comm_s = 0;                ///< MoE all-to-alls (dispatch + combine, forward and backward) with ep > 1
+  double cp_comm_s = 0;                ///< ring attention's K, V (and dK, dV) passes with cp > 1, the part not hidden
+                                       ///< behind the attention blocks they feed
   double iteration_time_s = 0;
   double mfu = 0, hfu = 0;             ///< model / hardware FLOPs per second over gpus x peak
   double tokens_per_s = 0;
@@ -189,7 +193,7 @@ struct TrainResult {
   bool fits = false;
 };
 
-/// Training analysis. Throws ridge::Error when tp x pp x dp != gpus or a size does not divide. Pipeline stages may
+/// Training analysis. Throws ridge::Error when tp x cp x pp x dp != gpus or a size does not divide. Pipeline stages may
 /// be uneven (pp need not divide the layers): time and memory are those of the largest stage, ceil(layers / pp)
 /// layers, with the embeddings and head spread like the layers.
 TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOptions& o);

@@ -505,13 +505,15 @@ def serve(model: ModelLike, *, device: str, batch: int = 1, prompt: int = 512, g
 
 
 def train(model: ModelLike, *, device: str, gpus: int, tp: int = 1, pp: int = 1, dp: Optional[int] = None,
-          zero: Union[int, str] = 0, interleave: int = 1, ep: int = 1, sp: bool = False, recompute: str = "none",
+          zero: Union[int, str] = 0, interleave: int = 1, ep: int = 1, cp: int = 1, sp: bool = False,
+          recompute: str = "none",
           seq: int = 2048, global_batch: Optional[int] = None, micro_batch: int = 1, compute: str = "bf16",
           tokens: Optional[float] = None, attention: str = "eager", calibration: str = "builtin",
           devices: Union[None, str, Sequence[str]] = None) -> Result:
     """What an LLM costs to train: FLOPs, MFU/HFU, time, memory per GPU (`ridge train`).
 
-    attention: "eager", "fused" or "flash2", as for serve()."""
+    attention: "eager", "fused" or "flash2", as for serve(). cp: context-parallel GPUs (each holds seq / cp tokens;
+    gpus = tp x cp x pp x dp)."""
     m = load(model)
     dirs = _dirs(devices)
     if isinstance(zero, bool) or not isinstance(zero, (int, str)):
@@ -519,12 +521,12 @@ def train(model: ModelLike, *, device: str, gpus: int, tp: int = 1, pp: int = 1,
     doc = _ridge.train(_ridge.ModelSource(*m._spec), _text(device, "device"), dirs, _text(calibration, "calibration"),
                        _positive(gpus, "gpus"), _positive(tp, "tp"), _positive(pp, "pp"),
                        None if dp is None else _positive(dp, "dp"), str(zero), _positive(interleave, "interleave"),
-                       _positive(ep, "ep"), bool(sp), _text(recompute, "recompute"), _positive(seq, "seq"),
+                       _positive(ep, "ep"), _positive(cp, "cp"), bool(sp), _text(recompute, "recompute"), _positive(seq, "seq"),
                        None if global_batch is None else _positive(global_batch, "global_batch"),
                        _positive(micro_batch, "micro_batch"), _text(compute, "compute"),
                        _opt_real(tokens, "tokens"), _text(attention, "attention"))
     return _finish(doc, "train", dict(model=m.label, device=device, gpus=gpus, tp=tp, pp=pp, dp=dp, zero=str(zero),
-                                      interleave=interleave, ep=ep, sp=bool(sp), recompute=recompute, seq=seq,
+                                      interleave=interleave, ep=ep, cp=cp, sp=bool(sp), recompute=recompute, seq=seq,
                                       global_batch=global_batch, micro_batch=micro_batch, compute=compute,
                                       tokens=tokens, attention=attention, calibration=calibration,
                                       devices=dirs or None))

@@ -25,7 +25,9 @@ CLI::App* add_train_command(CLI::App& app) {
   cmd->add_option("--gpus", o->t.gpus, "GPUs in all")->required();
   cmd->add_option("--tp", o->t.tp, "Tensor-parallel size")->capture_default_str();
   cmd->add_option("--pp", o->t.pp, "Pipeline-parallel stages")->capture_default_str();
-  cmd->add_option("--dp", o->t.dp, "Data-parallel size (default gpus / (tp pp))");
+  cmd->add_option("--cp", o->t.cp, "Context-parallel size: each GPU holds seq / cp tokens, ring attention over the "
+                                   "rest (Megatron-LM --context-parallel-size)")->capture_default_str();
+  cmd->add_option("--dp", o->t.dp, "Data-parallel size (default gpus / (tp cp pp))");
   cmd->add_option("--zero", o->zero, "ZeRO stage 0-3, or fsdp (PyTorch FSDP full shard = stage 3)")->capture_default_str();
   cmd->add_option("--interleave", o->t.interleave, "Virtual pipeline stages per GPU (interleaved 1F1B schedule)")
       ->capture_default_str();

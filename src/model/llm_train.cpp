@@ -100,14 +100,21 @@ std::optional<int> parse_zero_stage(std::string_view text) {
 
 TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOptions& in) {
   TrainOptions o = in;
-  if (o.gpus < 1 || o.tp < 1 || o.pp < 1 || o.dp < 0) throw Error("--gpus, --tp, --pp and --dp must be positive");
+  if (o.gpus < 1 || o.tp < 1 || o.pp < 1 || o.dp < 0 || o.cp < 1)
+    throw Error("--gpus, --tp, --cp, --pp and --dp must be positive");
+  const std::string cp_text = o.cp > 1 ? fmt::format(" x --cp {}", o.cp) : "";
+  const int64_t model_parallel = int64_t{o.tp} * o.cp * o.pp;  // each factor is an int: no overflow in 64 bits
   if (o.dp == 0) {
-    if (o.gpus % (o.tp * o.pp) != 0)
-      throw Error(fmt::format("--gpus {} is not a multiple of --tp {} x --pp {}", o.gpus, o.tp, o.pp));
-    o.dp = o.gpus / (o.tp * o.pp);
+    if (o.gpus % model_parallel != 0)
+      throw Error(fmt::format("--gpus {} is not a multiple of --tp {}{} x --pp {}", o.gpus, o.tp, cp_text, o.pp));
+    o.dp = static_cast<int>(o.gpus / model_parallel);
   }
-  if (o.tp * o.pp * o.dp != o.gpus)
-    throw Error(fmt::format("--tp {} x --pp {} x --dp {} = {} is not --gpus {}", o.tp, o.pp, o.dp, o.tp * o.pp * o.dp, o.gpus));
+  if (model_parallel * o.dp != o.gpus)
+    throw Error(fmt::format("--tp {}{} x --pp {} x --dp {} = {} is not --gpus {}", o.tp, cp_text, o.pp, o.dp,
+                            model_parallel * o.dp, o.gpus));
+  if (o.cp > 1 && o.seq % o.cp != 0)
+    throw Error(fmt::format("--cp {}: does not divide --seq {} (each context-parallel GPU holds seq / cp tokens)",
+                            o.cp, o.seq));
   if (o.zero < 0 || o.zero > 3) throw Error(fmt::format("--zero {}: use 0, 1, 2 or 3", o.zero));
   if (o.micro_batch < 1) throw Error(fmt::format("--micro-batch {}: must be positive", o.micro_batch));
   if (o.global_batch == 0) o.global_batch = int64_t{o.dp} * o.micro_batch;
@@ -129,6 +136,10 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
   const double peak = d.require_peak(o.compute), bw = d.dram_bandwidth();
   const DType act = precision_info(o.compute).dtype;
   const int64_t m = o.global_batch / (int64_t{o.dp} * o.micro_batch), p = o.pp, L = c.num_layers;
+  // Context parallelism: each of cp GPUs holds seq / cp tokens of a sequence. Every op but the attention core runs
+  // on its own tokens; the core runs as a ring (Liu et al. 2023, Megatron-LM's context parallelism): cp blocks of
+  // (seq / cp)^2 scores, one per K, V chunk passed around the ring, i.e. cp times the core of seq / cp tokens.
+  const int64_t local_seq = o.seq / o.cp;
 
   TrainResult r;
   r.model = c.name;
@@ -151,9 +162,11 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
     r.hardware_flops = (per_mb + recompute) * mbs;
   }
   // Time of one micro-batch through the whole shard: roofline per op, backward at its FLOPs and twice the bytes.
-  double t_mb = 0, t_bwd = 0;
+  double t_mb = 0, t_bwd = 0, t_core_fwd = 0, t_core_bwd = 0;
   {
-    const Graph g = build_llm(shard, ms);
+    LlmShape local = ms;
+    local.tokens = local_seq;
+    const Graph g = build_llm(shard, local);
     const ModelCost mc = estimate(g);
     // A fused kernel with a published utilization (--attention flash2) times the core's matmuls at it.
     const bool kernel = attention_kernel_applies(o);
@@ -166,8 +179,16 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
       const int kernels = fam == OpFamily::View || fam == OpFamily::Source ? 0 : 1;
       const std::string cls = kernel && llm::attention_matmul(n) ? "attention" : op_class(g, n);
       const Calibration* cal = timing ? &*timing : nullptr;
-      const double f = llm_op_time(nc.cost.flops, bytes, cls, kernels, peak, bw, cal);
-      const double b = nc.cost.bwd_flops() > 0 || bytes > 0 ? llm_op_time(nc.cost.bwd_flops(), 2 * bytes, cls, kernels, peak, bw, cal) : 0.0;
+      const bool core = llm::attention_role(n) != llm::AttnRole::None;
+      const double ring = core ? static_cast<double>(o.cp) : 1.0;
+      const double f = ring * llm_op_time(nc.cost.flops, bytes, cls, kernels, peak, bw, cal);
+      const double b = nc.cost.bwd_flops() > 0 || bytes > 0
+                           ? ring * llm_op_time(nc.cost.bwd_flops(), 2 * bytes, cls, kernels, peak, bw, cal)
+                           : 0.0;
+      if (core) {
+        t_core_fwd += f;
+        t_core_bwd += b;
+      }
       t_mb += f + b + recomputed_forwards(n, o) * f;
       t_bwd += b;
     }
@@ -181,7 +202,7 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
   r.compute_time_s = slots * t_stage;
   r.bubble_fraction = (static_cast<double>(p - 1) / v) / slots;
 
-  const Count act_bytes = Count{o.micro_batch} * o.seq * c.hidden_size * dtype_bytes(act);
+  const Count act_bytes = Count{o.micro_batch} * local_seq * c.hidden_size * dtype_bytes(act);
   if (o.tp > 1) {  // Megatron TP: 2 all-reduces per layer forward, 2 backward (+2 when the forward is recomputed)
     const int per_layer = o.recompute == Recompute::Full ? 6 : 4;
     const double t = o.tp_allreduce && o.tp <= o.gpus_per_node
@@ -191,6 +212,18 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
   }
   if (p > 1)  // one activation forward and one gradient backward per micro-batch slot and stage boundary
     r.pp_comm_s = v * static_cast<double>(m + p - 1) * 2 * p2p_time_s(act_bytes, link_for(d, o.tp * p <= o.gpus_per_node));
+  if (o.cp > 1) {
+    // Ring attention, per layer and micro-batch: cp - 1 steps each pass this GPU's K and V chunk to the next GPU
+    // (forward and each recomputed forward) and K, V with dK, dV (backward); a step's transfer overlaps the
+    // attention block of the chunk already held, so only the part longer than that block is exposed.
+    const Count kv_chunk = 2 * Count{o.micro_batch} * local_seq * shard.num_kv_heads * c.head_dim * dtype_bytes(act);
+    const Interconnect& l = link_for(d, int64_t{o.tp} * o.cp <= o.gpus_per_node);
+    const double steps = o.cp - 1, layers = static_cast<double>(L), cp = o.cp;
+    const double fwd = steps * std::max(0.0, p2p_time_s(kv_chunk, l) - t_core_fwd / layers / cp);
+    const double bwd = steps * std::max(0.0, p2p_time_s(2 * kv_chunk, l) - t_core_bwd / layers / cp);
+    const int forwards = o.recompute == Recompute::Full ? 2 : 1;
+    r.cp_comm_s = static_cast<double>(m + p - 1) * static_cast<double>(stage_layers) * (forwards * fwd + bwd);
+  }
 
   // Memory of the largest pipeline stage (parameters in proportion to its layers; ceil(total / p) when even).
   // Expert parallelism keeps 1/ep of every expert's weights on a GPU: all experts' parameters are
@@ -200,23 +233,25 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
   if (shard.moe() && shard.num_experts > shard.experts_per_token)
     experts = (sp.total - sp.active_per_token) / (shard.num_experts - shard.experts_per_token) * shard.num_experts;
   const Count psi = ceil_div((sp.total - experts + experts / o.ep) * stage_layers, L);
-  const Count dp = o.dp;
+  const Count dp = Count{o.dp} * o.cp;  // ZeRO shards over the data-parallel group with its context-parallel ranks
   const ZeroMemory zm = zero_model_state_bytes(psi, o.zero, dp);
   r.memory.weights = zm.weights;
   r.memory.gradients = zm.gradients;
   r.memory.optimizer = zm.optimizer;
   r.memory.activations =
-      korthikanti_activation_bytes_per_layer(o.seq, o.micro_batch, c.hidden_size, c.num_heads, o.tp,
-                                             stored_activations(o), o.sequence_parallel) *
+      ceil_div(korthikanti_activation_bytes_per_layer(o.seq, o.micro_batch, c.hidden_size, c.num_heads, o.tp,
+                                                      stored_activations(o), o.sequence_parallel),
+               o.cp) *  // every stored tensor is split by token over cp; the scores are (seq / cp) x seq
       stage_layers * std::min<int64_t>(p, m);
   r.device_memory_bytes = d.memory_bytes;
   r.fits = d.memory_bytes == 0 || r.memory.total() <= d.memory_bytes;
 
-  if (o.dp > 1) {
-    // Dense gradients over all of dp; with --ep, each expert shard's over the dp / ep ranks that hold it.
+  if (o.dp * o.cp > 1) {
+    // Dense gradients over all of dp x cp (context-parallel ranks hold the same weights and see other tokens);
+    // with --ep, each expert shard's over the dp cp / ep ranks that hold it.
     const Count expert_psi = o.ep > 1 ? ceil_div(experts / o.ep * stage_layers, L) : 0;
-    double t = dp_allreduce_time_s(2 * (psi - expert_psi), d, o, o.dp) +
-               dp_allreduce_time_s(2 * expert_psi, d, o, o.dp / o.ep, o.ep);
+    double t = dp_allreduce_time_s(2 * (psi - expert_psi), d, o, o.dp * o.cp) +
+               dp_allreduce_time_s(2 * expert_psi, d, o, o.dp * o.cp / o.ep, o.ep);
     if (o.zero >= 3) t *= 1.5;  // ZeRO-3: parameters all-gathered in forward and backward (Rajbhandari et al.)
     r.dp_comm_exposed_s = std::max(0.0, t - t_bwd * stage_share);  // overlapped with the last backward
   }
@@ -228,7 +263,7 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
     const double all_to_all = (n - 1) * l.latency_s + (n - 1) / n * bytes / l.bandwidth_bytes_per_s;
     r.ep_comm_s = static_cast<double>(m + p - 1) * static_cast<double>(sparse) * stage_share * 4 * all_to_all;
   }
-  r.iteration_time_s = r.compute_time_s + r.tp_comm_s + r.pp_comm_s + r.dp_comm_exposed_s + r.ep_comm_s;
+  r.iteration_time_s = r.compute_time_s + r.tp_comm_s + r.pp_comm_s + r.dp_comm_exposed_s + r.ep_comm_s + r.cp_comm_s;
   const double capacity = r.iteration_time_s * o.gpus * peak;
   r.mfu = to_double(r.model_flops) / capacity;
   r.hfu = to_double(r.hardware_flops) / capacity;

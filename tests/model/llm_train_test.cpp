@@ -376,3 +376,59 @@ TEST(LlmAttentionKernel, ServingPrefillTimesTheCoreAsTheAttentionClass) {
 
 }  // namespace
 }  // namespace ridge
+
+namespace ridge {
+namespace {
+
+// Context parallelism: cp GPUs split every sequence by token. Every op but the attention core runs on seq / cp
+// tokens; the core runs as a ring of cp blocks of (seq / cp)^2 scores, so it costs cp times the core of seq / cp
+// tokens. Checked without restating the cost model: t(cp 4, S) - t(1, S/4) = 3 core(S/4) and
+// t(cp 2, S/2) - t(1, S/4) = core(S/4).
+TEST(LlmTrain, ContextParallelismSplitsTokensAndRingsTheAttentionCore) {
+  const LlmConfig& c = *find_llm_config("llama-2-7b");
+  auto compute = [&](int cp, int64_t seq) {
+    TrainOptions o;
+    o.gpus = cp, o.cp = cp, o.seq = seq, o.micro_batch = 1, o.global_batch = 1;
+    return analyze_training(c, a100(), o).compute_time_s;
+  };
+  const double core_quarter = compute(2, 2048) - compute(1, 1024);
+  EXPECT_GT(core_quarter, 0.0);
+  EXPECT_NEAR(compute(4, 4096) - compute(1, 1024), 3 * core_quarter, 1e-9 * compute(4, 4096));
+  // The same tokens and FLOPs per iteration whatever cp; the time per GPU falls with cp.
+  TrainOptions o;
+  o.gpus = 8, o.tp = 1, o.seq = 4096, o.micro_batch = 1, o.global_batch = 8, o.zero = 1;
+  const TrainResult dp8 = analyze_training(c, a100(), o);
+  o.cp = 2;
+  const TrainResult cp2 = analyze_training(c, a100(), o);
+  EXPECT_EQ(cp2.options.dp, 4);
+  EXPECT_EQ(cp2.model_flops, dp8.model_flops);
+  EXPECT_EQ(cp2.micro_batches, 2);  // 8 sequences over dp 4
+  // Activations: every stored tensor split by token over cp (the scores are (seq / cp) x seq).
+  const Count per_layer = korthikanti_activation_bytes_per_layer(4096, 1, c.hidden_size, c.num_heads, 1, Recompute::None);
+  EXPECT_EQ(cp2.memory.activations, (per_layer + 1) / 2 * c.num_layers);
+  EXPECT_EQ(dp8.memory.activations, per_layer * c.num_layers);
+  // ZeRO shards over the data-parallel group with its context-parallel ranks: dp 4 x cp 2 = dp 8.
+  EXPECT_EQ(cp2.memory.optimizer, dp8.memory.optimizer);
+  // On NVLink the K, V chunk of a 4,096-token sequence hides behind its attention block; across nodes it does not.
+  EXPECT_EQ(cp2.cp_comm_s, 0.0);
+  o.gpus_per_node = 1;
+  const TrainResult apart = analyze_training(c, a100(), o);
+  EXPECT_GT(apart.cp_comm_s, 0.0);
+  EXPECT_DOUBLE_EQ(apart.iteration_time_s, apart.compute_time_s + apart.tp_comm_s + apart.pp_comm_s +
+                                               apart.dp_comm_exposed_s + apart.ep_comm_s + apart.cp_comm_s);
+  // Layouts that do not add up, and a cp that does not divide the sequence, are refused.
+  o.gpus_per_node = 8;
+  o.cp = 3;
+  EXPECT_THROW(analyze_training(c, a100(), o), Error);  // 8 GPUs are not a multiple of 3
+  o.gpus = 6, o.global_batch = 2, o.seq = 4000;
+  EXPECT_THROW(analyze_training(c, a100(), o), Error);  // 4,000 tokens over cp 3
+  o.seq = 3999;
+  EXPECT_NO_THROW(analyze_training(c, a100(), o));
+  o.tp = 65536, o.cp = 65536;  // the product wraps to 0 in 32 bits: refused, not a division by zero
+  EXPECT_THROW(analyze_training(c, a100(), o), Error);
+  o.tp = 46341, o.cp = 1, o.pp = 46341, o.dp = 2;
+  EXPECT_THROW(analyze_training(c, a100(), o), Error);
+}
+
+}  // namespace
+}  // namespace ridge

@@ -67,6 +67,19 @@ def test_train_options_json_is_the_clis(ridge_cli):
     assert r.totals["days_for_budget"] > 0
 
 
+def test_train_context_parallel_is_the_clis(ridge_cli):
+    r = ridge.train("llama-2-7b", device="h100", gpus=16, cp=2, seq=4096, global_batch=16, zero=1, attention="fused")
+    cli = ridge_cli("train", "llama-2-7b", "--device", "h100", "--gpus", "16", "--cp", "2", "--seq", "4096",
+                    "--global-batch", "16", "--zero", "1", "--attention", "fused")
+    assert without_inputs(r.data) == without_inputs(cli)
+    assert "cp 2" in r.data["title"] and "dp 8" in r.data["title"]
+    assert "cp_comm_s" in r.totals
+    with pytest.raises(ridge.Error, match="--cp 3"):
+        ridge.train("llama-2-7b", device="h100", gpus=12, cp=3, seq=4096)
+    with pytest.raises(ValueError, match="cp"):
+        ridge.train("llama-2-7b", device="h100", gpus=8, cp=0)
+
+
 def test_train_a_config_dict():
     r = ridge.train(TINY_LLAMA, device="a100", gpus=2, seq=512)
     assert r.totals["model_flops"] > 0

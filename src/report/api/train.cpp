@@ -9,9 +9,10 @@ namespace ridge::report {
 Document train_report(const TrainResult& r, const LlmConfig& c, const std::optional<std::string>& fits_with) {
   const TrainOptions& o = r.options;
   Document doc;
-  doc.title = fmt::format("Training {} on {} x {}: tp {}{} pp {} dp {}, ZeRO {}, seq {}, global batch {}, micro-batch {}",
-                          r.model, o.gpus, r.device, o.tp, o.sequence_parallel ? " (+sp)" : "", o.pp, o.dp, o.zero,
-                          o.seq, o.global_batch, o.micro_batch);
+  doc.title = fmt::format("Training {} on {} x {}: tp {}{}{} pp {} dp {}, ZeRO {}, seq {}, global batch {}, micro-batch {}",
+                          r.model, o.gpus, r.device, o.tp, o.sequence_parallel ? " (+sp)" : "",
+                          o.cp > 1 ? fmt::format(" cp {}", o.cp) : "", o.pp, o.dp, o.zero, o.seq, o.global_batch,
+                          o.micro_batch);
   const std::string& kLabel = r.time_label;
   auto t = [&](const char* title) { return fmt::format("{} [{}]", title, kLabel); };
   // Communication is timed on the data sheet's links (or the measured intra-node all-reduce fit for TP).
@@ -26,6 +27,8 @@ Document train_report(const TrainResult& r, const LlmConfig& c, const std::optio
   f.add("tp_comm_s", comm("tensor-parallel all-reduces", o.tp_allreduce.has_value()), Cell::real(r.tp_comm_s, Unit::Second));
   f.add("pp_comm_s", comm("pipeline send/recv", false), Cell::real(r.pp_comm_s, Unit::Second));
   if (o.ep > 1) f.add("ep_comm_s", comm("MoE all-to-alls", false), Cell::real(r.ep_comm_s, Unit::Second));
+  if (o.cp > 1)
+    f.add("cp_comm_s", comm("context-parallel K/V ring not hidden", false), Cell::real(r.cp_comm_s, Unit::Second));
   f.add("dp_comm_exposed_s", comm("data-parallel all-reduce not hidden", false), Cell::real(r.dp_comm_exposed_s, Unit::Second));
   f.add("mfu", t("MFU"), Cell::real(100 * r.mfu, Unit::Percent));
   f.add("hfu", t("HFU"), Cell::real(100 * r.hfu, Unit::Percent));
