@@ -162,6 +162,20 @@ struct TrainOptions {
   std::optional<AllReduceFit> tp_allreduce;  ///< measured all-reduce fit of tp GPUs in one node; nullopt: data sheet
 };
 
+/// One op of the tensor-parallel shard's graph through one micro-batch on one GPU (all layers, before the pipeline
+/// stage share): where a training iteration's compute time goes.
+struct TrainOp {
+  std::string name;           ///< node name ("model.layers.0.mlp.up_proj")
+  std::string op_class;       ///< ridge::op_class ("Linear", "MatMul", "Binary", ...), or "attention" for the core's
+                              ///< matmuls timed at a fused kernel's published utilization (--attention flash2)
+  Count flops = 0;            ///< forward FLOPs (at seq / cp tokens; the attention core: its cp ring blocks)
+  Count backward_flops = 0;   ///< backward FLOPs (same scaling)
+  Count bytes = 0;            ///< forward bytes (fused attention: what reaches DRAM); backward moves twice these
+  double forward_s = 0, backward_s = 0;
+  double recompute_s = 0;     ///< recomputed forwards (full or selective recomputation, fused attention's backward)
+  double time_s() const { return forward_s + backward_s + recompute_s; }
+};
+
 /// Per-GPU memory of one training layout.
 struct TrainMemory {
   Count weights = 0, gradients = 0, optimizer = 0, activations = 0;
@@ -189,6 +203,8 @@ struct TrainResult {
   double tokens_per_s = 0;
   double days_for_budget = 0;          ///< token_budget / tokens_per_s in days (0 without a budget)
   TrainMemory memory;                  ///< per GPU (the largest pipeline stage, holding layers_per_stage layers)
+  std::vector<TrainOp> ops;            ///< per op of one micro-batch through the whole shard (graph order); their
+                                       ///< time_s() sums to compute_time_s / ((m + (p-1)/v) x stage share)
   Count device_memory_bytes = 0;
   bool fits = false;
 };

@@ -191,6 +191,11 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
       }
       t_mb += f + b + recomputed_forwards(n, o) * f;
       t_bwd += b;
+      if (kernels > 0 || nc.cost.flops > 0 || bytes > 0) {
+        const Count scale = core ? Count{o.cp} : 1;
+        r.ops.push_back({n.name, cls, nc.cost.flops * scale, nc.cost.bwd_flops() * scale, bytes * scale, f, b,
+                         recomputed_forwards(n, o) * f});
+      }
     }
   }
   // The largest stage's share of the micro-batch time (1 / p when the stages are even).

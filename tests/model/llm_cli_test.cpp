@@ -39,6 +39,28 @@ TEST(LlmCli, ServeJsonHasTheIssueFieldsAndLabelsEveryTime) {
   EXPECT_NE(t.out.find("model.layers.31.mlp.down_proj"), std::string::npos);
 }
 
+// train shows where the compute time goes: each op summed over the layers, forward, backward and recompute apart.
+TEST(LlmCli, TrainShowsWhereTheComputeTimeGoes) {
+  auto r = run_ridge("train llama-2-7b --device h100 --gpus 8 --recompute full --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j.contains("op_groups"));
+  double share = 0;
+  bool down_proj = false;
+  for (const auto& g : j["op_groups"]) {
+    for (const char* k : {"name", "op_class", "count", "flops", "bytes", "forward_s", "backward_s", "recompute_s"})
+      EXPECT_TRUE(g.contains(k)) << k;
+    share += g["share_of_compute"].get<double>();
+    if (g["name"] == "model.layers.*.mlp.down_proj") {
+      down_proj = true;
+      EXPECT_EQ(g["count"], 32);
+      EXPECT_GT(g["recompute_s"].get<double>(), 0.0);  // --recompute full runs every layer's forward again
+    }
+  }
+  EXPECT_TRUE(down_proj);
+  EXPECT_NEAR(share, 100.0, 1e-6);
+}
+
 // --attention flash2: the note says which published figure timed the attention core, or that none applies.
 TEST(LlmCli, AttentionFlash2SaysWhichFigureTimedTheCore) {
   auto r = run_ridge("train llama-2-7b --device h100 --gpus 8 --attention flash2 --format json");

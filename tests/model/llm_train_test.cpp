@@ -432,3 +432,37 @@ TEST(LlmTrain, ContextParallelismSplitsTokensAndRingsTheAttentionCore) {
 
 }  // namespace
 }  // namespace ridge
+
+namespace ridge {
+namespace {
+
+// The per-op breakdown is the compute time, not a second estimate: one micro-batch's op times, scaled by the
+// pipeline slots and the stage's share, are compute_time_s; recomputation shows up only in recompute_s.
+TEST(LlmTrain, OpsAreWhereTheComputeTimeGoes) {
+  const LlmConfig& c = *find_llm_config("llama-2-7b");
+  TrainOptions o;
+  o.gpus = 16, o.tp = 2, o.pp = 2, o.seq = 2048, o.micro_batch = 1, o.global_batch = 16, o.interleave = 2;
+  for (Recompute rc : {Recompute::None, Recompute::Full}) {
+    o.recompute = rc;
+    const TrainResult r = analyze_training(c, a100(), o);
+    ASSERT_FALSE(r.ops.empty());
+    double micro_batch_s = 0, recompute_s = 0, gemm_s = 0;
+    Count flops = 0;
+    for (const TrainOp& op : r.ops) {
+      micro_batch_s += op.time_s();
+      recompute_s += op.recompute_s;
+      if (op.op_class == "Linear") gemm_s += op.time_s();
+      flops += op.flops + op.backward_flops;
+    }
+    const double slots = static_cast<double>(r.micro_batches) + 1.0 / 2;  // m + (p - 1) / v
+    const double share = static_cast<double>(r.layers_per_stage) / static_cast<double>(c.num_layers);
+    EXPECT_NEAR(micro_batch_s * slots * share, r.compute_time_s, 1e-9 * r.compute_time_s);
+    EXPECT_EQ(recompute_s > 0, rc == Recompute::Full);
+    EXPECT_GT(gemm_s, 0.5 * micro_batch_s);  // a 7B model's time is in its projections
+    // The shard's FLOPs x tp are the model's per micro-batch, but for the norms every TP rank repeats.
+    EXPECT_NEAR(to_double(flops * o.tp * (o.global_batch / o.micro_batch)) / to_double(r.model_flops), 1.0, 0.01);
+  }
+}
+
+}  // namespace
+}  // namespace ridge

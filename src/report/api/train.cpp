@@ -1,10 +1,63 @@
 // The train document of `ridge train` (and the Python module): plain values in, a Document out.
 #include <fmt/format.h>
 
+#include <map>
+
 #include "ridge/api.hpp"
 #include "ridge/llm_analysis.hpp"
 
 namespace ridge::report {
+
+namespace {
+
+// Where the compute time goes: the ops of one micro-batch summed over the layers (one row per op pattern, in graph
+// order), forward, backward and recomputed forward apart, with each row's share of the micro-batch's time.
+Table train_op_groups_table(const TrainResult& r, const std::string& label) {
+  struct Group {
+    std::string pattern, op_class;
+    Count count = 0, flops = 0, bytes = 0;
+    double forward_s = 0, backward_s = 0, recompute_s = 0;
+  };
+  std::vector<Group> groups;
+  std::map<std::string, size_t> index;
+  double total_s = 0;
+  for (const TrainOp& op : r.ops) {
+    auto [it, added] = index.emplace(layer_pattern(op.name), groups.size());
+    if (added) groups.push_back({it->first, op.op_class});
+    Group& g = groups[it->second];
+    ++g.count;
+    g.flops += op.flops + op.backward_flops;
+    g.bytes += op.bytes;
+    g.forward_s += op.forward_s;
+    g.backward_s += op.backward_s;
+    g.recompute_s += op.recompute_s;
+    total_s += op.time_s();
+  }
+  Table t{"op_groups",
+          fmt::format("Where the compute time goes [{}]: per op, summed over the layers, one micro-batch through the "
+                      "whole model on one GPU (the pipeline stage runs its share)", label),
+          {{"name", "op", Unit::None},
+           {"op_class", "class", Unit::None},
+           {"count", "x", Unit::Count},
+           {"flops", "FLOPs fwd+bwd", Unit::Flop},
+           {"bytes", "bytes fwd", Unit::Byte},
+           {"forward_s", "forward", Unit::Second},
+           {"backward_s", "backward", Unit::Second},
+           {"recompute_s", "recompute", Unit::Second},
+           {"share_of_compute", "share", Unit::Percent}},
+          {},
+          {}};
+  for (const Group& g : groups) {
+    const double time_s = g.forward_s + g.backward_s + g.recompute_s;
+    t.add_row({Cell::text(g.pattern), Cell::text(g.op_class), Cell::count(g.count), Cell::count(g.flops, Unit::Flop),
+               Cell::count(g.bytes, Unit::Byte), Cell::real(g.forward_s, Unit::Second),
+               Cell::real(g.backward_s, Unit::Second), Cell::real(g.recompute_s, Unit::Second),
+               total_s > 0 ? Cell::real(100 * time_s / total_s, Unit::Percent) : Cell::empty(Unit::Percent)});
+  }
+  return t;
+}
+
+}  // namespace
 
 Document train_report(const TrainResult& r, const LlmConfig& c, const std::optional<std::string>& fits_with) {
   const TrainOptions& o = r.options;
@@ -58,6 +111,7 @@ Document train_report(const TrainResult& r, const LlmConfig& c, const std::optio
   m.add("device", "device memory", Cell::count(r.device_memory_bytes, Unit::Byte), true);
   m.add("fits", "fits", Cell::text(r.fits ? "yes" : "no"));
   doc.blocks.push_back(m);
+  doc.blocks.push_back(train_op_groups_table(r, kLabel));
   doc.extra["iteration_time_s"] = r.iteration_time_s;
   doc.extra["mfu"] = r.mfu;
   doc.extra["hfu"] = r.hfu;
