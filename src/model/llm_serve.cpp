@@ -162,7 +162,7 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
   if (o.batch < 1) throw Error(fmt::format("--batch: {} is not a positive batch", o.batch));
   if (o.prompt < 1) throw Error(fmt::format("--prompt: {} is not a positive number of tokens", o.prompt));
   if (o.generate < 1) throw Error(fmt::format("--generate: {} is not a positive number of tokens", o.generate));
-  if (o.prompt + o.generate > c.max_positions)
+  if (o.prompt > c.max_positions || o.generate > c.max_positions - o.prompt)  // no int64 wrap: --generate 2^63-1
     throw DoesNotFit(fmt::format("--prompt {} + --generate {} exceeds the {} positions of {}", o.prompt, o.generate,
                             c.max_positions, c.name));
   const LlmConfig shard = tensor_parallel_shard(c, o.tp);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include "model/llm_attention.hpp"
@@ -117,6 +118,8 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
                             o.cp, o.seq));
   if (o.zero < 0 || o.zero > 3) throw Error(fmt::format("--zero {}: use 0, 1, 2 or 3", o.zero));
   if (o.micro_batch < 1) throw Error(fmt::format("--micro-batch {}: must be positive", o.micro_batch));
+  if (!(o.token_budget >= 0) || !std::isfinite(o.token_budget))
+    throw Error(fmt::format("--tokens {}: must be a positive, finite number of tokens", o.token_budget));
   if (o.global_batch == 0) o.global_batch = int64_t{o.dp} * o.micro_batch;
   if (o.global_batch % (int64_t{o.dp} * o.micro_batch) != 0)
     throw Error(fmt::format("--global-batch {} is not a multiple of --dp {} x --micro-batch {}", o.global_batch, o.dp,
@@ -272,7 +275,7 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
   const double capacity = r.iteration_time_s * o.gpus * peak;
   r.mfu = to_double(r.model_flops) / capacity;
   r.hfu = to_double(r.hardware_flops) / capacity;
-  r.tokens_per_s = static_cast<double>(o.global_batch * o.seq) / r.iteration_time_s;
+  r.tokens_per_s = to_double(Count{o.global_batch} * o.seq) / r.iteration_time_s;  // 128-bit: no wrap
   r.days_for_budget = o.token_budget > 0 ? o.token_budget / r.tokens_per_s / 86400.0 : 0;
   return r;
 }

@@ -2,6 +2,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <cstdint>
+
 #include "ridge/error.hpp"
 #include "ridge/llm_analysis.hpp"
 
@@ -155,6 +157,9 @@ TEST(LlmServe, OnlyCapacityRefusalsAreDoesNotFit) {
   // Memory and positions are capacities (the serving charts stop a curve there); a bad value is not.
   EXPECT_THROW(analyze_serving(*find_llm_config("llama-2-70b"), test_gpu(), opts(1, 128, 16)), DoesNotFit);
   EXPECT_THROW(analyze_serving(c, test_gpu(), opts(1, c.max_positions, 16)), DoesNotFit);
+  // prompt + generate would wrap to a negative int64 and then decode for ever: refused before any addition.
+  EXPECT_THROW(analyze_serving(c, test_gpu(), opts(1, 512, INT64_MAX)), DoesNotFit);
+  EXPECT_THROW(analyze_serving(c, test_gpu(), opts(1, INT64_MAX, INT64_MAX)), DoesNotFit);
   try {
     analyze_serving(c, test_gpu(), opts(0, 128, 16));
     FAIL() << "batch 0 must be refused";

@@ -466,3 +466,25 @@ TEST(LlmTrain, OpsAreWhereTheComputeTimeGoes) {
 
 }  // namespace
 }  // namespace ridge
+
+namespace ridge {
+namespace {
+
+// A token budget that is negative or not a number is refused, not silently ignored; tokens/s of a batch whose
+// tokens exceed 64 bits is computed in 128 bits, not wrapped to 0.
+TEST(LlmTrain, BadTokenBudgetsAreRefusedAndHugeBatchesDoNotWrap) {
+  const LlmConfig& c = *find_llm_config("llama-2-7b");
+  TrainOptions o;
+  o.gpus = 8, o.zero = 1;
+  for (double bad : {-5.0, double{NAN}, double{INFINITY}}) {
+    o.token_budget = bad;
+    EXPECT_THROW(analyze_training(c, a100(), o), Error) << bad;
+  }
+  o.token_budget = 0;
+  o.global_batch = int64_t{1} << 62, o.micro_batch = 1;
+  const TrainResult r = analyze_training(c, a100(), o);
+  EXPECT_NEAR(r.tokens_per_s * r.iteration_time_s / (std::ldexp(1.0, 62) * 2048), 1.0, 1e-9);
+}
+
+}  // namespace
+}  // namespace ridge
