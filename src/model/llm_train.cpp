@@ -260,8 +260,14 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
     const Count expert_psi = o.ep > 1 ? ceil_div(experts / o.ep * stage_layers, L) : 0;
     double t = dp_allreduce_time_s(2 * (psi - expert_psi), d, o, o.dp * o.cp) +
                dp_allreduce_time_s(2 * expert_psi, d, o, o.dp * o.cp / o.ep, o.ep);
-    if (o.zero >= 3) t *= 1.5;  // ZeRO-3: parameters all-gathered in forward and backward (Rajbhandari et al.)
-    r.dp_comm_exposed_s = std::max(0.0, t - t_bwd * stage_share);  // overlapped with the last backward
+    if (o.zero >= 3) {
+      // ZeRO-3 / FSDP full shard: every micro-batch all-gathers the stage's parameters for its forward and again for
+      // its backward and reduce-scatters its gradients (1.5 all-reduces' traffic; Rajbhandari et al. 2020), each
+      // prefetched behind that micro-batch's own compute; only what outlasts it is exposed, once per micro-batch.
+      r.dp_comm_exposed_s = static_cast<double>(m) * std::max(0.0, 1.5 * t - t_mb * stage_share);
+    } else {
+      r.dp_comm_exposed_s = std::max(0.0, t - t_bwd * stage_share);  // overlapped with the last backward
+    }
   }
   if (o.ep > 1) {  // per sparse layer and micro-batch: dispatch + combine, forward and backward, of b s k h activations
     int64_t sparse = 0;

@@ -488,3 +488,33 @@ TEST(LlmTrain, BadTokenBudgetsAreRefusedAndHugeBatchesDoNotWrap) {
 
 }  // namespace
 }  // namespace ridge
+
+namespace ridge {
+namespace {
+
+// ZeRO-3 gathers the parameters and reduce-scatters the gradients in every micro-batch, hidden behind that
+// micro-batch's compute; ZeRO 0-2 all-reduce the gradients once per iteration, behind the last backward. Across
+// nodes on a slow link (comm longer than compute) four micro-batches expose four times ZeRO-3's traffic and once
+// ZeRO-2's.
+TEST(LlmTrain, ZeroThreeRegathersEveryMicroBatch) {
+  const LlmConfig& c = *find_llm_config("llama-2-7b");
+  TrainOptions o;
+  o.gpus = 16, o.gpus_per_node = 1, o.seq = 512, o.micro_batch = 1;  // every data-parallel rank on its own node
+  auto exposed = [&](int zero, int64_t micro_batches) {
+    o.zero = zero;
+    o.global_batch = 16 * micro_batches;
+    return analyze_training(c, a100(), o).dp_comm_exposed_s;
+  };
+  const double z3 = exposed(3, 1), z2 = exposed(2, 1);
+  ASSERT_GT(z3, 0.0);
+  ASSERT_GT(z2, 0.0);
+  EXPECT_NEAR(exposed(3, 4), 4 * z3, 1e-12 * z3);
+  EXPECT_DOUBLE_EQ(exposed(2, 4), z2);
+  // Inside one node (NVLink) the same model's gathers hide behind its compute.
+  o.gpus = 8, o.gpus_per_node = 8;
+  o.zero = 3, o.global_batch = 8 * 4, o.seq = 4096;
+  EXPECT_EQ(analyze_training(c, a100(), o).dp_comm_exposed_s, 0.0);
+}
+
+}  // namespace
+}  // namespace ridge
