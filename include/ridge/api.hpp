@@ -336,6 +336,9 @@ std::vector<chart::Chart> serve_charts(const ServeRequest& req);
 /// Training memory per GPU (weights, gradients, optimizer states, activations, stacked) of layout `o` under ZeRO
 /// stages 0-3, the layout's own stage marked, against the device's memory (for `ridge train --plot`).
 chart::Chart train_memory_chart(const LlmConfig& c, const Device& d, const TrainOptions& o);
+/// Where a training micro-batch's compute time goes on one GPU: one stacked bar per op class (forward, backward,
+/// recomputed forward), largest first, from TrainResult::ops (for `ridge train --plot`).
+chart::Chart train_time_chart(const TrainResult& r);
 
 // ---- train -----------------------------------------------------------------------------------------------
 
@@ -349,7 +352,7 @@ using TrainRequest = LlmRequest<TrainOptions>;
 /// Analyses `req` (analyze_training of resolve_llm_request) and returns train_report of the result, with
 /// memory_savers_that_fit when it does not fit.
 Document train_report(const TrainRequest& req);
-/// The charts of `ridge train --plot`: train_memory_chart of the resolved request.
+/// The charts of `ridge train --plot`: train_memory_chart and train_time_chart of the resolved request.
 std::vector<chart::Chart> train_charts(const TrainRequest& req);
 
 // ---- report (the HTML page) ------------------------------------------------------------------------------

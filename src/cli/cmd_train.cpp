@@ -43,7 +43,7 @@ CLI::App* add_train_command(CLI::App& app) {
   cmd->add_option("--attention", o->attention, kAttentionHelp)
       ->capture_default_str();
   cmd->add_option("--plot", o->plot, "Also draw memory per GPU (weights, gradients, optimizer states, activations) "
-                                     "under ZeRO stages 0-3 to FILE.svg or FILE.png")->type_name("FILE");
+                                     "under ZeRO stages 0-3, and the compute time per op class, to FILE.svg or FILE.png")->type_name("FILE");
   o->out.add_to(cmd);
   cmd->callback([o] {
     if (!o->plot.empty()) chart::check_chart_path(o->plot);

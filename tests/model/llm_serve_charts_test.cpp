@@ -2,6 +2,8 @@
 // roofline, drawn by the report's chart builders. The SVG is parsed for its charts, series and limits.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -70,6 +72,30 @@ TEST(LlmServeCharts, TrainMemoryChartShardsWithZero) {
     EXPECT_NE(svg.find(text), std::string::npos) << text;
 }
 
+// Where a micro-batch's compute time goes: one stacked bar per op class, largest first, summing to the ops' times.
+TEST(LlmServeCharts, TrainTimeChartStacksEachOpClass) {
+  const Device d = find_device(load_devices(), "h100-sxm");
+  TrainOptions o;
+  o.gpus = 8, o.zero = 1, o.seq = 2048, o.recompute = Recompute::Full;
+  const TrainResult r = analyze_training(*find_llm_config("llama-2-7b"), d, o);
+  const chart::Chart ch = report::train_time_chart(r);
+  ASSERT_EQ(ch.series.size(), 3u);
+  ASSERT_FALSE(ch.categories.empty());
+  EXPECT_EQ(ch.categories[0], "Linear");  // the projections take most of a 7B model's time
+  double drawn = 0, previous = INFINITY;
+  for (size_t i = 0; i < ch.categories.size(); ++i) {
+    double bar = 0;
+    for (const auto& s : ch.series) bar += s.points[i].y;
+    EXPECT_LE(bar, previous) << ch.categories[i];
+    previous = bar;
+    drawn += bar;
+  }
+  double ops = 0;
+  for (const TrainOp& op : r.ops) ops += op.time_s();
+  EXPECT_NEAR(drawn, ops, 1e-12 * ops);
+  EXPECT_GT(ch.series[2].points[0].y, 0.0);  // full recomputation: the projections' forward again
+}
+
 // `ridge train --plot` writes that chart for the command's own layout.
 TEST(LlmServeCharts, TrainPlotWritesTheMemoryChart) {
   const std::string path = test::temp_dir() + "/train_charts.svg";
@@ -78,7 +104,7 @@ TEST(LlmServeCharts, TrainPlotWritesTheMemoryChart) {
   ASSERT_TRUE(std::filesystem::exists(path)) << path;
   const std::string svg = test::slurp(path);
   for (const char* text : {"Training memory per GPU: llama-2-7b on a100-sxm4-80gb", "ZeRO 2 (this layout)",
-                           "optimizer states", "a100-sxm4-80gb memory"})
+                           "optimizer states", "a100-sxm4-80gb memory", "Compute time per micro-batch and GPU by op class"})
     EXPECT_NE(svg.find(text), std::string::npos) << text;
   std::filesystem::remove(path);
   r = test::run_ridge("train llama-2-7b --device a100-sxm4-80gb --gpus 8 --plot chart.txt");

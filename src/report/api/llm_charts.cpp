@@ -1,6 +1,6 @@
 // LLM charts outside the HTML report, drawn with the report's chart builders (include/ridge/chart.hpp): `ridge serve
 // --plot` (memory per GPU, latency against batch and prompt length, prefill and decode ops on the roofline) and the
-// training memory per GPU under each ZeRO stage.
+// training memory per GPU under each ZeRO stage and where a training micro-batch's compute time goes (`ridge train --plot`).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -130,6 +130,39 @@ chart::Chart train_memory_chart(const LlmConfig& c, const Device& d, const Train
   }
   if (d.memory_bytes > 0) mem.markers.push_back({to_double(d.memory_bytes), 0, fmt::format("{} memory", d.id)});
   return mem;
+}
+
+chart::Chart train_time_chart(const TrainResult& r) {
+  chart::Chart t;
+  t.title = fmt::format("Compute time per micro-batch and GPU by op class: {} on {} [{}]", r.model, r.device,
+                        r.time_label);
+  t.kind = chart::Kind::Bars;
+  t.stacked = true;
+  t.x = {"time per micro-batch", "s", chart::Scale::Linear};
+  struct Class {
+    std::string name;
+    double forward_s = 0, backward_s = 0, recompute_s = 0;
+    double total() const { return forward_s + backward_s + recompute_s; }
+  };
+  std::vector<Class> classes;
+  for (const TrainOp& op : r.ops) {
+    auto it = std::find_if(classes.begin(), classes.end(), [&](const Class& c) { return c.name == op.op_class; });
+    if (it == classes.end()) it = classes.insert(classes.end(), Class{op.op_class});
+    it->forward_s += op.forward_s;
+    it->backward_s += op.backward_s;
+    it->recompute_s += op.recompute_s;
+  }
+  std::stable_sort(classes.begin(), classes.end(), [](const Class& a, const Class& b) { return a.total() > b.total(); });
+  for (const char* part : {"forward", "backward", "recomputed forward"}) t.series.push_back({part, chart::Mark::Bars});
+  for (const Class& c : classes) {
+    const double x = static_cast<double>(t.categories.size());
+    t.categories.push_back(c.name);
+    t.series[0].points.push_back({x, c.forward_s});
+    t.series[1].points.push_back({x, c.backward_s});
+    t.series[2].points.push_back({x, c.recompute_s});
+  }
+  t.notes.push_back("communication is not in these bars");
+  return t;
 }
 
 }  // namespace ridge::report

@@ -145,7 +145,7 @@ Document train_report(const TrainRequest& req) {
 
 std::vector<chart::Chart> train_charts(const TrainRequest& req) {
   const auto s = resolve_llm_request(req);
-  return {train_memory_chart(s.config, s.device, s.options)};
+  return {train_memory_chart(s.config, s.device, s.options), train_time_chart(analyze_training(s.config, s.device, s.options))};
 }
 
 }  // namespace ridge::report
