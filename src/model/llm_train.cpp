@@ -211,15 +211,18 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
   r.bubble_fraction = (static_cast<double>(p - 1) / v) / slots;
 
   const Count act_bytes = Count{o.micro_batch} * local_seq * c.hidden_size * dtype_bytes(act);
+  // Communication inside a stage's work (TP, CP, EP) runs in each of the critical path's slots, which are stage
+  // compute slots: m + (p - 1) / v of them, like the compute. Interleaved, a slot holds v virtual stages' work, so
+  // it sends v activations forward and v gradients backward.
   if (o.tp > 1) {  // Megatron TP: 2 all-reduces per layer forward, 2 backward (+2 when the forward is recomputed)
     const int per_layer = o.recompute == Recompute::Full ? 6 : 4;
     const double t = o.tp_allreduce && o.tp <= o.gpus_per_node
                          ? allreduce_fit_time_s(*o.tp_allreduce, act_bytes)
                          : ring_allreduce_time_s(act_bytes, o.tp, link_for(d, o.tp <= o.gpus_per_node));
-    r.tp_comm_s = static_cast<double>(m + p - 1) * static_cast<double>(stage_layers) * per_layer * t;
+    r.tp_comm_s = slots * static_cast<double>(stage_layers) * per_layer * t;
   }
-  if (p > 1)  // one activation forward and one gradient backward per micro-batch slot and stage boundary
-    r.pp_comm_s = v * static_cast<double>(m + p - 1) * 2 * p2p_time_s(act_bytes, link_for(d, o.tp * p <= o.gpus_per_node));
+  if (p > 1)  // one activation forward and one gradient backward per (virtual) stage boundary crossed in a slot
+    r.pp_comm_s = v * slots * 2 * p2p_time_s(act_bytes, link_for(d, o.tp * p <= o.gpus_per_node));
   if (o.cp > 1) {
     // Ring attention, per layer and micro-batch: cp - 1 steps each pass this GPU's K and V chunk to the next GPU
     // (forward and each recomputed forward) and K, V with dK, dV (backward); a step's transfer overlaps the
@@ -230,7 +233,7 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
     const double fwd = steps * std::max(0.0, p2p_time_s(kv_chunk, l) - t_core_fwd / layers / cp);
     const double bwd = steps * std::max(0.0, p2p_time_s(2 * kv_chunk, l) - t_core_bwd / layers / cp);
     const int forwards = o.recompute == Recompute::Full ? 2 : 1;
-    r.cp_comm_s = static_cast<double>(m + p - 1) * static_cast<double>(stage_layers) * (forwards * fwd + bwd);
+    r.cp_comm_s = slots * static_cast<double>(stage_layers) * (forwards * fwd + bwd);
   }
 
   // Memory of the largest pipeline stage (parameters in proportion to its layers; ceil(total / p) when even).
@@ -275,7 +278,7 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
     const Interconnect& l = link_for(d, int64_t{o.ep} * o.tp <= o.gpus_per_node);
     const double bytes = to_double(act_bytes * c.experts_per_token), n = o.ep;
     const double all_to_all = (n - 1) * l.latency_s + (n - 1) / n * bytes / l.bandwidth_bytes_per_s;
-    r.ep_comm_s = static_cast<double>(m + p - 1) * static_cast<double>(sparse) * stage_share * 4 * all_to_all;
+    r.ep_comm_s = slots * static_cast<double>(sparse) * stage_share * 4 * all_to_all;
   }
   r.iteration_time_s = r.compute_time_s + r.tp_comm_s + r.pp_comm_s + r.dp_comm_exposed_s + r.ep_comm_s + r.cp_comm_s;
   const double capacity = r.iteration_time_s * o.gpus * peak;

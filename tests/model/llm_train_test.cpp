@@ -122,7 +122,14 @@ TEST(LlmTrain, InterleavedScheduleShrinksTheBubble) {
   EXPECT_DOUBLE_EQ(plain.bubble_fraction, 3.0 / 11.0);
   EXPECT_DOUBLE_EQ(inter.bubble_fraction, 1.5 / 9.5);
   EXPECT_NEAR(inter.compute_time_s / plain.compute_time_s, 9.5 / 11.0, 1e-12);
-  EXPECT_NEAR(inter.pp_comm_s / plain.pp_comm_s, 2.0, 1e-12);
+  // Each of the m + (p - 1) / v slots sends v activations and v gradients; TP all-reduces run in every slot.
+  EXPECT_NEAR(inter.pp_comm_s / plain.pp_comm_s, 2.0 * 9.5 / 11.0, 1e-12);
+  o.tp = 2, o.gpus = 16;
+  const double tp_inter = analyze_training(c, a100(), o).tp_comm_s;
+  o.interleave = 1;
+  const double tp_plain = analyze_training(c, a100(), o).tp_comm_s;
+  ASSERT_GT(tp_plain, 0.0);
+  EXPECT_NEAR(tp_inter / tp_plain, 9.5 / 11.0, 1e-12);
   o.interleave = 7;  // 6 layers per stage cannot make 7 virtual stages
   EXPECT_THROW(analyze_training(c, a100(), o), Error);
 }
