@@ -221,8 +221,18 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
                          : ring_allreduce_time_s(act_bytes, o.tp, link_for(d, o.tp <= o.gpus_per_node));
     r.tp_comm_s = slots * static_cast<double>(stage_layers) * per_layer * t;
   }
-  if (p > 1)  // one activation forward and one gradient backward per (virtual) stage boundary crossed in a slot
-    r.pp_comm_s = v * slots * 2 * p2p_time_s(act_bytes, link_for(d, o.tp * p <= o.gpus_per_node));
+  if (p > 1) {  // one activation forward and one gradient backward per (virtual) stage boundary crossed in a slot
+    const double t_p2p = p2p_time_s(act_bytes, link_for(d, o.tp * p <= o.gpus_per_node));
+    if (o.interleave > 1) {
+      // Megatron-LM overlaps these transfers with the next chunk's compute under the interleaved schedule (its
+      // --overlap-p2p-communication, on by default there and forced off for plain 1F1B): a send is exposed only
+      // where it outlasts one virtual stage's forward (activations) or backward (gradients) of a micro-batch.
+      const double fwd_chunk = (t_mb - t_bwd) * stage_share / v, bwd_chunk = t_bwd * stage_share / v;
+      r.pp_comm_s = v * slots * (std::max(0.0, t_p2p - fwd_chunk) + std::max(0.0, t_p2p - bwd_chunk));
+    } else {
+      r.pp_comm_s = v * slots * 2 * t_p2p;
+    }
+  }
   if (o.cp > 1) {
     // Ring attention, per layer and micro-batch: cp - 1 steps each pass this GPU's K and V chunk to the next GPU
     // (forward and each recomputed forward) and K, V with dK, dV (backward); a step's transfer overlaps the
