@@ -303,12 +303,11 @@ std::optional<AttentionKernelEfficiency> builtin_attention_efficiency(const std:
     throw Error(path + ": not a ridge-attention-kernels file (format, kernels[])");
   const std::string family = device_family(device_id);
   for (const auto& k : j["kernels"]) {
-    if (!k.is_object() || !k.contains("ppp") || !k["ppp"].is_number())
+    if (!k.is_object() || !k.contains("ppp") || !k["ppp"].is_number() || k.value("kernel", "").empty() ||
+        k.value("device_family", "").empty() || k.value("source", "").empty())
       throw Error(path + ": every kernel needs kernel, device_family, ppp and source");
     AttentionKernelEfficiency e{k.value("kernel", ""), k.value("device_family", ""), k["ppp"].get<double>(),
                                 k.value("source", "")};
-    if (e.kernel.empty() || e.device_family.empty() || e.source.empty())
-      throw Error(path + ": every kernel needs kernel, device_family, ppp and source");
     if (!(e.ppp > 0 && e.ppp <= 1)) throw Error(fmt::format("{}: {} on {}: ppp must be in (0, 1]", path, e.kernel, e.device_family));
     if (e.kernel == kernel && e.device_family == family) return e;
   }

@@ -183,22 +183,20 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
       const std::string cls = kernel && llm::attention_matmul(n) ? "attention" : op_class(g, n);
       const Calibration* cal = timing ? &*timing : nullptr;
       const bool core = llm::attention_role(n) != llm::AttnRole::None;
-      const double ring = core ? static_cast<double>(o.cp) : 1.0;
+      const int ring = core ? o.cp : 1;  // the core runs once per ring block
       const double f = ring * llm_op_time(nc.cost.flops, bytes, cls, kernels, peak, bw, cal);
       const double b = nc.cost.bwd_flops() > 0 || bytes > 0
                            ? ring * llm_op_time(nc.cost.bwd_flops(), 2 * bytes, cls, kernels, peak, bw, cal)
                            : 0.0;
+      const TrainOp op{n.name, cls, nc.cost.flops * ring, nc.cost.bwd_flops() * ring, bytes * ring, f, b,
+                       recomputed_forwards(n, o) * f};
       if (core) {
         t_core_fwd += f;
         t_core_bwd += b;
       }
-      t_mb += f + b + recomputed_forwards(n, o) * f;
+      t_mb += op.time_s();
       t_bwd += b;
-      if (kernels > 0 || nc.cost.flops > 0 || bytes > 0) {
-        const Count scale = core ? Count{o.cp} : 1;
-        r.ops.push_back({n.name, cls, nc.cost.flops * scale, nc.cost.bwd_flops() * scale, bytes * scale, f, b,
-                         recomputed_forwards(n, o) * f});
-      }
+      if (kernels > 0 || nc.cost.flops > 0 || bytes > 0) r.ops.push_back(op);
     }
   }
   // The largest stage's share of the micro-batch time (1 / p when the stages are even).
@@ -223,15 +221,13 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
   }
   if (p > 1) {  // one activation forward and one gradient backward per (virtual) stage boundary crossed in a slot
     const double t_p2p = p2p_time_s(act_bytes, link_for(d, o.tp * p <= o.gpus_per_node));
-    if (o.interleave > 1) {
-      // Megatron-LM overlaps these transfers with the next chunk's compute under the interleaved schedule (its
-      // --overlap-p2p-communication, on by default there and forced off for plain 1F1B): a send is exposed only
-      // where it outlasts one virtual stage's forward (activations) or backward (gradients) of a micro-batch.
-      const double fwd_chunk = (t_mb - t_bwd) * stage_share / v, bwd_chunk = t_bwd * stage_share / v;
-      r.pp_comm_s = v * slots * (std::max(0.0, t_p2p - fwd_chunk) + std::max(0.0, t_p2p - bwd_chunk));
-    } else {
-      r.pp_comm_s = v * slots * 2 * t_p2p;
-    }
+    // Megatron-LM overlaps these transfers with the next chunk's compute under the interleaved schedule (its
+    // --overlap-p2p-communication, on by default there and forced off for plain 1F1B, which waits for its sends):
+    // a send is exposed only where it outlasts one virtual stage's forward (activations) or backward (gradients).
+    const bool overlap = o.interleave > 1;
+    const double fwd_hidden = overlap ? (t_mb - t_bwd) * stage_share / v : 0.0;
+    const double bwd_hidden = overlap ? t_bwd * stage_share / v : 0.0;
+    r.pp_comm_s = v * slots * (std::max(0.0, t_p2p - fwd_hidden) + std::max(0.0, t_p2p - bwd_hidden));
   }
   if (o.cp > 1) {
     // Ring attention, per layer and micro-batch: cp - 1 steps each pass this GPU's K and V chunk to the next GPU
