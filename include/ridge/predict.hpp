@@ -226,8 +226,24 @@ std::vector<std::string> thread_peak_flags(double one_thread, double two_threads
 std::vector<std::string> calibration_flags(const Calibration& cal);
 
 /// The hardware numbers a prediction uses.
+/// FLOPs a profiled kernel ran on each GPU pipe, as ncu counts them per instruction (ridge ingest's
+/// flops_tensor, flops_fp32, flops_fp16, flops_fp64).
+struct PipeFlops {
+  Count tensor = 0;  ///< tensor-core FLOPs
+  Count fp32 = 0;    ///< fp32 vector FLOPs (FADD, FMUL, FFMA)
+  Count fp16 = 0;    ///< fp16 vector FLOPs (HADD, HMUL, HFMA)
+  Count fp64 = 0;    ///< fp64 vector FLOPs (DADD, DMUL, DFMA)
+};
+/// Peak FLOP/s of each pipe, to time measured FLOPs at the peak of the pipe they ran on (0: unknown).
+struct PipePeaks {
+  double tensor = 0;  ///< the tensor cores at the prediction's precision (fp16 when that precision is fp32 or fp64)
+  double fp32 = 0;    ///< the fp32 vector units; fp16 vector FLOPs are priced here too (a lower bound on their rate)
+  double fp64 = 0;    ///< the fp64 vector units
+};
+
 struct PredictOptions {
   double peak_flop_per_s = 0;
+  PipePeaks pipe_peaks;            ///< per-pipe peaks for measured samples that split their FLOPs by pipe
   double bandwidth_bytes_per_s = 0;
   double kernel_launch_s = 0;      ///< default per-kernel overhead (Efficiency::overhead_s overrides it)
   Combine combine = Combine::Sum;
@@ -411,6 +427,7 @@ struct MeasuredRow {
   std::optional<Count> bytes_written;  ///< the written part of `bytes` when the file splits it
   std::string op_class;           ///< "op_class" field (ridge measure) when present
   std::vector<std::string> flags; ///< sanity flags: "busy-machine" when min/max timings spread > 50 % of the median
+  std::optional<PipeFlops> pipe_flops;  ///< FLOPs per pipe when the row splits them (ridge ingest's kernels)
 };
 /// A measurement file: `ridge measure --format json` (`layers[]`) or `ridge ingest --format json` (`kernels[]`).
 struct MeasuredRun {
@@ -451,7 +468,13 @@ struct Sample {
   double time_s = 0;
   std::optional<Count> bytes_written;  ///< unknown: all of `bytes` is timed as reads
   int kernels = 1;                      ///< kernel launches the time covers (each pays the per-kernel overhead)
+  std::optional<PipeFlops> pipe_flops;  ///< FLOPs per pipe: timed at each pipe's peak (see peak_equivalent_flops)
 };
+/// The FLOPs that take as long at `peak` as `s`'s FLOPs on the pipes they ran on: each pipe's FLOPs scaled by
+/// peak / that pipe's peak (tensor, fp32 and fp16 vector, fp64). `s.flops` when the sample does not split its
+/// FLOPs by pipe or a pipe it used has no known peak. So a fitted PPP is a fraction of the peak of the pipe the
+/// kernels ran on: an fp32 SGEMM's efficiency carries over to tensor-core GEMMs (docs/model.md).
+Count peak_equivalent_flops(const Sample& s, double peak, const PipePeaks& pipes);
 /// Samples from measurements: rows with a positive time and known FLOPs; the op class is the row's
 /// `op_class` when given, else the family of its op when ridge knows it, else the op text. Layers without
 /// FLOPs are skipped and counted.
@@ -462,9 +485,10 @@ std::vector<Sample> samples_from(const std::vector<MeasuredRun>& ms, int* skippe
 /// only where samples split their bytes), with an error symmetric in predicted/measured
 /// (iteratively reweighted; see docs/model.md). Classes with fewer than `min_samples` samples use
 /// the fallback.
+/// Samples that split their FLOPs by pipe are timed at each pipe's peak in `pipes` (peak_equivalent_flops).
 Calibration calibrate(const std::vector<Sample>& samples, double peak_flop_per_s, double bandwidth_bytes_per_s,
-                      int min_samples = 3);
-/// Predicted time of one sample under `cal` (sum combine, one kernel).
+                      int min_samples = 3, const PipePeaks& pipes = {});
+/// Predicted time of one sample under `cal` (sum combine, its kernels; per-pipe FLOPs at hw.pipe_peaks).
 double predict_sample(const Sample& s, const Calibration& cal, const PredictOptions& hw);
 
 /// Median and 90th percentile of |predicted - measured| / measured.

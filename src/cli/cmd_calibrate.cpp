@@ -216,7 +216,7 @@ void run(const CalibrateArgs& a) {
   settings.level = a.level;
   settings.calibration = "none";
   const PredictOptions hw = predict_options(d, settings);
-  Calibration cal = calibrate(samples, hw.peak_flop_per_s, hw.bandwidth_bytes_per_s, a.min_samples);
+  Calibration cal = calibrate(samples, hw.peak_flop_per_s, hw.bandwidth_bytes_per_s, a.min_samples, hw.pipe_peaks);
   cal.device = d.id;
   cal.precision = std::string(precision_info(*precision).name);
   const CalibrationCheck check = check_calibration(samples, hw, Calibration{}, a.min_samples);

@@ -132,8 +132,33 @@ std::pair<Vec, double> fit_terms(const std::vector<Vec>& x, const std::vector<do
 // bytes each in 4 us fitted PPP_mem 4e-5, which then priced a 41 KB elementwise kernel at 640 us instead of 6 us).
 constexpr double kUnseenShare = 1e-3;
 
+// Two terms whose columns (relative to the measured times) point the same way to within this cosine cannot be
+// told apart by the data: the least-squares split between them follows noise (the eight V100 GEMM kernels of the
+// DeepCAM profile move 1.4-1.6 times as long in FLOPs at peak as in bytes at peak, cosine 0.997, and the fit gave
+// all their time to the bytes, none to the tensor cores).
+constexpr double kCollinearCosine = 0.995;
+
+// Of each pair of collinear terms (kCollinearCosine) the one with less time at PPP 1 is dropped (its factor
+// fitted to 0): the roofline decides what limits these samples, as the exact-tie rule of weighted_nnls does.
+void drop_collinear_terms(std::vector<Vec>& x, const std::vector<double>& t) {
+  std::array<double, kOverhead> norm{}, at_peak{};
+  for (size_t n = 0; n < x.size(); ++n)
+    for (int i = 0; i < kOverhead; ++i) norm[i] += (x[n][i] / t[n]) * (x[n][i] / t[n]), at_peak[i] += x[n][i] / t[n];
+  for (int i = 0; i < kOverhead; ++i)
+    for (int k = i + 1; k < kOverhead; ++k) {
+      if (norm[i] == 0 || norm[k] == 0) continue;
+      double dot = 0;
+      for (size_t n = 0; n < x.size(); ++n) dot += (x[n][i] / t[n]) * (x[n][k] / t[n]);
+      if (dot / std::sqrt(norm[i] * norm[k]) < kCollinearCosine) continue;
+      const int drop = at_peak[i] >= at_peak[k] ? k : i;
+      for (Vec& v : x) v[drop] = 0;
+      norm[drop] = 0;
+    }
+}
+
 // Fits like fit_terms, but a term no sample shows (kUnseenShare) is priced at PPP 1 (coefficient 1, the roofline's
-// own rate, as nothing measured says otherwise) and the others are fitted to the times less that.
+// own rate, as nothing measured says otherwise) and the others are fitted to the times less that; of collinear
+// terms only the one the roofline says binds is fitted (drop_collinear_terms).
 std::pair<Vec, double> fit_seen_terms(std::vector<Vec> x, const std::vector<double>& t) {
   std::vector<double> rest = t;
   std::array<bool, kOverhead> unseen{};
@@ -144,6 +169,7 @@ std::pair<Vec, double> fit_seen_terms(std::vector<Vec> x, const std::vector<doub
     if (unseen[i])
       for (size_t n = 0; n < x.size(); ++n) rest[n] -= x[n][i], x[n][i] = 0;
   }
+  drop_collinear_terms(x, rest);
   auto fitted = fit_terms(x, rest);
   for (int i = 0; i < kOverhead; ++i)
     if (unseen[i]) fitted.first[i] = 1.0;
@@ -154,7 +180,7 @@ std::pair<Vec, double> fit_seen_terms(std::vector<Vec> x, const std::vector<doub
 // get separate factors only where the samples split their bytes and the split explains the times clearly
 // better (1% less error) than one factor for all bytes; otherwise ppp_write stays unset (= ppp_mem), which
 // is also the answer when reads and writes move in lockstep (elementwise ops) and cannot be told apart.
-Efficiency fit(const std::vector<const Sample*>& samples, double peak, double bw) {
+Efficiency fit(const std::vector<const Sample*>& samples, double peak, double bw, const PipePeaks& pipes) {
   std::vector<Vec> merged, split;
   std::vector<double> t;
   bool any_split = false;
@@ -162,8 +188,9 @@ Efficiency fit(const std::vector<const Sample*>& samples, double peak, double bw
     const Count written = s->bytes_written.value_or(0);
     any_split = any_split || written > 0;
     const double launches = s->kernels;
-    merged.push_back({to_double(s->flops) / peak, to_double(s->bytes) / bw, 0.0, launches});
-    split.push_back({to_double(s->flops) / peak, to_double(s->bytes - written) / bw, to_double(written) / bw, launches});
+    const double compute = to_double(peak_equivalent_flops(*s, peak, pipes)) / peak;
+    merged.push_back({compute, to_double(s->bytes) / bw, 0.0, launches});
+    split.push_back({compute, to_double(s->bytes - written) / bw, to_double(written) / bw, launches});
     t.push_back(s->time_s);
   }
   auto [c, loss] = fit_seen_terms(merged, t);
@@ -186,8 +213,21 @@ double relative_error(double predicted, double measured) { return std::abs(predi
 
 }  // namespace
 
+Count peak_equivalent_flops(const Sample& s, double peak, const PipePeaks& pipes) {
+  if (!s.pipe_flops) return s.flops;
+  const PipeFlops& f = *s.pipe_flops;
+  const std::pair<Count, double> parts[] = {{f.tensor, pipes.tensor}, {f.fp32 + f.fp16, pipes.fp32}, {f.fp64, pipes.fp64}};
+  double scaled = 0;
+  for (const auto& [flops, pipe_peak] : parts) {
+    if (flops == 0) continue;
+    if (!(pipe_peak > 0)) return s.flops;  // a pipe without a known peak: time every FLOP at `peak`
+    scaled += to_double(flops) * (peak / pipe_peak);
+  }
+  return static_cast<Count>(std::llround(scaled));
+}
+
 Calibration calibrate(const std::vector<Sample>& samples, double peak_flop_per_s, double bandwidth_bytes_per_s,
-                      int min_samples) {
+                      int min_samples, const PipePeaks& pipes) {
   if (samples.empty()) throw Error("calibrate: no usable measurements (layers need time_s > 0 and flops)");
   RIDGE_ASSERT(peak_flop_per_s > 0 && bandwidth_bytes_per_s > 0, "calibration needs positive peak and bandwidth");
   std::vector<const Sample*> all;
@@ -197,14 +237,15 @@ Calibration calibrate(const std::vector<Sample>& samples, double peak_flop_per_s
     by_class[s.op_class].push_back(&s);
   }
   Calibration c;
-  c.fallback = fit(all, peak_flop_per_s, bandwidth_bytes_per_s);
+  c.fallback = fit(all, peak_flop_per_s, bandwidth_bytes_per_s, pipes);
   for (const auto& [cls, members] : by_class)
-    if (static_cast<int>(members.size()) >= min_samples) c.by_class[cls] = fit(members, peak_flop_per_s, bandwidth_bytes_per_s);
+    if (static_cast<int>(members.size()) >= min_samples)
+      c.by_class[cls] = fit(members, peak_flop_per_s, bandwidth_bytes_per_s, pipes);
   return c;
 }
 
 double predict_sample(const Sample& s, const Calibration& cal, const PredictOptions& hw) {
-  return phase_time(s.flops, s.bytes, s.bytes_written.value_or(0), s.kernels, cal.for_class(s.op_class), hw).time_s;
+  return phase_time(peak_equivalent_flops(s, hw.peak_flop_per_s, hw.pipe_peaks), s.bytes, s.bytes_written.value_or(0), s.kernels, cal.for_class(s.op_class), hw).time_s;
 }
 
 ErrorStats error_stats(std::vector<double> errors) {
@@ -234,7 +275,7 @@ CalibrationCheck check_calibration(const std::vector<Sample>& samples, const Pre
     return e;
   };
   check.before = error_stats(errors(baseline, hw, ""));
-  check.after = error_stats(errors(calibrate(samples, hw.peak_flop_per_s, hw.bandwidth_bytes_per_s, min_samples),
+  check.after = error_stats(errors(calibrate(samples, hw.peak_flop_per_s, hw.bandwidth_bytes_per_s, min_samples, hw.pipe_peaks),
                                    fitted_hw, ""));
   std::set<std::string> models;
   for (const Sample& s : samples) models.insert(s.model);
@@ -243,7 +284,7 @@ CalibrationCheck check_calibration(const std::vector<Sample>& samples, const Pre
     std::vector<Sample> train;
     for (const Sample& s : samples)
       if (s.model != m) train.push_back(s);
-    const Calibration cal = calibrate(train, hw.peak_flop_per_s, hw.bandwidth_bytes_per_s, min_samples);
+    const Calibration cal = calibrate(train, hw.peak_flop_per_s, hw.bandwidth_bytes_per_s, min_samples, hw.pipe_peaks);
     double predicted = 0, measured = 0;
     for (const Sample& s : samples)
       if (s.model == m) predicted += predict_sample(s, cal, fitted_hw), measured += s.time_s;

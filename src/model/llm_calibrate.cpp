@@ -192,7 +192,7 @@ Calibration fit_llm_calibration(const std::vector<LlmOpMeasurement>& ms, const D
   std::vector<Sample> samples;
   for (const auto& m : ms)
     samples.push_back({fmt::format("{}@tp{}", m.file, m.tp), m.op, m.op_class, m.op_class == "gemm" ? m.flops : 0,
-                       m.bytes, m.time_s, std::nullopt, m.kernels});
+                       m.bytes, m.time_s, std::nullopt, m.kernels, std::nullopt});
   Calibration c = calibrate(samples, d.require_peak(p), d.dram_bandwidth());
   // Softmax and reductions are memory-bound kernels the profiles do not time: the elementwise factors.
   if (auto it = c.by_class.find("elementwise"); it != c.by_class.end())

@@ -107,6 +107,15 @@ MeasuredRun parse_measurement(const std::string& text, const std::string& origin
       l.bytes_written = count_of(*w, where + ".bytes_written");
       if (*l.bytes_written > *l.bytes) throw Error(where + ".bytes_written: larger than the bytes moved");
     }
+    if (l.flops && row.contains("flops_tensor") && row.contains("flops_fp32") && row.contains("flops_fp16") &&
+        row.contains("flops_fp64")) {
+      auto pipe = [&](const char* k) {  // null: the profile did not count that pipe (nor does `flops`)
+        return row[k].is_null() ? Count{0} : count_of(row[k], where + "." + k);
+      };
+      const PipeFlops f{pipe("flops_tensor"), pipe("flops_fp32"), pipe("flops_fp16"), pipe("flops_fp64")};
+      // Only a split that adds up to the row's FLOPs is used; any other is ignored (all FLOPs at one peak).
+      if (f.tensor + f.fp32 + f.fp16 + f.fp64 == *l.flops) l.pipe_flops = f;
+    }
     if (m.device.empty()) {  // ingested kernels name their GPU per row
       if (auto dev = text_of(row, {"device"}); dev && !dev->empty()) m.device = *dev;
     }
@@ -142,6 +151,7 @@ std::vector<Sample> samples_from(const std::vector<MeasuredRun>& ms, int* skippe
       s.bytes = l.bytes.value_or(0);
       s.bytes_written = l.bytes_written;
       s.time_s = *l.time_s;
+      s.pipe_flops = l.pipe_flops;
       out.push_back(std::move(s));
     }
   }

@@ -137,6 +137,10 @@ PredictOptions predict_options(const Device& d, const PredictSettings& s, std::v
   PredictOptions o;
   o.peak_flop_per_s = d.require_peak(s.precision);
   o.bandwidth_bytes_per_s = d.bandwidth(s.level);
+  const bool vector_precision = s.precision == Precision::FP32 || s.precision == Precision::FP64;
+  o.pipe_peaks.tensor = vector_precision ? d.peak(Precision::FP16).value_or(0) : o.peak_flop_per_s;
+  o.pipe_peaks.fp32 = d.peak(Precision::FP32).value_or(0);
+  o.pipe_peaks.fp64 = d.peak(Precision::FP64).value_or(0);
   o.kernel_launch_s = s.kernel_launch_s.value_or(d.kernel_launch_s);
   o.combine = s.combine;
   o.training = s.training;

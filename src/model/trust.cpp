@@ -73,10 +73,16 @@ std::optional<Calibration> builtin_calibration(const std::string& device_id, Pre
   // fp16 and bf16 run on the same tensor cores at the same peak: a fit at one applies to the other.
   auto half = [](const std::string& s) { return s == "fp16" || s == "bf16"; };
   // A fit that failed its own leave-one-model-out check is shipped for --calibration but not applied by default.
-  return find_calibration(builtin_data_dir("calibrations"), [&](const Calibration& c) {
+  auto applies = [&](const Calibration& c) {
     return c.device_family == family && (c.precision == precision || (half(c.precision) && half(precision))) &&
            !(c.leave_one_out_error && *c.leave_one_out_error > 0.5);
-  });
+  };
+  // A fit with a GEMM-shape table (whole-layer GEMMs timed across shapes) comes before one fitted on a few
+  // kernels of micro-benchmarks, whose factors hold for their shapes only; then name order decides.
+  const std::string dir = builtin_data_dir("calibrations");
+  if (auto shaped = find_calibration(dir, [&](const Calibration& c) { return applies(c) && !c.gemm_shapes.ppp.empty(); }))
+    return shaped;
+  return find_calibration(dir, applies);
 }
 
 std::vector<std::string> check_calibration_applies(const Calibration& cal, const std::string& device_id, Precision p,

@@ -67,13 +67,15 @@ TEST(CliTrust, H100CnnAtTf32HasNoCalibrationAndEveryOutputSaysUpperBound) {
   EXPECT_NE(text.find("upper bound (uncalibrated)"), std::string::npos);
 }
 
-TEST(CliTrust, ShippedV100CalibrationAppliesByDefaultAndFlagsItsAboveRoofClass) {
+TEST(CliTrust, ShippedV100CalibrationAppliesByDefaultWithNoClassAboveItsRoof) {
   const json j = run_json("predict resnet50 --device v100 --batch 64 --train --precision amp-fp16");
   EXPECT_EQ(j["calibrated"], true);
   EXPECT_EQ(j["time_kind"], "calibrated");
   EXPECT_EQ(j["precision"], "amp-fp16");
-  ASSERT_TRUE(j["flags"].is_array());
-  EXPECT_NE(std::find(j["flags"].begin(), j["flags"].end(), "above-roof:gemm"), j["flags"].end()) << j["flags"];
+  // The DeepCAM GEMM kernels' FLOPs are timed at the peak of the pipe they ran on (tensor cores or fp32 units) and
+  // their near-collinear FLOPs and bytes go to the roofline's limit: a PPP below 1, not the 2.62 of one peak.
+  const std::string flags = j.value("flags", json::array()).dump();
+  EXPECT_EQ(flags.find("above-roof"), std::string::npos) << flags;
   const json none = run_json("predict resnet50 --device v100 --batch 64 --precision amp-fp16 --calibration none");
   EXPECT_EQ(none["calibrated"], false);
 }

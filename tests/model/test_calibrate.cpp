@@ -141,6 +141,71 @@ TEST(Calibrate, WritesGetTheirOwnFactorOnlyWhereTheSplitExplainsTheTimes) {
   EXPECT_NEAR(l.ppp_mem, 0.8, 1e-6);
 }
 
+TEST(Calibrate, NearlyCollinearTermsGoToTheRooflineLimitToo) {
+  // GEMMs whose FLOPs and bytes grow almost in step (cosine > 0.995) and whose time is the FLOPs at 0.6 of the
+  // peak with 2 % noise: noise alone must not hand their time to the bytes, which would make compute free.
+  std::vector<Sample> gemms;
+  const double jitter[] = {1.02, 0.98, 1.01, 0.99, 1.02, 0.98};
+  for (int i = 1; i <= 6; ++i) {
+    const Count flops = Count(i) * 2000000000;
+    const Count bytes = flops / 100 + Count(i % 2) * 1000000;  // 100 FLOP/B (above this device's ridge of 5)
+    gemms.push_back({"m", "gemm" + std::to_string(i), "gemm", flops, bytes, jitter[i - 1] * to_double(flops) / (0.6 * kPeak)});
+  }
+  const Efficiency& e = calibrate(gemms, kPeak, kBw).by_class.at("gemm");
+  EXPECT_NEAR(e.ppp, 0.6, 0.02);
+  EXPECT_TRUE(std::isinf(e.ppp_mem));
+}
+
+TEST(Calibrate, PipeFlopsAreTimedAtThePeakOfThePipeTheyRanOn) {
+  // fp32 SGEMMs at 0.5 of the fp32 peak: fitted against the tensor peak (16x the fp32 one) as plain FLOPs they
+  // give PPP 1/32, which would price tensor-core GEMMs 16x too slow; priced by pipe, the factor is 0.5 of the
+  // pipe's peak and carries over.
+  PipePeaks pipes{16 * kPeak, kPeak, kPeak / 2};
+  const double tensor_peak = pipes.tensor;
+  std::vector<Sample> sgemms;
+  for (int i = 1; i <= 4; ++i) {
+    Sample s{"m", "sgemm" + std::to_string(i), "gemm", Count(i) * 1000000000, 0, 0};
+    s.pipe_flops = PipeFlops{0, s.flops, 0, 0};
+    s.time_s = to_double(s.flops) / (0.5 * kPeak);
+    sgemms.push_back(s);
+  }
+  const Calibration cal = calibrate(sgemms, tensor_peak, kBw, 3, pipes);
+  EXPECT_NEAR(cal.by_class.at("gemm").ppp, 0.5, 1e-6);
+  EXPECT_NEAR(calibrate(sgemms, tensor_peak, kBw).by_class.at("gemm").ppp, 0.5 / 16, 1e-6);  // without the split
+
+  Sample hgemm{"m2", "hgemm", "gemm", 8000000000, 0, 0};
+  hgemm.pipe_flops = PipeFlops{hgemm.flops, 0, 0, 0};
+  PredictOptions opt = hw();
+  opt.peak_flop_per_s = tensor_peak;
+  opt.pipe_peaks = pipes;
+  EXPECT_NEAR(predict_sample(hgemm, cal, opt), 8e9 / (0.5 * tensor_peak), 1e-12);
+
+  // peak_equivalent_flops: each pipe scaled by peak / its peak; fp16 vector FLOPs at the fp32 rate; a pipe
+  // without a known peak, or no split, leaves the FLOPs as counted.
+  Sample mixed{"m", "k", "gemm", 100 + 10 + 4 + 2, 0, 1};
+  mixed.pipe_flops = PipeFlops{100, 10, 4, 2};
+  EXPECT_EQ(peak_equivalent_flops(mixed, tensor_peak, pipes), 100 + 14 * 16 + 2 * 32);
+  EXPECT_EQ(peak_equivalent_flops(mixed, tensor_peak, PipePeaks{tensor_peak, kPeak, 0}), mixed.flops);
+  mixed.pipe_flops.reset();
+  EXPECT_EQ(peak_equivalent_flops(mixed, tensor_peak, pipes), mixed.flops);
+}
+
+TEST(Calibrate, MeasurementRowsKeepTheirPipeSplitOnlyWhenItAddsUp) {
+  const MeasuredRun m = parse_measurement(R"({"kernels": [
+      {"name": "a", "time_s": 1e-5, "flops": 30, "flops_tensor": 20, "flops_fp32": 10, "flops_fp16": null, "flops_fp64": 0},
+      {"name": "b", "time_s": 1e-5, "flops": 31, "flops_tensor": 20, "flops_fp32": 10, "flops_fp16": 0, "flops_fp64": 0},
+      {"name": "c", "time_s": 1e-5, "flops": 30}]})", "k.json");
+  ASSERT_EQ(m.layers.size(), 3u);
+  ASSERT_TRUE(m.layers[0].pipe_flops.has_value());  // null: the profile did not count that pipe
+  EXPECT_EQ(m.layers[0].pipe_flops->tensor, 20);
+  EXPECT_EQ(m.layers[0].pipe_flops->fp16, 0);
+  EXPECT_FALSE(m.layers[1].pipe_flops.has_value());  // 20 + 10 != 31: the split does not explain the FLOPs
+  EXPECT_FALSE(m.layers[2].pipe_flops.has_value());
+  EXPECT_TRUE(samples_from({m})[0].pipe_flops.has_value());
+  EXPECT_THROW(parse_measurement(R"({"kernels": [{"name": "a", "time_s": 1e-5, "flops": 3, "flops_tensor": "x",
+      "flops_fp32": 0, "flops_fp16": 0, "flops_fp64": 0}]})", "k.json"), Error);
+}
+
 TEST(Calibrate, ErrorStatsInterpolate) {
   const auto st = error_stats({0.1, 0.3, 0.2, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0});
   EXPECT_NEAR(st.median, 0.55, 1e-12);

@@ -119,8 +119,8 @@ TEST(Trust, ShippedCalibrationsApplyByDeviceFamilyAndPrecision) {
   EXPECT_GT(v100->fallback.samples, 700);
   EXPECT_FALSE(builtin_calibration("v100-sxm2", Precision::FP32).has_value());  // fitted at the fp16 peak only
   EXPECT_FALSE(builtin_calibration("h100-sxm", Precision::TF32).has_value());  // Vidur measured fp16 only
-  // The A100 profile fit (a100-fp16.json) fails its leave-one-model-out check (> 50 %): shipped, not applied by
-  // default; the Vidur GEMM-shape fit applies instead, at fp16 and bf16 alike.
+  // The A100 profile fit (a100-fp16.json, two attention micro-benchmarks) passes its leave-one-model-out check,
+  // but a fit with a GEMM-shape table comes first: the Vidur fit applies, at fp16 and bf16 alike.
   for (Precision p : {Precision::FP16, Precision::BF16}) {
     const auto a100 = builtin_calibration("a100-sxm4-40gb", p);
     ASSERT_TRUE(a100.has_value());
