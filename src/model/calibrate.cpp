@@ -223,7 +223,8 @@ Count peak_equivalent_flops(const Sample& s, double peak, const PipePeaks& pipes
     if (!(pipe_peak > 0)) return s.flops;  // a pipe without a known peak: time every FLOP at `peak`
     scaled += to_double(flops) * (peak / pipe_peak);
   }
-  return static_cast<Count>(std::llround(scaled));
+  if (!(scaled < 1e36)) return s.flops;  // beyond any kernel (and a Count): keep the counted FLOPs
+  return static_cast<Count>(std::round(scaled));
 }
 
 Calibration calibrate(const std::vector<Sample>& samples, double peak_flop_per_s, double bandwidth_bytes_per_s,

@@ -114,7 +114,13 @@ MeasuredRun parse_measurement(const std::string& text, const std::string& origin
       };
       const PipeFlops f{pipe("flops_tensor"), pipe("flops_fp32"), pipe("flops_fp16"), pipe("flops_fp64")};
       // Only a split that adds up to the row's FLOPs is used; any other is ignored (all FLOPs at one peak).
-      if (f.tensor + f.fp32 + f.fp16 + f.fp64 == *l.flops) l.pipe_flops = f;
+      Count rest = *l.flops;  // subtracted pipe by pipe: no sum that could overflow
+      bool adds_up = true;
+      for (Count part : {f.tensor, f.fp32, f.fp16, f.fp64}) {
+        adds_up = adds_up && part >= 0 && part <= rest;
+        if (adds_up) rest -= part;
+      }
+      if (adds_up && rest == 0) l.pipe_flops = f;
     }
     if (m.device.empty()) {  // ingested kernels name their GPU per row
       if (auto dev = text_of(row, {"device"}); dev && !dev->empty()) m.device = *dev;

@@ -27,6 +27,19 @@ TEST(ParsersRobust, MeasurementFiles) {
     {"name": "a", "op": "Conv", "time_s": 1e-3, "flops": 1000, "bytes": "2000"},
     {"name": "b", "op": "Relu", "forward": {"median_s": 1e-4}, "flops": 10, "bytes_read": 8, "bytes_written": 8, "cost_known": true}]})";
   survive_mutations(seed, [](const std::string& s) { samples_from({parse_measurement(s, "m.json")}); });
+  // Ingested kernels with FLOPs per pipe, fitted and predicted at per-pipe peaks.
+  const std::string kernels = R"({"model": "k", "kernels": [
+    {"name": "a", "family": "gemm", "time_s": 1e-5, "flops": 30, "flops_tensor": 20, "flops_fp32": 10, "flops_fp16": null, "flops_fp64": 0, "dram_bytes": 64},
+    {"name": "b", "family": "gemm", "time_s": 2e-5, "flops": "60", "flops_tensor": 40, "flops_fp32": "20", "flops_fp16": 0, "flops_fp64": 0, "dram_bytes": 128},
+    {"name": "c", "family": "gemm", "time_s": 4e-5, "flops": 120, "flops_tensor": 80, "flops_fp32": 40, "flops_fp16": 0, "flops_fp64": 0, "dram_bytes": 300}]})";
+  PredictOptions hw;
+  hw.peak_flop_per_s = 1e12, hw.bandwidth_bytes_per_s = 1e9, hw.pipe_peaks = {1e12, 1e11, 5e10};
+  survive_mutations(kernels, [&](const std::string& s) {
+    const auto samples = samples_from({parse_measurement(s, "k.json")});
+    if (samples.empty()) return;
+    const Calibration cal = calibrate(samples, hw.peak_flop_per_s, hw.bandwidth_bytes_per_s, 1, hw.pipe_peaks);
+    for (const Sample& x : samples) (void)predict_sample(x, cal, hw);
+  });
 }
 
 TEST(ParsersRobust, CalibrationFiles) {
