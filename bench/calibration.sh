@@ -26,6 +26,9 @@ for m in $MODELS; do
   files+=("$dir/$m.json")
 done
 
+# --device machine reads this CPU's profile: measured once (~30 s) when there is none in the cache yet.
+echo "== ridge machine (peaks and bandwidths of this CPU; cached after the first run)" >&2
+"$RIDGE" machine >/dev/null
 echo "== ridge calibrate (${#files[@]} models, device machine)" >&2
 "$RIDGE" calibrate "${files[@]}" --device machine -o "$dir/calibration.json" --format table --json "$dir/check.json"
 
