@@ -225,7 +225,6 @@ std::vector<std::string> thread_peak_flags(double one_thread, double two_threads
 /// each fitted class whose PPP or PPP memory exceeds 1 (its kernels measured faster than the roof).
 std::vector<std::string> calibration_flags(const Calibration& cal);
 
-/// The hardware numbers a prediction uses.
 /// FLOPs a profiled kernel ran on each GPU pipe, as ncu counts them per instruction (ridge ingest's
 /// flops_tensor, flops_fp32, flops_fp16, flops_fp64).
 struct PipeFlops {
@@ -241,6 +240,7 @@ struct PipePeaks {
   double fp64 = 0;    ///< the fp64 vector units
 };
 
+/// The hardware numbers a prediction uses.
 struct PredictOptions {
   double peak_flop_per_s = 0;
   PipePeaks pipe_peaks;            ///< per-pipe peaks for measured samples that split their FLOPs by pipe

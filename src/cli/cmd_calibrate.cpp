@@ -270,7 +270,8 @@ void run(const CalibrateArgs& a) {
                       "bandwidth) + overhead, fitted per op class by non-negative least squares on relative error "
                       "(writes get their own factor only where it fits clearly better); classes with fewer than " +
                       std::to_string(a.min_samples) + " layers use the fallback");
-  const auto by_pipe = std::count_if(samples.begin(), samples.end(), [](const Sample& s) { return s.pipe_flops.has_value(); });
+  const auto by_pipe =
+      std::count_if(samples.begin(), samples.end(), [](const Sample& s) { return s.pipe_flops.has_value(); });
   if (by_pipe > 0)
     doc.notes.push_back(fmt::format("FLOPs of {} of {} layer(s) timed at the peak of the pipe they ran on: tensor {}, "
                                     "fp32 and fp16 vector {}, fp64 {} (docs/model.md, \"Calibration\")",

@@ -246,7 +246,8 @@ Calibration calibrate(const std::vector<Sample>& samples, double peak_flop_per_s
 }
 
 double predict_sample(const Sample& s, const Calibration& cal, const PredictOptions& hw) {
-  return phase_time(peak_equivalent_flops(s, hw.peak_flop_per_s, hw.pipe_peaks), s.bytes, s.bytes_written.value_or(0), s.kernels, cal.for_class(s.op_class), hw).time_s;
+  const Count flops = peak_equivalent_flops(s, hw.peak_flop_per_s, hw.pipe_peaks);
+  return phase_time(flops, s.bytes, s.bytes_written.value_or(0), s.kernels, cal.for_class(s.op_class), hw).time_s;
 }
 
 ErrorStats error_stats(std::vector<double> errors) {
@@ -276,8 +277,8 @@ CalibrationCheck check_calibration(const std::vector<Sample>& samples, const Pre
     return e;
   };
   check.before = error_stats(errors(baseline, hw, ""));
-  check.after = error_stats(errors(calibrate(samples, hw.peak_flop_per_s, hw.bandwidth_bytes_per_s, min_samples, hw.pipe_peaks),
-                                   fitted_hw, ""));
+  check.after = error_stats(
+      errors(calibrate(samples, hw.peak_flop_per_s, hw.bandwidth_bytes_per_s, min_samples, hw.pipe_peaks), fitted_hw, ""));
   std::set<std::string> models;
   for (const Sample& s : samples) models.insert(s.model);
   if (models.size() < 2) return check;
