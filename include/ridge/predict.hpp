@@ -187,8 +187,12 @@ using CalibrationMatch = std::function<bool(const Calibration&)>;
 /// in name order, that `applies` accepts; nullopt when none does or `dir` is no folder. Shared by
 /// builtin_calibration and builtin_llm_calibration.
 std::optional<Calibration> find_calibration(const std::string& dir, const CalibrationMatch& applies);
+/// Every calibration among the *.json files of `dir` that `applies` accepts, in name order (one read of the
+/// folder; find_calibration is its first).
+std::vector<Calibration> find_calibrations(const std::string& dir, const CalibrationMatch& applies);
 /// The shipped calibration (data/calibrations/*.json, format ridge-calibration) for `device`'s family at the
-/// peak precision `p` whose leave-one-model-out error is at most 50 % (or not measured); nullopt when none applies.
+/// peak precision `p` whose leave-one-model-out error is at most 50 % (or not measured); of several, the first
+/// with a GEMM-shape table, else the first in name order; nullopt when none applies.
 std::optional<Calibration> builtin_calibration(const std::string& device_id, Precision p);
 /// Checks that `cal` applies to `device_id` at precision `p`: another device family or precision is a
 /// ridge::Error naming both sides ("... (use --force to apply it anyway)"); with `force` the mismatch is returned

@@ -272,12 +272,12 @@ void run(const CalibrateArgs& a) {
                       std::to_string(a.min_samples) + " layers use the fallback");
   const auto by_pipe =
       std::count_if(samples.begin(), samples.end(), [](const Sample& s) { return s.pipe_flops.has_value(); });
+  auto rate = [](double flop_per_s) { return report::format_cell(Cell::real(flop_per_s, Unit::FlopPerSecond)); };
   if (by_pipe > 0)
     doc.notes.push_back(fmt::format("FLOPs of {} of {} layer(s) timed at the peak of the pipe they ran on: tensor {}, "
                                     "fp32 and fp16 vector {}, fp64 {} (docs/model.md, \"Calibration\")",
-                                    by_pipe, samples.size(), report::si(hw.pipe_peaks.tensor) + "FLOP/s",
-                                    report::si(hw.pipe_peaks.fp32) + "FLOP/s",
-                                    report::si(hw.pipe_peaks.fp64) + "FLOP/s"));
+                                    by_pipe, samples.size(), rate(hw.pipe_peaks.tensor), rate(hw.pipe_peaks.fp32),
+                                    rate(hw.pipe_peaks.fp64)));
   doc.notes.push_back("errors are |predicted - measured| / measured per layer; use it with `ridge predict --calibration " +
                       a.output + "`");
   a.out.emit(doc);

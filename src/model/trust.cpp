@@ -47,10 +47,11 @@ std::string device_family(const std::string& device_id) {
   return ascii_lower(device_id.substr(0, device_id.find('-')));
 }
 
-std::optional<Calibration> find_calibration(const std::string& dir, const CalibrationMatch& applies) {
+std::vector<Calibration> find_calibrations(const std::string& dir, const CalibrationMatch& applies) {
   namespace fs = std::filesystem;
+  std::vector<Calibration> found;
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return std::nullopt;
+  if (!fs::is_directory(dir, ec)) return found;
   std::vector<fs::path> files;
   for (const auto& e : fs::directory_iterator(dir, ec))
     if (e.path().extension() == ".json") files.push_back(e.path());
@@ -63,9 +64,15 @@ std::optional<Calibration> find_calibration(const std::string& dir, const Calibr
     Calibration c = calibration_from_json(j, f.string());
     c.file = f.string();
     if (c.device_family.empty()) c.device_family = device_family(c.device);
-    if (applies(c)) return c;
+    if (applies(c)) found.push_back(std::move(c));
   }
-  return std::nullopt;
+  return found;
+}
+
+std::optional<Calibration> find_calibration(const std::string& dir, const CalibrationMatch& applies) {
+  std::vector<Calibration> found = find_calibrations(dir, applies);
+  if (found.empty()) return std::nullopt;
+  return std::move(found.front());
 }
 
 std::optional<Calibration> builtin_calibration(const std::string& device_id, Precision p) {
@@ -77,12 +84,12 @@ std::optional<Calibration> builtin_calibration(const std::string& device_id, Pre
     return c.device_family == family && (c.precision == precision || (half(c.precision) && half(precision))) &&
            !(c.leave_one_out_error && *c.leave_one_out_error > 0.5);
   };
+  std::vector<Calibration> found = find_calibrations(builtin_data_dir("calibrations"), applies);
+  if (found.empty()) return std::nullopt;
   // A fit with a GEMM-shape table (whole-layer GEMMs timed across shapes) comes before one fitted on a few
   // kernels of micro-benchmarks, whose factors hold for their shapes only; then name order decides.
-  const std::string dir = builtin_data_dir("calibrations");
-  if (auto shaped = find_calibration(dir, [&](const Calibration& c) { return applies(c) && !c.gemm_shapes.ppp.empty(); }))
-    return shaped;
-  return find_calibration(dir, applies);
+  auto shaped = std::find_if(found.begin(), found.end(), [](const Calibration& c) { return !c.gemm_shapes.ppp.empty(); });
+  return std::move(shaped != found.end() ? *shaped : found.front());
 }
 
 std::vector<std::string> check_calibration_applies(const Calibration& cal, const std::string& device_id, Precision p,
