@@ -27,6 +27,23 @@ endfunction()
 # (graph to model, measure) keep the build type's flags. Release builds only; -O1 comes after CMake's -O3.
 function(ridge_front_end_optimisation target)
   target_compile_options(${target} PRIVATE $<$<CONFIG:Release>:-O1>)
+  ridge_unity_batches(${target})
+endfunction()
+
+# Unity batches: each batch of sources compiles as one translation unit, so the inline code of the header-only
+# libraries every file includes (CLI11, nlohmann/json, GoogleTest, fmt) is generated once per batch instead of once
+# per file. Files with a `#pragma GCC target` (the per-ISA machine kernels, kernels_<isa>.cpp) stay alone: the
+# pragma would reach the files after them. Helpers in anonymous namespaces need distinct names within a target.
+option(RIDGE_UNITY_BUILD "Compile each target's sources in unity batches (faster clean builds)" ON)
+set(RIDGE_UNITY_BATCH 8 CACHE STRING "Sources per unity batch")
+function(ridge_unity_batches target)
+  set_target_properties(${target} PROPERTIES UNITY_BUILD ${RIDGE_UNITY_BUILD} UNITY_BUILD_BATCH_SIZE ${RIDGE_UNITY_BATCH})
+  get_target_property(sources ${target} SOURCES)
+  foreach(source ${sources})
+    if(source MATCHES "kernels_[a-z0-9]+\\.cpp$")
+      set_source_files_properties(${source} TARGET_DIRECTORY ${target} PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
+    endif()
+  endforeach()
 endfunction()
 
 # Where the shared fixtures live (tests skip cleanly when the folder is absent).
@@ -51,6 +68,7 @@ function(ridge_stage name)
   endif()
   add_library(${name} STATIC ${sources})
   ridge_target_defaults(${name})
+  ridge_unity_batches(${name})
   foreach(dep ${arg_UNPARSED_ARGUMENTS})
     if(TARGET ${dep} OR dep MATCHES "::")
       target_link_libraries(${name} PUBLIC ${dep})

@@ -10,7 +10,7 @@
 namespace ridge::ingest {
 namespace {
 
-Profile parsed(const std::string& text) {
+Profile parsed_trace(const std::string& text) {
   Profile p = parse_text(text, "trace.json");
   derive(p);
   return p;
@@ -75,7 +75,7 @@ TEST(IngestTorchTrace, GeneratedTraceExactTotals) {
 
 TEST(IngestTorchTrace, LegacyTopLevelList) {
   // torch.autograd.profiler (use_kineto=False) export_chrome_trace: a list, "CPU functions"/"CUDA functions"
-  Profile p = parsed(
+  Profile p = parsed_trace(
       "[{\"name\": \"add\", \"ph\": \"X\", \"ts\": 101.524, \"dur\": 134.49, \"tid\": 1, \"pid\": \"CPU functions\", "
       "\"args\": {}},\n"
       " {\"name\": \"add\", \"ph\": \"s\", \"ts\": 101.524, \"tid\": 1, \"pid\": \"CPU functions\", \"id\": 0, "
@@ -142,7 +142,7 @@ TEST(IngestTorchTrace, BadInputIsNamedNeverFatal) {
     EXPECT_TRUE(warned(p, fragment)) << text;
   }
   // the truncated trace keeps what was read before the cut
-  Profile cut = parsed("{\"traceEvents\": [" + good + ", {\"ph\": \"X\", \"cat\": \"ker");
+  Profile cut = parsed_trace("{\"traceEvents\": [" + good + ", {\"ph\": \"X\", \"cat\": \"ker");
   EXPECT_EQ(cut.kernels.size(), 1u);
   // a deeply nested argument does not exhaust the stack
   std::string deep = "{\"traceEvents\": [" + good + ", {\"ph\": \"X\", \"args\": {\"Input type\": ";

@@ -10,7 +10,7 @@
 namespace ridge {
 namespace {
 
-Device a100() {
+Device synthetic_a100() {
   Device d;
   d.id = "test-a100";
   d.peak_flops[Precision::BF16] = 312e12;
@@ -60,9 +60,9 @@ TEST(LlmConventions, PalmFlopsPerToken) {
 TEST(LlmTrain, LayoutMustMultiplyToGpus) {
   TrainOptions o;
   o.gpus = 8, o.tp = 2, o.pp = 2, o.dp = 4;
-  EXPECT_THROW(analyze_training(*find_llm_config("llama-2-7b"), a100(), o), Error);
+  EXPECT_THROW(analyze_training(*find_llm_config("llama-2-7b"), synthetic_a100(), o), Error);
   o.dp = 0, o.gpus = 6, o.pp = 4;
-  EXPECT_THROW(analyze_training(*find_llm_config("llama-2-7b"), a100(), o), Error);
+  EXPECT_THROW(analyze_training(*find_llm_config("llama-2-7b"), synthetic_a100(), o), Error);
 }
 
 TEST(LlmTrain, ModelFlopsFromTheGraphAndMemoryFormulas) {
@@ -70,7 +70,7 @@ TEST(LlmTrain, ModelFlopsFromTheGraphAndMemoryFormulas) {
   TrainOptions o;
   o.gpus = 8, o.tp = 1, o.pp = 1, o.seq = 2048, o.micro_batch = 1, o.global_batch = 16;
   o.recompute = Recompute::Full;
-  const TrainResult r = analyze_training(c, a100(), o);
+  const TrainResult r = analyze_training(c, synthetic_a100(), o);
   EXPECT_EQ(r.micro_batches, 2);
   EXPECT_GT(r.hardware_flops, r.model_flops);
   // Model FLOPs are within 3% of 6 N D + the attention term (12 L h s per token, fwd+bwd).
@@ -85,7 +85,7 @@ TEST(LlmTrain, ModelFlopsFromTheGraphAndMemoryFormulas) {
   EXPECT_LE(r.mfu, r.hfu);
   // ZeRO-3 shards all three over dp 8.
   o.zero = 3;
-  const TrainResult z = analyze_training(c, a100(), o);
+  const TrainResult z = analyze_training(c, synthetic_a100(), o);
   EXPECT_EQ(z.memory.optimizer, (12 * psi + 7) / 8);
   EXPECT_EQ(z.memory.weights, (2 * psi + 7) / 8);
 }
@@ -94,7 +94,7 @@ TEST(LlmTrain, KorthikantiActivationsAndBubble) {
   const LlmConfig& c = *find_llm_config("megatron-18b");  // h 6144, a 48, l 40
   TrainOptions o;
   o.gpus = 16, o.tp = 8, o.pp = 2, o.seq = 2048, o.micro_batch = 1, o.global_batch = 8;
-  const TrainResult r = analyze_training(c, a100(), o);
+  const TrainResult r = analyze_training(c, synthetic_a100(), o);
   EXPECT_EQ(r.micro_batches, 8);
   EXPECT_DOUBLE_EQ(r.bubble_fraction, 1.0 / 9);
   // sbh(10 + 24/t + 5as/(ht)) per layer, 20 layers per stage, 2 micro-batches in flight on the first stage.
@@ -116,9 +116,9 @@ TEST(LlmTrain, InterleavedScheduleShrinksTheBubble) {
   const LlmConfig& c = *find_llm_config("gpt3-1.3b");  // 24 layers
   TrainOptions o;
   o.gpus = 8, o.tp = 1, o.pp = 4, o.seq = 2048, o.micro_batch = 1, o.global_batch = 16;  // dp 2, m 8
-  const TrainResult plain = analyze_training(c, a100(), o);
+  const TrainResult plain = analyze_training(c, synthetic_a100(), o);
   o.interleave = 2;
-  const TrainResult inter = analyze_training(c, a100(), o);
+  const TrainResult inter = analyze_training(c, synthetic_a100(), o);
   EXPECT_DOUBLE_EQ(plain.bubble_fraction, 3.0 / 11.0);
   EXPECT_DOUBLE_EQ(inter.bubble_fraction, 1.5 / 9.5);
   EXPECT_NEAR(inter.compute_time_s / plain.compute_time_s, 9.5 / 11.0, 1e-12);
@@ -127,7 +127,7 @@ TEST(LlmTrain, InterleavedScheduleShrinksTheBubble) {
   EXPECT_GT(plain.pp_comm_s, 0.0);
   EXPECT_EQ(inter.pp_comm_s, 0.0);
   {  // Across nodes on a slow link (100 MB/s) the overlap only hides a chunk's worth of each send.
-    Device slow_link = a100();
+    Device slow_link = synthetic_a100();
     for (auto& l : slow_link.interconnects)
       if (l.name == "network") l.bandwidth_bytes_per_s = 1e8;
     TrainOptions slow = o;
@@ -139,13 +139,13 @@ TEST(LlmTrain, InterleavedScheduleShrinksTheBubble) {
     EXPECT_LT(inter_slow.pp_comm_s, 2.0 * 9.5 / 11.0 * plain_slow.pp_comm_s);  // v x slots x 2 sends, minus overlap
   }
   o.tp = 2, o.gpus = 16;
-  const double tp_inter = analyze_training(c, a100(), o).tp_comm_s;
+  const double tp_inter = analyze_training(c, synthetic_a100(), o).tp_comm_s;
   o.interleave = 1;
-  const double tp_plain = analyze_training(c, a100(), o).tp_comm_s;
+  const double tp_plain = analyze_training(c, synthetic_a100(), o).tp_comm_s;
   ASSERT_GT(tp_plain, 0.0);
   EXPECT_NEAR(tp_inter / tp_plain, 9.5 / 11.0, 1e-12);
   o.interleave = 7;  // 6 layers per stage cannot make 7 virtual stages
-  EXPECT_THROW(analyze_training(c, a100(), o), Error);
+  EXPECT_THROW(analyze_training(c, synthetic_a100(), o), Error);
 }
 
 // Uneven pipeline stages (Llama 3 405B: 126 layers over 16 stages, the first and last one layer short): the largest
@@ -154,10 +154,10 @@ TEST(LlmTrain, UnevenPipelineStagesTakeTheLargestStage) {
   const LlmConfig& c = *find_llm_config("gpt3-1.3b");  // 24 layers
   TrainOptions o;
   o.gpus = 10, o.tp = 1, o.pp = 5, o.seq = 2048, o.micro_batch = 1, o.global_batch = 16, o.zero = 0;  // dp 2, m 8
-  const TrainResult five = analyze_training(c, a100(), o);
+  const TrainResult five = analyze_training(c, synthetic_a100(), o);
   EXPECT_EQ(five.layers_per_stage, 5);  // 24 over 5 stages: 5, 5, 5, 5, 4
   o.gpus = 8, o.pp = 4;
-  const TrainResult four = analyze_training(c, a100(), o);
+  const TrainResult four = analyze_training(c, synthetic_a100(), o);
   EXPECT_EQ(four.layers_per_stage, 6);
   // Per micro-batch slot the stage does 5 / 24 of the model's work instead of 6 / 24; slots: m + p - 1.
   EXPECT_NEAR(five.compute_time_s / four.compute_time_s, (5.0 / 24 * 12) / (6.0 / 24 * 11), 1e-12);
@@ -166,12 +166,12 @@ TEST(LlmTrain, UnevenPipelineStagesTakeTheLargestStage) {
   EXPECT_EQ(five.memory.weights, zero_model_state_bytes(per_stage, 0, 2).weights);
   EXPECT_EQ(four.memory.weights, zero_model_state_bytes((params.total + 3) / 4, 0, 2).weights);
   o.pp = 25, o.gpus = 50;
-  EXPECT_THROW(analyze_training(c, a100(), o), Error);  // more stages than layers
+  EXPECT_THROW(analyze_training(c, synthetic_a100(), o), Error);  // more stages than layers
 }
 
 TEST(LlmTrain, MemorySaversThatFitAreTheCheapestThatSuffice) {
   const LlmConfig& c = *find_llm_config("llama-2-7b");
-  Device small = a100();
+  Device small = synthetic_a100();
   small.memory_bytes = Count{40} << 30;
   TrainOptions o;
   o.gpus = 8, o.seq = 2048, o.micro_batch = 1;
@@ -202,9 +202,9 @@ TEST(LlmTrain, ExpertParallelismSplitsExpertsAndAddsAllToAlls) {
   const LlmConfig& c = *find_llm_config("mixtral-8x7b");
   TrainOptions o;
   o.gpus = 8, o.tp = 1, o.pp = 1, o.seq = 1024, o.micro_batch = 1, o.global_batch = 8, o.zero = 0;
-  const TrainResult one = analyze_training(c, a100(), o);
+  const TrainResult one = analyze_training(c, synthetic_a100(), o);
   o.ep = 8;
-  const TrainResult eight = analyze_training(c, a100(), o);
+  const TrainResult eight = analyze_training(c, synthetic_a100(), o);
   const LlmParams p = llm_params(c);
   const Count experts = (p.total - p.active_per_token) / 6 * 8;  // E 8, k 2
   EXPECT_EQ(one.memory.weights, 2 * p.total);
@@ -221,16 +221,16 @@ TEST(LlmTrain, ExpertParallelismSplitsExpertsAndAddsAllToAlls) {
     double previous = INFINITY;
     for (int ep : {1, 2, 4, 8}) {
       two_nodes.ep = ep;
-      const double exposed = analyze_training(c, a100(), two_nodes).dp_comm_exposed_s;
+      const double exposed = analyze_training(c, synthetic_a100(), two_nodes).dp_comm_exposed_s;
       EXPECT_GT(exposed, 0.0) << ep;
       EXPECT_LT(exposed, previous) << ep;
       previous = exposed;
     }
   }
   o.ep = 3;
-  EXPECT_THROW(analyze_training(c, a100(), o), Error);
+  EXPECT_THROW(analyze_training(c, synthetic_a100(), o), Error);
   o.ep = 2;
-  EXPECT_THROW(analyze_training(*find_llm_config("llama-2-7b"), a100(), o), Error);  // dense: no experts
+  EXPECT_THROW(analyze_training(*find_llm_config("llama-2-7b"), synthetic_a100(), o), Error);  // dense: no experts
 }
 
 }  // namespace
@@ -246,13 +246,13 @@ TEST(LlmTrain, FusedAttentionStoresNoScoresAndRecomputesTheCore) {
   const LlmConfig& c = *find_llm_config("megatron-18b");  // h 6144, a 48, l 40
   TrainOptions o;
   o.gpus = 8, o.tp = 8, o.pp = 1, o.seq = 2048, o.micro_batch = 1, o.global_batch = 1;
-  const TrainResult eager = analyze_training(c, a100(), o);
+  const TrainResult eager = analyze_training(c, synthetic_a100(), o);
   o.recompute = Recompute::Selective;
-  const TrainResult selective = analyze_training(c, a100(), o);
+  const TrainResult selective = analyze_training(c, synthetic_a100(), o);
   o.fused_attention = true;
-  const TrainResult fused_selective = analyze_training(c, a100(), o);
+  const TrainResult fused_selective = analyze_training(c, synthetic_a100(), o);
   o.recompute = Recompute::None;
-  const TrainResult fused = analyze_training(c, a100(), o);
+  const TrainResult fused = analyze_training(c, synthetic_a100(), o);
   EXPECT_EQ(fused.memory.activations, Count{2048} * 6144 * (10 + 24 / 8) * 40);
   EXPECT_EQ(fused.memory.activations, selective.memory.activations);
   EXPECT_LT(fused.memory.activations, eager.memory.activations);
@@ -262,9 +262,9 @@ TEST(LlmTrain, FusedAttentionStoresNoScoresAndRecomputesTheCore) {
   EXPECT_EQ(fused_selective.hardware_flops, selective.hardware_flops);
   EXPECT_GT(fused.hardware_flops, fused.model_flops);
   o.recompute = Recompute::Full;
-  const TrainResult fused_full = analyze_training(c, a100(), o);
+  const TrainResult fused_full = analyze_training(c, synthetic_a100(), o);
   o.fused_attention = false;
-  const TrainResult full = analyze_training(c, a100(), o);
+  const TrainResult full = analyze_training(c, synthetic_a100(), o);
   EXPECT_EQ(fused_full.hardware_flops - full.hardware_flops, fused.hardware_flops - fused.model_flops);
 }
 
@@ -282,7 +282,7 @@ TEST(LlmTrain, DataParallelAllReduceUsesTheNodesNics) {
   const LlmConfig& c = *find_llm_config("megatron-1.7b");
   TrainOptions o;
   o.gpus = 16, o.tp = 1, o.pp = 1, o.seq = 128, o.micro_batch = 1, o.global_batch = 16;
-  Device one = a100(), eight = a100();
+  Device one = synthetic_a100(), eight = synthetic_a100();
   eight.node.nics_per_node = 8;
   const TrainResult r1 = analyze_training(c, one, o), r8 = analyze_training(c, eight, o);
   const Count grads = 2 * llm_params(c).total;
@@ -364,11 +364,11 @@ TEST(LlmAttentionKernel, TimesOnlyTheCoreMatmulsAtTheKernelsUtilization) {
   const LlmConfig& c = *find_llm_config("megatron-18b");
   TrainOptions o;
   o.gpus = 8, o.tp = 8, o.pp = 1, o.seq = 2048, o.micro_batch = 1, o.global_batch = 1;
-  const TrainResult fused = analyze_training(c, a100(), fused_core(o));
-  const TrainResult same = analyze_training(c, a100(), fused_core(o, 0.8));
+  const TrainResult fused = analyze_training(c, synthetic_a100(), fused_core(o));
+  const TrainResult same = analyze_training(c, synthetic_a100(), fused_core(o, 0.8));
   EXPECT_NEAR(same.compute_time_s, fused.compute_time_s, 1e-12 * fused.compute_time_s);
   o = fused_core(o, 0.4);
-  const TrainResult flash = analyze_training(c, a100(), o);
+  const TrainResult flash = analyze_training(c, synthetic_a100(), o);
   // Per layer and GPU (48 / 8 heads of 128): QK^T and SV forward, 2 x 2 x s^2 x 6 x 128 FLOPs; backward twice that;
   // the core recomputed once in the backward: 4 forward-equivalents. Their time doubles at half the PPP.
   const double core_flops = 4.0 * 2 * 2 * 2048.0 * 2048 * 6 * 128 * c.num_layers;
@@ -377,17 +377,17 @@ TEST(LlmAttentionKernel, TimesOnlyTheCoreMatmulsAtTheKernelsUtilization) {
   EXPECT_EQ(flash.hardware_flops, fused.hardware_flops);
   // Without a calibration the times stay the roofline upper bound: the kernel figure is not applied.
   o.calibration.reset();
-  const TrainResult bound = analyze_training(c, a100(), o);
+  const TrainResult bound = analyze_training(c, synthetic_a100(), o);
   o.attention_efficiency.reset();
-  EXPECT_DOUBLE_EQ(bound.compute_time_s, analyze_training(c, a100(), o).compute_time_s);
+  EXPECT_DOUBLE_EQ(bound.compute_time_s, analyze_training(c, synthetic_a100(), o).compute_time_s);
 }
 
 TEST(LlmAttentionKernel, ServingPrefillTimesTheCoreAsTheAttentionClass) {
   const LlmConfig& c = *find_llm_config("llama-2-7b");
   ServeOptions o;
   o.batch = 1, o.prompt = 2048, o.generate = 2;
-  const ServeResult fused = analyze_serving(c, a100(), fused_core(o));
-  const ServeResult flash = analyze_serving(c, a100(), fused_core(o, 0.4));
+  const ServeResult fused = analyze_serving(c, synthetic_a100(), fused_core(o));
+  const ServeResult flash = analyze_serving(c, synthetic_a100(), fused_core(o, 0.4));
   int core = 0;
   for (const ServeOp& op : flash.ops) core += op.op_class == "attention" ? 1 : 0;
   EXPECT_EQ(core, 2 * 2 * 32);  // QK^T and SV of 32 layers, prefill and decode
@@ -410,7 +410,7 @@ TEST(LlmTrain, ContextParallelismSplitsTokensAndRingsTheAttentionCore) {
   auto compute = [&](int cp, int64_t seq) {
     TrainOptions o;
     o.gpus = cp, o.cp = cp, o.seq = seq, o.micro_batch = 1, o.global_batch = 1;
-    return analyze_training(c, a100(), o).compute_time_s;
+    return analyze_training(c, synthetic_a100(), o).compute_time_s;
   };
   const double core_quarter = compute(2, 2048) - compute(1, 1024);
   EXPECT_GT(core_quarter, 0.0);
@@ -418,9 +418,9 @@ TEST(LlmTrain, ContextParallelismSplitsTokensAndRingsTheAttentionCore) {
   // The same tokens and FLOPs per iteration whatever cp; the time per GPU falls with cp.
   TrainOptions o;
   o.gpus = 8, o.tp = 1, o.seq = 4096, o.micro_batch = 1, o.global_batch = 8, o.zero = 1;
-  const TrainResult dp8 = analyze_training(c, a100(), o);
+  const TrainResult dp8 = analyze_training(c, synthetic_a100(), o);
   o.cp = 2;
-  const TrainResult cp2 = analyze_training(c, a100(), o);
+  const TrainResult cp2 = analyze_training(c, synthetic_a100(), o);
   EXPECT_EQ(cp2.options.dp, 4);
   EXPECT_EQ(cp2.model_flops, dp8.model_flops);
   EXPECT_EQ(cp2.micro_batches, 2);  // 8 sequences over dp 4
@@ -433,22 +433,22 @@ TEST(LlmTrain, ContextParallelismSplitsTokensAndRingsTheAttentionCore) {
   // On NVLink the K, V chunk of a 4,096-token sequence hides behind its attention block; across nodes it does not.
   EXPECT_EQ(cp2.cp_comm_s, 0.0);
   o.gpus_per_node = 1;
-  const TrainResult apart = analyze_training(c, a100(), o);
+  const TrainResult apart = analyze_training(c, synthetic_a100(), o);
   EXPECT_GT(apart.cp_comm_s, 0.0);
   EXPECT_DOUBLE_EQ(apart.iteration_time_s, apart.compute_time_s + apart.tp_comm_s + apart.pp_comm_s +
                                                apart.dp_comm_exposed_s + apart.ep_comm_s + apart.cp_comm_s);
   // Layouts that do not add up, and a cp that does not divide the sequence, are refused.
   o.gpus_per_node = 8;
   o.cp = 3;
-  EXPECT_THROW(analyze_training(c, a100(), o), Error);  // 8 GPUs are not a multiple of 3
+  EXPECT_THROW(analyze_training(c, synthetic_a100(), o), Error);  // 8 GPUs are not a multiple of 3
   o.gpus = 6, o.global_batch = 2, o.seq = 4000;
-  EXPECT_THROW(analyze_training(c, a100(), o), Error);  // 4,000 tokens over cp 3
+  EXPECT_THROW(analyze_training(c, synthetic_a100(), o), Error);  // 4,000 tokens over cp 3
   o.seq = 3999;
-  EXPECT_NO_THROW(analyze_training(c, a100(), o));
+  EXPECT_NO_THROW(analyze_training(c, synthetic_a100(), o));
   o.tp = 65536, o.cp = 65536;  // the product wraps to 0 in 32 bits: refused, not a division by zero
-  EXPECT_THROW(analyze_training(c, a100(), o), Error);
+  EXPECT_THROW(analyze_training(c, synthetic_a100(), o), Error);
   o.tp = 46341, o.cp = 1, o.pp = 46341, o.dp = 2;
-  EXPECT_THROW(analyze_training(c, a100(), o), Error);
+  EXPECT_THROW(analyze_training(c, synthetic_a100(), o), Error);
 }
 
 }  // namespace
@@ -465,7 +465,7 @@ TEST(LlmTrain, OpsAreWhereTheComputeTimeGoes) {
   o.gpus = 16, o.tp = 2, o.pp = 2, o.seq = 2048, o.micro_batch = 1, o.global_batch = 16, o.interleave = 2;
   for (Recompute rc : {Recompute::None, Recompute::Full}) {
     o.recompute = rc;
-    const TrainResult r = analyze_training(c, a100(), o);
+    const TrainResult r = analyze_training(c, synthetic_a100(), o);
     ASSERT_FALSE(r.ops.empty());
     double micro_batch_s = 0, recompute_s = 0, gemm_s = 0;
     Count flops = 0;
@@ -499,11 +499,11 @@ TEST(LlmTrain, BadTokenBudgetsAreRefusedAndHugeBatchesDoNotWrap) {
   o.gpus = 8, o.zero = 1;
   for (double bad : {-5.0, double{NAN}, double{INFINITY}}) {
     o.token_budget = bad;
-    EXPECT_THROW(analyze_training(c, a100(), o), Error) << bad;
+    EXPECT_THROW(analyze_training(c, synthetic_a100(), o), Error) << bad;
   }
   o.token_budget = 0;
   o.global_batch = int64_t{1} << 62, o.micro_batch = 1;
-  const TrainResult r = analyze_training(c, a100(), o);
+  const TrainResult r = analyze_training(c, synthetic_a100(), o);
   EXPECT_NEAR(r.tokens_per_s * r.iteration_time_s / (std::ldexp(1.0, 62) * 2048), 1.0, 1e-9);
 }
 
@@ -524,7 +524,7 @@ TEST(LlmTrain, ZeroThreeRegathersEveryMicroBatch) {
   auto exposed = [&](int zero, int64_t micro_batches) {
     o.zero = zero;
     o.global_batch = 16 * micro_batches;
-    return analyze_training(c, a100(), o).dp_comm_exposed_s;
+    return analyze_training(c, synthetic_a100(), o).dp_comm_exposed_s;
   };
   const double z3 = exposed(3, 1), z2 = exposed(2, 1);
   ASSERT_GT(z3, 0.0);
@@ -534,7 +534,7 @@ TEST(LlmTrain, ZeroThreeRegathersEveryMicroBatch) {
   // Inside one node (NVLink) the same model's gathers hide behind its compute.
   o.gpus = 8, o.gpus_per_node = 8;
   o.zero = 3, o.global_batch = 8 * 4, o.seq = 4096;
-  EXPECT_EQ(analyze_training(c, a100(), o).dp_comm_exposed_s, 0.0);
+  EXPECT_EQ(analyze_training(c, synthetic_a100(), o).dp_comm_exposed_s, 0.0);
 }
 
 }  // namespace

@@ -6,14 +6,10 @@
 
 namespace ridge::zoo {
 
-namespace {
-Shape nchw(const BuildArgs& a) { return Shape{{a.batch, a.sample[0], a.sample[1], a.sample[2]}}; }
-}  // namespace
-
 // pytorch/examples mnist/main.py Net (conv2_channels = 64); the seeds' variant widens conv2 to 128.
 Graph mnist(const BuildArgs& a, int64_t conv2_channels) {
   Builder b(a.name, a.dtype);
-  int x = b.input("input", nchw(a), a.dtype);
+  int x = b.input("input", a.nchw(), a.dtype);
   x = b.conv2d(x, "conv1", 32, 3);
   x = b.act(OpKind::Relu, x, "", "");
   x = b.conv2d(x, "conv2", conv2_channels, 3);
@@ -32,7 +28,7 @@ Graph mnist(const BuildArgs& a, int64_t conv2_channels) {
 // The course slides' MNIST net (torchsummary / torchinfo README example): 21,840 params.
 Graph mnist_slides(const BuildArgs& a) {
   Builder b(a.name, a.dtype);
-  int x = b.input("input", nchw(a), a.dtype);
+  int x = b.input("input", a.nchw(), a.dtype);
   x = b.conv2d(x, "conv1", 10, 5);
   x = b.maxpool(x, "max_pool2d", 2, 2, 0, false, false);
   x = b.act(OpKind::Relu, x, "", "");
@@ -54,7 +50,7 @@ Graph mnist_slides(const BuildArgs& a) {
 // returns (logits, probs).
 Graph lenet5(const BuildArgs& a) {
   Builder b(a.name, a.dtype);
-  int x = b.input("input", nchw(a), a.dtype);
+  int x = b.input("input", a.nchw(), a.dtype);
   {
     auto fe = b.module("feature_extractor", "Sequential");
     x = b.conv2d(x, "0", 6, 5);
@@ -81,7 +77,7 @@ Graph lenet5(const BuildArgs& a) {
 // torchvision.models.alexnet
 Graph alexnet(const BuildArgs& a) {
   Builder b(a.name, a.dtype);
-  int x = b.input("input", nchw(a), a.dtype);
+  int x = b.input("input", a.nchw(), a.dtype);
   {
     auto f = b.module("features", "Sequential");
     x = b.conv2d(x, "0", 64, 11, 4, 2);
@@ -122,7 +118,7 @@ Graph vgg(const BuildArgs& a, int depth, bool batch_norm) {
                                       512, 512, 512, 512, 0,   512, 512, 512, 512, 0};
   const std::vector<int>& cfg = depth == 11 ? kA : depth == 13 ? kB : depth == 16 ? kD : kE;
   Builder b(a.name, a.dtype);
-  int x = b.input("input", nchw(a), a.dtype);
+  int x = b.input("input", a.nchw(), a.dtype);
   {
     auto f = b.module("features", "Sequential");
     int idx = 0;

@@ -12,6 +12,9 @@ struct BuildArgs {
   Shape sample;   ///< CxHxW for CNNs, {seq_len} for language models
   DType dtype = DType::F32;
   bool training = false;
+
+  /// The image input's shape, batch x C x H x W.
+  Shape nchw() const { return Shape{{batch, sample[0], sample[1], sample[2]}}; }
 };
 
 Graph mnist(const BuildArgs& a, int64_t conv2_channels);

@@ -8,8 +8,6 @@ namespace ridge::zoo {
 
 namespace {
 
-Shape nchw(const BuildArgs& a) { return Shape{{a.batch, a.sample[0], a.sample[1], a.sample[2]}}; }
-
 // GoogLeNet's BasicConv2d: conv (no bias), BatchNorm(eps=0.001), functional relu.
 int basic_conv(Builder& b, int x, const std::string& name, int64_t out, int64_t k, int64_t stride = 1,
                int64_t pad = 0) {
@@ -55,7 +53,7 @@ int conv_bn_relu6(Builder& b, int x, const std::string& name, int64_t out, int64
 
 Graph googlenet(const BuildArgs& a) {
   Builder b(a.name, a.dtype);
-  int x = b.input("input", nchw(a), a.dtype);
+  int x = b.input("input", a.nchw(), a.dtype);
   x = basic_conv(b, x, "conv1", 64, 7, 2, 3);
   x = b.maxpool(x, "maxpool1", 3, 2, 0, true);
   x = basic_conv(b, x, "conv2", 64, 1);
@@ -84,7 +82,7 @@ Graph mobilenet_v2(const BuildArgs& a) {
   static const Stage kStages[] = {{1, 16, 1, 1}, {6, 24, 2, 2}, {6, 32, 3, 2}, {6, 64, 4, 2},
                                   {6, 96, 3, 1}, {6, 160, 3, 2}, {6, 320, 1, 1}};
   Builder b(a.name, a.dtype);
-  int x = b.input("input", nchw(a), a.dtype);
+  int x = b.input("input", a.nchw(), a.dtype);
   {
     auto f = b.module("features", "Sequential");
     int idx = 0;
@@ -128,7 +126,7 @@ Graph mnasnet1_0(const BuildArgs& a) {
   static const Stack kStacks[] = {{24, 3, 2, 3, 3}, {40, 5, 2, 3, 3}, {80, 5, 2, 6, 3},
                                   {96, 3, 1, 6, 2}, {192, 5, 2, 6, 4}, {320, 3, 1, 6, 1}};
   Builder b(a.name, a.dtype);
-  int x = b.input("input", nchw(a), a.dtype);
+  int x = b.input("input", a.nchw(), a.dtype);
   {
     auto layers = b.module("layers", "Sequential");
     x = b.conv2d(x, "0", 32, 3, 2, 1, 1, false);
@@ -180,7 +178,7 @@ Graph densenet121(const BuildArgs& a) {
   const int64_t growth = 32, bn_size = 4;
   const int blocks[] = {6, 12, 24, 16};
   Builder b(a.name, a.dtype);
-  int x = b.input("input", nchw(a), a.dtype);
+  int x = b.input("input", a.nchw(), a.dtype);
   int64_t ch = 64;
   {
     auto f = b.module("features", "Sequential");

@@ -55,7 +55,7 @@ Graph resnet(const BuildArgs& a, int depth, int64_t width_per_group) {
   for (const auto& l : kLayouts)
     if (l.depth == depth) lay = &l;
   Builder b(a.name, a.dtype);
-  int x = b.input("input", Shape{{a.batch, a.sample[0], a.sample[1], a.sample[2]}}, a.dtype);
+  int x = b.input("input", a.nchw(), a.dtype);
   x = b.conv2d(x, "conv1", 64, 7, 2, 3, 1, false);
   x = b.batchnorm(x, "bn1");
   x = b.act(OpKind::Relu, x, "relu", "ReLU");
