@@ -120,7 +120,7 @@ struct InterconnectSpec {
 InterconnectSpec parse_interconnect(const std::string& text, const std::string& origin);
 /// The built-in interconnects plus every *.json in `extra_dirs` (a user file with a built-in id replaces it).
 std::vector<InterconnectSpec> load_interconnects(const std::vector<std::string>& extra_dirs = {});
-/// Finds an interconnect by id or alias; throws ridge::Error "FLAG NAME: unknown interconnect (closest: ...)".
+/// Finds an interconnect by id or alias; throws ridge::Error "FLAG NAME: unknown interconnect (did you mean ...?)".
 const InterconnectSpec& find_interconnect(const std::vector<InterconnectSpec>& all, const std::string& name,
                                           const std::string& flag);
 

@@ -64,6 +64,8 @@ const ZooEntry* find_zoo_entry(const std::string& name);
 Graph build_zoo_model(const std::string& name, const LoadOptions& opts);
 /// Up to `n` known names closest to `name` (edit distance), best first.
 std::vector<std::string> closest_names(const std::string& name, const std::vector<std::string>& known, size_t n = 3);
+/// " (did you mean a, b?)" for the closest_names of `name`, or "" when none is close: for error messages.
+std::string did_you_mean(const std::string& name, const std::vector<std::string>& known);
 
 // ---- layer descriptors ---------------------------------------------------------------------------------
 

@@ -412,12 +412,7 @@ Calibration calibration_from_json(const json& j, const std::string& origin) {
 
 Calibration read_calibration(const std::string& path) {
   const std::string text = model_detail::read_text_file(path, "calibration file");
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::exception& e) {
-    throw Error(fmt::format("{}: not valid JSON: {}", path, model_detail::first_line(e.what())));
-  }
+  const json j = model_detail::parse_json(text, path);
   Calibration c = calibration_from_json(j, path);
   c.file = path;
   return c;

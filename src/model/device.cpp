@@ -312,7 +312,7 @@ std::optional<Device> load_machine_device(const std::string& profile_path) {
     j = json::parse(text);
   } catch (const json::exception& e) {
     throw Error(fmt::format("{}: machine profile is not valid JSON: {} (run `ridge machine` again)", profile_path,
-                            model_detail::first_line(e.what())));
+                            model_detail::json_error_text(e)));
   }
   Reader r{profile_path};
   if (!j.is_object() || (!j.contains("peaks") && !j.contains("peak_gflops")))
@@ -349,9 +349,7 @@ Device find_device(const std::vector<Device>& devices, const std::string& name) 
     known.push_back(d.id);
     known.insert(known.end(), d.aliases.begin(), d.aliases.end());
   }
-  std::string hint;
-  for (const auto& s : closest_names(want, known, 3)) hint += (hint.empty() ? "" : ", ") + s;
-  throw Error(fmt::format("--device '{}': unknown device (closest: {}; `ridge devices` lists all)", name, hint));
+  throw Error(fmt::format("--device '{}': unknown device{}; `ridge devices` lists all", name, did_you_mean(want, known)));
 }
 
 }  // namespace ridge

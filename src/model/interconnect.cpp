@@ -81,9 +81,8 @@ const InterconnectSpec& find_interconnect(const std::vector<InterconnectSpec>& a
     if (s.matches(name)) return s;
     known.push_back(s.id);
   }
-  std::string hint;
-  for (const auto& k : closest_names(ascii_lower(name), known, 3)) hint += (hint.empty() ? "" : ", ") + k;
-  throw Error(fmt::format("{} {}: unknown interconnect (closest: {}; files in data/interconnects)", flag, name, hint));
+  throw Error(fmt::format("{} {}: unknown interconnect{}; files in data/interconnects", flag, name,
+                          did_you_mean(ascii_lower(name), known)));
 }
 
 }  // namespace ridge

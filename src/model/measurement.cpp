@@ -57,12 +57,7 @@ std::optional<double> time_of(const json& row, const std::string& where) {
 }  // namespace
 
 MeasuredRun parse_measurement(const std::string& text, const std::string& origin) {
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::exception& e) {
-    throw Error(fmt::format("{}: not valid JSON: {}", origin, model_detail::first_line(e.what())));
-  }
+  const json j = model_detail::parse_json(text, origin);
   if (!j.is_object()) throw Error(origin + ": expected a JSON object from `ridge measure` or `ridge ingest`");
   MeasuredRun m;
   m.file = origin;

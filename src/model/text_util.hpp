@@ -84,12 +84,23 @@ inline std::vector<std::string> json_files(const std::string& dir, std::string_v
   return files;
 }
 
+/// What a JSON parse error says, for a one-line message: its first line without nlohmann's "[json.exception...] "
+/// tag ("parse error at line 1, column 1: syntax error while parsing value - unexpected end of input; ...").
+inline std::string json_error_text(const nlohmann::json::exception& e) {
+  std::string s = first_line(e.what());
+  if (s.starts_with("[json.exception.")) {
+    const size_t end = s.find("] ");
+    if (end != std::string::npos) s.erase(0, end + 2);
+  }
+  return s;
+}
+
 /// Parses JSON text; throws ridge::Error "ORIGIN: not valid JSON: ..." on a syntax error.
 inline nlohmann::json parse_json(const std::string& text, const std::string& origin) {
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
-    throw Error(fmt::format("{}: not valid JSON: {}", origin, first_line(e.what())));
+    throw Error(fmt::format("{}: not valid JSON: {}", origin, json_error_text(e)));
   }
 }
 

@@ -102,6 +102,9 @@ TEST(Zoo, ClosestNames) {
   EXPECT_TRUE(closest_names("zzzzzzzzzzzz", known).empty());
   // A name listed twice (an id and an alias spelled alike) is suggested once.
   EXPECT_EQ(closest_names("a1", {"a10", "a10", "a30"}), (std::vector<std::string>{"a10", "a30"}));
+  // The error-message form: a suggestion, or nothing at all when no name is close.
+  EXPECT_EQ(did_you_mean("resnet51", {"resnet50", "gpt2"}), " (did you mean resnet50?)");
+  EXPECT_EQ(did_you_mean("zzzzzzzzzzzz", known), "");
 }
 
 }  // namespace

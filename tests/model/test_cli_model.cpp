@@ -177,7 +177,10 @@ TEST_F(CliModel, CalibrateOnIngestedProfilesTimesFlopsAtTheirPipesPeak) {
 }
 
 TEST_F(CliModel, BadInputGivesOneLineErrors) {
-  expect_one_line_error("predict x --device v10 --flops 1", 1, "unknown device");
+  expect_one_line_error("predict x --device v10 --flops 1", 1, "unknown device (did you mean ");
+  // No name is close: no empty suggestion list.
+  expect_one_line_error("predict x --device zzzzzzzzzzzz --flops 1", 1,
+                        "--device 'zzzzzzzzzzzz': unknown device; `ridge devices` lists all");
   expect_one_line_error("predict x --device k80 --flops 1 --precision fp16", 1, "has no fp16 peak");
   expect_one_line_error("predict x --device v100 --flops 1 --precision fp7", 2, "--precision fp7");
   expect_one_line_error("predict x --device v100 --flops lots", 2, "--flops lots");

@@ -356,9 +356,7 @@ LlmConfig require_llm_config(const ModelSource& model) {
   if (auto c = llm_config_of(model.name)) return *c;
   std::vector<std::string> names;
   for (const auto& c : llm_zoo_configs()) names.push_back(c.name);
-  const auto near = closest_names(model.name, names);
-  throw Error(fmt::format("{}: not an LLM zoo entry nor a config.json{}", model.name,
-                          near.empty() ? "" : fmt::format(" (did you mean {}?)", fmt::join(near, ", "))));
+  throw Error(fmt::format("{}: not an LLM zoo entry nor a config.json{}", model.name, did_you_mean(model.name, names)));
 }
 
 std::optional<LlmConfig> llm_config_of_source(const ModelSource& model) {

@@ -128,6 +128,11 @@ const ZooEntry* find_zoo_entry(const std::string& name) {
   return nullptr;
 }
 
+std::string did_you_mean(const std::string& name, const std::vector<std::string>& known) {
+  const auto near = closest_names(name, known);
+  return near.empty() ? "" : fmt::format(" (did you mean {}?)", fmt::join(near, ", "));
+}
+
 std::vector<std::string> closest_names(const std::string& name, const std::vector<std::string>& known, size_t n) {
   std::vector<std::pair<size_t, std::string>> scored;
   for (const auto& k : known) {
@@ -157,7 +162,8 @@ Graph build_zoo_model(const std::string& name, const LoadOptions& opts) {
     throw Error(fmt::format("unknown model '{}' (not a file and not in the zoo); {}", name, hint));
   }
   if (opts.batch < 1) throw Error(fmt::format("--batch: {} is not a positive batch size", opts.batch));
-  if (opts.batch > (int64_t{1} << 40)) throw Error(fmt::format("--batch: {} is absurdly large", opts.batch));
+  if (opts.batch > (int64_t{1} << 40))
+    throw Error(fmt::format("--batch: {} is above the largest batch a model is built for (2^40)", opts.batch));
   zoo::BuildArgs a;
   a.name = name;
   a.batch = opts.batch;
