@@ -70,8 +70,9 @@ struct Device {
 
   /// Peak FLOP/s at a precision, or nullopt when the device has no such unit.
   std::optional<double> peak(Precision p) const;
-  /// Peak FLOP/s at a precision; throws ridge::Error naming the device and the precisions it has.
-  double require_peak(Precision p) const;
+  /// Peak FLOP/s at a precision; throws ridge::Error naming `flag` (the option that chose the precision), the
+  /// device and the precisions it has.
+  double require_peak(Precision p, std::string_view flag = "--precision") const;
   /// Bandwidth of a memory level ("dram", "l2", ...; any case) in bytes/s, or nullopt when the device file has none.
   std::optional<double> level_bandwidth(const std::string& level) const;
   /// Bandwidth of a memory level ("dram", "l2", ...) in bytes/s; throws ridge::Error listing the known levels.

@@ -35,8 +35,7 @@ CLI::App* add_flops_command(CLI::App& app) {
   cmd->callback([o] {
     std::optional<Convention> one;
     if (!o->convention.empty()) {
-      one = parse_convention(o->convention);
-      if (!one) throw UsageError("--convention: unknown convention '" + o->convention + "'");
+      one = convention_flag(o->convention);
     }
     const Graph g = load_model(o->model, o->m.load_options());
     o->m.check(incompleteness(g, estimate(g)), o->model);

@@ -111,7 +111,10 @@ CLI::App* add_report_command(CLI::App& app) {
   cmd->add_option("--tp", o->tp, "--serve: tensor-parallel GPUs")->capture_default_str();
   cmd->add_option("--weights", o->weights, "--serve: weight format int4|int8|fp8|fp16|bf16|fp32")->capture_default_str();
   cmd->add_option("--kv", o->kv, "--serve: KV cache format fp8|fp16|bf16|fp32")->capture_default_str();
-  cmd->add_option("-o,--output", o->output, "Where to write the HTML report")->type_name("FILE.html")->required();
+  cmd->add_option("-o,--output", o->output, "Where to write the HTML report")
+      ->type_name("FILE.html")
+      ->required()
+      ->each(writable_file("--output"));
   o->out.add_to(cmd);
   cmd->callback([o] {
     if (!o->serve)

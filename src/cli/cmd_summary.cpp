@@ -44,9 +44,7 @@ CLI::App* add_summary_command(CLI::App& app) {
     report::SummaryOptions so;
     so.depth = o->depth;
     if (!o->convention.empty()) {
-      auto c = parse_convention(o->convention);
-      if (!c) throw UsageError("--convention: unknown convention '" + o->convention + "' (see `ridge flops --help`)");
-      so.convention = c;
+      so.convention = convention_flag(o->convention);
     }
     auto opt = parse_optimizer(o->optimizer);
     if (!opt) throw UsageError("--optimizer: '" + o->optimizer + "' is not sgd, momentum or adam");

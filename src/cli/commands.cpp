@@ -65,6 +65,19 @@ const std::vector<Command>& commands() {
   return kCommands;
 }
 
+namespace {
+bool is_dir_target(const std::string& path) {
+  return !path.empty() && (path.back() == '/' || std::filesystem::is_directory(path));
+}
+}  // namespace
+
+std::function<void(const std::string&)> writable_file(std::string flag) {
+  return [flag](const std::string& path) {
+    if (const std::string why = report::unwritable_reason(path); !why.empty())
+      throw Error(fmt::format("{} {}: cannot write there: {}", flag, path, why));
+  };
+}
+
 void OutputOptions::add_to(CLI::App* c) {
   cmd = c;
   std::string names;
@@ -78,14 +91,18 @@ void OutputOptions::add_to(CLI::App* c) {
           if (f.name == s) return std::string();
         return std::string("unknown format '") + s + "'";
       });
-  c->add_option("--json", json_file, "Also write JSON to FILE")->type_name("FILE")->group(g);
+  c->add_option("--json", json_file, "Also write JSON to FILE")->type_name("FILE")->group(g)->each(writable_file("--json"));
   c->add_option("--csv", csv_file, "Also write the main table as CSV to FILE, or every table to DIR/ (one file each)")
       ->type_name("FILE|DIR/")
-      ->group(g);
+      ->group(g)
+      ->each([](const std::string& s) {
+        if (!is_dir_target(s)) writable_file("--csv")(s);
+      });
   c->add_option("--csv-totals", csv_totals_file, "Also write the totals (key,value,unit) as CSV to FILE")
       ->type_name("FILE")
-      ->group(g);
-  c->add_option("--md", md_file, "Also write markdown to FILE")->type_name("FILE")->group(g);
+      ->group(g)
+      ->each(writable_file("--csv-totals"));
+  c->add_option("--md", md_file, "Also write markdown to FILE")->type_name("FILE")->group(g)->each(writable_file("--md"));
   c->add_flag("--wide", wide, "Show every column even when the table is wider than the terminal ($COLUMNS)")
       ->group(g);
 }
@@ -102,10 +119,6 @@ int terminal_size(bool want_width) {
   if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0)
     return want_width ? ws.ws_col : ws.ws_row;
   return 0;
-}
-
-bool is_dir_target(const std::string& path) {
-  return !path.empty() && (path.back() == '/' || std::filesystem::is_directory(path));
 }
 
 }  // namespace

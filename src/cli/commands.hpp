@@ -23,6 +23,11 @@ const std::vector<Command>& commands();
 
 /// Output options shared by every command: --format for stdout, --json/--csv/--csv-totals/--md FILE to write
 /// further formats at the same time, and --wide.
+/// For CLI11's each() on an option naming an output file: throws ridge::Error "FLAG PATH: cannot write there: ..."
+/// (exit 1) when its folder does not exist or is not writable (report::unwritable_reason), so a long run does not
+/// end in "cannot write".
+std::function<void(const std::string&)> writable_file(std::string flag);
+
 struct OutputOptions {
   std::string format = "table";
   std::string json_file, csv_file, csv_totals_file, md_file;

@@ -6,6 +6,13 @@
 
 namespace ridge::cli {
 
+Convention convention_flag(const std::string& value) {
+  if (auto c = parse_convention(value)) return *c;
+  std::string names;
+  for (const auto& i : conventions()) names += (names.empty() ? "" : "|") + std::string(i.name);
+  throw UsageError(fmt::format("--convention: unknown convention '{}' (use {})", value, names));
+}
+
 void ModelOptions::add_to(CLI::App* cmd, bool with_batch) {
   if (with_batch)
     cmd->add_option("--batch,-b", batch, "Batch size (binds the batch axis of zoo and ONNX models)")

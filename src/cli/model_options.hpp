@@ -33,6 +33,9 @@ struct ModelOptions {
   }
 };
 
+/// The counting convention named by --convention; throws UsageError listing the known names.
+Convention convention_flag(const std::string& value);
+
 /// What MODEL may be, for every command's help: one wording everywhere.
 inline constexpr const char* kModelHelp =
     "Zoo name (see `ridge list`), a path to an .onnx file, or a Hugging Face config.json (or its directory)";

@@ -68,11 +68,11 @@ std::optional<double> Device::peak(Precision p) const {
   return it->second;
 }
 
-double Device::require_peak(Precision p) const {
+double Device::require_peak(Precision p, std::string_view flag) const {
   if (auto v = peak(p)) return *v;
   std::string have;
   for (const auto& [q, v] : peak_flops) have += (have.empty() ? "" : ", ") + std::string(precision_info(q).name);
-  throw Error(fmt::format("--precision {}: device '{}' has no {} peak (it has: {})", precision_info(p).name, id,
+  throw Error(fmt::format("{} {}: device '{}' has no {} peak (it has: {})", flag, precision_info(p).name, id,
                           precision_info(p).name, have));
 }
 

@@ -166,7 +166,7 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
     throw DoesNotFit(fmt::format("--prompt {} + --generate {} exceeds the {} positions of {}", o.prompt, o.generate,
                             c.max_positions, c.name));
   const LlmConfig shard = tensor_parallel_shard(c, o.tp);
-  const double peak = d.require_peak(o.compute), bw = d.dram_bandwidth();
+  const double peak = d.require_peak(o.compute, "--compute"), bw = d.dram_bandwidth();
   const DType act = precision_info(o.compute).dtype;
   ServeResult r;
   r.model = c.name;

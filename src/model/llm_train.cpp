@@ -136,7 +136,7 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
     throw Error(fmt::format("--ep {}: needs a mixture-of-experts model whose experts and data-parallel size {} it "
                             "divides", o.ep, o.dp));
   const LlmConfig shard = tensor_parallel_shard(c, o.tp);
-  const double peak = d.require_peak(o.compute), bw = d.dram_bandwidth();
+  const double peak = d.require_peak(o.compute, "--compute"), bw = d.dram_bandwidth();
   const DType act = precision_info(o.compute).dtype;
   const int64_t m = o.global_batch / (int64_t{o.dp} * o.micro_batch), p = o.pp, L = c.num_layers;
   // Context parallelism: each of cp GPUs holds seq / cp tokens of a sequence. Every op but the attention core runs

@@ -288,6 +288,19 @@ const Format& format_by_name(std::string_view name) {
 
 void write(const Document& d, std::string_view name, std::ostream& os) { format_by_name(name).write(d, os); }
 
+std::string unwritable_reason(const std::string& path) {
+  namespace fs = std::filesystem;
+  const fs::path file(path);
+  fs::path folder = file.parent_path();
+  if (folder.empty()) folder = ".";
+  std::error_code ec;
+  if (path.empty()) return "no file name";
+  if (fs::is_directory(file, ec)) return "is a folder";
+  if (!fs::is_directory(folder, ec)) return fmt::format("folder '{}' does not exist", folder.string());
+  if (::access(folder.c_str(), W_OK) != 0) return fmt::format("folder '{}' is not writable", folder.string());
+  return "";
+}
+
 void write_text_file(const std::string& path, const std::string& text) {
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 
 #include "ridge/load.hpp"
@@ -133,6 +134,29 @@ TEST(Cli, ErrorsAreOneLineWithExitCodes) {
   EXPECT_EQ(nocmd.exit_code, 2);
   for (const auto& r : {unknown, batch, dtype, size, missing})
     EXPECT_EQ(r.err.find("terminate"), std::string::npos) << r.err;
+}
+
+// An output file whose folder does not exist is a usage error before anything is computed, not "cannot write"
+// at the end of a long run; --csv DIR/ creates its folder, so it is not refused.
+TEST(Cli, OutputFilesAreCheckedBeforeTheRun) {
+  const std::string nowhere = "/nonexistent-ridge-folder/";
+  for (const std::string args : {"summary mnist --json " + nowhere + "x.json", "summary mnist --md " + nowhere + "x.md",
+                                 "summary mnist --csv-totals " + nowhere + "t.csv",
+                                 "report mnist -o " + nowhere + "r.html", "summary mnist --plot " + nowhere + "p.svg"}) {
+    const auto r = run_ridge(args);
+    EXPECT_EQ(r.exit_code, 1) << args << "\n" << r.err;
+    EXPECT_NE(r.err.find("cannot write there: folder '/nonexistent-ridge-folder' does not exist"), std::string::npos)
+        << args << "\n" << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_EQ(r.err.find("report:"), std::string::npos) << "ran before refusing: " << r.err;
+  }
+  const auto folder = run_ridge("summary mnist --json /tmp");
+  EXPECT_EQ(folder.exit_code, 1);
+  EXPECT_NE(folder.err.find("--json /tmp: cannot write there: is a folder"), std::string::npos) << folder.err;
+  const std::string dir = ridge::test::temp_dir() + "/csv-new/";
+  const auto csv = run_ridge("summary mnist --csv " + dir);
+  EXPECT_EQ(csv.exit_code, 0) << csv.err;
+  EXPECT_TRUE(std::filesystem::is_directory(dir));
 }
 
 }  // namespace

@@ -182,6 +182,11 @@ TEST_F(CliModel, BadInputGivesOneLineErrors) {
   expect_one_line_error("predict x --device zzzzzzzzzzzz --flops 1", 1,
                         "--device 'zzzzzzzzzzzz': unknown device; `ridge devices` lists all");
   expect_one_line_error("predict x --device k80 --flops 1 --precision fp16", 1, "has no fp16 peak");
+  // The message names the flag that chose the precision.
+  expect_one_line_error("serve llama-2-7b --device v100 --compute bf16", 1,
+                        "--compute bf16: device 'v100-sxm2' has no bf16 peak");
+  expect_one_line_error("train llama-2-7b --device v100 --gpus 8 --compute bf16", 1, "--compute bf16: device");
+  expect_one_line_error("flops resnet18 --convention nope", 2, "unknown convention 'nope' (use ridge|torchvision|");
   expect_one_line_error("predict x --device v100 --flops 1 --precision fp7", 2, "--precision fp7");
   expect_one_line_error("predict x --device v100 --flops lots", 2, "--flops lots");
   expect_one_line_error("predict x --device v100 --flops 1 --combine avg", 2, "--combine avg");
