@@ -7,6 +7,9 @@
 # points (at the smallest, ~100 cycles per pass, likwid's per-pass call weighs more). likwid's stream_mem_avx512 (non-temporal
 # stores) is printed beside the DRAM rows for reference, never compared. Prints both numbers, the ratio and
 # whether ridge is within 5% of likwid-bench. A benchmark, not a test: it never fails on the numbers.
+# DRAM bandwidth of a shared VM drifts by tens of percent within minutes, so likwid's DRAM triads run both right
+# before and right after each `ridge machine` run (on the sizes of the previous round, or of a first ridge run)
+# and the mean of the two is compared: drift between the two tools' runs cancels to first order.
 #
 # usage: bench/likwid_compare.sh [path/to/ridge]     (default: build/ridge)
 #   ROUNDS=N   alternate N rounds of (ridge machine, likwid-bench) and compare medians (default 1; use 3-5 on a
@@ -33,7 +36,24 @@ lb() { likwid-bench -t "$1" -W "N:$2:$3" 2>/dev/null | awk -v k="$4" '$1 == k {p
 # A size for -W: bytes, or 1000-byte kB from 2^31 bytes on (likwid cannot read larger byte counts).
 sz() { if [ "$1" -lt 2147483648 ]; then echo "${1}B"; else echo "$(($1 / 1000))kB"; fi; }
 
+dram_sizes() {  # "DRAM bytes one thread, all threads" of ridge's profile $1
+  python3 - "$1" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))["profile"]
+def dram(threads):
+    pts = [s for s in p["sweep"] if s["kernel"] == "triad" and s["level"] == "DRAM" and s["threads"] == threads]
+    return max(s["working_set_bytes"] for s in pts) * threads if pts else 0
+print(dram(1), dram(p["threads"]))
+PY
+}
+# A first ridge run gives the DRAM sizes likwid runs on before round 1's ridge run.
+"$RIDGE" machine --cache "$tmp/machine0.json" --format table --json "$tmp/ridge0.json" >/dev/null 2>&1
+read -r pre_one pre_all < <(dram_sizes "$tmp/ridge0.json")
+
 for round in $(seq "$ROUNDS"); do
+  echo "== round $round/$ROUNDS: likwid-bench DRAM triads before ridge" >&2
+  pre1=$(lb $triad $(sz $pre_one) 1 MByte/s:)
+  pre_t=$(lb $triad $(sz $pre_all) $threads MByte/s:)
   echo "== round $round/$ROUNDS: ridge machine --refresh" >&2
   start=$(date +%s.%N)
   "$RIDGE" machine --refresh --cache "$tmp/machine.json" --format table --json "$tmp/ridge$round.json" \
@@ -73,6 +93,9 @@ PY
     # bandwidth of a shared VM drifts by tens of percent over minutes).
     echo "dram_triad_1t $(lb $triad $(sz $dram_one) 1 MByte/s:)"
     echo "dram_triad_all $(lb $triad $(sz $dram_all) $threads MByte/s:)"
+    # The same tests before ridge's run, when the sizes were the same (they are unless ridge's plan changed).
+    [ "$pre_one" = "$dram_one" ] && echo "dram_triad_1t_before $pre1"
+    [ "$pre_all" = "$dram_all" ] && echo "dram_triad_all_before $pre_t"
     echo "fp32_peak_1t $(lb $sp 24kB 1 MFlops/s:)"
     echo "fp32_peak_all $(lb $sp $((24 * threads))kB $threads MFlops/s:)"
     echo "fp64_peak_1t $(lb $dp 24kB 1 MFlops/s:)"
@@ -83,6 +106,8 @@ PY
     echo "dram_nt_all $(lb $nt $(sz $dram_all) $threads MByte/s:)"
     echo "sizes $l1_one $l1_all $dram_one $dram_all"
   } >"$tmp/likwid$round.txt"
+  pre_one=$dram_one
+  pre_all=$dram_all
 done
 
 python3 - "$tmp" "$ROUNDS" "$sp" "$dp" "$triad" "$nt" <<'PY'
@@ -101,6 +126,12 @@ for r in range(1, rounds + 1):
             lik["sizes"] = parts[1:]
         else:
             lik[parts[0]] = float(parts[1]) / 1000 if len(parts) > 1 else None  # M -> G
+    # DRAM rows: the mean of likwid's runs right before and right after ridge's (drift cancels); the run after
+    # alone is kept for the line below the table.
+    for key in ("dram_triad_1t", "dram_triad_all"):
+        lik[key + "_after"] = lik.get(key)
+        if lik.get(key) and lik.get(key + "_before"):
+            lik[key] = (lik[key] + lik[key + "_before"]) / 2
     liks.append(lik)
 def level(doc, name, key):
     return {l["level"]: l for l in doc["profile"]["levels"]}.get(name, {}).get(key)
@@ -138,6 +169,12 @@ for name, get, key, test in rows:
     paired = f"{median(per_round):.3f} ({min(per_round):.3f}-{max(per_round):.3f})" if per_round else "-"
     print(f"{name:34} {ridge:10.1f} {l:13.1f} {ratio:7.3f}  {'yes' if abs(ratio - 1) <= 0.05 else 'NO':9}  "
           f"{paired:>22}  ({test})")
+for key, what in (("dram_triad_1t", "1 thread"), ("dram_triad_all", "all threads")):
+    before = median([lik.get(key + "_before") for lik in liks])
+    after = median([lik.get(key + "_after") for lik in liks])
+    if before is not None and after is not None:
+        print(f"likwid DRAM triad, {what}: {before:.1f} GB/s before ridge's run, {after:.1f} after (medians; the "
+              f"table compares their mean)")
 for key, what in (("dram_nt_1t", "1 thread"), ("dram_nt_all", "all threads")):
     v = median([lik.get(key) for lik in liks])
     if v is not None:
