@@ -36,34 +36,11 @@ lb() { likwid-bench -t "$1" -W "N:$2:$3" 2>/dev/null | awk -v k="$4" '$1 == k {p
 # A size for -W: bytes, or 1000-byte kB from 2^31 bytes on (likwid cannot read larger byte counts).
 sz() { if [ "$1" -lt 2147483648 ]; then echo "${1}B"; else echo "$(($1 / 1000))kB"; fi; }
 
-dram_sizes() {  # "DRAM bytes one thread, all threads" of ridge's profile $1
+# Total bytes (all threads) of the sweep points in ridge's profile $1: every L1 triad point, 1 thread and all
+# threads (each tool's L1 figure is its best over these sizes; sizes joined by commas), then the DRAM point, 1
+# thread and all threads.
+sweep_sizes() {
   python3 - "$1" <<'PY'
-import json, sys
-p = json.load(open(sys.argv[1]))["profile"]
-def dram(threads):
-    pts = [s for s in p["sweep"] if s["kernel"] == "triad" and s["level"] == "DRAM" and s["threads"] == threads]
-    return max(s["working_set_bytes"] for s in pts) * threads if pts else 0
-print(dram(1), dram(p["threads"]))
-PY
-}
-# A first ridge run gives the DRAM sizes likwid runs on before round 1's ridge run.
-"$RIDGE" machine --cache "$tmp/machine0.json" --format table --json "$tmp/ridge0.json" >/dev/null 2>&1
-read -r pre_one pre_all < <(dram_sizes "$tmp/ridge0.json")
-
-for round in $(seq "$ROUNDS"); do
-  echo "== round $round/$ROUNDS: likwid-bench DRAM triads before ridge" >&2
-  pre1=$(lb $triad $(sz $pre_one) 1 MByte/s:)
-  pre_t=$(lb $triad $(sz $pre_all) $threads MByte/s:)
-  echo "== round $round/$ROUNDS: ridge machine --refresh" >&2
-  start=$(date +%s.%N)
-  "$RIDGE" machine --refresh --cache "$tmp/machine.json" --format table --json "$tmp/ridge$round.json" \
-    >"$tmp/ridge.txt" 2>"$tmp/ridge.err"
-  end=$(date +%s.%N)
-  python3 -c "print($end - $start)" >"$tmp/ridge_s$round"
-
-  # Total bytes (all threads) of the sweep points ridge reported: every L1 triad point (each tool's L1 figure is
-  # its best over these sizes) and its DRAM point. Sizes within a list are joined by commas.
-  read -r l1_one l1_all dram_one dram_all < <(python3 - "$tmp/ridge$round.json" <<'PY'
 import json, sys
 p = json.load(open(sys.argv[1]))["profile"]
 def points(level, threads):
@@ -76,7 +53,23 @@ def dram(threads):
 t = p["threads"]
 print(l1(1), l1(t), dram(1), dram(t))
 PY
-  )
+}
+# A first ridge run gives the DRAM sizes likwid runs on before round 1's ridge run.
+"$RIDGE" machine --cache "$tmp/machine0.json" --format table --json "$tmp/ridge0.json" >/dev/null 2>&1
+read -r _ _ pre_one pre_all < <(sweep_sizes "$tmp/ridge0.json")
+
+for round in $(seq "$ROUNDS"); do
+  echo "== round $round/$ROUNDS: likwid-bench DRAM triads before ridge" >&2
+  pre1=$(lb $triad $(sz $pre_one) 1 MByte/s:)
+  pre_t=$(lb $triad $(sz $pre_all) $threads MByte/s:)
+  echo "== round $round/$ROUNDS: ridge machine --refresh" >&2
+  start=$(date +%s.%N)
+  "$RIDGE" machine --refresh --cache "$tmp/machine.json" --format table --json "$tmp/ridge$round.json" \
+    >"$tmp/ridge.txt" 2>"$tmp/ridge.err"
+  end=$(date +%s.%N)
+  python3 -c "print($end - $start)" >"$tmp/ridge_s$round"
+
+  read -r l1_one l1_all dram_one dram_all < <(sweep_sizes "$tmp/ridge$round.json")
   # likwid's best over a comma-separated list of sizes.
   best() {
     local test=$1 sizes=$2 threads=$3 best="" v

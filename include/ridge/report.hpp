@@ -155,9 +155,9 @@ const std::vector<Format>& formats();
 const Format& format_by_name(std::string_view name);
 /// Writes `d` in format `name`.
 void write(const Document& d, std::string_view name, std::ostream& os);
-/// Why a file cannot be written at `path` ("folder 'out' does not exist", "is a folder"), or "" when its folder
-/// exists and is writable: for checking output flags before a long run, not a promise that the write succeeds.
-std::string unwritable_reason(const std::string& path);
+/// Checks an output flag's file before a long run: throws ridge::Error "FLAG PATH: cannot write there: folder 'out'
+/// does not exist" (or "is a folder", "folder ... is not writable"). Not a promise that the write will succeed.
+void check_writable(std::string_view flag, const std::string& path);
 /// Writes `text` to `path` atomically: a temp file in the same folder, flushed to disk, renamed into place, so
 /// that a reader never sees a half-written file. Throws ridge::Error naming the file.
 void write_text_file(const std::string& path, const std::string& text);

@@ -72,10 +72,7 @@ bool is_dir_target(const std::string& path) {
 }  // namespace
 
 std::function<void(const std::string&)> writable_file(std::string flag) {
-  return [flag](const std::string& path) {
-    if (const std::string why = report::unwritable_reason(path); !why.empty())
-      throw Error(fmt::format("{} {}: cannot write there: {}", flag, path, why));
-  };
+  return [flag](const std::string& path) { report::check_writable(flag, path); };
 }
 
 void OutputOptions::add_to(CLI::App* c) {
@@ -96,7 +93,7 @@ void OutputOptions::add_to(CLI::App* c) {
       ->type_name("FILE|DIR/")
       ->group(g)
       ->each([](const std::string& s) {
-        if (!is_dir_target(s)) writable_file("--csv")(s);
+        if (!is_dir_target(s)) report::check_writable("--csv", s);
       });
   c->add_option("--csv-totals", csv_totals_file, "Also write the totals (key,value,unit) as CSV to FILE")
       ->type_name("FILE")

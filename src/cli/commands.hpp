@@ -21,13 +21,12 @@ struct Command {
 /// defining add_NAME_command, one declaration and one row in commands.cpp.
 const std::vector<Command>& commands();
 
-/// Output options shared by every command: --format for stdout, --json/--csv/--csv-totals/--md FILE to write
-/// further formats at the same time, and --wide.
-/// For CLI11's each() on an option naming an output file: throws ridge::Error "FLAG PATH: cannot write there: ..."
-/// (exit 1) when its folder does not exist or is not writable (report::unwritable_reason), so a long run does not
-/// end in "cannot write".
+/// For CLI11's each() on an option naming an output file: report::check_writable under `flag` (a ridge::Error,
+/// exit 1, when its folder does not exist or is not writable), so a long run does not end in "cannot write".
 std::function<void(const std::string&)> writable_file(std::string flag);
 
+/// Output options shared by every command: --format for stdout, --json/--csv/--csv-totals/--md FILE to write
+/// further formats at the same time, and --wide.
 struct OutputOptions {
   std::string format = "table";
   std::string json_file, csv_file, csv_totals_file, md_file;

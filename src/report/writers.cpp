@@ -288,17 +288,17 @@ const Format& format_by_name(std::string_view name) {
 
 void write(const Document& d, std::string_view name, std::ostream& os) { format_by_name(name).write(d, os); }
 
-std::string unwritable_reason(const std::string& path) {
+void check_writable(std::string_view flag, const std::string& path) {
   namespace fs = std::filesystem;
   const fs::path file(path);
-  fs::path folder = file.parent_path();
-  if (folder.empty()) folder = ".";
+  const fs::path folder = file.has_parent_path() ? file.parent_path() : fs::path(".");
   std::error_code ec;
-  if (path.empty()) return "no file name";
-  if (fs::is_directory(file, ec)) return "is a folder";
-  if (!fs::is_directory(folder, ec)) return fmt::format("folder '{}' does not exist", folder.string());
-  if (::access(folder.c_str(), W_OK) != 0) return fmt::format("folder '{}' is not writable", folder.string());
-  return "";
+  std::string why;
+  if (path.empty()) why = "no file name";
+  else if (fs::is_directory(file, ec)) why = "is a folder";
+  else if (!fs::is_directory(folder, ec)) why = fmt::format("folder '{}' does not exist", folder.string());
+  else if (::access(folder.c_str(), W_OK) != 0) why = fmt::format("folder '{}' is not writable", folder.string());
+  if (!why.empty()) throw Error(fmt::format("{} {}: cannot write there: {}", flag, path, why));
 }
 
 void write_text_file(const std::string& path, const std::string& text) {

@@ -70,8 +70,7 @@ void check_chart_path(const std::string& path) {
   const std::string ext = extension_of(path);
   if (ext != ".svg" && ext != ".png")
     throw UsageError(fmt::format("--plot {}: unknown chart format '{}' (use FILE.svg or FILE.png)", path, ext));
-  if (const std::string why = report::unwritable_reason(path); !why.empty())
-    throw Error(fmt::format("--plot {}: cannot write there: {}", path, why));
+  report::check_writable("--plot", path);
 }
 
 void write_charts(const std::vector<Chart>& charts, const std::string& path) {
