@@ -324,6 +324,10 @@ LlmSetup<Options> resolve_llm_request(const LlmRequest<Options>& req);
 extern template LlmSetup<ServeOptions> resolve_llm_request(const LlmRequest<ServeOptions>&);
 extern template LlmSetup<TrainOptions> resolve_llm_request(const LlmRequest<TrainOptions>&);
 
+/// A slow step of a report starting: `what` ("report: sweep"), item `done` (0-based) of `total` (0: a single
+/// step, `what` says it all) and which item ("batch 8"); done == total: the counted step has ended.
+using ReportProgress = std::function<void(const std::string& what, size_t done, size_t total, const std::string& detail)>;
+
 /// What `ridge serve` analyses: an LLM on a device with the serving options.
 using ServeRequest = LlmRequest<ServeOptions>;
 /// Analyses `req` (analyze_serving of resolve_llm_request) and returns serve_report of the result.
@@ -331,8 +335,9 @@ Document serve_report(const ServeRequest& req);
 /// The charts of `ridge serve --plot`: memory per GPU (weights + KV cache, stacked, at batch 1, the request's
 /// batch and the largest that fits, against the device's memory), TTFT and time per output token against batch
 /// and against prompt length (each curve stops where a size no longer fits), and the prefill and decode ops on the
-/// device's roofline.
-std::vector<chart::Chart> serve_charts(const ServeRequest& req);
+/// device's roofline. Each latency curve's serving analyses are told to `progress` ("serve --plot: latency vs
+/// batch", one item per point).
+std::vector<chart::Chart> serve_charts(const ServeRequest& req, const ReportProgress& progress = {});
 /// Training memory per GPU (weights, gradients, optimizer states, activations, stacked) of layout `o` under ZeRO
 /// stages 0-3, the layout's own stage marked, against the device's memory (for `ridge train --plot`).
 chart::Chart train_memory_chart(const LlmConfig& c, const Device& d, const TrainOptions& o);
@@ -357,9 +362,6 @@ std::vector<chart::Chart> train_charts(const TrainRequest& req);
 
 // ---- report (the HTML page) ------------------------------------------------------------------------------
 
-/// A slow step of a report starting: `what` ("report: sweep"), item `done` (0-based) of `total` (0: a single
-/// step, `what` says it all) and which item ("batch 8").
-using ReportProgress = std::function<void(const std::string& what, size_t done, size_t total, const std::string& detail)>;
 
 /// What `ridge report` puts on its page: a model's costs, predictions on devices, sweeps and, when asked,
 /// measurements on this CPU and GPU profiles; or, with `serve`, an LLM's serving on each device.

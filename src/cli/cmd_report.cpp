@@ -63,12 +63,7 @@ report::ReportRequest request_of(const ReportOptions& o) {
     r.serve_options.weights = number_format_flag("--weights", o.weights);
     r.serve_options.kv = number_format_flag("--kv", o.kv);
   }
-  auto meter = std::make_shared<std::unique_ptr<ProgressMeter>>();
-  r.progress = [meter](const std::string& what, size_t done, size_t total, const std::string& detail) {
-    if (total == 0) return progress(what);
-    if (done == 0) *meter = std::make_unique<ProgressMeter>(what, total);
-    (*meter)->next(detail);
-  };
+  r.progress = stderr_progress();
   return r;
 }
 

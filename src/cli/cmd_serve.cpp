@@ -64,7 +64,7 @@ CLI::App* add_serve_command(CLI::App& app) {
       });
     }
     o->out.emit(screen, doc);
-    if (!o->plot.empty()) chart::write_charts(report::serve_charts(req), o->plot);
+    if (!o->plot.empty()) chart::write_charts(report::serve_charts(req, stderr_progress(kQuietProgressS)), o->plot);
   });
   return cmd;
 }

@@ -293,21 +293,39 @@ std::string step_eta(const std::string& message, double now_s, double& first_ste
   return eta ? message + fmt::format(", about {} left", format_duration(*eta)) : message;
 }
 
-ProgressMeter::ProgressMeter(std::string what, size_t total, std::function<double()> clock)
-    : what_(std::move(what)), total_(total), clock_(std::move(clock)), start_(clock_()) {}
+ProgressMeter::ProgressMeter(std::string what, size_t total, std::function<double()> clock, double quiet_s)
+    : what_(std::move(what)), total_(total), clock_(std::move(clock)), start_(clock_()), quiet_s_(quiet_s) {}
 
 std::string ProgressMeter::next(std::string_view detail) {
-  std::string line = progress_line(what_, done_, total_, clock_() - start_, detail);
-  progress(line);
+  const double elapsed = clock_() - start_;
+  std::string line = progress_line(what_, done_, total_, elapsed, detail);
   ++done_;
+  if (elapsed < quiet_s_) return "";
+  progress(line);
+  printed_ = true;
   return line;
 }
 
 std::string ProgressMeter::finish() {
+  if (!printed_ && clock_() - start_ < quiet_s_) return "";
   std::string line = fmt::format("{}: {}/{} done in {}", what_, total_, total_, format_duration(clock_() - start_));
   progress(line);
   if (isatty(STDERR_FILENO)) std::cerr << "\n";
   return line;
+}
+
+std::function<void(const std::string&, size_t, size_t, const std::string&)> stderr_progress(double quiet_s) {
+  auto meter = std::make_shared<std::unique_ptr<ProgressMeter>>();
+  return [meter, quiet_s](const std::string& what, size_t done, size_t total, const std::string& detail) {
+    if (total == 0) return progress(what);
+    if (done == total) {  // the step's end
+      if (*meter) (*meter)->finish();
+      meter->reset();
+      return;
+    }
+    if (done == 0) *meter = std::make_unique<ProgressMeter>(what, total, steady_seconds, quiet_s);
+    if (*meter) (*meter)->next(detail);
+  };
 }
 
 }  // namespace ridge::cli

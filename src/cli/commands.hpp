@@ -78,19 +78,28 @@ double steady_seconds();
 std::string step_eta(const std::string& message, double now_s, double& first_step_s);
 
 /// Counts items of long work and reports each on stderr with the time left; the clock (seconds) is injectable.
+/// Work that may be quick passes `quiet_s`: nothing is printed until that many seconds have gone by.
 class ProgressMeter {
  public:
-  ProgressMeter(std::string what, size_t total, std::function<double()> clock = steady_seconds);
-  /// Called before item `done` (0-based) starts; returns the line it printed.
+  ProgressMeter(std::string what, size_t total, std::function<double()> clock = steady_seconds, double quiet_s = 0);
+  /// Called before item `done` (0-based) starts; returns the line it printed ("" while quiet).
   std::string next(std::string_view detail);
-  /// Reports the end ("sweep: 10/10 done in 40 s").
+  /// Reports the end ("sweep: 10/10 done in 40 s"); "" when nothing was printed before.
   std::string finish();
 
  private:
   std::string what_;
   size_t total_, done_ = 0;
   std::function<double()> clock_;
-  double start_;
+  double start_, quiet_s_;
+  bool printed_ = false;
 };
+
+/// How long quick-or-slow work (a chart's analyses) runs before it shows progress.
+inline constexpr double kQuietProgressS = 1.0;
+
+/// A report::ReportProgress that shows each step on stderr (one ProgressMeter per counted step, finished when told
+/// done == total), silent for the first `quiet_s` seconds of each.
+std::function<void(const std::string&, size_t, size_t, const std::string&)> stderr_progress(double quiet_s = 0);
 
 }  // namespace ridge::cli

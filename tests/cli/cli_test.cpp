@@ -140,7 +140,7 @@ TEST(Cli, ErrorsAreOneLineWithExitCodes) {
 // at the end of a long run; --csv DIR/ creates its folder, so it is not refused.
 TEST(Cli, OutputFilesAreCheckedBeforeTheRun) {
   const std::string nowhere = "/nonexistent-ridge-folder/";
-  for (const std::string args : {"summary mnist --json " + nowhere + "x.json", "summary mnist --md " + nowhere + "x.md",
+  for (const std::string& args : {"summary mnist --json " + nowhere + "x.json", "summary mnist --md " + nowhere + "x.md",
                                  "summary mnist --csv-totals " + nowhere + "t.csv",
                                  "report mnist -o " + nowhere + "r.html", "summary mnist --plot " + nowhere + "p.svg"}) {
     const auto r = run_ridge(args);

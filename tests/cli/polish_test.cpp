@@ -295,6 +295,21 @@ TEST(Progress, EstimatesTheTimeLeftFromInjectedTimings) {
   meter.next("mnist at batch 8");
   now += 20;
   EXPECT_EQ(meter.finish(), "sweep: 4/4 done in 1 min 20 s");
+  // Work that may be quick (a chart's analyses) stays silent for its first second, then reports as usual.
+  now = 0;
+  ridge::cli::ProgressMeter quick("serve --plot: latency vs batch", 3, [&] { return now; }, 1.0);
+  EXPECT_EQ(quick.next("batch 1"), "");
+  now = 0.5;
+  EXPECT_EQ(quick.next("batch 2"), "");
+  now = 0.9;
+  EXPECT_EQ(quick.finish(), "");  // nothing was shown, nothing to close
+  now = 0;
+  ridge::cli::ProgressMeter slow("serve --plot: latency vs batch", 3, [&] { return now; }, 1.0);
+  EXPECT_EQ(slow.next("batch 1"), "");
+  now = 2;
+  EXPECT_EQ(slow.next("batch 2"), "serve --plot: latency vs batch: 2/3 (batch 2), 2 s elapsed, about 4 s left");
+  now = 3;
+  EXPECT_EQ(slow.finish(), "serve --plot: latency vs batch: 3/3 done in 3 s");
   // The machine's numbered steps: the estimate starts with step 2.
   double first = -1;
   EXPECT_EQ(ridge::cli::step_eta("machine: clock", 0, first), "machine: clock");

@@ -1,5 +1,7 @@
 // `ridge serve --plot FILE.svg`: memory per GPU, latency against batch and prompt length, prefill/decode ops on the
 // roofline, drawn by the report's chart builders. The SVG is parsed for its charts, series and limits.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -39,6 +41,28 @@ TEST(LlmServeCharts, PlotWritesTheFourCharts) {
   EXPECT_EQ(count_of(svg, "<svg"), 1u);  // the four charts side by side in one document
   EXPECT_EQ(svg.find("nan"), std::string::npos);
   std::filesystem::remove(path);
+}
+
+// Each latency curve tells the progress callback of every point before it is analysed, then of its end
+// (done == total), so `ridge serve --plot` on a large model shows where it is.
+TEST(LlmServeCharts, LatencyCurvesReportEachPoint) {
+  ServeOptions o;
+  o.batch = 4, o.prompt = 256, o.generate = 16;
+  report::ServeRequest req{ModelSource{"gpt3-125m"}, "a100-sxm4-80gb", {}, "none", o};
+  std::vector<std::string> calls;
+  const auto charts = report::serve_charts(req, [&](const std::string& what, size_t done, size_t total,
+                                                     const std::string& detail) {
+    calls.push_back(fmt::format("{} {}/{} {}", what, done, total, detail));
+  });
+  ASSERT_EQ(charts.size(), 4u);
+  // Batches 1, 2, 4, ... up to 256 (the largest that fits is larger); prompts 128, 256, ... up to 2048 - 16.
+  ASSERT_EQ(calls.size(), 10u + 6u) << fmt::format("{}", fmt::join(calls, "\n"));
+  EXPECT_EQ(calls[0], "serve --plot: latency vs batch 0/9 batch 1");
+  EXPECT_EQ(calls[8], "serve --plot: latency vs batch 8/9 batch 256");
+  EXPECT_EQ(calls[9], "serve --plot: latency vs batch 9/9 ");
+  EXPECT_EQ(calls[10], "serve --plot: latency vs prompt tokens 0/5 prompt tokens 128");
+  EXPECT_EQ(calls[14], "serve --plot: latency vs prompt tokens 4/5 prompt tokens 2032");
+  EXPECT_EQ(calls[15], "serve --plot: latency vs prompt tokens 5/5 ");
 }
 
 TEST(LlmServeCharts, PlotPathIsCheckedFirst) {

@@ -348,7 +348,7 @@ TEST(HtmlReport, ModelPageHasEverySectionAndReportsTheSweepsProgress) {
   EXPECT_EQ(section_ids(r.page),
             (std::vector<std::string>{"headline", "roofline", "sweep", "layers", "summary", "prediction", "shares"}));
   EXPECT_EQ(steps, (std::vector<std::string>{"report: sweep 0/3 batch 1", "report: sweep 1/3 batch 2",
-                                             "report: sweep 2/3 batch 4"}));
+                                             "report: sweep 2/3 batch 4", "report: sweep 3/3 "}));  // then its end
   EXPECT_EQ(r.page.sections[1].charts.size(), 2u);  // one roofline per device
   EXPECT_EQ(r.page.sections[2].charts.size(), 4u);  // time, samples/s, memory and FLOPs against batch
   EXPECT_EQ(r.doc.blocks.size(), 4u);                // runs, slowest layers, op groups, memory

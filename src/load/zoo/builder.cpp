@@ -44,24 +44,17 @@ std::string Builder::child_path(const std::string& name) const {
 
 std::string Builder::unique_name(const std::string& base) {
   std::string n = base;
-  for (int i = 1; std::find(used_names_.begin(), used_names_.end(), n) != used_names_.end(); ++i)
-    n = fmt::format("{}_{}", base, i);
-  used_names_.push_back(n);
+  for (int i = 1; used_names_.contains(n); ++i) n = fmt::format("{}_{}", base, i);
+  used_names_.insert(n);
   return n;
 }
 
 void Builder::note_module(const std::string& path, const std::string& type) {
-  for (const auto& m : g_.modules)
-    if (m.path == path) return;
-  g_.modules.push_back({path, type, {}});
+  if (module_index_.try_emplace(path, g_.modules.size()).second) g_.modules.push_back({path, type, {}});
 }
 
 void Builder::record_call(const std::string& path, int output) {
-  for (auto& m : g_.modules)
-    if (m.path == path) {
-      m.call_outputs.push_back(output);
-      return;
-    }
+  if (auto it = module_index_.find(path); it != module_index_.end()) g_.modules[it->second].call_outputs.push_back(output);
 }
 
 int Builder::new_value(const std::string& name, Shape shape, DType dtype, ValueKind kind) {

@@ -3,6 +3,8 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "ridge/graph.hpp"
@@ -108,7 +110,8 @@ class Builder {
   std::unique_ptr<ops::ShapeEnv> env_;  ///< what shape inference knows of g_'s values
   DType dtype_;
   std::vector<std::string> scope_;
-  std::vector<std::string> used_names_;
+  std::unordered_set<std::string> used_names_;
+  std::unordered_map<std::string, size_t> module_index_;  ///< module path -> its index in g_.modules
 };
 
 }  // namespace ridge::zoo

@@ -254,6 +254,7 @@ std::vector<chart::Chart> batch_sweep_charts(const Context& c) {
       rate[d].xy.push_back({x, p.samples_per_s});
     }
   }
+  if (c.req.progress) c.req.progress("report: sweep", batches.size(), batches.size(), "");
   std::vector<chart::SweepLimit> limits;
   for (const auto& d : c.devices)
     if (d.memory_bytes > 0) limits.push_back({d.id + " memory " + format_bytes(to_double(d.memory_bytes)), to_double(d.memory_bytes)});

@@ -28,15 +28,21 @@ std::optional<ServeResult> serve_variant(const LlmConfig& c, const Device& d, Se
 }
 
 // Latency (TTFT and time per output token) against `xs`, each x giving one variant.
+// `progress` is told of each point as "serve --plot: latency vs <x_title>".
 chart::Chart latency_chart(const std::string& title, const std::string& x_title, const std::vector<int64_t>& xs,
-                           const std::function<std::optional<ServeResult>(int64_t)>& at, const std::string& label) {
+                           const std::function<std::optional<ServeResult>(int64_t)>& at, const std::string& label,
+                           const ReportProgress& progress) {
   chart::SweepSeries ttft{"time to first token", {}, false}, tpot{"time per output token", {}, false};
-  for (int64_t x : xs) {
+  const std::string what = "serve --plot: latency vs " + x_title;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const int64_t x = xs[i];
+    if (progress) progress(what, i, xs.size(), fmt::format("{} {}", x_title, x));
     const auto r = at(x);
     if (!r) break;
     ttft.xy.push_back({static_cast<double>(x), r->ttft_s});
     tpot.xy.push_back({static_cast<double>(x), r->decode_time_per_token_s});
   }
+  if (progress) progress(what, xs.size(), xs.size(), "");
   chart::Axis xa{x_title, "", chart::Scale::Log}, ya{"latency [" + label + "]", "s", chart::Scale::Log};
   return chart::sweep_chart(title, xa, ya, {ttft, tpot});
 }
@@ -54,7 +60,7 @@ std::vector<int64_t> doubling(int64_t first, int64_t last, int64_t extra) {
 
 }  // namespace
 
-std::vector<chart::Chart> serve_charts(const ServeRequest& req) {
+std::vector<chart::Chart> serve_charts(const ServeRequest& req, const ReportProgress& progress) {
   const auto setup = resolve_llm_request(req);
   const LlmConfig& c = setup.config;
   const Device& d = setup.device;
@@ -88,12 +94,12 @@ std::vector<chart::Chart> serve_charts(const ServeRequest& req) {
   // Latency against batch (up to the largest that fits, at most 256) and against the prompt length.
   charts.push_back(latency_chart(
       fmt::format("Latency vs batch: {}, prompt {}", c.name, o.prompt), "batch", doubling(1, std::clamp<int64_t>(r.max_batch, 1, 256), o.batch),
-      [&](int64_t b) { return serve_variant(c, d, o, b, o.prompt); }, r.time_label));
+      [&](int64_t b) { return serve_variant(c, d, o, b, o.prompt); }, r.time_label, progress));
   const int64_t max_prompt = std::max<int64_t>(1, c.max_positions - o.generate);
   charts.push_back(latency_chart(
       fmt::format("Latency vs prompt: {}, batch {}", c.name, o.batch), "prompt tokens",
       doubling(std::min<int64_t>(128, max_prompt), max_prompt, o.prompt),
-      [&](int64_t p) { return serve_variant(c, d, o, o.batch, p); }, r.time_label));
+      [&](int64_t p) { return serve_variant(c, d, o, o.batch, p); }, r.time_label, progress));
 
   // Prefill and decode ops on the roofline (decode ops summed over the steps: their rate is the average).
   chart::RoofDevice roof{d.id, {}, {}};
