@@ -372,6 +372,11 @@ TEST(HtmlReport, ServingPageTimesLikeServe) {
   // The headline's time is serve's end-to-end latency, with serve's label.
   const auto runs = to_json(r.doc);
   EXPECT_NE(runs.dump().find(serve.extra["ttft_s_label"].get<std::string>()), std::string::npos) << runs.dump();
+  // Under tensor parallelism the memory shown is one GPU's, and its title says so.
+  const auto memory = std::find_if(r.doc.blocks.begin(), r.doc.blocks.end(),
+                                   [](const Block& b) { return std::holds_alternative<Fields>(b); });
+  ASSERT_NE(memory, r.doc.blocks.end());
+  EXPECT_EQ(std::get<Fields>(*memory).title, "Memory per GPU");
 }
 
 TEST(HtmlReport, ProfilesSectionPutsTheKernelsOnEachGpusRoofline) {

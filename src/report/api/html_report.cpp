@@ -344,7 +344,7 @@ void measurement_section(Context& c, chart::ReportData& data) {
 // The first screen: time per iteration per run, slowest layers, time by op group and memory.
 ReportSection headline_section(const std::vector<headline::Run>& runs, const headline::MemoryParts& memory,
                                const std::vector<Device>& devices, const std::string& scenario, const std::string& rate_title,
-                               size_t top, Document& json) {
+                               size_t top, Document& json, const std::string& memory_title = "Memory") {
   ReportSection s{"headline", scenario, {}, {}, {}};
   s.headline = true;
   Table t = headline::runs_table(runs, rate_title);
@@ -352,7 +352,7 @@ ReportSection headline_section(const std::vector<headline::Run>& runs, const hea
   Table top_layers = headline::top_layers_table(runs, top);
   top_layers.title = runs.empty() ? "" : "Where the time goes: slowest on " + runs[0].name;
   Fields mem = headline::memory_fields(memory);
-  mem.title = "Memory";
+  mem.title = memory_title;
   json.blocks = {t, top_layers, headline::op_group_table(runs), mem};
   if (runs.empty()) {
     s.paragraphs.push_back("No device and no measurement: add -d NAME (see `ridge devices`) or --measure for a time.");
@@ -361,7 +361,7 @@ ReportSection headline_section(const std::vector<headline::Run>& runs, const hea
     s.blocks.push_back(std::move(top_layers));
     s.charts.push_back(headline::op_group_chart("Time by op group: " + scenario, runs));
   }
-  s.charts.push_back(headline::memory_chart("Memory: " + scenario, memory, memory_limits(devices)));
+  s.charts.push_back(headline::memory_chart(memory_title + ": " + scenario, memory, memory_limits(devices)));
   return s;
 }
 
@@ -494,7 +494,8 @@ HtmlReport serving_report(const ReportRequest& req) {
   });
   data.subtitle.push_back(any_uncalibrated ? "per GPU; uncalibrated times are roofline upper bounds of speed"
                                            : "per GPU; times calibrated on measured operators (docs/llm.md)");
-  data.sections.push_back(headline_section(runs, memory, devices, scenario, "tokens/s", req.top, out.doc));
+  data.sections.push_back(headline_section(runs, memory, devices, scenario, "tokens/s", req.top, out.doc,
+                                           so.tp > 1 ? "Memory per GPU" : "Memory"));
   ReportSection roof{"roofline", "Roofline", {}, {}, {}};
   roof.charts_side_by_side = true;
   for (size_t d = 0; d < devices.size(); ++d) {
