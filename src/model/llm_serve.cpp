@@ -2,6 +2,7 @@
 // device's roofline. Decode costs are affine in the cache length, so two graphs (cache 1 and 2) give every
 // step's exact integers; the window caps the cache length. Formulas: docs/llm.md.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <map>
@@ -134,17 +135,33 @@ std::optional<NumberFormat> parse_number_format(std::string_view name) {
   return std::nullopt;
 }
 
+namespace {
+
+// Why `tp` GPUs cannot split `c` (heads, widths or key/value heads that do not divide), or "" when they can.
+std::string tensor_parallel_problem(const LlmConfig& c, int64_t tp) {
+  auto divides = [&](int64_t v, const char* what) {
+    return v % tp == 0 ? std::string{} : fmt::format("--tp: {} does not divide the {} {} of {}", tp, v, what, c.name);
+  };
+  for (std::string p : {divides(c.num_heads, "attention heads"), divides(c.intermediate_size, "MLP width"),
+                        c.shared_expert_intermediate_size ? divides(c.shared_expert_intermediate_size, "shared-expert width")
+                                                          : std::string{}})
+    if (!p.empty()) return p;
+  if (c.num_kv_heads % tp != 0 && tp % c.num_kv_heads != 0)
+    return fmt::format("--tp: {} and the {} key/value heads of {} divide neither way", tp, c.num_kv_heads, c.name);
+  return {};
+}
+
+}  // namespace
+
 LlmConfig tensor_parallel_shard(const LlmConfig& c, int tp) {
   if (tp < 1) throw Error(fmt::format("--tp: {} is not a positive number of GPUs", tp));
   if (tp == 1) return c;
-  auto divides = [&](int64_t v, const char* what) {
-    if (v % tp != 0) throw Error(fmt::format("--tp: {} does not divide the {} {} of {}", tp, v, what, c.name));
-  };
-  divides(c.num_heads, "attention heads");
-  divides(c.intermediate_size, "MLP width");
-  if (c.shared_expert_intermediate_size) divides(c.shared_expert_intermediate_size, "shared-expert width");
-  if (c.num_kv_heads % tp != 0 && tp % c.num_kv_heads != 0)
-    throw Error(fmt::format("--tp: {} and the {} key/value heads of {} divide neither way", tp, c.num_kv_heads, c.name));
+  if (const std::string problem = tensor_parallel_problem(c, tp); !problem.empty()) {
+    std::vector<int64_t> fit;
+    for (int64_t t = 1; t <= std::min<int64_t>(c.num_heads, 128); ++t)
+      if (tensor_parallel_problem(c, t).empty()) fit.push_back(t);
+    throw Error(fmt::format("{} (degrees that fit: {})", problem, fmt::join(fit, ", ")));
+  }
   LlmConfig s = c;
   s.num_heads /= tp;
   s.num_kv_heads = std::max<int64_t>(1, c.num_kv_heads / tp);  // fewer KV heads than GPUs: replicated

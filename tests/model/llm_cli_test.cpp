@@ -91,6 +91,7 @@ TEST(LlmCli, ServeErrorsAreOneLine) {
   r = run_ridge("serve llama-2-7b --device h100 --tp 3");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("--tp: 3 does not divide"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("(degrees that fit: 1, 2, 4, 8, 16, 32)"), std::string::npos) << r.err;
 }
 
 TEST(LlmCli, ServeReadsAConfigJson) {
