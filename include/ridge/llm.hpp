@@ -19,7 +19,7 @@ enum class LlmPosition : uint8_t { Rotary, Learned, Alibi };
 /// A decoder-only transformer as its Hugging Face config describes it, reduced to what costs depend on.
 struct LlmConfig {
   std::string name;                  ///< zoo name or the config file's parent directory name
-  std::string family;                ///< HF model_type: llama, mistral, mixtral, qwen2, qwen2_moe, gemma, phi, gpt2, gpt_neox, falcon, opt, bloom
+  std::string family;                ///< HF model_type: llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, phi, phi3, gpt2, gpt_neox, falcon, opt, bloom
   std::string module_prefix;         ///< HF class prefix for module types ("Llama" -> LlamaRMSNorm, LlamaAttention)
   int64_t vocab_size = 0;            ///< vocab_size
   int64_t hidden_size = 0;           ///< hidden_size / n_embd / d_model
@@ -36,7 +36,9 @@ struct LlmConfig {
   bool qkv_bias = false;             ///< q/k/v projections have biases (qwen2, gpt2, neox, phi, opt)
   bool o_bias = false;               ///< output projection has a bias
   bool mlp_bias = false;             ///< MLP projections have biases
-  bool fused_qkv = false;            ///< one qkv projection (gpt2 c_attn, neox/falcon query_key_value)
+  bool fused_qkv = false;            ///< one qkv projection (gpt2 c_attn, neox/falcon query_key_value, phi3 qkv_proj)
+  bool fused_gate_up = false;        ///< gated MLP with one gate_up_proj, chunked in two (phi3)
+  bool qk_norm = false;              ///< RMSNorm over head_dim on every query and key head (qwen3 q_norm, k_norm)
   bool tied_embeddings = false;      ///< lm_head reuses the token embedding
   bool lm_head_bias = false;         ///< phi's lm_head has a bias
   LlmPosition position = LlmPosition::Rotary;

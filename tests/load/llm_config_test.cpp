@@ -200,6 +200,55 @@ TEST(LlmConfig, BloomHasEmbeddingNormAndAlibiBias) {
             "cfg.json: missing required key 'hidden_size' or 'n_embed'");
 }
 
+// Qwen3 (q_norm and k_norm: an RMSNorm over head_dim on every query and key head) and Phi-3 (one qkv_proj, one
+// gate_up_proj chunked in two), op for op as transformers' modules; counts checked against the model cards.
+TEST(LlmConfig, Qwen3NormsEachHeadAndPhi3FusesItsProjections) {
+  // Qwen/Qwen3-0.6B: tied embeddings; its card says 0.6B parameters, 0.44B of them non-embedding.
+  LlmConfig q = parse_llm_config(json::parse(R"({"model_type":"qwen3","vocab_size":151936,"hidden_size":1024,
+      "intermediate_size":3072,"num_hidden_layers":28,"num_attention_heads":16,"num_key_value_heads":8,"head_dim":128,
+      "max_position_embeddings":40960,"tie_word_embeddings":true})"), "qwen3-0.6b");
+  q.name = "qwen3-0.6b";
+  EXPECT_TRUE(q.qk_norm);
+  EXPECT_EQ(llm_params(q).total, Count{596049920});
+  EXPECT_EQ(llm_params(q).total - Count{151936} * 1024, Count{440467456});
+  EXPECT_EQ(graph_params(q), llm_params(q).total);
+  LlmShape s;
+  s.tokens = 8;
+  for (bool serving : {false, true}) {
+    s.serving = serving, s.past = serving ? 4 : 0;
+    const Graph g = build_llm(q, s);
+    // Each norm reads B x T x heads x head_dim and has head_dim weights.
+    const int qn = g.find_node("model.layers.0.self_attn.q_norm.pow"), kn = g.find_node("model.layers.27.self_attn.k_norm.mul_1");
+    ASSERT_GE(qn, 0) << serving;
+    ASSERT_GE(kn, 0) << serving;
+    EXPECT_EQ(estimate(g).nodes[static_cast<size_t>(qn)].cost.flops, Count{8} * 16 * 128) << serving;
+    EXPECT_EQ(estimate(g).nodes[static_cast<size_t>(kn)].cost.params, Count{128}) << serving;
+  }
+  // Qwen/Qwen3-30B-A3B: 128 experts of width 768, 8 per token, no shared expert: "30.5B" total, "3.3B" activated.
+  const LlmParams moe = llm_params(*find_llm_config("qwen3-30b-a3b"));
+  EXPECT_EQ(moe.active_per_token, moe.total - Count{48} * 120 * 3 * 2048 * 768);
+  EXPECT_EQ(moe.active_per_token, Count{3353032704});
+  EXPECT_EQ(error_of(json::parse(R"({"model_type":"qwen3_moe","vocab_size":64,"hidden_size":32,"num_hidden_layers":2,
+      "num_attention_heads":4,"moe_intermediate_size":16,"num_experts":4,"num_experts_per_tok":2,
+      "mlp_only_layers":[1]})")), "cfg.json: mlp_only_layers [1] is not supported (only []: every layer sparse)");
+
+  // microsoft/Phi-4-mini-instruct (phi3): partial rotary 0.75, tied embeddings; its card says 3.8B parameters.
+  LlmConfig p = parse_llm_config(json::parse(R"({"model_type":"phi3","vocab_size":200064,"hidden_size":3072,
+      "intermediate_size":8192,"num_hidden_layers":32,"num_attention_heads":24,"num_key_value_heads":8,
+      "max_position_embeddings":131072,"partial_rotary_factor":0.75,"tie_word_embeddings":true,"sliding_window":262144})"),
+      "phi-4-mini");
+  p.name = "phi-4-mini";
+  EXPECT_EQ(p.rotary_dim(), 96);
+  EXPECT_EQ(llm_params(p).total, Count{3836021760});
+  EXPECT_EQ(graph_params(p), llm_params(p).total);
+  const Graph g = build_llm(p, s);
+  EXPECT_GE(g.find_node("model.layers.0.self_attn.qkv_proj"), 0);
+  EXPECT_GE(g.find_node("model.layers.31.mlp.gate_up_proj"), 0);
+  EXPECT_LT(g.find_node("model.layers.0.mlp.gate_proj"), 0);
+  const int gate_up = g.find_node("model.layers.0.mlp.gate_up_proj");
+  EXPECT_EQ(estimate(g).nodes[static_cast<size_t>(gate_up)].cost.macs, Count{8} * 3072 * 2 * 8192);
+}
+
 // Mangled config.json files (a deterministic complement to libFuzzer): parse_llm_config answers with a value or a
 // one-line ridge::Error, never another exception; what it accepts builds a graph whose parameter count equals the
 // formula's (small shapes only, so the test stays fast).
@@ -214,6 +263,12 @@ TEST(LlmConfig, MangledConfigsAreOneLineErrorsOrConsistentGraphs) {
       R"({"model_type":"falcon","vocab_size":64,"hidden_size":32,"num_hidden_layers":2,"num_attention_heads":4,
           "new_decoder_architecture":true,"num_kv_heads":2,"alibi":true,"bias":true})",
       R"({"model_type":"gpt2","vocab_size":64,"n_embd":32,"n_layer":2,"n_head":4,"n_positions":64})",
+      R"({"model_type":"qwen3_moe","vocab_size":64,"hidden_size":32,"num_hidden_layers":2,"num_attention_heads":4,
+          "num_key_value_heads":2,"head_dim":16,"moe_intermediate_size":16,"num_experts":4,"num_experts_per_tok":2,
+          "max_position_embeddings":64})",
+      R"({"model_type":"phi3","vocab_size":64,"hidden_size":32,"num_hidden_layers":2,"num_attention_heads":4,
+          "num_key_value_heads":2,"intermediate_size":48,"partial_rotary_factor":0.5,"sliding_window":8,
+          "max_position_embeddings":64})",
   };
   int accepted = 0, built = 0;
   for (const char* seed : seeds)

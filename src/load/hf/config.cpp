@@ -90,7 +90,7 @@ void read_hf_shape(const Keys& k, LlmConfig& c) {
   c.num_heads = c.num_kv_heads = k.req_int("num_attention_heads");
 }
 
-// llama, mistral, mixtral, qwen2, qwen2_moe, gemma: RMSNorm, rotary, gated MLP, separate q/k/v.
+// llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma: RMSNorm, rotary, gated MLP, separate q/k/v.
 void read_llama_like(const Keys& k, LlmConfig& c) {
   read_hf_shape(k, c);
   c.num_kv_heads = k.opt_int("num_key_value_heads", c.num_heads);
@@ -109,6 +109,10 @@ void read_llama_like(const Keys& k, LlmConfig& c) {
     c.o_bias = false;
     if (k.opt_bool("use_sliding_window", false)) c.sliding_window = k.opt_int("sliding_window", 0);
   }
+  if (c.family == "qwen3" || c.family == "qwen3_moe") {
+    c.qk_norm = true;  // Qwen3Attention: q_norm and k_norm over head_dim; q/k/v/o biases follow attention_bias
+    if (k.opt_bool("use_sliding_window", false)) c.sliding_window = k.opt_int("sliding_window", 0);
+  }
   if (c.family == "gemma") {
     c.scale_embeddings = true;
     c.tied_embeddings = true;  // GemmaForCausalLM always ties lm_head to embed_tokens
@@ -117,15 +121,18 @@ void read_llama_like(const Keys& k, LlmConfig& c) {
     c.intermediate_size = k.req_int("intermediate_size");
     c.num_experts = k.req_int("num_local_experts");
     c.experts_per_token = k.req_int("num_experts_per_tok");
-  } else if (c.family == "qwen2_moe") {
+  } else if (c.family == "qwen2_moe" || c.family == "qwen3_moe") {
     c.intermediate_size = k.req_int("moe_intermediate_size");
     c.num_experts = k.req_int("num_experts");
     c.experts_per_token = k.req_int("num_experts_per_tok");
-    c.shared_expert_intermediate_size = k.opt_int("shared_expert_intermediate_size", 0);
+    if (c.family == "qwen2_moe") c.shared_expert_intermediate_size = k.opt_int("shared_expert_intermediate_size", 0);
     c.moe_every = k.opt_int("decoder_sparse_step", 1);
     if (c.moe_every != 1)
       throw Error(fmt::format("{}: decoder_sparse_step {} is not supported (only 1: every layer sparse)", k.origin(),
                               c.moe_every));
+    if (const json* dense = k.find("mlp_only_layers"); dense && !(dense->is_array() && dense->empty()))
+      throw Error(fmt::format("{}: mlp_only_layers {} is not supported (only []: every layer sparse)", k.origin(),
+                              dense->dump()));
   } else {
     c.intermediate_size = k.req_int("intermediate_size");
   }
@@ -216,6 +223,21 @@ void read_phi(const Keys& k, LlmConfig& c) {
   c.parallel_norms = 1;
 }
 
+// phi3 (Phi3Config; Phi-3, Phi-3.5, Phi-4): llama-like (RMSNorm, rotary, SiLU-gated MLP, no biases) with one fused
+// qkv_proj and one gate_up_proj, partial rotary (partial_rotary_factor, 1.0 unless set) and a sliding window
+// when the config has one.
+void read_phi3(const Keys& k, LlmConfig& c) {
+  read_hf_shape(k, c);
+  c.num_kv_heads = k.opt_int("num_key_value_heads", c.num_heads);
+  c.intermediate_size = k.req_int("intermediate_size");
+  c.max_positions = k.opt_int("max_position_embeddings", 4096);
+  c.rotary_fraction = k.opt_double("partial_rotary_factor", 1.0);
+  c.activation = activation_of(k.opt_string("hidden_act", "silu"));
+  c.fused_qkv = c.fused_gate_up = true;
+  c.tied_embeddings = k.opt_bool("tie_word_embeddings", false);
+  c.sliding_window = k.opt_int("sliding_window", 0);
+}
+
 // bloom (BloomConfig): ALiBi (no position table, so no length limit of its own), LayerNorm on the embeddings,
 // fused qkv, biases everywhere, 4h GELU MLP, tied head. hidden_size may be written n_embed, layers n_layer, heads
 // n_head (the published 176B config uses n_embed, n_layer and num_attention_heads).
@@ -247,8 +269,10 @@ struct Family {
 constexpr Family kFamilies[] = {
     {"llama", "Llama", &read_llama_like},     {"mistral", "Mistral", &read_llama_like},
     {"mixtral", "Mixtral", &read_llama_like}, {"qwen2", "Qwen2", &read_llama_like},
-    {"qwen2_moe", "Qwen2Moe", &read_llama_like}, {"gemma", "Gemma", &read_llama_like},
-    {"phi", "Phi", &read_phi},                {"gpt2", "GPT2", &read_gpt2},
+    {"qwen2_moe", "Qwen2Moe", &read_llama_like}, {"qwen3", "Qwen3", &read_llama_like},
+    {"qwen3_moe", "Qwen3Moe", &read_llama_like}, {"gemma", "Gemma", &read_llama_like},
+    {"phi", "Phi", &read_phi},                {"phi3", "Phi3", &read_phi3},
+    {"gpt2", "GPT2", &read_gpt2},
     {"gpt_neox", "GPTNeoX", &read_neox},      {"falcon", "Falcon", &read_falcon},
     {"opt", "OPT", &read_opt},                {"bloom", "Bloom", &read_bloom},
 };

@@ -17,7 +17,8 @@ struct ZooConfig {
   Count published;  ///< exact published parameter count, 0 when the source rounds it
 };
 
-// Llama/Mistral/Mixtral/Qwen2/Gemma: the HF hub config.json of each model (meta-llama/Llama-2-7b-hf, ...).
+// Llama/Mistral/Mixtral/Qwen2/Qwen3/Gemma/Phi-3: the HF hub config.json of each model (meta-llama/Llama-2-7b-hf,
+// Qwen/Qwen3-8B, Qwen/Qwen3-30B-A3B, microsoft/Phi-3-mini-4k-instruct, ...).
 // GPT-3: Brown et al. 2020, Table 2.1 (GPT-2 architecture, context 2048, vocab 50257; the 13B row's d_model
 // 5140 is not divisible by its 40 heads: 5120 is used; the 1.3B row lists 24 heads of 128 for d_model 2048:
 // 16 heads of 128 are used; parameters do not depend on the head count). Megatron-LM: Narayanan et al. 2021, Table 1 (GPT-2
@@ -67,6 +68,22 @@ const ZooConfig kConfigs[] = {
         "num_attention_heads":16,"num_key_value_heads":16,"head_dim":256,"max_position_embeddings":8192,
         "hidden_act":"gelu_pytorch_tanh"})",
      8537680896},
+    {"qwen3-8b",
+     R"({"model_type":"qwen3","vocab_size":151936,"hidden_size":4096,"intermediate_size":12288,"num_hidden_layers":36,
+        "num_attention_heads":32,"num_key_value_heads":8,"head_dim":128,"max_position_embeddings":40960,
+        "attention_bias":false,"tie_word_embeddings":false,"use_sliding_window":false})",
+     8190735360},
+    {"qwen3-30b-a3b",
+     R"({"model_type":"qwen3_moe","vocab_size":151936,"hidden_size":2048,"intermediate_size":6144,
+        "moe_intermediate_size":768,"num_hidden_layers":48,"num_attention_heads":32,"num_key_value_heads":4,
+        "head_dim":128,"max_position_embeddings":40960,"num_experts":128,"num_experts_per_tok":8,
+        "decoder_sparse_step":1,"mlp_only_layers":[],"norm_topk_prob":true,"tie_word_embeddings":false})",
+     30532122624},
+    {"phi-3-mini",
+     R"({"model_type":"phi3","vocab_size":32064,"hidden_size":3072,"intermediate_size":8192,"num_hidden_layers":32,
+        "num_attention_heads":32,"num_key_value_heads":32,"max_position_embeddings":4096,"sliding_window":2047,
+        "hidden_act":"silu","tie_word_embeddings":false})",
+     3821079552},
     {"gpt3-125m", R"({"model_type":"gpt2","vocab_size":50257,"n_embd":768,"n_layer":12,"n_head":12,"n_positions":2048})", 0},
     {"gpt3-350m", R"({"model_type":"gpt2","vocab_size":50257,"n_embd":1024,"n_layer":24,"n_head":16,"n_positions":2048})", 0},
     {"gpt3-760m", R"({"model_type":"gpt2","vocab_size":50257,"n_embd":1536,"n_layer":24,"n_head":16,"n_positions":2048})", 0},
@@ -124,7 +141,8 @@ LlmParams llm_params(const LlmConfig& c) {
   LlmParams p;
   p.embedding = V * e + (c.position == LlmPosition::Learned ? (c.max_positions + c.position_offset) * h : 0) +
                 (c.embedding_norm ? norm : 0);
-  const Count attn = h * (H + 2 * kv) * hd + (c.qkv_bias ? (H + 2 * kv) * hd : 0) + H * hd * h + (c.o_bias ? h : 0);
+  const Count attn = h * (H + 2 * kv) * hd + (c.qkv_bias ? (H + 2 * kv) * hd : 0) + H * hd * h + (c.o_bias ? h : 0) +
+                     (c.qk_norm ? 2 * hd : 0);
   const int norms = c.parallel_residual ? c.parallel_norms : 2;
   p.per_layer_dense = attn + norms * norm;
   p.expert = mlp(c.intermediate_size);

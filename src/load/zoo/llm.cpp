@@ -116,7 +116,7 @@ int self_attention(Ctx& x, int h, int64_t layer) {
                         x.type("Attention"));
   int q, k, v;
   if (c.fused_qkv) {
-    const char* nm = c.family == "gpt2" ? "c_attn" : "query_key_value";
+    const char* nm = c.family == "gpt2" ? "c_attn" : c.family == "phi3" ? "qkv_proj" : "query_key_value";
     int qkv = b.linear(h, nm, (H + 2 * kv) * hd, c.qkv_bias, c.family == "gpt2" ? "Conv1D" : "Linear");
     auto parts = b.split(qkv, 2, {H * hd, kv * hd, kv * hd});
     q = parts[0], k = parts[1], v = parts[2];
@@ -124,6 +124,11 @@ int self_attention(Ctx& x, int h, int64_t layer) {
     q = b.linear(h, "q_proj", H * hd, c.qkv_bias);
     k = b.linear(h, "k_proj", kv * hd, c.qkv_bias);
     v = b.linear(h, "v_proj", kv * hd, c.qkv_bias);
+  }
+  if (c.qk_norm) {  // Qwen3: q_norm / k_norm on the [B, T, heads, hd] view, before the transpose
+    const Shape s = b.shape(q);
+    q = norm(x, b.reshape(q, Shape{{s[0], s[1], H, hd}}), "q_norm");
+    k = norm(x, b.reshape(k, Shape{{s[0], s[1], kv, hd}}), "k_norm");
   }
   q = heads_first(b, q, H, hd), k = heads_first(b, k, kv, hd), v = heads_first(b, v, kv, hd);
   if (c.position == LlmPosition::Rotary) q = rotary(x, q), k = rotary(x, k);
@@ -156,6 +161,11 @@ int mlp(Ctx& x, int h, const std::string& name, int64_t width, const std::string
   Builder& b = x.b;
   const LlmConfig& c = x.c;
   auto scope = b.module(name, type);
+  if (c.fused_gate_up) {  // Phi3MLP: gate, up = gate_up_proj(x).chunk(2); down(up * act(gate))
+    auto gate_up = b.split(b.linear(h, "gate_up_proj", 2 * width, c.mlp_bias), 2, {width, width}, "chunk");
+    int y = b.binary(OpKind::Mul, gate_up[1], activation(x, gate_up[0], "activation_fn"), "mul");
+    return b.linear(y, "down_proj", c.hidden_size, c.mlp_bias);
+  }
   if (c.gated_mlp) {
     int g = activation(x, b.linear(h, "gate_proj", width, c.mlp_bias), "act_fn");
     int u = b.linear(h, "up_proj", width, c.mlp_bias);
