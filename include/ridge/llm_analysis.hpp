@@ -75,6 +75,8 @@ struct ServeOptions {
   bool fused_attention = false;  ///< cost QK^T..SV as one fused kernel (scores stay on chip) instead of HF eager
   std::string attention_kernel;  ///< the fused kernel ("flash-attention-2"); "": an ideal one at the GEMM factors
   std::optional<AttentionKernelEfficiency> attention_efficiency;  ///< its published utilization (with_llm_calibration)
+  bool grouped_experts = false;  ///< MoE: each op of a layer's routed experts is one grouped kernel (vLLM fused_moe)
+                                 ///< instead of HF eager's kernel per expert (one launch overhead, not one per expert)
   std::optional<Calibration> calibration;  ///< fitted per-class factors (llm_op_time); nullopt: roofline upper bound
   std::optional<AllReduceFit> tp_allreduce;  ///< measured all-reduce fit of tp GPUs in one node; nullopt: data sheet
 };
@@ -158,6 +160,7 @@ struct TrainOptions {
   bool fused_attention = false;          ///< time the attention core as one fused kernel (see ServeOptions)
   std::string attention_kernel;          ///< see ServeOptions
   std::optional<AttentionKernelEfficiency> attention_efficiency;  ///< see ServeOptions
+  bool grouped_experts = false;          ///< see ServeOptions (Megatron-LM --moe-grouped-gemm)
   std::optional<Calibration> calibration;  ///< fitted per-class factors (llm_op_time); nullopt: roofline upper bound
   std::optional<AllReduceFit> tp_allreduce;  ///< measured all-reduce fit of tp GPUs in one node; nullopt: data sheet
 };
@@ -334,6 +337,8 @@ template <class Options>
 std::string attention_kernel_note(const Options& o, const std::string& device_id) {
   return attention_kernel_note(o.attention_kernel, o.attention_efficiency, o.calibration.has_value(), device_id);
 }
+/// How a mixture-of-experts model's experts are timed (--moe), for notes; "" for a dense model (`moe` false).
+std::string moe_experts_note(bool moe, bool grouped_experts);
 /// Whether `o` (ServeOptions or TrainOptions) times the fused attention core at a kernel's published utilization:
 /// fused, calibrated, and an efficiency found (then the core's matmuls take the class "attention").
 template <class Options>

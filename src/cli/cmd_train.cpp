@@ -16,7 +16,7 @@ CLI::App* add_train_command(CLI::App& app) {
   struct Opts {
     LlmModelArgs m;
     TrainOptions t;
-    std::string recompute = "none", compute = "bf16", attention = "eager", zero = "0";
+    std::string recompute = "none", compute = "bf16", attention = "eager", moe = "eager", zero = "0";
     std::string plot;
     OutputOptions out;
   };
@@ -40,6 +40,7 @@ CLI::App* add_train_command(CLI::App& app) {
   cmd->add_option("--micro-batch", o->t.micro_batch, "Sequences per micro-batch")->capture_default_str();
   cmd->add_option("--compute", o->compute, "Precision of the peak: bf16|fp16|fp32")->capture_default_str();
   cmd->add_option("--tokens", o->t.token_budget, "Token budget: also print the days it takes (e.g. 2e12)");
+  cmd->add_option("--moe", o->moe, kMoeHelp)->capture_default_str();
   cmd->add_option("--attention", o->attention, kAttentionHelp)
       ->capture_default_str();
   cmd->add_option("--plot", o->plot, "Also draw memory per GPU (weights, gradients, optimizer states, activations) "
@@ -48,6 +49,7 @@ CLI::App* add_train_command(CLI::App& app) {
   cmd->callback([o] {
     if (!o->plot.empty()) chart::check_chart_path(o->plot);
     o->t = with_attention(o->t, attention_flag(o->attention));
+    o->t.grouped_experts = moe_flag(o->moe);
     const auto zero = parse_zero_stage(o->zero);
     if (!zero) throw UsageError("--zero " + o->zero + ": use 0, 1, 2, 3 or fsdp");
     o->t.zero = *zero;

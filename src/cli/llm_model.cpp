@@ -34,4 +34,14 @@ const char* const kAttentionHelp =
     "eager (HF, scores in memory) | fused (one FlashAttention-style kernel at the GEMM factors) | flash2 "
     "(FlashAttention-2 at its published utilization on the GPU family: data/calibrations/kernels/attention.json)";
 
+bool moe_flag(const std::string& value) {
+  if (value == "eager") return false;
+  if (value == "grouped") return true;
+  throw UsageError(fmt::format("--moe {}: use eager or grouped", value));
+}
+
+const char* const kMoeHelp =
+    "MoE experts: eager (HF's loop, one kernel per routed expert and op) | grouped (one grouped kernel per op of a "
+    "layer's experts, as vLLM's fused_moe and Megatron-LM's --moe-grouped-gemm run them)";
+
 }  // namespace ridge::cli

@@ -27,4 +27,9 @@ AttentionChoice attention_flag(const std::string& value);
 /// --attention's help text (one for serve and train).
 extern const char* const kAttentionHelp;
 
+/// Parses --moe eager|grouped: true for grouped (ServeOptions/TrainOptions::grouped_experts); throws UsageError.
+bool moe_flag(const std::string& value);
+/// --moe's help text (one for serve and train).
+extern const char* const kMoeHelp;
+
 }  // namespace ridge::cli

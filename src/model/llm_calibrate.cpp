@@ -321,6 +321,15 @@ Calibration with_attention_kernel(Calibration cal, const AttentionKernelEfficien
   return cal;
 }
 
+std::string moe_experts_note(bool moe, bool grouped_experts) {
+  if (!moe) return "";
+  if (grouped_experts)
+    return "MoE experts (--moe grouped): each op of a layer's routed experts is one grouped kernel with one launch, "
+           "as vLLM's fused_moe and Megatron-LM's --moe-grouped-gemm run them";
+  return "MoE experts (--moe eager): HF's loop, one kernel and one launch overhead per routed expert and op (they "
+         "can dominate with many small experts); --moe grouped times them as one grouped kernel per op (vLLM, Megatron-LM)";
+}
+
 std::string attention_kernel_note(const std::string& kernel, const std::optional<AttentionKernelEfficiency>& efficiency,
                                   bool calibrated, const std::string& device_id) {
   if (kernel.empty()) return "";

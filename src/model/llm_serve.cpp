@@ -8,6 +8,7 @@
 #include <map>
 
 #include "model/llm_attention.hpp"
+#include "model/llm_moe.hpp"
 #include "ridge/error.hpp"
 #include "ridge/llm_analysis.hpp"
 
@@ -42,9 +43,37 @@ Count param_bytes(const Value& v, const NumberFormat& wf) {
   return v.shape.rank() == 2 && !table ? wf.bytes(v.shape.elements()) : v.bytes();
 }
 
+// Each op of a layer's routed experts merged into one grouped kernel (costs summed, named by
+// llm::grouped_expert_kernel), in the order the first of them ran.
+std::vector<ServeOp> grouped_experts(std::vector<ServeOp> ops) {
+  std::vector<ServeOp> out;
+  std::map<std::string, size_t> at;
+  for (ServeOp& op : ops) {
+    std::string kernel = llm::grouped_expert_kernel(op.name);
+    if (kernel.empty()) {
+      out.push_back(std::move(op));
+      continue;
+    }
+    const auto [it, first] = at.try_emplace(kernel, out.size());
+    if (first) {
+      op.name = std::move(kernel);
+      out.push_back(std::move(op));
+      continue;
+    }
+    ServeOp& sum = out[it->second];
+    sum.flops += op.flops;
+    sum.weight_bytes += op.weight_bytes;
+    sum.activation_bytes += op.activation_bytes;
+    sum.kv_read_bytes += op.kv_read_bytes;
+    sum.kv_written_bytes += op.kv_written_bytes;
+  }
+  return out;
+}
+
 // `attention_class`: the fused core's matmuls take the class "attention" (a kernel with its own utilization).
+// `grouped`: a layer's routed experts run one grouped kernel per op (grouped_experts).
 OpCosts op_costs(const Graph& g, const NumberFormat& wf, const NumberFormat& kvf, bool fused_attention,
-                 bool attention_class) {
+                 bool attention_class, bool grouped) {
   const ModelCost mc = estimate(g);
   std::vector<bool> is_output(g.values.size(), false);
   for (int o : g.outputs) is_output[o] = true;
@@ -87,6 +116,7 @@ OpCosts op_costs(const Graph& g, const NumberFormat& wf, const NumberFormat& kvf
     for (auto& op : out.ops)
       if (p >= 0 && op.name == g.nodes[p].name) op.kv_written_bytes += kvf.bytes(g.value(o).shape.elements());
   }
+  if (grouped) out.ops = grouped_experts(std::move(out.ops));
   return out;
 }
 
@@ -260,7 +290,7 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
   LlmShape pre{o.batch, o.prompt, 0, act, true};
   const Graph prefill = build_llm(shard, pre);
   r.calflops_prefill_flops = calflops_forward_flops(prefill);
-  for (ServeOp op : op_costs(prefill, o.weights, o.kv, o.fused_attention, kernel).ops) {
+  for (ServeOp op : op_costs(prefill, o.weights, o.kv, o.fused_attention, kernel, o.grouped_experts).ops) {
     op.phase = "prefill";
     place(op, peak, bw, timing);
     r.prefill_time_s += op.time_s;
@@ -269,8 +299,8 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
   }
   // Decode: graphs at cache lengths 1 and 2 give the affine cost of every step.
   LlmShape d1{o.batch, 1, 0, act, true}, d2{o.batch, 1, 1, act, true};
-  const auto c1 = op_costs(build_llm(shard, d1), o.weights, o.kv, o.fused_attention, kernel).ops;
-  const auto c2 = op_costs(build_llm(shard, d2), o.weights, o.kv, o.fused_attention, kernel).ops;
+  const auto c1 = op_costs(build_llm(shard, d1), o.weights, o.kv, o.fused_attention, kernel, o.grouped_experts).ops;
+  const auto c2 = op_costs(build_llm(shard, d2), o.weights, o.kv, o.fused_attention, kernel, o.grouped_experts).ops;
   RIDGE_ASSERT(c1.size() == c2.size(), "decode graphs differ in structure");
   for (size_t i = 0; i < c1.size(); ++i) {
     ServeOp sum = c1[i];

@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
 
 #include "model/llm_attention.hpp"
+#include "model/llm_moe.hpp"
 #include "ridge/error.hpp"
 #include "ridge/llm_analysis.hpp"
 
@@ -84,22 +86,8 @@ Count fused_bytes(const Graph& g, const Node& n, const Cost& c) {
   return c.bytes();
 }
 
-}  // namespace
-
-std::optional<Recompute> parse_recompute(std::string_view name) {
-  if (name == "none") return Recompute::None;
-  if (name == "selective") return Recompute::Selective;
-  if (name == "full") return Recompute::Full;
-  return std::nullopt;
-}
-
-std::optional<int> parse_zero_stage(std::string_view text) {
-  if (text == "fsdp") return 3;
-  if (text.size() == 1 && text[0] >= '0' && text[0] <= '3') return text[0] - '0';
-  return std::nullopt;
-}
-
-TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOptions& in) {
+// `in` checked against `c` (one-line errors naming the flags), with dp and the global batch filled in.
+TrainOptions checked_layout(const LlmConfig& c, const TrainOptions& in) {
   TrainOptions o = in;
   if (o.gpus < 1 || o.tp < 1 || o.pp < 1 || o.dp < 0 || o.cp < 1)
     throw Error("--gpus, --tp, --cp, --pp and --dp must be positive");
@@ -135,6 +123,58 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
   if (o.ep < 1 || o.dp % o.ep != 0 || (o.ep > 1 && (!c.moe() || c.num_experts % o.ep != 0)))
     throw Error(fmt::format("--ep {}: needs a mixture-of-experts model whose experts and data-parallel size {} it "
                             "divides", o.ep, o.dp));
+  return o;
+}
+
+// Memory per GPU of the largest pipeline stage under the checked layout `o` (parameters in proportion to its
+// layers; ceil(total / p) when even), and the shard's parameters behind it.
+struct StageMemory {
+  TrainMemory memory;
+  Count psi = 0;      ///< parameters of the stage on one GPU
+  Count experts = 0;  ///< all routed experts' parameters of the tensor-parallel shard
+};
+StageMemory stage_memory(const LlmConfig& c, const TrainOptions& o) {
+  const LlmConfig shard = tensor_parallel_shard(c, o.tp);
+  const int64_t stage_layers = ceil_div(c.num_layers, int64_t{o.pp}), L = c.num_layers;
+  const int64_t m = o.global_batch / (int64_t{o.dp} * o.micro_batch), p = o.pp;
+  // Expert parallelism keeps 1/ep of every expert's weights on a GPU: all experts' parameters are
+  // (total - active) x E / (E - k), since total - active = sparse layers x (E - k) x one expert.
+  StageMemory s;
+  const LlmParams sp = llm_params(shard);
+  if (shard.moe() && shard.num_experts > shard.experts_per_token)
+    s.experts = (sp.total - sp.active_per_token) / (shard.num_experts - shard.experts_per_token) * shard.num_experts;
+  s.psi = ceil_div((sp.total - s.experts + s.experts / o.ep) * stage_layers, L);
+  const Count dp = Count{o.dp} * o.cp;  // ZeRO shards over the data-parallel group with its context-parallel ranks
+  const ZeroMemory zm = zero_model_state_bytes(s.psi, o.zero, dp);
+  s.memory.weights = zm.weights;
+  s.memory.gradients = zm.gradients;
+  s.memory.optimizer = zm.optimizer;
+  s.memory.activations =
+      ceil_div(korthikanti_activation_bytes_per_layer(o.seq, o.micro_batch, c.hidden_size, c.num_heads, o.tp,
+                                                      stored_activations(o), o.sequence_parallel),
+               o.cp) *  // every stored tensor is split by token over cp; the scores are (seq / cp) x seq
+      stage_layers * std::min<int64_t>(p, m);
+  return s;
+}
+
+}  // namespace
+
+std::optional<Recompute> parse_recompute(std::string_view name) {
+  if (name == "none") return Recompute::None;
+  if (name == "selective") return Recompute::Selective;
+  if (name == "full") return Recompute::Full;
+  return std::nullopt;
+}
+
+std::optional<int> parse_zero_stage(std::string_view text) {
+  if (text == "fsdp") return 3;
+  if (text.size() == 1 && text[0] >= '0' && text[0] <= '3') return text[0] - '0';
+  return std::nullopt;
+}
+
+TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOptions& in) {
+  const TrainOptions o = checked_layout(c, in);
+  const int64_t stage_layers = ceil_div(c.num_layers, int64_t{o.pp});  // the largest stage sets the pace
   const LlmConfig shard = tensor_parallel_shard(c, o.tp);
   const double peak = d.require_peak(o.compute, "--compute"), bw = d.dram_bandwidth();
   const DType act = precision_info(o.compute).dtype;
@@ -174,29 +214,51 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
     // A fused kernel with a published utilization (--attention flash2) times the core's matmuls at it.
     const bool kernel = attention_kernel_applies(o);
     const std::optional<Calibration> timing = timing_calibration(o);
+    // One entry per kernel: a node, or (--moe grouped) one op of a layer's routed experts summed.
+    struct Kernel {
+      std::string name, cls;
+      Count flops = 0, bwd_flops = 0, bytes = 0;
+      int launches = 0, recomputed = 0;
+      bool core = false;
+    };
+    std::vector<Kernel> kernels;
+    std::map<std::string, size_t> grouped_at;
     for (const auto& nc : mc.nodes) {
       const Node& n = g.nodes[nc.node];
       const Count bytes = o.fused_attention ? fused_bytes(g, n, nc.cost) : nc.cost.bytes();
       // Views move nothing and launch nothing; every other node is one kernel forward and one backward.
       const OpFamily fam = op_family(n.op);
-      const int kernels = fam == OpFamily::View || fam == OpFamily::Source ? 0 : 1;
-      const std::string cls = kernel && llm::attention_matmul(n) ? "attention" : op_class(g, n);
-      const Calibration* cal = timing ? &*timing : nullptr;
-      const bool core = llm::attention_role(n) != llm::AttnRole::None;
+      const int launches = fam == OpFamily::View || fam == OpFamily::Source ? 0 : 1;
+      Kernel k{n.name, kernel && llm::attention_matmul(n) ? "attention" : op_class(g, n), nc.cost.flops,
+               nc.cost.bwd_flops(), bytes, launches, recomputed_forwards(n, o), llm::attention_role(n) != llm::AttnRole::None};
+      if (std::string grouped = o.grouped_experts ? llm::grouped_expert_kernel(n.name) : ""; !grouped.empty()) {
+        const auto [it, first] = grouped_at.try_emplace(grouped, kernels.size());
+        if (!first) {
+          Kernel& sum = kernels[it->second];
+          sum.flops += k.flops, sum.bwd_flops += k.bwd_flops, sum.bytes += k.bytes;
+          sum.launches = std::max(sum.launches, k.launches);
+          continue;
+        }
+        k.name = std::move(grouped);
+      }
+      kernels.push_back(std::move(k));
+    }
+    const Calibration* cal = timing ? &*timing : nullptr;
+    for (const Kernel& k : kernels) {
+      const bool core = k.core;
       const int ring = core ? o.cp : 1;  // the core runs once per ring block
-      const double f = ring * llm_op_time(nc.cost.flops, bytes, cls, kernels, peak, bw, cal);
-      const double b = nc.cost.bwd_flops() > 0 || bytes > 0
-                           ? ring * llm_op_time(nc.cost.bwd_flops(), 2 * bytes, cls, kernels, peak, bw, cal)
+      const double f = ring * llm_op_time(k.flops, k.bytes, k.cls, k.launches, peak, bw, cal);
+      const double b = k.bwd_flops > 0 || k.bytes > 0
+                           ? ring * llm_op_time(k.bwd_flops, 2 * k.bytes, k.cls, k.launches, peak, bw, cal)
                            : 0.0;
-      const TrainOp op{n.name, cls, nc.cost.flops * ring, nc.cost.bwd_flops() * ring, bytes * ring, f, b,
-                       recomputed_forwards(n, o) * f};
+      const TrainOp op{k.name, k.cls, k.flops * ring, k.bwd_flops * ring, k.bytes * ring, f, b, k.recomputed * f};
       if (core) {
         t_core_fwd += f;
         t_core_bwd += b;
       }
       t_mb += op.time_s();
       t_bwd += b;
-      if (kernels > 0 || nc.cost.flops > 0 || bytes > 0) r.ops.push_back(op);
+      if (k.launches > 0 || k.flops > 0 || k.bytes > 0) r.ops.push_back(op);
     }
   }
   // The largest stage's share of the micro-batch time (1 / p when the stages are even).
@@ -242,24 +304,9 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
     r.cp_comm_s = slots * static_cast<double>(stage_layers) * (forwards * fwd + bwd);
   }
 
-  // Memory of the largest pipeline stage (parameters in proportion to its layers; ceil(total / p) when even).
-  // Expert parallelism keeps 1/ep of every expert's weights on a GPU: all experts' parameters are
-  // (total - active) x E / (E - k), since total - active = sparse layers x (E - k) x one expert.
-  const LlmParams sp = llm_params(shard);
-  Count experts = 0;
-  if (shard.moe() && shard.num_experts > shard.experts_per_token)
-    experts = (sp.total - sp.active_per_token) / (shard.num_experts - shard.experts_per_token) * shard.num_experts;
-  const Count psi = ceil_div((sp.total - experts + experts / o.ep) * stage_layers, L);
-  const Count dp = Count{o.dp} * o.cp;  // ZeRO shards over the data-parallel group with its context-parallel ranks
-  const ZeroMemory zm = zero_model_state_bytes(psi, o.zero, dp);
-  r.memory.weights = zm.weights;
-  r.memory.gradients = zm.gradients;
-  r.memory.optimizer = zm.optimizer;
-  r.memory.activations =
-      ceil_div(korthikanti_activation_bytes_per_layer(o.seq, o.micro_batch, c.hidden_size, c.num_heads, o.tp,
-                                                      stored_activations(o), o.sequence_parallel),
-               o.cp) *  // every stored tensor is split by token over cp; the scores are (seq / cp) x seq
-      stage_layers * std::min<int64_t>(p, m);
+  const StageMemory sm = stage_memory(c, o);
+  r.memory = sm.memory;
+  const Count psi = sm.psi, experts = sm.experts;
   r.device_memory_bytes = d.memory_bytes;
   r.fits = d.memory_bytes == 0 || r.memory.total() <= d.memory_bytes;
 
@@ -296,11 +343,11 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
 }
 
 std::optional<std::string> memory_savers_that_fit(const LlmConfig& c, const Device& d, const TrainOptions& o) {
-  auto fits = [&](int zero, Recompute rc) {
+  auto fits = [&](int zero, Recompute rc) {  // memory only: no graph to build per candidate
     TrainOptions t = o;
     t.zero = zero;
     t.recompute = rc;
-    return analyze_training(c, d, t).fits;
+    return d.memory_bytes == 0 || stage_memory(c, checked_layout(c, t)).memory.total() <= d.memory_bytes;
   };
   if (fits(o.zero, o.recompute)) return std::nullopt;
   const int dp = o.dp > 0 ? o.dp : o.gpus / std::max(1, o.tp * o.pp);

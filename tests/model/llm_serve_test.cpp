@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 
 #include "ridge/error.hpp"
 #include "ridge/llm_analysis.hpp"
@@ -127,6 +128,58 @@ TEST(LlmServe, FusedAttentionDropsScoreTraffic) {
     }
   }
   EXPECT_LT(fused.prefill_time_s, eager.prefill_time_s);
+}
+
+// A small Qwen3-MoE: 8 experts of width 32, 2 per token, 2 layers; at batch 4 each decode step routes 8
+// (token, expert) pairs, one per expert.
+LlmConfig tiny_moe() {
+  LlmConfig c = parse_llm_config(nlohmann::json::parse(R"({"model_type":"qwen3_moe","vocab_size":256,"hidden_size":64,
+      "num_hidden_layers":2,"num_attention_heads":4,"num_key_value_heads":2,"head_dim":16,"moe_intermediate_size":32,
+      "num_experts":8,"num_experts_per_tok":2,"max_position_embeddings":512})"), "tiny-moe");
+  c.name = "tiny-moe";
+  return c;
+}
+
+// --moe grouped: each op of a layer's routed experts is one kernel with the experts' summed FLOPs and bytes
+// (exactly the eager loop's), so only the per-kernel overhead changes: 7 of the 8 launches per op go.
+TEST(LlmServe, GroupedExpertsAreOneKernelPerOpOfALayer) {
+  ServeOptions o = opts(4, 16, 4);
+  Calibration cal;
+  Efficiency e;
+  e.overhead_s = 1e-5;
+  cal.fallback = e;
+  o.calibration = cal;
+  const ServeResult eager = analyze_serving(tiny_moe(), test_gpu(), o);
+  o.grouped_experts = true;
+  const ServeResult grouped = analyze_serving(tiny_moe(), test_gpu(), o);
+  EXPECT_EQ(grouped.prefill_flops, eager.prefill_flops);
+  EXPECT_EQ(grouped.decode_flops, eager.decode_flops);
+  auto find = [](const ServeResult& r, const std::string& phase, const std::string& name) -> const ServeOp* {
+    for (const auto& op : r.ops)
+      if (op.phase == phase && op.name == name) return &op;
+    return nullptr;
+  };
+  for (const char* phase : {"prefill", "decode"}) {
+    Count eager_bytes = 0, eager_flops = 0, total_eager = 0, total_grouped = 0;
+    for (int ex = 0; ex < 8; ++ex) {
+      const ServeOp* op = find(eager, phase, fmt::format("model.layers.1.mlp.experts.{}.up_proj", ex));
+      ASSERT_NE(op, nullptr) << phase << " " << ex;
+      eager_bytes += op->bytes(), eager_flops += op->flops;
+    }
+    const ServeOp* sum = find(grouped, phase, "model.layers.1.mlp.experts.up_proj");
+    ASSERT_NE(sum, nullptr) << phase;
+    EXPECT_EQ(sum->bytes(), eager_bytes) << phase;
+    EXPECT_EQ(sum->flops, eager_flops) << phase;
+    EXPECT_EQ(find(grouped, phase, "model.layers.1.mlp.experts.0.up_proj"), nullptr) << phase;
+    for (const auto& op : eager.ops) total_eager += op.phase == phase ? op.bytes() : 0;
+    for (const auto& op : grouped.ops) total_grouped += op.phase == phase ? op.bytes() : 0;
+    EXPECT_EQ(total_grouped, total_eager) << phase;
+  }
+  // Per layer and phase, the experts' ops are gate_proj, SiLU (sigmoid, mul), mul, up_proj, down_proj and the
+  // routing weight's mul: 7 ops x 7 launches saved x 2 layers, once for the prefill and once per decode step.
+  const double saved = 7.0 * 7 * 2 * 1e-5;
+  EXPECT_NEAR(eager.prefill_time_s - grouped.prefill_time_s, saved, 1e-9);
+  EXPECT_NEAR(eager.decode_time_s - grouped.decode_time_s, 4 * saved, 1e-9);
 }
 
 TEST(LlmServe, DoesNotFitIsAClearError) {

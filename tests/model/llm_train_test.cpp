@@ -1,6 +1,8 @@
 // Training analysis and the published formulas (Megatron-LM, PaLM, GPT-3, calflops) reproduced exactly.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <cmath>
 #include <optional>
 
@@ -459,6 +461,44 @@ namespace {
 
 // The per-op breakdown is the compute time, not a second estimate: one micro-batch's op times, scaled by the
 // pipeline slots and the stage's share, are compute_time_s; recomputation shows up only in recompute_s.
+// --moe grouped in training: the experts' ops of a layer are one kernel forward and one backward each (Megatron-LM
+// --moe-grouped-gemm), with the eager loop's summed FLOPs; only launch overheads go.
+TEST(LlmTrain, GroupedExpertsAreOneKernelPerOpOfALayer) {
+  // Qwen3-MoE-shaped: 16 experts of width 128, 2 per token, 4 layers.
+  LlmConfig c = parse_llm_config(nlohmann::json::parse(R"({"model_type":"qwen3_moe","vocab_size":1024,"hidden_size":256,
+      "num_hidden_layers":4,"num_attention_heads":4,"num_key_value_heads":2,"head_dim":64,"moe_intermediate_size":128,
+      "num_experts":16,"num_experts_per_tok":2,"max_position_embeddings":4096})"), "moe");
+  c.name = "moe";
+  TrainOptions o;
+  o.gpus = 8, o.seq = 256, o.zero = 3;
+  o.calibration = flat_calibration(0.6);
+  const TrainResult eager = analyze_training(c, synthetic_a100(), o);
+  o.grouped_experts = true;
+  const TrainResult grouped = analyze_training(c, synthetic_a100(), o);
+  EXPECT_EQ(grouped.model_flops, eager.model_flops);
+  Count eager_flops = 0, grouped_flops = 0;
+  size_t eager_expert_ops = 0, grouped_expert_ops = 0;
+  for (const TrainOp& op : eager.ops) {
+    eager_flops += op.flops + op.backward_flops;
+    if (op.name.find(".experts.") != std::string::npos) ++eager_expert_ops;
+  }
+  for (const TrainOp& op : grouped.ops) {
+    grouped_flops += op.flops + op.backward_flops;
+    if (op.name.find(".experts.") != std::string::npos) ++grouped_expert_ops;
+  }
+  EXPECT_EQ(grouped_flops, eager_flops);
+  // 256 tokens x 2 of 16 experts: every expert runs its 10 ops (token and routing-weight slices, 3 projections,
+  // SiLU's 2, the gating and routing muls) in each of the 4 layers.
+  EXPECT_EQ(eager_expert_ops, size_t{4} * 16 * 10);
+  EXPECT_EQ(grouped_expert_ops, size_t{4} * 10);
+  EXPECT_LT(grouped.iteration_time_s, eager.iteration_time_s);
+  const TrainOp* up = nullptr;
+  for (const TrainOp& op : grouped.ops)
+    if (op.name == "model.layers.0.mlp.experts.up_proj") up = &op;
+  ASSERT_NE(up, nullptr);
+  EXPECT_EQ(up->flops, Count{2} * 256 * 2 * 256 * 128);  // every routed token through one expert's up_proj
+}
+
 TEST(LlmTrain, OpsAreWhereTheComputeTimeGoes) {
   const LlmConfig& c = *find_llm_config("llama-2-7b");
   TrainOptions o;

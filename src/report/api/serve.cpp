@@ -146,6 +146,8 @@ Document serve_report(const ServeResult& r) {
                                         kLabel, r.device));
   if (const std::string a = attention_kernel_note(o, r.device); !a.empty())
     doc.notes.push_back(a);
+  if (const std::string m = moe_experts_note(r.active_params < r.total_params, o.grouped_experts); !m.empty())
+    doc.notes.push_back(m);
   doc.notes.push_back("layout ops (transpose, slice, concat) are counted as fused into their consumers; decode ops "
                       "are summed over every step at contexts prompt .. prompt + generate - 1 (docs/llm.md)");
   return doc;

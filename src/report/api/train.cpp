@@ -125,6 +125,7 @@ Document train_report(const TrainResult& r, const LlmConfig& c, const std::optio
                                         "to {} (--calibration)", kLabel, r.device));
   if (const std::string a = attention_kernel_note(o, r.device); !a.empty())
     doc.notes.push_back(a);
+  if (const std::string m = moe_experts_note(c.moe(), o.grouped_experts); !m.empty()) doc.notes.push_back(m);
   if (c.num_layers % o.pp != 0)
     doc.notes.push_back(fmt::format("uneven pipeline stages: {} layers over --pp {}; the largest stage ({} layers) "
                                     "sets the time and the memory per GPU", c.num_layers, o.pp, r.layers_per_stage));
