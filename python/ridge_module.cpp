@@ -139,6 +139,12 @@ Precision precision_of(const std::string& name, const std::string& what) {
   return *p;
 }
 
+bool grouped_experts(const std::string& moe) {
+  const auto grouped = parse_moe(moe);
+  if (!grouped) throw UsageError("moe: use 'eager' or 'grouped'");
+  return *grouped;
+}
+
 AttentionChoice attention_choice(const std::string& attention) {
   const auto a = parse_attention(attention);
   if (!a) throw UsageError("attention: use 'eager', 'fused' or 'flash2'");
@@ -324,7 +330,8 @@ PYBIND11_MODULE(_ridge, m) {
       "serve",
       [](const ModelSource& model, const std::string& device, const std::vector<std::string>& device_dirs,
          const std::string& calibration, int64_t batch, int64_t prompt, int64_t generate, int tp,
-         const std::string& weights, const std::string& kv, const std::string& compute, const std::string& attention) {
+         const std::string& weights, const std::string& kv, const std::string& compute, const std::string& attention,
+         const std::string& moe) {
         report::ServeRequest r{model, device, device_dirs, calibration, {}};
         r.options.batch = batch;
         r.options.prompt = prompt;
@@ -333,12 +340,13 @@ PYBIND11_MODULE(_ridge, m) {
         set_formats(r.options, weights, kv);
         r.options.compute = precision_of(compute, "compute");
         r.options = with_attention(r.options, attention_choice(attention));
+        r.options.grouped_experts = grouped_experts(moe);
         py::gil_scoped_release unlocked;
         return out(report::serve_report(r));
       },
       py::arg("model"), py::arg("device"), py::arg("device_dirs"), py::arg("calibration"), py::arg("batch"),
       py::arg("prompt"), py::arg("generate"), py::arg("tp"), py::arg("weights"), py::arg("kv"), py::arg("compute"),
-      py::arg("attention"));
+      py::arg("attention"), py::arg("moe"));
   m.def(
       "devices",
       [](const std::vector<std::string>& device_dirs, const std::string& machine_profile) {
@@ -399,7 +407,7 @@ PYBIND11_MODULE(_ridge, m) {
          const std::string& calibration, int gpus, int tp, int pp, std::optional<int> dp, const std::string& zero,
          int interleave, int ep, int cp, bool sequence_parallel, const std::string& recompute, int64_t seq,
          std::optional<int64_t> global_batch, int64_t micro_batch, const std::string& compute,
-         std::optional<double> tokens, const std::string& attention) {
+         std::optional<double> tokens, const std::string& attention, const std::string& moe) {
         report::TrainRequest r{model, device, device_dirs, calibration, {}};
         TrainOptions& t = r.options;
         t.gpus = gpus;
@@ -422,13 +430,14 @@ PYBIND11_MODULE(_ridge, m) {
         t.compute = precision_of(compute, "compute");
         t.token_budget = tokens.value_or(0);
         t = with_attention(t, attention_choice(attention));
+        t.grouped_experts = grouped_experts(moe);
         py::gil_scoped_release unlocked;
         return out(report::train_report(r));
       },
       py::arg("model"), py::arg("device"), py::arg("device_dirs"), py::arg("calibration"), py::arg("gpus"),
       py::arg("tp"), py::arg("pp"), py::arg("dp"), py::arg("zero"), py::arg("interleave"), py::arg("ep"),
       py::arg("cp"), py::arg("sequence_parallel"), py::arg("recompute"), py::arg("seq"), py::arg("global_batch"),
-      py::arg("micro_batch"), py::arg("compute"), py::arg("tokens"), py::arg("attention"));
+      py::arg("micro_batch"), py::arg("compute"), py::arg("tokens"), py::arg("attention"), py::arg("moe"));
   m.def(
       "report",
       [](const ModelSource& model, const LoadOptions& load, std::optional<std::string> dtype, bool strict,

@@ -52,6 +52,9 @@ struct AttentionChoice {
 };
 /// Parses eager | fused | flash2; nullopt otherwise.
 std::optional<AttentionChoice> parse_attention(std::string_view name);
+/// What --moe names: "eager" (false: HF's loop, a kernel per routed expert and op) or "grouped" (true: one grouped
+/// kernel per op of a layer's experts, ServeOptions/TrainOptions::grouped_experts); nullopt for anything else.
+std::optional<bool> parse_moe(std::string_view name);
 /// The shipped utilization of `kernel` on `device_id`'s family; nullopt when none is published or `kernel` is "".
 std::optional<AttentionKernelEfficiency> builtin_attention_efficiency(const std::string& kernel,
                                                                       const std::string& device_id);

@@ -488,19 +488,20 @@ def ingest(files: Union[str, "_os.PathLike[str]", Sequence[Union[str, "_os.PathL
 
 def serve(model: ModelLike, *, device: str, batch: int = 1, prompt: int = 512, generate: int = 128, tp: int = 1,
           weights: str = "fp16", kv: str = "fp16", compute: str = "fp16", attention: str = "eager",
-          devices: Union[None, str, Sequence[str]] = None, calibration: str = "builtin") -> Result:
+          moe: str = "eager", devices: Union[None, str, Sequence[str]] = None, calibration: str = "builtin") -> Result:
     """What an LLM costs to serve: prefill, decode, KV cache, TTFT, tokens/s (`ridge serve`).
 
     attention: "eager" (scores in memory), "fused" (one kernel at the GEMM factors) or "flash2" (FlashAttention-2 at
-    its published utilization on the GPU family)."""
+    its published utilization on the GPU family). moe: "eager" (HF's loop, a kernel per routed expert and op) or
+    "grouped" (one grouped kernel per op of a layer's experts, as vLLM's fused_moe)."""
     m = load(model)
     dirs = _dirs(devices)
     doc = _ridge.serve(_ridge.ModelSource(*m._spec), _text(device, "device"), dirs, _text(calibration, "calibration"),
                        _positive(batch, "batch"), _positive(prompt, "prompt"), _positive(generate, "generate"),
                        _positive(tp, "tp"), _text(weights, "weights"), _text(kv, "kv"), _text(compute, "compute"),
-                       _text(attention, "attention"))
+                       _text(attention, "attention"), _text(moe, "moe"))
     return _finish(doc, "serve", dict(model=m.label, device=device, batch=batch, prompt=prompt, generate=generate,
-                                      tp=tp, weights=weights, kv=kv, compute=compute, attention=attention,
+                                      tp=tp, weights=weights, kv=kv, compute=compute, attention=attention, moe=moe,
                                       calibration=calibration, devices=dirs or None))
 
 
@@ -508,11 +509,12 @@ def train(model: ModelLike, *, device: str, gpus: int, tp: int = 1, pp: int = 1,
           zero: Union[int, str] = 0, interleave: int = 1, ep: int = 1, cp: int = 1, sp: bool = False,
           recompute: str = "none",
           seq: int = 2048, global_batch: Optional[int] = None, micro_batch: int = 1, compute: str = "bf16",
-          tokens: Optional[float] = None, attention: str = "eager", calibration: str = "builtin",
+          tokens: Optional[float] = None, attention: str = "eager", moe: str = "eager", calibration: str = "builtin",
           devices: Union[None, str, Sequence[str]] = None) -> Result:
     """What an LLM costs to train: FLOPs, MFU/HFU, time, memory per GPU (`ridge train`).
 
-    attention: "eager", "fused" or "flash2", as for serve(). cp: context-parallel GPUs (each holds seq / cp tokens;
+    attention: "eager", "fused" or "flash2", and moe: "eager" or "grouped" (Megatron-LM's --moe-grouped-gemm), as for
+    serve(). cp: context-parallel GPUs (each holds seq / cp tokens;
     gpus = tp x cp x pp x dp)."""
     m = load(model)
     dirs = _dirs(devices)
@@ -524,11 +526,11 @@ def train(model: ModelLike, *, device: str, gpus: int, tp: int = 1, pp: int = 1,
                        _positive(ep, "ep"), _positive(cp, "cp"), bool(sp), _text(recompute, "recompute"), _positive(seq, "seq"),
                        None if global_batch is None else _positive(global_batch, "global_batch"),
                        _positive(micro_batch, "micro_batch"), _text(compute, "compute"),
-                       _opt_real(tokens, "tokens"), _text(attention, "attention"))
+                       _opt_real(tokens, "tokens"), _text(attention, "attention"), _text(moe, "moe"))
     return _finish(doc, "train", dict(model=m.label, device=device, gpus=gpus, tp=tp, pp=pp, dp=dp, zero=str(zero),
                                       interleave=interleave, ep=ep, cp=cp, sp=bool(sp), recompute=recompute, seq=seq,
                                       global_batch=global_batch, micro_batch=micro_batch, compute=compute,
-                                      tokens=tokens, attention=attention, calibration=calibration,
+                                      tokens=tokens, attention=attention, moe=moe, calibration=calibration,
                                       devices=dirs or None))
 
 

@@ -89,13 +89,13 @@ def ingest(files: Dirs, *, model: Optional[ModelLike] = ..., input_size: Optiona
            group: str = ..., top: Optional[int] = ...) -> Result: ...
 
 def serve(model: ModelLike, *, device: str, batch: int = ..., prompt: int = ..., generate: int = ..., tp: int = ...,
-          weights: str = ..., kv: str = ..., compute: str = ..., attention: str = ..., devices: Dirs = ...,
-          calibration: str = ...) -> Result: ...
+          weights: str = ..., kv: str = ..., compute: str = ..., attention: str = ..., moe: str = ...,
+          devices: Dirs = ..., calibration: str = ...) -> Result: ...
 
 def train(model: ModelLike, *, device: str, gpus: int, tp: int = ..., pp: int = ..., dp: Optional[int] = ...,
-          zero: Union[int, str] = ..., interleave: int = ..., ep: int = ..., sp: bool = ..., recompute: str = ...,
-          seq: int = ..., global_batch: Optional[int] = ..., micro_batch: int = ..., compute: str = ...,
-          tokens: Optional[float] = ..., attention: str = ..., calibration: str = ...,
+          zero: Union[int, str] = ..., interleave: int = ..., ep: int = ..., cp: int = ..., sp: bool = ...,
+          recompute: str = ..., seq: int = ..., global_batch: Optional[int] = ..., micro_batch: int = ...,
+          compute: str = ..., tokens: Optional[float] = ..., attention: str = ..., moe: str = ..., calibration: str = ...,
           devices: Union[None, str, Sequence[str]] = ...) -> Result: ...
 
 def report(model: ModelLike, path: Union[str, os.PathLike[str]], input_size: Optional[Shape] = ..., batch: int = ...,

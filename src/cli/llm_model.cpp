@@ -35,9 +35,9 @@ const char* const kAttentionHelp =
     "(FlashAttention-2 at its published utilization on the GPU family: data/calibrations/kernels/attention.json)";
 
 bool moe_flag(const std::string& value) {
-  if (value == "eager") return false;
-  if (value == "grouped") return true;
-  throw UsageError(fmt::format("--moe {}: use eager or grouped", value));
+  const auto grouped = parse_moe(value);
+  if (!grouped) throw UsageError(fmt::format("--moe {}: use eager or grouped", value));
+  return *grouped;
 }
 
 const char* const kMoeHelp =

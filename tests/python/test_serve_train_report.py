@@ -44,6 +44,27 @@ def test_train_flash2_is_the_clis(ridge_cli):
         ridge.train("llama-2-7b", device="h100", gpus=8, attention="flash3")
 
 
+TINY_MOE = {"model_type": "qwen3_moe", "hidden_size": 64, "moe_intermediate_size": 32, "num_hidden_layers": 2,
+            "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16, "num_experts": 8,
+            "num_experts_per_tok": 2, "vocab_size": 256, "max_position_embeddings": 512}
+
+
+def test_moe_grouped_is_the_clis(ridge_cli, tmp_path):
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps(TINY_MOE))
+    r = ridge.serve(str(config), device="h100", batch=4, prompt=64, generate=8, moe="grouped")
+    cli = ridge_cli("serve", str(config), "--device", "h100", "--batch", "4", "--prompt", "64", "--generate", "8",
+                    "--moe", "grouped")
+    assert without_inputs(r.data) == without_inputs(cli)
+    assert any("--moe grouped" in n for n in r.data["notes"])
+    eager = ridge.serve(str(config), device="h100", batch=4, prompt=64, generate=8)
+    assert eager.totals["decode_time_per_token_s"] > r.totals["decode_time_per_token_s"]
+    t = ridge.train(str(config), device="h100", gpus=8, seq=256, moe="grouped")
+    assert any("--moe grouped" in n for n in t.data["notes"])
+    with pytest.raises(ValueError, match="moe"):
+        ridge.serve(str(config), device="h100", moe="fused")
+
+
 def test_serve_errors():
     with pytest.raises(ridge.Error, match="nosuch"):
         ridge.serve("nosuch", device="a100")
