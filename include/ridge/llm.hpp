@@ -19,7 +19,7 @@ enum class LlmPosition : uint8_t { Rotary, Learned, Alibi };
 /// A decoder-only transformer as its Hugging Face config describes it, reduced to what costs depend on.
 struct LlmConfig {
   std::string name;                  ///< zoo name or the config file's parent directory name
-  std::string family;                ///< HF model_type: llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, phi, phi3, gpt2, gpt_neox, falcon, opt, bloom
+  std::string family;                ///< HF model_type: llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3_text, phi, phi3, gpt2, gpt_neox, falcon, opt, bloom
   std::string module_prefix;         ///< HF class prefix for module types ("Llama" -> LlamaRMSNorm, LlamaAttention)
   int64_t vocab_size = 0;            ///< vocab_size
   int64_t hidden_size = 0;           ///< hidden_size / n_embd / d_model
@@ -47,6 +47,11 @@ struct LlmConfig {
   bool parallel_residual = false;    ///< attention and MLP read the same input (neox, falcon, phi)
   int parallel_norms = 1;            ///< parallel blocks: one shared input norm, or two (neox, falcon new arch)
   int64_t sliding_window = 0;        ///< 0: full attention; else the KV cache holds at most this many tokens
+  int64_t global_every = 0;          ///< with a window: 0, every layer slides; k, every k-th layer ((l + 1) % k == 0)
+                                     ///< attends to all positions (gemma2: 2, gemma3: sliding_window_pattern 6)
+  bool sandwich_norms = false;       ///< norms before and after attention and MLP (gemma2, gemma3: 4 per layer)
+  double attn_softcap = 0;           ///< scores -> cap x tanh(scores / cap) before the mask (gemma2); 0: none
+  double final_softcap = 0;          ///< the same on the logits (gemma2 final_logit_softcapping); 0: none
   bool scale_embeddings = false;     ///< gemma multiplies embeddings by sqrt(hidden)
   bool embedding_norm = false;       ///< a LayerNorm right after the token embedding (bloom's word_embeddings_layernorm)
   int64_t embed_proj_dim = 0;        ///< OPT word_embed_proj_dim when != hidden (project_in/out)
@@ -61,6 +66,10 @@ struct LlmConfig {
   int64_t rotary_dim() const { return static_cast<int64_t>(static_cast<double>(head_dim) * rotary_fraction); }
   /// True for mixture-of-experts configurations.
   bool moe() const { return num_experts > 0; }
+  /// The sliding window of layer `l` (0-based); 0 when it attends to every position.
+  int64_t window_of(int64_t l) const {
+    return sliding_window > 0 && !(global_every > 0 && (l + 1) % global_every == 0) ? sliding_window : 0;
+  }
   /// True when layer `l` (0-based) has a sparse MoE block.
   bool sparse_layer(int64_t l) const { return moe() && (l + 1) % moe_every == 0; }
 };

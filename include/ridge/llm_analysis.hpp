@@ -128,8 +128,8 @@ struct ServeResult {
 /// The per-GPU configuration of `c` under `tp`-way Megatron tensor parallelism (heads, KV heads, MLP width,
 /// vocabulary split). Throws ridge::Error naming --tp when it does not divide them.
 LlmConfig tensor_parallel_shard(const LlmConfig& c, int tp);
-/// KV cache bytes of `batch` sequences at `context` tokens: 2 x layers x kv_heads x head_dim x
-/// min(context, window) x batch in format `kv`.
+/// KV cache bytes of `batch` sequences at `context` tokens: 2 x kv_heads x head_dim x batch x the positions each
+/// layer keeps (context, or min(context, window) in a sliding layer: LlmConfig::window_of), in format `kv`.
 Count kv_cache_bytes(const LlmConfig& c, int64_t batch, int64_t context, const NumberFormat& kv);
 /// Serving analysis. Throws ridge::Error for inputs that do not belong together and
 /// "does not fit: needs X GiB, device has Y GiB".

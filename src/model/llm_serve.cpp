@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 
 #include "model/llm_attention.hpp"
@@ -145,8 +146,24 @@ void place(ServeOp& op, double peak, double bw, const std::optional<Calibration>
   op.time_s = llm_op_time(op.flops, op.bytes(), op.op_class, 1, peak, bw, cal ? &*cal : nullptr, &op.bound);
 }
 
-int64_t cache_len(const LlmConfig& c, int64_t context) {
-  return c.sliding_window > 0 ? std::min(context, c.sliding_window) : context;
+// Positions layer `layer` keeps in its cache at `context` (its sliding window caps them); -1: no layer (every
+// position, as for the ops outside the layers, whose costs do not depend on it).
+int64_t cache_len(const LlmConfig& c, int64_t layer, int64_t context) {
+  const int64_t window = layer >= 0 ? c.window_of(layer) : 0;
+  return window > 0 ? std::min(context, window) : context;
+}
+
+// The decoder layer an op of a build_llm graph belongs to ("model.layers.12.mlp.up_proj" -> 12), or -1.
+int64_t layer_of(const std::string& op_name) {
+  static const std::string kLayers = ".layers.";
+  const size_t at = op_name.find(kLayers);
+  if (at == std::string::npos) return -1;
+  int64_t l = 0;
+  size_t i = at + kLayers.size();
+  if (i >= op_name.size() || !std::isdigit(static_cast<unsigned char>(op_name[i]))) return -1;
+  for (; i < op_name.size() && std::isdigit(static_cast<unsigned char>(op_name[i])) && l < (int64_t{1} << 40); ++i)
+    l = 10 * l + (op_name[i] - '0');
+  return l;
 }
 
 }  // namespace
@@ -202,7 +219,9 @@ LlmConfig tensor_parallel_shard(const LlmConfig& c, int tp) {
 }
 
 Count kv_cache_bytes(const LlmConfig& c, int64_t batch, int64_t context, const NumberFormat& kv) {
-  return kv.bytes(Count{2} * c.num_layers * c.num_kv_heads * c.head_dim * cache_len(c, context) * batch);
+  Count positions = 0;  // summed over the layers: local (sliding) layers keep at most their window
+  for (int64_t l = 0; l < c.num_layers; ++l) positions += cache_len(c, l, context);
+  return kv.bytes(Count{2} * c.num_kv_heads * c.head_dim * positions * batch);
 }
 
 ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOptions& o) {
@@ -303,12 +322,13 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
   const auto c2 = op_costs(build_llm(shard, d2), o.weights, o.kv, o.fused_attention, kernel, o.grouped_experts).ops;
   RIDGE_ASSERT(c1.size() == c2.size(), "decode graphs differ in structure");
   for (size_t i = 0; i < c1.size(); ++i) {
+    const int64_t layer = layer_of(c1[i].name);
     ServeOp sum = c1[i];
     sum.phase = "decode";
     sum.flops = sum.weight_bytes = sum.activation_bytes = sum.kv_read_bytes = sum.kv_written_bytes = 0;
     sum.time_s = 0;
     for (int64_t t = 0; t < o.generate; ++t) {
-      ServeOp step = affine_at(c1[i], c2[i], cache_len(c, o.prompt + t + 1));
+      ServeOp step = affine_at(c1[i], c2[i], cache_len(c, layer, o.prompt + t + 1));
       place(step, peak, bw, timing);
       if (t == 0) sum.bound = step.bound;
       add_to(sum, step);

@@ -249,6 +249,58 @@ TEST(LlmConfig, Qwen3NormsEachHeadAndPhi3FusesItsProjections) {
   EXPECT_EQ(estimate(g).nodes[static_cast<size_t>(gate_up)].cost.macs, Count{8} * 3072 * 2 * 8192);
 }
 
+// Gemma 2 and 3: local layers attend to a sliding window, every k-th layer to everything (serving graphs attend
+// to caches of different lengths); four norms per layer; Gemma 2 soft-caps scores and logits, Gemma 3 normalizes
+// each query and key head. transformers' layer_types say the same per layer.
+TEST(LlmConfig, Gemma2And3HaveLocalAndGlobalLayers) {
+  const LlmConfig& g2 = *find_llm_config("gemma-2-2b");
+  EXPECT_EQ(g2.window_of(0), 4096);
+  EXPECT_EQ(g2.window_of(1), 0);
+  EXPECT_EQ(g2.attn_softcap, 50.0);
+  EXPECT_EQ(g2.final_softcap, 30.0);
+  LlmShape s{1, 1, 5000, DType::F16, true};
+  const Graph g = build_llm(g2, s);
+  auto cache = [&](const std::string& name) {
+    for (const Value& v : g.values)
+      if (v.name == name) return v.shape;
+    return Shape{};
+  };
+  EXPECT_EQ(cache("past_key_values.0.key"), (Shape{{1, 4, 4096, 256}}));  // local: the window
+  EXPECT_EQ(cache("past_key_values.1.key"), (Shape{{1, 4, 5001, 256}}));  // global: everything
+  for (const char* node : {"model.layers.0.self_attn.softcap_tanh", "final_logit_softcap_tanh",
+                           "model.layers.25.pre_feedforward_layernorm.mul_1",
+                           "model.layers.25.post_feedforward_layernorm.mul_1", "model.layers.25.post_attention_layernorm.mul_1"})
+    EXPECT_GE(g.find_node(node), 0) << node;
+  // The soft-cap: one Div, Tanh and Mul over B x H x T x S scores.
+  const int cap = g.find_node("model.layers.1.self_attn.softcap_div");
+  ASSERT_GE(cap, 0);
+  EXPECT_EQ(estimate(g).nodes[static_cast<size_t>(cap)].cost.flops, Count{8} * 5001);
+
+  const LlmConfig& g3 = *find_llm_config("gemma-3-1b");
+  EXPECT_TRUE(g3.qk_norm);
+  EXPECT_EQ(g3.attn_softcap, 0.0);
+  for (int64_t l = 0; l < g3.num_layers; ++l) EXPECT_EQ(g3.window_of(l), (l + 1) % 6 == 0 ? 0 : 512) << l;
+  EXPECT_EQ(llm_params(g3).total, Count{999885952});  // "1B"
+  const Graph g3g = build_llm(g3, s);
+  EXPECT_GE(g3g.find_node("model.layers.0.self_attn.q_norm.add_1"), 0);  // Gemma's RMSNorm: (1 + weight)
+  EXPECT_LT(g3g.find_node("final_logit_softcap_tanh"), 0);
+
+  json j = json::parse(R"({"model_type":"gemma3_text","vocab_size":64,"hidden_size":32,"num_hidden_layers":4,
+      "num_attention_heads":2,"num_key_value_heads":1,"head_dim":16,"intermediate_size":48,"sliding_window":8})");
+  j["layer_types"] = {"sliding_attention", "full_attention", "sliding_attention", "full_attention"};
+  EXPECT_EQ(parse_llm_config(j, "cfg.json").global_every, 2);
+  j["layer_types"] = {"full_attention", "full_attention", "full_attention", "full_attention"};
+  EXPECT_EQ(parse_llm_config(j, "cfg.json").sliding_window, 0);
+  j["layer_types"] = {"full_attention", "sliding_attention", "sliding_attention", "sliding_attention"};
+  EXPECT_EQ(error_of(j), "cfg.json: layer_types: only patterns with every k-th layer full_attention are supported");
+  j["layer_types"] = {"full_attention"};
+  EXPECT_NE(error_of(j).find("layer_types must list one attention type per layer (4)"), std::string::npos);
+  // The multimodal Gemma 3 config wraps the language model: the error says where it is.
+  json mm = json::parse(R"({"model_type":"gemma3","text_config":{"model_type":"gemma3_text"},"vision_config":{}})");
+  EXPECT_NE(error_of(mm).find("model_type 'gemma3' is a multimodal model; its language model is the config in "
+                              "\"text_config\""), std::string::npos) << error_of(mm);
+}
+
 // Mangled config.json files (a deterministic complement to libFuzzer): parse_llm_config answers with a value or a
 // one-line ridge::Error, never another exception; what it accepts builds a graph whose parameter count equals the
 // formula's (small shapes only, so the test stays fast).
@@ -265,6 +317,9 @@ TEST(LlmConfig, MangledConfigsAreOneLineErrorsOrConsistentGraphs) {
       R"({"model_type":"gpt2","vocab_size":64,"n_embd":32,"n_layer":2,"n_head":4,"n_positions":64})",
       R"({"model_type":"qwen3_moe","vocab_size":64,"hidden_size":32,"num_hidden_layers":2,"num_attention_heads":4,
           "num_key_value_heads":2,"head_dim":16,"moe_intermediate_size":16,"num_experts":4,"num_experts_per_tok":2,
+          "max_position_embeddings":64})",
+      R"({"model_type":"gemma2","vocab_size":64,"hidden_size":32,"num_hidden_layers":3,"num_attention_heads":4,
+          "num_key_value_heads":2,"head_dim":8,"intermediate_size":48,"sliding_window":8,
           "max_position_embeddings":64})",
       R"({"model_type":"phi3","vocab_size":64,"hidden_size":32,"num_hidden_layers":2,"num_attention_heads":4,
           "num_key_value_heads":2,"intermediate_size":48,"partial_rotary_factor":0.5,"sliding_window":8,

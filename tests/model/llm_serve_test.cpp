@@ -42,6 +42,31 @@ TEST(LlmServe, KvCacheBytesForMhaGqaWindowAndMoe) {
   EXPECT_EQ(kv_cache_bytes(*find_llm_config("mistral-7b"), 1, 32000, fp16), Count{131072} * 4096);
   // Mixtral: experts do not change the cache (attention is dense): same as Mistral without a window.
   EXPECT_EQ(kv_cache_bytes(*find_llm_config("mixtral-8x7b"), 1, 32000, fp16), Count{131072} * 32000);
+  // Gemma-2-2B at 6,100 tokens: 13 local layers keep their 4,096-token window, 13 global ones everything; 4 KV heads
+  // of 256: 4 KiB per layer and token.
+  EXPECT_EQ(kv_cache_bytes(*find_llm_config("gemma-2-2b"), 1, 6100, fp16), Count{4096} * (13 * 4096 + 13 * 6100));
+}
+
+// Decode steps of a model with local and global layers: each layer's ops at its own cache length (a window of 4
+// for the local ones), exactly as per-step graphs count them.
+TEST(LlmServe, DecodeStepsOfLocalAndGlobalLayers) {
+  LlmConfig c = parse_llm_config(nlohmann::json::parse(R"({"model_type":"gemma2","vocab_size":256,"hidden_size":64,
+      "num_hidden_layers":4,"num_attention_heads":4,"num_key_value_heads":2,"head_dim":16,"intermediate_size":96,
+      "sliding_window":4,"max_position_embeddings":512})"), "tiny-gemma2");
+  c.name = "tiny-gemma2";
+  const ServeResult r = analyze_serving(c, test_gpu(), opts(2, 3, 6));
+  Count expected = 0;
+  for (int64_t t = 0; t < 6; ++t) {
+    LlmShape s{2, 1, 3 + t, DType::F16, true};
+    const Graph g = build_llm(c, s);
+    for (const auto& nc : estimate(g).nodes) {
+      const OpFamily f = op_family(g.nodes[nc.node].op);
+      if (f != OpFamily::View && f != OpFamily::Move && f != OpFamily::Dropout && f != OpFamily::Source)
+        expected += nc.cost.flops;
+    }
+  }
+  EXPECT_EQ(r.decode_flops, expected);
+  EXPECT_EQ(r.kv_cache_bytes, Count{2} * 2 * 2 * 16 * (2 * 4 + 2 * 9) * 2);  // batch, K+V, heads, hd, positions, fp16
 }
 
 TEST(LlmServe, QuantizedWeightBytesCountGroupScales) {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -90,17 +91,44 @@ void read_hf_shape(const Keys& k, LlmConfig& c) {
   c.num_heads = c.num_kv_heads = k.req_int("num_attention_heads");
 }
 
-// llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma: RMSNorm, rotary, gated MLP, separate q/k/v.
+// transformers' layer_types (one "sliding_attention" or "full_attention" per layer) as LlmConfig::global_every:
+// 0 when every layer slides, k when exactly every k-th layer is full, -1 when none slides.
+int64_t global_every_of_layer_types(const json& types, const LlmConfig& c, const std::string& origin) {
+  const auto n = static_cast<size_t>(c.num_layers);
+  if (!types.is_array() || types.size() != n)
+    throw Error(fmt::format("{}: layer_types must list one attention type per layer ({}), not {}", origin, n,
+                            types.dump().substr(0, 80)));
+  std::vector<bool> full(n);
+  for (size_t l = 0; l < n; ++l) {
+    const std::string t = types[l].is_string() ? types[l].get<std::string>() : "";
+    if (t != "full_attention" && t != "sliding_attention")
+      throw Error(fmt::format("{}: layer_types[{}] must be \"full_attention\" or \"sliding_attention\", not {}", origin, l,
+                              types[l].dump()));
+    full[l] = t == "full_attention";
+  }
+  if (std::none_of(full.begin(), full.end(), [](bool f) { return f; })) return 0;
+  if (std::all_of(full.begin(), full.end(), [](bool f) { return f; })) return -1;
+  for (size_t k = 1; k <= n; ++k) {
+    bool every_kth = true;
+    for (size_t l = 0; l < n && every_kth; ++l) every_kth = full[l] == ((l + 1) % k == 0);
+    if (every_kth) return static_cast<int64_t>(k);
+  }
+  throw Error(fmt::format("{}: layer_types: only patterns with every k-th layer full_attention are supported", origin));
+}
+
+// llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3_text: RMSNorm, rotary, gated
+// MLP, separate q/k/v.
 void read_llama_like(const Keys& k, LlmConfig& c) {
+  const bool gemma = c.family.rfind("gemma", 0) == 0;
   read_hf_shape(k, c);
   c.num_kv_heads = k.opt_int("num_key_value_heads", c.num_heads);
   c.head_dim = k.opt_int("head_dim", 0);
   c.max_positions = k.opt_int("max_position_embeddings", 2048);
-  c.tied_embeddings = k.opt_bool("tie_word_embeddings", c.family == "gemma");
+  c.tied_embeddings = k.opt_bool("tie_word_embeddings", gemma);
   c.qkv_bias = c.o_bias = k.opt_bool("attention_bias", false);
   c.mlp_bias = k.opt_bool("mlp_bias", false);
   // Gemma's MLP uses hidden_activation, falling back to gelu_pytorch_tanh (not hidden_act) when it is unset.
-  std::string act = c.family == "gemma" ? k.opt_string("hidden_activation", "gelu_pytorch_tanh")
+  std::string act = gemma ? k.opt_string("hidden_activation", "gelu_pytorch_tanh")
                                         : k.opt_string("hidden_activation", k.opt_string("hidden_act", "silu"));
   c.activation = activation_of(act);
   if (c.family == "mistral" || c.family == "mixtral") c.sliding_window = k.opt_int("sliding_window", 0);
@@ -113,9 +141,26 @@ void read_llama_like(const Keys& k, LlmConfig& c) {
     c.qk_norm = true;  // Qwen3Attention: q_norm and k_norm over head_dim; q/k/v/o biases follow attention_bias
     if (k.opt_bool("use_sliding_window", false)) c.sliding_window = k.opt_int("sliding_window", 0);
   }
-  if (c.family == "gemma") {
+  if (gemma) {
     c.scale_embeddings = true;
-    c.tied_embeddings = true;  // GemmaForCausalLM always ties lm_head to embed_tokens
+    c.tied_embeddings = true;  // Gemma*ForCausalLM always ties lm_head to embed_tokens
+  }
+  if (c.family == "gemma2" || c.family == "gemma3_text") {
+    // Gemma 2 and 3: 4 norms per layer, local (sliding) and global layers; Gemma 2 soft-caps the attention
+    // scores and the logits, Gemma 3 normalizes each query and key head instead.
+    c.sandwich_norms = true;
+    c.sliding_window = k.opt_int("sliding_window", 4096);
+    c.global_every = c.family == "gemma2" ? 2 : k.opt_int("sliding_window_pattern", 6);
+    c.attn_softcap = k.opt_double("attn_logit_softcapping", c.family == "gemma2" ? 50.0 : 0.0);
+    c.final_softcap = k.opt_double("final_logit_softcapping", c.family == "gemma2" ? 30.0 : 0.0);
+    c.qk_norm = c.family == "gemma3_text";
+    if (const json* types = k.find("layer_types")) {
+      const int64_t every = global_every_of_layer_types(*types, c, k.origin());
+      if (every < 0) c.sliding_window = 0;
+      else c.global_every = every;
+    }
+    if (c.global_every < 0 || c.attn_softcap < 0 || c.final_softcap < 0)
+      throw Error(fmt::format("{}: sliding_window_pattern and the soft-caps must not be negative", k.origin()));
   }
   if (c.family == "mixtral") {
     c.intermediate_size = k.req_int("intermediate_size");
@@ -271,6 +316,7 @@ constexpr Family kFamilies[] = {
     {"mixtral", "Mixtral", &read_llama_like}, {"qwen2", "Qwen2", &read_llama_like},
     {"qwen2_moe", "Qwen2Moe", &read_llama_like}, {"qwen3", "Qwen3", &read_llama_like},
     {"qwen3_moe", "Qwen3Moe", &read_llama_like}, {"gemma", "Gemma", &read_llama_like},
+    {"gemma2", "Gemma2", &read_llama_like},   {"gemma3_text", "Gemma3", &read_llama_like},
     {"phi", "Phi", &read_phi},                {"phi3", "Phi3", &read_phi3},
     {"gpt2", "GPT2", &read_gpt2},
     {"gpt_neox", "GPTNeoX", &read_neox},      {"falcon", "Falcon", &read_falcon},
@@ -328,6 +374,11 @@ LlmConfig parse_llm_config(const nlohmann::json& j, const std::string& origin) {
   if (!fam) {
     std::string known;
     for (const auto& f : kFamilies) known += (known.empty() ? "" : ", ") + std::string(f.model_type);
+    // A multimodal wrapper (Gemma3ForConditionalGeneration, Llava, ...) holds the language model in text_config.
+    if (const json* text = k.find("text_config"); text && text->is_object())
+      throw Error(fmt::format("{}: model_type '{}' is a multimodal model; its language model is the config in "
+                              "\"text_config\" (save that object as a config.json; the vision tower is not modelled)",
+                              origin, c.family));
     throw Error(fmt::format("{}: model_type '{}' is not supported ({})", origin, c.family, known));
   }
   c.module_prefix = fam->prefix;

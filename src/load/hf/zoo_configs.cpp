@@ -18,7 +18,7 @@ struct ZooConfig {
 };
 
 // Llama/Mistral/Mixtral/Qwen2/Qwen3/Gemma/Phi-3: the HF hub config.json of each model (meta-llama/Llama-2-7b-hf,
-// Qwen/Qwen3-8B, Qwen/Qwen3-30B-A3B, microsoft/Phi-3-mini-4k-instruct, ...).
+// google/gemma-2-9b, google/gemma-3-1b-it, Qwen/Qwen3-8B, Qwen/Qwen3-30B-A3B, microsoft/Phi-3-mini-4k-instruct, ...).
 // GPT-3: Brown et al. 2020, Table 2.1 (GPT-2 architecture, context 2048, vocab 50257; the 13B row's d_model
 // 5140 is not divisible by its 40 heads: 5120 is used; the 1.3B row lists 24 heads of 128 for d_model 2048:
 // 16 heads of 128 are used; parameters do not depend on the head count). Megatron-LM: Narayanan et al. 2021, Table 1 (GPT-2
@@ -68,6 +68,25 @@ const ZooConfig kConfigs[] = {
         "num_attention_heads":16,"num_key_value_heads":16,"head_dim":256,"max_position_embeddings":8192,
         "hidden_act":"gelu_pytorch_tanh"})",
      8537680896},
+    {"gemma-2-2b",
+     R"({"model_type":"gemma2","vocab_size":256000,"hidden_size":2304,"intermediate_size":9216,"num_hidden_layers":26,
+        "num_attention_heads":8,"num_key_value_heads":4,"head_dim":256,"max_position_embeddings":8192,
+        "sliding_window":4096,"attn_logit_softcapping":50.0,"final_logit_softcapping":30.0,
+        "hidden_activation":"gelu_pytorch_tanh","query_pre_attn_scalar":256})",
+     2614341888},
+    {"gemma-2-9b",
+     R"({"model_type":"gemma2","vocab_size":256000,"hidden_size":3584,"intermediate_size":14336,"num_hidden_layers":42,
+        "num_attention_heads":16,"num_key_value_heads":8,"head_dim":256,"max_position_embeddings":8192,
+        "sliding_window":4096,"attn_logit_softcapping":50.0,"final_logit_softcapping":30.0,
+        "hidden_activation":"gelu_pytorch_tanh","query_pre_attn_scalar":256})",
+     9241705984},
+    {"gemma-3-1b",
+     R"({"model_type":"gemma3_text","vocab_size":262144,"hidden_size":1152,"intermediate_size":6912,
+        "num_hidden_layers":26,"num_attention_heads":4,"num_key_value_heads":1,"head_dim":256,
+        "max_position_embeddings":32768,"sliding_window":512,"sliding_window_pattern":6,
+        "attn_logit_softcapping":null,"final_logit_softcapping":null,"hidden_activation":"gelu_pytorch_tanh",
+        "query_pre_attn_scalar":256})",
+     0},
     {"qwen3-8b",
      R"({"model_type":"qwen3","vocab_size":151936,"hidden_size":4096,"intermediate_size":12288,"num_hidden_layers":36,
         "num_attention_heads":32,"num_key_value_heads":8,"head_dim":128,"max_position_embeddings":40960,
@@ -143,7 +162,7 @@ LlmParams llm_params(const LlmConfig& c) {
                 (c.embedding_norm ? norm : 0);
   const Count attn = h * (H + 2 * kv) * hd + (c.qkv_bias ? (H + 2 * kv) * hd : 0) + H * hd * h + (c.o_bias ? h : 0) +
                      (c.qk_norm ? 2 * hd : 0);
-  const int norms = c.parallel_residual ? c.parallel_norms : 2;
+  const int norms = c.parallel_residual ? c.parallel_norms : c.sandwich_norms ? 4 : 2;
   p.per_layer_dense = attn + norms * norm;
   p.expert = mlp(c.intermediate_size);
   Count layers = 0, inactive = 0;

@@ -38,7 +38,7 @@ int norm(Ctx& x, int h, const std::string& name) {
   int r = b.unary(OpKind::Reciprocal, b.unary(OpKind::Sqrt, var, "sqrt"), "rsqrt");
   int y = b.binary(OpKind::Mul, h, r, "mul");
   int w = b.param("weight", Shape{{b.shape(h)[-1]}});
-  if (x.c.family == "gemma") w = b.binary(OpKind::Add, b.constant("one", Shape{}, dt), w, "add");
+  if (x.c.family.rfind("gemma", 0) == 0) w = b.binary(OpKind::Add, b.constant("one", Shape{}, dt), w, "add");
   return b.binary(OpKind::Mul, y, w, "mul");
 }
 
@@ -63,7 +63,15 @@ int heads_first(Builder& b, int t, int64_t heads, int64_t hd) {
   return b.transpose(b.reshape(t, Shape{{s[0], s[1], heads, hd}}), {0, 2, 1, 3});
 }
 
-// Eager attention: QK^T * scaling + causal mask -> softmax -> SV. HF's repeat_kv (expand + reshape, a copy of
+// Gemma 2's soft-cap: cap x tanh(t / cap), three elementwise ops named `name`_div, _tanh, _mul.
+int softcap(Builder& b, int t, double cap, const std::string& name, DType dt) {
+  if (cap <= 0) return t;
+  const int c = b.constant(name + "_cap", Shape{}, dt);
+  return b.binary(OpKind::Mul, b.unary(OpKind::Tanh, b.binary(OpKind::Div, t, c, name + "_div"), name + "_tanh"), c,
+                  name + "_mul");
+}
+
+// Eager attention: QK^T * scaling (-> soft-cap) + causal mask -> softmax -> SV. HF's repeat_kv (expand + reshape, a copy of
 // the key/value states per query group) is a Concat of the group's copies; serving graphs attend grouped
 // heads to the shared cache directly ([B, kv, group*T, hd] x [B, kv, hd, S]).
 int attend(Ctx& x, int q, int k, int v) {
@@ -74,6 +82,7 @@ int attend(Ctx& x, int q, int k, int v) {
   // ALiBi (bloom, falcon-rw): a per-head linear bias over the key positions, added to the scores.
   const bool alibi = x.c.position == LlmPosition::Alibi;
   auto biased = [&](int scores) {
+    scores = softcap(b, scores, x.c.attn_softcap, "softcap", x.s.dtype);
     if (!alibi) return scores;
     return b.binary(OpKind::Add, scores, b.constant("alibi", Shape{{B, H, 1, S}}, x.s.dtype), "add_alibi");
   };
@@ -224,11 +233,19 @@ int feed_forward(Ctx& x, int h, int64_t layer) {
   return mlp(x, h, "mlp", x.c.intermediate_size, x.type("MLP"));
 }
 
-// One decoder layer: pre-norm sequential (llama, gpt2, opt, sequential neox) or parallel residual
-// (x + attn(ln1(x)) + mlp(ln2(x) or ln1(x)): neox, falcon, phi).
+// One decoder layer: pre-norm sequential (llama, gpt2, opt, sequential neox), parallel residual
+// (x + attn(ln1(x)) + mlp(ln2(x) or ln1(x)): neox, falcon, phi) or with norms around both blocks (gemma2, gemma3:
+// x + post_attn(attn(in(x))), then + post_ff(mlp(pre_ff(.)))).
 int decoder_layer(Ctx& x, int h, int64_t l) {
   Builder& b = x.b;
   const LlmConfig& c = x.c;
+  if (c.sandwich_norms) {
+    auto scope = b.module(std::to_string(l), x.type("DecoderLayer"));
+    int a = norm(x, self_attention(x, norm(x, h, "input_layernorm"), l), "post_attention_layernorm");
+    h = b.binary(OpKind::Add, h, a, "add");
+    int m = norm(x, feed_forward(x, norm(x, h, "pre_feedforward_layernorm"), l), "post_feedforward_layernorm");
+    return b.binary(OpKind::Add, h, m, "add");
+  }
   const bool gpt2 = c.family == "gpt2", opt = c.family == "opt", falcon = c.family == "falcon";
   const std::string n1 = gpt2 ? "ln_1" : opt ? "self_attn_layer_norm" : falcon && c.parallel_norms == 2 ? "ln_attn" : "input_layernorm";
   const std::string n2 = gpt2 ? "ln_2" : opt ? "final_layer_norm" : falcon ? "ln_mlp" : "post_attention_layernorm";
@@ -261,12 +278,14 @@ Graph build(const LlmConfig& c, const LlmShape& s) {
   validate_llm_config(c, c.name);
   const int64_t B = s.batch, T = s.tokens, d = c.hidden_size;
   if (B < 1 || T < 1 || s.past < 0) throw Error(fmt::format("{}: batch {} x tokens {} (past {}) is not a valid shape", c.name, B, T, s.past));
-  int64_t kv_len = s.past + T;
+  const int64_t full_len = s.past + T;
   // With a window W, the T new queries attend to the union of their windows: at most W + T - 1 positions
-  // (one decode token: the W cached ones).
-  if (c.sliding_window > 0 && s.serving) kv_len = std::min(kv_len, c.sliding_window + T - 1);
+  // (one decode token: the W cached ones). Models with global layers (gemma2, gemma3) attend to all of them there.
+  const int64_t window_len = c.sliding_window > 0 && s.serving ? std::min(full_len, c.sliding_window + T - 1) : full_len;
+  bool any_global = false, any_window = false;
+  for (int64_t l = 0; l < c.num_layers; ++l) (c.window_of(l) > 0 ? any_window : any_global) = true;
   Builder b(c.name, s.dtype);
-  Ctx x{b, c, s, kv_len, -1, -1, -1, {}};
+  Ctx x{b, c, s, full_len, -1, -1, -1, {}};
   const Names nm = names_of(c.family);
   int ids = b.input("input_ids", Shape{{B, T}}, DType::I64);
   int h, embed_w;
@@ -291,15 +310,24 @@ Graph build(const LlmConfig& c, const LlmShape& s) {
       x.cos = b.constant("cos", Shape{{B, 1, T, r}}, s.dtype);
       x.sin = b.constant("sin", Shape{{B, 1, T, r}}, s.dtype);
     }
-    x.mask = b.constant("causal_mask", Shape{{B, 1, T, kv_len}}, s.dtype);
+    const int full_mask = any_global ? b.constant("causal_mask", Shape{{B, 1, T, full_len}}, s.dtype) : -1;
+    const int window_mask =
+        any_window ? b.constant(any_global ? "sliding_window_mask" : "causal_mask", Shape{{B, 1, T, window_len}}, s.dtype)
+                   : -1;
     {
       auto layers = b.module(nm.layers, "ModuleList");
-      for (int64_t l = 0; l < c.num_layers; ++l) h = decoder_layer(x, h, l);
+      for (int64_t l = 0; l < c.num_layers; ++l) {
+        const bool window = c.window_of(l) > 0;
+        x.kv_len = window ? window_len : full_len;
+        x.mask = window ? window_mask : full_mask;
+        h = decoder_layer(x, h, l);
+      }
     }
     h = norm(x, h, nm.final_norm);
     if (c.embed_proj_dim > 0) h = b.linear(h, "project_out", c.embed_proj_dim, false);
   }
   int logits = c.tied_embeddings ? b.linear_tied(h, nm.head, embed_w) : b.linear(h, nm.head, c.vocab_size, c.lm_head_bias);
+  logits = softcap(b, logits, c.final_softcap, "final_logit_softcap", s.dtype);
   if (c.tied_embeddings && c.lm_head_bias)
     throw Error(fmt::format("{}: a tied lm_head with a bias is not supported", c.name));
   outputs.push_back(logits);
