@@ -30,7 +30,7 @@ struct ReportOptions {
   bool serve = false;
   int64_t prompt = 512, generate = 128;
   int tp = 1;
-  std::string weights = "fp16", kv = "fp16";
+  std::string weights = "fp16", kv = "fp16", attention = "eager", moe = "eager";
   OutputOptions out;
 };
 
@@ -62,6 +62,8 @@ report::ReportRequest request_of(const ReportOptions& o) {
     if (o.devices.empty()) throw UsageError("--serve needs -d DEVICE");
     r.serve_options.weights = number_format_flag("--weights", o.weights);
     r.serve_options.kv = number_format_flag("--kv", o.kv);
+    r.serve_options = with_attention(r.serve_options, attention_flag(o.attention));
+    r.serve_options.grouped_experts = moe_flag(o.moe);
   }
   r.progress = stderr_progress();
   return r;
@@ -106,6 +108,8 @@ CLI::App* add_report_command(CLI::App& app) {
   cmd->add_option("--tp", o->tp, "--serve: tensor-parallel GPUs")->capture_default_str();
   cmd->add_option("--weights", o->weights, "--serve: weight format int4|int8|fp8|fp16|bf16|fp32")->capture_default_str();
   cmd->add_option("--kv", o->kv, "--serve: KV cache format fp8|fp16|bf16|fp32")->capture_default_str();
+  cmd->add_option("--attention", o->attention, std::string("--serve: ") + kAttentionHelp)->capture_default_str();
+  cmd->add_option("--moe", o->moe, std::string("--serve: ") + kMoeHelp)->capture_default_str();
   cmd->add_option("-o,--output", o->output, "Where to write the HTML report")
       ->type_name("FILE.html")
       ->required()
@@ -113,7 +117,7 @@ CLI::App* add_report_command(CLI::App& app) {
   o->out.add_to(cmd);
   cmd->callback([o] {
     if (!o->serve)
-      for (const char* flag : {"--prompt", "--generate", "--tp", "--weights", "--kv"})
+      for (const char* flag : {"--prompt", "--generate", "--tp", "--weights", "--kv", "--attention", "--moe"})
         if (o->out.cmd->get_option(flag)->count() > 0) throw UsageError(std::string(flag) + " needs --serve");
     run_report(*o);
   });

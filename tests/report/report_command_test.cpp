@@ -82,6 +82,27 @@ TEST(ReportCommand, ServingReportOfAnLlm) {
   RunResult stray = run_ridge("report resnet18 --prompt 64 -o " + dir + "/x.html");
   EXPECT_EQ(stray.exit_code, 2);
   EXPECT_NE(stray.err.find("--prompt needs --serve"), std::string::npos) << stray.err;
+  stray = run_ridge("report resnet18 --moe grouped -o " + dir + "/x.html");
+  EXPECT_EQ(stray.exit_code, 2);
+  EXPECT_NE(stray.err.find("--moe needs --serve"), std::string::npos) << stray.err;
+}
+
+// The serving report takes serve's --attention and --moe, says so in its scenario and notes them on the page.
+TEST(ReportCommand, ServingReportTimesAttentionAndExpertsAsServe) {
+  const std::string dir = temp_dir();
+  RunResult r = run_ridge("report mixtral-8x7b --serve -d h100 --tp 2 --attention flash2 --moe grouped -o " + dir +
+                          "/m.html --json " + dir + "/m.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(slurp(dir + "/m.json"));
+  EXPECT_EQ(j["scenario"]["attention"], "flash-attention-2");
+  EXPECT_EQ(j["scenario"]["moe"], "grouped");
+  RunResult serve = run_ridge("serve mixtral-8x7b --device h100 --tp 2 --attention flash2 --moe grouped --format json");
+  ASSERT_EQ(serve.exit_code, 0) << serve.err;
+  const auto s = nlohmann::json::parse(serve.out);
+  EXPECT_NEAR(j["headline"][0]["per_token_s"].get<double>(), s["serve"]["decode_time_per_token_s"].get<double>(), 1e-12);
+  const std::string html = slurp(dir + "/m.html");
+  EXPECT_NE(html.find("--moe grouped"), std::string::npos);
+  EXPECT_NE(html.find("flash-attention-2"), std::string::npos);
 }
 
 TEST(CompareCommand, ModelsSideBySideInEveryFormatWithCsvEqualToJson) {

@@ -496,6 +496,12 @@ HtmlReport serving_report(const ReportRequest& req) {
                                            : "per GPU; times calibrated on measured operators (docs/llm.md)");
   data.sections.push_back(headline_section(runs, memory, devices, scenario, "tokens/s", req.top, out.doc,
                                            so.tp > 1 ? "Memory per GPU" : "Memory"));
+  // How the attention core and MoE experts were timed, as `ridge serve` notes it.
+  for (size_t d = 0; d < devices.size(); ++d)
+    if (const std::string a = attention_kernel_note(results[d].options, devices[d].id); !a.empty())
+      data.sections.back().paragraphs.push_back(devices.size() > 1 ? devices[d].id + ": " + a : a);
+  if (const std::string m = moe_experts_note(config.moe(), so.grouped_experts); !m.empty())
+    data.sections.back().paragraphs.push_back(m);
   ReportSection roof{"roofline", "Roofline", {}, {}, {}};
   roof.charts_side_by_side = true;
   for (size_t d = 0; d < devices.size(); ++d) {
@@ -513,7 +519,10 @@ HtmlReport serving_report(const ReportRequest& req) {
   data.sections.push_back(std::move(roof));
   out.doc.title = data.title;
   out.doc.extra["scenario"] = {{"model", config.name}, {"batch", so.batch}, {"prompt", so.prompt}, {"generate", so.generate},
-                               {"weights", so.weights.name}, {"kv", so.kv.name}, {"serving", true}};
+                               {"weights", so.weights.name}, {"kv", so.kv.name}, {"serving", true},
+                               {"attention", so.fused_attention ? (so.attention_kernel.empty() ? "fused" : so.attention_kernel)
+                                                                : "eager"},
+                               {"moe", so.grouped_experts ? "grouped" : "eager"}};
   return out;
 }
 
