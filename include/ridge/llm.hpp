@@ -19,7 +19,7 @@ enum class LlmPosition : uint8_t { Rotary, Learned, Alibi };
 /// A decoder-only transformer as its Hugging Face config describes it, reduced to what costs depend on.
 struct LlmConfig {
   std::string name;                  ///< zoo name or the config file's parent directory name
-  std::string family;                ///< HF model_type: llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3_text, phi, phi3, gpt2, gpt_neox, falcon, opt, bloom
+  std::string family;                ///< HF model_type: llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3_text, deepseek_v2, deepseek_v3, phi, phi3, gpt2, gpt_neox, falcon, opt, bloom
   std::string module_prefix;         ///< HF class prefix for module types ("Llama" -> LlamaRMSNorm, LlamaAttention)
   int64_t vocab_size = 0;            ///< vocab_size
   int64_t hidden_size = 0;           ///< hidden_size / n_embd / d_model
@@ -55,15 +55,34 @@ struct LlmConfig {
   bool scale_embeddings = false;     ///< gemma multiplies embeddings by sqrt(hidden)
   bool embedding_norm = false;       ///< a LayerNorm right after the token embedding (bloom's word_embeddings_layernorm)
   int64_t embed_proj_dim = 0;        ///< OPT word_embed_proj_dim when != hidden (project_in/out)
+  // Multi-head latent attention (deepseek_v2, deepseek_v3; kv_lora_rank == 0: none): queries through an optional
+  // low-rank q_a_proj / q_b_proj, keys and values decompressed from a kv_lora_rank latent, qk heads of
+  // qk_nope_head_dim + qk_rope_head_dim (head_dim) and value heads of v_head_dim.
+  int64_t q_lora_rank = 0;                        ///< 0: one q_proj
+  int64_t kv_lora_rank = 0;
+  int64_t qk_rope_head_dim = 0;                   ///< rotated dims per query/key head (MLA)
+  int64_t v_head_dim = 0;                         ///< value head width (0: head_dim)
   // Mixture of experts (num_experts == 0: dense MLP).
-  int64_t num_experts = 0;                        ///< num_local_experts / num_experts
+  int64_t num_experts = 0;                        ///< num_local_experts / num_experts / n_routed_experts
   int64_t experts_per_token = 0;                  ///< num_experts_per_tok (top-k)
-  int64_t shared_expert_intermediate_size = 0;    ///< qwen2_moe shared expert width (0: none)
+  int64_t shared_expert_intermediate_size = 0;    ///< shared expert width (qwen2_moe; deepseek: n_shared x width; 0: none)
+  bool shared_expert_gate = true;                 ///< qwen2_moe's sigmoid gate on the shared expert (deepseek: none)
+  bool router_sigmoid = false;                    ///< sigmoid router scores with a selection bias (deepseek_v3)
   int64_t moe_every = 1;                          ///< decoder_sparse_step: every k-th layer is sparse
+  int64_t first_dense_layers = 0;                 ///< first_k_dense_replace: the first k layers are dense
+  int64_t dense_intermediate_size = 0;            ///< MLP width of an MoE model's dense layers (0: intermediate_size)
   /// Number of query heads per key/value head.
   int64_t group_size() const { return num_heads / num_kv_heads; }
   /// Rotated dims per head: int(head_dim x rotary fraction), as transformers computes it.
-  int64_t rotary_dim() const { return static_cast<int64_t>(static_cast<double>(head_dim) * rotary_fraction); }
+  int64_t rotary_dim() const {
+    return qk_rope_head_dim > 0 ? qk_rope_head_dim : static_cast<int64_t>(static_cast<double>(head_dim) * rotary_fraction);
+  }
+  /// Width of a value head: v_head_dim (MLA) or head_dim.
+  int64_t value_dim() const { return v_head_dim > 0 ? v_head_dim : head_dim; }
+  /// True for multi-head latent attention (deepseek).
+  bool mla() const { return kv_lora_rank > 0; }
+  /// MLP width of the dense layers.
+  int64_t dense_width() const { return dense_intermediate_size > 0 ? dense_intermediate_size : intermediate_size; }
   /// True for mixture-of-experts configurations.
   bool moe() const { return num_experts > 0; }
   /// The sliding window of layer `l` (0-based); 0 when it attends to every position.
@@ -71,7 +90,7 @@ struct LlmConfig {
     return sliding_window > 0 && !(global_every > 0 && (l + 1) % global_every == 0) ? sliding_window : 0;
   }
   /// True when layer `l` (0-based) has a sparse MoE block.
-  bool sparse_layer(int64_t l) const { return moe() && (l + 1) % moe_every == 0; }
+  bool sparse_layer(int64_t l) const { return moe() && l >= first_dense_layers && (l + 1) % moe_every == 0; }
 };
 
 /// Parses a Hugging Face config.json document. Unknown keys are ignored; a missing required key or a value

@@ -119,6 +119,8 @@ struct ServeResult {
   Count weights_bytes_per_gpu = 0;
   Count kv_cache_bytes = 0;         ///< all GPUs, at context prompt + generate
   Count kv_cache_bytes_per_gpu = 0;
+  Count latent_kv_cache_bytes = 0;  ///< MLA models: the whole cache (all GPUs) if it held the latent (kv_lora_rank +
+                                    ///< qk_rope_head_dim per token and layer, as vLLM and SGLang keep it); 0 otherwise
   Count memory_per_gpu_bytes = 0;   ///< weights + KV cache per GPU
   int64_t max_batch = 0;            ///< largest batch whose weights + KV fit in one GPU's memory at this context
   Count active_params = 0, total_params = 0;
@@ -128,8 +130,8 @@ struct ServeResult {
 /// The per-GPU configuration of `c` under `tp`-way Megatron tensor parallelism (heads, KV heads, MLP width,
 /// vocabulary split). Throws ridge::Error naming --tp when it does not divide them.
 LlmConfig tensor_parallel_shard(const LlmConfig& c, int tp);
-/// KV cache bytes of `batch` sequences at `context` tokens: 2 x kv_heads x head_dim x batch x the positions each
-/// layer keeps (context, or min(context, window) in a sliding layer: LlmConfig::window_of), in format `kv`.
+/// KV cache bytes of `batch` sequences at `context` tokens: kv_heads x (head_dim + value_dim) x batch x the positions
+/// each layer keeps (context, or min(context, window) in a sliding layer: LlmConfig::window_of), in format `kv`.
 Count kv_cache_bytes(const LlmConfig& c, int64_t batch, int64_t context, const NumberFormat& kv);
 /// Serving analysis. Throws ridge::Error for inputs that do not belong together and
 /// "does not fit: needs X GiB, device has Y GiB".

@@ -190,6 +190,7 @@ std::string tensor_parallel_problem(const LlmConfig& c, int64_t tp) {
     return v % tp == 0 ? std::string{} : fmt::format("--tp: {} does not divide the {} {} of {}", tp, v, what, c.name);
   };
   for (std::string p : {divides(c.num_heads, "attention heads"), divides(c.intermediate_size, "MLP width"),
+                        c.dense_intermediate_size ? divides(c.dense_intermediate_size, "dense MLP width") : std::string{},
                         c.shared_expert_intermediate_size ? divides(c.shared_expert_intermediate_size, "shared-expert width")
                                                           : std::string{}})
     if (!p.empty()) return p;
@@ -214,6 +215,7 @@ LlmConfig tensor_parallel_shard(const LlmConfig& c, int tp) {
   s.num_kv_heads = std::max<int64_t>(1, c.num_kv_heads / tp);  // fewer KV heads than GPUs: replicated
   s.intermediate_size /= tp;
   s.shared_expert_intermediate_size /= tp;
+  s.dense_intermediate_size /= tp;
   s.vocab_size = (c.vocab_size + tp - 1) / tp;  // vocabulary-parallel embedding and lm_head (padded)
   return s;
 }
@@ -221,7 +223,7 @@ LlmConfig tensor_parallel_shard(const LlmConfig& c, int tp) {
 Count kv_cache_bytes(const LlmConfig& c, int64_t batch, int64_t context, const NumberFormat& kv) {
   Count positions = 0;  // summed over the layers: local (sliding) layers keep at most their window
   for (int64_t l = 0; l < c.num_layers; ++l) positions += cache_len(c, l, context);
-  return kv.bytes(Count{2} * c.num_kv_heads * c.head_dim * positions * batch);
+  return kv.bytes(Count{c.num_kv_heads} * (c.head_dim + c.value_dim()) * positions * batch);
 }
 
 ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOptions& o) {
@@ -262,6 +264,8 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
   r.weights_bytes = r.weights_bytes_per_gpu * o.tp;
   r.kv_cache_bytes_per_gpu = kv_cache_bytes(shard, o.batch, context, o.kv);
   r.kv_cache_bytes = r.kv_cache_bytes_per_gpu * o.tp;
+  if (c.mla())
+    r.latent_kv_cache_bytes = o.kv.bytes(Count{c.kv_lora_rank + c.qk_rope_head_dim} * c.num_layers * context * o.batch);
   r.memory_per_gpu_bytes = r.weights_bytes_per_gpu + r.kv_cache_bytes_per_gpu;
   r.max_batch = largest_batch_that_fits(
       [&](int64_t b) { return r.weights_bytes_per_gpu + kv_cache_bytes(shard, b, context, o.kv); }, d.memory_bytes);

@@ -301,6 +301,59 @@ TEST(LlmConfig, Gemma2And3HaveLocalAndGlobalLayers) {
                               "\"text_config\""), std::string::npos) << error_of(mm);
 }
 
+// DeepSeek's multi-head latent attention and MoE as transformers builds them: queries through a low-rank q_a_proj
+// (V3) or one q_proj (V2-Lite), keys and values from a 512-wide latent, 192-wide query/key heads and 128-wide value
+// heads; dense first layers, routed experts plus shared ones, V3's sigmoid router with its selection bias.
+TEST(LlmConfig, DeepseekLatentAttentionAndExperts) {
+  // deepseek-ai/DeepSeek-V3 (config.json of the hub; the multi-token-prediction layer is not part of the model):
+  // "671B total parameters, 37B activated".
+  const LlmConfig v3 = parse_llm_config(json::parse(R"({"model_type":"deepseek_v3","vocab_size":129280,
+      "hidden_size":7168,"intermediate_size":18432,"moe_intermediate_size":2048,"num_hidden_layers":61,
+      "num_nextn_predict_layers":1,"num_attention_heads":128,"num_key_value_heads":128,"n_shared_experts":1,
+      "n_routed_experts":256,"routed_scaling_factor":2.5,"kv_lora_rank":512,"q_lora_rank":1536,"qk_rope_head_dim":64,
+      "v_head_dim":128,"qk_nope_head_dim":128,"topk_method":"noaux_tc","n_group":8,"topk_group":4,
+      "num_experts_per_tok":8,"moe_layer_freq":1,"first_k_dense_replace":3,"norm_topk_prob":true,
+      "scoring_func":"sigmoid","max_position_embeddings":163840,"tie_word_embeddings":false})"), "v3");
+  EXPECT_TRUE(v3.mla() && v3.router_sigmoid && !v3.shared_expert_gate);
+  EXPECT_EQ(v3.head_dim, 192);
+  EXPECT_EQ(v3.rotary_dim(), 64);
+  EXPECT_FALSE(v3.sparse_layer(2));
+  EXPECT_TRUE(v3.sparse_layer(3));
+  const LlmParams p3 = llm_params(v3);
+  EXPECT_EQ(p3.total, Count{671026419200});
+  EXPECT_EQ(p3.active_per_token, Count{37552297472});
+  // DeepSeek-V2-Lite (zoo): "15.7B total, 2.4B activated" (2.45B without the lm_head); graph = formula.
+  const LlmConfig& lite = *find_llm_config("deepseek-v2-lite");
+  EXPECT_EQ(llm_params(lite).total, Count{15706484224});
+  EXPECT_EQ(llm_params(lite).active_per_token - Count{102400} * 2048, Count{2451435008});
+  LlmShape s{1, 4, 6, DType::F16, true};
+  const Graph g = build_llm(lite, s);
+  EXPECT_EQ(estimate(g).total.params, llm_params(lite).total);
+  for (const char* node : {"model.layers.0.mlp.down_proj", "model.layers.1.mlp.shared_experts.down_proj",
+                           "model.layers.26.mlp.experts.63.down_proj", "model.layers.1.self_attn.kv_b_proj",
+                           "model.layers.1.self_attn.q_proj", "model.layers.1.self_attn.expand"})
+    EXPECT_GE(g.find_node(node), 0) << node;
+  EXPECT_LT(g.find_node("model.layers.0.mlp.experts.0.down_proj"), 0);  // the first layer is dense
+  // The cache holds every head's decompressed key (192) and value (128) for past + new positions.
+  for (const Value& v : g.values) {
+    if (v.name == "past_key_values.5.key") EXPECT_EQ(v.shape, (Shape{{1, 16, 10, 192}}));
+    if (v.name == "past_key_values.5.value") EXPECT_EQ(v.shape, (Shape{{1, 16, 10, 128}}));
+  }
+  // A small V3: the router's selection bias and the low-rank queries, graph = formula.
+  LlmConfig tiny = parse_llm_config(json::parse(R"({"model_type":"deepseek_v3","vocab_size":128,"hidden_size":64,
+      "intermediate_size":96,"moe_intermediate_size":16,"num_hidden_layers":3,"num_attention_heads":4,
+      "n_shared_experts":2,"n_routed_experts":8,"kv_lora_rank":32,"q_lora_rank":48,"qk_rope_head_dim":8,
+      "v_head_dim":12,"qk_nope_head_dim":16,"num_experts_per_tok":2,"first_k_dense_replace":1})"), "tiny-v3");
+  tiny.name = "tiny-v3";
+  EXPECT_EQ(graph_params(tiny), llm_params(tiny).total);
+  const Graph t = build_llm(tiny, LlmShape{});
+  EXPECT_GE(t.find_node("model.layers.2.mlp.gate.add_correction_bias"), 0);
+  EXPECT_GE(t.find_node("model.layers.2.self_attn.q_a_layernorm.mul_1"), 0);
+  EXPECT_NE(error_of(json::parse(R"({"model_type":"deepseek_v3","vocab_size":128,"hidden_size":64,
+      "intermediate_size":96,"num_hidden_layers":3,"num_attention_heads":4,"kv_lora_rank":32,"qk_rope_head_dim":8,
+      "v_head_dim":12,"qk_nope_head_dim":0})")).find("must be positive"), std::string::npos);
+}
+
 // Mangled config.json files (a deterministic complement to libFuzzer): parse_llm_config answers with a value or a
 // one-line ridge::Error, never another exception; what it accepts builds a graph whose parameter count equals the
 // formula's (small shapes only, so the test stays fast).
@@ -321,6 +374,10 @@ TEST(LlmConfig, MangledConfigsAreOneLineErrorsOrConsistentGraphs) {
       R"({"model_type":"gemma2","vocab_size":64,"hidden_size":32,"num_hidden_layers":3,"num_attention_heads":4,
           "num_key_value_heads":2,"head_dim":8,"intermediate_size":48,"sliding_window":8,
           "max_position_embeddings":64})",
+      R"({"model_type":"deepseek_v3","vocab_size":64,"hidden_size":32,"intermediate_size":48,
+          "moe_intermediate_size":8,"num_hidden_layers":3,"num_attention_heads":4,"n_shared_experts":1,
+          "n_routed_experts":4,"kv_lora_rank":16,"q_lora_rank":24,"qk_rope_head_dim":4,"v_head_dim":8,
+          "qk_nope_head_dim":8,"num_experts_per_tok":2,"first_k_dense_replace":1,"max_position_embeddings":64})",
       R"({"model_type":"phi3","vocab_size":64,"hidden_size":32,"num_hidden_layers":2,"num_attention_heads":4,
           "num_key_value_heads":2,"intermediate_size":48,"partial_rotary_factor":0.5,"sliding_window":8,
           "max_position_embeddings":64})",

@@ -45,6 +45,13 @@ TEST(LlmServe, KvCacheBytesForMhaGqaWindowAndMoe) {
   // Gemma-2-2B at 6,100 tokens: 13 local layers keep their 4,096-token window, 13 global ones everything; 4 KV heads
   // of 256: 4 KiB per layer and token.
   EXPECT_EQ(kv_cache_bytes(*find_llm_config("gemma-2-2b"), 1, 6100, fp16), Count{4096} * (13 * 4096 + 13 * 6100));
+  // DeepSeek-V2-Lite (MLA) as HF caches it: 16 heads x (192-wide keys + 128-wide values) x 27 layers; the latent
+  // (512 + 64 per layer) is what vLLM would hold.
+  const LlmConfig& lite = *find_llm_config("deepseek-v2-lite");
+  EXPECT_EQ(kv_cache_bytes(lite, 2, 640, fp16), Count{16} * 320 * 27 * 640 * 2 * 2);
+  const ServeResult r = analyze_serving(lite, test_gpu(), opts(2, 512, 128));
+  EXPECT_EQ(r.kv_cache_bytes, Count{16} * 320 * 27 * 640 * 2 * 2);
+  EXPECT_EQ(r.latent_kv_cache_bytes, Count{576} * 27 * 640 * 2 * 2);
 }
 
 // Decode steps of a model with local and global layers: each layer's ops at its own cache length (a window of 4

@@ -283,6 +283,44 @@ void read_phi3(const Keys& k, LlmConfig& c) {
   c.sliding_window = k.opt_int("sliding_window", 0);
 }
 
+// deepseek_v2, deepseek_v3 (DeepseekV2Config, DeepseekV3Config): multi-head latent attention (q_lora_rank,
+// kv_lora_rank, qk_nope_head_dim + qk_rope_head_dim query/key heads, v_head_dim value heads), RMSNorm, SiLU-gated
+// MLPs; the first first_k_dense_replace layers dense (intermediate_size), the rest n_routed_experts of
+// moe_intermediate_size (top num_experts_per_tok) plus n_shared_experts always on; v3 routes by sigmoid scores with a
+// selection bias (e_score_correction_bias), v2 by softmax.
+void read_deepseek(const Keys& k, LlmConfig& c) {
+  read_hf_shape(k, c);
+  c.num_kv_heads = c.num_heads;  // every head gets its own key and value from the latent (kv_b_proj)
+  c.q_lora_rank = k.opt_int("q_lora_rank", 0);
+  c.kv_lora_rank = k.req_int("kv_lora_rank");
+  c.qk_rope_head_dim = k.req_int("qk_rope_head_dim");
+  c.head_dim = k.req_int("qk_nope_head_dim") + c.qk_rope_head_dim;
+  c.v_head_dim = k.req_int("v_head_dim");
+  c.max_positions = k.opt_int("max_position_embeddings", 4096);
+  c.activation = activation_of(k.opt_string("hidden_act", "silu"));
+  c.qkv_bias = c.o_bias = k.opt_bool("attention_bias", false);
+  c.tied_embeddings = k.opt_bool("tie_word_embeddings", false);
+  c.intermediate_size = k.req_int("intermediate_size");
+  c.num_experts = k.opt_int("n_routed_experts", 0);
+  if (c.num_experts > 0) {
+    c.dense_intermediate_size = c.intermediate_size;
+    c.intermediate_size = k.req_int("moe_intermediate_size");
+    c.experts_per_token = k.req_int("num_experts_per_tok");
+    c.shared_expert_intermediate_size = k.opt_int("n_shared_experts", 0) * c.intermediate_size;
+    c.shared_expert_gate = false;
+    c.router_sigmoid = c.family == "deepseek_v3";
+    c.first_dense_layers = k.opt_int("first_k_dense_replace", 0);
+    c.moe_every = k.opt_int("moe_layer_freq", 1);
+    if (c.moe_every != 1)
+      throw Error(fmt::format("{}: moe_layer_freq {} is not supported (only 1)", k.origin(), c.moe_every));
+    if (c.first_dense_layers < 0)
+      throw Error(fmt::format("{}: first_k_dense_replace must not be negative", k.origin()));
+  }
+  if (c.q_lora_rank < 0 || c.kv_lora_rank < 1 || c.qk_rope_head_dim < 1 || c.v_head_dim < 1 || c.head_dim <= c.qk_rope_head_dim)
+    throw Error(fmt::format("{}: kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim and v_head_dim must be positive "
+                            "(q_lora_rank 0 or more)", k.origin()));
+}
+
 // bloom (BloomConfig): ALiBi (no position table, so no length limit of its own), LayerNorm on the embeddings,
 // fused qkv, biases everywhere, 4h GELU MLP, tied head. hidden_size may be written n_embed, layers n_layer, heads
 // n_head (the published 176B config uses n_embed, n_layer and num_attention_heads).
@@ -317,6 +355,7 @@ constexpr Family kFamilies[] = {
     {"qwen2_moe", "Qwen2Moe", &read_llama_like}, {"qwen3", "Qwen3", &read_llama_like},
     {"qwen3_moe", "Qwen3Moe", &read_llama_like}, {"gemma", "Gemma", &read_llama_like},
     {"gemma2", "Gemma2", &read_llama_like},   {"gemma3_text", "Gemma3", &read_llama_like},
+    {"deepseek_v2", "DeepseekV2", &read_deepseek}, {"deepseek_v3", "DeepseekV3", &read_deepseek},
     {"phi", "Phi", &read_phi},                {"phi3", "Phi3", &read_phi3},
     {"gpt2", "GPT2", &read_gpt2},
     {"gpt_neox", "GPTNeoX", &read_neox},      {"falcon", "Falcon", &read_falcon},
@@ -355,9 +394,15 @@ void validate_llm_config(const LlmConfig& c, const std::string& origin) {
   if (c.sliding_window < 0) throw Error(fmt::format("{}: sliding_window {} is negative", origin, c.sliding_window));
   if (c.rotary_fraction <= 0 || c.rotary_fraction > 1)
     throw Error(fmt::format("{}: rotary fraction {} is not in (0, 1]", origin, c.rotary_fraction));
-  const auto rot = static_cast<int64_t>(static_cast<double>(c.head_dim) * c.rotary_fraction);
-  if (c.position == LlmPosition::Rotary && (rot < 2 || rot % 2 != 0))
-    throw Error(fmt::format("{}: rotary dimension {} (head_dim x rotary fraction) must be even", origin, rot));
+  at_most(c.q_lora_rank, int64_t{1} << 20, "q_lora_rank");
+  at_most(c.kv_lora_rank, int64_t{1} << 20, "kv_lora_rank");
+  at_most(c.v_head_dim, int64_t{1} << 16, "v_head_dim");
+  at_most(c.dense_intermediate_size, int64_t{1} << 26, "intermediate_size");
+  at_most(c.shared_expert_intermediate_size, int64_t{1} << 26, "shared expert width");
+  const int64_t rot = c.rotary_dim();
+  if (c.position == LlmPosition::Rotary && (rot < 2 || rot % 2 != 0 || rot > c.head_dim))
+    throw Error(fmt::format("{}: rotary dimension {} (head_dim x rotary fraction, or qk_rope_head_dim) must be even "
+                            "and at most head_dim", origin, rot));
   if (c.moe() && (c.experts_per_token < 1 || c.experts_per_token > c.num_experts))
     throw Error(fmt::format("{}: num_experts_per_tok {} is not in 1..{}", origin, c.experts_per_token, c.num_experts));
 }

@@ -18,7 +18,7 @@ struct ZooConfig {
 };
 
 // Llama/Mistral/Mixtral/Qwen2/Qwen3/Gemma/Phi-3: the HF hub config.json of each model (meta-llama/Llama-2-7b-hf,
-// google/gemma-2-9b, google/gemma-3-1b-it, Qwen/Qwen3-8B, Qwen/Qwen3-30B-A3B, microsoft/Phi-3-mini-4k-instruct, ...).
+// google/gemma-2-9b, google/gemma-3-1b-it, deepseek-ai/DeepSeek-V2-Lite, Qwen/Qwen3-8B, Qwen/Qwen3-30B-A3B, microsoft/Phi-3-mini-4k-instruct, ...).
 // GPT-3: Brown et al. 2020, Table 2.1 (GPT-2 architecture, context 2048, vocab 50257; the 13B row's d_model
 // 5140 is not divisible by its 40 heads: 5120 is used; the 1.3B row lists 24 heads of 128 for d_model 2048:
 // 16 heads of 128 are used; parameters do not depend on the head count). Megatron-LM: Narayanan et al. 2021, Table 1 (GPT-2
@@ -86,6 +86,13 @@ const ZooConfig kConfigs[] = {
         "max_position_embeddings":32768,"sliding_window":512,"sliding_window_pattern":6,
         "attn_logit_softcapping":null,"final_logit_softcapping":null,"hidden_activation":"gelu_pytorch_tanh",
         "query_pre_attn_scalar":256})",
+     0},
+    {"deepseek-v2-lite",
+     R"({"model_type":"deepseek_v2","vocab_size":102400,"hidden_size":2048,"intermediate_size":10944,
+        "moe_intermediate_size":1408,"num_hidden_layers":27,"num_attention_heads":16,"num_key_value_heads":16,
+        "n_shared_experts":2,"n_routed_experts":64,"kv_lora_rank":512,"q_lora_rank":null,"qk_rope_head_dim":64,
+        "v_head_dim":128,"qk_nope_head_dim":128,"num_experts_per_tok":6,"moe_layer_freq":1,"first_k_dense_replace":1,
+        "max_position_embeddings":163840,"tie_word_embeddings":false})",
      0},
     {"qwen3-8b",
      R"({"model_type":"qwen3","vocab_size":151936,"hidden_size":4096,"intermediate_size":12288,"num_hidden_layers":36,
@@ -160,17 +167,26 @@ LlmParams llm_params(const LlmConfig& c) {
   LlmParams p;
   p.embedding = V * e + (c.position == LlmPosition::Learned ? (c.max_positions + c.position_offset) * h : 0) +
                 (c.embedding_norm ? norm : 0);
-  const Count attn = h * (H + 2 * kv) * hd + (c.qkv_bias ? (H + 2 * kv) * hd : 0) + H * hd * h + (c.o_bias ? h : 0) +
-                     (c.qk_norm ? 2 * hd : 0);
+  Count attn = h * (H + 2 * kv) * hd + (c.qkv_bias ? (H + 2 * kv) * hd : 0) + H * hd * h + (c.o_bias ? h : 0) +
+               (c.qk_norm ? 2 * hd : 0);
+  if (c.mla()) {  // q (low-rank with its norm, or one q_proj), the latent kv_a_proj + norm, kv_b_proj, o_proj
+    const Count ql = c.q_lora_rank, kl = c.kv_lora_rank, rope = c.qk_rope_head_dim, vd = c.value_dim();
+    const Count bias = c.qkv_bias ? 1 : 0;
+    attn = (ql > 0 ? h * ql + bias * ql + ql + ql * H * hd : h * H * hd + bias * H * hd) +  // q
+           h * (kl + rope) + bias * (kl + rope) + kl + kl * H * (hd - rope + vd) +           // kv_a, norm, kv_b
+           H * vd * h + (c.o_bias ? h : 0);
+  }
   const int norms = c.parallel_residual ? c.parallel_norms : c.sandwich_norms ? 4 : 2;
   p.per_layer_dense = attn + norms * norm;
   p.expert = mlp(c.intermediate_size);
   Count layers = 0, inactive = 0;
   for (int64_t l = 0; l < c.num_layers; ++l) {
-    Count ff = p.expert;
+    Count ff = mlp(c.dense_width());
     if (c.sparse_layer(l)) {
-      ff = c.num_experts * p.expert + h * c.num_experts;
-      if (c.shared_expert_intermediate_size > 0) ff += mlp(c.shared_expert_intermediate_size) + h;
+      // experts + router (+ its selection bias) + shared expert (+ its gate)
+      ff = c.num_experts * p.expert + h * c.num_experts + (c.router_sigmoid ? c.num_experts : 0);
+      if (c.shared_expert_intermediate_size > 0)
+        ff += mlp(c.shared_expert_intermediate_size) + (c.shared_expert_gate ? h : 0);
       inactive += (c.num_experts - c.experts_per_token) * p.expert;
     }
     layers += p.per_layer_dense + ff;

@@ -241,6 +241,11 @@ int Builder::reshape(int x, Shape to, const std::string& fname) {
   return add(OpKind::Reshape, fname, "", {x, target});
 }
 
+int Builder::expand(int x, Shape to, const std::string& fname) {
+  const int target = int_constant(fname + ".shape", to.dims);
+  return add(OpKind::Expand, fname, "", {x, target});
+}
+
 int Builder::transpose(int x, std::vector<int64_t> perm, const std::string& fname) {
   return add(OpKind::Transpose, fname, "", {x}, Attrs{}.set("perm", perm));
 }

@@ -76,6 +76,8 @@ class Builder {
   int flatten(int x, int64_t axis = 1);
   int reshape(int x, Shape to, const std::string& fname = "view");
   int transpose(int x, std::vector<int64_t> perm, const std::string& fname = "transpose");
+  /// torch's expand: a broadcast view of `x` at shape `to` (copies nothing until a consumer materializes it).
+  int expand(int x, Shape to, const std::string& fname = "expand");
   int concat(const std::vector<int>& xs, int64_t axis, const std::string& fname = "cat");
   /// Splits along `axis` into pieces of the given sizes.
   std::vector<int> split(int x, int64_t axis, const std::vector<int64_t>& sizes, const std::string& fname = "split");

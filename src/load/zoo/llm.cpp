@@ -77,7 +77,7 @@ int softcap(Builder& b, int t, double cap, const std::string& name, DType dt) {
 int attend(Ctx& x, int q, int k, int v) {
   Builder& b = x.b;
   const int64_t B = x.s.batch, T = x.s.tokens, H = x.c.num_heads, kv = x.c.num_kv_heads, hd = x.c.head_dim;
-  const int64_t S = x.kv_len, rep = H / kv;
+  const int64_t S = x.kv_len, rep = H / kv, vd = b.shape(v)[-1];  // value heads may be narrower (MLA)
   int scaling = b.constant("scaling", Shape{}, x.s.dtype);
   // ALiBi (bloom, falcon-rw): a per-head linear bias over the key positions, added to the scores.
   const bool alibi = x.c.position == LlmPosition::Alibi;
@@ -92,12 +92,13 @@ int attend(Ctx& x, int q, int k, int v) {
     sc = biased(b.reshape(b.binary(OpKind::Mul, sc, scaling, "mul"), Shape{{B, H, T, S}}));
     sc = b.softmax(b.binary(OpKind::Add, sc, x.mask, "add_mask"), -1);
     int o = b.matmul(b.reshape(sc, Shape{{B, kv, rep * T, S}}), v, "matmul");
-    return b.reshape(o, Shape{{B, H, T, hd}});
+    return b.reshape(o, Shape{{B, H, T, vd}});
   }
   if (rep > 1) {
     for (int* t : {&k, &v}) {
-      int t5 = b.reshape(*t, Shape{{B, kv, 1, S, hd}});
-      *t = b.reshape(b.concat(std::vector<int>(static_cast<size_t>(rep), t5), 2, "repeat_kv"), Shape{{B, H, S, hd}});
+      const int64_t d = b.shape(*t)[-1];
+      int t5 = b.reshape(*t, Shape{{B, kv, 1, S, d}});
+      *t = b.reshape(b.concat(std::vector<int>(static_cast<size_t>(rep), t5), 2, "repeat_kv"), Shape{{B, H, S, d}});
     }
   }
   int sc = biased(b.binary(OpKind::Mul, b.matmul(q, b.transpose(k, {0, 1, 3, 2}), "matmul"), scaling, "mul"));
@@ -110,10 +111,40 @@ int attend(Ctx& x, int q, int k, int v) {
 int cached(Ctx& x, int fresh, const std::string& name) {
   if (!x.s.serving) return fresh;
   x.present.push_back(fresh);
-  return x.b.input(name, Shape{{x.s.batch, x.c.num_kv_heads, x.kv_len, x.c.head_dim}}, x.s.dtype);
+  return x.b.input(name, Shape{{x.s.batch, x.c.num_kv_heads, x.kv_len, x.b.shape(fresh)[-1]}}, x.s.dtype);
+}
+
+// Multi-head latent attention as transformers' DeepseekV3Attention computes it (eager): queries through q_a_proj ->
+// q_a_layernorm -> q_b_proj (or one q_proj), keys and values decompressed from the latent (kv_a_proj_with_mqa ->
+// kv_a_layernorm -> kv_b_proj), the rotary part of the key shared by all heads (expand), and the cache holding the
+// decompressed keys (head_dim) and values (v_head_dim) of every head.
+int latent_attention(Ctx& x, int h, int64_t layer) {
+  Builder& b = x.b;
+  const LlmConfig& c = x.c;
+  const int64_t B = x.s.batch, T = x.s.tokens, H = c.num_heads, dq = c.head_dim, dr = c.qk_rope_head_dim;
+  const int64_t dn = dq - dr, dv = c.value_dim();
+  auto scope = b.module("self_attn", x.type("Attention"));
+  int q = c.q_lora_rank > 0
+              ? b.linear(norm(x, b.linear(h, "q_a_proj", c.q_lora_rank, c.qkv_bias), "q_a_layernorm"), "q_b_proj", H * dq, false)
+              : b.linear(h, "q_proj", H * dq, c.qkv_bias);
+  const auto q_parts = b.split(heads_first(b, q, H, dq), 3, {dn, dr});
+  const auto latent = b.split(b.linear(h, "kv_a_proj_with_mqa", c.kv_lora_rank + dr, c.qkv_bias), 2, {c.kv_lora_rank, dr});
+  int kv = b.linear(norm(x, latent[0], "kv_a_layernorm"), "kv_b_proj", H * (dn + dv), false);
+  const auto kv_parts = b.split(heads_first(b, kv, H, dn + dv), 3, {dn, dv});
+  int k_rot = rotary(x, b.reshape(latent[1], Shape{{B, 1, T, dr}}));
+  k_rot = b.expand(k_rot, Shape{{B, H, T, dr}});
+  int query = b.concat({q_parts[0], rotary(x, q_parts[1])}, 3);
+  int key = b.concat({kv_parts[0], k_rot}, 3);
+  const std::string cache = fmt::format("past_key_values.{}", layer);
+  key = cached(x, key, cache + ".key");
+  int value = cached(x, kv_parts[1], cache + ".value");
+  int o = attend(x, query, key, value);
+  o = b.reshape(b.transpose(o, {0, 2, 1, 3}), Shape{{B, T, H * dv}});
+  return b.linear(o, "o_proj", c.hidden_size, c.o_bias);
 }
 
 int self_attention(Ctx& x, int h, int64_t layer) {
+  if (x.c.mla()) return latent_attention(x, h, layer);
   Builder& b = x.b;
   const LlmConfig& c = x.c;
   const int64_t H = c.num_heads, kv = c.num_kv_heads, hd = c.head_dim;
@@ -196,11 +227,18 @@ int moe(Ctx& x, int h) {
   Builder& b = x.b;
   const LlmConfig& c = x.c;
   const int64_t N = x.s.batch * x.s.tokens, d = c.hidden_size, E = c.num_experts, K = c.experts_per_token;
-  const bool mixtral = c.family == "mixtral";
-  auto scope = b.module(mixtral ? "block_sparse_moe" : "mlp", x.type("SparseMoeBlock"));
+  const bool mixtral = c.family == "mixtral", deepseek = c.family.rfind("deepseek", 0) == 0;
+  auto scope = b.module(mixtral ? "block_sparse_moe" : "mlp", x.type(deepseek ? "MoE" : "SparseMoeBlock"));
   int flat = b.reshape(h, Shape{{N, d}});
-  int logits = b.linear(flat, "gate", E, false);
-  int weights = b.softmax(logits, 1);
+  int weights;
+  if (c.router_sigmoid) {  // DeepseekV3TopkRouter: sigmoid scores; the selection adds e_score_correction_bias
+    int logits = b.linear(flat, "gate", E, false, x.type("TopkRouter"));
+    weights = b.unary(OpKind::Sigmoid, logits, "sigmoid");
+    auto gate = b.module("gate", x.type("TopkRouter"));
+    b.binary(OpKind::Add, weights, b.param("e_score_correction_bias", Shape{{E}}), "add_correction_bias");
+  } else {
+    weights = b.softmax(b.linear(flat, "gate", E, false), 1);
+  }
   std::vector<int> outs;
   {
     auto experts = b.module("experts", "ModuleList");
@@ -221,16 +259,19 @@ int moe(Ctx& x, int h) {
   for (int64_t i = 1; i < K; ++i) y = b.binary(OpKind::Add, y, b.slice(all, 1, i, i + 1, "contribution"), "index_add");
   y = b.reshape(y, Shape{{x.s.batch, x.s.tokens, d}});
   if (c.shared_expert_intermediate_size > 0) {
-    int sh = mlp(x, h, "shared_expert", c.shared_expert_intermediate_size, x.type("MLP"));
-    int gate = b.unary(OpKind::Sigmoid, b.linear(h, "shared_expert_gate", 1, false), "sigmoid");
-    y = b.binary(OpKind::Add, y, b.binary(OpKind::Mul, sh, gate, "mul"), "add");
+    int sh = mlp(x, h, deepseek ? "shared_experts" : "shared_expert", c.shared_expert_intermediate_size, x.type("MLP"));
+    if (c.shared_expert_gate) {
+      int gate = b.unary(OpKind::Sigmoid, b.linear(h, "shared_expert_gate", 1, false), "sigmoid");
+      sh = b.binary(OpKind::Mul, sh, gate, "mul");
+    }
+    y = b.binary(OpKind::Add, y, sh, "add");
   }
   return y;
 }
 
 int feed_forward(Ctx& x, int h, int64_t layer) {
   if (x.c.sparse_layer(layer)) return moe(x, h);
-  return mlp(x, h, "mlp", x.c.intermediate_size, x.type("MLP"));
+  return mlp(x, h, "mlp", x.c.dense_width(), x.type("MLP"));
 }
 
 // One decoder layer: pre-norm sequential (llama, gpt2, opt, sequential neox), parallel residual
