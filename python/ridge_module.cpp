@@ -139,6 +139,12 @@ Precision precision_of(const std::string& name, const std::string& what) {
   return *p;
 }
 
+bool latent_kv(const std::string& mla) {
+  const auto latent = parse_mla(mla);
+  if (!latent) throw UsageError("mla: use 'hf' or 'latent'");
+  return *latent;
+}
+
 bool grouped_experts(const std::string& moe) {
   const auto grouped = parse_moe(moe);
   if (!grouped) throw UsageError("moe: use 'eager' or 'grouped'");
@@ -331,7 +337,7 @@ PYBIND11_MODULE(_ridge, m) {
       [](const ModelSource& model, const std::string& device, const std::vector<std::string>& device_dirs,
          const std::string& calibration, int64_t batch, int64_t prompt, int64_t generate, int tp,
          const std::string& weights, const std::string& kv, const std::string& compute, const std::string& attention,
-         const std::string& moe) {
+         const std::string& moe, const std::string& mla) {
         report::ServeRequest r{model, device, device_dirs, calibration, {}};
         r.options.batch = batch;
         r.options.prompt = prompt;
@@ -341,12 +347,13 @@ PYBIND11_MODULE(_ridge, m) {
         r.options.compute = precision_of(compute, "compute");
         r.options = with_attention(r.options, attention_choice(attention));
         r.options.grouped_experts = grouped_experts(moe);
+        r.options.latent_kv = latent_kv(mla);
         py::gil_scoped_release unlocked;
         return out(report::serve_report(r));
       },
       py::arg("model"), py::arg("device"), py::arg("device_dirs"), py::arg("calibration"), py::arg("batch"),
       py::arg("prompt"), py::arg("generate"), py::arg("tp"), py::arg("weights"), py::arg("kv"), py::arg("compute"),
-      py::arg("attention"), py::arg("moe"));
+      py::arg("attention"), py::arg("moe"), py::arg("mla"));
   m.def(
       "devices",
       [](const std::vector<std::string>& device_dirs, const std::string& machine_profile) {

@@ -126,6 +126,10 @@ struct LlmShape {
   /// with grouped heads broadcast in the attention matmuls instead of copied.
   bool serving = false;
   bool training = false;  ///< Dropout active (LLM configs here have zero dropout; kept for symmetry)
+  /// Multi-head latent attention (serving graphs): the cache holds the latent (kv_lora_rank + qk_rope_head_dim per
+  /// position, shared by the heads) and one-token steps attend in it with kv_b_proj absorbed into the query and the
+  /// output (vLLM, SGLang); prompts decompress it as in HF. false: HF's cache of decompressed keys and values.
+  bool latent_kv = false;
 };
 
 /// Builds the graph of `c` (see docs/llm.md for the op sequence of each block). Throws ridge::Error on

@@ -80,6 +80,7 @@ struct ServeOptions {
   std::optional<AttentionKernelEfficiency> attention_efficiency;  ///< its published utilization (with_llm_calibration)
   bool grouped_experts = false;  ///< MoE: each op of a layer's routed experts is one grouped kernel (vLLM fused_moe)
                                  ///< instead of HF eager's kernel per expert (one launch overhead, not one per expert)
+  bool latent_kv = false;        ///< MLA models: cache the latent and decode in it (vLLM, SGLang; LlmShape::latent_kv)
   std::optional<Calibration> calibration;  ///< fitted per-class factors (llm_op_time); nullopt: roofline upper bound
   std::optional<AllReduceFit> tp_allreduce;  ///< measured all-reduce fit of tp GPUs in one node; nullopt: data sheet
 };
@@ -119,8 +120,9 @@ struct ServeResult {
   Count weights_bytes_per_gpu = 0;
   Count kv_cache_bytes = 0;         ///< all GPUs, at context prompt + generate
   Count kv_cache_bytes_per_gpu = 0;
-  Count latent_kv_cache_bytes = 0;  ///< MLA models: the whole cache (all GPUs) if it held the latent (kv_lora_rank +
-                                    ///< qk_rope_head_dim per token and layer, as vLLM and SGLang keep it); 0 otherwise
+  Count latent_kv_cache_bytes = 0;  ///< MLA models, all GPUs: the cache holding the latent (kv_lora_rank +
+                                    ///< qk_rope_head_dim per token and layer, replicated per GPU; vLLM, SGLang); else 0
+  Count decompressed_kv_cache_bytes = 0;  ///< MLA models, all GPUs: HF's cache of every head's key and value; else 0
   Count memory_per_gpu_bytes = 0;   ///< weights + KV cache per GPU
   int64_t max_batch = 0;            ///< largest batch whose weights + KV fit in one GPU's memory at this context
   Count active_params = 0, total_params = 0;
@@ -133,6 +135,9 @@ LlmConfig tensor_parallel_shard(const LlmConfig& c, int tp);
 /// KV cache bytes of `batch` sequences at `context` tokens: kv_heads x (head_dim + value_dim) x batch x the positions
 /// each layer keeps (context, or min(context, window) in a sliding layer: LlmConfig::window_of), in format `kv`.
 Count kv_cache_bytes(const LlmConfig& c, int64_t batch, int64_t context, const NumberFormat& kv);
+/// The cache of an MLA model holding the latent instead: (kv_lora_rank + qk_rope_head_dim) x layers x context x
+/// batch values in format `kv`; 0 for other models.
+Count latent_kv_cache_bytes(const LlmConfig& c, int64_t batch, int64_t context, const NumberFormat& kv);
 /// Serving analysis. Throws ridge::Error for inputs that do not belong together and
 /// "does not fit: needs X GiB, device has Y GiB".
 ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOptions& o);
@@ -342,6 +347,9 @@ template <class Options>
 std::string attention_kernel_note(const Options& o, const std::string& device_id) {
   return attention_kernel_note(o.attention_kernel, o.attention_efficiency, o.calibration.has_value(), device_id);
 }
+/// What --mla names: "hf" (false: HF's cache of decompressed keys and values) or "latent" (true: the latent cache of
+/// vLLM and SGLang, ServeOptions::latent_kv); nullopt for anything else.
+std::optional<bool> parse_mla(std::string_view name);
 /// How a mixture-of-experts model's experts are timed (--moe), for notes; "" for a dense model (`moe` false).
 std::string moe_experts_note(bool moe, bool grouped_experts);
 /// Whether `o` (ServeOptions or TrainOptions) times the fused attention core at a kernel's published utilization:

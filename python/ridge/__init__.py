@@ -488,20 +488,22 @@ def ingest(files: Union[str, "_os.PathLike[str]", Sequence[Union[str, "_os.PathL
 
 def serve(model: ModelLike, *, device: str, batch: int = 1, prompt: int = 512, generate: int = 128, tp: int = 1,
           weights: str = "fp16", kv: str = "fp16", compute: str = "fp16", attention: str = "eager",
-          moe: str = "eager", devices: Union[None, str, Sequence[str]] = None, calibration: str = "builtin") -> Result:
+          moe: str = "eager", mla: str = "hf", devices: Union[None, str, Sequence[str]] = None,
+          calibration: str = "builtin") -> Result:
     """What an LLM costs to serve: prefill, decode, KV cache, TTFT, tokens/s (`ridge serve`).
 
     attention: "eager" (scores in memory), "fused" (one kernel at the GEMM factors) or "flash2" (FlashAttention-2 at
     its published utilization on the GPU family). moe: "eager" (HF's loop, a kernel per routed expert and op) or
-    "grouped" (one grouped kernel per op of a layer's experts, as vLLM's fused_moe)."""
+    "grouped" (one grouped kernel per op of a layer's experts, as vLLM's fused_moe). mla (DeepSeek models): "hf"
+    (the cache holds every head's key and value) or "latent" (the latent cache and decode of vLLM and SGLang)."""
     m = load(model)
     dirs = _dirs(devices)
     doc = _ridge.serve(_ridge.ModelSource(*m._spec), _text(device, "device"), dirs, _text(calibration, "calibration"),
                        _positive(batch, "batch"), _positive(prompt, "prompt"), _positive(generate, "generate"),
                        _positive(tp, "tp"), _text(weights, "weights"), _text(kv, "kv"), _text(compute, "compute"),
-                       _text(attention, "attention"), _text(moe, "moe"))
+                       _text(attention, "attention"), _text(moe, "moe"), _text(mla, "mla"))
     return _finish(doc, "serve", dict(model=m.label, device=device, batch=batch, prompt=prompt, generate=generate,
-                                      tp=tp, weights=weights, kv=kv, compute=compute, attention=attention, moe=moe,
+                                      tp=tp, weights=weights, kv=kv, compute=compute, attention=attention, moe=moe, mla=mla,
                                       calibration=calibration, devices=dirs or None))
 
 

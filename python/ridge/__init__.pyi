@@ -89,7 +89,7 @@ def ingest(files: Dirs, *, model: Optional[ModelLike] = ..., input_size: Optiona
            group: str = ..., top: Optional[int] = ...) -> Result: ...
 
 def serve(model: ModelLike, *, device: str, batch: int = ..., prompt: int = ..., generate: int = ..., tp: int = ...,
-          weights: str = ..., kv: str = ..., compute: str = ..., attention: str = ..., moe: str = ...,
+          weights: str = ..., kv: str = ..., compute: str = ..., attention: str = ..., moe: str = ..., mla: str = ...,
           devices: Dirs = ..., calibration: str = ...) -> Result: ...
 
 def train(model: ModelLike, *, device: str, gpus: int, tp: int = ..., pp: int = ..., dp: Optional[int] = ...,

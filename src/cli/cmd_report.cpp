@@ -30,7 +30,7 @@ struct ReportOptions {
   bool serve = false;
   int64_t prompt = 512, generate = 128;
   int tp = 1;
-  std::string weights = "fp16", kv = "fp16", attention = "eager", moe = "eager";
+  std::string weights = "fp16", kv = "fp16", attention = "eager", moe = "eager", mla = "hf";
   OutputOptions out;
 };
 
@@ -64,6 +64,7 @@ report::ReportRequest request_of(const ReportOptions& o) {
     r.serve_options.kv = number_format_flag("--kv", o.kv);
     r.serve_options = with_attention(r.serve_options, attention_flag(o.attention));
     r.serve_options.grouped_experts = moe_flag(o.moe);
+    r.serve_options.latent_kv = mla_flag(o.mla);
   }
   r.progress = stderr_progress();
   return r;
@@ -110,6 +111,7 @@ CLI::App* add_report_command(CLI::App& app) {
   cmd->add_option("--kv", o->kv, "--serve: KV cache format fp8|fp16|bf16|fp32")->capture_default_str();
   cmd->add_option("--attention", o->attention, std::string("--serve: ") + kAttentionHelp)->capture_default_str();
   cmd->add_option("--moe", o->moe, std::string("--serve: ") + kMoeHelp)->capture_default_str();
+  cmd->add_option("--mla", o->mla, std::string("--serve: ") + kMlaHelp)->capture_default_str();
   cmd->add_option("-o,--output", o->output, "Where to write the HTML report")
       ->type_name("FILE.html")
       ->required()
@@ -117,7 +119,7 @@ CLI::App* add_report_command(CLI::App& app) {
   o->out.add_to(cmd);
   cmd->callback([o] {
     if (!o->serve)
-      for (const char* flag : {"--prompt", "--generate", "--tp", "--weights", "--kv", "--attention", "--moe"})
+      for (const char* flag : {"--prompt", "--generate", "--tp", "--weights", "--kv", "--attention", "--moe", "--mla"})
         if (o->out.cmd->get_option(flag)->count() > 0) throw UsageError(std::string(flag) + " needs --serve");
     run_report(*o);
   });

@@ -17,7 +17,7 @@ CLI::App* add_serve_command(CLI::App& app) {
     LlmModelArgs m;
     int64_t batch = 1, prompt = 512, generate = 128;
     int tp = 1;
-    std::string weights = "fp16", kv = "fp16", compute = "fp16", attention = "eager", moe = "eager";
+    std::string weights = "fp16", kv = "fp16", compute = "fp16", attention = "eager", moe = "eager", mla = "hf";
     std::string plot;
     bool all_ops = false;
     OutputOptions out;
@@ -32,6 +32,7 @@ CLI::App* add_serve_command(CLI::App& app) {
   cmd->add_option("--kv", o->kv, "KV cache format: fp8|fp16|bf16|fp32")->capture_default_str();
   cmd->add_option("--compute", o->compute, "Activation precision and peak: fp16|bf16|fp32")->capture_default_str();
   cmd->add_option("--moe", o->moe, kMoeHelp)->capture_default_str();
+  cmd->add_option("--mla", o->mla, kMlaHelp)->capture_default_str();
   cmd->add_option("--attention", o->attention, kAttentionHelp)
       ->capture_default_str();
   cmd->add_option("--plot", o->plot, "Also draw memory per GPU, latency vs batch and prompt, and the prefill/decode "
@@ -43,6 +44,7 @@ CLI::App* add_serve_command(CLI::App& app) {
     if (!o->plot.empty()) chart::check_chart_path(o->plot);
     ServeOptions so = with_attention(ServeOptions{}, attention_flag(o->attention));
     so.grouped_experts = moe_flag(o->moe);
+    so.latent_kv = mla_flag(o->mla);
     so.batch = o->batch;
     so.prompt = o->prompt;
     so.generate = o->generate;

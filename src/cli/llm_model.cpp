@@ -40,6 +40,16 @@ bool moe_flag(const std::string& value) {
   return *grouped;
 }
 
+bool mla_flag(const std::string& value) {
+  const auto latent = parse_mla(value);
+  if (!latent) throw UsageError(fmt::format("--mla {}: use hf or latent", value));
+  return *latent;
+}
+
+const char* const kMlaHelp =
+    "Multi-head latent attention models (DeepSeek): hf (the cache holds every head's key and value, as transformers) | "
+    "latent (the cache holds the latent and decode attends in it, as vLLM and SGLang)";
+
 const char* const kMoeHelp =
     "MoE experts: eager (HF's loop, one kernel per routed expert and op) | grouped (one grouped kernel per op of a "
     "layer's experts, as vLLM's fused_moe and Megatron-LM's --moe-grouped-gemm run them)";

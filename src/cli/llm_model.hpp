@@ -32,4 +32,9 @@ bool moe_flag(const std::string& value);
 /// --moe's help text (one for serve and train).
 extern const char* const kMoeHelp;
 
+/// Parses --mla hf|latent: true for latent (ServeOptions::latent_kv); throws UsageError.
+bool mla_flag(const std::string& value);
+/// --mla's help text.
+extern const char* const kMlaHelp;
+
 }  // namespace ridge::cli

@@ -284,6 +284,12 @@ std::optional<AllReduceFit> builtin_tp_allreduce_fit(const std::string& device_i
   return std::nullopt;
 }
 
+std::optional<bool> parse_mla(std::string_view name) {
+  if (name == "hf") return false;
+  if (name == "latent") return true;
+  return std::nullopt;
+}
+
 std::optional<bool> parse_moe(std::string_view name) {
   if (name == "eager") return false;
   if (name == "grouped") return true;

@@ -25,12 +25,15 @@ struct OpCosts {
   std::vector<ServeOp> ops;
 };
 
-/// The value a view (Reshape, Transpose: same elements, dropped from the op list) was taken of, so that reads
-/// through a view are classified by what they read (a transposed K cache is a KV read).
-int source_of(const Graph& g, int v) {
+/// The value a view (Reshape, Transpose: same elements; Slice: a part; all dropped from the op list) was taken of,
+/// so that reads through a view are classified by what they read (a transposed K cache, or the latent part of an
+/// MLA cache, is a KV read). `sliced` (optional) tells whether a Slice was crossed.
+int source_of(const Graph& g, int v, bool* sliced = nullptr) {
   for (int p = g.value(v).producer; p >= 0; p = g.value(v).producer) {
     const Node& n = g.nodes[p];
-    if ((n.op != OpKind::Reshape && n.op != OpKind::Transpose) || n.inputs.empty()) break;
+    const bool slice = n.op == OpKind::Slice;
+    if ((n.op != OpKind::Reshape && n.op != OpKind::Transpose && !slice) || n.inputs.empty()) break;
+    if (slice && sliced) *sliced = true;
     v = n.inputs[0];
   }
   return v;
@@ -93,14 +96,17 @@ OpCosts op_costs(const Graph& g, const NumberFormat& wf, const NumberFormat& kvf
     for (size_t i = 0; i < n.inputs.size(); ++i) {
       const int v = n.inputs[i];
       if (v < 0 || role == llm::AttnRole::Elementwise || (role == llm::AttnRole::Output && i == 0)) continue;
-      const Value& val = g.value(source_of(g, v));
+      bool sliced = false;
+      const Value& val = g.value(source_of(g, v, &sliced));
       if (val.kind == ValueKind::Param) {
         // Embedding lookups read only the gathered rows; Linear weights are stored in the weight format.
         op.weight_bytes += n.op == OpKind::Gather ? g.value(n.outputs[0]).bytes() : param_bytes(val, wf);
       } else if (val.kind == ValueKind::Input && val.name.rfind("past_key_values.", 0) == 0) {
-        op.kv_read_bytes += kvf.bytes(val.shape.elements());
+        // The values read: the view's (a slice reads part of the cache). A fused kernel reads an MLA latent tile
+        // once for the scores and the output (the output's values are a slice of the scores' keys).
+        if (!(sliced && role == llm::AttnRole::Output)) op.kv_read_bytes += kvf.bytes(g.value(v).shape.elements());
       } else if (val.kind == ValueKind::Input || val.kind == ValueKind::Activation || val.kind == ValueKind::Constant) {
-        op.activation_bytes += val.bytes();
+        op.activation_bytes += g.value(v).bytes();  // what is read: a slice's part, a view's whole
       }
     }
     if (role == llm::AttnRole::None || role == llm::AttnRole::Output)
@@ -220,6 +226,11 @@ LlmConfig tensor_parallel_shard(const LlmConfig& c, int tp) {
   return s;
 }
 
+Count latent_kv_cache_bytes(const LlmConfig& c, int64_t batch, int64_t context, const NumberFormat& kv) {
+  if (!c.mla()) return 0;
+  return kv.bytes(Count{c.kv_lora_rank + c.qk_rope_head_dim} * c.num_layers * context * batch);
+}
+
 Count kv_cache_bytes(const LlmConfig& c, int64_t batch, int64_t context, const NumberFormat& kv) {
   Count positions = 0;  // summed over the layers: local (sliding) layers keep at most their window
   for (int64_t l = 0; l < c.num_layers; ++l) positions += cache_len(c, l, context);
@@ -262,13 +273,20 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
   };
   r.weights_bytes_per_gpu = weights_per_gpu(shard);
   r.weights_bytes = r.weights_bytes_per_gpu * o.tp;
-  r.kv_cache_bytes_per_gpu = kv_cache_bytes(shard, o.batch, context, o.kv);
+  // A latent cache is the same on every tensor-parallel GPU (the latent is not split by head).
+  const bool latent = o.latent_kv && c.mla();
+  auto cache_per_gpu = [&](const LlmConfig& sharded, int64_t batch) {
+    return latent ? latent_kv_cache_bytes(sharded, batch, context, o.kv) : kv_cache_bytes(sharded, batch, context, o.kv);
+  };
+  r.kv_cache_bytes_per_gpu = cache_per_gpu(shard, o.batch);
   r.kv_cache_bytes = r.kv_cache_bytes_per_gpu * o.tp;
-  if (c.mla())
-    r.latent_kv_cache_bytes = o.kv.bytes(Count{c.kv_lora_rank + c.qk_rope_head_dim} * c.num_layers * context * o.batch);
+  if (c.mla()) {
+    r.latent_kv_cache_bytes = latent_kv_cache_bytes(shard, o.batch, context, o.kv) * o.tp;
+    r.decompressed_kv_cache_bytes = kv_cache_bytes(shard, o.batch, context, o.kv) * o.tp;
+  }
   r.memory_per_gpu_bytes = r.weights_bytes_per_gpu + r.kv_cache_bytes_per_gpu;
   r.max_batch = largest_batch_that_fits(
-      [&](int64_t b) { return r.weights_bytes_per_gpu + kv_cache_bytes(shard, b, context, o.kv); }, d.memory_bytes);
+      [&](int64_t b) { return r.weights_bytes_per_gpu + cache_per_gpu(shard, b); }, d.memory_bytes);
   if (d.memory_bytes > 0 && r.memory_per_gpu_bytes > d.memory_bytes) {
     // What would fit: a smaller batch, else the smallest larger tensor-parallel degree (up to 64 GPUs) at this batch.
     std::string hint = r.max_batch > 0 ? fmt::format("largest batch that fits: {}", r.max_batch) : "";
@@ -280,7 +298,7 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
         } catch (const Error&) {
           continue;  // t does not divide the model's heads or widths
         }
-        if (weights_per_gpu(wider) + kv_cache_bytes(wider, o.batch, context, o.kv) <= d.memory_bytes)
+        if (weights_per_gpu(wider) + cache_per_gpu(wider, o.batch) <= d.memory_bytes)
           hint = fmt::format("not even batch 1 fits at --tp {}; --tp {} fits, or use smaller --weights", o.tp, t);
       }
       if (hint.empty()) hint = fmt::format("not even batch 1 fits at --tp {}, nor at any --tp up to 64", o.tp);
@@ -311,6 +329,7 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
 
   // Prefill: one graph of the prompt.
   LlmShape pre{o.batch, o.prompt, 0, act, true};
+  pre.latent_kv = latent;
   const Graph prefill = build_llm(shard, pre);
   r.calflops_prefill_flops = calflops_forward_flops(prefill);
   for (ServeOp op : op_costs(prefill, o.weights, o.kv, o.fused_attention, kernel, o.grouped_experts).ops) {
@@ -322,6 +341,7 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
   }
   // Decode: graphs at cache lengths 1 and 2 give the affine cost of every step.
   LlmShape d1{o.batch, 1, 0, act, true}, d2{o.batch, 1, 1, act, true};
+  d1.latent_kv = d2.latent_kv = latent;
   const auto c1 = op_costs(build_llm(shard, d1), o.weights, o.kv, o.fused_attention, kernel, o.grouped_experts).ops;
   const auto c2 = op_costs(build_llm(shard, d2), o.weights, o.kv, o.fused_attention, kernel, o.grouped_experts).ops;
   RIDGE_ASSERT(c1.size() == c2.size(), "decode graphs differ in structure");

@@ -336,9 +336,42 @@ TEST(LlmConfig, DeepseekLatentAttentionAndExperts) {
   EXPECT_LT(g.find_node("model.layers.0.mlp.experts.0.down_proj"), 0);  // the first layer is dense
   // The cache holds every head's decompressed key (192) and value (128) for past + new positions.
   for (const Value& v : g.values) {
-    if (v.name == "past_key_values.5.key") EXPECT_EQ(v.shape, (Shape{{1, 16, 10, 192}}));
-    if (v.name == "past_key_values.5.value") EXPECT_EQ(v.shape, (Shape{{1, 16, 10, 128}}));
+    if (v.name == "past_key_values.5.key") {
+      EXPECT_EQ(v.shape, (Shape{{1, 16, 10, 192}}));
+    } else if (v.name == "past_key_values.5.value") {
+      EXPECT_EQ(v.shape, (Shape{{1, 16, 10, 128}}));
+    }
   }
+  // With a latent cache (vLLM, SGLang): one [B, 1, S, 512 + 64] entry per layer; a one-token step absorbs kv_b_proj
+  // (W_UK into the query, W_UV after the output: the same parameters) and attends all 16 heads to the shared latent.
+  LlmShape one{1, 1, 9, DType::F16, true};
+  one.latent_kv = true;
+  const Graph lg = build_llm(lite, one);
+  EXPECT_EQ(estimate(lg).total.params, llm_params(lite).total);
+  bool latent_seen = false;
+  for (const Value& v : lg.values) {
+    EXPECT_NE(v.name, "past_key_values.5.key");
+    if (v.name == "past_key_values.5.latent") {
+      latent_seen = true;
+      EXPECT_EQ(v.shape, (Shape{{1, 1, 10, 576}}));
+    }
+  }
+  EXPECT_TRUE(latent_seen);
+  const auto lc = estimate(lg);
+  auto flops_of = [&](const std::string& name) {
+    const int n = lg.find_node(name);
+    return n < 0 ? Count{-1} : lc.nodes[static_cast<size_t>(n)].cost.flops;
+  };
+  EXPECT_EQ(flops_of("model.layers.5.self_attn.absorb_uk"), Count{2} * 16 * 128 * 512);  // per head: 128 -> 512
+  EXPECT_EQ(flops_of("model.layers.5.self_attn.matmul"), Count{2} * 16 * 10 * 576);      // scores over 10 positions
+  EXPECT_EQ(flops_of("model.layers.5.self_attn.matmul_1"), Count{2} * 16 * 10 * 512);    // output in the latent
+  EXPECT_EQ(flops_of("model.layers.5.self_attn.absorb_uv"), Count{2} * 16 * 512 * 128);
+  // A prompt from an empty cache decompresses its latent as HF does, and writes the latent.
+  LlmShape prompt{1, 8, 0, DType::F16, true};
+  prompt.latent_kv = true;
+  const Graph pg = build_llm(lite, prompt);
+  EXPECT_GE(pg.find_node("model.layers.5.self_attn.kv_b_proj"), 0);
+  EXPECT_EQ(pg.outputs.size(), 1u + 27u);  // logits + one latent entry per layer
   // A small V3: the router's selection bias and the low-rank queries, graph = formula.
   LlmConfig tiny = parse_llm_config(json::parse(R"({"model_type":"deepseek_v3","vocab_size":128,"hidden_size":64,
       "intermediate_size":96,"moe_intermediate_size":16,"num_hidden_layers":3,"num_attention_heads":4,

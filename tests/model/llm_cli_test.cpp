@@ -1,6 +1,8 @@
 // `ridge summary|serve|train` on LLM zoo entries and config files, end to end through the binary.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -92,6 +94,12 @@ TEST(LlmCli, ServeErrorsAreOneLine) {
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("--tp: 3 does not divide"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("(degrees that fit: 1, 2, 4, 8, 16, 32)"), std::string::npos) << r.err;
+  for (const char* bad : {"--moe fused", "--mla compressed"}) {
+    r = run_ridge(std::string("serve deepseek-v2-lite --device h100 ") + bad);
+    EXPECT_EQ(r.exit_code, 2) << bad;
+    EXPECT_NE(r.err.find(std::string(bad).substr(0, 5)), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
 }
 
 TEST(LlmCli, ServeReadsAConfigJson) {

@@ -52,6 +52,46 @@ TEST(LlmServe, KvCacheBytesForMhaGqaWindowAndMoe) {
   const ServeResult r = analyze_serving(lite, test_gpu(), opts(2, 512, 128));
   EXPECT_EQ(r.kv_cache_bytes, Count{16} * 320 * 27 * 640 * 2 * 2);
   EXPECT_EQ(r.latent_kv_cache_bytes, Count{576} * 27 * 640 * 2 * 2);
+  EXPECT_EQ(r.decompressed_kv_cache_bytes, r.kv_cache_bytes);
+}
+
+// --mla latent: the cache is the latent (replicated on every tensor-parallel GPU), decode steps read it once for all
+// heads, and the decode FLOPs are exactly those of per-step latent graphs.
+TEST(LlmServe, LatentCacheOfMultiHeadLatentAttention) {
+  const LlmConfig& lite = *find_llm_config("deepseek-v2-lite");
+  ServeOptions o = opts(2, 7, 3);
+  o.tp = 2;
+  const ServeResult hf = analyze_serving(lite, test_gpu(), o);
+  o.latent_kv = true;
+  const ServeResult latent = analyze_serving(lite, test_gpu(), o);
+  EXPECT_EQ(latent.kv_cache_bytes_per_gpu, Count{576} * 27 * 10 * 2 * 2);
+  EXPECT_EQ(latent.kv_cache_bytes, 2 * latent.kv_cache_bytes_per_gpu);
+  EXPECT_EQ(latent.decompressed_kv_cache_bytes, hf.kv_cache_bytes);
+  EXPECT_GT(latent.max_batch, hf.max_batch);
+  Count expected = 0;
+  const LlmConfig shard = tensor_parallel_shard(lite, 2);
+  for (int64_t t = 0; t < 3; ++t) {
+    LlmShape s{2, 1, 7 + t, DType::F16, true};
+    s.latent_kv = true;
+    const Graph g = build_llm(shard, s);
+    for (const auto& nc : estimate(g).nodes) {
+      const OpFamily f = op_family(g.nodes[nc.node].op);
+      if (f != OpFamily::View && f != OpFamily::Move && f != OpFamily::Dropout && f != OpFamily::Source)
+        expected += nc.cost.flops;
+    }
+  }
+  EXPECT_EQ(latent.decode_flops, expected);
+  Count kv_read = 0;
+  for (const auto& op : latent.ops)
+    if (op.phase == "decode") kv_read += op.kv_read_bytes;
+  // Each step reads every layer's latent for the scores (576 wide) and again for the output (its first 512)...
+  EXPECT_EQ(kv_read, Count{2} * 27 * (8 + 9 + 10) * (576 + 512) * 2);
+  // ... and once with a fused attention kernel (FlashMLA keeps the tile on chip for both).
+  o.fused_attention = true;
+  kv_read = 0;
+  for (const auto& op : analyze_serving(lite, test_gpu(), o).ops)
+    if (op.phase == "decode") kv_read += op.kv_read_bytes;
+  EXPECT_EQ(kv_read, Count{2} * 27 * (8 + 9 + 10) * 576 * 2);
 }
 
 // Decode steps of a model with local and global layers: each layer's ops at its own cache length (a window of 4

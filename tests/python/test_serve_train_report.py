@@ -65,6 +65,17 @@ def test_moe_grouped_is_the_clis(ridge_cli, tmp_path):
         ridge.serve(str(config), device="h100", moe="fused")
 
 
+def test_mla_latent_is_the_clis(ridge_cli):
+    r = ridge.serve("deepseek-v2-lite", device="h100", prompt=256, generate=8, mla="latent")
+    cli = ridge_cli("serve", "deepseek-v2-lite", "--device", "h100", "--prompt", "256", "--generate", "8",
+                    "--mla", "latent")
+    assert without_inputs(r.data) == without_inputs(cli)
+    assert r.totals["kv_cache_bytes"] == r.totals["latent_kv_cache_bytes"]
+    assert any("--mla latent" in n for n in r.data["notes"])
+    with pytest.raises(ValueError, match="mla"):
+        ridge.serve("deepseek-v2-lite", device="h100", mla="compressed")
+
+
 def test_serve_errors():
     with pytest.raises(ridge.Error, match="nosuch"):
         ridge.serve("nosuch", device="a100")

@@ -111,7 +111,48 @@ int attend(Ctx& x, int q, int k, int v) {
 int cached(Ctx& x, int fresh, const std::string& name) {
   if (!x.s.serving) return fresh;
   x.present.push_back(fresh);
-  return x.b.input(name, Shape{{x.s.batch, x.c.num_kv_heads, x.kv_len, x.b.shape(fresh)[-1]}}, x.s.dtype);
+  const Shape& f = x.b.shape(fresh);  // [B, heads, T, d]: key/value heads, or 1 for an MLA latent
+  return x.b.input(name, Shape{{x.s.batch, f[1], x.kv_len, f[-1]}}, x.s.dtype);
+}
+
+// MLA over a latent cache (LlmShape::latent_kv), from the queries' nope/rope parts and the new positions' latent and
+// rotary key part: the cache input holds kv_lora_rank + qk_rope_head_dim values per position (the new ones written).
+// One-token steps attend in the latent with kv_b_proj split per head into W_UK (absorbed into the query) and W_UV
+// (applied to the latent output), as vLLM's and SGLang's MLA decode kernels do; longer steps (prompts, from an empty
+// cache) decompress the new latent through kv_b_proj as HF does. Named like attend()'s ops so fused attention applies.
+int latent_cache_attention(Ctx& x, const std::vector<int>& q_parts, const std::vector<int>& latent, int64_t layer) {
+  Builder& b = x.b;
+  const LlmConfig& c = x.c;
+  const int64_t B = x.s.batch, T = x.s.tokens, H = c.num_heads, dq = c.head_dim, dr = c.qk_rope_head_dim;
+  const int64_t dn = dq - dr, dv = c.value_dim(), L = c.kv_lora_rank, S = x.kv_len;
+  if (T > 1 && x.s.past > 0)
+    throw Error(fmt::format("{}: a latent KV cache is modelled for one-token steps and prompts from an empty cache, "
+                            "not {} tokens after {}", c.name, T, x.s.past));
+  int c_kv = norm(x, latent[0], "kv_a_layernorm");                                  // [B, T, L]
+  int k_rot = rotary(x, b.reshape(latent[1], Shape{{B, 1, T, dr}}));                // [B, 1, T, dr]
+  int entry = b.concat({b.reshape(c_kv, Shape{{B, 1, T, L}}), k_rot}, 3, "cat_latent");  // [B, 1, T, L + dr]
+  int q_rot = rotary(x, q_parts[1]);                                                 // [B, H, T, dr]
+  if (T > 1) {  // a prompt: its latent is written; keys and values decompressed from it (S == T)
+    x.present.push_back(entry);
+    int kv = b.linear(c_kv, "kv_b_proj", H * (dn + dv), false);
+    const auto kv_parts = b.split(heads_first(b, kv, H, dn + dv), 3, {dn, dv});
+    int key = b.concat({kv_parts[0], b.expand(k_rot, Shape{{B, H, T, dr}})}, 3);
+    int query = b.concat({q_parts[0], q_rot}, 3);
+    return attend(x, query, key, kv_parts[1]);
+  }
+  // One token: q_nope (per head) x W_UK -> the latent query; scores against the whole cache entry; the output in the
+  // latent, then x W_UV per head. W_UK and W_UV together are kv_b_proj's weight.
+  int cache = cached(x, entry, fmt::format("past_key_values.{}.latent", layer));     // [B, 1, S, L + dr]
+  int scaling = b.constant("scaling", Shape{}, x.s.dtype);
+  int w_uk = b.reshape(b.param("kv_b_proj.w_uk", Shape{{H * dn, L}}), Shape{{H, dn, L}});
+  int w_uv = b.reshape(b.param("kv_b_proj.w_uv", Shape{{H * L, dv}}), Shape{{H, L, dv}});
+  int q_latent = b.matmul(q_parts[0], w_uk, "absorb_uk");                           // [B, H, 1, L]
+  int query = b.concat({q_latent, q_rot}, 3);                                        // [B, H, 1, L + dr]
+  int sc = b.binary(OpKind::Mul, b.matmul(query, b.transpose(cache, {0, 1, 3, 2}), "matmul"), scaling, "mul");
+  sc = b.softmax(b.binary(OpKind::Add, sc, x.mask, "add_mask"), -1);                // [B, H, 1, S]
+  int o_latent = b.matmul(sc, b.slice(cache, 3, 0, L, "slice_latent"), "matmul");   // [B, H, 1, L]
+  RIDGE_ASSERT(b.shape(sc)[-1] == S, "latent scores span the cache");
+  return b.matmul(o_latent, w_uv, "absorb_uv");                                      // [B, H, 1, dv]
 }
 
 // Multi-head latent attention as transformers' DeepseekV3Attention computes it (eager): queries through q_a_proj ->
@@ -129,16 +170,21 @@ int latent_attention(Ctx& x, int h, int64_t layer) {
               : b.linear(h, "q_proj", H * dq, c.qkv_bias);
   const auto q_parts = b.split(heads_first(b, q, H, dq), 3, {dn, dr});
   const auto latent = b.split(b.linear(h, "kv_a_proj_with_mqa", c.kv_lora_rank + dr, c.qkv_bias), 2, {c.kv_lora_rank, dr});
-  int kv = b.linear(norm(x, latent[0], "kv_a_layernorm"), "kv_b_proj", H * (dn + dv), false);
-  const auto kv_parts = b.split(heads_first(b, kv, H, dn + dv), 3, {dn, dv});
-  int k_rot = rotary(x, b.reshape(latent[1], Shape{{B, 1, T, dr}}));
-  k_rot = b.expand(k_rot, Shape{{B, H, T, dr}});
-  int query = b.concat({q_parts[0], rotary(x, q_parts[1])}, 3);
-  int key = b.concat({kv_parts[0], k_rot}, 3);
-  const std::string cache = fmt::format("past_key_values.{}", layer);
-  key = cached(x, key, cache + ".key");
-  int value = cached(x, kv_parts[1], cache + ".value");
-  int o = attend(x, query, key, value);
+  int o;
+  if (x.s.serving && x.s.latent_kv) {
+    o = latent_cache_attention(x, q_parts, latent, layer);
+  } else {
+    int kv = b.linear(norm(x, latent[0], "kv_a_layernorm"), "kv_b_proj", H * (dn + dv), false);
+    const auto kv_parts = b.split(heads_first(b, kv, H, dn + dv), 3, {dn, dv});
+    int k_rot = rotary(x, b.reshape(latent[1], Shape{{B, 1, T, dr}}));
+    k_rot = b.expand(k_rot, Shape{{B, H, T, dr}});
+    int query = b.concat({q_parts[0], rotary(x, q_parts[1])}, 3);
+    int key = b.concat({kv_parts[0], k_rot}, 3);
+    const std::string cache = fmt::format("past_key_values.{}", layer);
+    key = cached(x, key, cache + ".key");
+    int value = cached(x, kv_parts[1], cache + ".value");
+    o = attend(x, query, key, value);
+  }
   o = b.reshape(b.transpose(o, {0, 2, 1, 3}), Shape{{B, T, H * dv}});
   return b.linear(o, "o_proj", c.hidden_size, c.o_bias);
 }

@@ -522,7 +522,7 @@ HtmlReport serving_report(const ReportRequest& req) {
                                {"weights", so.weights.name}, {"kv", so.kv.name}, {"serving", true},
                                {"attention", so.fused_attention ? (so.attention_kernel.empty() ? "fused" : so.attention_kernel)
                                                                 : "eager"},
-                               {"moe", so.grouped_experts ? "grouped" : "eager"}};
+                               {"moe", so.grouped_experts ? "grouped" : "eager"}, {"mla", so.latent_kv ? "latent" : "hf"}};
   return out;
 }
 

@@ -89,9 +89,12 @@ Document serve_report(const ServeResult& r) {
   f.add("weights_bytes_per_gpu", "weights per GPU", Cell::count(r.weights_bytes_per_gpu, Unit::Byte), true);
   f.add("kv_cache_bytes", "KV cache at prompt+generate (all GPUs)", Cell::count(r.kv_cache_bytes, Unit::Byte), true);
   f.add("kv_cache_bytes_per_gpu", "KV cache per GPU", Cell::count(r.kv_cache_bytes_per_gpu, Unit::Byte), true);
-  if (r.latent_kv_cache_bytes > 0)
+  if (r.latent_kv_cache_bytes > 0) {
     f.add("latent_kv_cache_bytes", "KV cache as a latent (vLLM, SGLang; all GPUs)",
           Cell::count(r.latent_kv_cache_bytes, Unit::Byte), true);
+    f.add("decompressed_kv_cache_bytes", "KV cache as HF's keys and values (all GPUs)",
+          Cell::count(r.decompressed_kv_cache_bytes, Unit::Byte), true);
+  }
   f.add("memory_per_gpu_bytes", "weights + KV per GPU", Cell::count(r.memory_per_gpu_bytes, Unit::Byte), true);
   f.add("max_batch", "largest batch that fits", Cell::count(r.max_batch), true);
   f.add("prefill_flops", "prefill FLOPs per GPU", Cell::count(r.prefill_flops, Unit::Flop), true);
@@ -151,13 +154,18 @@ Document serve_report(const ServeResult& r) {
     doc.notes.push_back(a);
   if (const std::string m = moe_experts_note(r.active_params < r.total_params, o.grouped_experts); !m.empty())
     doc.notes.push_back(m);
-  if (r.latent_kv_cache_bytes > 0)
-    doc.notes.push_back(fmt::format(
-        "multi-head latent attention: the KV cache and the decode ops are HF's (decompressed keys and values of every "
-        "head, {:.2f} GiB); vLLM and SGLang cache the latent instead ({:.2f} GiB, {:.0f}x smaller) and attend in it, "
-        "which ridge does not model", to_double(r.kv_cache_bytes) / 1073741824.0,
-        to_double(r.latent_kv_cache_bytes) / 1073741824.0,
-        to_double(r.kv_cache_bytes) / to_double(r.latent_kv_cache_bytes)));
+  if (r.latent_kv_cache_bytes > 0) {
+    const double gib = 1024.0 * 1024.0 * 1024.0, hf = to_double(r.decompressed_kv_cache_bytes) / gib,
+                 latent = to_double(r.latent_kv_cache_bytes) / gib;
+    doc.notes.push_back(
+        o.latent_kv
+            ? fmt::format("multi-head latent attention (--mla latent): the cache holds the latent ({:.2f} GiB; HF's "
+                          "keys and values would be {:.2f} GiB) and one-token steps attend in it with kv_b_proj absorbed, "
+                          "as vLLM and SGLang do; prompts decompress it", latent, hf)
+            : fmt::format("multi-head latent attention (--mla hf): the cache and the decode ops are HF's (every head's "
+                          "key and value, {:.2f} GiB); vLLM and SGLang cache the latent ({:.2f} GiB, {:.0f}x smaller) "
+                          "and attend in it: --mla latent", hf, latent, hf / latent));
+  }
   doc.notes.push_back("layout ops (transpose, slice, concat) are counted as fused into their consumers; decode ops "
                       "are summed over every step at contexts prompt .. prompt + generate - 1 (docs/llm.md)");
   return doc;
