@@ -31,6 +31,23 @@ ServeOptions opts(int64_t batch, int64_t prompt, int64_t generate) {
   return o;
 }
 
+// FLOPs of `steps` one-token decode steps after `prompt` tokens, from one serving graph per step (views, layout
+// moves and sources do not run): what analyze_serving's affine sum must equal.
+Count explicit_decode_flops(const LlmConfig& c, int64_t batch, int64_t prompt, int64_t steps, bool latent = false) {
+  Count flops = 0;
+  for (int64_t t = 0; t < steps; ++t) {
+    LlmShape s{batch, 1, prompt + t, DType::F16, true};
+    s.latent_kv = latent;
+    const Graph g = build_llm(c, s);
+    for (const auto& nc : estimate(g).nodes) {
+      const OpFamily f = op_family(g.nodes[nc.node].op);
+      if (f != OpFamily::View && f != OpFamily::Move && f != OpFamily::Dropout && f != OpFamily::Source)
+        flops += nc.cost.flops;
+    }
+  }
+  return flops;
+}
+
 TEST(LlmServe, KvCacheBytesForMhaGqaWindowAndMoe) {
   const NumberFormat fp16 = *parse_number_format("fp16"), fp8 = *parse_number_format("fp8");
   // Llama-2-7B (MHA): 2 x 32 layers x 32 heads x 128 x 2 bytes = 512 KiB per token.
@@ -68,18 +85,7 @@ TEST(LlmServe, LatentCacheOfMultiHeadLatentAttention) {
   EXPECT_EQ(latent.kv_cache_bytes, 2 * latent.kv_cache_bytes_per_gpu);
   EXPECT_EQ(latent.decompressed_kv_cache_bytes, hf.kv_cache_bytes);
   EXPECT_GT(latent.max_batch, hf.max_batch);
-  Count expected = 0;
-  const LlmConfig shard = tensor_parallel_shard(lite, 2);
-  for (int64_t t = 0; t < 3; ++t) {
-    LlmShape s{2, 1, 7 + t, DType::F16, true};
-    s.latent_kv = true;
-    const Graph g = build_llm(shard, s);
-    for (const auto& nc : estimate(g).nodes) {
-      const OpFamily f = op_family(g.nodes[nc.node].op);
-      if (f != OpFamily::View && f != OpFamily::Move && f != OpFamily::Dropout && f != OpFamily::Source)
-        expected += nc.cost.flops;
-    }
-  }
+  const Count expected = explicit_decode_flops(tensor_parallel_shard(lite, 2), 2, 7, 3, true);
   EXPECT_EQ(latent.decode_flops, expected);
   Count kv_read = 0;
   for (const auto& op : latent.ops)
@@ -102,16 +108,7 @@ TEST(LlmServe, DecodeStepsOfLocalAndGlobalLayers) {
       "sliding_window":4,"max_position_embeddings":512})"), "tiny-gemma2");
   c.name = "tiny-gemma2";
   const ServeResult r = analyze_serving(c, test_gpu(), opts(2, 3, 6));
-  Count expected = 0;
-  for (int64_t t = 0; t < 6; ++t) {
-    LlmShape s{2, 1, 3 + t, DType::F16, true};
-    const Graph g = build_llm(c, s);
-    for (const auto& nc : estimate(g).nodes) {
-      const OpFamily f = op_family(g.nodes[nc.node].op);
-      if (f != OpFamily::View && f != OpFamily::Move && f != OpFamily::Dropout && f != OpFamily::Source)
-        expected += nc.cost.flops;
-    }
-  }
+  const Count expected = explicit_decode_flops(c, 2, 3, 6);
   EXPECT_EQ(r.decode_flops, expected);
   EXPECT_EQ(r.kv_cache_bytes, Count{2} * 2 * 2 * 16 * (2 * 4 + 2 * 9) * 2);  // batch, K+V, heads, hd, positions, fp16
 }
@@ -135,16 +132,7 @@ TEST(LlmServe, DecodeSumEqualsExplicitSteps) {
   const LlmConfig& c = *find_llm_config("gpt3-125m");
   ServeOptions o = opts(2, 5, 3);
   const ServeResult r = analyze_serving(c, test_gpu(), o);
-  Count expected = 0;
-  for (int64_t t = 0; t < 3; ++t) {
-    LlmShape s{2, 1, 5 + t, DType::F16, true};
-    const Graph g = build_llm(c, s);
-    for (const auto& nc : estimate(g).nodes) {
-      const OpFamily f = op_family(g.nodes[nc.node].op);
-      if (f != OpFamily::View && f != OpFamily::Move && f != OpFamily::Dropout && f != OpFamily::Source)
-        expected += nc.cost.flops;
-    }
-  }
+  const Count expected = explicit_decode_flops(c, 2, 5, 3);
   EXPECT_EQ(r.decode_flops, expected);
   EXPECT_GT(r.prefill_time_s, 0);
   EXPECT_NEAR(r.end_to_end_s, r.prefill_time_s + 3 * r.decode_time_per_token_s, 1e-12);
