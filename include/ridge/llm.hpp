@@ -19,7 +19,7 @@ enum class LlmPosition : uint8_t { Rotary, Learned, Alibi };
 /// A decoder-only transformer as its Hugging Face config describes it, reduced to what costs depend on.
 struct LlmConfig {
   std::string name;                  ///< zoo name or the config file's parent directory name
-  std::string family;                ///< HF model_type: llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3_text, deepseek_v2, deepseek_v3, phi, phi3, gpt2, gpt_neox, falcon, opt, bloom
+  std::string family;                ///< HF model_type: llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3_text, deepseek_v2, deepseek_v3, gpt_oss, phi, phi3, gpt2, gpt_neox, falcon, opt, bloom
   std::string module_prefix;         ///< HF class prefix for module types ("Llama" -> LlamaRMSNorm, LlamaAttention)
   int64_t vocab_size = 0;            ///< vocab_size
   int64_t hidden_size = 0;           ///< hidden_size / n_embd / d_model
@@ -68,6 +68,10 @@ struct LlmConfig {
   int64_t shared_expert_intermediate_size = 0;    ///< shared expert width (qwen2_moe; deepseek: n_shared x width; 0: none)
   bool shared_expert_gate = true;                 ///< qwen2_moe's sigmoid gate on the shared expert (deepseek: none)
   bool router_sigmoid = false;                    ///< sigmoid router scores with a selection bias (deepseek_v3)
+  bool router_bias = false;                       ///< the router Linear has a bias (gpt_oss)
+  bool router_topk_softmax = false;               ///< softmax over the top-k logits only (gpt_oss), not all experts
+  bool clamped_swiglu = false;                    ///< gpt_oss experts: (clamp(up) + 1) x g sigmoid(alpha g), g clamped
+  bool attention_sinks = false;                   ///< one learned logit per head joins every softmax (gpt_oss sinks)
   int64_t moe_every = 1;                          ///< decoder_sparse_step: every k-th layer is sparse
   int64_t first_dense_layers = 0;                 ///< first_k_dense_replace: the first k layers are dense
   int64_t dense_intermediate_size = 0;            ///< MLP width of an MoE model's dense layers (0: intermediate_size)

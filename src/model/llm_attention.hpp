@@ -22,9 +22,10 @@ inline AttnRole attention_role(const Node& n) {
   if (local == "matmul") return AttnRole::Scores;
   if (local == "matmul_1") return AttnRole::Output;
   if (local == "mul" || local == "add_mask" || local == "softmax" || local.rfind("repeat_kv", 0) == 0 ||
-      local.rfind("softcap_", 0) == 0)
+      local.rfind("softcap_", 0) == 0 || local.rfind("sinks_", 0) == 0)
     return AttnRole::Elementwise;  // repeat_kv: a fused kernel indexes the shared K/V heads instead of copying;
-                                   // soft-capping runs inside FlashAttention-2 (its softcap argument)
+                                   // soft-capping runs inside FlashAttention-2 (its softcap argument), and
+                                   // attention sinks inside the kernels that serve gpt-oss
   return AttnRole::None;
 }
 

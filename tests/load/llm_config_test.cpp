@@ -387,6 +387,38 @@ TEST(LlmConfig, DeepseekLatentAttentionAndExperts) {
       "v_head_dim":12,"qk_nope_head_dim":0})")).find("must be positive"), std::string::npos);
 }
 
+// gpt-oss as transformers' GptOss modules compute it: biased attention with one learned sink logit per head in every
+// softmax, 128-token windows in every other layer, and MoE layers of biased experts (fused gate_up_proj, clamped
+// SwiGLU) behind a biased router that softmaxes each token's top-k logits.
+TEST(LlmConfig, GptOssSinksWindowsAndClampedExperts) {
+  const LlmConfig& c = *find_llm_config("gpt-oss-20b");
+  EXPECT_TRUE(c.attention_sinks && c.router_bias && c.router_topk_softmax && c.clamped_swiglu);
+  EXPECT_EQ(c.window_of(0), 128);
+  EXPECT_EQ(c.window_of(1), 0);
+  // Active per token: 4 of 32 experts of 3 x 2880 x 2880 + biases (2 x 2880 + 2880).
+  EXPECT_EQ(llm_params(c).active_per_token,
+            llm_params(c).total - Count{24} * 28 * (3 * 2880 * 2880 + 3 * 2880));
+  LlmShape s{1, 8, 0, DType::F16, false};
+  const Graph g = build_llm(c, s);
+  const auto cost = estimate(g);
+  auto node = [&](const std::string& name) -> const NodeCost& {
+    const int n = g.find_node(name);
+    EXPECT_GE(n, 0) << name;
+    return cost.nodes[static_cast<size_t>(std::max(n, 0))];
+  };
+  EXPECT_EQ(node("model.layers.0.self_attn.sinks_sub").cost.flops, Count{64} * 8 * 9);  // H x T x (S + 1)
+  EXPECT_EQ(g.value(g.nodes[static_cast<size_t>(g.find_node("model.layers.0.self_attn.softmax"))].outputs[0]).shape,
+            (Shape{{1, 64, 8, 9}}));
+  EXPECT_EQ(node("model.layers.0.mlp.router").cost.params, Count{2880} * 32 + 32);
+  EXPECT_EQ(g.value(g.nodes[static_cast<size_t>(g.find_node("model.layers.0.mlp.softmax"))].outputs[0]).shape,
+            (Shape{{8, 4}}));  // the top-4 logits of each token
+  EXPECT_EQ(node("model.layers.0.mlp.experts.0.gate_up_proj").cost.params, Count{2880} * 5760 + 5760);
+  EXPECT_EQ(node("model.layers.0.mlp.experts.0.down_proj").cost.params, Count{2880} * 2880 + 2880);
+  for (const char* op : {"clamp", "clamp_1", "sigmoid", "add", "mul_2"})
+    EXPECT_GE(g.find_node(std::string("model.layers.23.mlp.experts.31.") + op), 0) << op;
+  EXPECT_EQ(llm_params(*find_llm_config("gpt-oss-120b")).total, Count{116829156672});
+}
+
 // Mangled config.json files (a deterministic complement to libFuzzer): parse_llm_config answers with a value or a
 // one-line ridge::Error, never another exception; what it accepts builds a graph whose parameter count equals the
 // formula's (small shapes only, so the test stays fast).
@@ -411,6 +443,9 @@ TEST(LlmConfig, MangledConfigsAreOneLineErrorsOrConsistentGraphs) {
           "moe_intermediate_size":8,"num_hidden_layers":3,"num_attention_heads":4,"n_shared_experts":1,
           "n_routed_experts":4,"kv_lora_rank":16,"q_lora_rank":24,"qk_rope_head_dim":4,"v_head_dim":8,
           "qk_nope_head_dim":8,"num_experts_per_tok":2,"first_k_dense_replace":1,"max_position_embeddings":64})",
+      R"({"model_type":"gpt_oss","vocab_size":64,"hidden_size":32,"intermediate_size":16,"num_hidden_layers":2,
+          "num_attention_heads":4,"num_key_value_heads":2,"head_dim":8,"num_local_experts":4,"num_experts_per_tok":2,
+          "sliding_window":8,"max_position_embeddings":64})",
       R"({"model_type":"phi3","vocab_size":64,"hidden_size":32,"num_hidden_layers":2,"num_attention_heads":4,
           "num_key_value_heads":2,"intermediate_size":48,"partial_rotary_factor":0.5,"sliding_window":8,
           "max_position_embeddings":64})",

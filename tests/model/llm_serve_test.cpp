@@ -242,6 +242,21 @@ TEST(LlmServe, GroupedExpertsAreOneKernelPerOpOfALayer) {
   EXPECT_NEAR(eager.decode_time_s - grouped.decode_time_s, 4 * saved, 1e-9);
 }
 
+// gpt-oss's sinks run inside a fused attention kernel: no score-sized traffic for the concat, max, subtract and
+// slice around the softmax, as for the rest of the core.
+TEST(LlmServe, FusedAttentionAbsorbsTheSinks) {
+  ServeOptions o = opts(1, 64, 1);
+  o.fused_attention = true;
+  const ServeResult r = analyze_serving(*find_llm_config("gpt-oss-20b"), test_gpu(), o);
+  size_t sinks = 0;
+  for (const auto& op : r.ops)
+    if (op.phase == "prefill" && op.name.find("self_attn.sinks_") != std::string::npos) {
+      ++sinks;
+      EXPECT_EQ(op.bytes(), 0) << op.name;
+    }
+  EXPECT_EQ(sinks, size_t{24} * 2);  // sinks_max and sinks_sub per layer (cat, expand and slice are layout ops)
+}
+
 TEST(LlmServe, DoesNotFitIsAClearError) {
   try {
     analyze_serving(*find_llm_config("llama-2-70b"), test_gpu(), opts(1, 128, 16));

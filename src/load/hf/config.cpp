@@ -321,6 +321,31 @@ void read_deepseek(const Keys& k, LlmConfig& c) {
                             "(q_lora_rank 0 or more)", k.origin()));
 }
 
+// gpt_oss (GptOssConfig; gpt-oss-20b, gpt-oss-120b): biased q/k/v/o projections with a learned sink logit per head,
+// sliding-window layers alternating with full ones (layer_types), every layer an MoE of num_local_experts biased
+// experts (fused gate_up_proj, clamped SwiGLU) behind a biased router whose top-k logits are softmaxed.
+void read_gpt_oss(const Keys& k, LlmConfig& c) {
+  read_hf_shape(k, c);
+  c.num_kv_heads = k.opt_int("num_key_value_heads", c.num_heads);
+  c.head_dim = k.opt_int("head_dim", 64);
+  c.max_positions = k.opt_int("max_position_embeddings", 131072);
+  c.qkv_bias = c.o_bias = k.opt_bool("attention_bias", true);
+  c.attention_sinks = true;
+  c.tied_embeddings = k.opt_bool("tie_word_embeddings", false);
+  c.intermediate_size = k.req_int("intermediate_size");
+  c.num_experts = k.req_int("num_local_experts");
+  c.experts_per_token = k.opt_int("num_experts_per_tok", k.opt_int("experts_per_token", 4));
+  c.mlp_bias = c.router_bias = c.router_topk_softmax = c.clamped_swiglu = true;
+  c.fused_gate_up = true;
+  c.sliding_window = k.opt_int("sliding_window", 128);
+  c.global_every = 2;  // even layers slide, odd ones attend to everything (GptOssConfig's default layer_types)
+  if (const json* types = k.find("layer_types")) {
+    const int64_t every = global_every_of_layer_types(*types, c, k.origin());
+    if (every < 0) c.sliding_window = 0;
+    else c.global_every = every;
+  }
+}
+
 // bloom (BloomConfig): ALiBi (no position table, so no length limit of its own), LayerNorm on the embeddings,
 // fused qkv, biases everywhere, 4h GELU MLP, tied head. hidden_size may be written n_embed, layers n_layer, heads
 // n_head (the published 176B config uses n_embed, n_layer and num_attention_heads).
@@ -356,6 +381,7 @@ constexpr Family kFamilies[] = {
     {"qwen3_moe", "Qwen3Moe", &read_llama_like}, {"gemma", "Gemma", &read_llama_like},
     {"gemma2", "Gemma2", &read_llama_like},   {"gemma3_text", "Gemma3", &read_llama_like},
     {"deepseek_v2", "DeepseekV2", &read_deepseek}, {"deepseek_v3", "DeepseekV3", &read_deepseek},
+    {"gpt_oss", "GptOss", &read_gpt_oss},
     {"phi", "Phi", &read_phi},                {"phi3", "Phi3", &read_phi3},
     {"gpt2", "GPT2", &read_gpt2},
     {"gpt_neox", "GPTNeoX", &read_neox},      {"falcon", "Falcon", &read_falcon},

@@ -18,7 +18,8 @@ struct ZooConfig {
 };
 
 // Llama/Mistral/Mixtral/Qwen2/Qwen3/Gemma/Phi-3: the HF hub config.json of each model (meta-llama/Llama-2-7b-hf,
-// google/gemma-2-9b, google/gemma-3-1b-it, deepseek-ai/DeepSeek-V2-Lite, Qwen/Qwen3-8B, Qwen/Qwen3-30B-A3B, microsoft/Phi-3-mini-4k-instruct, ...).
+// google/gemma-2-9b, google/gemma-3-1b-it, deepseek-ai/DeepSeek-V2-Lite, openai/gpt-oss-20b, openai/gpt-oss-120b,
+// Qwen/Qwen3-8B, Qwen/Qwen3-30B-A3B, microsoft/Phi-3-mini-4k-instruct, ...).
 // GPT-3: Brown et al. 2020, Table 2.1 (GPT-2 architecture, context 2048, vocab 50257; the 13B row's d_model
 // 5140 is not divisible by its 40 heads: 5120 is used; the 1.3B row lists 24 heads of 128 for d_model 2048:
 // 16 heads of 128 are used; parameters do not depend on the head count). Megatron-LM: Narayanan et al. 2021, Table 1 (GPT-2
@@ -94,6 +95,16 @@ const ZooConfig kConfigs[] = {
         "v_head_dim":128,"qk_nope_head_dim":128,"num_experts_per_tok":6,"moe_layer_freq":1,"first_k_dense_replace":1,
         "max_position_embeddings":163840,"tie_word_embeddings":false})",
      15706484224},
+    {"gpt-oss-20b",
+     R"({"model_type":"gpt_oss","vocab_size":201088,"hidden_size":2880,"intermediate_size":2880,"num_hidden_layers":24,
+        "num_attention_heads":64,"num_key_value_heads":8,"head_dim":64,"num_local_experts":32,"num_experts_per_tok":4,
+        "max_position_embeddings":131072,"sliding_window":128,"attention_bias":true,"tie_word_embeddings":false})",
+     20914757184},
+    {"gpt-oss-120b",
+     R"({"model_type":"gpt_oss","vocab_size":201088,"hidden_size":2880,"intermediate_size":2880,"num_hidden_layers":36,
+        "num_attention_heads":64,"num_key_value_heads":8,"head_dim":64,"num_local_experts":128,"num_experts_per_tok":4,
+        "max_position_embeddings":131072,"sliding_window":128,"attention_bias":true,"tie_word_embeddings":false})",
+     116829156672},
     {"qwen3-8b",
      R"({"model_type":"qwen3","vocab_size":151936,"hidden_size":4096,"intermediate_size":12288,"num_hidden_layers":36,
         "num_attention_heads":32,"num_key_value_heads":8,"head_dim":128,"max_position_embeddings":40960,
@@ -176,6 +187,7 @@ LlmParams llm_params(const LlmConfig& c) {
            h * (kl + rope) + bias * (kl + rope) + kl + kl * H * (hd - rope + vd) +           // kv_a, norm, kv_b
            H * vd * h + (c.o_bias ? h : 0);
   }
+  if (c.attention_sinks) attn += H;  // one sink logit per head
   const int norms = c.parallel_residual ? c.parallel_norms : c.sandwich_norms ? 4 : 2;
   p.per_layer_dense = attn + norms * norm;
   p.expert = mlp(c.intermediate_size);
@@ -184,7 +196,7 @@ LlmParams llm_params(const LlmConfig& c) {
     Count ff = mlp(c.dense_width());
     if (c.sparse_layer(l)) {
       // experts + router (+ its selection bias) + shared expert (+ its gate)
-      ff = c.num_experts * p.expert + h * c.num_experts + (c.router_sigmoid ? c.num_experts : 0);
+      ff = c.num_experts * p.expert + h * c.num_experts + (c.router_sigmoid || c.router_bias ? c.num_experts : 0);
       if (c.shared_expert_intermediate_size > 0)
         ff += mlp(c.shared_expert_intermediate_size) + (c.shared_expert_gate ? h : 0);
       inactive += (c.num_experts - c.experts_per_token) * p.expert;

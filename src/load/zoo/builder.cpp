@@ -290,6 +290,10 @@ int Builder::reduce_mean(int x, std::vector<int64_t> axes, bool keepdims, const 
   return add(OpKind::ReduceMean, fname, "", {x}, Attrs{}.set("axes", axes).set("keepdims", int64_t{keepdims}));
 }
 
+int Builder::reduce_max(int x, std::vector<int64_t> axes, bool keepdims, const std::string& fname) {
+  return add(OpKind::ReduceMax, fname, "", {x}, Attrs{}.set("axes", axes).set("keepdims", int64_t{keepdims}));
+}
+
 int Builder::value_id(const std::string& name) const {
   for (size_t i = 0; i < g_.values.size(); ++i)
     if (g_.values[i].name == name) return static_cast<int>(i);

@@ -86,6 +86,7 @@ class Builder {
   int softmax(int x, int64_t axis, bool log = false, const std::string& fname = "");
   int where(int cond, int a, int b, const std::string& fname = "where");
   int reduce_mean(int x, std::vector<int64_t> axes, bool keepdims, const std::string& fname = "mean");
+  int reduce_max(int x, std::vector<int64_t> axes, bool keepdims, const std::string& fname = "max");
 
   const Shape& shape(int v) const { return g_.values.at(v).shape; }
   /// Id of the value named `name` (e.g. "transformer.wte.weight"); asserts it exists.

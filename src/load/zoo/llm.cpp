@@ -71,6 +71,18 @@ int softcap(Builder& b, int t, double cap, const std::string& name, DType dt) {
                   name + "_mul");
 }
 
+// Softmax over the scores' last axis; with attention sinks (gpt_oss) as transformers computes it: each head's learned
+// sink logit joins the row (expand + cat), the row's max is subtracted, and the sink's column is dropped after.
+int attention_softmax(Ctx& x, int scores) {
+  Builder& b = x.b;
+  if (!x.c.attention_sinks) return b.softmax(scores, -1);
+  const Shape s = b.shape(scores);  // [B, H, T, S]
+  int sinks = b.reshape(b.param("sinks", Shape{{x.c.num_heads}}), Shape{{1, s[1], 1, 1}}, "view_sinks");
+  int all = b.concat({scores, b.expand(sinks, Shape{{s[0], s[1], s[2], 1}}, "sinks_expand")}, 3, "sinks_cat");
+  all = b.binary(OpKind::Sub, all, b.reduce_max(all, {-1}, true, "sinks_max"), "sinks_sub");
+  return b.slice(b.softmax(all, -1), 3, 0, s[3], "sinks_slice");
+}
+
 // Eager attention: QK^T * scaling (-> soft-cap) + causal mask -> softmax -> SV. HF's repeat_kv (expand + reshape, a copy of
 // the key/value states per query group) is a Concat of the group's copies; serving graphs attend grouped
 // heads to the shared cache directly ([B, kv, group*T, hd] x [B, kv, hd, S]).
@@ -90,7 +102,7 @@ int attend(Ctx& x, int q, int k, int v) {
     q = b.reshape(q, Shape{{B, kv, rep * T, hd}});
     int sc = b.matmul(q, b.transpose(k, {0, 1, 3, 2}), "matmul");
     sc = biased(b.reshape(b.binary(OpKind::Mul, sc, scaling, "mul"), Shape{{B, H, T, S}}));
-    sc = b.softmax(b.binary(OpKind::Add, sc, x.mask, "add_mask"), -1);
+    sc = attention_softmax(x, b.binary(OpKind::Add, sc, x.mask, "add_mask"));
     int o = b.matmul(b.reshape(sc, Shape{{B, kv, rep * T, S}}), v, "matmul");
     return b.reshape(o, Shape{{B, H, T, vd}});
   }
@@ -102,7 +114,7 @@ int attend(Ctx& x, int q, int k, int v) {
     }
   }
   int sc = biased(b.binary(OpKind::Mul, b.matmul(q, b.transpose(k, {0, 1, 3, 2}), "matmul"), scaling, "mul"));
-  sc = b.softmax(b.binary(OpKind::Add, sc, x.mask, "add_mask"), -1);
+  sc = attention_softmax(x, b.binary(OpKind::Add, sc, x.mask, "add_mask"));
   return b.matmul(sc, v, "matmul");
 }
 
@@ -265,6 +277,23 @@ int mlp(Ctx& x, int h, const std::string& name, int64_t width, const std::string
   return b.linear(t, down, c.hidden_size, c.mlp_bias, lt);
 }
 
+// One gpt_oss expert (GptOssExperts' loop body) on its tokens: gate_up = x W + b, gate and up taken from it
+// (interleaved columns, a view), gate clamped above at 7 and up to [-7, 7], (up + 1) x gate x sigmoid(1.702 gate),
+// then down_proj with its bias.
+int clamped_swiglu_expert(Ctx& x, int tokens) {
+  Builder& b = x.b;
+  const int64_t I = x.c.intermediate_size;
+  const auto gate_up = b.split(b.linear(tokens, "gate_up_proj", 2 * I, true), 1, {I, I}, "gate_up");
+  const DType dt = x.s.dtype;
+  int gate = b.unary(OpKind::Clip, gate_up[0], "clamp", Attrs{}.set("max", 7.0));
+  int up = b.unary(OpKind::Clip, gate_up[1], "clamp", Attrs{}.set("min", -7.0).set("max", 7.0));
+  int glu = b.binary(OpKind::Mul, gate,
+                     b.unary(OpKind::Sigmoid, b.binary(OpKind::Mul, gate, b.constant("alpha", Shape{}, dt), "mul"), "sigmoid"),
+                     "mul");
+  int y = b.binary(OpKind::Mul, b.binary(OpKind::Add, up, b.constant("one", Shape{}, dt), "add"), glu, "mul");
+  return b.linear(y, "down_proj", x.c.hidden_size, true);
+}
+
 // Sparse MoE block: router Linear -> softmax; the top-k selection itself is not an op here. The N*k
 // (token, expert) assignments are spread evenly over the experts (expert e gets floor(N k / E) tokens, one
 // more for e < N k mod E), so the experts' FLOPs are exactly top_k experts' worth per token; each expert's
@@ -274,10 +303,13 @@ int moe(Ctx& x, int h) {
   const LlmConfig& c = x.c;
   const int64_t N = x.s.batch * x.s.tokens, d = c.hidden_size, E = c.num_experts, K = c.experts_per_token;
   const bool mixtral = c.family == "mixtral", deepseek = c.family.rfind("deepseek", 0) == 0;
-  auto scope = b.module(mixtral ? "block_sparse_moe" : "mlp", x.type(deepseek ? "MoE" : "SparseMoeBlock"));
+  auto scope = b.module(mixtral ? "block_sparse_moe" : "mlp", x.type(deepseek ? "MoE" : c.family == "gpt_oss" ? "MLP" : "SparseMoeBlock"));
   int flat = b.reshape(h, Shape{{N, d}});
   int weights;
-  if (c.router_sigmoid) {  // DeepseekV3TopkRouter: sigmoid scores; the selection adds e_score_correction_bias
+  if (c.router_topk_softmax) {  // GptOssTopKRouter: a biased Linear; softmax over each token's top-k logits
+    int logits = b.linear(flat, "router", E, c.router_bias, x.type("TopKRouter"));
+    weights = b.softmax(b.slice(logits, 1, 0, K, "topk"), 1);
+  } else if (c.router_sigmoid) {  // DeepseekV3TopkRouter: sigmoid scores; the selection adds e_score_correction_bias
     int logits = b.linear(flat, "gate", E, false, x.type("TopkRouter"));
     weights = b.unary(OpKind::Sigmoid, logits, "sigmoid");
     auto gate = b.module("gate", x.type("TopkRouter"));
@@ -292,9 +324,14 @@ int moe(Ctx& x, int h) {
       const int64_t n = N * K / E + (e < N * K % E ? 1 : 0);
       auto ex = b.module(std::to_string(e), x.type(mixtral ? "BlockSparseTop2MLP" : "MLP"));
       int tokens = b.slice(flat, 0, 0, n, "index_select");
-      int g = activation(x, b.linear(tokens, mixtral ? "w1" : "gate_proj", c.intermediate_size, false), "act_fn");
-      int u = b.linear(tokens, mixtral ? "w3" : "up_proj", c.intermediate_size, false);
-      int y = b.linear(b.binary(OpKind::Mul, g, u, "mul"), mixtral ? "w2" : "down_proj", d, false);
+      int y;
+      if (c.clamped_swiglu) {
+        y = clamped_swiglu_expert(x, tokens);
+      } else {
+        int g = activation(x, b.linear(tokens, mixtral ? "w1" : "gate_proj", c.intermediate_size, false), "act_fn");
+        int u = b.linear(tokens, mixtral ? "w3" : "up_proj", c.intermediate_size, false);
+        y = b.linear(b.binary(OpKind::Mul, g, u, "mul"), mixtral ? "w2" : "down_proj", d, false);
+      }
       int w = b.slice(b.slice(weights, 0, 0, n, "routing_rows"), 1, 0, 1, "routing_weight");
       outs.push_back(b.binary(OpKind::Mul, y, w, "mul_routing"));
     }
