@@ -468,6 +468,34 @@ TEST(LlmConfig, MangledConfigsAreOneLineErrorsOrConsistentGraphs) {
   EXPECT_GT(built, 50) << accepted;
 }
 
+// Inputs the config.json fuzzer (scripts/fuzz-llm-config.sh) found crashing, and its seeds: each parses or fails
+// with a one-line ridge::Error, and a small accepted one builds.
+TEST(LlmConfig, FuzzerSeedsAndRegressionsParseOrFailCleanly) {
+  namespace fs = std::filesystem;
+  int replayed = 0;
+  for (const char* folder : {"tests/load/llm_config_seeds", "tests/load/llm_config_regressions"}) {
+    const fs::path dir = fs::path(RIDGE_SOURCE_DIR) / folder;
+    if (!fs::exists(dir)) continue;
+    for (const auto& entry : fs::directory_iterator(dir)) {
+      if (!entry.is_regular_file() || entry.path().extension() == ".py" || entry.path().extension() == ".md") continue;
+      const std::string text = test::slurp(entry.path().string());
+      const json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+      if (j.is_discarded()) continue;
+      try {
+        LlmConfig c = parse_llm_config(j, entry.path().filename().string());
+        c.name = "replayed";
+        if (c.num_layers <= 4 && c.hidden_size <= 256 && c.num_experts <= 8) {
+          EXPECT_EQ(graph_params(c, 2), llm_params(c).total) << entry.path();
+        }
+      } catch (const Error& e) {
+        EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << entry.path();
+      }
+      ++replayed;
+    }
+  }
+  EXPECT_GE(replayed, 12);  // the seeds, one per family
+}
+
 // Qwen/Qwen1.5-MoE-A2.7B: 60 experts (top 4) of width 1408 plus a shared expert of 5632 with its sigmoid gate;
 // "14.3B" total and "A2.7B" active as its name says.
 TEST(LlmConfig, Qwen2MoeSharedExpertsAndActiveParameters) {

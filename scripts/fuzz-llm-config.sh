@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Builds the Hugging Face config.json fuzzer (libFuzzer + AddressSanitizer, clang-14) in build-fuzz-llm/ and runs it
+# for a bounded time, seeded with the small configs in tests/load/llm_config_seeds (one per model_type family).
+# Crash inputs are saved to tests/load/llm_config_regressions/ (ridge_tests_load replays every file there).
+# Usage: scripts/fuzz-llm-config.sh [SECONDS (default 30)]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds="${1:-30}"
+CXX="${CXX:-clang++-14}"
+out=build-fuzz-llm
+regressions=tests/load/llm_config_regressions
+mkdir -p "$out/obj" "$out/corpus" "$regressions"
+
+flags=(-std=gnu++20 -O1 -g -fno-omit-frame-pointer -Iinclude -Isrc)
+flags+=(-DRIDGE_SOURCE_DATA_DIR="\"$PWD/data\"" -DRIDGE_INSTALL_DATA_DIR="\"/usr/local/share/ridge\"")  # src/graph/data_dir.cpp
+# The reader, the LLM graph builder and what they use (op rules, graph, costs), instrumented for ASan and
+# libFuzzer's coverage.
+sources=(src/load/hf/*.cpp src/load/closest_names.cpp src/load/zoo/llm.cpp src/load/zoo/builder.cpp src/ops/*.cpp src/graph/*.cpp src/costs/*.cpp)
+objects=()
+for src in "${sources[@]}"; do
+  obj="$out/obj/$(echo "$src" | tr / _).o"
+  if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || [ include/ridge/llm.hpp -nt "$obj" ] \
+     || [ include/ridge/op_rules.hpp -nt "$obj" ] || [ include/ridge/ops.def -nt "$obj" ] \
+     || [ include/ridge/graph.hpp -nt "$obj" ] || [ src/load/zoo/builder.hpp -nt "$obj" ]; then
+    echo "fuzz-llm-config: compiling $src" >&2
+    "$CXX" "${flags[@]}" -fsanitize=address,fuzzer-no-link -c "$src" -o "$obj"
+  fi
+  objects+=("$obj")
+done
+bin="$out/ridge_fuzz_llm_config"
+"$CXX" "${flags[@]}" -fsanitize=address,fuzzer fuzz/llm_config.cpp "${objects[@]}" -lfmt -o "$bin"
+
+echo "fuzz-llm-config: running for ${seconds}s" >&2
+status=0
+if ! ASAN_OPTIONS=detect_leaks=0 "$bin" "$out/corpus" tests/load/llm_config_seeds -max_total_time="$seconds" \
+     -max_len=8192 -timeout=20 -rss_limit_mb=4096 -artifact_prefix="$regressions/config-" -print_final_stats=1 \
+     2>"$out/fuzz.log"; then
+  echo "fuzz-llm-config: FAILED; crash input saved under $regressions/ (log: $out/fuzz.log)" >&2
+  status=1
+fi
+grep -E "stat::number_of_executed_units|stat::peak_rss_mb" "$out/fuzz.log" | sed "s/^/fuzz-llm-config: /" >&2 || true
+exit $status

@@ -1,0 +1,37 @@
+#!/usr/bin/env python3
+"""Writes the seed configs of scripts/fuzz-llm-config.sh: one small config.json per supported model_type family
+(the fuzzer mutates them; small sizes keep every accepted mutation buildable). Run from this folder."""
+import json
+
+COMMON = {"vocab_size": 64, "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4,
+          "max_position_embeddings": 64}
+SEEDS = {
+    "llama": dict(COMMON, model_type="llama", num_key_value_heads=2, intermediate_size=48),
+    "mixtral": dict(COMMON, model_type="mixtral", num_key_value_heads=1, intermediate_size=16, num_local_experts=4,
+                    num_experts_per_tok=2, sliding_window=8),
+    "qwen2_moe": dict(COMMON, model_type="qwen2_moe", intermediate_size=48, moe_intermediate_size=16,
+                      shared_expert_intermediate_size=24, num_experts=4, num_experts_per_tok=2),
+    "qwen3_moe": dict(COMMON, model_type="qwen3_moe", num_key_value_heads=2, head_dim=16, moe_intermediate_size=16,
+                      num_experts=4, num_experts_per_tok=2, mlp_only_layers=[]),
+    "gemma2": dict(COMMON, model_type="gemma2", num_key_value_heads=2, head_dim=8, intermediate_size=48,
+                   sliding_window=8, attn_logit_softcapping=50.0, final_logit_softcapping=30.0),
+    "gemma3_text": dict(COMMON, model_type="gemma3_text", num_hidden_layers=3, num_key_value_heads=1, head_dim=8,
+                        intermediate_size=48, sliding_window=8,
+                        layer_types=["sliding_attention", "sliding_attention", "full_attention"]),
+    "deepseek_v3": dict(COMMON, model_type="deepseek_v3", intermediate_size=48, moe_intermediate_size=8,
+                        n_shared_experts=1, n_routed_experts=4, kv_lora_rank=16, q_lora_rank=24, qk_rope_head_dim=4,
+                        v_head_dim=8, qk_nope_head_dim=8, num_experts_per_tok=2, first_k_dense_replace=1),
+    "gpt_oss": dict(COMMON, model_type="gpt_oss", intermediate_size=16, num_key_value_heads=2, head_dim=8,
+                    num_local_experts=4, num_experts_per_tok=2, sliding_window=8),
+    "phi3": dict(COMMON, model_type="phi3", num_key_value_heads=2, intermediate_size=48, partial_rotary_factor=0.5,
+                 sliding_window=8),
+    "gpt2": {"model_type": "gpt2", "vocab_size": 64, "n_embd": 32, "n_layer": 2, "n_head": 4, "n_positions": 64},
+    "falcon": dict(COMMON, model_type="falcon", new_decoder_architecture=True, num_kv_heads=2, alibi=True, bias=True),
+    "bloom": {"model_type": "bloom", "vocab_size": 64, "n_embed": 32, "n_layer": 2, "num_attention_heads": 4},
+}
+
+if __name__ == "__main__":
+    for name, config in SEEDS.items():
+        with open(f"{name}.json", "w") as f:
+            json.dump(config, f, indent=1)
+            f.write("\n")
