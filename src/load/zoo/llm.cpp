@@ -333,7 +333,8 @@ int moe(Ctx& x, int h) {
         y = b.linear(b.binary(OpKind::Mul, g, u, "mul"), mixtral ? "w2" : "down_proj", d, false);
       }
       int w = b.slice(b.slice(weights, 0, 0, n, "routing_rows"), 1, 0, 1, "routing_weight");
-      outs.push_back(b.binary(OpKind::Mul, y, w, "mul_routing"));
+      const int routed = b.binary(OpKind::Mul, y, w, "mul_routing");
+      if (n > 0) outs.push_back(routed);  // an expert with no token adds nothing to index_add_
     }
   }
   // index_add_ of the k contributions per token: k - 1 additions per output element.
