@@ -273,8 +273,11 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
   };
   r.weights_bytes_per_gpu = weights_per_gpu(shard);
   r.weights_bytes = r.weights_bytes_per_gpu * o.tp;
+  if (o.latent_kv && !c.mla())
+    throw Error(fmt::format("--mla latent: {} has no multi-head latent attention (DeepSeek-V2 and V3 have; use --mla hf)",
+                            c.name));
   // A latent cache is the same on every tensor-parallel GPU (the latent is not split by head).
-  const bool latent = o.latent_kv && c.mla();
+  const bool latent = o.latent_kv;
   auto cache_per_gpu = [&](const LlmConfig& sharded, int64_t batch) {
     return latent ? latent_kv_cache_bytes(sharded, batch, context, o.kv) : kv_cache_bytes(sharded, batch, context, o.kv);
   };

@@ -98,6 +98,16 @@ TEST(LlmServe, LatentCacheOfMultiHeadLatentAttention) {
   for (const auto& op : analyze_serving(lite, test_gpu(), o).ops)
     if (op.phase == "decode") kv_read += op.kv_read_bytes;
   EXPECT_EQ(kv_read, Count{2} * 27 * (8 + 9 + 10) * 576 * 2);
+  // A model without latent attention has no latent to cache: refused, naming the flag.
+  ServeOptions dense = opts(1, 8, 2);
+  dense.latent_kv = true;
+  try {
+    analyze_serving(*find_llm_config("llama-2-7b"), test_gpu(), dense);
+    ADD_FAILURE() << "--mla latent accepted for llama-2-7b";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--mla latent: llama-2-7b has no multi-head latent attention"), std::string::npos)
+        << e.what();
+  }
 }
 
 // Decode steps of a model with local and global layers: each layer's ops at its own cache length (a window of 4
