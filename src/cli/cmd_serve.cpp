@@ -55,6 +55,7 @@ CLI::App* add_serve_command(CLI::App& app) {
     auto p = parse_precision(o->compute);
     if (!p) throw UsageError("--compute " + o->compute + ": unknown precision");
     so.compute = *p;
+    announce_large_llm(o->m.model, "serve");
     report::ServeRequest req{o->m.model, o->m.device_name, o->m.device_dirs, o->m.calibration, so};
     const report::Document doc = report::serve_report(req);
     // Table and md on stdout get one of the two op tables (an 80-layer model has thousands of per-layer rows);

@@ -4,6 +4,7 @@
 
 #include "commands.hpp"
 #include "ridge/precision_mode.hpp"
+#include "llm_model.hpp"
 #include "model_options.hpp"
 #include "ridge/api.hpp"
 #include "ridge/chart.hpp"
@@ -54,6 +55,7 @@ CLI::App* add_summary_command(CLI::App& app) {
       so.precision = require_precision_mode(o->precision);
       if (!o->m.dtype_given()) lo.dtype = so.precision->activation_dtype;
     }
+    announce_large_llm(o->model, "summary");
     Graph g = load_model(o->model, lo);
     o->m.check(incompleteness(g, estimate(g)), o->model);
     report::Document doc = report::summary_report(g, so);

@@ -59,6 +59,7 @@ CLI::App* add_train_command(CLI::App& app) {
     auto p = parse_precision(o->compute);
     if (!p) throw UsageError("--compute " + o->compute + ": unknown precision");
     o->t.compute = *p;
+    announce_large_llm(o->m.model, "train");
     const report::TrainRequest req{o->m.model, o->m.device_name, o->m.device_dirs, o->m.calibration, o->t};
     o->out.emit(report::train_report(req));
     if (!o->plot.empty()) chart::write_charts(report::train_charts(req), o->plot);

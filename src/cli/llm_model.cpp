@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+
+#include "commands.hpp"
+#include "ridge/count.hpp"
 #include "ridge/error.hpp"
 
 namespace ridge::cli {
@@ -38,6 +42,25 @@ bool moe_flag(const std::string& value) {
   const auto grouped = parse_moe(value);
   if (!grouped) throw UsageError(fmt::format("--moe {}: use eager or grouped", value));
   return *grouped;
+}
+
+std::string large_llm_message(const LlmConfig& c, std::string_view command) {
+  const int64_t nodes = llm_graph_nodes_estimate(c);
+  if (nodes < 40000) return "";
+  return fmt::format("{}: {} has about {} ops per graph ({} layers{}): building and costing them takes seconds",
+                     command, c.name, with_commas(Count{nodes / 1000 * 1000}), c.num_layers,
+                     c.moe() ? fmt::format(", {} experts in each sparse one", c.num_experts) : "");
+}
+
+void announce_large_llm(const ModelSource& model, std::string_view command) {
+  std::optional<LlmConfig> c;
+  try {
+    c = llm_config_of_source(model);
+  } catch (const Error&) {
+    return;  // the command itself reports the config's error
+  }
+  if (c)
+    if (const std::string line = large_llm_message(*c, command); !line.empty()) progress(line);
 }
 
 bool mla_flag(const std::string& value) {

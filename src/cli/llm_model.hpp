@@ -32,6 +32,12 @@ bool moe_flag(const std::string& value);
 /// --moe's help text (one for serve and train).
 extern const char* const kMoeHelp;
 
+/// The progress line for `command` on an LLM whose graphs are large enough to take seconds to build and cost
+/// (llm_graph_nodes_estimate above 40,000: MoE models with many experts), or "" for a smaller one.
+std::string large_llm_message(const LlmConfig& c, std::string_view command);
+/// Prints large_llm_message on stderr when `model` is such an LLM (a zoo name or config); nothing otherwise.
+void announce_large_llm(const ModelSource& model, std::string_view command);
+
 /// Parses --mla hf|latent: true for latent (ServeOptions::latent_kv); throws UsageError.
 bool mla_flag(const std::string& value);
 /// --mla's help text.

@@ -11,6 +11,8 @@
 #include <sstream>
 
 #include "cli/commands.hpp"
+#include "cli/llm_model.hpp"
+#include "ridge/llm.hpp"
 #include "schema_check.hpp"
 #include "support/test_support.hpp"
 
@@ -275,6 +277,23 @@ TEST(CliFrame, JsonOutputsMatchTheirSchemas) {
   doc["totals"]["complete"] = "yes";
   doc.erase("schema_version");
   EXPECT_EQ(ridge::test::schema_errors(schema, doc).size(), 2u);
+}
+
+// Work on an LLM whose graphs take seconds to build (many experts) says so on stderr first; the estimate of the
+// graph's size is within a third of the built graph's.
+TEST(Progress, LargeLlmsAreAnnounced) {
+  using namespace ridge;
+  for (const char* name : {"llama-2-7b", "mixtral-8x7b", "deepseek-v2-lite", "gpt-oss-20b"}) {
+    const LlmConfig& c = *find_llm_config(name);
+    LlmShape s;
+    s.tokens = 4;
+    const auto built = static_cast<double>(build_llm(c, s).nodes.size());
+    EXPECT_NEAR(static_cast<double>(llm_graph_nodes_estimate(c)) / built, 1.0, 1.0 / 3) << name;
+  }
+  EXPECT_EQ(ridge::cli::large_llm_message(*find_llm_config("llama-2-70b"), "serve"), "");
+  EXPECT_EQ(ridge::cli::large_llm_message(*find_llm_config("qwen3-30b-a3b"), "serve"),
+            "serve: qwen3-30b-a3b has about 76,000 ops per graph (48 layers, 128 experts in each sparse one): "
+            "building and costing them takes seconds");
 }
 
 TEST(Progress, EstimatesTheTimeLeftFromInjectedTimings) {

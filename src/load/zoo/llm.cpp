@@ -479,6 +479,12 @@ namespace ridge {
 
 Graph build_llm(const LlmConfig& c, const LlmShape& s) { return zoo::build(c, s); }
 
+int64_t llm_graph_nodes_estimate(const LlmConfig& c) {
+  int64_t nodes = 0;
+  for (int64_t l = 0; l < c.num_layers; ++l) nodes += 55 + (c.sparse_layer(l) ? 12 * c.num_experts : 0);
+  return nodes;
+}
+
 Graph build_llm(const LlmConfig& c, const LoadOptions& opts) {
   LlmShape s;
   s.batch = opts.batch;
