@@ -362,7 +362,6 @@ std::vector<chart::Chart> train_charts(const TrainRequest& req);
 
 // ---- report (the HTML page) ------------------------------------------------------------------------------
 
-
 /// What `ridge report` puts on its page: a model's costs, predictions on devices, sweeps and, when asked,
 /// measurements on this CPU and GPU profiles; or, with `serve`, an LLM's serving on each device.
 struct ReportRequest {

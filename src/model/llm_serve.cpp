@@ -47,6 +47,16 @@ Count param_bytes(const Value& v, const NumberFormat& wf) {
   return v.shape.rank() == 2 && !table ? wf.bytes(v.shape.elements()) : v.bytes();
 }
 
+// Adds x's costs and time to sum.
+void add_to(ServeOp& sum, const ServeOp& x) {
+  sum.flops += x.flops;
+  sum.weight_bytes += x.weight_bytes;
+  sum.activation_bytes += x.activation_bytes;
+  sum.kv_read_bytes += x.kv_read_bytes;
+  sum.kv_written_bytes += x.kv_written_bytes;
+  sum.time_s += x.time_s;
+}
+
 // Each op of a layer's routed experts merged into one grouped kernel (costs summed, named by
 // llm::grouped_expert_kernel), in the order the first of them ran.
 std::vector<ServeOp> grouped_experts(std::vector<ServeOp> ops) {
@@ -64,12 +74,7 @@ std::vector<ServeOp> grouped_experts(std::vector<ServeOp> ops) {
       out.push_back(std::move(op));
       continue;
     }
-    ServeOp& sum = out[it->second];
-    sum.flops += op.flops;
-    sum.weight_bytes += op.weight_bytes;
-    sum.activation_bytes += op.activation_bytes;
-    sum.kv_read_bytes += op.kv_read_bytes;
-    sum.kv_written_bytes += op.kv_written_bytes;
+    add_to(out[it->second], op);
   }
   return out;
 }
@@ -137,15 +142,6 @@ ServeOp affine_at(const ServeOp& a1, const ServeOp& a2, int64_t len) {
   r.kv_read_bytes = a1.kv_read_bytes + (a2.kv_read_bytes - a1.kv_read_bytes) * k;
   r.kv_written_bytes = a1.kv_written_bytes + (a2.kv_written_bytes - a1.kv_written_bytes) * k;
   return r;
-}
-
-void add_to(ServeOp& sum, const ServeOp& x) {
-  sum.flops += x.flops;
-  sum.weight_bytes += x.weight_bytes;
-  sum.activation_bytes += x.activation_bytes;
-  sum.kv_read_bytes += x.kv_read_bytes;
-  sum.kv_written_bytes += x.kv_written_bytes;
-  sum.time_s += x.time_s;
 }
 
 void place(ServeOp& op, double peak, double bw, const std::optional<Calibration>& cal) {
@@ -277,9 +273,8 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
     throw Error(fmt::format("--mla latent: {} has no multi-head latent attention (DeepSeek-V2 and V3 have; use --mla hf)",
                             c.name));
   // A latent cache is the same on every tensor-parallel GPU (the latent is not split by head).
-  const bool latent = o.latent_kv;
   auto cache_per_gpu = [&](const LlmConfig& sharded, int64_t batch) {
-    return latent ? latent_kv_cache_bytes(sharded, batch, context, o.kv) : kv_cache_bytes(sharded, batch, context, o.kv);
+    return o.latent_kv ? latent_kv_cache_bytes(sharded, batch, context, o.kv) : kv_cache_bytes(sharded, batch, context, o.kv);
   };
   r.kv_cache_bytes_per_gpu = cache_per_gpu(shard, o.batch);
   r.kv_cache_bytes = r.kv_cache_bytes_per_gpu * o.tp;
@@ -332,7 +327,7 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
 
   // Prefill: one graph of the prompt.
   LlmShape pre{o.batch, o.prompt, 0, act, true};
-  pre.latent_kv = latent;
+  pre.latent_kv = o.latent_kv;
   const Graph prefill = build_llm(shard, pre);
   r.calflops_prefill_flops = calflops_forward_flops(prefill);
   for (ServeOp op : op_costs(prefill, o.weights, o.kv, o.fused_attention, kernel, o.grouped_experts).ops) {
@@ -344,7 +339,7 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
   }
   // Decode: graphs at cache lengths 1 and 2 give the affine cost of every step.
   LlmShape d1{o.batch, 1, 0, act, true}, d2{o.batch, 1, 1, act, true};
-  d1.latent_kv = d2.latent_kv = latent;
+  d1.latent_kv = d2.latent_kv = o.latent_kv;
   const auto c1 = op_costs(build_llm(shard, d1), o.weights, o.kv, o.fused_attention, kernel, o.grouped_experts).ops;
   const auto c2 = op_costs(build_llm(shard, d2), o.weights, o.kv, o.fused_attention, kernel, o.grouped_experts).ops;
   RIDGE_ASSERT(c1.size() == c2.size(), "decode graphs differ in structure");

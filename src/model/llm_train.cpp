@@ -157,6 +157,9 @@ StageMemory stage_memory(const LlmConfig& c, const TrainOptions& o) {
   return s;
 }
 
+// Whether `m` fits in one GPU of `d` (a device that states no memory takes anything).
+bool fits_on(const TrainMemory& m, const Device& d) { return d.memory_bytes == 0 || m.total() <= d.memory_bytes; }
+
 }  // namespace
 
 std::optional<Recompute> parse_recompute(std::string_view name) {
@@ -245,14 +248,13 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
     }
     const Calibration* cal = timing ? &*timing : nullptr;
     for (const Kernel& k : kernels) {
-      const bool core = k.core;
-      const int ring = core ? o.cp : 1;  // the core runs once per ring block
+      const int ring = k.core ? o.cp : 1;  // the core runs once per ring block
       const double f = ring * llm_op_time(k.flops, k.bytes, k.cls, k.launches, peak, bw, cal);
       const double b = k.bwd_flops > 0 || k.bytes > 0
                            ? ring * llm_op_time(k.bwd_flops, 2 * k.bytes, k.cls, k.launches, peak, bw, cal)
                            : 0.0;
       const TrainOp op{k.name, k.cls, k.flops * ring, k.bwd_flops * ring, k.bytes * ring, f, b, k.recomputed * f};
-      if (core) {
+      if (k.core) {
         t_core_fwd += f;
         t_core_bwd += b;
       }
@@ -308,7 +310,7 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
   r.memory = sm.memory;
   const Count psi = sm.psi, experts = sm.experts;
   r.device_memory_bytes = d.memory_bytes;
-  r.fits = d.memory_bytes == 0 || r.memory.total() <= d.memory_bytes;
+  r.fits = fits_on(r.memory, d);
 
   if (o.dp * o.cp > 1) {
     // Dense gradients over all of dp x cp (context-parallel ranks hold the same weights and see other tokens);
@@ -347,7 +349,7 @@ std::optional<std::string> memory_savers_that_fit(const LlmConfig& c, const Devi
     TrainOptions t = o;
     t.zero = zero;
     t.recompute = rc;
-    return d.memory_bytes == 0 || stage_memory(c, checked_layout(c, t)).memory.total() <= d.memory_bytes;
+    return fits_on(stage_memory(c, checked_layout(c, t)).memory, d);
   };
   if (fits(o.zero, o.recompute)) return std::nullopt;
   const int dp = o.dp > 0 ? o.dp : o.gpus / std::max(1, o.tp * o.pp);

@@ -116,6 +116,16 @@ int64_t global_every_of_layer_types(const json& types, const LlmConfig& c, const
   throw Error(fmt::format("{}: layer_types: only patterns with every k-th layer full_attention are supported", origin));
 }
 
+// A config's layer_types, when it has them, over the family's default pattern: every k-th layer global, or no
+// window at all when every layer is full_attention.
+void read_layer_types(const Keys& k, LlmConfig& c) {
+  const json* types = k.find("layer_types");
+  if (!types) return;
+  const int64_t every = global_every_of_layer_types(*types, c, k.origin());
+  if (every < 0) c.sliding_window = 0;
+  else c.global_every = every;
+}
+
 // llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3_text: RMSNorm, rotary, gated
 // MLP, separate q/k/v.
 void read_llama_like(const Keys& k, LlmConfig& c) {
@@ -129,18 +139,17 @@ void read_llama_like(const Keys& k, LlmConfig& c) {
   c.mlp_bias = k.opt_bool("mlp_bias", false);
   // Gemma's MLP uses hidden_activation, falling back to gelu_pytorch_tanh (not hidden_act) when it is unset.
   std::string act = gemma ? k.opt_string("hidden_activation", "gelu_pytorch_tanh")
-                                        : k.opt_string("hidden_activation", k.opt_string("hidden_act", "silu"));
+                          : k.opt_string("hidden_activation", k.opt_string("hidden_act", "silu"));
   c.activation = activation_of(act);
   if (c.family == "mistral" || c.family == "mixtral") c.sliding_window = k.opt_int("sliding_window", 0);
+  if (c.family.rfind("qwen", 0) == 0 && k.opt_bool("use_sliding_window", false))
+    c.sliding_window = k.opt_int("sliding_window", 0);
   if (c.family == "qwen2" || c.family == "qwen2_moe") {
     c.qkv_bias = true;
     c.o_bias = false;
-    if (k.opt_bool("use_sliding_window", false)) c.sliding_window = k.opt_int("sliding_window", 0);
   }
-  if (c.family == "qwen3" || c.family == "qwen3_moe") {
-    c.qk_norm = true;  // Qwen3Attention: q_norm and k_norm over head_dim; q/k/v/o biases follow attention_bias
-    if (k.opt_bool("use_sliding_window", false)) c.sliding_window = k.opt_int("sliding_window", 0);
-  }
+  // Qwen3Attention: q_norm and k_norm over head_dim; q/k/v/o biases follow attention_bias
+  if (c.family == "qwen3" || c.family == "qwen3_moe") c.qk_norm = true;
   if (gemma) {
     c.scale_embeddings = true;
     c.tied_embeddings = true;  // Gemma*ForCausalLM always ties lm_head to embed_tokens
@@ -154,11 +163,7 @@ void read_llama_like(const Keys& k, LlmConfig& c) {
     c.attn_softcap = k.opt_double("attn_logit_softcapping", c.family == "gemma2" ? 50.0 : 0.0);
     c.final_softcap = k.opt_double("final_logit_softcapping", c.family == "gemma2" ? 30.0 : 0.0);
     c.qk_norm = c.family == "gemma3_text";
-    if (const json* types = k.find("layer_types")) {
-      const int64_t every = global_every_of_layer_types(*types, c, k.origin());
-      if (every < 0) c.sliding_window = 0;
-      else c.global_every = every;
-    }
+    read_layer_types(k, c);
     if (c.global_every < 0 || c.attn_softcap < 0 || c.final_softcap < 0)
       throw Error(fmt::format("{}: sliding_window_pattern and the soft-caps must not be negative", k.origin()));
   }
@@ -339,11 +344,7 @@ void read_gpt_oss(const Keys& k, LlmConfig& c) {
   c.fused_gate_up = true;
   c.sliding_window = k.opt_int("sliding_window", 128);
   c.global_every = 2;  // even layers slide, odd ones attend to everything (GptOssConfig's default layer_types)
-  if (const json* types = k.find("layer_types")) {
-    const int64_t every = global_every_of_layer_types(*types, c, k.origin());
-    if (every < 0) c.sliding_window = 0;
-    else c.global_every = every;
-  }
+  read_layer_types(k, c);
 }
 
 // bloom (BloomConfig): ALiBi (no position table, so no length limit of its own), LayerNorm on the embeddings,
