@@ -153,7 +153,7 @@ bool grouped_experts(const std::string& moe) {
 
 AttentionChoice attention_choice(const std::string& attention) {
   const auto a = parse_attention(attention);
-  if (!a) throw UsageError("attention: use 'eager', 'fused' or 'flash2'");
+  if (!a) throw UsageError("attention: use 'eager', 'fused', 'flash2' or 'flash1'");
   return *a;
 }
 

@@ -38,19 +38,20 @@ std::optional<NumberFormat> parse_number_format(std::string_view name);
 /// A fused attention kernel's published utilization on one GPU family: the fraction of the dense fp16/bf16 tensor
 /// peak its forward and backward reach, and where it was published (data/calibrations/kernels/attention.json).
 struct AttentionKernelEfficiency {
-  std::string kernel;         ///< "flash-attention-2"
+  std::string kernel;         ///< "flash-attention-2" or "flash-attention-1"
   std::string device_family;  ///< "a100", "h100"
   double ppp = 0;             ///< fraction of the dense tensor peak
   std::string source;         ///< the publication and what it says
 };
 /// What --attention names: eager (HF: scores and softmax in memory), fused (one kernel, scores on chip, timed at
-/// the GEMM factors: an ideal fused kernel), flash2 (fused, at FlashAttention-2's published utilization on the
-/// device's family where one is shipped).
+/// the GEMM factors: an ideal fused kernel), flash2 / flash1 (fused, at FlashAttention-2's / -1's published
+/// utilization on the device's family where one is shipped). Fused kernels execute only the scores the causal mask
+/// and the layer's sliding window keep (src/model/llm_attention.hpp, fused_core_flops).
 struct AttentionChoice {
   bool fused = false;
-  std::string kernel;  ///< "" (GEMM factors) or "flash-attention-2"
+  std::string kernel;  ///< "" (GEMM factors), "flash-attention-2" or "flash-attention-1"
 };
-/// Parses eager | fused | flash2; nullopt otherwise.
+/// Parses eager | fused | flash2 | flash1; nullopt otherwise.
 std::optional<AttentionChoice> parse_attention(std::string_view name);
 /// What --moe names: "eager" (false: HF's loop, a kernel per routed expert and op) or "grouped" (true: one grouped
 /// kernel per op of a layer's experts, ServeOptions/TrainOptions::grouped_experts); nullopt for anything else.
@@ -76,7 +77,7 @@ struct ServeOptions {
   NumberFormat kv;            ///< KV cache storage
   Precision compute = Precision::FP16;  ///< activations and the peak used
   bool fused_attention = false;  ///< cost QK^T..SV as one fused kernel (scores stay on chip) instead of HF eager
-  std::string attention_kernel;  ///< the fused kernel ("flash-attention-2"); "": an ideal one at the GEMM factors
+  std::string attention_kernel;  ///< the fused kernel ("flash-attention-2", "flash-attention-1"); "": an ideal one at the GEMM factors
   std::optional<AttentionKernelEfficiency> attention_efficiency;  ///< its published utilization (with_llm_calibration)
   bool grouped_experts = false;  ///< MoE: each op of a layer's routed experts is one grouped kernel (vLLM fused_moe)
                                  ///< instead of HF eager's kernel per expert (one launch overhead, not one per expert)

@@ -492,8 +492,9 @@ def serve(model: ModelLike, *, device: str, batch: int = 1, prompt: int = 512, g
           calibration: str = "builtin") -> Result:
     """What an LLM costs to serve: prefill, decode, KV cache, TTFT, tokens/s (`ridge serve`).
 
-    attention: "eager" (scores in memory), "fused" (one kernel at the GEMM factors) or "flash2" (FlashAttention-2 at
-    its published utilization on the GPU family). moe: "eager" (HF's loop, a kernel per routed expert and op) or
+    attention: "eager" (scores in memory), "fused" (one kernel at the GEMM factors), "flash2" (FlashAttention-2 at
+    its published utilization on the GPU family) or "flash1" (FlashAttention-1 likewise); fused kernels execute only
+    the scores the causal mask and sliding window keep. moe: "eager" (HF's loop, a kernel per routed expert and op) or
     "grouped" (one grouped kernel per op of a layer's experts, as vLLM's fused_moe). mla (DeepSeek models): "hf"
     (the cache holds every head's key and value) or "latent" (the latent cache and decode of vLLM and SGLang)."""
     m = load(model)
@@ -515,7 +516,7 @@ def train(model: ModelLike, *, device: str, gpus: int, tp: int = 1, pp: int = 1,
           devices: Union[None, str, Sequence[str]] = None) -> Result:
     """What an LLM costs to train: FLOPs, MFU/HFU, time, memory per GPU (`ridge train`).
 
-    attention: "eager", "fused" or "flash2", and moe: "eager" or "grouped" (Megatron-LM's --moe-grouped-gemm), as for
+    attention: "eager", "fused", "flash2" or "flash1", and moe: "eager" or "grouped" (Megatron-LM's --moe-grouped-gemm), as for
     serve(). cp: context-parallel GPUs (each holds seq / cp tokens;
     gpus = tp x cp x pp x dp)."""
     m = load(model)

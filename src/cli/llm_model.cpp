@@ -30,13 +30,15 @@ NumberFormat number_format_flag(const std::string& flag, const std::string& valu
 
 AttentionChoice attention_flag(const std::string& value) {
   const auto a = parse_attention(value);
-  if (!a) throw UsageError(fmt::format("--attention {}: use eager, fused or flash2", value));
+  if (!a) throw UsageError(fmt::format("--attention {}: use eager, fused, flash2 or flash1", value));
   return *a;
 }
 
 const char* const kAttentionHelp =
     "eager (HF, scores in memory) | fused (one FlashAttention-style kernel at the GEMM factors) | flash2 "
-    "(FlashAttention-2 at its published utilization on the GPU family: data/calibrations/kernels/attention.json)";
+    "(FlashAttention-2 at its published utilization on the GPU family: data/calibrations/kernels/attention.json) | "
+    "flash1 (FlashAttention-1, flash-attn 1.x or its Triton port, likewise). Fused kernels execute the scores the "
+    "causal mask and sliding window keep";
 
 bool moe_flag(const std::string& value) {
   const auto grouped = parse_moe(value);

@@ -1,9 +1,12 @@
 // Roles of the attention-core nodes of graphs built by build_llm, for costing them as one fused kernel
 // (FlashAttention-style: the score tensor never reaches DRAM). Shared by the serving and training analyses.
 #pragma once
+#include <algorithm>
+#include <cctype>
 #include <string>
 
 #include "ridge/graph.hpp"
+#include "ridge/llm.hpp"
 
 namespace ridge::llm {
 
@@ -33,6 +36,50 @@ inline AttnRole attention_role(const Node& n) {
 inline bool attention_matmul(const Node& n) {
   const AttnRole r = attention_role(n);
   return r == AttnRole::Scores || r == AttnRole::Output;
+}
+
+/// The decoder layer a node of a build_llm graph belongs to ("model.layers.12.mlp.up_proj" -> 12), or -1.
+inline int64_t layer_of(const std::string& op_name) {
+  static const std::string kLayers = ".layers.";
+  const size_t at = op_name.find(kLayers);
+  if (at == std::string::npos) return -1;
+  int64_t l = 0;
+  size_t i = at + kLayers.size();
+  if (i >= op_name.size() || !std::isdigit(static_cast<unsigned char>(op_name[i]))) return -1;
+  for (; i < op_name.size() && std::isdigit(static_cast<unsigned char>(op_name[i])) && l < (int64_t{1} << 40); ++i)
+    l = 10 * l + (op_name[i] - '0');
+  return l;
+}
+
+/// The sliding window of the layer a node belongs to (LlmConfig::window_of; 0: none, or not in a layer).
+inline int64_t window_at(const LlmConfig& c, const std::string& op_name) {
+  const int64_t layer = layer_of(op_name);
+  return layer >= 0 ? c.window_of(layer) : 0;
+}
+
+/// Scores a causal attention kernel computes for `tokens` queries after `past` cached positions under a sliding
+/// window of `window` positions (0: none): query t sees min(past + t + 1, window) keys.
+inline Count causal_scores(int64_t tokens, int64_t past, int64_t window) {
+  // Queries t < t0 see past + t + 1 keys (fewer than the window), the others the window.
+  const int64_t t0 = window > 0 ? std::clamp<int64_t>(window - past - 1, 0, tokens) : tokens;
+  return Count{t0} * past + Count{t0} * (t0 + 1) / 2 + Count{tokens - t0} * window;
+}
+
+/// FLOPs (forward or backward: `flops`) of a core matmul (QK^T or SV) that a fused kernel executes: FlashAttention
+/// skips the key blocks the causal mask or the window hides, and its published utilization is quoted on these FLOPs
+/// (Dao 2023: "FLOPs halved when causal"). The matmul's rows are `tokens` queries (times the query heads sharing a
+/// KV head); its columns the keys of the graph (past + tokens, or the union of the windows). Graph FLOPs unchanged
+/// for any other node, or when the shapes do not divide as expected.
+inline Count fused_core_flops(const Graph& g, const Node& n, Count flops, int64_t tokens, int64_t past, int64_t window) {
+  if (!attention_matmul(n) || tokens < 1 || flops <= 0) return flops;
+  // The scores' tile: QK^T's output, SV's first input ([..., rows, keys]).
+  const Shape& s = attention_role(n) == AttnRole::Scores ? g.value(n.outputs.at(0)).shape : g.value(n.inputs.at(0)).shape;
+  if (s.rank() < 2) return flops;
+  const int64_t rows = s.dims[s.rank() - 2], keys = s.dims[s.rank() - 1];
+  const Count tile = Count{rows} * keys;
+  if (rows < 1 || keys < 1 || rows % tokens != 0 || flops % tile != 0 || keys < std::min(past + tokens, window > 0 ? window : past + tokens))
+    return flops;
+  return flops / tile * (rows / tokens) * causal_scores(tokens, past, window);
 }
 
 }  // namespace ridge::llm

@@ -300,6 +300,7 @@ std::optional<AttentionChoice> parse_attention(std::string_view name) {
   if (name == "eager") return AttentionChoice{false, ""};
   if (name == "fused") return AttentionChoice{true, ""};
   if (name == "flash2") return AttentionChoice{true, "flash-attention-2"};
+  if (name == "flash1") return AttentionChoice{true, "flash-attention-1"};
   return std::nullopt;
 }
 

@@ -80,9 +80,10 @@ std::vector<ServeOp> grouped_experts(std::vector<ServeOp> ops) {
 }
 
 // `attention_class`: the fused core's matmuls take the class "attention" (a kernel with its own utilization).
-// `grouped`: a layer's routed experts run one grouped kernel per op (grouped_experts).
-OpCosts op_costs(const Graph& g, const NumberFormat& wf, const NumberFormat& kvf, bool fused_attention,
-                 bool attention_class, bool grouped) {
+// `grouped`: a layer's routed experts run one grouped kernel per op (grouped_experts). `s`: the graph's shape; a
+// fused core executes the scores its layer's causal mask and window keep (fused_core_flops).
+OpCosts op_costs(const Graph& g, const LlmConfig& c, const LlmShape& s, const NumberFormat& wf,
+                 const NumberFormat& kvf, bool fused_attention, bool attention_class, bool grouped) {
   const ModelCost mc = estimate(g);
   std::vector<bool> is_output(g.values.size(), false);
   for (int o : g.outputs) is_output[o] = true;
@@ -96,7 +97,8 @@ OpCosts op_costs(const Graph& g, const NumberFormat& wf, const NumberFormat& kvf
     ServeOp op;
     op.name = n.name;
     op.op_class = fused_attention && attention_class && llm::attention_matmul(n) ? "attention" : op_class(g, n);
-    op.flops = nc.cost.flops;
+    op.flops = fused_attention ? llm::fused_core_flops(g, n, nc.cost.flops, s.tokens, s.past, llm::window_at(c, n.name))
+                               : nc.cost.flops;
     const llm::AttnRole role = fused_attention ? llm::attention_role(n) : llm::AttnRole::None;
     for (size_t i = 0; i < n.inputs.size(); ++i) {
       const int v = n.inputs[i];
@@ -153,19 +155,6 @@ void place(ServeOp& op, double peak, double bw, const std::optional<Calibration>
 int64_t cache_len(const LlmConfig& c, int64_t layer, int64_t context) {
   const int64_t window = layer >= 0 ? c.window_of(layer) : 0;
   return window > 0 ? std::min(context, window) : context;
-}
-
-// The decoder layer an op of a build_llm graph belongs to ("model.layers.12.mlp.up_proj" -> 12), or -1.
-int64_t layer_of(const std::string& op_name) {
-  static const std::string kLayers = ".layers.";
-  const size_t at = op_name.find(kLayers);
-  if (at == std::string::npos) return -1;
-  int64_t l = 0;
-  size_t i = at + kLayers.size();
-  if (i >= op_name.size() || !std::isdigit(static_cast<unsigned char>(op_name[i]))) return -1;
-  for (; i < op_name.size() && std::isdigit(static_cast<unsigned char>(op_name[i])) && l < (int64_t{1} << 40); ++i)
-    l = 10 * l + (op_name[i] - '0');
-  return l;
 }
 
 }  // namespace
@@ -330,7 +319,7 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
   pre.latent_kv = o.latent_kv;
   const Graph prefill = build_llm(shard, pre);
   r.calflops_prefill_flops = calflops_forward_flops(prefill);
-  for (ServeOp op : op_costs(prefill, o.weights, o.kv, o.fused_attention, kernel, o.grouped_experts).ops) {
+  for (ServeOp op : op_costs(prefill, shard, pre, o.weights, o.kv, o.fused_attention, kernel, o.grouped_experts).ops) {
     op.phase = "prefill";
     place(op, peak, bw, timing);
     r.prefill_time_s += op.time_s;
@@ -340,11 +329,11 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
   // Decode: graphs at cache lengths 1 and 2 give the affine cost of every step.
   LlmShape d1{o.batch, 1, 0, act, true}, d2{o.batch, 1, 1, act, true};
   d1.latent_kv = d2.latent_kv = o.latent_kv;
-  const auto c1 = op_costs(build_llm(shard, d1), o.weights, o.kv, o.fused_attention, kernel, o.grouped_experts).ops;
-  const auto c2 = op_costs(build_llm(shard, d2), o.weights, o.kv, o.fused_attention, kernel, o.grouped_experts).ops;
+  const auto c1 = op_costs(build_llm(shard, d1), shard, d1, o.weights, o.kv, o.fused_attention, kernel, o.grouped_experts).ops;
+  const auto c2 = op_costs(build_llm(shard, d2), shard, d2, o.weights, o.kv, o.fused_attention, kernel, o.grouped_experts).ops;
   RIDGE_ASSERT(c1.size() == c2.size(), "decode graphs differ in structure");
   for (size_t i = 0; i < c1.size(); ++i) {
-    const int64_t layer = layer_of(c1[i].name);
+    const int64_t layer = llm::layer_of(c1[i].name);
     ServeOp sum = c1[i];
     sum.phase = "decode";
     sum.flops = sum.weight_bytes = sum.activation_bytes = sum.kv_read_bytes = sum.kv_written_bytes = 0;

@@ -232,8 +232,14 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
       // Views move nothing and launch nothing; every other node is one kernel forward and one backward.
       const OpFamily fam = op_family(n.op);
       const int launches = fam == OpFamily::View || fam == OpFamily::Source ? 0 : 1;
-      Kernel k{n.name, kernel && llm::attention_matmul(n) ? "attention" : op_class(g, n), nc.cost.flops,
-               nc.cost.bwd_flops(), bytes, launches, recomputed_forwards(n, o), llm::attention_role(n) != llm::AttnRole::None};
+      // A fused core executes the scores the causal mask and the layer's window keep (under context parallelism:
+      // as in the diagonal block, about half of the ring's blocks are masked whole).
+      auto executed = [&](Count flops) {
+        return o.fused_attention ? llm::fused_core_flops(g, n, flops, local_seq, 0, llm::window_at(c, n.name)) : flops;
+      };
+      Kernel k{n.name, kernel && llm::attention_matmul(n) ? "attention" : op_class(g, n), executed(nc.cost.flops),
+               executed(nc.cost.bwd_flops()), bytes, launches, recomputed_forwards(n, o),
+               llm::attention_role(n) != llm::AttnRole::None};
       if (std::string grouped = o.grouped_experts ? llm::grouped_expert_kernel(n.name) : ""; !grouped.empty()) {
         const auto [it, first] = grouped_at.try_emplace(grouped, kernels.size());
         if (!first) {

@@ -83,7 +83,7 @@ TEST(LlmCli, AttentionFlash2SaysWhichFigureTimedTheCore) {
   EXPECT_NE(a40.out.find("no published flash-attention-2 utilization for a40"), std::string::npos) << a40.out;
   auto bad = run_ridge("serve llama-2-7b --device h100 --attention flash3");
   EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_NE(bad.err.find("--attention flash3: use eager, fused or flash2"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("--attention flash3: use eager, fused, flash2 or flash1"), std::string::npos) << bad.err;
 }
 
 TEST(LlmCli, ServeErrorsAreOneLine) {

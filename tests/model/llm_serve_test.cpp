@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ridge/error.hpp"
+#include "model/llm_attention.hpp"
 #include "ridge/llm_analysis.hpp"
 
 namespace ridge {
@@ -187,7 +188,9 @@ TEST(LlmServe, FusedAttentionDropsScoreTraffic) {
   const ServeResult eager = analyze_serving(*find_llm_config("llama-2-7b"), test_gpu(), o);
   o.fused_attention = true;
   const ServeResult fused = analyze_serving(*find_llm_config("llama-2-7b"), test_gpu(), o);
-  EXPECT_EQ(fused.prefill_flops, eager.prefill_flops);
+  // The fused kernel skips the scores the causal mask hides: of 64 x 64 per head, 64 x 63 / 2, in QK^T and SV
+  // (2 x 32 heads x 128 FLOPs per score and matmul) of 32 layers.
+  EXPECT_EQ(eager.prefill_flops - fused.prefill_flops, Count{32} * 2 * 2 * 32 * 128 * (64 * 63 / 2));
   for (const auto& op : fused.ops) {
     if (op.phase != "prefill") continue;
     if (op.name == "model.layers.0.self_attn.softmax") { EXPECT_EQ(op.bytes(), 0); }
@@ -198,6 +201,43 @@ TEST(LlmServe, FusedAttentionDropsScoreTraffic) {
     }
   }
   EXPECT_LT(fused.prefill_time_s, eager.prefill_time_s);
+}
+
+// Scores a causal kernel keeps, closed form against a count of every (query, key) pair.
+TEST(LlmServe, CausalScoresEqualABruteForceCount) {
+  for (int64_t tokens : {1, 2, 7, 64})
+    for (int64_t past : {0, 1, 5, 100})
+      for (int64_t window : {0, 1, 3, 8, 64, 1000}) {
+        Count brute = 0;
+        for (int64_t q = past; q < past + tokens; ++q)
+          for (int64_t k = 0; k <= q; ++k) brute += window == 0 || q - k < window ? 1 : 0;
+        EXPECT_EQ(llm::causal_scores(tokens, past, window), brute) << tokens << " " << past << " " << window;
+      }
+}
+
+// A fused kernel executes the scores a layer's window keeps: at a 16-token window and a 64-token prompt, a local
+// layer's QK^T and SV run 16 x 64 - 16 x 15 / 2 scores per head, a global one 64 x 65 / 2. Eager (HF) computes
+// every score of the 64 x 64 matrix and masks them.
+TEST(LlmServe, FusedKernelsSkipTheScoresTheWindowHides) {
+  LlmConfig c = parse_llm_config(nlohmann::json::parse(R"({"model_type":"gemma2","vocab_size":256,"hidden_size":64,
+      "num_hidden_layers":2,"num_attention_heads":4,"num_key_value_heads":2,"head_dim":16,"intermediate_size":128,
+      "sliding_window":16,"max_position_embeddings":512})"), "tiny-gemma2");
+  ServeOptions o = opts(1, 64, 1);
+  const ServeResult eager = analyze_serving(c, test_gpu(), o);
+  o.fused_attention = true;
+  const ServeResult fused = analyze_serving(c, test_gpu(), o);
+  const Count per_score = 2 * 4 * 16;  // 4 query heads of 16 dims, a multiply and an add per score and matmul
+  const Count local = 16 * 64 - 16 * 15 / 2, global = 64 * 65 / 2;
+  Count core_eager = 0, core_fused = 0;
+  for (const auto& [r, sum] : {std::pair{&eager, &core_eager}, std::pair{&fused, &core_fused}})
+    for (const auto& op : r->ops)
+      if (op.phase == "prefill" && (op.name.ends_with("self_attn.matmul") || op.name.ends_with("self_attn.matmul_1")))
+        *sum += op.flops;
+  EXPECT_EQ(core_eager, 2 * 2 * per_score * 64 * 64);
+  EXPECT_EQ(core_fused, 2 * per_score * (local + global));
+  EXPECT_EQ(eager.prefill_flops - fused.prefill_flops, core_eager - core_fused);
+  // One decode token sees the whole cache (at most the window): nothing is skipped.
+  EXPECT_EQ(fused.decode_flops, eager.decode_flops);
 }
 
 // A small Qwen3-MoE: 8 experts of width 32, 2 per token, 2 layers; at batch 4 each decode step routes 8

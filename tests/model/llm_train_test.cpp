@@ -315,6 +315,14 @@ TEST(LlmAttentionKernel, ParsedAndShippedWithSources) {
   EXPECT_EQ(parse_attention("fused")->kernel, "");
   EXPECT_TRUE(parse_attention("flash2")->fused);
   EXPECT_EQ(parse_attention("flash2")->kernel, "flash-attention-2");
+  EXPECT_EQ(parse_attention("flash1")->kernel, "flash-attention-1");
+  const auto a100_v1 = builtin_attention_efficiency("flash-attention-1", "a100-sxm4-80gb");
+  ASSERT_TRUE(a100_v1);
+  EXPECT_DOUBLE_EQ(a100_v1->ppp, 0.325);
+  EXPECT_NE(a100_v1->source.find("25-40%"), std::string::npos);
+  const auto h100_v1 = builtin_attention_efficiency("flash-attention-1", "h100-sxm");
+  ASSERT_TRUE(h100_v1);
+  EXPECT_NE(h100_v1->source.find("derived"), std::string::npos);
   EXPECT_FALSE(parse_attention("flash"));
   const auto h100 = builtin_attention_efficiency("flash-attention-2", "h100-sxm");
   ASSERT_TRUE(h100);
@@ -371,9 +379,10 @@ TEST(LlmAttentionKernel, TimesOnlyTheCoreMatmulsAtTheKernelsUtilization) {
   EXPECT_NEAR(same.compute_time_s, fused.compute_time_s, 1e-12 * fused.compute_time_s);
   o = fused_core(o, 0.4);
   const TrainResult flash = analyze_training(c, synthetic_a100(), o);
-  // Per layer and GPU (48 / 8 heads of 128): QK^T and SV forward, 2 x 2 x s^2 x 6 x 128 FLOPs; backward twice that;
-  // the core recomputed once in the backward: 4 forward-equivalents. Their time doubles at half the PPP.
-  const double core_flops = 4.0 * 2 * 2 * 2048.0 * 2048 * 6 * 128 * c.num_layers;
+  // Per layer and GPU (48 / 8 heads of 128): QK^T and SV forward over the s (s + 1) / 2 scores the causal mask
+  // keeps, 2 x 2 x 6 x 128 FLOPs each; backward twice that; the core recomputed once in the backward: 4
+  // forward-equivalents. Their time doubles at half the PPP.
+  const double core_flops = 4.0 * 2 * 2 * (2048.0 * 2049 / 2) * 6 * 128 * c.num_layers;
   const double extra = core_flops / (0.4 * 312e12) - core_flops / (0.8 * 312e12);
   EXPECT_NEAR(flash.compute_time_s - fused.compute_time_s, extra, 1e-3 * extra);
   EXPECT_EQ(flash.hardware_flops, fused.hardware_flops);
