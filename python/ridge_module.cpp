@@ -134,7 +134,7 @@ void set_formats(ServeOptions& o, const std::string& weights, const std::string&
 }
 
 Precision precision_of(const std::string& name, const std::string& what) {
-  const auto p = parse_precision(name);
+  const auto p = parse_llm_compute(name);
   if (!p) throw UsageError(what + ": '" + name + "' is not a precision (fp16, bf16, fp32)");
   return *p;
 }

@@ -37,6 +37,9 @@ struct SummaryOptions {
 /// Marks a report of an incomplete model: `alert` (the INCOMPLETE line printed first), JSON `complete` and
 /// `not_costed` (node, op, reason).
 void mark_incomplete(Document& d, const Incompleteness& inc);
+/// The same for a report of several models (compare, sweep): `gaps` lists each incomplete model with the op types
+/// left out; the alert names them, JSON `complete` (false when any is listed) and `not_costed` ({model, ops}).
+void mark_incomplete_models(Document& d, const std::vector<std::pair<std::string, std::vector<std::string>>>& gaps);
 
 /// The deepest module depth at which the layer table has at most `max_rows` rows (0 = every node, when all of
 /// them fit; at least 1).
@@ -108,6 +111,8 @@ struct RooflineRequest {
   std::vector<MeasuredRun> measured;      ///< measurements matched to models and devices (match_measurement)
   std::vector<std::string> measured_files;  ///< measurement files read (after the devices are found) and
                                             ///< matched after `measured`
+  bool force = false;                     ///< use a measurement that records another model, device or batch
+                                          ///< (check_measurement_matches) anyway; the notes then say so
   bool summary_only = false;              ///< per-model rows only, no layer table
   bool charts = true;                     ///< also build one roofline chart per device
 };
@@ -172,6 +177,7 @@ struct SweepPoint {
   int64_t batch = 0;
   Count params = 0, flops = 0, macs = 0, backward_flops = 0, bytes = 0;  ///< estimated totals
   Count activation_bytes = 0, inference_peak_bytes = 0, training_peak_bytes = 0;  ///< estimated memory
+  std::vector<std::string> not_costed_ops;        ///< op types left out of the estimate (empty: complete)
   bool measured = false;                          ///< the point was measured (its time may still be unknown)
   std::optional<double> measured_time_s;          ///< measured time per pass
   std::optional<double> measured_samples_per_s;   ///< batch / measured time
@@ -369,7 +375,8 @@ struct ReportRequest {
   bool strict = false;                    ///< a node that cannot be costed is an error (require_complete)
   LoadOptions load;                       ///< batch and input sizes; `training` follows `train`
   std::optional<DType> dtype;             ///< element type of tensors (nullopt: the precision mode's activations)
-  std::string precision = "fp32";         ///< precision mode (precision_mode_names()); with `serve` fp32 means fp16
+  std::string precision;                  ///< precision mode (precision_mode_names()); "": the default, fp32, or
+                                          ///< fp16 with `serve` (which takes fp16, bf16 or fp32)
   bool train = false;                     ///< training iteration: forward, backward and weight update
   std::string optimizer = "sgd";          ///< optimizer of the training memory: sgd|momentum|adam
   std::vector<std::string> devices;       ///< devices predicted on, one roofline each

@@ -51,6 +51,9 @@ struct AttentionChoice {
   bool fused = false;
   std::string kernel;  ///< "" (GEMM factors), "flash-attention-2" or "flash-attention-1"
 };
+/// The precision an LLM's activations and peak use (--compute): fp16, bf16 or fp32, the element types of its
+/// graphs; nullopt for anything else (int8 or fp8 compute would need quantized kernels ridge does not model).
+std::optional<Precision> parse_llm_compute(std::string_view name);
 /// Parses eager | fused | flash2 | flash1; nullopt otherwise.
 std::optional<AttentionChoice> parse_attention(std::string_view name);
 /// What --moe names: "eager" (false: HF's loop, a kernel per routed expert and op) or "grouped" (true: one grouped

@@ -437,11 +437,21 @@ struct MeasuredRow {
 struct MeasuredRun {
   std::string file;
   std::string model;              ///< "model" field, else the file stem
-  std::string device;             ///< "device" field when present (else the rows' common device)
-  int64_t batch = 0;              ///< "batch" field when present (0: not recorded)
+  std::string recorded_model;     ///< the model the file records ("model" field, else a zoo name in an ingested
+                                  ///< profile's source file names); "": not recorded
+  std::string device;             ///< "device" field when present (else the rows' common device, else the GPU
+                                  ///< an ingested profile's source file names name)
+  int64_t batch = 0;              ///< "batch" field when present (else an ingested profile's "bs10" in its source
+                                  ///< file names; 0: not recorded)
   std::string precision;          ///< "precision" (or "dtype") field when present
   std::vector<MeasuredRow> layers;
 };
+/// Checks a measurement against the model (its loaded name or the spec's stem), device and batch it is used for
+/// (check_run_matches; a CPU device takes any measurement of "cpu" or "machine"). Throws ridge::Error naming the
+/// file and both sides; with `force` the mismatches come back as "forced: ..." lines for the output.
+std::vector<std::string> check_measurement_matches(const MeasuredRun& m, const std::string& model_name,
+                                                   const std::string& model_spec, const Device& d, int64_t batch,
+                                                   bool force);
 /// Parses a measurement document (fields in docs/model.md); `origin` prefixes errors.
 MeasuredRun parse_measurement(const std::string& text, const std::string& origin);
 /// Reads a measurement file. Throws ridge::Error naming the file and the field.

@@ -98,6 +98,9 @@ struct Document {
 /// Formats a cell for humans (decimal prefixes for counts and rates, binary for bytes, separators, units; never
 /// scientific notation, never milli/micro prefixes except on seconds).
 std::string format_cell(const Cell& c, bool exact = false);
+/// A field's value (Fields: one quantity per line): format_cell, and an exact count keeps its unit beside it
+/// ("13,476,831,232 B (12.6 GiB)", "329,731,182,428,160 FLOP").
+std::string format_field(const Cell& c, bool exact);
 /// A number with `sig` significant digits in plain notation, thousands separated: 1234567 -> "1,234,567",
 /// 0.000123 -> "0.000123" (at most 9 decimals; smaller magnitudes print as 0).
 std::string plain(double v, int sig = 3);

@@ -554,7 +554,7 @@ def _batches(sweep: Union[str, Sequence[int]]) -> List[int]:
 
 def report(model: ModelLike, path: Union[str, "_os.PathLike[str]"], input_size: Optional[Sequence[int]] = None,
            batch: int = 1, *, device: Union[None, str, Sequence[str]] = None, example_inputs: Any = None,
-           dtype: Optional[str] = None, precision: str = "fp32", train: bool = False, optimizer: str = "sgd",
+           dtype: Optional[str] = None, precision: Optional[str] = None, train: bool = False, optimizer: str = "sgd",
            devices_dir: Union[None, str, Sequence[str]] = None, measure: bool = False,
            profile: Union[None, str, Sequence[str]] = None, force: bool = False,
            sweep: Union[str, Sequence[int]] = "1,2,4,8,16,32,64", depth: int = 1, top: int = 5,
@@ -562,7 +562,8 @@ def report(model: ModelLike, path: Union[str, "_os.PathLike[str]"], input_size: 
            kv: str = "fp16", strict: bool = False, seq_len: Optional[int] = None,
            inputs: Optional[Dict[str, Sequence[int]]] = None) -> str:
     """Writes the self-contained HTML report (`ridge report MODEL -o PATH`) and returns its path; `serve=True`
-    reports an LLM's serving (prompt, generate, tp, weights, kv) on each device instead."""
+    reports an LLM's serving (prompt, generate, tp, weights, kv) on each device instead. precision: None is fp32,
+    or fp16 with serve=True (which takes fp16, bf16 or fp32)."""
     m = load(model, input_size, example_inputs)
     path = _os.path.abspath(_os.fspath(path))
     if isinstance(depth, bool) or not isinstance(depth, int) or depth < 0:

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <set>
@@ -188,6 +189,13 @@ void run_llm(const CalibrateArgs& a) {
 }
 
 void run(const CalibrateArgs& a) {
+  std::set<std::string> given;
+  for (const auto& f : a.files) {
+    std::error_code ec;
+    const auto key = std::filesystem::weakly_canonical(f, ec);
+    if (!given.insert(ec ? f : key.string()).second)
+      throw UsageError(f + ": given twice (each measurement counts once in a fit)");
+  }
   const bool csv = is_csv(a.files.front());
   for (const auto& f : a.files)
     if (is_csv(f) != csv) throw UsageError(f + ": mix of CSV operator profiles and JSON measurements");
@@ -201,9 +209,8 @@ void run(const CalibrateArgs& a) {
   std::vector<std::string> forced;
   for (const auto& f : a.files) {
     ms.push_back(read_measurement(f));
-    // Measurements of another device (an A100 profile calibrated as this CPU) are refused.
-    const auto lines = check_run_matches(f, {"", ms.back().device, 0, ""}, {"", d.id == "machine" ? "" : d.id, 0, ""},
-                                         a.force);
+    // Measurements of another device (an A100 profile calibrated as this CPU or as a V100) are refused.
+    const auto lines = check_measurement_matches(ms.back(), "", "", d, 0, a.force);
     forced.insert(forced.end(), lines.begin(), lines.end());
   }
   int skipped = 0;

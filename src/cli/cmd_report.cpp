@@ -41,7 +41,8 @@ report::ReportRequest request_of(const ReportOptions& o) {
   r.strict = o.m.strict;
   r.load = o.m.load_options();
   if (o.m.dtype_given()) r.dtype = r.load.dtype;
-  r.precision = o.precision;
+  // An unset --precision is the command's default: fp32, or fp16 for --serve.
+  r.precision = o.out.cmd->get_option("--precision")->count() > 0 ? o.precision : "";
   r.train = o.train;
   r.optimizer = o.optimizer;
   r.devices = o.devices;
@@ -88,7 +89,8 @@ CLI::App* add_report_command(CLI::App& app) {
   auto o = std::make_shared<ReportOptions>();
   cmd->add_option("MODEL", o->model, fmt::format("{}; an LLM (zoo name or config.json) with --serve", kModelHelp))->required();
   o->m.add_to(cmd);
-  cmd->add_option("--precision,-p", o->precision, precision_mode_names() + " (amp-*: PyTorch autocast, fp32 weights)")
+  cmd->add_option("--precision,-p", o->precision,
+                  precision_mode_names() + " (amp-*: PyTorch autocast, fp32 weights); --serve: fp16 (default), bf16 or fp32")
       ->capture_default_str();
   cmd->add_flag("--train", o->train, "Training iteration: forward, backward and weight update");
   cmd->add_option("--optimizer", o->optimizer, "Optimizer for training memory: sgd|momentum|adam")->capture_default_str();
@@ -121,6 +123,12 @@ CLI::App* add_report_command(CLI::App& app) {
     if (!o->serve)
       for (const char* flag : {"--prompt", "--generate", "--tp", "--weights", "--kv", "--attention", "--moe", "--mla"})
         if (o->out.cmd->get_option(flag)->count() > 0) throw UsageError(std::string(flag) + " needs --serve");
+    // The serving report builds its graphs from the LLM's config: the model report's options do not apply.
+    if (o->serve)
+      for (const char* flag : {"--profile", "--train", "--optimizer", "--measure", "--end-to-end", "--sweep", "--seq-len",
+                               "--input", "--input-size", "--dtype", "--strict", "--force", "--depth"})
+        if (const CLI::Option* opt = o->out.cmd->get_option_no_throw(flag); opt && opt->count() > 0)
+          throw UsageError(std::string(flag) + " does not apply to --serve (its graphs come from the LLM's config)");
     run_report(*o);
   });
   return cmd;

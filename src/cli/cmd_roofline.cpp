@@ -43,6 +43,9 @@ CLI::App* add_roofline_command(CLI::App& app) {
   cmd->add_option("--level", a->req.level, "Memory level whose bandwidth forms the roof (dram, l2, ...)")->capture_default_str();
   cmd->add_option("--measured", a->req.measured_files, "Measurement JSON (ridge measure/ingest --format json): achieved fraction")
       ->type_name("FILE");
+  cmd->add_flag("--force", a->req.force,
+                "Use a --measured file that records another model, device or batch than the one placed (the notes say "
+                "so); without it such a file is refused");
   cmd->add_option("--devices-dir,--devices", a->req.device_dirs, "Also load device files from DIR")->type_name("DIR");
   cmd->add_flag("--summary", a->req.summary_only, "Per-model rows only (no per-layer table)");
   cmd->add_option("--plot", a->plot, "Also draw one roofline per device to FILE.svg or FILE.png")->type_name("FILE");

@@ -52,8 +52,8 @@ CLI::App* add_serve_command(CLI::App& app) {
     so.weights = number_format_flag("--weights", o->weights);
     so.kv = number_format_flag("--kv", o->kv);
     if (so.kv.group > 0) throw UsageError("--kv " + o->kv + ": use fp8, fp16, bf16 or fp32 for the KV cache");
-    auto p = parse_precision(o->compute);
-    if (!p) throw UsageError("--compute " + o->compute + ": unknown precision");
+    auto p = parse_llm_compute(o->compute);
+    if (!p) throw UsageError("--compute " + o->compute + ": use fp16, bf16 or fp32");
     so.compute = *p;
     announce_large_llm(o->m.model, "serve");
     report::ServeRequest req{o->m.model, o->m.device_name, o->m.device_dirs, o->m.calibration, so};

@@ -56,9 +56,11 @@ CLI::App* add_train_command(CLI::App& app) {
     auto rc = parse_recompute(o->recompute);
     if (!rc) throw UsageError("--recompute " + o->recompute + ": use none, selective or full");
     o->t.recompute = *rc;
-    auto p = parse_precision(o->compute);
-    if (!p) throw UsageError("--compute " + o->compute + ": unknown precision");
+    auto p = parse_llm_compute(o->compute);
+    if (!p) throw UsageError("--compute " + o->compute + ": use bf16, fp16 or fp32");
     o->t.compute = *p;
+    if (o->out.cmd->get_option("--tokens")->count() > 0 && !(o->t.token_budget > 0))
+      throw Error(fmt::format("--tokens {}: must be a positive, finite number of tokens", o->t.token_budget));
     announce_large_llm(o->m.model, "train");
     const report::TrainRequest req{o->m.model, o->m.device_name, o->m.device_dirs, o->m.calibration, o->t};
     o->out.emit(report::train_report(req));

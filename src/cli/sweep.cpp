@@ -187,6 +187,11 @@ nlohmann::json run_point(const SweepPlan& plan, size_t index) {
                    {"inference_peak_bytes", json_count(mem.inference_peak_bytes)},
                    {"training_peak_bytes", json_count(mem.training_peak_bytes)},
                    {"complete", mc.complete()}};
+  {
+    nlohmann::json ops = nlohmann::json::array();
+    for (const auto& [op, nodes] : incompleteness(g, mc).ops) ops.push_back(op);
+    r["estimate"]["not_costed_ops"] = std::move(ops);
+  }
   if (plan.measure) r["measure"] = measured_on_cpu(plan, model, batch);
   if (!plan.device.empty()) {
     // PALEO-style prediction of this point on the device (PPP 1, the device's launch overhead).
@@ -298,6 +303,10 @@ std::vector<report::SweepPoint> sweep_points(const std::vector<nlohmann::json>& 
         {"inference_peak_bytes", &P::inference_peak_bytes}, {"training_peak_bytes", &P::training_peak_bytes}};
     for (const auto& [key, field] : kEstimates)
       if (e.contains(key)) p.*field = count_from_json(e[key]);
+    if (e.contains("not_costed_ops") && e["not_costed_ops"].is_array())
+      for (const auto& op : e["not_costed_ops"])
+        if (op.is_string()) p.not_costed_ops.push_back(op.get<std::string>());
+    if (e.value("complete", true) == false && p.not_costed_ops.empty()) p.not_costed_ops.push_back("unnamed ops");
     auto number = [](const nlohmann::json& j, const char* key) -> std::optional<double> {
       if (j.contains(key) && j[key].is_number()) return j[key].get<double>();
       return std::nullopt;

@@ -262,7 +262,14 @@ std::optional<Calibration> llm_calibration(const Device& d, Precision p, const s
   const auto fitted = parse_precision(cal.precision);
   const bool half = (p == Precision::FP16 || p == Precision::BF16) && fitted &&
                     (*fitted == Precision::FP16 || *fitted == Precision::BF16);
-  check_calibration_applies(cal, d.id, half ? *fitted : p, false);
+  try {
+    check_calibration_applies(cal, d.id, half ? *fitted : p, false);
+  } catch (const Error& e) {  // serve and train take no --force: name the way that works instead
+    std::string what = e.what();
+    if (const size_t hint = what.rfind(" (use --force"); hint != std::string::npos) what.resize(hint);
+    throw Error(what + " (serve and train apply a calibration of the device's own family and precision; fit one "
+                       "with `ridge calibrate`)");
+  }
   return cal;
 }
 
@@ -293,6 +300,13 @@ std::optional<bool> parse_mla(std::string_view name) {
 std::optional<bool> parse_moe(std::string_view name) {
   if (name == "eager") return false;
   if (name == "grouped") return true;
+  return std::nullopt;
+}
+
+std::optional<Precision> parse_llm_compute(std::string_view name) {
+  if (name == "fp16") return Precision::FP16;
+  if (name == "bf16") return Precision::BF16;
+  if (name == "fp32") return Precision::FP32;
   return std::nullopt;
 }
 

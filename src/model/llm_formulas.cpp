@@ -189,10 +189,12 @@ std::vector<LlmConventionRow> llm_convention_rows(const LlmConfig& c, const Grap
                   "Megatron-LM training.py num_floating_point_operations: forward + backward (3 x 2 MACs) of the "
                   "GEMMs only, GQA, SwiGLU and top-k experts aware, QK^T and SV halved for the causal mask, vocabulary "
                   "padded to 128; no recomputation, norms and softmax 0"});
-  const Count palm = palm_flops_per_token(params, c.num_layers, c.num_heads, c.head_dim, seq) * tokens;
+  // N: the parameters a token uses (an MoE model's active ones; the formula is for dense models).
+  const Count palm = palm_flops_per_token(llm_params(c).active_per_token, c.num_layers, c.num_heads, c.head_dim, seq) * tokens;
   rows.push_back({"palm", palm, "FLOP", fmt::format("{:.4g} model FLOPs per iteration", to_double(palm)),
                   "Chowdhery et al. 2022 App. B: (6 N + 12 L H Q T) per token, training (forward + backward), "
-                  "embedding parameters included, attention not halved for causality"});
+                  "embedding parameters included (N: the active parameters of an MoE model), attention not halved for "
+                  "causality"});
   const Count la = llm_analysis_forward_flops(c, batch, seq);
   rows.push_back({"llm-analysis", la, "FLOP", "prefill_num_flops_fwd_total: " + llm_analysis_number(la),
                   "cli99/llm-analysis: GEMMs at 2 per MAC with k/v scaled by kv/H (head_dim = h/H), QK^T and SV "
@@ -206,11 +208,14 @@ std::vector<LlmConventionRow> llm_convention_rows(const LlmConfig& c, const Grap
                           "add 1, act 2 (of the hidden size) per element, lm_head one token at 1 per MAC"
                         : "one decode token attending to seq cached tokens (the row's OPs per step)"});
   }
-  rows.push_back({"transformer-math-101 (2PD)", 2 * params * tokens, "FLOP",
-                  fmt::format("C_forward = 2PD = {:.4g}", to_double(2 * params * tokens)),
-                  "EleutherAI 2023: forward = 2 x parameters x tokens (no attention-score term); training 6PD"});
-  rows.push_back({"transformer-math-101 (6PD)", 6 * params * tokens, "FLOP",
-                  fmt::format("C = 6PD = {:.4g}", to_double(6 * params * tokens)), "forward 2PD + backward 4PD"});
+  // P: the parameters a token uses (an MoE model's active ones), as for PaLM's N.
+  const Count active = llm_params(c).active_per_token;
+  rows.push_back({"transformer-math-101 (2PD)", 2 * active * tokens, "FLOP",
+                  fmt::format("C_forward = 2PD = {:.4g}", to_double(2 * active * tokens)),
+                  "EleutherAI 2023: forward = 2 x parameters x tokens (no attention-score term; P: the active "
+                  "parameters of an MoE model); training 6PD"});
+  rows.push_back({"transformer-math-101 (6PD)", 6 * active * tokens, "FLOP",
+                  fmt::format("C = 6PD = {:.4g}", to_double(6 * active * tokens)), "forward 2PD + backward 4PD"});
   const std::pair<const char*, Recompute> recomputes[] = {
       {"none", Recompute::None}, {"selective", Recompute::Selective}, {"full", Recompute::Full}};
   for (const auto& [name, r] : recomputes) {

@@ -11,6 +11,7 @@
 #include "ridge/error.hpp"
 #include "ridge/ops.hpp"
 #include "ridge/predict.hpp"
+#include "ridge/text.hpp"
 #include "text_util.hpp"
 
 namespace ridge {
@@ -64,6 +65,7 @@ MeasuredRun parse_measurement(const std::string& text, const std::string& origin
   const json* summary = j.contains("summary") && j["summary"].is_object() ? &j["summary"] : nullptr;
   m.model = text_of(j, {"model"}).value_or(summary ? text_of(*summary, {"model"}).value_or("") : "");
   if (m.model.empty()) m.model = std::filesystem::path(origin).stem().string();
+  m.recorded_model = text_of(j, {"model"}).value_or(summary ? text_of(*summary, {"model"}).value_or("") : "");
   m.device = text_of(j, {"device"}).value_or(summary ? text_of(*summary, {"device"}).value_or("") : "");
   auto field = [&](const char* k) -> const json* {
     if (auto it = j.find(k); it != j.end() && !it->is_null()) return &*it;
@@ -122,7 +124,30 @@ MeasuredRun parse_measurement(const std::string& text, const std::string& origin
     }
     m.layers.push_back(std::move(l));
   }
+  // `ridge ingest` records its source files: their names may tell the model, GPU and batch of the run.
+  if (auto in = j.find("inputs"); in != j.end() && in->is_object())
+    if (auto files = in->find("files"); files != in->end() && files->is_array())
+      for (const json& f : *files) {
+        if (!f.is_string()) continue;
+        const RunIdentity id = identity_from_file_name(f.get<std::string>());
+        if (m.recorded_model.empty()) m.recorded_model = id.model;
+        if (m.device.empty()) m.device = id.device;
+        if (m.batch == 0) m.batch = id.batch;
+      }
   return m;
+}
+
+std::vector<std::string> check_measurement_matches(const MeasuredRun& m, const std::string& model_name,
+                                                   const std::string& model_spec, const Device& d, int64_t batch,
+                                                   bool force) {
+  RunIdentity run{m.recorded_model, m.device, m.batch, ""};
+  // Named after the file it measured (resnet18.ext_emptybin.onnx: resnet18.ext_emptybin, or resnet18).
+  const std::string spec_stem = std::filesystem::path(model_spec).stem().string();
+  const std::string spec_name = spec_stem.substr(0, spec_stem.find('.'));
+  if (ascii_lower(run.model) == ascii_lower(spec_stem) || ascii_lower(run.model) == ascii_lower(spec_name))
+    run.model.clear();
+  if (!run.device.empty() && d.matches(run.device)) run.device.clear();      // "cpu" on the machine, an alias
+  return check_run_matches(m.file, run, RunIdentity{model_name, d.id, batch, ""}, force);
 }
 
 MeasuredRun read_measurement(const std::string& path) {

@@ -164,6 +164,15 @@ std::string format_cell(const Cell& c, bool exact) {
   }
 }
 
+std::string format_field(const Cell& c, bool exact) {
+  std::string s = format_cell(c, exact);
+  const Count* n = std::get_if<Count>(&c.value);
+  if (!exact || !n || c.unit == Unit::Count || c.unit == Unit::Param || c.unit == Unit::None) return s;
+  if (c.unit == Unit::Byte) return *n >= 1024 ? fmt::format("{} B ({})", s, format_bytes(to_double(*n))) : s + " B";
+  const std::string_view sym = unit_symbol(c.unit);
+  return sym.empty() ? s : s + " " + std::string(sym);
+}
+
 ColumnText format_column(const Table& t, size_t c) {
   const Column& col = t.columns[c];
   ColumnText out;

@@ -122,7 +122,7 @@ void write_fields_block(const Fields& f, std::ostream& os) {
   size_t w = 0;
   for (const auto& [col, cell] : f.items) w = std::max(w, display_width(header_title(col)));
   for (const auto& [col, cell] : f.items)
-    os << "  " << pad(header_title(col) + ":", w + 1, false) << "  " << format_cell(cell, col.exact) << "\n";
+    os << "  " << pad(header_title(col) + ":", w + 1, false) << "  " << format_field(cell, col.exact) << "\n";
 }
 
 void write_text_unlimited(const Document& d, std::ostream& os) { write_text(d, os, TextOptions{}); }
@@ -209,7 +209,7 @@ void write_md(const Document& d, std::ostream& os) {
       if (!f.title.empty()) os << "## " << md_escape(f.title) << "\n\n";
       os << "| quantity | value |\n|---|---:|\n";
       for (const auto& [col, cell] : f.items)
-        os << "| " << md_escape(header_title(col)) << " | " << md_escape(format_cell(cell, col.exact)) << " |\n";
+        os << "| " << md_escape(header_title(col)) << " | " << md_escape(format_field(cell, col.exact)) << " |\n";
     }
     os << "\n";
   }

@@ -118,4 +118,21 @@ TEST(CliTrust, ReportRefusesProfilesOfDifferentModels) {
   EXPECT_NE(r.err.find("resnet50"), std::string::npos) << r.err;
 }
 
+// A report for one GPU refuses a profile captured on another; a model file's name up to its first dot names the
+// model (resnet18.ext_emptybin.onnx is resnet18).
+TEST(CliTrust, ReportAndIngestRefuseAProfileOfAnotherGpu) {
+  RIDGE_REQUIRE_SHARED();
+  const std::string a100 =
+      ridge::test::shared_dir() + "/fixtures/profiles/01_ncu_text_nyu_A100_resnet18_bs10_train_smsp_flops_dram.log";
+  const std::string out = ridge::test::temp_dir() + "/r.html";
+  const auto r = run_ridge("report resnet18 --batch 10 --train --device v100 -o " + out + " --profile " + a100);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("measured device is a100, expected v100-sxm2"), std::string::npos) << r.err;
+  const auto forced = run_ridge("report resnet18 --batch 10 --train --device v100 --force -o " + out + " --profile " + a100);
+  EXPECT_EQ(forced.exit_code, 0) << forced.err;
+  const auto same = run_ridge("ingest " + a100 + " --model " + ridge::test::shared_dir() +
+                              "/fixtures/onnx/resnet18.ext_emptybin.onnx --batch 10 --train");
+  EXPECT_EQ(same.exit_code, 0) << same.err;
+}
+
 }  // namespace

@@ -121,6 +121,21 @@ TEST(LlmConfig, WrongTypesAndBadValuesAreOneLineErrors) {
   j = llama_json();
   j["hidden_size"] = -4096;
   EXPECT_NE(error_of(j).find("hidden_size must be positive"), std::string::npos) << error_of(j);
+  // An unknown activation names the file and the key; head_dim 0 is not "absent"; Gemma 3's pattern must be
+  // positive (transformers takes the layer index modulo it).
+  j = llama_json();
+  j["hidden_act"] = "foo";
+  EXPECT_EQ(error_of(j), "cfg.json: hidden_act 'foo' is not supported (silu, gelu, gelu_new, gelu_pytorch_tanh, relu)");
+  j = llama_json();
+  j["head_dim"] = 0;
+  EXPECT_EQ(error_of(j), "cfg.json: head_dim must be positive, not 0");
+  j = llama_json();
+  j["head_dim"] = nullptr;  // null: hidden_size / num_attention_heads, as absent
+  EXPECT_EQ(error_of(j), "");
+  j = llama_json();
+  j["model_type"] = "gemma3_text";
+  j["sliding_window_pattern"] = 0;
+  EXPECT_NE(error_of(j).find("cfg.json: sliding_window_pattern must be positive, not 0"), std::string::npos) << error_of(j);
   j = llama_json();
   j["tie_word_embeddings"] = 1;
   EXPECT_EQ(error_of(j), "cfg.json: key 'tie_word_embeddings' must be true or false, not 1");

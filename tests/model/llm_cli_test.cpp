@@ -102,6 +102,39 @@ TEST(LlmCli, ServeErrorsAreOneLine) {
   }
 }
 
+// What serve, train and report --serve cannot honour is refused, not silently changed or ignored.
+TEST(LlmCli, UnsupportedComputeCalibrationsAndOptionsAreRefused) {
+  for (const std::string cmd : {"serve llama-2-7b --device h100 --compute int8",
+                                "train llama-2-7b --device h100 --gpus 8 --compute tf32"}) {
+    const auto r = run_ridge(cmd);
+    EXPECT_EQ(r.exit_code, 2) << cmd;
+    EXPECT_NE(r.err.find("fp16, bf16") == std::string::npos ? r.err.find("bf16, fp16") : 0, std::string::npos) << r.err;
+  }
+  // No --force in serve and train: the refusal names the way that works.
+  auto r = run_ridge("serve llama-2-7b --device h100 --calibration " + std::string(RIDGE_SOURCE_DIR) +
+                     "/data/calibrations/llm/a100-fp16.json");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err.find("--force"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("fit one with `ridge calibrate`"), std::string::npos) << r.err;
+  r = run_ridge("train llama-2-7b --device h100 --gpus 8 --tokens 0");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("--tokens 0: must be a positive"), std::string::npos) << r.err;
+  // report --serve computes at the --precision given (fp16 by default), and refuses the model report's options.
+  const std::string out = test::temp_dir() + "/r.html";
+  auto fp32 = run_ridge("report llama-2-7b --serve -d h100 --precision fp32 --format json -o " + out);
+  ASSERT_EQ(fp32.exit_code, 0) << fp32.err;
+  EXPECT_EQ(nlohmann::json::parse(fp32.out)["scenario"]["compute"], "fp32");
+  auto fp16 = run_ridge("report llama-2-7b --serve -d h100 --format json -o " + out);
+  ASSERT_EQ(fp16.exit_code, 0) << fp16.err;
+  EXPECT_EQ(nlohmann::json::parse(fp16.out)["scenario"]["compute"], "fp16");
+  for (const char* flag : {"--profile x.json", "--train", "--seq-len 64", "--measure"}) {
+    r = run_ridge(std::string("report llama-2-7b --serve -d h100 -o ") + out + " " + flag);
+    EXPECT_EQ(r.exit_code, 2) << flag;
+    EXPECT_NE(r.err.find("does not apply to --serve"), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(run_ridge("report llama-2-7b --serve -d h100 --precision int8 -o " + out).exit_code, 2);
+}
+
 TEST(LlmCli, ServeReadsAConfigJson) {
   const std::string path = test::temp_dir() + "/config.json";
   std::ofstream(path) << R"({"model_type":"qwen2","vocab_size":151936,"hidden_size":896,"intermediate_size":4864,

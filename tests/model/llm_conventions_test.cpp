@@ -76,6 +76,16 @@ TEST(LlmConventions, FlopsAllConventionsShowsTheLlmPresets) {
   EXPECT_EQ(rows.at("transformer-math-101 (6PD)")["headline"], nlohmann::json(static_cast<long long>(6 * p * 128)));
   EXPECT_EQ(rows.at("zero-3 (Nd 64)")["headline"], nlohmann::json(static_cast<long long>((16 * p + 63) / 64)));
   EXPECT_TRUE(rows.count("megatron-paper") && rows.count("palm"));
+  // An MoE model's P (and PaLM's N) are the parameters a token uses: Mixtral's 12,879,925,248 active, not its
+  // 46,702,792,704; ZeRO's model state keeps every parameter.
+  r = test::run_ridge("flops mixtral-8x7b --seq-len 128 --all-conventions --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  rows.clear();
+  const auto moe = nlohmann::json::parse(r.out);
+  for (const auto& row : moe["llm_conventions"]) rows[row["convention"]] = row;
+  const Count active = 12879925248, total = 46702792704;
+  EXPECT_EQ(rows.at("transformer-math-101 (6PD)")["headline"], nlohmann::json(static_cast<long long>(6 * active * 128)));
+  EXPECT_EQ(rows.at("zero-3 (Nd 64)")["headline"], nlohmann::json(static_cast<long long>((16 * total + 63) / 64)));
   // Models that are not LLM configs have no such table.
   r = test::run_ridge("flops resnet18 --all-conventions --format json");
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -125,6 +125,38 @@ TEST_F(CliModel, RooflineShowsAchievedFractionFromAMeasurement) {
   EXPECT_NEAR(m["fraction_of_roof"].get<double>(), 100 * 117.5495284e9 / 15.7e12, 1e-6);
 }
 
+// A measurement matched only because it is the one file given must still record the model, device and batch
+// placed: another is refused naming both sides, and --force makes it a note.
+TEST_F(CliModel, RooflineAndCalibrateRefuseAMeasurementOfAnotherRun) {
+  const std::string dir = test::temp_dir();
+  std::ofstream(dir + "/mnist.json") << R"({"model": "mnist", "device": "cpu", "batch": 1, "layers": [
+      {"name": "conv", "op": "Conv", "time_s": 0.001, "flops": 1000000, "bytes": 10000}]})";
+  auto r = run_ridge("roofline resnet50 --device a100 --summary --measured " + dir + "/mnist.json");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("mnist.json: measured model is mnist, expected resnet50 (use --force"), std::string::npos) << r.err;
+  r = run_ridge("roofline mnist --device a100 --summary --measured " + dir + "/mnist.json");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("measured device is cpu, expected a100"), std::string::npos) << r.err;
+  std::ofstream(dir + "/mnist-a100.json") << R"({"model": "mnist", "device": "NVIDIA A100-SXM4-40GB", "batch": 1,
+      "layers": [{"name": "conv", "op": "Conv", "time_s": 0.001, "flops": 1000000, "bytes": 10000}]})";
+  r = run_ridge("roofline mnist --device a100 --batch 4 --summary --measured " + dir + "/mnist-a100.json");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("measured batch is 1, expected 4"), std::string::npos) << r.err;
+  EXPECT_EQ(run_ridge("roofline mnist --device a100 --summary --measured " + dir + "/mnist-a100.json").exit_code, 0);
+  const json forced = run_json("roofline resnet50 --device a100 --summary --force --measured " + dir + "/mnist.json");
+  EXPECT_NE(forced.dump().find("forced: "), std::string::npos);
+
+  // An ingested profile's source file names tell its GPU: an A100 profile does not calibrate a V100 or this CPU.
+  std::ofstream(dir + "/ingested.json") << R"({"inputs": {"files": ["/x/09_ncu_A100_bert_fp16.csv"]}, "kernels": [
+      {"name": "k", "family": "gemm", "time_s": 0.001, "flops": 1000000000, "dram_bytes": 1000000}]})";
+  r = run_ridge("calibrate " + dir + "/ingested.json --device v100 -o " + dir + "/c.json");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("measured device is a100, expected v100"), std::string::npos) << r.err;
+  r = run_ridge("calibrate " + dir + "/mnist.json " + dir + "/mnist.json -o " + dir + "/c.json");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("mnist.json: given twice"), std::string::npos) << r.err;
+}
+
 TEST_F(CliModel, CalibrateWritesAFilePredictUses) {
   const std::string dir = test::temp_dir();
   // Two synthetic "models" measured on v100 where every Conv runs at PPP 0.5 and memory at PPP_mem 0.8.

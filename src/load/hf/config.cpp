@@ -75,12 +75,16 @@ class Keys {
   std::string origin_;
 };
 
-std::string activation_of(const std::string& hf) {
+// The activation key `key` names (`fallback` when absent), in ridge's names; an unknown one is an error naming
+// the file and the key.
+std::string activation_of(const Keys& k, const std::string& key, const std::string& fallback) {
+  const std::string hf = k.opt_string(key, fallback);
   if (hf == "silu" || hf == "swish") return "silu";
   if (hf == "gelu_new" || hf == "gelu_pytorch_tanh" || hf == "gelu_fast" || hf == "gelu_tanh") return "gelu_tanh";
   if (hf == "gelu") return "gelu";
   if (hf == "relu") return "relu";
-  throw Error(fmt::format("activation '{}' is not supported (silu, gelu, gelu_new, gelu_pytorch_tanh, relu)", hf));
+  throw Error(fmt::format("{}: {} '{}' is not supported (silu, gelu, gelu_new, gelu_pytorch_tanh, relu)", k.origin(),
+                          k.find(key) ? key : "the default activation", hf));
 }
 
 // The four keys every transformers config with HF's standard names has; num_kv_heads starts equal to num_heads.
@@ -132,15 +136,17 @@ void read_llama_like(const Keys& k, LlmConfig& c) {
   const bool gemma = c.family.rfind("gemma", 0) == 0;
   read_hf_shape(k, c);
   c.num_kv_heads = k.opt_int("num_key_value_heads", c.num_heads);
-  c.head_dim = k.opt_int("head_dim", 0);
+  c.head_dim = k.opt_int("head_dim", 0);  // absent or null: hidden_size / num_attention_heads
+  if (k.find("head_dim") && c.head_dim < 1)
+    throw Error(fmt::format("{}: head_dim must be positive, not {}", k.origin(), c.head_dim));
   c.max_positions = k.opt_int("max_position_embeddings", 2048);
   c.tied_embeddings = k.opt_bool("tie_word_embeddings", gemma);
   c.qkv_bias = c.o_bias = k.opt_bool("attention_bias", false);
   c.mlp_bias = k.opt_bool("mlp_bias", false);
   // Gemma's MLP uses hidden_activation, falling back to gelu_pytorch_tanh (not hidden_act) when it is unset.
-  std::string act = gemma ? k.opt_string("hidden_activation", "gelu_pytorch_tanh")
-                          : k.opt_string("hidden_activation", k.opt_string("hidden_act", "silu"));
-  c.activation = activation_of(act);
+  c.activation = gemma                         ? activation_of(k, "hidden_activation", "gelu_pytorch_tanh")
+                 : k.find("hidden_activation") ? activation_of(k, "hidden_activation", "silu")
+                                               : activation_of(k, "hidden_act", "silu");
   if (c.family == "mistral" || c.family == "mixtral") c.sliding_window = k.opt_int("sliding_window", 0);
   if (c.family.rfind("qwen", 0) == 0 && k.opt_bool("use_sliding_window", false))
     c.sliding_window = k.opt_int("sliding_window", 0);
@@ -160,6 +166,9 @@ void read_llama_like(const Keys& k, LlmConfig& c) {
     c.sandwich_norms = true;
     c.sliding_window = k.opt_int("sliding_window", 4096);
     c.global_every = c.family == "gemma2" ? 2 : k.opt_int("sliding_window_pattern", 6);
+    if (k.find("sliding_window_pattern") && c.family == "gemma3_text" && c.global_every < 1)
+      throw Error(fmt::format("{}: sliding_window_pattern must be positive, not {} (every k-th layer is global)",
+                              k.origin(), c.global_every));
     c.attn_softcap = k.opt_double("attn_logit_softcapping", c.family == "gemma2" ? 50.0 : 0.0);
     c.final_softcap = k.opt_double("final_logit_softcapping", c.family == "gemma2" ? 30.0 : 0.0);
     c.qk_norm = c.family == "gemma3_text";
@@ -195,7 +204,7 @@ void read_gpt2(const Keys& k, LlmConfig& c) {
   c.num_heads = c.num_kv_heads = k.req_int("n_head");
   c.max_positions = k.req_int("n_positions");
   c.intermediate_size = k.opt_int("n_inner", 4 * c.hidden_size);
-  c.activation = activation_of(k.opt_string("activation_function", "gelu_new"));
+  c.activation = activation_of(k, "activation_function", "gelu_new");
   c.norm = LlmNorm::LayerNorm;
   c.norm_bias = c.qkv_bias = c.o_bias = c.mlp_bias = true;
   c.gated_mlp = false;
@@ -209,7 +218,7 @@ void read_neox(const Keys& k, LlmConfig& c) {
   c.intermediate_size = k.req_int("intermediate_size");
   c.max_positions = k.opt_int("max_position_embeddings", 2048);
   c.rotary_fraction = k.opt_double("rotary_pct", 0.25);
-  c.activation = activation_of(k.opt_string("hidden_act", "gelu"));
+  c.activation = activation_of(k, "hidden_act", "gelu");
   c.norm = LlmNorm::LayerNorm;
   c.norm_bias = c.mlp_bias = true;
   c.qkv_bias = c.o_bias = k.opt_bool("attention_bias", true);
@@ -228,7 +237,7 @@ void read_falcon(const Keys& k, LlmConfig& c) {
   c.intermediate_size = k.opt_int("ffn_hidden_size", 4 * c.hidden_size);
   c.max_positions = k.opt_int("max_position_embeddings", 2048);
   if (k.opt_bool("alibi", false)) c.position = LlmPosition::Alibi;
-  c.activation = activation_of(k.opt_string("activation", "gelu"));
+  c.activation = activation_of(k, "activation", "gelu");
   c.norm = LlmNorm::LayerNorm;
   c.norm_bias = true;
   c.qkv_bias = c.o_bias = c.mlp_bias = k.opt_bool("bias", false);
@@ -245,7 +254,7 @@ void read_opt(const Keys& k, LlmConfig& c) {
   c.max_positions = k.opt_int("max_position_embeddings", 2048);
   c.position = LlmPosition::Learned;
   c.position_offset = 2;
-  c.activation = activation_of(k.opt_string("activation_function", "relu"));
+  c.activation = activation_of(k, "activation_function", "relu");
   c.norm = LlmNorm::LayerNorm;
   c.norm_bias = true;  // elementwise_affine LayerNorm always has a bias in OPT
   c.qkv_bias = c.o_bias = c.mlp_bias = k.opt_bool("enable_bias", true);
@@ -263,7 +272,7 @@ void read_phi(const Keys& k, LlmConfig& c) {
   c.intermediate_size = k.req_int("intermediate_size");
   c.max_positions = k.opt_int("max_position_embeddings", 2048);
   c.rotary_fraction = k.opt_double("partial_rotary_factor", 0.5);
-  c.activation = activation_of(k.opt_string("hidden_act", "gelu_new"));
+  c.activation = activation_of(k, "hidden_act", "gelu_new");
   c.norm = LlmNorm::LayerNorm;
   c.norm_bias = c.qkv_bias = c.o_bias = c.mlp_bias = true;
   c.gated_mlp = false;
@@ -282,7 +291,7 @@ void read_phi3(const Keys& k, LlmConfig& c) {
   c.intermediate_size = k.req_int("intermediate_size");
   c.max_positions = k.opt_int("max_position_embeddings", 4096);
   c.rotary_fraction = k.opt_double("partial_rotary_factor", 1.0);
-  c.activation = activation_of(k.opt_string("hidden_act", "silu"));
+  c.activation = activation_of(k, "hidden_act", "silu");
   c.fused_qkv = c.fused_gate_up = true;
   c.tied_embeddings = k.opt_bool("tie_word_embeddings", false);
   c.sliding_window = k.opt_int("sliding_window", 0);
@@ -302,7 +311,7 @@ void read_deepseek(const Keys& k, LlmConfig& c) {
   c.head_dim = k.req_int("qk_nope_head_dim") + c.qk_rope_head_dim;
   c.v_head_dim = k.req_int("v_head_dim");
   c.max_positions = k.opt_int("max_position_embeddings", 4096);
-  c.activation = activation_of(k.opt_string("hidden_act", "silu"));
+  c.activation = activation_of(k, "hidden_act", "silu");
   c.qkv_bias = c.o_bias = k.opt_bool("attention_bias", false);
   c.tied_embeddings = k.opt_bool("tie_word_embeddings", false);
   c.intermediate_size = k.req_int("intermediate_size");

@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+
 #include "ridge/api.hpp"
 #include "ridge/error.hpp"
 #include "ridge/headline.hpp"
@@ -11,8 +13,10 @@
 namespace ridge::report {
 namespace {
 
+// `not_costed`: the op types the estimate leaves out (empty when complete).
 headline::Variant variant(const std::string& model, int64_t batch, const PrecisionMode& mode,
-                          const CompareRequest& req, const std::vector<Device>& devices, Optimizer optimizer) {
+                          const CompareRequest& req, const std::vector<Device>& devices, Optimizer optimizer,
+                          std::vector<std::string>& not_costed) {
   LoadOptions load;
   load.batch = batch;
   load.dtype = mode.activation_dtype;
@@ -20,6 +24,8 @@ headline::Variant variant(const std::string& model, int64_t batch, const Precisi
   if (req.seq_len > 0) load.seq_len = req.seq_len;
   const Graph g = load_model(model, load);
   const ModelCost costs = estimate(g);
+  not_costed.clear();
+  for (const auto& [op, nodes] : incompleteness(g, costs).ops) not_costed.push_back(op);
   const MemoryEstimate memory = estimate_memory(g, optimizer, param_storage(mode));
   headline::Variant v{g.name, batch, std::string(mode.name), costs.total.params,
                       req.train ? costs.total.flops + costs.total.bwd_flops() : costs.total.flops,
@@ -60,11 +66,19 @@ Document compare_report(const CompareRequest& req) {
   std::vector<std::string> ids;
   for (const auto& d : devices) ids.push_back(d.id);
   std::vector<headline::Variant> variants;
+  std::vector<std::pair<std::string, std::vector<std::string>>> gaps;  // incomplete models, each once
+  std::vector<std::string> not_costed;
   for (const auto& model : req.models)
     for (int64_t b : req.batches)
-      for (const auto& mode : modes) variants.push_back(variant(model, b, mode, req, devices, *optimizer));
+      for (const auto& mode : modes) {
+        variants.push_back(variant(model, b, mode, req, devices, *optimizer, not_costed));
+        const std::string& name = variants.back().model;
+        if (!not_costed.empty() && std::none_of(gaps.begin(), gaps.end(), [&](const auto& g) { return g.first == name; }))
+          gaps.emplace_back(name, not_costed);
+      }
 
   Document doc;
+  mark_incomplete_models(doc, gaps);
   doc.title = fmt::format("{} side by side ({})", fmt::join(req.models, " vs "),
                           req.train ? "training iteration" : "inference");
   Table t = headline::compare_table(variants, ids);

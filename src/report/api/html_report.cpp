@@ -377,6 +377,10 @@ void profile_section(const Context& c, chart::ReportData& data, Document& json) 
   req.train = c.req.train;
   req.precision = c.req.precision;
   req.force = c.req.force;
+  // A report for one GPU refuses a profile of another (ingest's check; --force makes it a note).
+  const auto gpus = std::count_if(c.devices.begin(), c.devices.end(), [](const Device& d) { return d.kind == "gpu"; });
+  if (gpus == 1)
+    req.device = std::find_if(c.devices.begin(), c.devices.end(), [](const Device& d) { return d.kind == "gpu"; })->id;
   const ingest::Profile p = ingest_profile(req);
   Document d = ingest_report(p, req, false, &c.costs);
   // The profile's kernels on each GPU's roofline (and the hierarchical one when the profile has L1/L2 bytes).
@@ -462,7 +466,9 @@ HtmlReport serving_report(const ReportRequest& req) {
   if (req.devices.empty()) throw UsageError("serve: the serving report needs a device");
   const LlmConfig config = require_llm_config(req.model);
   ServeOptions so = req.serve_options;
-  so.compute = require_precision_mode(req.precision == "fp32" ? "fp16" : req.precision).compute;
+  const auto compute = parse_llm_compute(req.precision);
+  if (!compute) throw UsageError("--precision " + req.precision + ": --serve computes in fp16, bf16 or fp32");
+  so.compute = *compute;
   std::vector<Device> known = load_devices(req.device_dirs);
   std::vector<Device> devices;
   std::vector<ServeResult> results;
@@ -480,9 +486,10 @@ HtmlReport serving_report(const ReportRequest& req) {
       run.layers.push_back({op.phase + ": " + op.name, headline::llm_op_class(op.name), op.time_s, std::string(bound_name(op.bound))});
     runs.push_back(std::move(run));
   }
-  const std::string scenario = fmt::format("{}, batch {}, prompt {}, generate {}, weights {}, KV {}, serving{}", config.name,
-                                           so.batch, so.prompt, so.generate, so.weights.name, so.kv.name,
-                                           so.tp > 1 ? fmt::format(", TP {}", so.tp) : "");
+  const std::string scenario =
+      fmt::format("{}, batch {}, prompt {}, generate {}, weights {}, KV {}, compute {}, serving{}", config.name, so.batch,
+                  so.prompt, so.generate, so.weights.name, so.kv.name, precision_info(so.compute).name,
+                  so.tp > 1 ? fmt::format(", TP {}", so.tp) : "");
   headline::MemoryParts memory;
   memory.weights = results[0].weights_bytes_per_gpu;
   memory.kv_cache = results[0].kv_cache_bytes_per_gpu;
@@ -519,7 +526,8 @@ HtmlReport serving_report(const ReportRequest& req) {
   data.sections.push_back(std::move(roof));
   out.doc.title = data.title;
   out.doc.extra["scenario"] = {{"model", config.name}, {"batch", so.batch}, {"prompt", so.prompt}, {"generate", so.generate},
-                               {"weights", so.weights.name}, {"kv", so.kv.name}, {"serving", true},
+                               {"weights", so.weights.name}, {"kv", so.kv.name},
+                               {"compute", std::string(precision_info(so.compute).name)}, {"serving", true},
                                {"attention", so.fused_attention ? (so.attention_kernel.empty() ? "fused" : so.attention_kernel)
                                                                 : "eager"},
                                {"moe", so.grouped_experts ? "grouped" : "eager"}, {"mla", so.latent_kv ? "latent" : "hf"}};
@@ -528,7 +536,9 @@ HtmlReport serving_report(const ReportRequest& req) {
 
 }  // namespace
 
-HtmlReport html_report(const ReportRequest& req) {
+HtmlReport html_report(const ReportRequest& request) {
+  ReportRequest req = request;
+  if (req.precision.empty()) req.precision = req.serve ? "fp16" : "fp32";
   check_request(req);
   return req.serve ? serving_report(req) : model_report(req);
 }

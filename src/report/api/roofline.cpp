@@ -98,8 +98,12 @@ RooflineResult roofline_report(const RooflineRequest& a) {
       const double peak = d.require_peak(*precision), bw = d.bandwidth(a.level);
       // A measurement belongs to this model (by name, or the only model) and to this device when it names one.
       const MeasuredRun* m = nullptr;
-      if (auto i = match_measurement(measurements, work.name, model, a.models.size() == 1, d, devices.size() == 1))
+      if (auto i = match_measurement(measurements, work.name, model, a.models.size() == 1, d, devices.size() == 1)) {
         m = &measurements[*i], used[*i] = true;
+        // Matched as the only model or device: what the file records must still agree.
+        for (auto& line : check_measurement_matches(*m, work.name, model, d, a.load.batch, a.force))
+          doc.notes.push_back(std::move(line));
+      }
       const MeasuredTotals mt = m ? measured_totals(*m) : MeasuredTotals{};
       const Count flops = mt.flops.value_or(work.total.flops);
       const Count bytes = mt.bytes.value_or(work.total.bytes());

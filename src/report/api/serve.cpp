@@ -71,8 +71,9 @@ Table op_groups_table(const ServeResult& r, const std::string& time_title) {
 Document serve_report(const ServeResult& r) {
   Document doc;
   const ServeOptions& o = r.options;
-  doc.title = fmt::format("Serving {} on {} x{}: batch {}, prompt {}, generate {}, weights {}, KV {}", r.model, r.device,
-                          o.tp, o.batch, o.prompt, o.generate, o.weights.name, o.kv.name);
+  doc.title = fmt::format("Serving {} on {} x{}: batch {}, prompt {}, generate {}, weights {}, KV {}, compute {}", r.model,
+                          r.device, o.tp, o.batch, o.prompt, o.generate, o.weights.name, o.kv.name,
+                          precision_info(o.compute).name);
   const std::string& kLabel = r.time_label;
   auto t = [&](const char* title) { return fmt::format("{} [{}]", title, kLabel); };
   auto comm = [&](const char* title) {
@@ -141,6 +142,7 @@ Document serve_report(const ServeResult& r) {
   doc.extra["prefill_time_s"] = r.prefill_time_s;
   doc.extra["decode_time_per_token_s"] = r.decode_time_per_token_s;
   doc.extra["ttft_s"] = r.ttft_s;
+  doc.extra["end_to_end_s"] = r.end_to_end_s;
   doc.extra["tokens_per_s"] = r.tokens_per_s;
   doc.extra["kv_cache_bytes"] = to_json(Cell::count(r.kv_cache_bytes, Unit::Byte));
   doc.extra["weights_bytes"] = to_json(Cell::count(r.weights_bytes, Unit::Byte));

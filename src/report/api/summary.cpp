@@ -2,6 +2,7 @@
 #include "ridge/api.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <map>
@@ -44,6 +45,20 @@ void mark_incomplete(Document& d, const Incompleteness& inc) {
   nlohmann::json items = nlohmann::json::array();
   for (const auto& i : inc.nodes) items.push_back({{"node", i.name}, {"op", i.op}, {"reason", i.reason}});
   d.extra["not_costed"] = std::move(items);
+}
+
+void mark_incomplete_models(Document& d, const std::vector<std::pair<std::string, std::vector<std::string>>>& gaps) {
+  d.extra["complete"] = gaps.empty();
+  nlohmann::json items = nlohmann::json::array();
+  std::vector<std::string> parts;
+  for (const auto& [model, ops] : gaps) {
+    items.push_back({{"model", model}, {"ops", ops}});
+    parts.push_back(fmt::format("{} ({})", model, fmt::join(ops, ", ")));
+  }
+  d.extra["not_costed"] = std::move(items);
+  if (!gaps.empty())
+    d.alert = fmt::format("INCOMPLETE: ops not costed in {} — their totals are lower bounds (--strict makes this an error)",
+                          fmt::join(parts, "; "));
 }
 
 Document summary_report(const Graph& g, const SummaryOptions& opts) {

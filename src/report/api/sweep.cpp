@@ -118,6 +118,14 @@ Document sweep_report(const SweepReportRequest& plan, const std::vector<SweepPoi
   }
   Document d;
   d.main_table = "points";
+  mark_incomplete_models(d, [&] {
+    std::vector<std::pair<std::string, std::vector<std::string>>> gaps;
+    for (const auto& r : results)
+      if (!r.not_costed_ops.empty() &&
+          std::none_of(gaps.begin(), gaps.end(), [&](const auto& g) { return g.first == r.model; }))
+        gaps.emplace_back(r.model, r.not_costed_ops);
+    return gaps;
+  }());
   if (plan.capacity) d.blocks.push_back(capacity_table(*plan.capacity));
   d.title = fmt::format("batch-size sweep: {} ({} of {} points)", fmt::join(plan.models, ", "), results.size(),
                         plan.planned_points);

@@ -76,15 +76,15 @@ Document train_report(const TrainResult& r, const LlmConfig& c, const std::optio
   Fields f{"train", "Training iteration", {}};
   f.add("iteration_time_s", t("iteration time"), Cell::real(r.iteration_time_s, Unit::Second));
   f.add("compute_time_s", t("compute incl. bubble"), Cell::real(r.compute_time_s, Unit::Second));
-  f.add("bubble_fraction", o.interleave > 1 ? "pipeline bubble ((p-1)/v)/(m+(p-1)/v)" : "pipeline bubble (p-1)/(m+p-1)", Cell::real(100 * r.bubble_fraction, Unit::Percent));
+  f.add("bubble_percent", o.interleave > 1 ? "pipeline bubble ((p-1)/v)/(m+(p-1)/v)" : "pipeline bubble (p-1)/(m+p-1)", Cell::real(100 * r.bubble_fraction, Unit::Percent));
   f.add("tp_comm_s", comm("tensor-parallel all-reduces", o.tp_allreduce.has_value()), Cell::real(r.tp_comm_s, Unit::Second));
   f.add("pp_comm_s", comm("pipeline send/recv", false), Cell::real(r.pp_comm_s, Unit::Second));
   if (o.ep > 1) f.add("ep_comm_s", comm("MoE all-to-alls", false), Cell::real(r.ep_comm_s, Unit::Second));
   if (o.cp > 1)
     f.add("cp_comm_s", comm("context-parallel K/V ring not hidden", false), Cell::real(r.cp_comm_s, Unit::Second));
   f.add("dp_comm_exposed_s", comm("data-parallel all-reduce not hidden", false), Cell::real(r.dp_comm_exposed_s, Unit::Second));
-  f.add("mfu", t("MFU"), Cell::real(100 * r.mfu, Unit::Percent));
-  f.add("hfu", t("HFU"), Cell::real(100 * r.hfu, Unit::Percent));
+  f.add("mfu_percent", t("MFU"), Cell::real(100 * r.mfu, Unit::Percent));
+  f.add("hfu_percent", t("HFU"), Cell::real(100 * r.hfu, Unit::Percent));
   f.add("tokens_per_s", t("tokens/s"), Cell::real(r.tokens_per_s));
   if (o.token_budget > 0)
     f.add("days_for_budget", t("days for the token budget"), Cell::real(r.days_for_budget));
@@ -96,8 +96,8 @@ Document train_report(const TrainResult& r, const LlmConfig& c, const std::optio
   f.add("megatron_formula_flops", "Megatron-LM formula (full recompute)",
         Cell::count(megatron_iteration_flops(o.global_batch, o.seq, c.num_layers, c.hidden_size, c.vocab_size), Unit::Flop),
         true);
-  f.add("palm_model_flops", "PaLM 6N + 12LHQT per iteration",
-        Cell::count(palm_flops_per_token(llm_params(c).total, c.num_layers, c.num_heads, c.head_dim, o.seq) *
+  f.add("palm_model_flops", "PaLM 6N + 12LHQT per iteration (N: active parameters)",
+        Cell::count(palm_flops_per_token(llm_params(c).active_per_token, c.num_layers, c.num_heads, c.head_dim, o.seq) *
                         (Count{o.global_batch} * o.seq),
                     Unit::Flop),
         true);
@@ -109,7 +109,7 @@ Document train_report(const TrainResult& r, const LlmConfig& c, const std::optio
   m.add("activations", "activations (in-flight micro-batches)", Cell::count(r.memory.activations, Unit::Byte), true);
   m.add("total", "total", Cell::count(r.memory.total(), Unit::Byte), true);
   m.add("device", "device memory", Cell::count(r.device_memory_bytes, Unit::Byte), true);
-  m.add("fits", "fits", Cell::text(r.fits ? "yes" : "no"));
+  m.add("fits", "fits", Cell::flag(r.fits));
   doc.blocks.push_back(m);
   doc.blocks.push_back(train_op_groups_table(r, kLabel));
   doc.extra["iteration_time_s"] = r.iteration_time_s;

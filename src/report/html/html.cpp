@@ -121,7 +121,7 @@ void write_fields(const report::Fields& f, std::string& out) {
   for (const auto& [col, cell] : f.items)
     out += fmt::format("<tr><th title=\"{}\">{}</th><td class=\"num\"{}>{}</td></tr>\n", xml_escape(col.key),
                        xml_escape(col.title.empty() ? col.key : col.title), sort_value(cell),
-                       xml_escape(report::format_cell(cell, col.exact)));
+                       xml_escape(report::format_field(cell, col.exact)));
   out += "</table>\n";
 }
 
