@@ -240,9 +240,11 @@ std::optional<std::string> memory_savers_that_fit(const LlmConfig& c, const Devi
 
 /// Time of one kernel of `op_class` moving `bytes` and doing `flops`: with `cal`, phase_time() with the class's
 /// factors (its kernel family's, else the fallback) and `kernels` launches; without, the roofline
-/// max(flops / peak, bytes / bandwidth). `bound` (optional) receives what limits it.
+/// max(flops / peak, bytes / bandwidth). `bound` (optional) receives what limits it. With `cache_bytes` (the
+/// device's L2, 0: unknown), a calibrated time is never below (bytes - cache_bytes) / bandwidth: a fitted memory
+/// efficiency above 1 (small tensors served from L2) cannot apply to the traffic the cache cannot hold.
 double llm_op_time(Count flops, Count bytes, const std::string& op_class, int kernels, double peak_flop_per_s,
-                   double bandwidth_bytes_per_s, const Calibration* cal, Bound* bound = nullptr);
+                   double bandwidth_bytes_per_s, const Calibration* cal, Bound* bound = nullptr, Count cache_bytes = 0);
 /// "calibrated (FILE)" for a fitted calibration, else "upper bound (uncalibrated)".
 std::string llm_time_label(const std::optional<Calibration>& cal);
 

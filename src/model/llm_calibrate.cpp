@@ -204,7 +204,7 @@ Calibration fit_llm_calibration(const std::vector<LlmOpMeasurement>& ms, const D
 }
 
 double llm_op_time(Count flops, Count bytes, const std::string& op_class, int kernels, double peak, double bw,
-                   const Calibration* cal, Bound* bound) {
+                   const Calibration* cal, Bound* bound, Count cache_bytes) {
   if (!cal) {
     const RooflinePoint r = roofline_point(flops, bytes, peak, bw);
     if (bound) *bound = r.bound;
@@ -216,6 +216,11 @@ double llm_op_time(Count flops, Count bytes, const std::string& op_class, int ke
   hw.combine = cal->combine;
   const PhaseTime t = phase_time(flops, bytes, 0, kernels, cal->for_class(op_class), hw);
   if (bound) *bound = t.bound;
+  const double dram_floor_s = cache_bytes > 0 && bytes > cache_bytes ? to_double(bytes - cache_bytes) / bw : 0.0;
+  if (dram_floor_s > t.time_s) {
+    if (bound) *bound = Bound::Memory;
+    return dram_floor_s;
+  }
   return t.time_s;
 }
 

@@ -146,8 +146,8 @@ ServeOp affine_at(const ServeOp& a1, const ServeOp& a2, int64_t len) {
   return r;
 }
 
-void place(ServeOp& op, double peak, double bw, const std::optional<Calibration>& cal) {
-  op.time_s = llm_op_time(op.flops, op.bytes(), op.op_class, 1, peak, bw, cal ? &*cal : nullptr, &op.bound);
+void place(ServeOp& op, double peak, double bw, const std::optional<Calibration>& cal, Count l2_bytes) {
+  op.time_s = llm_op_time(op.flops, op.bytes(), op.op_class, 1, peak, bw, cal ? &*cal : nullptr, &op.bound, l2_bytes);
 }
 
 // Positions layer `layer` keeps in its cache at `context` (its sliding window caps them); -1: no layer (every
@@ -321,7 +321,7 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
   r.calflops_prefill_flops = calflops_forward_flops(prefill);
   for (ServeOp op : op_costs(prefill, shard, pre, o.weights, o.kv, o.fused_attention, kernel, o.grouped_experts).ops) {
     op.phase = "prefill";
-    place(op, peak, bw, timing);
+    place(op, peak, bw, timing, d.l2_bytes);
     r.prefill_time_s += op.time_s;
     r.prefill_flops += op.flops;
     r.ops.push_back(std::move(op));
@@ -340,7 +340,7 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
     sum.time_s = 0;
     for (int64_t t = 0; t < o.generate; ++t) {
       ServeOp step = affine_at(c1[i], c2[i], cache_len(c, layer, o.prompt + t + 1));
-      place(step, peak, bw, timing);
+      place(step, peak, bw, timing, d.l2_bytes);
       if (t == 0) sum.bound = step.bound;
       add_to(sum, step);
     }

@@ -255,9 +255,10 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
     const Calibration* cal = timing ? &*timing : nullptr;
     for (const Kernel& k : kernels) {
       const int ring = k.core ? o.cp : 1;  // the core runs once per ring block
-      const double f = ring * llm_op_time(k.flops, k.bytes, k.cls, k.launches, peak, bw, cal);
+      const double f = ring * llm_op_time(k.flops, k.bytes, k.cls, k.launches, peak, bw, cal, nullptr, d.l2_bytes);
       const double b = k.bwd_flops > 0 || k.bytes > 0
-                           ? ring * llm_op_time(k.bwd_flops, 2 * k.bytes, k.cls, k.launches, peak, bw, cal)
+                           ? ring * llm_op_time(k.bwd_flops, 2 * k.bytes, k.cls, k.launches, peak, bw, cal, nullptr,
+                                                d.l2_bytes)
                            : 0.0;
       const TrainOp op{k.name, k.cls, k.flops * ring, k.bwd_flops * ring, k.bytes * ring, f, b, k.recomputed * f};
       if (k.core) {

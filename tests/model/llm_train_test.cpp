@@ -355,6 +355,23 @@ Calibration flat_calibration(double gemm_ppp) {
   return cal;
 }
 
+// A fitted memory efficiency above 1 (Vidur's small elementwise operators, partly served from L2) cannot apply to
+// traffic the L2 cannot hold: with the device's L2 the time is never below (bytes - L2) / DRAM bandwidth.
+TEST(LlmOpTime, MemoryEfficiencyAboveOneStopsAtTheL2) {
+  Calibration cal;
+  Efficiency e;
+  e.ppp = 1.0;
+  e.ppp_mem = 2.0;  // twice the DRAM bandwidth
+  cal.fallback = e;
+  const Count bytes = 1000000000, l2 = 100000000;
+  EXPECT_NEAR(llm_op_time(0, bytes, "elementwise", 1, 1e15, 1e12, &cal), 0.5e-3, 1e-9);
+  Bound bound = Bound::None;
+  EXPECT_NEAR(llm_op_time(0, bytes, "elementwise", 1, 1e15, 1e12, &cal, &bound, l2), 0.9e-3, 1e-12);
+  EXPECT_EQ(bound, Bound::Memory);
+  // A tensor that fits in the L2 keeps the fitted efficiency.
+  EXPECT_NEAR(llm_op_time(0, l2 / 2, "elementwise", 1, 1e15, 1e12, &cal, nullptr, l2), 0.025e-3, 1e-12);
+}
+
 // `o` with the attention core as one fused kernel, calibrated at GEMM PPP 0.8; with `kernel_ppp`, timed as a
 // kernel of that published utilization.
 template <class Options>
