@@ -17,6 +17,8 @@ struct LoadOptions {
   std::vector<std::pair<std::string, Shape>> input_shapes;  ///< --input NAME=1x3x224x224 (full shapes)
   DType dtype = DType::F32;             ///< element type of params and activations
   bool training = false;                ///< build training-mode graphs (Dropout active, BN batch statistics)
+  bool refuse_unused = false;           ///< an ONNX file refuses an input_size (zoo only) or a seq_len it has no
+                                        ///< symbolic sequence dim for; front ends set it for what a user typed
 };
 
 /// Loads MODEL: a path to an .onnx file (anything that exists on disk or ends in .onnx), a layer descriptor

@@ -604,6 +604,7 @@ int64_t largest_batch_that_fits(const std::function<Count(int64_t)>& memory_at, 
 struct BatchCapacity {
   int64_t inference = 0;  ///< inference peak (live activations) plus parameters and buffers
   int64_t training = 0;   ///< training peak (weights, gradients, optimizer state, saved activations)
+  int64_t limit = 0;      ///< the search's upper limit: a batch equal to it means "at least this many"
 };
 /// Largest batches up to `limit` of MODEL, loaded with `load` at each batch, whose memory (parameters at
 /// `storage`, state of optimizer `opt`) is at most `capacity_bytes`.

@@ -30,6 +30,7 @@ void ModelOptions::add_to(CLI::App* cmd, bool with_batch) {
 
 LoadOptions ModelOptions::load_options(int64_t batch_override) const {
   LoadOptions o;
+  o.refuse_unused = true;  // what the user typed must be used
   if (batch_override < 1) throw UsageError(fmt::format("--batch: {} is not a positive batch size", batch_override));
   o.batch = batch_override;
   auto dt = parse_dtype(dtype);

@@ -272,8 +272,9 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
     r.decompressed_kv_cache_bytes = kv_cache_bytes(shard, o.batch, context, o.kv) * o.tp;
   }
   r.memory_per_gpu_bytes = r.weights_bytes_per_gpu + r.kv_cache_bytes_per_gpu;
+  // The KV cache is a formula in the batch: the search can go as far as any memory reaches.
   r.max_batch = largest_batch_that_fits(
-      [&](int64_t b) { return r.weights_bytes_per_gpu + cache_per_gpu(shard, b); }, d.memory_bytes);
+      [&](int64_t b) { return r.weights_bytes_per_gpu + cache_per_gpu(shard, b); }, d.memory_bytes, int64_t{1} << 40);
   if (d.memory_bytes > 0 && r.memory_per_gpu_bytes > d.memory_bytes) {
     // What would fit: a smaller batch, else the smallest larger tensor-parallel degree (up to 64 GPUs) at this batch.
     std::string hint = r.max_batch > 0 ? fmt::format("largest batch that fits: {}", r.max_batch) : "";

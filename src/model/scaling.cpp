@@ -106,7 +106,7 @@ BatchCapacity batch_capacity(const std::string& model, const LoadOptions& load, 
     return training ? m.training_peak_bytes : m.inference_peak_bytes + m.param_bytes + m.buffer_bytes;
   };
   return {largest_batch_that_fits([&](int64_t b) { return memory_at(b, false); }, capacity_bytes, limit),
-          largest_batch_that_fits([&](int64_t b) { return memory_at(b, true); }, capacity_bytes, limit)};
+          largest_batch_that_fits([&](int64_t b) { return memory_at(b, true); }, capacity_bytes, limit), limit};
 }
 
 }  // namespace ridge

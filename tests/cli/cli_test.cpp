@@ -125,6 +125,15 @@ TEST(Cli, ErrorsAreOneLineWithExitCodes) {
   auto size = run_ridge("summary resnet18 --input-size 3x0x5");
   EXPECT_EQ(size.exit_code, 2);
   EXPECT_NE(size.err.find("--input-size"), std::string::npos);
+  // An ONNX file takes its shapes from --input; --input-size (zoo models) and a --seq-len with no symbolic
+  // sequence dim to bind are refused, not ignored.
+  const std::string onnx = std::string(RIDGE_SOURCE_DIR) + "/tests/load/data/incomplete_custom_op.onnx";
+  for (const char* unused : {"--input-size 3x64x64", "--seq-len 7"}) {
+    auto r = run_ridge("flops " + onnx + " " + unused);
+    EXPECT_EQ(r.exit_code, 1) << unused;
+    EXPECT_NE(r.err.find(std::string(unused).substr(0, 10)), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("--input NAME=DIMS"), std::string::npos) << r.err;
+  }
   auto fmt = run_ridge("summary mnist --format xml");
   EXPECT_EQ(fmt.exit_code, 2);
   auto missing = run_ridge("summary /nonexistent/model.onnx");

@@ -310,6 +310,13 @@ TEST(SweepReport, PointsFitsAndCapacityFromTypedPoints) {
   const Document c = sweep_report(req, measured);
   EXPECT_EQ(table(c, "capacity").rows.size(), 2u);
   EXPECT_GE(table(c, "points").column("measured_time_s"), 0);
+  auto stops = [](const Document& doc) {
+    return std::any_of(doc.notes.begin(), doc.notes.end(), [](const std::string& n) { return n.find("where the search stops") != std::string::npos; });
+  };
+  EXPECT_FALSE(stops(c));
+  // A largest batch at the search's limit says that more fit.
+  req.capacity->models = {{"m", BatchCapacity{65536, 128, 65536}}};
+  EXPECT_TRUE(stops(sweep_report(req, measured)));
   EXPECT_EQ(sweep_charts(measured).size(), 3u);
 }
 

@@ -27,14 +27,14 @@ bool names_sequence(const std::string& param) {
 
 /// The value bound to a symbolic (or missing, or non-positive) dim, or -1 with a note.
 int64_t bind_dim(const std::string& input, int index, const std::string& param, const LoadOptions& opts,
-                 std::map<std::string, int64_t>& by_param, std::vector<std::string>& notes) {
+                 std::map<std::string, int64_t>& by_param, std::vector<std::string>& notes, bool& seq_used) {
   if (!param.empty()) {
     auto it = by_param.find(param);
     if (it != by_param.end()) return it->second;
   }
   int64_t bound = -1;
   if (names_batch(param)) bound = opts.batch;
-  else if (names_sequence(param) && opts.seq_len) bound = *opts.seq_len;
+  else if (names_sequence(param) && opts.seq_len) bound = *opts.seq_len, seq_used = true;
   else if (index == 0 && !names_sequence(param)) bound = opts.batch;
   if (bound < 0) {
     notes.push_back(fmt::format("input '{}' dim {} ('{}') is symbolic and was not bound: pass --seq-len or "
@@ -51,8 +51,12 @@ std::vector<std::pair<std::string, std::optional<Shape>>> bind_inputs(onnx::Grap
                                                        const std::string& label, std::vector<std::string>& notes) {
   std::set<std::string> initializers;
   for (const auto& t : graph.initializer()) initializers.insert(t.name());
+  if (opts.input_size && opts.refuse_unused)
+    throw Error(fmt::format("{}: --input-size {} applies to zoo models; give an ONNX file's input shapes with --input "
+                            "NAME=DIMS", label, to_string(*opts.input_size)));
   std::map<std::string, Shape> explicit_shapes(opts.input_shapes.begin(), opts.input_shapes.end());
   std::map<std::string, int64_t> by_param;
+  bool seq_used = false;
   std::vector<std::pair<std::string, std::optional<Shape>>> bound;
   std::vector<std::string> real_inputs;
 
@@ -77,7 +81,8 @@ std::vector<std::pair<std::string, std::optional<Shape>>> bind_inputs(onnx::Grap
         if (d.has_dim_value() && d.dim_value() > kMaxDim)
           throw Error(fmt::format("{}: input '{}' dim {} is absurdly large ({})", label, in.name(), i, d.dim_value()));
         if (d.has_dim_value() && d.dim_value() >= 0) shape.dims.push_back(d.dim_value());
-        else shape.dims.push_back(bind_dim(in.name(), i, d.has_dim_param() ? d.dim_param() : "", opts, by_param, notes));
+        else shape.dims.push_back(
+            bind_dim(in.name(), i, d.has_dim_param() ? d.dim_param() : "", opts, by_param, notes, seq_used));
       }
     }
     if (tensor) {
@@ -94,6 +99,9 @@ std::vector<std::pair<std::string, std::optional<Shape>>> bind_inputs(onnx::Grap
     if (std::find(real_inputs.begin(), real_inputs.end(), name) == real_inputs.end())
       throw Error(fmt::format("{}: --input {}: the model has no input named '{}' (inputs: {})", label, name, name,
                               fmt::join(real_inputs, ", ")));
+  if (opts.seq_len && opts.refuse_unused && !seq_used)
+    throw Error(fmt::format("{}: --seq-len {}: no input has a symbolic sequence dim to bind (inputs: {}); give "
+                            "shapes with --input NAME=DIMS", label, *opts.seq_len, fmt::join(real_inputs, ", ")));
   return bound;
 }
 

@@ -126,7 +126,15 @@ Document sweep_report(const SweepReportRequest& plan, const std::vector<SweepPoi
         gaps.emplace_back(r.model, r.not_costed_ops);
     return gaps;
   }());
-  if (plan.capacity) d.blocks.push_back(capacity_table(*plan.capacity));
+  if (plan.capacity) {
+    d.blocks.push_back(capacity_table(*plan.capacity));
+    for (const auto& [model, fits] : plan.capacity->models)
+      if (fits && fits->limit > 0 && (fits->inference >= fits->limit || fits->training >= fits->limit)) {
+        d.notes.push_back(fmt::format("largest batch {} is where the search stops: more fit ({} at batch {} is within "
+                                      "{} memory)", fits->limit, model, fits->limit, plan.capacity->device));
+        break;
+      }
+  }
   d.title = fmt::format("batch-size sweep: {} ({} of {} points)", fmt::join(plan.models, ", "), results.size(),
                         plan.planned_points);
   d.blocks.push_back(std::move(points));
