@@ -80,21 +80,22 @@ CLI::App* add_predict_command(CLI::App& app) {
   cmd->add_option("--level", a->req.level, "Memory level whose bandwidth the memory term uses")->capture_default_str();
   cmd->add_option("--devices-count", a->req.data_parallel.cluster.devices, "Data-parallel training on N devices")->check(CLI::PositiveNumber);
   cmd->add_option("--gpus-per-node", a->req.data_parallel.cluster.gpus_per_node, "GPUs per node (default: the device's reference node, e.g. 8)")
-      ->type_name("G");
+      ->type_name("G")->needs("--devices-count");
   cmd->add_option("--intra-node,--interconnect", a->req.data_parallel.cluster.intra_node,
                   "Fabric inside a node: nvlink2|nvlink3|nvlink4|nvlink5|pcie3|pcie4|pcie5 (data/interconnects) or a "
                   "link of the device file (default: the device's)")->type_name("NAME")->needs("--devices-count");
   cmd->add_option("--inter-node", a->req.data_parallel.cluster.inter_node, "Network between nodes: ib-edr|ib-hdr|ib-ndr|eth-100g|eth-25g "
-                                                 "(default: the device's)")->type_name("NAME");
-  cmd->add_option("--nics-per-node", a->req.data_parallel.cluster.nics_per_node, "Network adapters per node (default: the device's)")->type_name("K");
+                                                 "(default: the device's)")->type_name("NAME")->needs("--devices-count");
+  cmd->add_option("--nics-per-node", a->req.data_parallel.cluster.nics_per_node, "Network adapters per node (default: the device's)")
+      ->type_name("K")->needs("--devices-count");
   cmd->add_option("--allreduce", a->req.data_parallel.allreduce, "auto (fastest, as NCCL picks)|ring|tree|hierarchical|ps")
       ->capture_default_str()->needs("--devices-count");
   cmd->add_option("--allreduce-fit", a->req.data_parallel.allreduce_fit, "All-reduce calibration whose one-node fits replace the "
                                                        "data-sheet fabric figures (builtin: data/calibrations/"
                                                        "allreduce-vidur.json; none: data sheet only)")
-      ->type_name("FILE|builtin|none")->capture_default_str();
+      ->type_name("FILE|builtin|none")->capture_default_str()->needs("--devices-count");
   cmd->add_option("--bucket-mib", a->req.data_parallel.bucket_mib, "Gradient bucket size in MiB (PyTorch DDP bucket_cap_mb)")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(CLI::PositiveNumber)->capture_default_str()->needs("--devices-count");
   cmd->add_option("--devices-dir,--devices", a->req.device_dirs, "Also load device files from DIR")->type_name("DIR");
   a->out.add_to(cmd);
   cmd->add_option("--plot", a->plot, "Also draw each layer's share of predicted time and FLOPs to FILE.svg or "

@@ -46,15 +46,17 @@ CLI::App* add_profile_cmd_command(CLI::App& app) {
   cmd->add_flag("--nvtx", a->request.nvtx, "Record NVTX ranges (group kernels by range with `ridge ingest --group nvtx`)");
   cmd->add_option("--output,-o", a->request.output, "Log file stem")->capture_default_str();
   cmd->add_flag("--slurm", a->slurm, "Write an sbatch script running the command once per batch size ({batch} or {bs} in CMD)");
-  cmd->add_option("--script", a->script, "With --slurm: write the script to FILE instead of stdout")->type_name("FILE");
-  cmd->add_option("--partition", a->slurm_opts.partition, "Slurm partition");
-  cmd->add_option("--gres", a->slurm_opts.gres, "Slurm generic resources")->capture_default_str();
-  cmd->add_option("--account", a->slurm_opts.account, "Slurm account");
-  cmd->add_option("--time", a->slurm_opts.time, "Slurm time limit")->capture_default_str();
+  cmd->add_option("--script", a->script, "With --slurm: write the script to FILE instead of stdout")
+      ->type_name("FILE")->needs("--slurm");
+  cmd->add_option("--partition", a->slurm_opts.partition, "Slurm partition")->needs("--slurm");
+  cmd->add_option("--gres", a->slurm_opts.gres, "Slurm generic resources")->capture_default_str()->needs("--slurm");
+  cmd->add_option("--account", a->slurm_opts.account, "Slurm account")->needs("--slurm");
+  cmd->add_option("--time", a->slurm_opts.time, "Slurm time limit")->capture_default_str()->needs("--slurm");
   cmd->add_option("--batch-sizes", a->slurm_opts.batch_sizes, "Batch sizes for --slurm (comma-separated)")
       ->delimiter(',')
       ->allow_extra_args(false)
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::PositiveNumber)
+      ->needs("--slurm");
   cmd->add_option("command", a->request.command, "The command to profile (after --)");
   cmd->callback([a] {
     a->request.metrics = split_list(a->metrics);

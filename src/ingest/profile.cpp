@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -198,6 +199,8 @@ Profile parse_text(std::string_view text, const std::string& name, const ReadOpt
 }
 
 Profile read_file(const std::string& path, const ReadOptions& opts) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw Error(fmt::format("{}: is a directory, not a profile", path));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(fmt::format("{}: cannot open ({})", path, std::strerror(errno)));
   std::ostringstream buf;

@@ -147,6 +147,22 @@ TEST(Cli, ErrorsAreOneLineWithExitCodes) {
 
 // An output file whose folder does not exist is a usage error before anything is computed, not "cannot write"
 // at the end of a long run; --csv DIR/ creates its folder, so it is not refused.
+// Options that only mean something with another one say so (exit 2) instead of changing nothing.
+TEST(Cli, OptionsThatNeedAnotherOneAreRefusedAlone) {
+  for (const std::string cmd : {"predict resnet18 -d a100 --train --bucket-mib 50",
+                                "predict resnet18 -d a100 --train --inter-node ib-hdr",
+                                "predict resnet18 -d a100 --train --gpus-per-node 4",
+                                "profile-cmd --batch-sizes 1,2 -- python train.py",
+                                "profile-cmd --script s.sh -- python train.py"}) {
+    const auto r = run_ridge(cmd);
+    EXPECT_EQ(r.exit_code, 2) << cmd;
+    EXPECT_NE(r.err.find(" requires --"), std::string::npos) << cmd << ": " << r.err;
+  }
+  const auto dir = run_ridge("ingest " + ridge::test::temp_dir());
+  EXPECT_EQ(dir.exit_code, 1);
+  EXPECT_NE(dir.err.find("is a directory, not a profile"), std::string::npos) << dir.err;
+}
+
 TEST(Cli, OutputFilesAreCheckedBeforeTheRun) {
   const std::string nowhere = "/nonexistent-ridge-folder/";
   for (const std::string& args : {"summary mnist --json " + nowhere + "x.json", "summary mnist --md " + nowhere + "x.md",

@@ -44,6 +44,10 @@ TEST(ReportCommand, JsonCarriesTheHeadlineOfTrainingAtAPrecision) {
             j["memory"]["weights_bytes"].get<int64_t>() + j["memory"]["gradient_bytes"].get<int64_t>() +
                 j["memory"]["optimizer_bytes"].get<int64_t>() + j["memory"]["activation_bytes"].get<int64_t>());
   EXPECT_EQ(j["top_layers"].size(), 5u);
+  // The shipped A100 half-precision calibration carries a sanity flag (a memory factor above the roof): the report
+  // shows it, as `predict` does.
+  const std::string notes = j["notes"].dump();
+  EXPECT_NE(notes.find("a100-sxm4-40gb: flags above-roof"), std::string::npos) << notes;
   const std::string html = slurp(dir + "/r.html");
   EXPECT_NE(html.find("resnet18, batch 1, amp-bf16, training"), std::string::npos);
   EXPECT_NE(html.find("<details class=\"module\" data-module=\"layer1\">"), std::string::npos);

@@ -79,6 +79,8 @@ Document compare_report(const CompareRequest& req) {
 
   Document doc;
   mark_incomplete_models(doc, gaps);
+  doc.inputs["batch"] = req.batches;  // what was compared (the defaults included)
+  doc.inputs["precision"] = req.precisions;
   doc.title = fmt::format("{} side by side ({})", fmt::join(req.models, " vs "),
                           req.train ? "training iteration" : "inference");
   Table t = headline::compare_table(variants, ids);

@@ -49,14 +49,18 @@ int row(const Context& c, const std::string& name) {
 
 double flops_per_s(Count flops, double time_s) { return time_s > 0 ? to_double(flops) / time_s : NAN; }
 
-Prediction predict_on(const Device& d, const std::vector<LayerWork>& work, int64_t batch, const PrecisionMode& mode,
-                      bool train) {
+PredictSettings settings_for(int64_t batch, const PrecisionMode& mode, bool train) {
   PredictSettings s;
   s.precision = mode.compute;
   s.training = train;
   s.bytes_per_param = mode.weight_bytes;
   s.batch = batch;
-  return predict(work, predict_options(d, s));
+  return s;
+}
+
+Prediction predict_on(const Device& d, const std::vector<LayerWork>& work, int64_t batch, const PrecisionMode& mode,
+                      bool train) {
+  return predict(work, predict_options(d, settings_for(batch, mode, train)));
 }
 
 std::string time_kind(const Prediction& p) { return p.calibrated ? "calibrated" : "upper bound (uncalibrated)"; }
@@ -294,6 +298,12 @@ void prediction_section(Context& c, chart::ReportData& data) {
                Cell::real(c.devices[d].dram_bandwidth(), Unit::BytePerSecond), Cell::count(p.uncosted_layers)});
   }
   s.blocks.push_back(std::move(t));
+  // The calibration's sanity flags (a fitted factor above the roof, a failed leave-one-out), as `predict` shows them.
+  for (const Device& d : c.devices) {
+    const auto flags = calibration_flags(predict_options(d, settings_for(c.load.batch, c.mode, c.req.train)).calibration);
+    if (!flags.empty())
+      data.notes.push_back(fmt::format("{}: flags {} (the prediction's calibration)", d.id, fmt::join(flags, ", ")));
+  }
   data.sections.push_back(std::move(s));
 }
 

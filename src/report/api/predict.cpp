@@ -73,6 +73,7 @@ Document predict_report(const PredictRequest& a) {
   load.dtype = a.dtype.value_or(mode.activation_dtype);
   load.training = a.train;
   Document doc;
+  doc.inputs["dtype"] = std::string(dtype_name(load.dtype));  // what was used: --dtype, else the precision's
   std::vector<std::string> forced;
   const PredictOptions opt = predict_options(
       d, {mode.compute, a.level, *combine, a.calibration, a.force, a.ppp, a.ppp_mem, a.kernel_launch_s, a.train,
