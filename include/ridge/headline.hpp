@@ -64,6 +64,7 @@ struct MemoryParts {
   Count optimizer = 0;    ///< optimizer state
   Count activations = 0;  ///< saved for backward (training) or the live peak (inference)
   Count kv_cache = 0;
+  bool serving = false;   ///< an LLM served: no gradients or optimizer state, activations not counted
   Count total() const { return weights + gradients + optimizer + activations + kv_cache; }
 };
 /// A device's memory for the limit line: its name and capacity (0: unknown, not drawn).

@@ -81,6 +81,10 @@ TEST(ReportCommand, ServingReportOfAnLlm) {
   EXPECT_GT(j["headline"][0]["ttft_s"].get<double>(), 0);
   EXPECT_GT(j["headline"][0]["per_token_s"].get<double>(), 0);
   EXPECT_GT(j["memory"]["kv_cache_bytes"].get<int64_t>(), 0);
+  // Serving has no gradients or optimizer state, and its activations are not counted: not shown as 0.
+  EXPECT_FALSE(j["memory"].contains("gradient_bytes"));
+  EXPECT_TRUE(j["memory"]["activation_bytes"].is_null());
+  EXPECT_EQ(j["memory"]["total_bytes"], j["memory"]["weights_bytes"].get<int64_t>() + j["memory"]["kv_cache_bytes"].get<int64_t>());
   EXPECT_EQ(j["scenario"]["serving"], true);
   EXPECT_NE(slurp(dir + "/s.html").find("KV cache"), std::string::npos);
   RunResult stray = run_ridge("report resnet18 --prompt 64 -o " + dir + "/x.html");

@@ -190,9 +190,13 @@ report::Table op_group_table(const std::vector<Run>& runs) {
 report::Fields memory_fields(const MemoryParts& m) {
   report::Fields f{"memory", "", {}};
   f.add("weights_bytes", "weights", Cell::count(m.weights, Unit::Byte));
-  f.add("gradient_bytes", "gradients", Cell::count(m.gradients, Unit::Byte));
-  f.add("optimizer_bytes", "optimizer state", Cell::count(m.optimizer, Unit::Byte));
-  f.add("activation_bytes", "activations", Cell::count(m.activations, Unit::Byte));
+  if (m.serving) {  // nothing to train; the serving model counts weights and KV cache only (docs/llm.md)
+    f.add("activation_bytes", "activations (not counted when serving)", Cell::empty(Unit::Byte));
+  } else {
+    f.add("gradient_bytes", "gradients", Cell::count(m.gradients, Unit::Byte));
+    f.add("optimizer_bytes", "optimizer state", Cell::count(m.optimizer, Unit::Byte));
+    f.add("activation_bytes", "activations", Cell::count(m.activations, Unit::Byte));
+  }
   f.add("kv_cache_bytes", "KV cache", Cell::count(m.kv_cache, Unit::Byte));
   f.add("total_bytes", "total", Cell::count(m.total(), Unit::Byte));
   return f;
