@@ -44,6 +44,7 @@ LoadOptions load_options(int64_t batch, const std::optional<std::vector<int64_t>
                          const std::vector<std::pair<std::string, std::vector<int64_t>>>& inputs,
                          const std::string& dtype, bool training) {
   LoadOptions o;
+  o.refuse_unused = true;  // an input_size or seq_len the caller gave must be used, as on the command line
   o.batch = batch;
   if (input_size) o.input_size = shape_of(*input_size);
   o.seq_len = seq_len;

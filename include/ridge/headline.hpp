@@ -47,10 +47,11 @@ std::vector<double> time_by_group(const std::vector<LayerTime>& layers);
 std::vector<size_t> top_layers(const std::vector<LayerTime>& layers, size_t n);
 /// The bound under which most of the time is spent ("compute", "memory", "overhead"; "" when no layer has one).
 std::string dominant_bound(const std::vector<LayerTime>& layers);
-/// The op class of an LLM serving op from its node name: *_proj and lm_head "Linear", matmul* "Attention",
-/// softmax "Softmax", embed_tokens "Gather", anything under a norm "LayerNorm", all-reduce rows "Communication",
-/// the rest "Unary".
-std::string llm_op_class(const std::string& name);
+/// The op class of an LLM serving op: all-reduce rows "Communication", the attention core's matmul* (or a fused
+/// kernel's class "attention") "Attention", anything under a norm "LayerNorm", else the op's own class `op_class`
+/// (its family: "Linear" for every projection, MoE expert and router, "Softmax", "Gather", "Binary", ...); without
+/// one, from the name: *_proj and lm_head "Linear", softmax "Softmax", embed_tokens "Gather", the rest "Unary".
+std::string llm_op_class(const std::string& name, const std::string& op_class = "");
 /// The module path of a layer at `depth`: its first `depth` dot-separated components ("layer1.0.conv1", 1 ->
 /// "layer1"); the whole name when it has no more components or depth <= 0.
 std::string module_of(const std::string& layer, int depth);

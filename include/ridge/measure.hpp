@@ -115,6 +115,8 @@ struct LayerMeasurement {
   double gbytes_per_s = 0;   ///< achieved forward byte rate
   double roofline_gflops_per_s = 0;  ///< attainable at this step's intensity (0 without a machine profile)
   double roofline_percent = 0;       ///< gflops_per_s as a percentage of roofline_gflops_per_s
+  std::string roofline_level;        ///< the memory level whose bandwidth forms that roof: the smallest cache
+                                     ///< holding the step's bytes, else DRAM ("" without a profile)
   double estimated_time_s = 0;       ///< roofline time: flops / attainable rate (0 without a profile)
   /// Hardware counters per forward pass of this step (cycles, instructions, FP arithmetic events), averaged
   /// over the timed passes; empty where perf_event_open provides none.

@@ -27,8 +27,34 @@ _DATA = _os.path.join(_os.path.dirname(__file__), "data")
 if _os.path.isdir(_DATA) and not _os.environ.get("RIDGE_DATA_DIR"):
     _os.environ["RIDGE_DATA_DIR"] = _DATA  # an installed package carries the device database with it
 
-from . import _ridge  # noqa: E402
+from . import _ridge as _native  # noqa: E402
 from ._ridge import Error  # noqa: E402
+
+
+class _Checked:
+    """The native module, whose functions raise ValueError (one line naming the call) where pybind11 would raise
+    TypeError with its signature dump: an argument of the wrong type, or an integer beyond what C++ takes."""
+
+    def __init__(self, module: Any) -> None:
+        self._module = module
+
+    def __getattr__(self, name: str) -> Any:
+        target = getattr(self._module, name)
+        if not callable(target) or isinstance(target, type):
+            return target
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return target(*args, **kwargs)
+            except TypeError as e:
+                if "incompatible function arguments" not in str(e) and "incompatible constructor" not in str(e):
+                    raise
+                raise ValueError("{}: an argument has the wrong type or is out of range (names and modes are "
+                                 "strings; counts are integers below 2**31)".format(name)) from None
+        return call
+
+
+_ridge = _Checked(_native)
 
 try:
     from ._help import HELP as _HELP  # `ridge COMMAND --help`, captured at build time
@@ -193,9 +219,11 @@ def load(model: ModelLike, input_size: Optional[Sequence[int]] = None, example_i
     return Model(model, input_size, example_inputs, **export_kwargs)
 
 
-def _positive(v: Any, name: str) -> int:
+def _positive(v: Any, name: str, limit: int = 2**62) -> int:
     if isinstance(v, bool) or not isinstance(v, int) or v < 1:
         raise ValueError("{}: {!r} is not a positive integer".format(name, v))
+    if v > limit:
+        raise ValueError("{}: {} is too large (at most {})".format(name, v, limit))
     return v
 
 
@@ -246,6 +274,8 @@ def _export_module(module: Any, input_size: Optional[Tuple[int, ...]], example_i
     """torch.onnx.export into memory, weights as shapes only. From input_size the batch axis is symbolic (ridge
     binds it to `batch`); example_inputs fix every shape. Cached per module, shapes and export options."""
     import torch
+    if example_inputs is not None and input_size is not None:
+        raise ValueError("input_size: example_inputs already fix the input's shape; give one of them")
     symbolic = example_inputs is None  # from input_size: the batch axis ridge binds to `batch`
     if symbolic:
         if input_size is None:

@@ -31,7 +31,11 @@ struct PredictArgs {
 // notation ("15503e6").
 Count flops_arg(const std::string& text) {
   try {
-    return parse_count(text);
+    const Count n = parse_count(text);
+    if (n <= 0) throw UsageError("--flops " + text + ": must be a positive FLOP count");
+    return n;
+  } catch (const UsageError&) {
+    throw;
   } catch (const Error&) {
     size_t used = 0;
     double v = -1;
@@ -39,7 +43,7 @@ Count flops_arg(const std::string& text) {
       v = std::stod(text, &used);
     } catch (const std::exception&) {
     }
-    if (used == text.size() && v >= 0 && v < 1e30 && v == std::floor(v)) return static_cast<Count>(v);
+    if (used == text.size() && v >= 1 && v < 1e30 && v == std::floor(v)) return static_cast<Count>(v);
     throw UsageError("--flops " + text + ": expected a FLOP count such as 15503000000 or 15503e6");
   }
 }

@@ -59,6 +59,7 @@ CLI::App* add_summary_command(CLI::App& app) {
     Graph g = load_model(o->model, lo);
     o->m.check(incompleteness(g, estimate(g)), o->model);
     report::Document doc = report::summary_report(g, so);
+    doc.inputs["dtype"] = std::string(dtype_name(lo.dtype));  // what was used: --dtype, else the precision's
     // Without --depth, a terminal gets the module roll-up that fits its height; files and pipes every node.
     const bool auto_depth = !depth->count() && !old_depth->count() && o->out.width() > 0;
     if (auto_depth) {

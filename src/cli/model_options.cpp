@@ -65,8 +65,10 @@ LoadOptions ModelOptions::load_options() const { return load_options(batch); }
 
 std::vector<int64_t> parse_batch_list(const std::string& text, const std::string& flag) {
   auto num = [&](const std::string& s) -> int64_t {
-    if (s.empty() || s.size() > 12 || s.find_first_not_of("0123456789") != std::string::npos)
+    if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos)
       throw UsageError(fmt::format("{}: '{}' is not a positive integer (in '{}')", flag, s, text));
+    if (s.size() > 12)
+      throw UsageError(fmt::format("{}: batch size {} is too large (at most 999,999,999,999; in '{}')", flag, s, text));
     int64_t v = std::stoll(s);
     if (v < 1) throw UsageError(fmt::format("{}: batch sizes must be positive (got {} in '{}')", flag, v, text));
     return v;

@@ -60,7 +60,14 @@ void apply_roofline(ModelMeasurement& m, const measure::MachineProfile& machine)
   for (auto& row : m.layers) {
     if (row.flops <= 0 || row.bytes <= 0 || row.forward.median_s <= 0) continue;
     const double ai = to_double(row.flops) / to_double(row.bytes);
-    row.roofline_gflops_per_s = measure::attainable_gflops(machine, ai, DType::F32, m.threads);
+    // The roof of the memory level the step's working set fits in: an L3-resident ReLU is not DRAM-bound.
+    row.roofline_level = "DRAM";
+    for (const auto& level : machine.levels)
+      if (level.level != "DRAM" && level.capacity_bytes > 0 && row.bytes <= level.capacity_bytes && level.gbs(true)) {
+        row.roofline_level = level.level;
+        break;
+      }
+    row.roofline_gflops_per_s = measure::attainable_gflops(machine, ai, DType::F32, m.threads, row.roofline_level);
     if (row.roofline_gflops_per_s <= 0) continue;
     row.roofline_percent = 100.0 * row.gflops_per_s / row.roofline_gflops_per_s;
     row.estimated_time_s = to_double(row.flops) / (row.roofline_gflops_per_s * 1e9);

@@ -174,7 +174,10 @@ void write_csv(const Document& d, std::ostream& os) {
   else os << csv_totals(d);
 }
 
-void write_json(const Document& d, std::ostream& os) { os << to_json(d).dump(2) << "\n"; }
+// Names come from model files: bytes that are not UTF-8 are written as U+FFFD, not refused.
+void write_json(const Document& d, std::ostream& os) {
+  os << to_json(d).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+}
 
 std::string md_escape(const std::string& s) {
   std::string out;

@@ -84,3 +84,28 @@ def test_failing_export_is_ridge_error():
 
     with pytest.raises(ridge.Error, match="Broken: torch.onnx.export failed: cannot run this one"):
         ridge.summary(Broken(), input_size=(4,))
+
+
+def test_weights_sliced_before_their_op_are_parameters():
+    # The unfolded export slices and concatenates LSTM and GRU gate weights and MultiheadAttention's
+    # in_proj_weight before their ops: still the module's parameters, not buffers.
+    lstm = ridge.summary(torch.nn.LSTM(10, 20, 2, batch_first=True), input_size=(5, 10)).totals
+    assert lstm["params"] == sum(p.numel() for p in torch.nn.LSTM(10, 20, 2).parameters())  # 5920
+    assert lstm["buffers"] == 0
+    gru = ridge.summary(torch.nn.GRU(10, 20, batch_first=True), input_size=(5, 10)).totals
+    assert gru["params"] == 1920
+    x = torch.randn(1, 16, 64)
+    mha = ridge.summary(torch.nn.MultiheadAttention(64, 4, batch_first=True), example_inputs=(x, x, x)).totals
+    # in_proj_weight (12,288), out_proj (4,160); the sliced in_proj_bias (192) reaches only Adds and stays a buffer.
+    assert mha["params"] == 16448 and mha["buffers"] == 192
+
+
+def test_python_arguments_fail_as_the_cli_does():
+    with pytest.raises(ValueError, match="example_inputs already fix"):
+        ridge.summary(torchvision.models.resnet18(), input_size=(3, 64, 64), example_inputs=torch.randn(1, 3, 64, 64))
+    with pytest.raises(ValueError, match="wrong type or is out of range"):
+        ridge.summary("resnet18", dtype=5)
+    with pytest.raises(ValueError, match="between 0.000001 and 1"):
+        ridge.predict("resnet18", device="a100", ppp=5)
+    with pytest.raises(ValueError, match="--devices-count"):
+        ridge.predict("resnet18", device="a100", train=True, gpus_per_node=8)

@@ -70,6 +70,11 @@ TEST(Headline, LlmOpClassesFromNodeNames) {
   EXPECT_EQ(llm_op_class("model.layers.0.input_layernorm.rsqrt"), "LayerNorm");
   EXPECT_EQ(llm_op_class("allreduce (2 per layer)"), "Communication");
   EXPECT_EQ(op_group(llm_op_class("model.layers.3.self_attn.matmul")), "attention");
+  // With the op's class: MoE experts and routers are matmuls whatever their names (w1, w3, gate).
+  EXPECT_EQ(op_group(llm_op_class("model.layers.0.block_sparse_moe.experts.0.w1", "Linear")), "matmul");
+  EXPECT_EQ(op_group(llm_op_class("model.layers.0.block_sparse_moe.gate", "Linear")), "matmul");
+  EXPECT_EQ(op_group(llm_op_class("model.layers.0.self_attn.matmul", "attention")), "attention");
+  EXPECT_EQ(op_group(llm_op_class("model.layers.0.input_layernorm.pow", "Binary")), "norm");
 }
 
 TEST(Headline, RunsTableKeysAndServingColumns) {

@@ -106,6 +106,41 @@ void classify_initializers(Work& w, const std::vector<int>& initializers) {
         ++weight_uses[v];
       if (r == InputRole::Statistic) ++stat_uses[v];
     }
+  // A weight sliced, transposed or concatenated before its op (an unfolded export: MultiheadAttention's
+  // in_proj_weight into a MatMul, LSTM and GRU gates) is still a weight: from the inputs that take weights (a
+  // weight position, or a matrix product's operand; not an elementwise op's, where a sliced buffer such as a
+  // positional table is added), weight use flows back through views and moves to their data inputs. Fixpoint:
+  // the chains are a few nodes long.
+  std::vector<char> feeds_weight(w.g.values.size(), 0);
+  for (const Node& n : w.g.nodes) {
+    const OpFamily f = op_family(n.op);
+    const bool product = f == OpFamily::Linear || f == OpFamily::MatMul || f == OpFamily::Einsum ||
+                         f == OpFamily::Conv || f == OpFamily::ConvTranspose || f == OpFamily::Recurrent;
+    for (size_t k = 0; k < n.inputs.size(); ++k) {
+      const InputRole r = input_role(n.op, static_cast<int>(k));
+      if (n.inputs[k] >= 0 && (r == InputRole::Weight || (r == InputRole::Either && product)))
+        feeds_weight[static_cast<size_t>(n.inputs[k])] = 1;
+    }
+  }
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const Node& n : w.g.nodes) {
+      const OpFamily f = op_family(n.op);
+      if (f != OpFamily::View && f != OpFamily::Move) continue;
+      if (std::none_of(n.outputs.begin(), n.outputs.end(),
+                       [&](int o) { return o >= 0 && feeds_weight[static_cast<size_t>(o)]; }))
+        continue;
+      for (size_t k = 0; k < n.inputs.size(); ++k) {
+        const int v = n.inputs[k];
+        if (v >= 0 && input_role(n.op, static_cast<int>(k)) == InputRole::Activation && !feeds_weight[v]) {
+          feeds_weight[static_cast<size_t>(v)] = 1;
+          changed = true;
+        }
+      }
+    }
+  }
+  for (int v : initializers)
+    if (feeds_weight[static_cast<size_t>(v)] && weight_uses[v] == 0) weight_uses[v] = 1;
   for (int v : initializers) {
     Value& val = w.g.value(v);
     if (!is_float(val.dtype) || val.shape.rank() == 0) val.kind = ValueKind::Constant;

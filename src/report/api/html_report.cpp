@@ -73,6 +73,8 @@ std::vector<headline::Run> runs_of(const Context& c) {
     headline::Run r{c.devices[d].id, false, time_kind(p), p.total_time_s, p.samples_per_s, "", {}};
     for (const auto& l : p.layers)
       r.layers.push_back({l.name, l.op_class, l.costed ? l.time_s : NAN, l.costed ? std::string(bound_name(l.bound)) : ""});
+    // Training: the optimizer's step is part of the iteration, so the groups add up to the headline time.
+    if (p.update_s > 0) r.layers.push_back({"weight update (optimizer step)", "OptimizerStep", p.update_s, "memory"});
     runs.push_back(std::move(r));
   }
   if (c.measured) {
@@ -493,7 +495,7 @@ HtmlReport serving_report(const ReportRequest& req) {
     run.ttft_s = r.ttft_s;
     run.per_token_s = r.decode_time_per_token_s;
     for (const auto& op : r.ops)
-      run.layers.push_back({op.phase + ": " + op.name, headline::llm_op_class(op.name), op.time_s, std::string(bound_name(op.bound))});
+      run.layers.push_back({op.phase + ": " + op.name, headline::llm_op_class(op.name, op.op_class), op.time_s, std::string(bound_name(op.bound))});
     runs.push_back(std::move(run));
   }
   const std::string scenario =

@@ -372,6 +372,13 @@ Fields device_ceilings(const Device& d) {
 }
 
 ingest::Profile ingest_profile(const IngestRequest& a) {
+  // The command line's limits, for every front end.
+  if (a.join != "auto" && a.join != "id" && a.join != "none")
+    throw UsageError(fmt::format("--join {}: use auto, id or none", a.join));
+  if (!ingest::parse_group_by(a.group))
+    throw UsageError(fmt::format("--group {}: use family, nvtx, process, name, label, file, run or op", a.group));
+  if (a.tensor_factor && *a.tensor_factor < 1)
+    throw UsageError(fmt::format("--tensor-factor {}: must be a positive number of FLOPs per instruction", *a.tensor_factor));
   ingest::ReadOptions base;
   if (!a.input_format.empty()) {
     base.format = ingest::parse_format(a.input_format);

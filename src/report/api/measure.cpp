@@ -1,5 +1,6 @@
 // CPU measurement of a model and its document (`ridge measure`).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
@@ -31,6 +32,7 @@ Table layer_table(const ModelMeasurement& m) {
                                      {"gbytes_per_s", "GB/s", Unit::None},
                                      {"roofline_gflops_per_s", "roofline GFLOP/s", Unit::None},
                                      {"roofline_percent", "of roofline", Unit::Percent},
+                                     {"roofline_level", "roof level", Unit::None},
                                      {"estimated_time_s", "roofline time", Unit::Second}});
   // Hardware counter columns, where perf_event_open provided any.
   std::vector<std::string> counter_names;
@@ -56,6 +58,7 @@ Table layer_table(const ModelMeasurement& m) {
                            costed ? Cell::count(l.bytes_written, Unit::Byte) : Cell::empty(Unit::Byte),
                            positive(l.gflops_per_s, Unit::None), positive(l.gbytes_per_s, Unit::None),
                            positive(l.roofline_gflops_per_s, Unit::None), positive(l.roofline_percent, Unit::Percent),
+                           l.roofline_level.empty() ? Cell::empty() : Cell::text(l.roofline_level),
                            positive(l.estimated_time_s, Unit::Second)});
     for (const auto& name : counter_names) {
       auto it = std::find_if(l.counters.begin(), l.counters.end(), [&](const auto& c) { return c.first == name; });
@@ -83,7 +86,8 @@ void add_end_to_end(Document& doc, const ModelMeasurement& m) {
                      Cell::count(static_cast<Count>(l.step.fused_nodes.size())),
                      Cell::real(l.forward.median_s, Unit::Second)});
   doc.blocks.push_back(std::move(steps));
-  doc.notes.insert(doc.notes.end(), e.notes.begin(), e.notes.end());
+  for (const auto& note : e.notes)  // the per-layer run's notes are there already
+    if (std::find(doc.notes.begin(), doc.notes.end(), note) == doc.notes.end()) doc.notes.push_back(note);
   doc.extra["end_to_end_time_s"] = e.total.median_s;
 }
 
@@ -149,6 +153,15 @@ Document measure_report(const Graph& g, const ModelMeasurement& m) {
   doc.notes.insert(doc.notes.end(), m.notes.begin(), m.notes.end());
   if (not_executed > 0)
     doc.notes.push_back(fmt::format("{} layer(s) not executed (no kernel): their time is not in the totals", not_executed));
+  // A step faster than its roof says the roof is wrong for it (or the timing is): flagged, as roofline does.
+  std::vector<std::string> above;
+  for (const auto& l : m.layers)
+    if (l.roofline_percent > 105) above.push_back(fmt::format("{} {:.0f} %", l.step.name, l.roofline_percent));
+  if (!above.empty())
+    doc.notes.push_back(fmt::format("above-roof: {} layer(s) measured faster than their roof ({}{}): the machine "
+                                    "profile's bandwidth or peak for that level understates this CPU, or the timing "
+                                    "was disturbed", above.size(), fmt::join(above.begin(), above.begin() + std::min<size_t>(above.size(), 4), ", "),
+                                    above.size() > 4 ? ", ..." : ""));
   doc.extra["model"] = g.name;
   doc.extra["device"] = "cpu";
   doc.extra["batch"] = m.batch;
@@ -167,6 +180,9 @@ ModelMeasurement measure_model(const Graph& g, const MeasureRequest& req, const 
     machine = measure::load_cached_profile(req.machine_profile.empty() ? measure::default_profile_path()
                                                                        : req.machine_profile,
                                            measure::detect_cpu(), true, &why);
+    // A profile the user named must be there; the cached one is optional.
+    if (!machine && !req.machine_profile.empty())
+      throw Error(fmt::format("{}: cannot use this machine profile ({})", req.machine_profile, why));
     if (!machine) notes.push_back("no machine profile (" + why + "): run `ridge machine` once for the roofline columns");
   }
   MeasureOptions options = req.options;

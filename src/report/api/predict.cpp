@@ -62,6 +62,20 @@ Table bucket_table(const DataParallel& dp) {
 
 Document predict_report(const PredictRequest& a) {
   const PrecisionMode mode = require_precision_mode(a.precision);
+  // The same limits as the command line's flags, for every front end (the Python API included).
+  auto fraction = [](const std::optional<double>& v, const char* name) {
+    if (v && !(*v >= 1e-6 && *v <= 1))
+      throw UsageError(fmt::format("{}: {} is not between 0.000001 and 1", name, *v));
+  };
+  fraction(a.ppp, "ppp");
+  fraction(a.ppp_mem, "ppp_mem");
+  if (a.kernel_launch_s && !(*a.kernel_launch_s >= 0 && *a.kernel_launch_s < 1))
+    throw UsageError(fmt::format("kernel launch overhead: {} s is not in [0, 1) s", *a.kernel_launch_s));
+  if (a.flops && *a.flops <= 0) throw UsageError("flops: must be a positive FLOP count");
+  const ClusterRequest& cl = a.data_parallel.cluster;
+  if (cl.devices <= 1 && (cl.gpus_per_node || cl.nics_per_node || !cl.inter_node.empty() || !cl.intra_node.empty()))
+    throw UsageError("gpus per node, NICs per node and the fabrics describe a cluster: they need more than one device "
+                     "(--devices-count)");
   const auto combine = parse_combine(a.combine);
   if (!combine) throw UsageError("--combine " + a.combine + ": use sum (PALEO) or max (roofline)");
   const auto allreduce = parse_allreduce(a.data_parallel.allreduce);

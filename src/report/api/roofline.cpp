@@ -56,6 +56,8 @@ std::vector<Cell> point_cells(Count flops, Count bytes, bool measured_bytes, std
 RooflineResult roofline_report(const RooflineRequest& a) {
   const auto precision = parse_precision(a.precision);
   if (!precision) throw UsageError("--precision " + a.precision + ": unknown (use fp64, fp32, tf32, fp16, bf16, int8)");
+  if (a.devices.empty()) throw UsageError("--device: the roofline needs at least one device (see `ridge devices`)");
+  if (a.models.empty()) throw UsageError("roofline: give at least one model");
   const std::vector<Device> db = load_devices(a.device_dirs);
   std::vector<Device> devices;
   for (const auto& name : a.devices) devices.push_back(find_device(db, name));

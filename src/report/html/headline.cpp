@@ -31,6 +31,7 @@ constexpr GroupOf kGroups[] = {
     {"AdaptiveAvgPool", "pool/reduce"}, {"GlobalAvgPool", "pool/reduce"}, {"Reduce", "pool/reduce"},
     {"Move", "data movement"},  {"Gather", "data movement"},     {"Resize", "data movement"},
     {"View", "data movement"},  {"Update", "data movement"},     {"Reorder", "data movement"},
+    {"OptimizerStep", "weight update"},
 };
 
 size_t group_index(std::string_view op_class) {
@@ -50,7 +51,7 @@ double total_time(const std::vector<LayerTime>& layers) {
 
 const std::vector<std::string>& op_groups() {
   static const std::vector<std::string> groups = {"conv", "matmul", "attention", "norm", "elementwise",
-                                                  "pool/reduce", "data movement", "other"};
+                                                  "pool/reduce", "data movement", "weight update", "other"};
   return groups;
 }
 
@@ -87,13 +88,15 @@ std::string dominant_bound(const std::vector<LayerTime>& layers) {
   return best;
 }
 
-std::string llm_op_class(const std::string& name) {
+std::string llm_op_class(const std::string& name, const std::string& op_class) {
   const size_t dot = name.rfind('.');
   const std::string last = dot == std::string::npos ? name : name.substr(dot + 1);
   auto has = [&](const char* part) { return name.find(part) != std::string::npos; };
   if (has("allreduce")) return "Communication";
+  if (last.rfind("matmul", 0) == 0 || op_class == "attention") return "Attention";
+  if (has("norm")) return "LayerNorm";
+  if (!op_class.empty()) return op_class;
   if (last.find("proj") != std::string::npos || last == "lm_head") return "Linear";
-  if (last.rfind("matmul", 0) == 0) return "Attention";
   if (last == "softmax") return "Softmax";
   if (last == "embed_tokens") return "Gather";
   if (has("norm")) return "LayerNorm";
