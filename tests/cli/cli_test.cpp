@@ -158,6 +158,12 @@ TEST(Cli, OptionsThatNeedAnotherOneAreRefusedAlone) {
     EXPECT_EQ(r.exit_code, 2) << cmd;
     EXPECT_NE(r.err.find(" requires --"), std::string::npos) << cmd << ": " << r.err;
   }
+  // Values the command cannot use.
+  EXPECT_EQ(run_ridge("predict vgg16 --device a100 --flops 0").exit_code, 2);
+  const auto missing = run_ridge("measure mnist --machine /nonexistent/machine.json");
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("/nonexistent/machine.json: cannot use this machine profile"), std::string::npos)
+      << missing.err;
   const auto dir = run_ridge("ingest " + ridge::test::temp_dir());
   EXPECT_EQ(dir.exit_code, 1);
   EXPECT_NE(dir.err.find("is a directory, not a profile"), std::string::npos) << dir.err;

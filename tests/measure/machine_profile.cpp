@@ -5,6 +5,7 @@
 
 #include "ridge/error.hpp"
 #include "ridge/machine.hpp"
+#include "ridge/measure.hpp"
 #include "support/test_support.hpp"
 
 namespace ridge::measure {
@@ -102,6 +103,27 @@ TEST(MachineProfile, AttainableFollowsTheRoofline) {
   EXPECT_DOUBLE_EQ(attainable_gflops(p, 0.5, DType::F32, 0, "L1"), 400);
   EXPECT_DOUBLE_EQ(attainable_gflops(p, 1.0, DType::F32, 0, "L3"), 30);  // unmeasured level: DRAM
   EXPECT_DOUBLE_EQ(attainable_gflops(p, 0.0), 0);
+}
+
+// A measured step's roof is the bandwidth of the smallest level holding its bytes: 16 KiB fit the 48 KiB L1
+// (800 GB/s with 2 threads), 1 MiB only DRAM (30 GB/s).
+TEST(MachineProfile, MeasuredStepsMeetTheRoofOfTheLevelTheirBytesFitIn) {
+  const MachineProfile p = sample_profile();
+  ModelMeasurement m;
+  m.threads = 2;
+  for (const Count bytes : {Count{16} << 10, Count{1} << 20}) {
+    LayerMeasurement l;
+    l.flops = bytes / 4;  // 0.25 FLOP per byte: memory-bound at every level
+    l.bytes = bytes;
+    l.forward.median_s = 1e-6;
+    l.gflops_per_s = to_double(l.flops) / 1e-6 / 1e9;
+    m.layers.push_back(l);
+  }
+  ridge::apply_roofline(m, p);
+  EXPECT_EQ(m.layers[0].roofline_level, "L1");
+  EXPECT_DOUBLE_EQ(m.layers[0].roofline_gflops_per_s, 0.25 * 800);
+  EXPECT_EQ(m.layers[1].roofline_level, "DRAM");
+  EXPECT_DOUBLE_EQ(m.layers[1].roofline_gflops_per_s, 0.25 * 30);
 }
 
 TEST(MachineProfile, CacheIsReusedOnlyForTheSameCpu) {

@@ -46,6 +46,13 @@ TEST(ReportCommand, JsonCarriesTheHeadlineOfTrainingAtAPrecision) {
   EXPECT_EQ(j["top_layers"].size(), 5u);
   // The shipped A100 half-precision calibration carries a sanity flag (a memory factor above the roof): the report
   // shows it, as `predict` does.
+  // The op groups add up to the iteration: the optimizer step is one of them.
+  for (size_t run = 0; run < 2; ++run) {
+    const std::string dev = j["headline"][run]["run"];
+    double sum = 0;
+    for (const auto& g : j["op_groups"]) sum += g["time_s." + dev].get<double>();
+    EXPECT_NEAR(sum, j["headline"][run]["time_s"].get<double>(), 1e-9) << dev;
+  }
   const std::string notes = j["notes"].dump();
   EXPECT_NE(notes.find("a100-sxm4-40gb: flags above-roof"), std::string::npos) << notes;
   const std::string html = slurp(dir + "/r.html");

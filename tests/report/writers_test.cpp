@@ -41,6 +41,22 @@ TEST(Report, JsonKeepsExactIntegersAndNests) {
   EXPECT_EQ(j["notes"][0], "a note");
 }
 
+// Names come from model files: a byte that is not UTF-8 is written as U+FFFD, not refused.
+TEST(Report, JsonWritesNamesThatAreNotUtf8) {
+  Document d = sample();
+  d.title = "conv\xA5";
+  const auto j = nlohmann::json::parse(render(d, "json"));
+  EXPECT_EQ(j["title"], "conv\xEF\xBF\xBD");
+}
+
+// An exact field keeps its unit beside it: bytes with their binary size, FLOPs with their symbol.
+TEST(Report, ExactFieldsCarryTheirUnit) {
+  EXPECT_EQ(format_field(Cell::count(Count{13476831232}, Unit::Byte), true), "13,476,831,232 B (12.6 GiB)");
+  EXPECT_EQ(format_field(Cell::count(Count{512}, Unit::Byte), true), "512 B");
+  EXPECT_EQ(format_field(Cell::count(Count{329731182428160}, Unit::Flop), true), "329,731,182,428,160 FLOP");
+  EXPECT_EQ(format_field(Cell::count(Count{215}), true), "215");
+}
+
 TEST(Report, CsvQuotesAndUsesExactValues) {
   std::string csv = render(sample(), "csv");
   EXPECT_EQ(csv.rfind("name,flops,time_s\n", 0), 0u) << csv;  // the main table alone: loadable as is
