@@ -226,8 +226,8 @@ void add_comparison(Document& doc, const ingest::Profile& p, const ingest::Total
   e.description = fmt::format("{}, batch {}, {}, {} step{}", a.model, a.batch, a.train ? "training" : "inference",
                               a.steps, a.steps == 1 ? "" : "s");
   e.flops = (mc.total.flops + (a.train ? mc.total.bwd_flops() : 0)) * a.steps;
-  e.bytes = mc.total.bytes() * a.steps;
-  e.bytes_forward_only = a.train;
+  // Training: forward + backward, the backward moving twice the forward's bytes, as `ridge predict` times it.
+  e.bytes = mc.total.bytes() * (a.train ? 3 : 1) * a.steps;
   Table c{"compare", "Measured vs ridge estimate (" + e.description + ")", {}, {}, {}};
   c.columns = {{"quantity", "quantity", Unit::None}, {"measured", "measured", Unit::None},
                {"estimated", "estimated", Unit::None}, {"ratio", "measured/estimated", Unit::Ratio}};
@@ -245,7 +245,9 @@ void add_comparison(Document& doc, const ingest::Profile& p, const ingest::Total
   doc.extra["explanations"] = why;
   if (!mc.complete())
     doc.notes.push_back(fmt::format("the estimate leaves out {} op type(s) ridge cannot cost", mc.excluded_ops.size()));
-  if (a.train) doc.notes.push_back("estimated bytes: forward pass compulsory traffic only");
+  if (a.train)
+    doc.notes.push_back("estimated bytes when training: the forward's compulsory traffic and a backward moving twice "
+                        "that, as ridge predict times it");
 }
 
 // The GPU a file's records name ("NVIDIA A100-SXM4-40GB (0)"), or "".
@@ -536,7 +538,9 @@ Document profile_vs_prediction(const ingest::Profile& p, const std::vector<Layer
     if (!rows[key].predicted) doc.notes.push_back("family " + key + ": no layer of the model maps to it (predicted empty)");
     else if (rows[key].launches == 0) doc.notes.push_back("family " + key + ": predicted, but no profiled kernel is of it");
   }
-  doc.notes.push_back("estimated bytes: forward-pass traffic of each layer; the prediction's backward moves about twice that");
+  doc.notes.push_back(train ? "estimated bytes per family: forward-pass traffic of each layer; the prediction's backward "
+                              "moves about twice that"
+                            : "estimated bytes per family: forward-pass traffic of each layer");
   if (steps > 1) doc.notes.push_back(fmt::format("predicted times and estimates are per step x {} steps", steps));
 
   // Per layer: kernels whose NVTX range (any '/' part) or launching operator is a layer's name.
