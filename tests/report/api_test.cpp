@@ -235,6 +235,31 @@ TEST(MeasureReport, MeasuresALoadedGraphAndCallsBackBeforeTheFirstRun) {
   EXPECT_EQ(count_of(field(fields(d, "summary"), "flops")), m.flops);
 }
 
+// Timings are facts injected here: a step whose repeats spread (IQR) above half their median, or one faster
+// than its roof, is named in the notes.
+TEST(MeasureReport, FlagsBusyTimingsAndStepsAboveTheirRoof) {
+  const Graph g = load_model("relu:1x8x16x16", LoadOptions{});
+  ModelMeasurement m;
+  LayerMeasurement l;
+  l.step.name = "relu";
+  l.step.status = StepStatus::Executed;
+  l.forward.median_s = 1e-3, l.forward.samples = 10, l.forward.spread = 0.9;
+  l.roofline_percent = 180;
+  m.layers.push_back(l);
+  m.total = l.forward;
+  auto notes = measure_report(g, m).notes;
+  auto has = [&](const char* text) {
+    return std::any_of(notes.begin(), notes.end(), [&](const std::string& n) { return n.find(text) != std::string::npos; });
+  };
+  EXPECT_TRUE(has("busy-machine: 1 layer timing(s), the whole pass spread (IQR)"));
+  EXPECT_TRUE(has("above-roof: 1 layer(s) measured faster than their roof (relu 180 %"));
+  m.layers[0].forward.spread = m.total.spread = 0.05;
+  m.layers[0].roofline_percent = 90;
+  notes = measure_report(g, m).notes;
+  EXPECT_FALSE(has("busy-machine"));
+  EXPECT_FALSE(has("above-roof"));
+}
+
 TEST(RunReport, ExecutesOnceAndListsOutputsAndSteps) {
   RunRequest req;
   req.model = "relu:1x8x16x16";

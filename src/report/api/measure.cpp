@@ -153,6 +153,20 @@ Document measure_report(const Graph& g, const ModelMeasurement& m) {
   doc.notes.insert(doc.notes.end(), m.notes.begin(), m.notes.end());
   if (not_executed > 0)
     doc.notes.push_back(fmt::format("{} layer(s) not executed (no kernel): their time is not in the totals", not_executed));
+  // Timings whose spread (IQR / median) is above a half, as `ridge machine` flags them, say the CPU was shared
+  // (steps under 20 us are left out: timer jitter alone spreads them).
+  auto busy_stats = [](const measure::BenchStats& s) { return s.samples > 1 && s.median_s >= 20e-6 && s.spread > 0.5; };
+  size_t busy = 0;
+  for (const auto& l : m.layers)
+    if (l.step.status == StepStatus::Executed && busy_stats(l.forward)) ++busy;
+  const bool total_busy = busy_stats(m.total);
+  const bool e2e_busy = m.end_to_end && busy_stats(m.end_to_end->total);
+  if (busy > 0 || total_busy || e2e_busy)
+    doc.notes.push_back(fmt::format("busy-machine: {}{}{} spread (IQR) above half their median (another process shared "
+                                    "the CPU?): re-run on an idle machine before trusting these times",
+                                    busy > 0 ? fmt::format("{} layer timing(s)", busy) : "",
+                                    total_busy ? (busy > 0 ? ", the whole pass" : "the whole pass") : "",
+                                    e2e_busy ? (busy > 0 || total_busy ? ", the end-to-end program" : "the end-to-end program") : ""));
   // A step faster than its roof says the roof is wrong for it (or the timing is): flagged, as roofline does.
   std::vector<std::string> above;
   for (const auto& l : m.layers)
