@@ -36,6 +36,9 @@ const std::vector<PrecisionMode>& precision_modes();
 std::optional<PrecisionMode> parse_precision_mode(std::string_view name);
 /// Parses a --precision value or throws ridge::UsageError naming `flag` and the accepted names.
 PrecisionMode require_precision_mode(std::string_view name, const std::string& flag = "--precision");
+/// `mode` for a training iteration: int8 is an inference mode (no int8 gradients or optimizer are modelled);
+/// throws ridge::UsageError naming the flag and the modes that train.
+const PrecisionMode& require_training_mode(const PrecisionMode& mode, const std::string& flag = "--precision");
 /// "fp32|tf32|bf16|fp16|amp-bf16|amp-fp16|fp64|int8" for help text.
 std::string precision_mode_names();
 /// What training keeps per parameter under `mode` (for estimate_memory).

@@ -330,13 +330,14 @@ _SHARES = {
 
 # Where each command's headline values are (Result.totals).
 _TOTALS = {"predict": "summary", "measure": "summary", "serve": "serve", "train": "train"}
+# Each command's per-layer table (Result.layers); "layers" where not listed.
+_LAYERS = {"ingest": "kernels", "serve": "ops", "train": "op_groups"}
 
 
 def _finish(doc: "_ridge.Document", command: str, inputs: Dict[str, Any]) -> Result:
     doc.command = command
     doc.set_inputs(_json.dumps({k: v for k, v in inputs.items() if v is not None}))
-    return Result(doc, _SHARES.get(command, ()), _TOTALS.get(command, "totals"),
-                  "kernels" if command == "ingest" else "layers")
+    return Result(doc, _SHARES.get(command, ()), _TOTALS.get(command, "totals"), _LAYERS.get(command, "layers"))
 
 
 def _load_args(model: Model, batch: int, dtype: Optional[str], seq_len: Optional[int],

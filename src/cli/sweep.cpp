@@ -167,6 +167,7 @@ LoadOptions SweepPlan::load_options(int64_t batch) const {
 nlohmann::json run_point(const SweepPlan& plan, size_t index) {
   auto [model, batch] = plan.point(index);
   const PrecisionMode mode = require_precision_mode(plan.precision);
+  if (plan.train) require_training_mode(mode);
   LoadOptions lo = plan.load_options(batch);
   Graph g = load_model(model, lo);
   ModelCost mc = estimate(g);

@@ -3,6 +3,8 @@
 // matmuls and convolutions in the half type, so activations are half; DDP all-reduces the fp32 gradients.
 #include "ridge/precision_mode.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 
@@ -54,6 +56,13 @@ std::string precision_mode_names() {
 PrecisionMode require_precision_mode(std::string_view name, const std::string& flag) {
   if (auto m = parse_precision_mode(name)) return *m;
   throw UsageError(flag + " " + std::string(name) + ": unknown precision (use " + precision_mode_names() + ")");
+}
+
+const PrecisionMode& require_training_mode(const PrecisionMode& mode, const std::string& flag) {
+  if (mode.compute == Precision::INT8)
+    throw UsageError(fmt::format("{} {} is an inference mode: training is modelled at fp32, tf32, bf16, fp16, fp64, "
+                                 "amp-bf16 or amp-fp16", flag, mode.name));
+  return mode;
 }
 
 ParamStorage param_storage(const PrecisionMode& mode) {

@@ -160,6 +160,9 @@ TEST(Cli, OptionsThatNeedAnotherOneAreRefusedAlone) {
   }
   // Values the command cannot use.
   EXPECT_EQ(run_ridge("predict vgg16 --device a100 --flops 0").exit_code, 2);
+  const auto int8 = run_ridge("predict resnet18 --device a100 --train --precision int8");
+  EXPECT_EQ(int8.exit_code, 2);
+  EXPECT_NE(int8.err.find("--precision int8 is an inference mode"), std::string::npos) << int8.err;
   const auto missing = run_ridge("measure mnist --machine /nonexistent/machine.json");
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_NE(missing.err.find("/nonexistent/machine.json: cannot use this machine profile"), std::string::npos)

@@ -19,6 +19,7 @@ def test_serve_json_is_the_clis(ridge_cli):
                     "--generate", "64")
     assert without_inputs(r.data) == without_inputs(cli)
     assert r.totals["ttft_s"] > 0 and r.layers
+    assert r.layers == r.data["ops"]  # every op of every layer, not the per-op-type groups
     assert "llama-2-7b" in repr(r)
 
 

@@ -57,7 +57,10 @@ Document compare_report(const CompareRequest& req) {
     if (b < 1) throw UsageError(fmt::format("--batch {}: expected a positive batch size", b));
   if (req.seq_len < 0) throw UsageError(fmt::format("--seq-len {}: expected a positive length", req.seq_len));
   std::vector<PrecisionMode> modes;
-  for (const auto& p : req.precisions) modes.push_back(require_precision_mode(p));
+  for (const auto& p : req.precisions) {
+    modes.push_back(require_precision_mode(p));
+    if (req.train) require_training_mode(modes.back());
+  }
   std::vector<Device> devices;
   if (!req.devices.empty()) {
     const std::vector<Device> known = load_devices(req.device_dirs);

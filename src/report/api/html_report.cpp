@@ -420,6 +420,7 @@ void check_request(const ReportRequest& req) {
 
 HtmlReport model_report(const ReportRequest& req) {
   const PrecisionMode mode = require_precision_mode(req.precision);
+  if (req.train) require_training_mode(mode);
   LoadOptions load = req.load;
   load.dtype = req.dtype.value_or(mode.activation_dtype);
   load.training = req.train;

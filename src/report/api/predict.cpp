@@ -62,6 +62,7 @@ Table bucket_table(const DataParallel& dp) {
 
 Document predict_report(const PredictRequest& a) {
   const PrecisionMode mode = require_precision_mode(a.precision);
+  if (a.train) require_training_mode(mode);
   // The same limits as the command line's flags, for every front end (the Python API included).
   auto fraction = [](const std::optional<double>& v, const char* name) {
     if (v && !(*v >= 1e-6 && *v <= 1))
