@@ -216,7 +216,8 @@ ColumnText format_column(const Table& t, size_t c) {
       }
       default: unit_label = std::string(unit_symbol(u));
     }
-  } else if (!integral) {
+  } else if (!integral || u == Unit::Byte || u == Unit::Flop || u == Unit::Mac) {
+    // Exact integers keep their unit in the header too: "bytes moved [B]" over 1,234,567.
     unit_label = u == Unit::Byte ? "B" : std::string(unit_symbol(u));
   }
   // A title may already name its unit ("time (ms)"); a bare substring test would also match "s" in "request".
