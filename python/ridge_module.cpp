@@ -381,7 +381,7 @@ PYBIND11_MODULE(_ridge, m) {
   m.def(
       "measure",
       [](const Graph& g, int threads, uint64_t seed, bool train, int repeat, double max_seconds,
-         const std::string& machine) {
+         const std::string& machine, bool end_to_end) {
         report::MeasureRequest r;
         r.options.exec.threads = threads;
         r.options.exec.seed = seed;
@@ -390,11 +390,12 @@ PYBIND11_MODULE(_ridge, m) {
         r.options.min_repeats = std::min(repeat, r.options.min_repeats);
         r.options.max_seconds = max_seconds;
         r.machine_profile = machine;
+        r.options.end_to_end = end_to_end;
         py::gil_scoped_release unlocked;
         return out(report::measure_report(g, report::measure_model(g, r)));
       },
       py::arg("graph"), py::arg("threads"), py::arg("seed"), py::arg("train"), py::arg("repeat"),
-      py::arg("max_seconds"), py::arg("machine"));
+      py::arg("max_seconds"), py::arg("machine"), py::arg("end_to_end"));
   m.def(
       "ingest",
       [](const std::vector<std::pair<std::string, std::string>>& files, const std::string& input_format,
@@ -452,7 +453,8 @@ PYBIND11_MODULE(_ridge, m) {
          const std::string& precision, bool train, const std::string& optimizer, const std::vector<std::string>& devices,
          const std::vector<std::string>& device_dirs, bool measure, const std::vector<std::string>& profiles,
          bool force, const std::vector<int64_t>& sweep, int depth, size_t top, bool serve, int64_t prompt,
-         int64_t generate, int tp, const std::string& weights, const std::string& kv, const std::string& path) {
+         int64_t generate, int tp, const std::string& weights, const std::string& kv, const std::string& path,
+         bool end_to_end, const std::string& attention, const std::string& moe, const std::string& mla) {
         report::ReportRequest r;
         r.model = model;
         r.strict = strict;
@@ -474,7 +476,15 @@ PYBIND11_MODULE(_ridge, m) {
         r.serve_options.prompt = prompt;
         r.serve_options.generate = generate;
         r.serve_options.tp = tp;
-        if (serve) set_formats(r.serve_options, weights, kv);
+        r.end_to_end = end_to_end;
+        if (serve) {
+          set_formats(r.serve_options, weights, kv);
+          r.serve_options = with_attention(r.serve_options, attention_choice(attention));
+          r.serve_options.grouped_experts = grouped_experts(moe);
+          r.serve_options.latent_kv = latent_kv(mla);
+        } else if (attention != "eager" || moe != "eager" || mla != "hf") {
+          throw UsageError("attention, moe and mla: they need serve=True");
+        }
         py::gil_scoped_release unlocked;
         report::HtmlReport page = report::html_report(r);
         chart::write_html(page.page, path);
@@ -483,5 +493,6 @@ PYBIND11_MODULE(_ridge, m) {
       py::arg("model"), py::arg("load"), py::arg("dtype"), py::arg("strict"), py::arg("precision"), py::arg("train"),
       py::arg("optimizer"), py::arg("devices"), py::arg("device_dirs"), py::arg("measure"), py::arg("profiles"),
       py::arg("force"), py::arg("sweep"), py::arg("depth"), py::arg("top"), py::arg("serve"), py::arg("prompt"),
-      py::arg("generate"), py::arg("tp"), py::arg("weights"), py::arg("kv"), py::arg("path"));
+      py::arg("generate"), py::arg("tp"), py::arg("weights"), py::arg("kv"), py::arg("path"), py::arg("end_to_end"),
+      py::arg("attention"), py::arg("moe"), py::arg("mla"));
 }

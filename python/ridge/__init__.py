@@ -478,9 +478,10 @@ def roofline(models: Union[ModelLike, Sequence[ModelLike]], input_size: Optional
 def measure(model: ModelLike, input_size: Optional[Sequence[int]] = None, batch: int = 1,
             dtype: Optional[str] = None, *, threads: int = 0, repeat: int = 50, max_seconds: float = 20,
             train: bool = False, seed: int = 42, machine: Optional[str] = None, seq_len: Optional[int] = None,
-            inputs: Optional[Dict[str, Sequence[int]]] = None, example_inputs: Any = None) -> Result:
+            inputs: Optional[Dict[str, Sequence[int]]] = None, example_inputs: Any = None,
+            end_to_end: bool = False) -> Result:
     """Runs the model on this CPU with oneDNN (random weights) and times every layer next to its estimate and the
-    machine's roofline (`ridge measure`)."""
+    machine's roofline (`ridge measure`); end_to_end: also the whole graph as one fused program."""
     m = load(model, input_size, example_inputs)
     if isinstance(threads, bool) or not isinstance(threads, int) or threads < 0:
         raise ValueError("threads: {!r} is not a thread count (0: all CPUs)".format(threads))
@@ -489,9 +490,10 @@ def measure(model: ModelLike, input_size: Optional[Sequence[int]] = None, batch:
         raise ValueError("seed: {!r} is not a non-negative integer".format(seed))
     doc = _ridge.measure(g, threads, seed,
                          bool(train), _positive(repeat, "repeat"), _opt_real(max_seconds, "max_seconds"),
-                         _text(machine, "machine"))
+                         _text(machine, "machine"), bool(end_to_end))
     return _finish(doc, "measure", dict(_load_args(m, batch, dtype, seq_len, inputs), threads=threads,
-                                        repeat=repeat, max_seconds=max_seconds, train=bool(train), seed=seed))
+                                        repeat=repeat, max_seconds=max_seconds, train=bool(train), seed=seed,
+                                        end_to_end=bool(end_to_end)))
 
 
 def ingest(files: Union[str, "_os.PathLike[str]", Sequence[Union[str, "_os.PathLike[str]"]]], *,
@@ -591,10 +593,12 @@ def report(model: ModelLike, path: Union[str, "_os.PathLike[str]"], input_size: 
            sweep: Union[str, Sequence[int]] = "1,2,4,8,16,32,64", depth: int = 1, top: int = 5,
            serve: bool = False, prompt: int = 512, generate: int = 128, tp: int = 1, weights: str = "fp16",
            kv: str = "fp16", strict: bool = False, seq_len: Optional[int] = None,
-           inputs: Optional[Dict[str, Sequence[int]]] = None) -> str:
+           inputs: Optional[Dict[str, Sequence[int]]] = None, end_to_end: bool = False, attention: str = "eager",
+           moe: str = "eager", mla: str = "hf") -> str:
     """Writes the self-contained HTML report (`ridge report MODEL -o PATH`) and returns its path; `serve=True`
-    reports an LLM's serving (prompt, generate, tp, weights, kv) on each device instead. precision: None is fp32,
-    or fp16 with serve=True (which takes fp16, bf16 or fp32)."""
+    reports an LLM's serving (prompt, generate, tp, weights, kv, attention, moe, mla as for serve()) on each device
+    instead. precision: None is fp32, or fp16 with serve=True (which takes fp16, bf16 or fp32). end_to_end (with
+    measure=True): also time the whole graph as one fused program."""
     m = load(model, input_size, example_inputs)
     path = _os.path.abspath(_os.fspath(path))
     if isinstance(depth, bool) or not isinstance(depth, int) or depth < 0:
@@ -604,7 +608,7 @@ def report(model: ModelLike, path: Union[str, "_os.PathLike[str]"], input_size: 
                   _text(optimizer, "optimizer"), _dirs(device), _dirs(devices_dir), bool(measure), _dirs(profile),
                   bool(force), _batches(sweep), depth, _positive(top, "top"), bool(serve), _positive(prompt, "prompt"),
                   _positive(generate, "generate"), _positive(tp, "tp"), _text(weights, "weights"), _text(kv, "kv"),
-                  path)
+                  path, bool(end_to_end), _text(attention, "attention"), _text(moe, "moe"), _text(mla, "mla"))
     return path
 
 

@@ -166,3 +166,13 @@ def test_report_of_a_module(tmp_path):
                                 torch.nn.Linear(8 * 30 * 30, 10))
     path = ridge.report(model, tmp_path / "seq.html", input_size=(3, 32, 32), sweep="1,2")
     assert "Sequential" in open(path).read()
+
+
+def test_report_takes_serves_kernel_options(tmp_path):
+    # As `ridge report --serve --moe grouped --attention flash2`: the page names the choices it was timed with.
+    path = ridge.report(TINY_LLAMA, str(tmp_path / "s.html"), serve=True, device="h100", prompt=64, generate=8,
+                        attention="flash2", moe="grouped")
+    html = open(path, encoding="utf-8").read()
+    assert "flash-attention-2" in html
+    with pytest.raises(ValueError, match="need serve=True"):
+        ridge.report("resnet18", str(tmp_path / "x.html"), moe="grouped")
