@@ -434,12 +434,17 @@ def devices(devices_dir: Union[None, str, Sequence[str]] = None, machine_profile
     return _finish(doc, "devices", {"devices_dir": _dirs(devices_dir) or None})
 
 
-def _model_path(m: Model, folder: str) -> str:
-    """A path naming `m` for calls that take names (roofline, ingest): its name, or its payload written to `folder`."""
-    kind, payload, label = m._spec
+def _model_path(m: Model, folder: str, label: Optional[str] = None) -> str:
+    """A path naming `m` for calls that take names (roofline, ingest): its name, or its payload written to `folder`
+    (a config.json is named after its folder, an ONNX file after itself: both carry `label`, default its own)."""
+    kind, payload, own = m._spec
     if kind == "name":
         return payload.decode()
-    path = _os.path.join(folder, "config.json" if kind == "hf_config" else (label or "model") + ".onnx")
+    label = label or own or "model"
+    if kind == "hf_config":
+        folder = _os.path.join(folder, label)
+        _os.makedirs(folder, exist_ok=True)
+    path = _os.path.join(folder, "config.json" if kind == "hf_config" else label + ".onnx")
     with open(path, "wb") as f:
         f.write(payload)
     return path
@@ -447,11 +452,15 @@ def _model_path(m: Model, folder: str) -> str:
 
 def _named(models: Sequence[Model], folder: str) -> List[str]:
     """Names or paths of `models`; an in-memory one is written to `folder` (a Module's export is weightless)."""
-    paths = []
+    paths: List[str] = []
+    seen: Dict[str, int] = {}
     for i, m in enumerate(models):
         sub = _os.path.join(folder, str(i))
         _os.mkdir(sub)
-        paths.append(_model_path(m, sub))
+        # Each in-memory model under its own label, made unique (two ResNet modules: ResNet, ResNet-2).
+        label = "".join(c if c.isalnum() or c in "-_." else "_" for c in (m._spec[2] or "model"))
+        seen[label] = seen.get(label, 0) + 1
+        paths.append(_model_path(m, sub, label if seen[label] == 1 else "{}-{}".format(label, seen[label])))
     return paths
 
 

@@ -58,3 +58,11 @@ def test_ingest_needs_files():
         ridge.ingest([])
     with pytest.raises(ridge.Error):
         ridge.ingest("/nonexistent/profile.log")
+
+
+def test_roofline_names_in_memory_models_by_their_labels():
+    cfg = {"model_type": "llama", "hidden_size": 256, "intermediate_size": 512, "num_hidden_layers": 2,
+           "num_attention_heads": 4, "vocab_size": 1000, "max_position_embeddings": 2048,
+           "_name_or_path": "tiny-llama"}
+    r = ridge.roofline([cfg, cfg], device="h100", seq_len=64, summary_only=True)
+    assert [m["model"] for m in r["models"]] == ["tiny-llama", "tiny-llama-2"]
