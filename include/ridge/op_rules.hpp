@@ -132,8 +132,11 @@ bool infer_shapes(ShapeEnv& env, int node);
 /// `reason` when the op has no rule for this case.
 bool cost_node(const Graph& g, const Node& n, const std::vector<bool>& grad, Cost& cost, std::string& reason);
 
+/// True for a Dropout that drops in this graph: attribute training_mode = 1 (zoo graphs built for training) or
+/// ONNX's training_mode input holding true. It masks and scales every element; at inference it is a view.
+bool dropout_active(const Graph& g, const Node& n);
 /// True when the op only reinterprets metadata (no bytes move): views, Dropout at inference, sources.
-bool is_view(const Node& n);
+bool is_view(const Graph& g, const Node& n);
 /// True for a Conv into which an eval-mode export folded a BatchNorm (attribute folded_batchnorm = 1).
 bool folded_batchnorm(const Node& n);
 /// FLOPs per element of an elementwise unary op, forward and grad-input (attribute-dependent: Gelu tanh).

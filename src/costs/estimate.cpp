@@ -84,7 +84,7 @@ ModelCost estimate(const Graph& g) {
       if (!ops::cost_node(g, n, grad, nc.cost, reason)) {
         nc.status = CostStatus::Unsupported;
         nc.reason = reason;
-      } else if (!ops::is_view(n)) {
+      } else if (!ops::is_view(g, n)) {
         for (size_t k = 0; k < n.inputs.size(); ++k) {
           int v = n.inputs[k];
           if (v < 0) continue;

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "ridge/op_geometry.hpp"
+#include "ridge/op_rules.hpp"
 #include "ridge/cost.hpp"
 
 namespace ridge {
@@ -21,7 +22,8 @@ std::vector<int> storage_roots(const Graph& g) {
   for (int ni : topo_order(g)) {
     const Node& n = g.nodes[ni];
     OpFamily f = op_family(n.op);
-    if ((f == OpFamily::View || f == OpFamily::Dropout) && !n.inputs.empty() && n.inputs[0] >= 0)
+    if ((f == OpFamily::View || (f == OpFamily::Dropout && !ops::dropout_active(g, n))) && !n.inputs.empty() &&
+        n.inputs[0] >= 0)
       for (int o : n.outputs) root[o] = root[n.inputs[0]];
   }
   return root;
@@ -142,7 +144,7 @@ MemoryEstimate estimate_memory(const Graph& g, Optimizer opt, const ParamStorage
       if (!g.value(v).shape.known()) shapes = false;
     if (!shapes) continue;
     OpFamily f = op_family(n.op);
-    if (f != OpFamily::View && f != OpFamily::Dropout && f != OpFamily::Source)
+    if (!ops::is_view(g, n))
       for (int o : n.outputs) m.output_bytes[i] += g.value(o).bytes();
     m.activation_bytes += m.output_bytes[i];
     bool needs = false;

@@ -133,6 +133,16 @@ bool biased_cost(const CostContext& c, Cost& cost, std::string&) {
   return true;
 }
 
+// Dropout while training: y = x * mask * 1 / (1 - p), 1 FLOP per element (the random draw is not arithmetic on the
+// data); its gradient the same mask and scale. At inference a view: nothing.
+bool dropout_cost(const CostContext& c, Cost& cost, std::string&) {
+  if (!dropout_active(c.g, c.n)) return true;
+  const Count out = c.out_elems();
+  cost.flops = out;
+  c.add_grad(c.n.inputs[0], out, cost);
+  return true;
+}
+
 }  // namespace
 
 /// Selection and data movement: no arithmetic either way (gradients pass through or are scattered).
@@ -144,6 +154,6 @@ const OpRule rule_where{where_infer, no_cost};
 // Not: logic on bools is no floating-point work (binary_cost charges float inputs only; no gradient).
 const OpRule rule_logical_not{unary_infer, binary_cost};
 const OpRule rule_biased{unary_infer, biased_cost};
-const OpRule rule_dropout{dropout_infer, no_cost};
+const OpRule rule_dropout{dropout_infer, dropout_cost};
 
 }  // namespace ridge::ops

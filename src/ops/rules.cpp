@@ -96,9 +96,17 @@ bool cost_node(const Graph& g, const Node& n, const std::vector<bool>& grad, Cos
   return op_rule(n.op).cost(CostContext{g, n, grad}, cost, reason);
 }
 
-bool is_view(const Node& n) {
+bool dropout_active(const Graph& g, const Node& n) {
+  if (n.op != OpKind::Dropout) return false;
+  if (n.attrs.i("training_mode", 0) != 0) return true;
+  if (n.inputs.size() < 3 || n.inputs[2] < 0) return false;
+  const Value& mode = g.value(n.inputs[2]);
+  return mode.has_int_data && mode.int_data.size() == 1 && mode.int_data[0] != 0;
+}
+
+bool is_view(const Graph& g, const Node& n) {
   const OpFamily f = op_family(n.op);
-  return f == OpFamily::View || f == OpFamily::Dropout || f == OpFamily::Source;
+  return f == OpFamily::View || (f == OpFamily::Dropout && !dropout_active(g, n)) || f == OpFamily::Source;
 }
 
 bool folded_batchnorm(const Node& n) { return n.attrs.i("folded_batchnorm", 0) != 0; }

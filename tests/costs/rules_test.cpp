@@ -267,3 +267,32 @@ TEST(OpClass, ConvolutionsSplitByGroupsOtherOpsByFamily) {
 
 }  // namespace
 }  // namespace ridge
+
+namespace ridge {
+namespace {
+
+// Dropout drops only in a graph built for training: there it reads, writes and scales every element (1 FLOP
+// each way); at inference it is a view.
+TEST(Rules, DropoutCostsOnlyWhileTraining) {
+  LoadOptions o;
+  o.batch = 10;
+  for (bool training : {false, true}) {
+    o.training = training;
+    const Graph g = load_model("mnist", o);
+    const ModelCost mc = estimate(g);
+    int seen = 0;
+    for (const auto& nc : mc.nodes) {
+      const Node& n = g.nodes[nc.node];
+      if (n.op != OpKind::Dropout) continue;
+      ++seen;
+      const Count elems = g.value(n.outputs[0]).shape.elements();
+      EXPECT_EQ(nc.cost.flops, training ? elems : 0) << n.name;
+      EXPECT_EQ(nc.cost.bytes(), training ? 2 * elems * 4 : 0) << n.name;  // fp32 in and out
+      EXPECT_EQ(nc.cost.bwd_flops(), training ? elems : 0) << n.name;
+    }
+    EXPECT_EQ(seen, 2);
+  }
+}
+
+}  // namespace
+}  // namespace ridge

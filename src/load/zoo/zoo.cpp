@@ -155,7 +155,11 @@ Graph build_zoo_model(const std::string& name, const LoadOptions& opts) {
     (void)shape;
     throw Error(fmt::format("--input {}=...: zoo models take --batch and --input-size/--seq-len instead", in_name));
   }
-  return row->build(a);
+  Graph g = row->build(a);
+  if (opts.training)  // nn.Dropout in train(): it masks and scales (a view at inference)
+    for (Node& n : g.nodes)
+      if (n.op == OpKind::Dropout) n.attrs.set("training_mode", int64_t{1});
+  return g;
 }
 
 }  // namespace ridge
