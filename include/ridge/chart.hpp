@@ -159,6 +159,7 @@ struct LayerShares {
   std::vector<std::string> layers{};
   std::vector<std::string> metrics{};                 ///< "FLOPs", "params", "memory", "time"
   std::vector<std::vector<double>> values{};          ///< values[metric][layer]; NaN = unknown (not drawn)
+  std::vector<std::string> units{};                   ///< units[metric] for the tooltips ("s", "B", "FLOP"; "": none)
 };
 Chart layer_share_chart(const std::string& title, const LayerShares& shares, int top = 15);
 /// Shares from a per-layer report table: layer names from column `name_key`, one metric per (column key, title);

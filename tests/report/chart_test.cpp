@@ -128,6 +128,19 @@ TEST(LayerShares, TopLayersPlusOtherAndUnknownValuesNoted) {
   EXPECT_TRUE(contains(info.text_by_class["axis-title"], "Share of the model's total (%)"));
 }
 
+// Tooltips carry each metric's unit: from a report table, a time column's "s" joins its prefix ("23.1µs").
+TEST(LayerShares, TooltipsNameTheUnitOfTheirTableColumn) {
+  report::Table t;
+  t.columns = {{"name", "layer"}, {"time_s", "time", report::Unit::Second}, {"bytes", "bytes", report::Unit::Byte}};
+  t.add_row({report::Cell::text("conv"), report::Cell::real(23.1e-6, report::Unit::Second),
+             report::Cell::count(512, report::Unit::Byte)});
+  const LayerShares sh = layer_shares_from_table(t, "name", {{"time_s", "time"}, {"bytes", "bytes"}});
+  ASSERT_EQ(sh.units, (std::vector<std::string>{"s", "B"}));
+  const Chart c = layer_share_chart("shares", sh, 10);
+  EXPECT_NE(c.series[0].points[0].tip.find("(23.1µs)"), std::string::npos) << c.series[0].points[0].tip;
+  EXPECT_NE(c.series[1].points[0].tip.find("(512 B)"), std::string::npos) << c.series[1].points[0].tip;
+}
+
 TEST(Scatter, HasTheIdentityLineAndSameRangeOnBothAxes) {
   std::vector<EstimateVsMeasured> pts;
   for (int i = 0; i < 12; ++i) pts.push_back({fmt::format("l{}", i), 1e6 * (i + 1), 1.2e6 * (i + 1), i});

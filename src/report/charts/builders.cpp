@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <numeric>
@@ -14,7 +15,13 @@ namespace {
 double decade_floor(double v) { return std::pow(10.0, std::floor(std::log10(v))); }
 double decade_ceil(double v) { return std::pow(10.0, std::ceil(std::log10(v))); }
 
-std::string with_unit(double v, const std::string& unit) { return tick_label(v) + (unit.empty() ? "" : " " + unit); }
+// "23.1 ms"-style: an SI prefix joins its unit ("23.1µs"), a bare number takes a space ("512 B").
+std::string with_unit(double v, const std::string& unit) {
+  const std::string label = tick_label(v);
+  if (unit.empty()) return label;
+  const bool prefixed = !label.empty() && !std::isdigit(static_cast<unsigned char>(label.back()));
+  return prefixed ? label + unit : label + " " + unit;
+}
 
 // Explicit ticks at the data's x values when there are few of them (batch sizes 1, 2, 4, ... 256).
 std::vector<double> few_distinct(const std::vector<SweepSeries>& series, size_t max_count) {
@@ -178,7 +185,8 @@ Chart layer_share_chart(const std::string& title, const LayerShares& shares, int
     Series s{shares.metrics[m], Mark::Bars};
     auto add = [&](double category, const std::string& name, double v, int row) {
       double pct = totals[m] > 0 && std::isfinite(v) ? 100.0 * v / totals[m] : NAN;
-      s.points.push_back({category, pct, name, fmt::format("{}\n{}: {:.1f}% ({})", name, shares.metrics[m], pct, tick_label(v)), row});
+      const std::string unit = m < shares.units.size() ? shares.units[m] : "";
+      s.points.push_back({category, pct, name, fmt::format("{}\n{}: {:.1f}% ({})", name, shares.metrics[m], pct, with_unit(v, unit)), row});
     };
     for (size_t i = 0; i < shown; ++i) add(static_cast<double>(i), shares.layers[order[i]], value(m, order[i]), static_cast<int>(order[i]));
     if (rest > 0) {
@@ -202,6 +210,8 @@ LayerShares layer_shares_from_table(const report::Table& table, const std::strin
     cols.push_back(table.column(key));
     out.metrics.push_back(title);
     out.values.emplace_back();
+    const report::Unit u = cols.back() >= 0 ? table.columns[static_cast<size_t>(cols.back())].unit : report::Unit::None;
+    out.units.push_back(u == report::Unit::Byte ? "B" : std::string(report::unit_symbol(u)));
   }
   for (size_t r = 0; r < table.rows.size(); ++r) {
     if (std::find(table.total_rows.begin(), table.total_rows.end(), static_cast<int>(r)) != table.total_rows.end()) continue;
