@@ -423,9 +423,15 @@ def predict(model: ModelLike, input_size: Optional[Sequence[int]] = None, batch:
                          _text(intra_node, "intra_node"), _text(inter_node, "inter_node"),
                          None if nics_per_node is None else _positive(nics_per_node, "nics_per_node"),
                          allreduce, allreduce_fit, _opt_real(bucket_mib, "bucket_mib"))
+    # Every option that changed the result, as the CLI records its flags (None: not given, left out).
     return _finish(doc, "predict", dict(_load_args(m, batch, dtype, seq_len, inputs), device=device,
                                         precision=precision, train=bool(train), combine=combine, level=level,
-                                        calibration=calibration, devices_count=devices_count))
+                                        calibration=calibration, devices_count=devices_count, force=bool(force),
+                                        ppp=ppp, ppp_mem=ppp_mem, launch_overhead=launch_overhead, flops=flops,
+                                        gpus_per_node=gpus_per_node, intra_node=intra_node, inter_node=inter_node,
+                                        nics_per_node=nics_per_node, allreduce=allreduce,
+                                        allreduce_fit=allreduce_fit, bucket_mib=bucket_mib,
+                                        devices_dir=_dirs(devices_dir) or None))
 
 
 def devices(devices_dir: Union[None, str, Sequence[str]] = None, machine_profile: Optional[str] = None) -> Result:

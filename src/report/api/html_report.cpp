@@ -488,6 +488,7 @@ HtmlReport serving_report(const ReportRequest& req) {
   std::vector<headline::Run> runs;
   for (const auto& name : req.devices) {
     devices.push_back(find_device(known, name));
+    devices.back().require_peak(so.compute, "--precision");  // the report's flag, before serve's own check
     // As `ridge serve`: the shipped LLM calibration of the device's family where there is one.
     const ServeOptions on_device = with_llm_calibration(devices.back(), so, "builtin");
     results.push_back(analyze_serving(config, devices.back(), on_device));
