@@ -37,8 +37,9 @@ struct SummaryOptions {
 /// Marks a report of an incomplete model: `alert` (the INCOMPLETE line printed first), JSON `complete` and
 /// `not_costed` (node, op, reason).
 void mark_incomplete(Document& d, const Incompleteness& inc);
-/// The same for a report of several models (compare, sweep): `gaps` lists each incomplete model with the op types
-/// left out; the alert names them, JSON `complete` (false when any is listed) and `not_costed` ({model, ops}).
+/// The same for a report of several models (compare, sweep): `gaps` lists incomplete models with the op types
+/// left out (a model listed again is named once); the alert names them, JSON `complete` (false when any is
+/// listed) and `not_costed` ({model, ops}).
 void mark_incomplete_models(Document& d, const std::vector<std::pair<std::string, std::vector<std::string>>>& gaps);
 
 /// The deepest module depth at which the layer table has at most `max_rows` rows (0 = every node, when all of

@@ -51,6 +51,12 @@ struct Incompleteness {
   std::vector<std::pair<std::string, int>> ops;  ///< op type -> excluded nodes, most nodes first (then by name)
   /// True when every node was costed.
   bool complete() const { return nodes.empty(); }
+  /// The excluded op types, most nodes first (the names in `ops`).
+  std::vector<std::string> op_types() const {
+    std::vector<std::string> out;
+    for (const auto& [op, count] : ops) out.push_back(op);
+    return out;
+  }
 };
 /// The nodes of `mc` (from estimate(g)) that were not costed.
 Incompleteness incompleteness(const Graph& g, const ModelCost& mc);

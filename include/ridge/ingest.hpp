@@ -219,7 +219,6 @@ struct Expected {
   std::string description;     ///< "resnet18, batch 10, training, 1 step"
   Count flops = 0;             ///< forward (+ backward when training) x steps
   Count bytes = 0;             ///< compulsory traffic x steps
-  bool bytes_forward_only = false;  ///< the byte estimate covers the forward pass only
 };
 /// A measured/estimated ratio with reasons, each naming the kernels that support it.
 struct Explanation {

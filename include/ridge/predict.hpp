@@ -195,10 +195,11 @@ std::vector<Calibration> find_calibrations(const std::string& dir, const Calibra
 /// with a GEMM-shape table, else the first in name order; nullopt when none applies.
 std::optional<Calibration> builtin_calibration(const std::string& device_id, Precision p);
 /// Checks that `cal` applies to `device_id` at precision `p`: another device family or precision is a
-/// ridge::Error naming both sides ("... (use --force to apply it anyway)"); with `force` the mismatch is returned
-/// as a line for the output instead. Hand-set calibrations (no device) always apply.
+/// ridge::Error naming both sides and ending in `hint` ("... (use --force to apply it anyway)"); with `force` the
+/// mismatch is returned as a line for the output instead. Hand-set calibrations (no device) always apply.
 std::vector<std::string> check_calibration_applies(const Calibration& cal, const std::string& device_id, Precision p,
-                                                   bool force);
+                                                   bool force,
+                                                   std::string_view hint = "use --force to apply it anyway");
 /// What a measurement or profile is expected to be of; empty fields / 0 are not checked.
 struct RunIdentity {
   std::string model;
@@ -216,6 +217,8 @@ std::vector<std::string> check_run_matches(const std::string& file, const RunIde
 /// model name, a GPU family (a100, v100, h100, ...: a device id prefix) and "bsN"/"batchN" found as words of the
 /// stem ("01_ncu_text_nyu_A100_resnet18_bs10_train" -> resnet18, a100, 10). Unknown parts stay empty / 0.
 RunIdentity identity_from_file_name(const std::string& path);
+/// The model a model file is of: its file name up to the first dot (resnet18.ext_emptybin.onnx -> resnet18).
+std::string model_name_of_file(const std::string& path);
 
 /// Sanity flags (short names shown beside a number): "above-roof" when achieved FLOP/s exceed the attainable
 /// min(peak, AI x bandwidth) by more than 5 %.

@@ -143,7 +143,6 @@ MemoryEstimate estimate_memory(const Graph& g, Optimizer opt, const ParamStorage
     for (int v : n.outputs)
       if (!g.value(v).shape.known()) shapes = false;
     if (!shapes) continue;
-    OpFamily f = op_family(n.op);
     if (!ops::is_view(g, n))
       for (int o : n.outputs) m.output_bytes[i] += g.value(o).bytes();
     m.activation_bytes += m.output_bytes[i];

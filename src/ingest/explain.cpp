@@ -156,8 +156,6 @@ void explain_bytes(const Totals& t, const Expected& e, const std::vector<NameSta
     auto thrash = pick(stats, [](const NameStat& s) { return s.l2 > 0 && 2 * s.dram > s.l2; }, by_dram);
     if (!thrash.empty())
       x.reasons.push_back(fmt::format("most L2 traffic goes on to DRAM (the cache thrashes) in: {}", names(thrash)));
-    if (e.bytes_forward_only)
-      x.reasons.push_back("the byte estimate covers the forward pass only; backward passes read and write as much again");
   } else if (r < 1 / kAgree) {
     auto top = pick(stats, [](const NameStat& s) { return s.dram > 0; }, by_dram);
     x.reasons.push_back(fmt::format(

@@ -267,14 +267,10 @@ std::optional<Calibration> llm_calibration(const Device& d, Precision p, const s
   const auto fitted = parse_precision(cal.precision);
   const bool half = (p == Precision::FP16 || p == Precision::BF16) && fitted &&
                     (*fitted == Precision::FP16 || *fitted == Precision::BF16);
-  try {
-    check_calibration_applies(cal, d.id, half ? *fitted : p, false);
-  } catch (const Error& e) {  // serve and train take no --force: name the way that works instead
-    std::string what = e.what();
-    if (const size_t hint = what.rfind(" (use --force"); hint != std::string::npos) what.resize(hint);
-    throw Error(what + " (serve and train apply a calibration of the device's own family and precision; fit one "
-                       "with `ridge calibrate`)");
-  }
+  // serve and train take no --force: the refusal names the way that works instead.
+  check_calibration_applies(cal, d.id, half ? *fitted : p, false,
+                            "serve and train apply a calibration of the device's own family and precision; fit one "
+                            "with `ridge calibrate`");
   return cal;
 }
 

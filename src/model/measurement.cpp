@@ -63,9 +63,8 @@ MeasuredRun parse_measurement(const std::string& text, const std::string& origin
   MeasuredRun m;
   m.file = origin;
   const json* summary = j.contains("summary") && j["summary"].is_object() ? &j["summary"] : nullptr;
-  m.model = text_of(j, {"model"}).value_or(summary ? text_of(*summary, {"model"}).value_or("") : "");
-  if (m.model.empty()) m.model = std::filesystem::path(origin).stem().string();
   m.recorded_model = text_of(j, {"model"}).value_or(summary ? text_of(*summary, {"model"}).value_or("") : "");
+  m.model = m.recorded_model.empty() ? std::filesystem::path(origin).stem().string() : m.recorded_model;
   m.device = text_of(j, {"device"}).value_or(summary ? text_of(*summary, {"device"}).value_or("") : "");
   auto field = [&](const char* k) -> const json* {
     if (auto it = j.find(k); it != j.end() && !it->is_null()) return &*it;
@@ -142,9 +141,9 @@ std::vector<std::string> check_measurement_matches(const MeasuredRun& m, const s
                                                    bool force) {
   RunIdentity run{m.recorded_model, m.device, m.batch, ""};
   // Named after the file it measured (resnet18.ext_emptybin.onnx: resnet18.ext_emptybin, or resnet18).
-  const std::string spec_stem = std::filesystem::path(model_spec).stem().string();
-  const std::string spec_name = spec_stem.substr(0, spec_stem.find('.'));
-  if (ascii_lower(run.model) == ascii_lower(spec_stem) || ascii_lower(run.model) == ascii_lower(spec_name))
+  const std::string model = ascii_lower(run.model);
+  if (model == ascii_lower(std::filesystem::path(model_spec).stem().string()) ||
+      model == ascii_lower(model_name_of_file(model_spec)))
     run.model.clear();
   if (!run.device.empty() && d.matches(run.device)) run.device.clear();      // "cpu" on the machine, an alias
   return check_run_matches(m.file, run, RunIdentity{model_name, d.id, batch, ""}, force);

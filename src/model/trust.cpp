@@ -93,13 +93,13 @@ std::optional<Calibration> builtin_calibration(const std::string& device_id, Pre
 }
 
 std::vector<std::string> check_calibration_applies(const Calibration& cal, const std::string& device_id, Precision p,
-                                                   bool force) {
+                                                   bool force, std::string_view hint) {
   std::vector<std::string> overridden;
   if (cal.device.empty() && cal.device_family.empty()) return overridden;
   const std::string origin = cal.file.empty() ? "calibration" : cal.file;
   const std::string family = cal.device_family.empty() ? device_family(cal.device) : cal.device_family;
   auto refuse = [&](const std::string& what) {
-    if (!force) throw Error(what + " (use --force to apply it anyway)");
+    if (!force) throw Error(fmt::format("{} ({})", what, hint));
     overridden.push_back("forced: " + what);
   };
   if (family != device_family(device_id))
@@ -131,6 +131,11 @@ std::vector<std::string> check_run_matches(const std::string& file, const RunIde
   if (!run.precision.empty() && !expected.precision.empty() && ascii_lower(run.precision) != ascii_lower(expected.precision))
     refuse("precision", run.precision, expected.precision);
   return overridden;
+}
+
+std::string model_name_of_file(const std::string& path) {
+  const std::string name = std::filesystem::path(path).filename().string();
+  return name.substr(0, name.find('.'));
 }
 
 RunIdentity identity_from_file_name(const std::string& path) {

@@ -218,7 +218,7 @@ ColumnText format_column(const Table& t, size_t c) {
     }
   } else if (!integral || u == Unit::Byte || u == Unit::Flop || u == Unit::Mac) {
     // Exact integers keep their unit in the header too: "bytes moved [B]" over 1,234,567.
-    unit_label = u == Unit::Byte ? "B" : std::string(unit_symbol(u));
+    unit_label = std::string(unit_symbol(u));
   }
   // A title may already name its unit ("time (ms)"); a bare substring test would also match "s" in "request".
   const bool titled = out.header.find("[" + unit_label + "]") != std::string::npos ||

@@ -255,7 +255,7 @@ TEST(IngestAnalysis, ExplainNamesKernels) {
   p.kernels[0].counters["sm__sass_thread_inst_executed_op_ffma_pred_on.sum"] = Value{0, Count(0), "inst"};
   derive(p);
   Totals t = totals(p);
-  Expected e{"test", 1000000, 1000, false};
+  Expected e{"test", 1000000, 1000};
   auto ex = explain(p, t, e);
   ASSERT_EQ(ex.size(), 2u);
   ASSERT_TRUE(ex[0].ratio.has_value());

@@ -4,8 +4,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <algorithm>
-
 #include "ridge/api.hpp"
 #include "ridge/error.hpp"
 #include "ridge/headline.hpp"
@@ -24,8 +22,7 @@ headline::Variant variant(const std::string& model, int64_t batch, const Precisi
   if (req.seq_len > 0) load.seq_len = req.seq_len;
   const Graph g = load_model(model, load);
   const ModelCost costs = estimate(g);
-  not_costed.clear();
-  for (const auto& [op, nodes] : incompleteness(g, costs).ops) not_costed.push_back(op);
+  not_costed = incompleteness(g, costs).op_types();
   const MemoryEstimate memory = estimate_memory(g, optimizer, param_storage(mode));
   headline::Variant v{g.name, batch, std::string(mode.name), costs.total.params,
                       req.train ? costs.total.flops + costs.total.bwd_flops() : costs.total.flops,
@@ -69,15 +66,13 @@ Document compare_report(const CompareRequest& req) {
   std::vector<std::string> ids;
   for (const auto& d : devices) ids.push_back(d.id);
   std::vector<headline::Variant> variants;
-  std::vector<std::pair<std::string, std::vector<std::string>>> gaps;  // incomplete models, each once
+  std::vector<std::pair<std::string, std::vector<std::string>>> gaps;  // incomplete variants' models
   std::vector<std::string> not_costed;
   for (const auto& model : req.models)
     for (int64_t b : req.batches)
       for (const auto& mode : modes) {
         variants.push_back(variant(model, b, mode, req, devices, *optimizer, not_costed));
-        const std::string& name = variants.back().model;
-        if (!not_costed.empty() && std::none_of(gaps.begin(), gaps.end(), [&](const auto& g) { return g.first == name; }))
-          gaps.emplace_back(name, not_costed);
+        if (!not_costed.empty()) gaps.emplace_back(variants.back().model, not_costed);
       }
 
   Document doc;

@@ -37,6 +37,7 @@ struct Context {
   std::map<std::string, int> row_of{};  // layer name -> row of the layer table
   std::vector<Device> devices{};
   std::vector<Prediction> predictions{};  // one per device
+  std::vector<std::vector<std::string>> calibration_flags{};  // per device: its calibration's sanity flags
   std::vector<LayerWork> work{};
   std::optional<ModelMeasurement> measured{};
   std::string scenario{};  // "resnet50, batch 8, amp-bf16, training"
@@ -301,11 +302,10 @@ void prediction_section(Context& c, chart::ReportData& data) {
   }
   s.blocks.push_back(std::move(t));
   // The calibration's sanity flags (a fitted factor above the roof, a failed leave-one-out), as `predict` shows them.
-  for (const Device& d : c.devices) {
-    const auto flags = calibration_flags(predict_options(d, settings_for(c.load.batch, c.mode, c.req.train)).calibration);
-    if (!flags.empty())
-      data.notes.push_back(fmt::format("{}: flags {} (the prediction's calibration)", d.id, fmt::join(flags, ", ")));
-  }
+  for (size_t d = 0; d < c.devices.size(); ++d)
+    if (!c.calibration_flags[d].empty())
+      data.notes.push_back(fmt::format("{}: flags {} (the prediction's calibration)", c.devices[d].id,
+                                       fmt::join(c.calibration_flags[d], ", ")));
   data.sections.push_back(std::move(s));
 }
 
@@ -434,7 +434,11 @@ HtmlReport model_report(const ReportRequest& req) {
     std::vector<Device> known = load_devices(req.device_dirs);
     for (const auto& name : req.devices) c.devices.push_back(find_device(known, name));
   }
-  for (const auto& d : c.devices) c.predictions.push_back(predict_on(d, c.work, load.batch, mode, req.train));
+  for (const auto& d : c.devices) {
+    const PredictOptions options = predict_options(d, settings_for(load.batch, mode, req.train));
+    c.predictions.push_back(predict(c.work, options));
+    c.calibration_flags.push_back(calibration_flags(options.calibration));
+  }
   if (req.end_to_end && !req.measure) throw UsageError("end-to-end: needs measure (--measure)");
   if (req.measure) measure_on_cpu(c);
 

@@ -261,9 +261,7 @@ std::string recorded_device(const ingest::Profile& p, const std::string& file) {
 // other (one-line errors naming both sides); with --force the mismatches become notes.
 void check_profile_matches(ingest::Profile& p, const IngestRequest& a) {
   if (a.model.empty() && a.device.empty()) return;
-  // A model file's name up to its first dot: resnet18.ext_emptybin.onnx is resnet18.
-  std::string model = a.model.empty() ? "" : std::filesystem::path(a.model).filename().string();
-  model = model.substr(0, model.find('.'));
+  const std::string model = a.model.empty() ? "" : model_name_of_file(a.model);
   const RunIdentity expected{model, a.device, a.model.empty() ? 0 : a.batch, ""};
   std::vector<RunIdentity> seen;
   std::vector<std::string> forced;

@@ -159,14 +159,14 @@ Document measure_report(const Graph& g, const ModelMeasurement& m) {
   size_t busy = 0;
   for (const auto& l : m.layers)
     if (l.step.status == StepStatus::Executed && busy_stats(l.forward)) ++busy;
-  const bool total_busy = busy_stats(m.total);
-  const bool e2e_busy = m.end_to_end && busy_stats(m.end_to_end->total);
-  if (busy > 0 || total_busy || e2e_busy)
-    doc.notes.push_back(fmt::format("busy-machine: {}{}{} spread (IQR) above half their median (another process shared "
+  std::vector<std::string> spread;
+  if (busy > 0) spread.push_back(fmt::format("{} layer timing(s)", busy));
+  if (busy_stats(m.total)) spread.push_back("the whole pass");
+  if (m.end_to_end && busy_stats(m.end_to_end->total)) spread.push_back("the end-to-end program");
+  if (!spread.empty())
+    doc.notes.push_back(fmt::format("busy-machine: {} spread (IQR) above half their median (another process shared "
                                     "the CPU?): re-run on an idle machine before trusting these times",
-                                    busy > 0 ? fmt::format("{} layer timing(s)", busy) : "",
-                                    total_busy ? (busy > 0 ? ", the whole pass" : "the whole pass") : "",
-                                    e2e_busy ? (busy > 0 || total_busy ? ", the end-to-end program" : "the end-to-end program") : ""));
+                                    fmt::join(spread, ", ")));
   // A step faster than its roof says the roof is wrong for it (or the timing is): flagged, as roofline does.
   std::vector<std::string> above;
   for (const auto& l : m.layers)

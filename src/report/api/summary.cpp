@@ -51,7 +51,9 @@ void mark_incomplete_models(Document& d, const std::vector<std::pair<std::string
   d.extra["complete"] = gaps.empty();
   nlohmann::json items = nlohmann::json::array();
   std::vector<std::string> parts;
+  std::set<std::string> named;
   for (const auto& [model, ops] : gaps) {
+    if (!named.insert(model).second) continue;
     items.push_back({{"model", model}, {"ops", ops}});
     parts.push_back(fmt::format("{} ({})", model, fmt::join(ops, ", ")));
   }

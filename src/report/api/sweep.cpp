@@ -118,14 +118,10 @@ Document sweep_report(const SweepReportRequest& plan, const std::vector<SweepPoi
   }
   Document d;
   d.main_table = "points";
-  mark_incomplete_models(d, [&] {
-    std::vector<std::pair<std::string, std::vector<std::string>>> gaps;
-    for (const auto& r : results)
-      if (!r.not_costed_ops.empty() &&
-          std::none_of(gaps.begin(), gaps.end(), [&](const auto& g) { return g.first == r.model; }))
-        gaps.emplace_back(r.model, r.not_costed_ops);
-    return gaps;
-  }());
+  std::vector<std::pair<std::string, std::vector<std::string>>> gaps;
+  for (const auto& r : results)
+    if (!r.not_costed_ops.empty()) gaps.emplace_back(r.model, r.not_costed_ops);
+  mark_incomplete_models(d, gaps);
   if (plan.capacity) {
     d.blocks.push_back(capacity_table(*plan.capacity));
     for (const auto& [model, fits] : plan.capacity->models)

@@ -211,7 +211,7 @@ LayerShares layer_shares_from_table(const report::Table& table, const std::strin
     out.metrics.push_back(title);
     out.values.emplace_back();
     const report::Unit u = cols.back() >= 0 ? table.columns[static_cast<size_t>(cols.back())].unit : report::Unit::None;
-    out.units.push_back(u == report::Unit::Byte ? "B" : std::string(report::unit_symbol(u)));
+    out.units.emplace_back(report::unit_symbol(u));
   }
   for (size_t r = 0; r < table.rows.size(); ++r) {
     if (std::find(table.total_rows.begin(), table.total_rows.end(), static_cast<int>(r)) != table.total_rows.end()) continue;
