@@ -264,7 +264,12 @@ PYBIND11_MODULE(_ridge, m) {
       .def_property("title", [](const Output& o) { return o.doc.title; }, [](Output& o, std::string t) { o.doc.title = std::move(t); })
       .def_property("command", [](const Output& o) { return o.doc.command; },
                     [](Output& o, std::string c) { o.doc.command = std::move(c); })
-      .def("set_inputs", [](Output& o, const std::string& json) { o.doc.inputs = nlohmann::json::parse(json); })
+      .def("set_inputs",
+           [](Output& o, const std::string& json) {  // as the CLI: what the library recorded as used wins
+             nlohmann::json in = nlohmann::json::parse(json);
+             in.merge_patch(o.doc.inputs);
+             o.doc.inputs = std::move(in);
+           })
       .def("json", [](const Output& o) { return written(o.doc, "json"); })
       .def("markdown", [](const Output& o) { return written(o.doc, "md"); })
       .def("csv", [](const Output& o) { return written(o.doc, "csv"); })

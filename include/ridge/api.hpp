@@ -82,7 +82,8 @@ struct PredictRequest {
   std::vector<std::string> device_dirs;   ///< further device folders
   std::string precision = "fp32";         ///< precision mode (precision_mode_names())
   bool train = false;                     ///< training iteration: forward, backward and SGD weight update
-  std::string combine = "sum";            ///< sum (PALEO) or max (roofline overlap)
+  std::string combine;                    ///< sum (PALEO) or max (roofline overlap); "": the calibration's, or max
+                                          ///< with no fitted calibration (the bound)
   std::string level = "dram";             ///< memory level whose bandwidth the memory term uses
   std::string calibration;                ///< "" (the shipped one), "none" or a calibration file (PredictSettings)
   bool force = false;                     ///< apply a calibration of another device family or precision anyway

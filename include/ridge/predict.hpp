@@ -264,21 +264,41 @@ struct PredictOptions {
 struct PredictSettings {
   Precision precision = Precision::FP32;  ///< whose peak the compute term uses
   std::string level = "dram";             ///< memory level whose bandwidth the memory term uses
-  Combine combine = Combine::Sum;
+  std::optional<Combine> combine;         ///< unset: the fitted calibration's; with none fitted, max (the bound)
   std::string calibration;                ///< "": the shipped one for the device family and precision (none when
                                           ///< ppp or ppp_mem is given); "none": uncalibrated; else a calibration file
   bool force = false;                     ///< apply a calibration file of another device family or precision anyway
   std::optional<double> ppp;              ///< replaces the calibration's fallback PPP
   std::optional<double> ppp_mem;          ///< replaces the calibration's fallback PPP memory (and its write factor)
-  std::optional<double> kernel_launch_s;  ///< replaces the device's per-kernel overhead
+  std::optional<double> kernel_launch_s;  ///< per-kernel overhead; unset: the device's when a fitted calibration
+                                          ///< applies, else 0 (the bound)
   bool training = false;                  ///< add backward and the weight update
   int bytes_per_param = 4;                ///< parameter element size for the weight update
   int64_t batch = 1;                      ///< samples per iteration
 };
-/// The one way PredictOptions are built from a device (predict, sweep, calibrate, report). Throws ridge::Error for
+/// The one way PredictOptions are built from a device (predict, sweep, calibrate, report). With no fitted
+/// calibration and nothing set by hand, the options are the roofline bound: PPP 1, max(compute, memory) per
+/// kernel, no launch overhead (time_kind() is then UpperBound). Throws ridge::Error for
 /// a precision or memory level the device lacks, an unreadable calibration file, or one of another device family
 /// or precision without `force`; with `force` such mismatches are appended to `forced` (when given) as lines.
 PredictOptions predict_options(const Device& d, const PredictSettings& s, std::vector<std::string>* forced = nullptr);
+
+/// What a prediction's times are, decided by the factors that made them (time_kind()).
+enum class TimeKind : uint8_t {
+  Calibrated,  ///< factors fitted on measurements applied
+  HandSet,     ///< no fitted factors, but PPP, combine or launch overhead set by hand: an estimate, not a bound
+  UpperBound,  ///< peak rates, compute and memory overlapped (max), no launch overhead: a bound on speed (the
+               ///< times are lower bounds, samples/s an upper bound, at the chosen memory level's bandwidth)
+};
+/// "calibrated", "estimate (hand-set factors, uncalibrated)" or "upper bound (uncalibrated)": the label printed
+/// beside every predicted number.
+std::string_view time_kind_label(TimeKind k);
+/// The JSON value of `time_kind`: "calibrated", "hand_set" or "upper_bound".
+std::string_view time_kind_key(TimeKind k);
+/// The kind of the times `opt` gives: Calibrated when its calibration was fitted, UpperBound when every factor is
+/// the bound's (PPP 1 for compute, reads and writes, no per-class factors or shape table, max, no overhead),
+/// else HandSet.
+TimeKind time_kind(const PredictOptions& opt);
 
 /// Time of one phase (forward or backward) of one layer.
 struct PhaseTime {
@@ -314,7 +334,8 @@ struct Prediction {
   double total_time_s = 0;    ///< forward + backward + update
   double samples_per_s = 0;   ///< batch / total_time_s
   int uncosted_layers = 0;    ///< layers ridge could not cost (excluded from the times; reported)
-  bool calibrated = false;    ///< factors fitted on measurements applied (else the times are upper-bound-like)
+  bool calibrated = false;    ///< factors fitted on measurements applied (kind == TimeKind::Calibrated)
+  TimeKind kind = TimeKind::UpperBound;  ///< what the times are (time_kind() of the options that made them)
 };
 /// PALEO-style prediction. In training, a layer with a gradient runs one backward kernel per gradient it computes
 /// (input, weight; at least one) moving about twice the forward bytes (see docs/model.md).

@@ -399,7 +399,7 @@ def _opt_real(v: Optional[float], name: str) -> Optional[float]:
 
 def predict(model: ModelLike, input_size: Optional[Sequence[int]] = None, batch: int = 1,
             dtype: Optional[str] = None, *, device: str, precision: str = "fp32", train: bool = False,
-            combine: str = "sum", level: str = "dram", calibration: Optional[str] = None, force: bool = False,
+            combine: Optional[str] = None, level: str = "dram", calibration: Optional[str] = None, force: bool = False,
             ppp: Optional[float] = None, ppp_mem: Optional[float] = None, launch_overhead: Optional[float] = None,
             flops: Optional[int] = None, devices_count: int = 1, gpus_per_node: Optional[int] = None,
             intra_node: Optional[str] = None, inter_node: Optional[str] = None, nics_per_node: Optional[int] = None,
@@ -415,7 +415,7 @@ def predict(model: ModelLike, input_size: Optional[Sequence[int]] = None, batch:
         raise ValueError("flops: {!r} is not a FLOP count (a non-negative int)".format(flops))
     opts = m.load_options(batch, None, seq_len, inputs)
     doc = _ridge.predict(source, opts, dtype, _text(device, "device"), _dirs(devices_dir), precision, bool(train),
-                         combine, level, _text(calibration, "calibration"), bool(force),
+                         _text(combine, "combine"), level, _text(calibration, "calibration"), bool(force),
                          _opt_real(ppp, "ppp"), _opt_real(ppp_mem, "ppp_mem"),
                          _opt_real(launch_overhead, "launch_overhead"), None if flops is None else str(flops),
                          _positive(devices_count, "devices_count"),

@@ -222,6 +222,8 @@ void run(const CalibrateArgs& a) {
   settings.precision = *precision;
   settings.level = a.level;
   settings.calibration = "none";
+  settings.combine = Combine::Sum;                  // the model calibrate() fits
+  settings.kernel_launch_s = d.kernel_launch_s;     // "before": PPP 1 with the device's launch overhead
   const PredictOptions hw = predict_options(d, settings);
   Calibration cal = calibrate(samples, hw.peak_flop_per_s, hw.bandwidth_bytes_per_s, a.min_samples, hw.pipe_peaks);
   cal.device = d.id;

@@ -76,8 +76,11 @@ CLI::App* add_predict_command(CLI::App& app) {
       ->check(CLI::Range(1e-6, 1.0));
   cmd->add_option("--ppp-mem", a->req.ppp_mem, "Fraction of peak bandwidth achieved")->check(CLI::Range(1e-6, 1.0));
   cmd->add_option("--calibration", a->req.calibration, "Calibration file written by `ridge calibrate` (default: the shipped one for the device family and precision, if any; none: uncalibrated)")->type_name("FILE");
-  cmd->add_option("--combine", a->req.combine, "sum (PALEO: compute + memory) or max (roofline overlap)")->capture_default_str();
-  cmd->add_option("--launch-overhead", a->req.kernel_launch_s, "Per-kernel overhead in seconds (default: the device's)")
+  cmd->add_option("--combine", a->req.combine,
+                  "sum (PALEO: compute + memory) or max (roofline overlap) (default: the calibration's; with no "
+                  "calibration, max: the peak-rate bound)");
+  cmd->add_option("--launch-overhead", a->req.kernel_launch_s,
+                  "Per-kernel overhead in seconds (default: the device's when calibrated; 0 for the uncalibrated bound)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--flops", a->flops, "Use this forward FLOP count for the whole model instead of ridge's (e.g. 15503e6)")
       ->type_name("N");

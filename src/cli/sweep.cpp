@@ -191,7 +191,8 @@ nlohmann::json run_point(const SweepPlan& plan, size_t index) {
   r["estimate"]["not_costed_ops"] = incompleteness(g, mc).op_types();
   if (plan.measure) r["measure"] = measured_on_cpu(plan, model, batch);
   if (!plan.device.empty()) {
-    // PALEO-style prediction of this point on the device (PPP 1, the device's launch overhead).
+    // PALEO-style prediction of this point on the device (calibrated when a shipped calibration applies, else the
+    // peak-rate bound).
     Device dev = find_device(load_devices(), plan.device);
     PredictSettings ps;
     ps.precision = mode.compute;
@@ -202,13 +203,14 @@ nlohmann::json run_point(const SweepPlan& plan, size_t index) {
       lo.batch = b;
       return load_model_work(model, lo).layers;
     }, po);
+    const TimeKind kind = time_kind(po);
     r["predicted"] = {{"device", dev.id},
                       {"precision", plan.precision},
                       {"mode", plan.train ? "training step" : "inference"},
                       {"time_s", points.at(0).time_s},
                       {"samples_per_s", points.at(0).samples_per_s},
-                      {"calibrated", po.calibration.fitted()},
-                      {"time_kind", po.calibration.fitted() ? "calibrated" : "upper_bound"},
+                      {"calibrated", kind == TimeKind::Calibrated},
+                      {"time_kind", time_kind_key(kind)},
                       {"flags", calibration_flags(po.calibration)}};
   }
   char host[256] = {0};

@@ -16,6 +16,37 @@ std::optional<Combine> parse_combine(std::string_view name) {
   return std::nullopt;
 }
 
+std::string_view time_kind_label(TimeKind k) {
+  switch (k) {
+    case TimeKind::Calibrated: return "calibrated";
+    case TimeKind::HandSet: return "estimate (hand-set factors, uncalibrated)";
+    case TimeKind::UpperBound: return "upper bound (uncalibrated)";
+  }
+  RIDGE_ASSERT(false, "unknown time kind");
+  return {};
+}
+
+std::string_view time_kind_key(TimeKind k) {
+  switch (k) {
+    case TimeKind::Calibrated: return "calibrated";
+    case TimeKind::HandSet: return "hand_set";
+    case TimeKind::UpperBound: return "upper_bound";
+  }
+  RIDGE_ASSERT(false, "unknown time kind");
+  return {};
+}
+
+TimeKind time_kind(const PredictOptions& opt) {
+  const Calibration& c = opt.calibration;
+  if (c.fitted()) return TimeKind::Calibrated;
+  const Efficiency& f = c.fallback;
+  const bool peak_rates = f.ppp == 1.0 && f.ppp_mem == 1.0 && f.ppp_write.value_or(1.0) == 1.0 &&
+                          f.overhead_s.value_or(0.0) == 0.0 && f.combine.value_or(Combine::Max) == Combine::Max &&
+                          c.by_class.empty() && c.gemm_shapes.empty();
+  return peak_rates && opt.combine == Combine::Max && opt.kernel_launch_s == 0.0 ? TimeKind::UpperBound
+                                                                                  : TimeKind::HandSet;
+}
+
 const Efficiency* Calibration::find(const std::string& op_class) const {
   if (auto it = by_class.find(op_class); it != by_class.end()) return &it->second;
   const std::string_view family = kernel_family_of_op_class(op_class);
@@ -124,7 +155,8 @@ Prediction predict(const std::vector<LayerWork>& layers, const PredictOptions& o
     p.update_s = phase_time(2 * params, bytes, params * opt.bytes_per_param, 1, opt.calibration.for_class("Update"), opt).time_s;
   }
   p.total_time_s = p.forward_s + p.backward_s + p.update_s;
-  p.calibrated = opt.calibration.fitted();
+  p.kind = time_kind(opt);
+  p.calibrated = p.kind == TimeKind::Calibrated;
   p.samples_per_s = p.total_time_s > 0 ? static_cast<double>(opt.batch) / p.total_time_s : 0.0;
   return p;
 }
@@ -141,8 +173,6 @@ PredictOptions predict_options(const Device& d, const PredictSettings& s, std::v
   o.pipe_peaks.tensor = vector_precision ? d.peak(Precision::FP16).value_or(0) : o.peak_flop_per_s;
   o.pipe_peaks.fp32 = d.peak(Precision::FP32).value_or(0);
   o.pipe_peaks.fp64 = d.peak(Precision::FP64).value_or(0);
-  o.kernel_launch_s = s.kernel_launch_s.value_or(d.kernel_launch_s);
-  o.combine = s.combine;
   o.training = s.training;
   o.bytes_per_param = s.bytes_per_param;
   o.batch = s.batch;
@@ -156,6 +186,11 @@ PredictOptions predict_options(const Device& d, const PredictSettings& s, std::v
   }
   if (s.ppp) o.calibration.fallback.ppp = *s.ppp;
   if (s.ppp_mem) o.calibration.fallback.ppp_mem = *s.ppp_mem, o.calibration.fallback.ppp_write.reset();
+  // Fitted factors come with the model they were fitted in (its combine, the device's launch overhead); without
+  // them, what is not set by hand is the roofline bound's: max(compute, memory), no launch overhead.
+  const bool fitted = o.calibration.fitted();
+  o.combine = s.combine.value_or(fitted ? o.calibration.combine : Combine::Max);
+  o.kernel_launch_s = s.kernel_launch_s.value_or(fitted ? d.kernel_launch_s : 0.0);
   return o;
 }
 

@@ -35,6 +35,23 @@ TEST(CliTrust, UncalibratedPredictionsSayUpperBoundBesideTheNumber) {
   EXPECT_NE(md.out.find("upper bound (uncalibrated)"), std::string::npos) << md.out;
 }
 
+TEST(CliTrust, HandSetFactorsWithoutACalibrationAreLabelledAnEstimateNotABound) {
+  // --ppp scales the peak down: the time is no longer a bound, and no output may call it one.
+  const std::string run = "predict resnet50 --device a100 --batch 64 --train --precision tf32";
+  const json bound = run_json(run);
+  EXPECT_EQ(bound["inputs"]["combine"], "max");
+  for (const char* flags : {"--ppp 0.5", "--combine sum", "--launch-overhead 5e-6"}) {
+    const json j = run_json(run + " " + flags);
+    EXPECT_EQ(j["calibrated"], false) << flags;
+    EXPECT_EQ(j["time_kind"], "hand_set") << flags;
+    EXPECT_GT(j["total_time_s"].get<double>(), bound["total_time_s"].get<double>()) << flags;
+    const auto table = run_ridge(run + " " + flags);
+    EXPECT_NE(table.out.find("samples/s [estimate (hand-set factors, uncalibrated)]"), std::string::npos) << table.out;
+    EXPECT_EQ(table.out.find("upper bound"), std::string::npos) << flags << "\n" << table.out;
+    EXPECT_EQ(table.out.find("times are bounds"), std::string::npos) << flags << "\n" << table.out;
+  }
+}
+
 TEST(CliTrust, A100H100AndA40CnnAtHalfPrecisionAreCalibratedFromVidur) {
   for (const char* device : {"a100", "h100", "a40"}) {
     const std::string run = fmt::format("resnet50 --device {} --batch 64 --train --precision amp-fp16", device);

@@ -189,7 +189,7 @@ Device test_device() {
   return d;
 }
 
-TEST(PredictOptionsFromDevice, TakesPeakBandwidthAndLaunchFromTheDevice) {
+TEST(PredictOptionsFromDevice, UncalibratedIsTheRooflineBoundAtTheDevicesPeakAndBandwidth) {
   PredictSettings s;
   s.precision = Precision::FP16;
   s.level = "l2";
@@ -199,11 +199,61 @@ TEST(PredictOptionsFromDevice, TakesPeakBandwidthAndLaunchFromTheDevice) {
   const PredictOptions o = predict_options(test_device(), s);
   EXPECT_DOUBLE_EQ(o.peak_flop_per_s, 40e12);
   EXPECT_DOUBLE_EQ(o.bandwidth_bytes_per_s, 4e12);
-  EXPECT_DOUBLE_EQ(o.kernel_launch_s, 5e-6);
+  // No fitted factors: the bound on speed overlaps compute and memory and charges no launch overhead.
+  EXPECT_DOUBLE_EQ(o.kernel_launch_s, 0);
+  EXPECT_EQ(o.combine, Combine::Max);
+  EXPECT_EQ(time_kind(o), TimeKind::UpperBound);
   EXPECT_TRUE(o.training);
   EXPECT_EQ(o.bytes_per_param, 2);
   EXPECT_EQ(o.batch, 32);
   EXPECT_FALSE(o.calibration.fitted());
+
+  // Each layer's time is then exactly max(FLOPs / peak, bytes / bandwidth): never above a kernel that runs at
+  // the peak rates, however it overlaps its loads with its math.
+  s.training = false;
+  const std::vector<LayerWork> work = {layer("gemm", 8'000'000'000, 100'000'000), layer("relu", 1'000'000, 400'000'000)};
+  const Prediction p = predict(work, predict_options(test_device(), s));
+  EXPECT_EQ(p.kind, TimeKind::UpperBound);
+  EXPECT_EQ(time_kind_label(p.kind), "upper bound (uncalibrated)");
+  EXPECT_DOUBLE_EQ(p.layers[0].time_s, 8e9 / 40e12);
+  EXPECT_DOUBLE_EQ(p.layers[1].time_s, 4e8 / 4e12);
+  EXPECT_DOUBLE_EQ(p.total_time_s, 8e9 / 40e12 + 4e8 / 4e12);
+}
+
+TEST(PredictOptionsFromDevice, FittedFactorsKeepTheirCombineAndTheDevicesLaunchOverhead) {
+  Calibration cal;
+  cal.device = "test-gpu";
+  cal.precision = "fp32";
+  cal.combine = Combine::Sum;
+  cal.fallback.ppp = 0.5;
+  cal.fallback.samples = 12;
+  const std::string path = test::temp_dir() + "/test-gpu.json";
+  std::ofstream(path) << calibration_to_json(cal).dump(2);
+  PredictSettings s;
+  s.calibration = path;
+  const PredictOptions o = predict_options(test_device(), s);
+  EXPECT_EQ(time_kind(o), TimeKind::Calibrated);
+  EXPECT_EQ(o.combine, Combine::Sum);
+  EXPECT_DOUBLE_EQ(o.kernel_launch_s, 5e-6);
+}
+
+TEST(PredictOptionsFromDevice, FactorsSetByHandWithoutACalibrationAreAnEstimateNotABound) {
+  const std::vector<LayerWork> work = {layer("gemm", 8'000'000'000, 100'000'000)};
+  auto kind_with = [&](auto set) {
+    PredictSettings s;
+    set(s);
+    return predict(work, predict_options(test_device(), s)).kind;
+  };
+  EXPECT_EQ(kind_with([](PredictSettings&) {}), TimeKind::UpperBound);
+  EXPECT_EQ(kind_with([](PredictSettings& s) { s.ppp = 0.5; }), TimeKind::HandSet);
+  EXPECT_EQ(kind_with([](PredictSettings& s) { s.ppp_mem = 0.5; }), TimeKind::HandSet);
+  EXPECT_EQ(kind_with([](PredictSettings& s) { s.combine = Combine::Sum; }), TimeKind::HandSet);
+  EXPECT_EQ(kind_with([](PredictSettings& s) { s.kernel_launch_s = 5e-6; }), TimeKind::HandSet);
+  // Setting by hand what the bound already uses keeps it the bound.
+  EXPECT_EQ(kind_with([](PredictSettings& s) { s.combine = Combine::Max, s.kernel_launch_s = 0, s.ppp = 1; }),
+            TimeKind::UpperBound);
+  EXPECT_EQ(time_kind_label(TimeKind::HandSet), "estimate (hand-set factors, uncalibrated)");
+  EXPECT_EQ(time_kind_key(TimeKind::HandSet), "hand_set");
 }
 
 TEST(PredictOptionsFromDevice, OverridesReplaceTheDevicesAndTheCalibrationsFactors) {

@@ -64,7 +64,7 @@ Prediction predict_on(const Device& d, const std::vector<LayerWork>& work, int64
   return predict(work, predict_options(d, settings_for(batch, mode, train)));
 }
 
-std::string time_kind(const Prediction& p) { return p.calibrated ? "calibrated" : "upper bound (uncalibrated)"; }
+std::string time_kind(const Prediction& p) { return std::string(time_kind_label(p.kind)); }
 
 // The headline's runs: one per device (predicted), then this CPU (measured) when --measure.
 std::vector<headline::Run> runs_of(const Context& c) {

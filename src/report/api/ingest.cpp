@@ -351,7 +351,7 @@ void add_device_comparison(Document& doc, const ingest::Profile& p, const Ingest
   Document cmp = profile_vs_prediction(p, work.layers, pred, a.steps, a.train);
   auto& title = std::get<Table>(cmp.blocks.front()).title;
   title += fmt::format(" ({} on {}, {}, {})", work.name, d.id, a.precision,
-                       pred.calibrated ? "calibrated" : "upper bound (uncalibrated)");
+                       time_kind_label(pred.kind));
   for (auto& b : cmp.blocks) doc.blocks.push_back(std::move(b));
   for (auto& n : cmp.notes) doc.notes.push_back(std::move(n));
   for (auto& f : forced) doc.notes.push_back(std::move(f));

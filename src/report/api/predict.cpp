@@ -10,6 +10,7 @@ namespace ridge::report {
 namespace {
 
 Table layer_table(const Prediction& p, const std::vector<LayerWork>& work, bool train) {
+  const std::string uncalibrated(time_kind_label(p.kind));
   Table t{"layers", "Layers", {{"name", "layer", Unit::None}, {"op", "op", Unit::None},
                               {"flops", "FLOPs", Unit::Flop}, {"bytes", "bytes", Unit::Byte},
                               {"compute_s", "compute", Unit::Second}, {"memory_s", "memory", Unit::Second},
@@ -31,7 +32,7 @@ Table layer_table(const Prediction& p, const std::vector<LayerWork>& work, bool 
       row.push_back(Cell::real(l.forward.memory_s, Unit::Second));
       row.push_back(Cell::real(l.forward.overhead_s, Unit::Second));
       row.push_back(Cell::text(l.calibration == "fallback"       ? "uncalibrated class (fallback factors)"
-                               : l.calibration == "uncalibrated" ? "upper bound (uncalibrated)"
+                               : l.calibration == "uncalibrated" ? uncalibrated
                                                                  : l.calibration));
       if (train) row.push_back(Cell::real(l.backward.time_s, Unit::Second));
       row.push_back(Cell::real(l.time_s, Unit::Second));
@@ -77,8 +78,8 @@ Document predict_report(const PredictRequest& a) {
   if (cl.devices <= 1 && (cl.gpus_per_node || cl.nics_per_node || !cl.inter_node.empty() || !cl.intra_node.empty()))
     throw UsageError("gpus per node, NICs per node and the fabrics describe a cluster: they need more than one device "
                      "(--devices-count)");
-  const auto combine = parse_combine(a.combine);
-  if (!combine) throw UsageError("--combine " + a.combine + ": use sum (PALEO) or max (roofline)");
+  const auto combine = a.combine.empty() ? std::nullopt : parse_combine(a.combine);
+  if (!a.combine.empty() && !combine) throw UsageError("--combine " + a.combine + ": use sum (PALEO) or max (roofline)");
   const auto allreduce = parse_allreduce(a.data_parallel.allreduce);
   if (!allreduce)
     throw UsageError("--allreduce " + a.data_parallel.allreduce + ": use auto, ring, tree, hierarchical or ps");
@@ -91,9 +92,10 @@ Document predict_report(const PredictRequest& a) {
   doc.inputs["dtype"] = std::string(dtype_name(load.dtype));  // what was used: --dtype, else the precision's
   std::vector<std::string> forced;
   const PredictOptions opt = predict_options(
-      d, {mode.compute, a.level, *combine, a.calibration, a.force, a.ppp, a.ppp_mem, a.kernel_launch_s, a.train,
+      d, {mode.compute, a.level, combine, a.calibration, a.force, a.ppp, a.ppp_mem, a.kernel_launch_s, a.train,
           mode.weight_bytes, load.batch},
       &forced);
+  doc.inputs["combine"] = std::string(combine_name(opt.combine));  // what was used: --combine, else the default's
 
   ModelWork work;
   if (a.flops) {
@@ -117,7 +119,7 @@ Document predict_report(const PredictRequest& a) {
     doc.notes.insert(doc.notes.end(), work.notes.begin(), work.notes.end());
   }
   const Prediction p = predict(work.layers, opt);
-  const std::string kind = p.calibrated ? "calibrated" : "upper bound (uncalibrated)";
+  const std::string kind(time_kind_label(p.kind));
   std::vector<std::string> flags = calibration_flags(opt.calibration);
   flags.insert(flags.end(), forced.begin(), forced.end());
 
@@ -133,11 +135,14 @@ Document predict_report(const PredictRequest& a) {
                                                          mode.optimizer_state_bytes,
                                                          mode.loss_scaling ? "; loss scaling" : "")));
   s.add("calibration", "calibration",
-        Cell::text(p.calibrated ? (opt.calibration.file.empty() ? "fitted" : opt.calibration.file)
-                                : "none: times are upper bounds (PPP 1, peak rates)"));
+        Cell::text(p.kind == TimeKind::Calibrated ? (opt.calibration.file.empty() ? "fitted" : opt.calibration.file)
+                   : p.kind == TimeKind::UpperBound
+                       ? "none: the times are bounds (peak rates, PPP 1, max(compute, memory), no launch overhead)"
+                       : "none: factors set by hand (PPP, combine or launch overhead), an estimate, not a bound"));
   s.add("peak_flop_per_s", "peak", Cell::real(opt.peak_flop_per_s, Unit::FlopPerSecond));
   s.add("bandwidth_bytes_per_s", "bandwidth", Cell::real(opt.bandwidth_bytes_per_s, Unit::BytePerSecond));
   s.add("combine", "combine", Cell::text(std::string(combine_name(opt.combine))));
+  s.add("kernel_launch_s", "launch overhead (per kernel)", Cell::real(opt.kernel_launch_s, Unit::Second));
   s.add("ppp", "PPP (fallback)", Cell::real(opt.calibration.fallback.ppp, Unit::Ratio));
   s.add("ppp_mem", "PPP memory (fallback)", Cell::real(opt.calibration.fallback.ppp_mem, Unit::Ratio));
   s.add("forward_s", "forward", Cell::real(p.forward_s, Unit::Second));
@@ -154,7 +159,7 @@ Document predict_report(const PredictRequest& a) {
   doc.extra["total_time_s"] = p.total_time_s;
   doc.extra["samples_per_s"] = p.samples_per_s;
   doc.extra["calibrated"] = p.calibrated;
-  doc.extra["time_kind"] = p.calibrated ? "calibrated" : "upper_bound";
+  doc.extra["time_kind"] = std::string(time_kind_key(p.kind));
   doc.extra["flags"] = flags;
   doc.extra["precision"] = std::string(mode.name);
   for (const std::string& f : forced) doc.notes.push_back(f);
