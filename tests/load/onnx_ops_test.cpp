@@ -284,5 +284,34 @@ TEST(OnnxOps, TiedEmbeddingIsNotedAndCountedOnce) {
   EXPECT_TRUE(noted);
 }
 
+TEST(OnnxOps, ABiasSlicedIntoTheAddAfterAMatMulIsAParameterAndAPositionalTableIsNot) {
+  // MultiheadAttention's unfolded export: in_proj_bias [3E] is sliced and each third added to a MatMul's output.
+  // A positional table [T, E] sliced and added to a product stays a buffer; a vector added to an input, too.
+  TinyModel m;
+  m.input("x", {-1, 4, 8}).weight("w", {8, 8}).weight("in_proj_bias", {24}).weight("pe", {16, 8});
+  m.weight("offset", {32});
+  m.ints("b0", {8}).ints("b1", {16}).ints("axis", {0}).ints("t0", {0}).ints("t1", {4});
+  m.ints("o0", {0}).ints("o1", {8});
+  m.node("MatMul", {"x", "w"}, {"h"}, "/q/MatMul");
+  m.node("Slice", {"in_proj_bias", "b0", "b1", "axis"}, {"bk"}, "/q/Slice");
+  m.node("Add", {"h", "bk"}, {"hb"}, "/q/Add");
+  m.node("Slice", {"pe", "t0", "t1", "axis"}, {"pe4"}, "/pe/Slice");
+  m.node("Add", {"hb", "pe4"}, {"hp"}, "/pe/Add");
+  m.node("Slice", {"offset", "o0", "o1", "axis"}, {"off8"}, "/off/Slice");
+  m.node("Add", {"x", "off8"}, {"xo"}, "/off/Add");
+  m.node("Add", {"hp", "xo"}, {"y"}, "/sum");
+  m.output("y");
+  const Graph g = import_onnx_bytes(m.bytes(), "sliced-bias", LoadOptions{});
+  auto kind_of = [&](const std::string& name) {
+    for (const Value& v : g.values)
+      if (v.name == name) return v.kind;
+    throw std::runtime_error("no value " + name);
+  };
+  EXPECT_EQ(kind_of("in_proj_bias"), ValueKind::Param);
+  EXPECT_EQ(kind_of("pe"), ValueKind::Buffer);
+  EXPECT_EQ(kind_of("offset"), ValueKind::Buffer);
+  EXPECT_EQ(to_string(estimate(g).total.params), std::to_string(8 * 8 + 24));
+}
+
 }  // namespace
 }  // namespace ridge

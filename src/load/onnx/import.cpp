@@ -141,6 +141,36 @@ void classify_initializers(Work& w, const std::vector<int>& initializers) {
   }
   for (int v : initializers)
     if (feeds_weight[static_cast<size_t>(v)] && weight_uses[v] == 0) weight_uses[v] = 1;
+  // A bias added to a matrix product's output (a Linear unfolded into MatMul + Add; MultiheadAttention's
+  // in_proj_bias sliced into three Adds) is a parameter too: a rank-1 initializer reached from the other operand
+  // of such an Add through views and moves. Positional tables and masks (rank 2 and up) stay buffers.
+  std::vector<char> is_initializer(w.g.values.size(), 0);
+  for (int v : initializers) is_initializer[static_cast<size_t>(v)] = 1;
+  auto product_output = [&](int v) {
+    const int p = w.g.value(v).producer;
+    if (p < 0) return false;
+    const OpFamily f = op_family(w.g.nodes[static_cast<size_t>(p)].op);
+    return f == OpFamily::Linear || f == OpFamily::MatMul || f == OpFamily::Einsum;
+  };
+  auto through_views = [&](int v) {  // the initializer a value is a view or move of, else -1
+    for (int hops = 0; v >= 0 && hops < 16 && !is_initializer[static_cast<size_t>(v)]; ++hops) {
+      const int p = w.g.value(v).producer;
+      if (p < 0) return -1;
+      const Node& n = w.g.nodes[static_cast<size_t>(p)];
+      const OpFamily f = op_family(n.op);
+      if ((f != OpFamily::View && f != OpFamily::Move) || n.inputs.empty()) return -1;
+      v = n.inputs[0];
+    }
+    return v >= 0 && is_initializer[static_cast<size_t>(v)] ? v : -1;
+  };
+  for (const Node& n : w.g.nodes) {
+    if (n.op != OpKind::Add || n.inputs.size() != 2 || n.inputs[0] < 0 || n.inputs[1] < 0) continue;
+    for (int k = 0; k < 2; ++k) {
+      if (!product_output(n.inputs[1 - k])) continue;
+      const int v = through_views(n.inputs[k]);
+      if (v >= 0 && w.g.value(v).shape.rank() == 1 && weight_uses[v] == 0) weight_uses[v] = 1;
+    }
+  }
   for (int v : initializers) {
     Value& val = w.g.value(v);
     if (!is_float(val.dtype) || val.shape.rank() == 0) val.kind = ValueKind::Constant;
