@@ -72,9 +72,11 @@ CLI::App* add_predict_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--force", a->req.force, "Apply a calibration of another device family or precision anyway (the output says so)");
   cmd->add_flag("--train", a->req.train, "Training iteration: forward, backward and SGD weight update");
-  cmd->add_option("--ppp", a->req.ppp, "Fraction of peak FLOP/s achieved (PALEO PPP), overrides the calibration fallback")
+  cmd->add_option("--ppp", a->req.ppp,
+                  "Fraction of peak FLOP/s achieved (PALEO PPP); replaces the shipped calibration (with "
+                  "--calibration FILE: that file's fallback factor)")
       ->check(CLI::Range(1e-6, 1.0));
-  cmd->add_option("--ppp-mem", a->req.ppp_mem, "Fraction of peak bandwidth achieved")->check(CLI::Range(1e-6, 1.0));
+  cmd->add_option("--ppp-mem", a->req.ppp_mem, "Fraction of peak bandwidth achieved (as --ppp)")->check(CLI::Range(1e-6, 1.0));
   cmd->add_option("--calibration", a->req.calibration, "Calibration file written by `ridge calibrate` (default: the shipped one for the device family and precision, if any; none: uncalibrated)")->type_name("FILE");
   cmd->add_option("--combine", a->req.combine,
                   "sum (PALEO: compute + memory) or max (roofline overlap) (default: the calibration's; with no "

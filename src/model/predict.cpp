@@ -165,6 +165,17 @@ Prediction predict(const std::vector<LayerWork>& layers, const PredictOptions& o
 
 namespace ridge {
 
+namespace {
+
+// Every class's factors and the fallback.
+std::vector<Efficiency*> efficiencies_of(Calibration& c) {
+  std::vector<Efficiency*> all{&c.fallback};
+  for (auto& [cls, e] : c.by_class) all.push_back(&e);
+  return all;
+}
+
+}  // namespace
+
 PredictOptions predict_options(const Device& d, const PredictSettings& s, std::vector<std::string>* forced) {
   PredictOptions o;
   o.peak_flop_per_s = d.require_peak(s.precision);
@@ -191,6 +202,14 @@ PredictOptions predict_options(const Device& d, const PredictSettings& s, std::v
   const bool fitted = o.calibration.fitted();
   o.combine = s.combine.value_or(fitted ? o.calibration.combine : Combine::Max);
   o.kernel_launch_s = s.kernel_launch_s.value_or(fitted ? d.kernel_launch_s : 0.0);
+  // What the user sets wins over what a calibration fitted per class (else --combine and --launch-overhead would
+  // be printed and silently not used).
+  Calibration& c = o.calibration;
+  for (Efficiency* e : efficiencies_of(c)) {
+    if (s.combine) e->combine.reset();
+    if (s.kernel_launch_s) e->overhead_s.reset();
+  }
+  if (s.combine) c.gemm_shapes.combine = *s.combine;
   return o;
 }
 

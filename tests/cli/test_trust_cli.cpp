@@ -52,6 +52,20 @@ TEST(CliTrust, HandSetFactorsWithoutACalibrationAreLabelledAnEstimateNotABound) 
   }
 }
 
+TEST(CliTrust, CombineAndLaunchOverheadSetByHandOverrideACalibrationsPerClassValues) {
+  // The shipped A100 calibration fits an overhead and a combine per class; flags the user gives must still apply.
+  const std::string run = "predict resnet18 --device a100 --batch 8 --precision fp16";
+  const json base = run_json(run);
+  ASSERT_EQ(base["time_kind"], "calibrated");
+  const json slow = run_json(run + " --launch-overhead 1e-3");
+  EXPECT_EQ(slow["time_kind"], "calibrated");
+  // resnet18 runs 60+ kernels forward: a millisecond each.
+  EXPECT_GT(slow["total_time_s"].get<double>(), base["total_time_s"].get<double>() + 0.05);
+  const json sum = run_json(run + " --combine sum"), max = run_json(run + " --combine max");
+  EXPECT_GT(sum["total_time_s"].get<double>(), max["total_time_s"].get<double>());
+  EXPECT_EQ(sum["inputs"]["combine"], "sum");
+}
+
 TEST(CliTrust, A100H100AndA40CnnAtHalfPrecisionAreCalibratedFromVidur) {
   for (const char* device : {"a100", "h100", "a40"}) {
     const std::string run = fmt::format("resnet50 --device {} --batch 64 --train --precision amp-fp16", device);
