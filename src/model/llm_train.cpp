@@ -108,6 +108,7 @@ TrainOptions checked_layout(const LlmConfig& c, const TrainOptions& in) {
   if (o.micro_batch < 1) throw Error(fmt::format("--micro-batch {}: must be positive", o.micro_batch));
   if (!(o.token_budget >= 0) || !std::isfinite(o.token_budget))
     throw Error(fmt::format("--tokens {}: must be a positive, finite number of tokens", o.token_budget));
+  if (o.global_batch < 0) throw Error(fmt::format("--global-batch {}: must be positive", o.global_batch));
   if (o.global_batch == 0) o.global_batch = int64_t{o.dp} * o.micro_batch;
   if (o.global_batch % (int64_t{o.dp} * o.micro_batch) != 0)
     throw Error(fmt::format("--global-batch {} is not a multiple of --dp {} x --micro-batch {}", o.global_batch, o.dp,
@@ -143,12 +144,17 @@ StageMemory stage_memory(const LlmConfig& c, const TrainOptions& o) {
   const LlmParams sp = llm_params(shard);
   if (shard.moe() && shard.num_experts > shard.experts_per_token)
     s.experts = (sp.total - sp.active_per_token) / (shard.num_experts - shard.experts_per_token) * shard.num_experts;
-  s.psi = ceil_div((sp.total - s.experts + s.experts / o.ep) * stage_layers, L);
-  const Count dp = Count{o.dp} * o.cp;  // ZeRO shards over the data-parallel group with its context-parallel ranks
-  const ZeroMemory zm = zero_model_state_bytes(s.psi, o.zero, dp);
-  s.memory.weights = zm.weights;
-  s.memory.gradients = zm.gradients;
-  s.memory.optimizer = zm.optimizer;
+  const Count dense_psi = ceil_div((sp.total - s.experts) * stage_layers, L);
+  const Count expert_psi = ceil_div(s.experts / o.ep * stage_layers, L);
+  s.psi = dense_psi + expert_psi;
+  // ZeRO shards dense states over the data-parallel group with its context-parallel ranks, and an expert shard's
+  // states over the dp cp / ep ranks that hold that shard (DeepSpeed-MoE's expert data-parallel group).
+  const Count dp = Count{o.dp} * o.cp;
+  const ZeroMemory dense = zero_model_state_bytes(dense_psi, o.zero, dp);
+  const ZeroMemory expert = zero_model_state_bytes(expert_psi, o.zero, dp / o.ep);
+  s.memory.weights = dense.weights + expert.weights;
+  s.memory.gradients = dense.gradients + expert.gradients;
+  s.memory.optimizer = dense.optimizer + expert.optimizer;
   s.memory.activations =
       ceil_div(korthikanti_activation_bytes_per_layer(o.seq, o.micro_batch, c.hidden_size, c.num_heads, o.tp,
                                                       stored_activations(o), o.sequence_parallel),

@@ -63,6 +63,9 @@ TEST(LlmTrain, LayoutMustMultiplyToGpus) {
   TrainOptions o;
   o.gpus = 8, o.tp = 2, o.pp = 2, o.dp = 4;
   EXPECT_THROW(analyze_training(*find_llm_config("llama-2-7b"), synthetic_a100(), o), Error);
+  TrainOptions negative;
+  negative.gpus = 8, negative.global_batch = -8;  // was accepted: a negative iteration time
+  EXPECT_THROW(analyze_training(*find_llm_config("llama-2-7b"), synthetic_a100(), negative), Error);
   o.dp = 0, o.gpus = 6, o.pp = 4;
   EXPECT_THROW(analyze_training(*find_llm_config("llama-2-7b"), synthetic_a100(), o), Error);
 }
@@ -228,6 +231,24 @@ TEST(LlmTrain, ExpertParallelismSplitsExpertsAndAddsAllToAlls) {
       EXPECT_LT(exposed, previous) << ep;
       previous = exposed;
     }
+  }
+  // ZeRO shards an expert shard's states only over the dp / ep ranks that hold it: at ep = dp there is nothing to
+  // shard them over, so stage 1 divides only the dense states (Mixtral's experts are 45 of its 47 B parameters).
+  {
+    TrainOptions full_ep = o;
+    full_ep.ep = 8, full_ep.zero = 0;
+    const TrainResult unsharded = analyze_training(c, synthetic_a100(), full_ep);
+    full_ep.zero = 1;
+    const TrainResult stage1 = analyze_training(c, synthetic_a100(), full_ep);
+    const Count dense = p.total - experts, expert_shard = experts / 8;
+    EXPECT_EQ(unsharded.memory.optimizer, 12 * (dense + expert_shard));
+    EXPECT_EQ(stage1.memory.optimizer, (12 * dense + 7) / 8 + 12 * expert_shard);
+    full_ep.zero = 3;
+    const TrainResult stage3 = analyze_training(c, synthetic_a100(), full_ep);
+    EXPECT_EQ(stage3.memory.weights, (2 * dense + 7) / 8 + 2 * expert_shard);
+    full_ep.ep = 1;  // without expert parallelism every state is sharded over all 8 ranks
+    EXPECT_EQ(analyze_training(c, synthetic_a100(), full_ep).memory.weights,
+              (2 * (p.total - experts) + 7) / 8 + (2 * experts + 7) / 8);
   }
   o.ep = 3;
   EXPECT_THROW(analyze_training(c, synthetic_a100(), o), Error);
