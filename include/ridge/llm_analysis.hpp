@@ -117,6 +117,8 @@ struct ServeResult {
   double decode_time_per_token_s = 0;  ///< decode_time_s / generate
   double end_to_end_s = 0;          ///< prefill + decode
   double tokens_per_s = 0;          ///< batch x generate / end_to_end_s
+  /// Tensor parallelism: the 2 all-reduces of one layer (attention output, MLP output), on the node link while tp
+  /// fits a node, else on the network.
   double allreduce_time_per_layer_prefill_s = 0, allreduce_time_per_layer_decode_s = 0;
   Count prefill_flops = 0, decode_flops = 0;  ///< per GPU, decode summed over steps
   Count calflops_prefill_flops = 0;  ///< the prefill graph's forward FLOPs under calflops' convention (per GPU)

@@ -298,18 +298,22 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
                                  hint));
   }
 
-  // Tensor parallelism: 2 all-reduces per layer (attention output, MLP output) of batch x tokens x hidden.
-  const Interconnect* link = d.interconnect("nvlink");
-  if (!link) link = d.interconnect("infinity-fabric");
+  // Tensor parallelism: 2 all-reduces per layer (attention output, MLP output) of batch x tokens x hidden, on the
+  // node's GPU link while tp fits a node (the device file's node size, else 8), else on the network between nodes.
+  const int node_gpus = d.node.gpus_per_node > 0 ? d.node.gpus_per_node : 8;
+  const bool inside_node = o.tp <= node_gpus;
+  const Interconnect* link = inside_node ? d.interconnect("nvlink") : d.interconnect("network");
+  if (!link && inside_node) link = d.interconnect("infinity-fabric");
   if (!link) link = d.interconnect("pcie");
   if (o.tp > 1 && !link) throw Error(fmt::format("--tp {}: device {} has no interconnect in its file", o.tp, d.id));
-  auto allreduce = [&](int64_t tokens) {
+  auto allreduce = [&](int64_t tokens) {  // one all-reduce
     if (o.tp == 1) return 0.0;
-    if (o.tp_allreduce) return allreduce_fit_time_s(*o.tp_allreduce, Count{o.batch} * tokens * c.hidden_size * dtype_bytes(act));
-    return ring_allreduce_time_s(Count{o.batch} * tokens * c.hidden_size * dtype_bytes(act), o.tp, *link);
+    const Count bytes = Count{o.batch} * tokens * c.hidden_size * dtype_bytes(act);
+    if (o.tp_allreduce && inside_node) return allreduce_fit_time_s(*o.tp_allreduce, bytes);  // fitted inside a node
+    return ring_allreduce_time_s(bytes, o.tp, *link);
   };
-  r.allreduce_time_per_layer_prefill_s = allreduce(o.prompt);
-  r.allreduce_time_per_layer_decode_s = allreduce(1);
+  r.allreduce_time_per_layer_prefill_s = 2 * allreduce(o.prompt);
+  r.allreduce_time_per_layer_decode_s = 2 * allreduce(1);
 
   // A fused kernel with a published utilization (--attention flash2) times the core's matmuls at it.
   const bool kernel = attention_kernel_applies(o);
@@ -351,9 +355,9 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
   }
   if (o.tp > 1) {
     ServeOp ar{"prefill", "allreduce (2 per layer)", ""};
-    ar.time_s = 2.0 * c.num_layers * r.allreduce_time_per_layer_prefill_s;
+    ar.time_s = static_cast<double>(c.num_layers) * r.allreduce_time_per_layer_prefill_s;
     ServeOp ad{"decode", "allreduce (2 per layer)", ""};
-    ad.time_s = 2.0 * c.num_layers * r.allreduce_time_per_layer_decode_s * static_cast<double>(o.generate);
+    ad.time_s = static_cast<double>(c.num_layers) * r.allreduce_time_per_layer_decode_s * static_cast<double>(o.generate);
     r.prefill_time_s += ar.time_s;
     r.decode_time_s += ad.time_s;
     r.ops.push_back(ar);

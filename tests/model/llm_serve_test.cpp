@@ -171,6 +171,13 @@ TEST(LlmServe, TensorParallelSplitsWeightsAndKvAndAddsAllReduces) {
   EXPECT_EQ(r.kv_cache_bytes_per_gpu, kv_cache_bytes(c, 1, 66, o.kv) / 8);
   EXPECT_GT(r.allreduce_time_per_layer_decode_s, 0);
   EXPECT_LT(r.weights_bytes_per_gpu, Count{68976648192} * 2 / 8 + (Count{1} << 24));
+  // Per layer: two ring all-reduces of the decode step's 16 KiB activation (8192 x 2 B) on NVLink, 2 (t-1) steps each.
+  const double ring = 2.0 * 7 * 2e-6 + 2.0 * 7 / 8 * 16384 / 4e11;
+  EXPECT_NEAR(r.allreduce_time_per_layer_decode_s, 2 * ring, 1e-12);
+  // 16 GPUs are two nodes: the ring runs on the network link.
+  o.tp = 16;
+  const ServeResult two_nodes = analyze_serving(c, test_gpu(), o);
+  EXPECT_NEAR(two_nodes.allreduce_time_per_layer_decode_s, 2 * (2.0 * 15 * 5e-6 + 2.0 * 15 / 16 * 16384 / 5e10), 1e-12);
   o.tp = 3;
   EXPECT_THROW(analyze_serving(c, test_gpu(), o), Error);
 }

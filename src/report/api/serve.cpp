@@ -105,9 +105,9 @@ Document serve_report(const ServeResult& r) {
   f.add("total_params", "parameters", Cell::count(r.total_params, Unit::Param), true);
   f.add("active_params", "active parameters per token", Cell::count(r.active_params, Unit::Param), true);
   if (o.tp > 1) {
-    f.add("allreduce_time_per_layer_prefill_s", comm("all-reduce per layer, prefill"),
+    f.add("allreduce_time_per_layer_prefill_s", comm("all-reduces per layer (2), prefill"),
           Cell::real(r.allreduce_time_per_layer_prefill_s, Unit::Second));
-    f.add("allreduce_time_per_layer_decode_s", comm("all-reduce per layer, decode step"),
+    f.add("allreduce_time_per_layer_decode_s", comm("all-reduces per layer (2), decode step"),
           Cell::real(r.allreduce_time_per_layer_decode_s, Unit::Second));
   }
   doc.blocks.push_back(f);
