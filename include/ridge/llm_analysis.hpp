@@ -391,7 +391,7 @@ struct ZeroMemory {
   Count weights = 0, gradients = 0, optimizer = 0;
   Count total() const { return weights + gradients + optimizer; }
 };
-ZeroMemory zero_model_state_bytes(Count params, int stage, int64_t dp, int64_t k = 12);
+ZeroMemory zero_model_state_bytes(Count params, int stage, int64_t dp, int64_t k = 12, int64_t element_bytes = 2);
 
 /// Activation memory per transformer layer in bytes (Korthikanti et al. 2022, eqs. 2-4; the "Transformer Math
 /// 101" formulas of EleutherAI quote them): no recomputation s b h (10 + 24/t + 5 a s / (h t)), selective

@@ -46,10 +46,11 @@ Count calflops_forward_flops(const Graph& g) {
   return total;
 }
 
-ZeroMemory zero_model_state_bytes(Count params, int stage, int64_t dp, int64_t k) {
+ZeroMemory zero_model_state_bytes(Count params, int stage, int64_t dp, int64_t k, int64_t element_bytes) {
   // Rajbhandari et al. 2020: (2 + 2 + K) Psi, with stage 1 / 2 / 3 dividing the K Psi / + 2 Psi / + 2 Psi by Nd.
   auto shard = [&](Count bytes, bool sharded) { return sharded ? (bytes + dp - 1) / dp : bytes; };
-  return {shard(2 * params, stage >= 3), shard(2 * params, stage >= 2), shard(Count{k} * params, stage >= 1)};
+  const Count e = element_bytes;
+  return {shard(e * params, stage >= 3), shard(e * params, stage >= 2), shard(Count{k} * params, stage >= 1)};
 }
 
 Count korthikanti_activation_bytes_per_layer(int64_t seq, int64_t micro_batch, int64_t hidden, int64_t heads, int64_t tp,

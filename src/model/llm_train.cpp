@@ -150,8 +150,11 @@ StageMemory stage_memory(const LlmConfig& c, const TrainOptions& o) {
   // ZeRO shards dense states over the data-parallel group with its context-parallel ranks, and an expert shard's
   // states over the dp cp / ep ranks that hold that shard (DeepSpeed-MoE's expert data-parallel group).
   const Count dp = Count{o.dp} * o.cp;
-  const ZeroMemory dense = zero_model_state_bytes(dense_psi, o.zero, dp);
-  const ZeroMemory expert = zero_model_state_bytes(expert_psi, o.zero, dp / o.ep);
+  // Mixed precision (bf16/fp16 compute): 2-byte weights and gradients, fp32 master + 2 moments (K = 12); fp32
+  // training: 4-byte weights and gradients, 2 fp32 moments (K = 8).
+  const int64_t e = dtype_bytes(precision_info(o.compute).dtype), k = e >= 4 ? 8 : 12;
+  const ZeroMemory dense = zero_model_state_bytes(dense_psi, o.zero, dp, k, e);
+  const ZeroMemory expert = zero_model_state_bytes(expert_psi, o.zero, dp / o.ep, k, e);
   s.memory.weights = dense.weights + expert.weights;
   s.memory.gradients = dense.gradients + expert.gradients;
   s.memory.optimizer = dense.optimizer + expert.optimizer;
@@ -159,7 +162,7 @@ StageMemory stage_memory(const LlmConfig& c, const TrainOptions& o) {
       ceil_div(korthikanti_activation_bytes_per_layer(o.seq, o.micro_batch, c.hidden_size, c.num_heads, o.tp,
                                                       stored_activations(o), o.sequence_parallel),
                o.cp) *  // every stored tensor is split by token over cp; the scores are (seq / cp) x seq
-      stage_layers * std::min<int64_t>(p, m);
+      stage_layers * std::min<int64_t>(p, m) * e / 2;  // Korthikanti counts 2-byte activations
   return s;
 }
 

@@ -70,6 +70,24 @@ TEST(LlmTrain, LayoutMustMultiplyToGpus) {
   EXPECT_THROW(analyze_training(*find_llm_config("llama-2-7b"), synthetic_a100(), o), Error);
 }
 
+TEST(LlmTrain, Fp32TrainingKeepsFourByteWeightsGradientsAndActivationsAndTwoMoments) {
+  Device d = synthetic_a100();
+  d.peak_flops[Precision::FP32] = 19.5e12;
+  const LlmConfig& c = *find_llm_config("llama-2-7b");
+  TrainOptions o;
+  o.gpus = 8, o.zero = 0, o.seq = 1024;
+  const TrainResult mixed = analyze_training(c, d, o);
+  o.compute = Precision::FP32;
+  const TrainResult fp32 = analyze_training(c, d, o);
+  const Count p = llm_params(c).total;
+  EXPECT_EQ(mixed.memory.weights, 2 * p);
+  EXPECT_EQ(mixed.memory.optimizer, 12 * p);  // fp32 master + 2 moments
+  EXPECT_EQ(fp32.memory.weights, 4 * p);
+  EXPECT_EQ(fp32.memory.gradients, 4 * p);
+  EXPECT_EQ(fp32.memory.optimizer, 8 * p);  // the weights are the master copy
+  EXPECT_EQ(fp32.memory.activations, 2 * mixed.memory.activations);
+}
+
 TEST(LlmTrain, ModelFlopsFromTheGraphAndMemoryFormulas) {
   const LlmConfig& c = *find_llm_config("gpt3-1.3b");
   TrainOptions o;
