@@ -483,6 +483,31 @@ TEST(LlmConfig, MangledConfigsAreOneLineErrorsOrConsistentGraphs) {
   EXPECT_GT(built, 50) << accepted;
 }
 
+TEST(LlmConfig, AMixtureOfExpertsTypeWithNoExpertsIsRefusedNotMadeDense) {
+  // These parsed as dense models (Llama-2-7B's parameter count for a Mixtral with -8 experts).
+  const std::pair<const char*, const char*> cases[] = {
+      {R"({"model_type":"mixtral","vocab_size":64,"hidden_size":32,"num_hidden_layers":2,"num_attention_heads":4,
+          "num_key_value_heads":1,"intermediate_size":16,"num_local_experts":-8,"num_experts_per_tok":2})",
+       "num_local_experts -8: a mixtral model needs at least one expert"},
+      {R"({"model_type":"qwen2_moe","vocab_size":64,"hidden_size":32,"num_hidden_layers":2,"num_attention_heads":4,
+          "num_key_value_heads":2,"moe_intermediate_size":16,"num_experts":0,"num_experts_per_tok":2})",
+       "num_experts 0: a qwen2_moe model needs at least one expert"},
+      {R"({"model_type":"deepseek_v3","vocab_size":64,"hidden_size":32,"intermediate_size":48,
+          "moe_intermediate_size":8,"num_hidden_layers":3,"num_attention_heads":4,"n_routed_experts":-64,
+          "kv_lora_rank":16,"q_lora_rank":24,"qk_rope_head_dim":4,"v_head_dim":8,"qk_nope_head_dim":8,
+          "num_experts_per_tok":2})",
+       "n_routed_experts -64: a deepseek_v3 model needs at least one expert"},
+  };
+  for (const auto& [text, message] : cases) {
+    try {
+      parse_llm_config(json::parse(text), "cfg.json");
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
+  }
+}
+
 // Inputs the config.json fuzzer (scripts/fuzz-llm-config.sh) found crashing, and its seeds: each parses or fails
 // with a one-line ridge::Error, and a small accepted one builds.
 TEST(LlmConfig, FuzzerSeedsAndRegressionsParseOrFailCleanly) {

@@ -439,6 +439,15 @@ void validate_llm_config(const LlmConfig& c, const std::string& origin) {
   if (c.position == LlmPosition::Rotary && (rot < 2 || rot % 2 != 0 || rot > c.head_dim))
     throw Error(fmt::format("{}: rotary dimension {} (head_dim x rotary fraction, or qk_rope_head_dim) must be even "
                             "and at most head_dim", origin, rot));
+  // A mixture-of-experts model type has experts: 0 or fewer would silently become a dense model.
+  const bool moe_type = c.family == "mixtral" || c.family == "qwen2_moe" || c.family == "qwen3_moe" ||
+                        c.family == "gpt_oss";
+  if (c.num_experts < 0 || (moe_type && c.num_experts < 1)) {
+    const char* key = c.family == "mixtral" || c.family == "gpt_oss" ? "num_local_experts"
+                      : c.family.rfind("deepseek", 0) == 0        ? "n_routed_experts"
+                                                                  : "num_experts";
+    throw Error(fmt::format("{}: {} {}: a {} model needs at least one expert", origin, key, c.num_experts, c.family));
+  }
   if (c.moe() && (c.experts_per_token < 1 || c.experts_per_token > c.num_experts))
     throw Error(fmt::format("{}: num_experts_per_tok {} is not in 1..{}", origin, c.experts_per_token, c.num_experts));
 }
