@@ -86,6 +86,7 @@ struct ServeOptions {
                                  ///< instead of HF eager's kernel per expert (one launch overhead, not one per expert)
   bool latent_kv = false;        ///< MLA models: cache the latent and decode in it (vLLM, SGLang; LlmShape::latent_kv)
   std::optional<Calibration> calibration;  ///< fitted per-class factors (llm_op_time); nullopt: roofline upper bound
+  bool calibration_disabled = false;       ///< --calibration none: no calibration by choice (the notes say so)
   std::optional<AllReduceFit> tp_allreduce;  ///< measured all-reduce fit of tp GPUs in one node; nullopt: data sheet
 };
 
@@ -178,6 +179,7 @@ struct TrainOptions {
   std::optional<AttentionKernelEfficiency> attention_efficiency;  ///< see ServeOptions
   bool grouped_experts = false;          ///< see ServeOptions (Megatron-LM --moe-grouped-gemm)
   std::optional<Calibration> calibration;  ///< fitted per-class factors (llm_op_time); nullopt: roofline upper bound
+  bool calibration_disabled = false;       ///< --calibration none: no calibration by choice (the notes say so)
   std::optional<AllReduceFit> tp_allreduce;  ///< measured all-reduce fit of tp GPUs in one node; nullopt: data sheet
 };
 
@@ -338,6 +340,7 @@ template <class Options>
 Options with_llm_calibration(const Device& d, Options o, const std::string& which) {
   LlmCalibrationChoice chosen = llm_calibration_for(d, o.compute, o.tp, which);
   o.calibration = std::move(chosen.calibration);
+  o.calibration_disabled = which == "none";
   o.tp_allreduce = std::move(chosen.tp_allreduce);
   o.attention_efficiency.reset();
   if (o.calibration && o.fused_attention) o.attention_efficiency = builtin_attention_efficiency(o.attention_kernel, d.id);

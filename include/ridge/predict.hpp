@@ -131,6 +131,8 @@ struct Calibration {
   std::string device_family;                   ///< device family it applies to ("a100"; "" = the device's)
   std::optional<double> leave_one_out_error;    ///< median leave-one-model-out error of the fit, when measured
   std::string file;                             ///< where it was read from ("" when built in code)
+  std::string scope;                            ///< what it was fitted for: "cnn" (predict), "llm" (serve, train),
+                                                ///< "" (not stated: any)
   GemmShapeTable gemm_shapes;                   ///< shape-dependent PPP of the "conv" and "gemm" classes (may be empty)
 
   /// The factors fitted for `op_class`: its own, else those of its kernel family (kernel_family_of_op_class),
@@ -196,10 +198,12 @@ std::vector<Calibration> find_calibrations(const std::string& dir, const Calibra
 std::optional<Calibration> builtin_calibration(const std::string& device_id, Precision p);
 /// Checks that `cal` applies to `device_id` at precision `p`: another device family or precision is a
 /// ridge::Error naming both sides and ending in `hint` ("... (use --force to apply it anyway)"); with `force` the
-/// mismatch is returned as a line for the output instead. Hand-set calibrations (no device) always apply.
+/// mismatch is returned as a line for the output instead. Hand-set calibrations (no device) always apply. A
+/// calibration whose scope is stated and is not `scope` (when given) is refused the same way.
 std::vector<std::string> check_calibration_applies(const Calibration& cal, const std::string& device_id, Precision p,
                                                    bool force,
-                                                   std::string_view hint = "use --force to apply it anyway");
+                                                   std::string_view hint = "use --force to apply it anyway",
+                                                   std::string_view scope = "");
 /// What a measurement or profile is expected to be of; empty fields / 0 are not checked.
 struct RunIdentity {
   std::string model;

@@ -338,6 +338,7 @@ json calibration_to_json(const Calibration& c) {
           {"fallback", efficiency_to_json(c.fallback)}, {"classes", classes},
           {"device_family", c.device_family.empty() ? device_family(c.device) : c.device_family},
           {"leave_one_out_error", c.leave_one_out_error ? json(*c.leave_one_out_error) : json(nullptr)}};
+  if (!c.scope.empty()) j["scope"] = c.scope;
   if (!c.gemm_shapes.empty()) {
     const GemmShapeTable& t = c.gemm_shapes;
     json rows = json::array();
@@ -398,6 +399,11 @@ Calibration calibration_from_json(const json& j, const std::string& origin) {
     c.combine = *comb;
   }
   if (j.contains("device_family") && j["device_family"].is_string()) c.device_family = j["device_family"].get<std::string>();
+  if (j.contains("scope")) {
+    if (!j["scope"].is_string() || (j["scope"] != "cnn" && j["scope"] != "llm"))
+      throw Error(origin + ": scope: expected \"cnn\" or \"llm\"");
+    c.scope = j["scope"].get<std::string>();
+  }
   if (j.contains("leave_one_out_error") && j["leave_one_out_error"].is_number())
     c.leave_one_out_error = j["leave_one_out_error"].get<double>();
   if (!j.contains("fallback")) throw Error(origin + ": fallback: missing");

@@ -269,8 +269,9 @@ std::optional<Calibration> llm_calibration(const Device& d, Precision p, const s
                     (*fitted == Precision::FP16 || *fitted == Precision::BF16);
   // serve and train take no --force: the refusal names the way that works instead.
   check_calibration_applies(cal, d.id, half ? *fitted : p, false,
-                            "serve and train apply a calibration of the device's own family and precision; fit one "
-                            "with `ridge calibrate`");
+                            "serve and train apply an LLM calibration of the device's own family and precision; fit "
+                            "one with `ridge calibrate`",
+                            "llm");
   return cal;
 }
 

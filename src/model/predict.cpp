@@ -190,7 +190,8 @@ PredictOptions predict_options(const Device& d, const PredictSettings& s, std::v
   if (s.calibration == "none") {
   } else if (!s.calibration.empty()) {
     o.calibration = read_calibration(s.calibration);
-    const auto lines = check_calibration_applies(o.calibration, d.id, s.precision, s.force);
+    const auto lines =
+        check_calibration_applies(o.calibration, d.id, s.precision, s.force, "use --force to apply it anyway", "cnn");
     if (forced) forced->insert(forced->end(), lines.begin(), lines.end());
   } else if (!s.ppp && !s.ppp_mem) {
     if (auto builtin = builtin_calibration(d.id, s.precision)) o.calibration = *builtin;

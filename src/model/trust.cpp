@@ -93,10 +93,17 @@ std::optional<Calibration> builtin_calibration(const std::string& device_id, Pre
 }
 
 std::vector<std::string> check_calibration_applies(const Calibration& cal, const std::string& device_id, Precision p,
-                                                   bool force, std::string_view hint) {
+                                                   bool force, std::string_view hint, std::string_view scope) {
   std::vector<std::string> overridden;
-  if (cal.device.empty() && cal.device_family.empty()) return overridden;
   const std::string origin = cal.file.empty() ? "calibration" : cal.file;
+  if (!scope.empty() && !cal.scope.empty() && cal.scope != scope) {
+    const std::string what = fmt::format("{}: fitted for {} predictions (scope {}), used for {} ones", origin,
+                                         cal.scope == "llm" ? "LLM serve/train" : "CNN", cal.scope,
+                                         scope == "llm" ? "LLM serve/train" : "CNN");
+    if (!force) throw Error(fmt::format("{} ({})", what, hint));
+    overridden.push_back("forced: " + what);
+  }
+  if (cal.device.empty() && cal.device_family.empty()) return overridden;
   const std::string family = cal.device_family.empty() ? device_family(cal.device) : cal.device_family;
   auto refuse = [&](const std::string& what) {
     if (!force) throw Error(fmt::format("{} ({})", what, hint));

@@ -66,6 +66,22 @@ TEST(CliTrust, CombineAndLaunchOverheadSetByHandOverrideACalibrationsPerClassVal
   EXPECT_EQ(sum["inputs"]["combine"], "sum");
 }
 
+TEST(CliTrust, ACalibrationFittedForCnnsIsRefusedByServeAndAnLlmOneByPredict) {
+  const std::string dir = std::string(RIDGE_SOURCE_DIR) + "/data/calibrations";
+  const auto serve = run_ridge("serve llama-2-7b -d a100 --calibration " + dir + "/a100-fp16-vidur.json");
+  EXPECT_EQ(serve.exit_code, 1);
+  EXPECT_NE(serve.err.find("fitted for CNN predictions (scope cnn)"), std::string::npos) << serve.err;
+  const std::string predict = "predict resnet18 -d a100 -p fp16 --calibration " + dir + "/llm/a100-fp16.json";
+  const auto refused = run_ridge(predict);
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_NE(refused.err.find("scope llm"), std::string::npos) << refused.err;
+  const auto forced = run_ridge(predict + " --force");
+  EXPECT_EQ(forced.exit_code, 0) << forced.err;
+  EXPECT_NE(forced.out.find("forced: "), std::string::npos) << forced.out;
+  const auto off = run_ridge("serve llama-2-7b -d h100 --calibration none");
+  EXPECT_NE(off.out.find("roofline upper bound (uncalibrated): --calibration none"), std::string::npos) << off.out;
+}
+
 TEST(CliTrust, A100H100AndA40CnnAtHalfPrecisionAreCalibratedFromVidur) {
   for (const char* device : {"a100", "h100", "a40"}) {
     const std::string run = fmt::format("resnet50 --device {} --batch 64 --train --precision amp-fp16", device);

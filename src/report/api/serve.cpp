@@ -150,8 +150,10 @@ Document serve_report(const ServeResult& r) {
   doc.notes.push_back(o.calibration
                           ? fmt::format("times are {}: per-class factors fitted on measured operators (docs/llm.md); the "
                                         "attention core and all-reduces are not in the measurements", kLabel)
-                          : fmt::format("every time is a roofline {}: no calibration applies to {} (--calibration)",
-                                        kLabel, r.device));
+                          : fmt::format("every time is a roofline {}: {}", kLabel,
+                                        o.calibration_disabled
+                                            ? std::string("--calibration none")
+                                            : fmt::format("no calibration applies to {} (--calibration)", r.device)));
   if (const std::string a = attention_kernel_note(o, r.device); !a.empty())
     doc.notes.push_back(a);
   if (const std::string m = moe_experts_note(r.active_params < r.total_params, o.grouped_experts); !m.empty())
