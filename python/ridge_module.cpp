@@ -314,11 +314,13 @@ PYBIND11_MODULE(_ridge, m) {
          std::optional<double> ppp, std::optional<double> ppp_mem, std::optional<double> launch_overhead_s,
          std::optional<std::string> flops, int devices_count, std::optional<int> gpus_per_node,
          const std::string& intra_node, const std::string& inter_node, std::optional<int> nics_per_node,
-         const std::string& allreduce, const std::string& allreduce_fit, double bucket_mib) {
+         const std::string& allreduce, const std::string& allreduce_fit, double bucket_mib,
+         const std::string& optimizer) {
         auto r = request_of<report::PredictRequest>(load, dtype, device_dirs, precision, level);
         r.model = model;
         r.device = device;
         r.train = train;
+        r.optimizer = optimizer;
         r.combine = combine;
         r.calibration = calibration;
         r.force = force;
@@ -337,7 +339,8 @@ PYBIND11_MODULE(_ridge, m) {
       py::arg("precision"), py::arg("train"), py::arg("combine"), py::arg("level"), py::arg("calibration"),
       py::arg("force"), py::arg("ppp"), py::arg("ppp_mem"), py::arg("launch_overhead_s"), py::arg("flops"),
       py::arg("devices_count"), py::arg("gpus_per_node"), py::arg("intra_node"), py::arg("inter_node"),
-      py::arg("nics_per_node"), py::arg("allreduce"), py::arg("allreduce_fit"), py::arg("bucket_mib"));
+      py::arg("nics_per_node"), py::arg("allreduce"), py::arg("allreduce_fit"), py::arg("bucket_mib"),
+      py::arg("optimizer"));
   m.def(
       "serve",
       [](const ModelSource& model, const std::string& device, const std::vector<std::string>& device_dirs,

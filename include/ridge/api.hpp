@@ -90,6 +90,7 @@ struct PredictRequest {
   std::optional<double> ppp;              ///< fallback fraction of peak FLOP/s
   std::optional<double> ppp_mem;          ///< fallback fraction of peak bandwidth
   std::optional<double> kernel_launch_s;  ///< per-kernel overhead (nullopt: the device's)
+  std::string optimizer = "sgd";          ///< the training step's weight update: sgd|momentum|adam
   std::optional<Count> flops;             ///< hand-given forward FLOPs for the whole model instead of ridge's
   DataParallelRequest data_parallel;      ///< cluster.devices > 1: data-parallel training (needs `train`)
 };

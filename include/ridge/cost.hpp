@@ -113,6 +113,14 @@ ConventionCount count_under(const Graph& g, Convention c);
 enum class Optimizer : uint8_t { SGD, Momentum, Adam };
 std::optional<Optimizer> parse_optimizer(std::string_view name);
 std::string_view optimizer_name(Optimizer o);
+/// One optimizer step per parameter, as one fused elementwise kernel: tensors of parameter size read and written,
+/// and FLOPs. SGD: p -= lr g (reads p, g; writes p; 2). Momentum: v = mu v + g, p -= lr v (reads p, g, v; writes
+/// p, v; 4). Adam: m = b1 m + (1 - b1) g, v = b2 v + (1 - b2) g^2, p -= lr m / (sqrt(v) + eps) (reads p, g, m, v;
+/// writes p, m, v; 12).
+struct OptimizerStep {
+  int tensors_read = 2, tensors_written = 1, flops_per_param = 2;
+};
+OptimizerStep optimizer_step(Optimizer o);
 
 /// Memory of a model at the graph's batch size, in bytes at the graph's dtypes.
 struct MemoryEstimate {

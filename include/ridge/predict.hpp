@@ -261,6 +261,7 @@ struct PredictOptions {
   Calibration calibration;         ///< PPP factors (default: 1 and 1)
   bool training = false;           ///< add backward and the weight update
   int bytes_per_param = 4;         ///< parameter element size for the weight update
+  Optimizer optimizer = Optimizer::SGD;  ///< the weight update's step (optimizer_step)
   int64_t batch = 1;               ///< samples per iteration (for samples/s)
 };
 
@@ -278,6 +279,7 @@ struct PredictSettings {
                                           ///< applies, else 0 (the bound)
   bool training = false;                  ///< add backward and the weight update
   int bytes_per_param = 4;                ///< parameter element size for the weight update
+  Optimizer optimizer = Optimizer::SGD;   ///< the weight update's step
   int64_t batch = 1;                      ///< samples per iteration
 };
 /// The one way PredictOptions are built from a device (predict, sweep, calibrate, report). With no fitted

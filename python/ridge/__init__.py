@@ -405,7 +405,8 @@ def predict(model: ModelLike, input_size: Optional[Sequence[int]] = None, batch:
             intra_node: Optional[str] = None, inter_node: Optional[str] = None, nics_per_node: Optional[int] = None,
             allreduce: str = "auto", allreduce_fit: str = "builtin", bucket_mib: float = 25,
             devices_dir: Union[None, str, Sequence[str]] = None, seq_len: Optional[int] = None,
-            inputs: Optional[Dict[str, Sequence[int]]] = None, example_inputs: Any = None) -> Result:
+            inputs: Optional[Dict[str, Sequence[int]]] = None, example_inputs: Any = None,
+            optimizer: str = "sgd") -> Result:
     """PALEO-style time per layer and per iteration on a device, optionally calibrated and data-parallel
     (`ridge predict`)."""
     m = load(model, input_size, example_inputs)
@@ -422,7 +423,7 @@ def predict(model: ModelLike, input_size: Optional[Sequence[int]] = None, batch:
                          None if gpus_per_node is None else _positive(gpus_per_node, "gpus_per_node"),
                          _text(intra_node, "intra_node"), _text(inter_node, "inter_node"),
                          None if nics_per_node is None else _positive(nics_per_node, "nics_per_node"),
-                         allreduce, allreduce_fit, _opt_real(bucket_mib, "bucket_mib"))
+                         allreduce, allreduce_fit, _opt_real(bucket_mib, "bucket_mib"), _text(optimizer, "optimizer"))
     # Every option that changed the result, as the CLI records its flags (None: not given, left out).
     return _finish(doc, "predict", dict(_load_args(m, batch, dtype, seq_len, inputs), device=device,
                                         precision=precision, train=bool(train), combine=combine, level=level,
@@ -430,7 +431,7 @@ def predict(model: ModelLike, input_size: Optional[Sequence[int]] = None, batch:
                                         ppp=ppp, ppp_mem=ppp_mem, launch_overhead=launch_overhead, flops=flops,
                                         gpus_per_node=gpus_per_node, intra_node=intra_node, inter_node=inter_node,
                                         nics_per_node=nics_per_node, allreduce=allreduce,
-                                        allreduce_fit=allreduce_fit, bucket_mib=bucket_mib,
+                                        allreduce_fit=allreduce_fit, bucket_mib=bucket_mib, optimizer=optimizer,
                                         devices_dir=_dirs(devices_dir) or None))
 
 

@@ -71,7 +71,10 @@ CLI::App* add_predict_command(CLI::App& app) {
   cmd->add_option("--precision,-p", a->req.precision, precision_mode_names() + " (amp-*: PyTorch autocast, fp32 weights)")
       ->capture_default_str();
   cmd->add_flag("--force", a->req.force, "Apply a calibration of another device family or precision anyway (the output says so)");
-  cmd->add_flag("--train", a->req.train, "Training iteration: forward, backward and SGD weight update");
+  cmd->add_flag("--train", a->req.train, "Training iteration: forward, backward and the optimizer's weight update");
+  cmd->add_option("--optimizer", a->req.optimizer, "Weight update of --train: sgd|momentum|adam (its reads, writes and "
+                                                   "FLOPs per parameter)")
+      ->capture_default_str();
   cmd->add_option("--ppp", a->req.ppp,
                   "Fraction of peak FLOP/s achieved (PALEO PPP); replaces the shipped calibration (with "
                   "--calibration FILE: that file's fallback factor)")

@@ -197,6 +197,7 @@ nlohmann::json run_point(const SweepPlan& plan, size_t index) {
     PredictSettings ps;
     ps.precision = mode.compute;
     ps.bytes_per_param = mode.weight_bytes;
+    ps.optimizer = opt;
     ps.training = plan.train;
     const PredictOptions po = predict_options(dev, ps);
     auto points = predict_vs_batch({batch}, [&](int64_t b) {

@@ -105,6 +105,15 @@ std::string_view optimizer_name(Optimizer o) {
   return "?";
 }
 
+OptimizerStep optimizer_step(Optimizer o) {
+  switch (o) {
+    case Optimizer::SGD: return {2, 1, 2};
+    case Optimizer::Momentum: return {3, 2, 4};
+    case Optimizer::Adam: return {4, 3, 12};
+  }
+  return {};
+}
+
 MemoryEstimate estimate_memory(const Graph& g, Optimizer opt) { return estimate_memory(g, opt, ParamStorage{}); }
 
 MemoryEstimate estimate_memory(const Graph& g, Optimizer opt, const ParamStorage& storage) {

@@ -150,9 +150,12 @@ Prediction predict(const std::vector<LayerWork>& layers, const PredictOptions& o
     p.layers.push_back(std::move(lp));
   }
   if (opt.training && params > 0) {
-    // SGD in one fused kernel: read parameter and gradient, write parameter (2 FLOPs per parameter).
-    const Count bytes = 3 * params * opt.bytes_per_param;
-    p.update_s = phase_time(2 * params, bytes, params * opt.bytes_per_param, 1, opt.calibration.for_class("Update"), opt).time_s;
+    // The optimizer step in one fused kernel (optimizer_step: SGD reads parameter and gradient, writes the parameter).
+    const OptimizerStep step = optimizer_step(opt.optimizer);
+    const Count tensor = params * opt.bytes_per_param;
+    p.update_s = phase_time(step.flops_per_param * params, (step.tensors_read + step.tensors_written) * tensor,
+                            step.tensors_written * tensor, 1, opt.calibration.for_class("Update"), opt)
+                     .time_s;
   }
   p.total_time_s = p.forward_s + p.backward_s + p.update_s;
   p.kind = time_kind(opt);
@@ -186,6 +189,7 @@ PredictOptions predict_options(const Device& d, const PredictSettings& s, std::v
   o.pipe_peaks.fp64 = d.peak(Precision::FP64).value_or(0);
   o.training = s.training;
   o.bytes_per_param = s.bytes_per_param;
+  o.optimizer = s.optimizer;
   o.batch = s.batch;
   if (s.calibration == "none") {
   } else if (!s.calibration.empty()) {

@@ -220,6 +220,20 @@ TEST(PredictOptionsFromDevice, UncalibratedIsTheRooflineBoundAtTheDevicesPeakAnd
   EXPECT_DOUBLE_EQ(p.total_time_s, 8e9 / 40e12 + 4e8 / 4e12);
 }
 
+TEST(PredictOptionsFromDevice, TheWeightUpdateMovesWhatItsOptimizerReadsAndWrites) {
+  LayerWork fc = layer("fc", 2'000'000, 4'000'000, "Linear");
+  fc.params = 1'000'000;
+  PredictSettings s;
+  s.training = true;  // fp32: 4-byte parameters; the bound at 10 TFLOP/s and 1 TB/s
+  auto update_s = [&](Optimizer o) {
+    s.optimizer = o;
+    return predict({fc}, predict_options(test_device(), s)).update_s;
+  };
+  EXPECT_DOUBLE_EQ(update_s(Optimizer::SGD), 3 * 4e6 / 1e12);       // reads p, g; writes p
+  EXPECT_DOUBLE_EQ(update_s(Optimizer::Momentum), 5 * 4e6 / 1e12);  // + reads and writes v
+  EXPECT_DOUBLE_EQ(update_s(Optimizer::Adam), 7 * 4e6 / 1e12);      // + m and v
+}
+
 TEST(PredictOptionsFromDevice, FittedFactorsKeepTheirCombineAndTheDevicesLaunchOverhead) {
   Calibration cal;
   cal.device = "test-gpu";

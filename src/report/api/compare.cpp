@@ -35,6 +35,7 @@ headline::Variant variant(const std::string& model, int64_t batch, const Precisi
     ps.precision = mode.compute;
     ps.training = req.train;
     ps.bytes_per_param = mode.weight_bytes;
+    ps.optimizer = optimizer;
     ps.batch = batch;
     const Prediction pr = predict(work, predict_options(d, ps));
     v.time_s.push_back(pr.total_time_s);

@@ -50,18 +50,19 @@ int row(const Context& c, const std::string& name) {
 
 double flops_per_s(Count flops, double time_s) { return time_s > 0 ? to_double(flops) / time_s : NAN; }
 
-PredictSettings settings_for(int64_t batch, const PrecisionMode& mode, bool train) {
+PredictSettings settings_for(int64_t batch, const PrecisionMode& mode, bool train, Optimizer optimizer) {
   PredictSettings s;
   s.precision = mode.compute;
   s.training = train;
   s.bytes_per_param = mode.weight_bytes;
+  s.optimizer = optimizer;
   s.batch = batch;
   return s;
 }
 
 Prediction predict_on(const Device& d, const std::vector<LayerWork>& work, int64_t batch, const PrecisionMode& mode,
-                      bool train) {
-  return predict(work, predict_options(d, settings_for(batch, mode, train)));
+                      bool train, Optimizer optimizer) {
+  return predict(work, predict_options(d, settings_for(batch, mode, train, optimizer)));
 }
 
 std::string time_kind(const Prediction& p) { return std::string(time_kind_label(p.kind)); }
@@ -256,7 +257,7 @@ std::vector<chart::Chart> batch_sweep_charts(const Context& c) {
     memory[0].xy.push_back({x, to_double(train ? mem.training_peak_bytes : mem.inference_peak_bytes)});
     std::vector<LayerWork> work = layer_work(g, mc);
     for (size_t d = 0; d < c.devices.size(); ++d) {
-      const Prediction p = predict_on(c.devices[d], work, b, c.mode, train);
+      const Prediction p = predict_on(c.devices[d], work, b, c.mode, train, optimizer);
       time[d].xy.push_back({x, p.total_time_s});
       rate[d].xy.push_back({x, p.samples_per_s});
     }
@@ -435,7 +436,8 @@ HtmlReport model_report(const ReportRequest& req) {
     for (const auto& name : req.devices) c.devices.push_back(find_device(known, name));
   }
   for (const auto& d : c.devices) {
-    const PredictOptions options = predict_options(d, settings_for(load.batch, mode, req.train));
+    const PredictOptions options =
+        predict_options(d, settings_for(load.batch, mode, req.train, *parse_optimizer(req.optimizer)));
     c.predictions.push_back(predict(c.work, options));
     c.calibration_flags.push_back(calibration_flags(options.calibration));
   }

@@ -80,6 +80,8 @@ Document predict_report(const PredictRequest& a) {
                      "(--devices-count)");
   const auto combine = a.combine.empty() ? std::nullopt : parse_combine(a.combine);
   if (!a.combine.empty() && !combine) throw UsageError("--combine " + a.combine + ": use sum (PALEO) or max (roofline)");
+  const auto optimizer = parse_optimizer(a.optimizer);
+  if (!optimizer) throw UsageError("--optimizer " + a.optimizer + ": use sgd, momentum or adam");
   const auto allreduce = parse_allreduce(a.data_parallel.allreduce);
   if (!allreduce)
     throw UsageError("--allreduce " + a.data_parallel.allreduce + ": use auto, ring, tree, hierarchical or ps");
@@ -93,7 +95,7 @@ Document predict_report(const PredictRequest& a) {
   std::vector<std::string> forced;
   const PredictOptions opt = predict_options(
       d, {mode.compute, a.level, combine, a.calibration, a.force, a.ppp, a.ppp_mem, a.kernel_launch_s, a.train,
-          mode.weight_bytes, load.batch},
+          mode.weight_bytes, *optimizer, load.batch},
       &forced);
   doc.inputs["combine"] = std::string(combine_name(opt.combine));  // what was used: --combine, else the default's
 
