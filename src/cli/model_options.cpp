@@ -20,7 +20,8 @@ void ModelOptions::add_to(CLI::App* cmd, bool with_batch) {
   cmd->add_option("--input-size", input_size, "Per-sample input size of zoo CNNs, CxHxW (default: the model's)")
       ->type_name("CxHxW");
   cmd->add_option("--seq-len", seq_len, "Sequence length of language models (default: the model's)")
-      ->type_name("N");
+      ->type_name("N")
+      ->check(CLI::PositiveNumber);  // 0 was taken silently as "the model's"
   cmd->add_option("--input", inputs, "Full shape of a named ONNX input, NAME=1x3x224x224 (repeatable)")
       ->type_name("NAME=SHAPE");
   dtype_flag = cmd->add_option("--dtype", dtype, "Element type of weights and activations: fp32|fp16|bf16|fp64")

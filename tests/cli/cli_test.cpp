@@ -122,6 +122,11 @@ TEST(Cli, ErrorsAreOneLineWithExitCodes) {
   auto dtype = run_ridge("summary mnist --dtype int4");
   EXPECT_EQ(dtype.exit_code, 2);
   EXPECT_NE(dtype.err.find("--dtype"), std::string::npos);
+  for (const char* args : {"summary gpt2 --seq-len 0", "summary gpt2 --seq-len -1", "train llama-2-7b -d a100-80gb "
+                           "--gpus 8 --global-batch 0", "train llama-2-7b -d a100-80gb --gpus 8 --dp 0"}) {
+    const auto r = run_ridge(args);  // 0 was taken silently as "the default"
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;
+  }
   auto size = run_ridge("summary resnet18 --input-size 3x0x5");
   EXPECT_EQ(size.exit_code, 2);
   EXPECT_NE(size.err.find("--input-size"), std::string::npos);

@@ -299,6 +299,20 @@ SweepPoint point(int64_t batch, std::optional<double> measured_s = std::nullopt)
   return p;
 }
 
+TEST(SweepReport, OneBatchSizeFitsNoLineAndSaysSo) {
+  SweepReportRequest req{{"m"}, 1, "", std::nullopt};
+  const Document one = sweep_report(req, {point(8)});
+  EXPECT_TRUE(table(one, "fits").rows.empty());  // a slope of 0 with R^2 1 was printed
+  bool said = false;
+  for (const auto& n : one.notes) said |= n.find("no line fitted for m: one batch size") != std::string::npos;
+  EXPECT_TRUE(said);
+  req.planned_points = 2;
+  const Document two = sweep_report(req, {point(1), point(2)});
+  const Table& fits = table(two, "fits");
+  ASSERT_FALSE(fits.rows.empty());
+  EXPECT_DOUBLE_EQ(std::get<double>(fits.rows[0][static_cast<size_t>(fits.column("slope_per_sample"))].value), 1000.0);
+}
+
 TEST(SweepReport, PredictedColumnsSayWhetherTheyAreBoundsOrCalibrated) {
   SweepReportRequest req{{"m"}, 2, "h100-sxm", std::nullopt};
   std::vector<SweepPoint> points = {point(1), point(2)};

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "ridge/api.hpp"
 
@@ -101,22 +102,26 @@ Document sweep_report(const SweepReportRequest& plan, const std::vector<SweepPoi
                   {"slope_per_sample", "slope (per sample)"},
                   {"intercept", "intercept"},
                   {"r2", "R^2"}};
+  std::vector<std::string> unfitted;
   for (const auto& [model, xy] : series) {
     const auto& [xs, ys] = xy;
+    if (std::set<double>(xs.begin(), xs.end()).size() < 2) {  // one batch size: no line (a slope of 0 is not one)
+      unfitted.push_back(model);
+      continue;
+    }
     for (size_t k = 0; k < std::size(kQ); ++k) {
-      // One point has no slope: the line is flat through it.
       const auto fit = ingest::fit_line(xs, ys[k]);
-      const double slope = fit ? fit->slope : 0.0;
+      if (!fit) continue;
       double scale = 0;
       for (double y : ys[k]) scale = std::max(scale, std::fabs(y));
-      const double intercept =
-          fit ? zero_if_noise(fit->intercept, scale) : (ys[k].empty() ? 0.0 : ys[k].front());
-      const double r2 = fit ? fit->r2 : 1.0;
-      fits.add_row({Cell::text(model), Cell::text(kQ[k].key), Cell::real(slope, kQ[k].unit),
-                    Cell::real(intercept, kQ[k].unit), Cell::real(r2)});
+      fits.add_row({Cell::text(model), Cell::text(kQ[k].key), Cell::real(fit->slope, kQ[k].unit),
+                    Cell::real(zero_if_noise(fit->intercept, scale), kQ[k].unit), Cell::real(fit->r2)});
     }
   }
   Document d;
+  if (!unfitted.empty())
+    d.notes.push_back(fmt::format("no line fitted for {}: one batch size (give two or more --batch values)",
+                                  fmt::join(unfitted, ", ")));
   d.main_table = "points";
   std::vector<std::pair<std::string, std::vector<std::string>>> gaps;
   for (const auto& r : results)
