@@ -35,6 +35,12 @@ TEST(CliTrust, UncalibratedPredictionsSayUpperBoundBesideTheNumber) {
   EXPECT_NE(md.out.find("upper bound (uncalibrated)"), std::string::npos) << md.out;
 }
 
+TEST(CliTrust, APredictionThatLeavesLayersOutSaysSoBesideTheNumber) {
+  const auto r = run_ridge("predict " + std::string(RIDGE_SOURCE_DIR) + "/tests/load/data/incomplete_custom_op.onnx -d a100");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("samples/s [upper bound (uncalibrated); incomplete: "), std::string::npos) << r.out;
+}
+
 TEST(CliTrust, HandSetFactorsWithoutACalibrationAreLabelledAnEstimateNotABound) {
   // --ppp scales the peak down: the time is no longer a bound, and no output may call it one.
   const std::string run = "predict resnet50 --device a100 --batch 64 --train --precision tf32";

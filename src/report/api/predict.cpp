@@ -152,8 +152,11 @@ Document predict_report(const PredictRequest& a) {
     s.add("backward_s", "backward", Cell::real(p.backward_s, Unit::Second));
     s.add("update_s", "weight update", Cell::real(p.update_s, Unit::Second));
   }
-  s.add("total_time_s", "time per iteration [" + kind + "]", Cell::real(p.total_time_s, Unit::Second));
-  s.add("samples_per_s", "samples/s [" + kind + "]", Cell::real(p.samples_per_s));
+  // Beside the numbers: what they are, and that they leave layers out when they do.
+  const std::string beside =
+      p.uncosted_layers > 0 ? fmt::format("{}; incomplete: {} layer(s) not costed", kind, p.uncosted_layers) : kind;
+  s.add("total_time_s", "time per iteration [" + beside + "]", Cell::real(p.total_time_s, Unit::Second));
+  s.add("samples_per_s", "samples/s [" + beside + "]", Cell::real(p.samples_per_s));
   s.add("time_label", "these times are", Cell::text(kind));
   if (!flags.empty()) s.add("flags", "flags", Cell::text(fmt::format("{}", fmt::join(flags, "; "))));
   s.add("uncosted_layers", "layers not costed", Cell::count(p.uncosted_layers));
