@@ -56,10 +56,12 @@ struct ModelWork {
   int bytes_per_element = 4;        ///< element size at the precision
   std::vector<std::string> notes;   ///< uncosted ops (excluded from totals) and importer notes
   Incompleteness incomplete;        ///< the nodes not costed (incompleteness())
+  MemoryEstimate memory;            ///< estimate_memory() under the optimizer and storage given to load_model_work
 };
 /// Loads MODEL (zoo name, .onnx or an in-memory model) with `opts` (batch, input sizes, element type, training)
-/// and costs it.
-ModelWork load_model_work(const ModelSource& model, const LoadOptions& opts);
+/// and costs it; its memory with `optimizer` and parameters stored as `storage` (all zero: the graph's types).
+ModelWork load_model_work(const ModelSource& model, const LoadOptions& opts, Optimizer optimizer = Optimizer::SGD,
+                          const ParamStorage& storage = {});
 
 /// What limits a layer (or a whole model).
 enum class Bound : uint8_t { Compute, Memory, Overhead, None };

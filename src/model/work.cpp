@@ -6,10 +6,12 @@
 
 namespace ridge {
 
-ModelWork load_model_work(const ModelSource& model, const LoadOptions& opts) {
+ModelWork load_model_work(const ModelSource& model, const LoadOptions& opts, Optimizer optimizer,
+                          const ParamStorage& storage) {
   const Graph g = load_source(model, opts);
   const ModelCost costs = estimate(g);
   ModelWork w;
+  w.memory = storage.weight_bytes > 0 ? estimate_memory(g, optimizer, storage) : estimate_memory(g, optimizer);
   w.name = g.name;
   w.layers = layer_work(g, costs);
   w.total = costs.total;

@@ -35,6 +35,17 @@ TEST(CliTrust, UncalibratedPredictionsSayUpperBoundBesideTheNumber) {
   EXPECT_NE(md.out.find("upper bound (uncalibrated)"), std::string::npos) << md.out;
 }
 
+TEST(CliTrust, ABatchTheDeviceCannotHoldIsRefusedUnlessForced) {
+  // vgg16 training at batch 256 needs 18.5 GiB; a T4 has 16.
+  const auto r = run_ridge("predict vgg16 --train -b 256 -d t4");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("needs 18.5 GiB, more than the 16.0 GiB of t4"), std::string::npos) << r.err;
+  const json forced = run_json("predict vgg16 --train -b 256 -d t4 --force");
+  EXPECT_EQ(forced["fits"], false);
+  const json fits = run_json("predict vgg16 --train -b 32 -d t4");
+  EXPECT_EQ(fits["fits"], true);
+}
+
 TEST(CliTrust, APredictionThatLeavesLayersOutSaysSoBesideTheNumber) {
   const auto r = run_ridge("predict " + std::string(RIDGE_SOURCE_DIR) + "/tests/load/data/incomplete_custom_op.onnx -d a100");
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -116,9 +116,22 @@ Document predict_report(const PredictRequest& a) {
     doc.notes.push_back("FLOPs from --flops: memory traffic and kernel launches are not modelled");
     if (a.train) doc.notes.push_back("--flops with --train: backward assumed 2x forward FLOPs, no weight update");
   } else {
-    work = load_model_work(a.model, load);
+    work = load_model_work(a.model, load, *optimizer, param_storage(mode));
     if (a.strict) require_complete(work.incomplete, a.model.name);
     doc.notes.insert(doc.notes.end(), work.notes.begin(), work.notes.end());
+    // A batch the device cannot hold is refused: its time would describe a run that does not exist.
+    const MemoryEstimate& m = work.memory;
+    const Count needed = a.train ? m.training_peak_bytes : m.inference_peak_bytes + m.param_bytes + m.buffer_bytes;
+    doc.extra["memory_bytes"] = to_json(Cell::count(needed, Unit::Byte));
+    doc.extra["fits"] = d.memory_bytes == 0 || needed <= d.memory_bytes;
+    if (d.memory_bytes > 0 && needed > d.memory_bytes) {
+      const std::string what = fmt::format(
+          "{} at batch {} ({}, {}) needs {:.1f} GiB, more than the {:.1f} GiB of {}", work.name, load.batch,
+          a.train ? "training: weights, gradients, optimizer state, saved activations" : "inference", mode.name,
+          to_double(needed) / 1073741824.0, to_double(d.memory_bytes) / 1073741824.0, d.id);
+      if (!a.force) throw Error(what + " (a smaller --batch fits; --force predicts anyway)");
+      forced.push_back("forced: " + what);
+    }
   }
   const Prediction p = predict(work.layers, opt);
   const std::string kind(time_kind_label(p.kind));
