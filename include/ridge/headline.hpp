@@ -98,9 +98,11 @@ struct Variant {
   Count memory_bytes = 0;      ///< peak: inference, or training (weights, gradients, optimizer, saved activations)
   std::vector<double> time_s{};       ///< predicted per iteration, one per device (NaN: not predicted)
   std::vector<double> samples_per_s{};
+  std::vector<std::string> time_kind{};  ///< per device: time_kind_label() ("calibrated", "upper bound ...")
 };
 /// The variants side by side, one row each (keys: model, batch, precision, params, flops, memory_bytes, then
-/// time_s.<device> and samples_per_s.<device> per device, and flops_vs_first: FLOPs relative to the first row).
+/// time_s.<device>, samples_per_s.<device> and time_kind.<device> per device, and flops_vs_first: FLOPs relative to
+/// the first row).
 report::Table compare_table(const std::vector<Variant>& variants, const std::vector<std::string>& devices);
 
 /// One stacked bar per run: the percent of its time in each op group (legend in op_groups() order).

@@ -39,6 +39,7 @@ headline::Variant variant(const std::string& model, int64_t batch, const Precisi
     ps.batch = batch;
     const Prediction pr = predict(work, predict_options(d, ps));
     v.time_s.push_back(pr.total_time_s);
+    v.time_kind.emplace_back(time_kind_label(pr.kind));
     v.samples_per_s.push_back(pr.samples_per_s);
   }
   return v;
@@ -89,7 +90,7 @@ Document compare_report(const CompareRequest& req) {
                                   "state, saved activations)"
                                 : "FLOPs: forward; memory: weights + the peak of live activations");
   if (!devices.empty())
-    doc.notes.push_back("times are PALEO-style predictions (upper bounds unless a shipped calibration applies)");
+    doc.notes.push_back("times are PALEO-style predictions: calibrated where a shipped calibration applies, else peak-rate bounds; each row says which");
   return doc;
 }
 

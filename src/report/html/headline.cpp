@@ -213,6 +213,7 @@ report::Table compare_table(const std::vector<Variant>& variants, const std::vec
   for (const auto& d : devices) {
     t.columns.push_back({"time_s." + d, "time on " + d, Unit::Second});
     t.columns.push_back({"samples_per_s." + d, "samples/s on " + d});
+    t.columns.push_back({"time_kind." + d, "times on " + d + " are"});
   }
   for (const Variant& v : variants) {
     const Count first = variants.front().flops;
@@ -225,6 +226,7 @@ report::Table compare_table(const std::vector<Variant>& variants, const std::vec
       const double rate = d < v.samples_per_s.size() ? v.samples_per_s[d] : NAN;
       row.push_back(std::isfinite(time) ? Cell::real(time, Unit::Second) : Cell::empty(Unit::Second));
       row.push_back(std::isfinite(rate) ? Cell::real(rate) : Cell::empty());
+      row.push_back(d < v.time_kind.size() ? Cell::text(v.time_kind[d]) : Cell::empty());
     }
     t.add_row(std::move(row));
   }
