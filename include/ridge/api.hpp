@@ -4,6 +4,7 @@
 // module calls the same functions. Errors are ridge::Error (bad input) or ridge::UsageError (bad option value).
 #pragma once
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -195,6 +196,8 @@ struct SweepCapacity {
   Count memory_bytes = 0;              ///< its memory
   std::string optimizer;               ///< optimizer of the training peak
   std::vector<std::pair<std::string, std::optional<BatchCapacity>>> models;  ///< nullopt: memory unknown
+  std::map<std::string, std::string> unknown;  ///< model -> why its largest batch is not computed
+  bool trainable = true;                       ///< false at an inference-only precision (int8): no training column
 };
 /// What the sweep report shows besides its points.
 struct SweepReportRequest {

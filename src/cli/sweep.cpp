@@ -331,12 +331,19 @@ report::SweepReportRequest sweep_report_request(const SweepPlan& plan) {
   const Device dev = find_device(load_devices(), plan.device);
   const Optimizer opt = parse_optimizer(plan.optimizer).value_or(Optimizer::SGD);
   const PrecisionMode mode = require_precision_mode(plan.precision);
-  report::SweepCapacity c{dev.id, dev.memory_bytes, plan.optimizer, {}};
-  for (const auto& model : plan.models)
-    c.models.emplace_back(model, dev.memory_bytes <= 0 ? std::nullopt
-                                                       : std::optional<BatchCapacity>(batch_capacity(
-                                                             model, plan.load_options(1), opt, param_storage(mode),
-                                                             dev.memory_bytes)));
+  report::SweepCapacity c{dev.id, dev.memory_bytes, plan.optimizer, {}, {}, mode.compute != Precision::INT8};
+  for (const auto& model : plan.models) {
+    // A model whose memory is incomplete (ops not costed, shapes not bound) has no largest batch: its missing
+    // activations would "fit" at any batch.
+    const Graph g = load_model(model, plan.load_options(1));
+    const auto gaps = incompleteness(g, estimate(g)).op_types();
+    if (!gaps.empty())
+      c.unknown[model] = fmt::format("its memory is incomplete ({} not costed)", fmt::join(gaps, ", "));
+    const bool known = dev.memory_bytes > 0 && gaps.empty();
+    c.models.emplace_back(model, known ? std::optional<BatchCapacity>(batch_capacity(
+                                             model, plan.load_options(1), opt, param_storage(mode), dev.memory_bytes))
+                                       : std::nullopt);
+  }
   req.capacity = std::move(c);
   return req;
 }

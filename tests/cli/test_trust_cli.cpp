@@ -46,6 +46,17 @@ TEST(CliTrust, ABatchTheDeviceCannotHoldIsRefusedUnlessForced) {
   EXPECT_EQ(fits["fits"], true);
 }
 
+TEST(CliTrust, Int8HasNoTrainingMemoryInSummaryOrTrainingBatchInSweep) {
+  const json s = run_json("summary resnet18 -p int8");
+  EXPECT_TRUE(s["memory"]["training_peak_bytes"].is_null());
+  EXPECT_TRUE(s["memory"]["saved_bytes"].is_null());
+  EXPECT_GT(s["memory"]["inference_peak_bytes"].get<int64_t>(), 0);
+  const auto sweep = run_ridge("sweep resnet18 -b 1,2 -p int8 -d a100");
+  ASSERT_EQ(sweep.exit_code, 0) << sweep.err;
+  EXPECT_NE(sweep.out.find("no training batch at an inference-only precision (int8)"), std::string::npos) << sweep.out;
+  EXPECT_EQ(sweep.out.find("where the search stops"), std::string::npos) << sweep.out;
+}
+
 TEST(CliTrust, APredictionThatLeavesLayersOutSaysSoBesideTheNumber) {
   const auto r = run_ridge("predict " + std::string(RIDGE_SOURCE_DIR) + "/tests/load/data/incomplete_custom_op.onnx -d a100");
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -357,6 +357,18 @@ TEST(SweepReport, PointsFitsAndCapacityFromTypedPoints) {
   req.capacity->models = {{"m", BatchCapacity{65536, 128, 65536}}};
   EXPECT_TRUE(stops(sweep_report(req, measured)));
   EXPECT_EQ(sweep_charts(measured).size(), 3u);
+  // At int8 (inference only) there is no training column, and its limit says nothing; a model with an incomplete
+  // memory has no largest batch, and the notes say why.
+  req.capacity->models = {{"m", BatchCapacity{512, 65536, 65536}}, {"n", std::nullopt}};
+  req.capacity->trainable = false;
+  req.capacity->unknown = {{"n", "its memory is incomplete (Shape not costed)"}};
+  const Document int8 = sweep_report(req, measured);
+  const Table& cap = table(int8, "capacity");
+  EXPECT_TRUE(cap.rows[0][static_cast<size_t>(cap.column("max_batch_training"))].is_empty());
+  EXPECT_FALSE(stops(int8));
+  EXPECT_TRUE(std::any_of(int8.notes.begin(), int8.notes.end(), [](const std::string& n) {
+    return n == "largest batch of n not computed: its memory is incomplete (Shape not costed)";
+  }));
 }
 
 TEST(TrainReport, FromARequestAppliesTheCalibrationChosenForTheDevice) {

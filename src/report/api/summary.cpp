@@ -173,18 +173,20 @@ Document summary_report(const Graph& g, const SummaryOptions& opts) {
   memory.title = !opts.precision ? fmt::format("Memory ({} optimizer)", optimizer_name(opts.optimizer))
                                  : fmt::format("Memory ({} optimizer, {})", optimizer_name(opts.optimizer),
                                                opts.precision->name);
+  // An inference-only precision (int8) has no training step: its training memory is left empty, not made up.
+  const bool inference_only = opts.precision && opts.precision->compute == Precision::INT8;
+  auto training = [&](Count v) { return inference_only ? Cell::empty(Unit::Byte) : Cell::count(v, Unit::Byte); };
   memory.add("param_bytes", "parameters", Cell::count(mem.param_bytes, Unit::Byte))
       .add("buffer_bytes", "buffers", Cell::count(mem.buffer_bytes, Unit::Byte))
-      .add("grad_bytes", "gradients", Cell::count(mem.grad_bytes, Unit::Byte))
-      .add("master_bytes", "master weights", Cell::count(mem.master_bytes, Unit::Byte))
-      .add("optimizer_bytes", "optimizer state", Cell::count(mem.optimizer_bytes, Unit::Byte))
+      .add("grad_bytes", "gradients", training(mem.grad_bytes))
+      .add("master_bytes", "master weights", training(mem.master_bytes))
+      .add("optimizer_bytes", "optimizer state", training(mem.optimizer_bytes))
       .add("input_bytes", "inputs", Cell::count(mem.input_bytes, Unit::Byte))
       .add("activation_bytes", "all activations (no reuse)", Cell::count(mem.activation_bytes, Unit::Byte))
-      .add("saved_bytes", "saved for backward", Cell::count(mem.saved_bytes, Unit::Byte))
+      .add("saved_bytes", "saved for backward", training(mem.saved_bytes))
       .add("inference_peak_bytes", "inference peak (live activations)",
            Cell::count(mem.inference_peak_bytes, Unit::Byte))
-      .add("training_peak_bytes", "training peak (weights+grads+optimizer+saved)",
-           Cell::count(mem.training_peak_bytes, Unit::Byte));
+      .add("training_peak_bytes", "training peak (weights+grads+optimizer+saved)", training(mem.training_peak_bytes));
 
   Document d;
   d.title = fmt::format("{} — {} nodes, input {}", g.name, g.nodes.size(),

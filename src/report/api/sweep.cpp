@@ -42,7 +42,7 @@ Table capacity_table(const SweepCapacity& c) {
       continue;
     }
     t.add_row({Cell::text(model), Cell::text(c.device), Cell::count(c.memory_bytes, Unit::Byte),
-               Cell::count(fits->inference), Cell::count(fits->training)});
+               Cell::count(fits->inference), c.trainable ? Cell::count(fits->training) : Cell::empty()});
   }
   return t;
 }
@@ -129,8 +129,12 @@ Document sweep_report(const SweepReportRequest& plan, const std::vector<SweepPoi
   mark_incomplete_models(d, gaps);
   if (plan.capacity) {
     d.blocks.push_back(capacity_table(*plan.capacity));
+    for (const auto& [model, why] : plan.capacity->unknown)
+      d.notes.push_back(fmt::format("largest batch of {} not computed: {}", model, why));
+    if (!plan.capacity->trainable) d.notes.push_back("no training batch at an inference-only precision (int8)");
     for (const auto& [model, fits] : plan.capacity->models)
-      if (fits && fits->limit > 0 && (fits->inference >= fits->limit || fits->training >= fits->limit)) {
+      if (fits && fits->limit > 0 &&
+          (fits->inference >= fits->limit || (plan.capacity->trainable && fits->training >= fits->limit))) {
         d.notes.push_back(fmt::format("largest batch {} is where the search stops: more fit ({} at batch {} is within "
                                       "{} memory)", fits->limit, model, fits->limit, plan.capacity->device));
         break;
