@@ -109,6 +109,8 @@ PhaseTime phase_time(Count flops, Count bytes, Count bytes_written, int kernels,
 
 Prediction predict(const std::vector<LayerWork>& layers, const PredictOptions& opt) {
   Prediction p;
+  p.kind = time_kind(opt);
+  const bool bound = p.kind == TimeKind::UpperBound;
   Count params = 0;
   for (const LayerWork& w : layers) {
     LayerPrediction lp;
@@ -129,7 +131,12 @@ Prediction predict(const std::vector<LayerWork>& layers, const PredictOptions& o
       // traffic, of which the gradients written are about the forward reads (an approximation, see docs/model.md).
       const Count bwd_flops = w.bwd_input_flops + w.bwd_weight_flops;
       const int gradients = (w.bwd_input_flops > 0 ? 1 : 0) + (w.bwd_weight_flops > 0 ? 1 : 0);
-      if ((w.needs_backward || bwd_flops > 0) && (w.flops > 0 || w.bytes > 0)) {
+      if (bound) {
+        // The bound charges what every backward must move at least: a layer that computes gradients reads the
+        // output gradient (the forward output's size) and writes the input gradients (its inputs' size), which
+        // is no less than the forward traffic; a pass-through (Add, views: no backward FLOPs) may move nothing.
+        if (bwd_flops > 0) lp.backward = phase_time(bwd_flops, w.bytes, w.bytes - w.bytes_written, 0, eff, opt);
+      } else if ((w.needs_backward || bwd_flops > 0) && (w.flops > 0 || w.bytes > 0)) {
         const int kernels = w.kernels > 0 ? std::max(1, gradients) : 0;  // hand-given work has no launches
         const auto gemms = gradients == 2 ? opt.calibration.backward_gemms(w) : std::nullopt;
         if (gemms) {  // two GEMMs at their own shapes, each with half the traffic
@@ -158,7 +165,6 @@ Prediction predict(const std::vector<LayerWork>& layers, const PredictOptions& o
                      .time_s;
   }
   p.total_time_s = p.forward_s + p.backward_s + p.update_s;
-  p.kind = time_kind(opt);
   p.calibrated = p.kind == TimeKind::Calibrated;
   p.samples_per_s = p.total_time_s > 0 ? static_cast<double>(opt.batch) / p.total_time_s : 0.0;
   return p;

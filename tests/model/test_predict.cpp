@@ -220,6 +220,27 @@ TEST(PredictOptionsFromDevice, UncalibratedIsTheRooflineBoundAtTheDevicesPeakAnd
   EXPECT_DOUBLE_EQ(p.total_time_s, 8e9 / 40e12 + 4e8 / 4e12);
 }
 
+TEST(PredictOptionsFromDevice, TheTrainingBoundChargesTheBackwardNoMoreThanItMustMove) {
+  // A ReLU moves x and y forward (2 units); its backward reads dy and y and writes dx (3 units) and must move at
+  // least dy and dx (2): the bound charges the forward's bytes, not PALEO's twice (4 units, above what runs).
+  LayerWork relu = layer("relu", 1'000'000, 8'000'000, "Unary");
+  relu.bytes_written = 4'000'000;
+  relu.bwd_input_flops = 1'000'000;
+  relu.needs_backward = true;
+  LayerWork add = layer("add", 1'000'000, 12'000'000, "Binary");  // its gradient passes through: nothing to move
+  add.bytes_written = 4'000'000;
+  add.needs_backward = true;
+  PredictSettings s;
+  s.training = true;
+  const Prediction bound = predict({relu, add}, predict_options(test_device(), s));
+  EXPECT_EQ(bound.kind, TimeKind::UpperBound);
+  EXPECT_DOUBLE_EQ(bound.layers[0].backward.time_s, 8e6 / 1e12);
+  EXPECT_DOUBLE_EQ(bound.layers[1].backward.time_s, 0.0);
+  s.combine = Combine::Sum;  // an estimate (hand-set) keeps PALEO's approximation: twice the forward bytes
+  const Prediction estimate = predict({relu, add}, predict_options(test_device(), s));
+  EXPECT_DOUBLE_EQ(estimate.layers[0].backward.memory_s, 16e6 / 1e12);
+}
+
 TEST(PredictOptionsFromDevice, TheWeightUpdateMovesWhatItsOptimizerReadsAndWrites) {
   LayerWork fc = layer("fc", 2'000'000, 4'000'000, "Linear");
   fc.params = 1'000'000;
