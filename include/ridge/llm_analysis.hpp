@@ -191,7 +191,8 @@ struct TrainOp {
                               ///< matmuls timed at a fused kernel's published utilization (--attention flash2)
   Count flops = 0;            ///< forward FLOPs (at seq / cp tokens; the attention core: its cp ring blocks)
   Count backward_flops = 0;   ///< backward FLOPs (same scaling)
-  Count bytes = 0;            ///< forward bytes (fused attention: what reaches DRAM); backward moves twice these
+  Count bytes = 0;            ///< forward bytes (fused attention: what reaches DRAM); backward moves twice these when
+                              ///< calibrated, these once in the uncalibrated bound (none for a pass-through)
   double forward_s = 0, backward_s = 0;
   double recompute_s = 0;     ///< recomputed forwards (full or selective recomputation, fused attention's backward)
   double time_s() const { return forward_s + backward_s + recompute_s; }

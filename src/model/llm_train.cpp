@@ -265,8 +265,11 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
     for (const Kernel& k : kernels) {
       const int ring = k.core ? o.cp : 1;  // the core runs once per ring block
       const double f = ring * llm_op_time(k.flops, k.bytes, k.cls, k.launches, peak, bw, cal, nullptr, d.l2_bytes);
-      const double b = k.bwd_flops > 0 || k.bytes > 0
-                           ? ring * llm_op_time(k.bwd_flops, 2 * k.bytes, k.cls, k.launches, peak, bw, cal, nullptr,
+      // Backward: twice the forward bytes when calibrated (the fitted model); the uncalibrated bound charges what
+      // a backward must move at least, the forward's bytes, and nothing for a pass-through (no backward FLOPs).
+      const Count bwd_bytes = cal ? 2 * k.bytes : k.bwd_flops > 0 ? k.bytes : 0;
+      const double b = k.bwd_flops > 0 || bwd_bytes > 0
+                           ? ring * llm_op_time(k.bwd_flops, bwd_bytes, k.cls, k.launches, peak, bw, cal, nullptr,
                                                 d.l2_bytes)
                            : 0.0;
       const TrainOp op{k.name, k.cls, k.flops * ring, k.bwd_flops * ring, k.bytes * ring, f, b, k.recomputed * f};

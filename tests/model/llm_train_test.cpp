@@ -88,6 +88,27 @@ TEST(LlmTrain, Fp32TrainingKeepsFourByteWeightsGradientsAndActivationsAndTwoMome
   EXPECT_EQ(fp32.memory.activations, 2 * mixed.memory.activations);
 }
 
+TEST(LlmTrain, TheUncalibratedBoundChargesABackwardNoMoreThanItMustMove) {
+  TrainOptions o;
+  o.gpus = 8, o.seq = 1024;  // no calibration on the synthetic device: roofline bounds
+  const TrainResult r = analyze_training(*find_llm_config("llama-2-7b"), synthetic_a100(), o);
+  int residuals = 0, norms = 0;
+  for (const TrainOp& op : r.ops) {
+    if (op.backward_flops == 0 && op.op_class == "Binary") {  // a residual add: its gradient passes through
+      EXPECT_EQ(op.backward_s, 0.0) << op.name;
+      ++residuals;
+    }
+    if (op.backward_flops > 0 && (op.op_class == "Binary" || op.op_class == "Unary")) {
+      // The backward reads dy and writes dx: the forward's bytes once (not twice), at the roofline.
+      EXPECT_NEAR(op.backward_s, std::max(to_double(op.backward_flops) / 312e12, to_double(op.bytes) / 2.039e12),
+                  1e-9 * op.backward_s) << op.name;
+      ++norms;
+    }
+  }
+  EXPECT_GT(residuals, 0);
+  EXPECT_GT(norms, 0);
+}
+
 TEST(LlmTrain, ModelFlopsFromTheGraphAndMemoryFormulas) {
   const LlmConfig& c = *find_llm_config("gpt3-1.3b");
   TrainOptions o;
