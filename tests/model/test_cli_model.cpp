@@ -122,7 +122,7 @@ TEST_F(CliModel, RooflineShowsAchievedFractionFromAMeasurement) {
   EXPECT_EQ(m["bytes_source"], "measured");
   EXPECT_NEAR(m["intensity_flop_per_byte"].get<double>(), 21.945, 0.001);
   EXPECT_NEAR(m["achieved_flop_per_s"].get<double>(), 117.5495284e9, 1e3);
-  EXPECT_NEAR(m["fraction_of_roof"].get<double>(), 100 * 117.5495284e9 / 15.7e12, 1e-6);
+  EXPECT_NEAR(m["roofline_percent"].get<double>(), 100 * 117.5495284e9 / 15.7e12, 1e-6);
 }
 
 // A measurement matched only because it is the one file given must still record the model, device and batch

@@ -22,7 +22,7 @@ std::vector<Column> point_columns() {
           {"time_lower_bound_s", "min time", Unit::Second},
           {"measured_time_s", "measured", Unit::Second},
           {"achieved_flop_per_s", "achieved", Unit::FlopPerSecond},
-          {"fraction_of_roof", "of roof", Unit::Percent},
+          {"roofline_percent", "of roof", Unit::Percent},
           {"flags", "flags", Unit::None}};
 }
 
