@@ -110,6 +110,12 @@ TEST(LlmConfig, WrongTypesAndBadValuesAreOneLineErrors) {
   j["hidden_size"] = "4096";
   EXPECT_EQ(error_of(j), "cfg.json: key 'hidden_size' must be an integer, not \"4096\"");
   j = llama_json();
+  j["vocab_size"] = uint64_t{1} << 63;  // was read as -2^63 and reported "must be positive, not -9223372036854775808"
+  EXPECT_EQ(error_of(j), "cfg.json: key 'vocab_size' is 9223372036854775808, beyond what ridge reads (at most 2^63 - 1)");
+  j = llama_json();
+  j["vocab_size"] = 1e300;  // converting it to an integer was undefined behaviour
+  EXPECT_EQ(error_of(j), "cfg.json: key 'vocab_size' must be an integer, not 1e+300");
+  j = llama_json();
   j["num_key_value_heads"] = 5;
   EXPECT_NE(error_of(j).find("not a multiple of num_key_value_heads 5"), std::string::npos);
   j = llama_json();

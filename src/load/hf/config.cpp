@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cmath>
 #include <algorithm>
 #include <filesystem>
+#include <limits>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -63,9 +65,12 @@ class Keys {
  private:
   int64_t as_int(const std::string& k) const {
     const json& v = *find(k);
+    if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+      throw Error(fmt::format("{}: key '{}' is {}, beyond what ridge reads (at most 2^63 - 1)", origin_, k, v.dump()));
     if (v.is_number_integer()) return v.get<int64_t>();
-    if (v.is_number_float() && v.get<double>() == static_cast<double>(static_cast<int64_t>(v.get<double>())))
-      return static_cast<int64_t>(v.get<double>());
+    // An integral float in int64's range (3.0, 4096.0); converting anything else would be undefined.
+    if (const double d = v.is_number_float() ? v.get<double>() : NAN; std::isfinite(d) && std::fabs(d) < 9.2e18 && d == std::trunc(d))
+      return static_cast<int64_t>(d);
     throw type_error(k, "an integer");
   }
   Error type_error(const std::string& k, const char* want) const {
