@@ -150,11 +150,7 @@ std::vector<std::string> check_measurement_matches(const MeasuredRun& m, const s
 }
 
 MeasuredRun read_measurement(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(fmt::format("{}: cannot read measurement file", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_measurement(ss.str(), path);
+  return parse_measurement(model_detail::read_text_file(path, "measurement file"), path);
 }
 
 std::vector<Sample> samples_from(const std::vector<MeasuredRun>& ms, int* skipped) {

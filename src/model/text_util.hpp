@@ -25,6 +25,8 @@ inline std::string first_line(std::string_view s) { return std::string(s.substr(
 
 /// The whole file as text; throws ridge::Error "PATH: cannot read WHAT" when it cannot be opened.
 inline std::string read_text_file(const std::string& path, std::string_view what) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw Error(fmt::format("{}: is a directory ({} expected)", path, what));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(fmt::format("{}: cannot read {}", path, what));
   std::stringstream ss;
@@ -75,7 +77,8 @@ inline void numeric_paths(const nlohmann::json& j, const std::string& prefix, st
 inline std::vector<std::string> json_files(const std::string& dir, std::string_view what) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) throw Error(fmt::format("{}: {} does not exist", dir, what));
+  if (!fs::is_directory(dir, ec))
+    throw Error(fmt::format("{}: {} {}", dir, what, fs::exists(dir, ec) ? "is not a directory" : "does not exist"));
   std::vector<std::string> files;
   for (const auto& e : fs::directory_iterator(dir, ec))
     if (e.path().extension() == ".json") files.push_back(e.path().string());
