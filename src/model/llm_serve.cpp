@@ -331,7 +331,10 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
     r.prefill_flops += op.flops;
     r.ops.push_back(std::move(op));
   }
-  // Decode: graphs at cache lengths 1 and 2 give the affine cost of every step.
+  // Decode: the prefill's last position already yields the first generated token, so G tokens take G - 1 decode
+  // steps (as Hugging Face's generate, vLLM and TensorRT-LLM run them); step t feeds token t + 1 over the prompt and
+  // the t tokens before it. Graphs at cache lengths 1 and 2 give the affine cost of every step.
+  const int64_t decode_steps = o.generate - 1;
   LlmShape d1{o.batch, 1, 0, act, true}, d2{o.batch, 1, 1, act, true};
   d1.latent_kv = d2.latent_kv = o.latent_kv;
   const auto c1 = op_costs(build_llm(shard, d1), shard, d1, o.weights, o.kv, o.fused_attention, kernel, o.grouped_experts).ops;
@@ -343,7 +346,7 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
     sum.phase = "decode";
     sum.flops = sum.weight_bytes = sum.activation_bytes = sum.kv_read_bytes = sum.kv_written_bytes = 0;
     sum.time_s = 0;
-    for (int64_t t = 0; t < o.generate; ++t) {
+    for (int64_t t = 0; t < decode_steps; ++t) {
       ServeOp step = affine_at(c1[i], c2[i], cache_len(c, layer, o.prompt + t + 1));
       place(step, peak, bw, timing, d.l2_bytes);
       if (t == 0) sum.bound = step.bound;
@@ -357,14 +360,15 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
     ServeOp ar{"prefill", "allreduce (2 per layer)", ""};
     ar.time_s = static_cast<double>(c.num_layers) * r.allreduce_time_per_layer_prefill_s;
     ServeOp ad{"decode", "allreduce (2 per layer)", ""};
-    ad.time_s = static_cast<double>(c.num_layers) * r.allreduce_time_per_layer_decode_s * static_cast<double>(o.generate);
+    ad.time_s = static_cast<double>(c.num_layers) * r.allreduce_time_per_layer_decode_s * static_cast<double>(decode_steps);
     r.prefill_time_s += ar.time_s;
     r.decode_time_s += ad.time_s;
     r.ops.push_back(ar);
     r.ops.push_back(ad);
   }
   r.ttft_s = r.prefill_time_s;
-  r.decode_time_per_token_s = r.decode_time_s / static_cast<double>(o.generate);
+  // Time per output token after the first (vLLM's TPOT): 0 when only the prefill's token is generated.
+  r.decode_time_per_token_s = decode_steps > 0 ? r.decode_time_s / static_cast<double>(decode_steps) : 0.0;
   r.end_to_end_s = r.prefill_time_s + r.decode_time_s;
   r.tokens_per_s = static_cast<double>(o.batch * o.generate) / r.end_to_end_s;
   return r;

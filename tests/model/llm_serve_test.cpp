@@ -33,7 +33,8 @@ ServeOptions opts(int64_t batch, int64_t prompt, int64_t generate) {
 }
 
 // FLOPs of `steps` one-token decode steps after `prompt` tokens, from one serving graph per step (views, layout
-// moves and sources do not run): what analyze_serving's affine sum must equal.
+// moves and sources do not run): what analyze_serving's affine sum must equal. Generating G tokens takes G - 1
+// steps: the prefill's last position yields the first.
 Count explicit_decode_flops(const LlmConfig& c, int64_t batch, int64_t prompt, int64_t steps, bool latent = false) {
   Count flops = 0;
   for (int64_t t = 0; t < steps; ++t) {
@@ -86,19 +87,19 @@ TEST(LlmServe, LatentCacheOfMultiHeadLatentAttention) {
   EXPECT_EQ(latent.kv_cache_bytes, 2 * latent.kv_cache_bytes_per_gpu);
   EXPECT_EQ(latent.decompressed_kv_cache_bytes, hf.kv_cache_bytes);
   EXPECT_GT(latent.max_batch, hf.max_batch);
-  const Count expected = explicit_decode_flops(tensor_parallel_shard(lite, 2), 2, 7, 3, true);
+  const Count expected = explicit_decode_flops(tensor_parallel_shard(lite, 2), 2, 7, 2, true);
   EXPECT_EQ(latent.decode_flops, expected);
   Count kv_read = 0;
   for (const auto& op : latent.ops)
     if (op.phase == "decode") kv_read += op.kv_read_bytes;
   // Each step reads every layer's latent for the scores (576 wide) and again for the output (its first 512)...
-  EXPECT_EQ(kv_read, Count{2} * 27 * (8 + 9 + 10) * (576 + 512) * 2);
+  EXPECT_EQ(kv_read, Count{2} * 27 * (8 + 9) * (576 + 512) * 2);
   // ... and once with a fused attention kernel (FlashMLA keeps the tile on chip for both).
   o.fused_attention = true;
   kv_read = 0;
   for (const auto& op : analyze_serving(lite, test_gpu(), o).ops)
     if (op.phase == "decode") kv_read += op.kv_read_bytes;
-  EXPECT_EQ(kv_read, Count{2} * 27 * (8 + 9 + 10) * 576 * 2);
+  EXPECT_EQ(kv_read, Count{2} * 27 * (8 + 9) * 576 * 2);
   // A model without latent attention has no latent to cache: refused, naming the flag.
   ServeOptions dense = opts(1, 8, 2);
   dense.latent_kv = true;
@@ -119,7 +120,7 @@ TEST(LlmServe, DecodeStepsOfLocalAndGlobalLayers) {
       "sliding_window":4,"max_position_embeddings":512})"), "tiny-gemma2");
   c.name = "tiny-gemma2";
   const ServeResult r = analyze_serving(c, test_gpu(), opts(2, 3, 6));
-  const Count expected = explicit_decode_flops(c, 2, 3, 6);
+  const Count expected = explicit_decode_flops(c, 2, 3, 5);
   EXPECT_EQ(r.decode_flops, expected);
   EXPECT_EQ(r.kv_cache_bytes, Count{2} * 2 * 2 * 16 * (2 * 4 + 2 * 9) * 2);  // batch, K+V, heads, hd, positions, fp16
 }
@@ -143,15 +144,20 @@ TEST(LlmServe, DecodeSumEqualsExplicitSteps) {
   const LlmConfig& c = *find_llm_config("gpt3-125m");
   ServeOptions o = opts(2, 5, 3);
   const ServeResult r = analyze_serving(c, test_gpu(), o);
-  const Count expected = explicit_decode_flops(c, 2, 5, 3);
+  const Count expected = explicit_decode_flops(c, 2, 5, 2);  // 3 tokens: the prefill's and 2 decode steps
   EXPECT_EQ(r.decode_flops, expected);
   EXPECT_GT(r.prefill_time_s, 0);
-  EXPECT_NEAR(r.end_to_end_s, r.prefill_time_s + 3 * r.decode_time_per_token_s, 1e-12);
+  EXPECT_NEAR(r.end_to_end_s, r.prefill_time_s + 2 * r.decode_time_per_token_s, 1e-12);
   EXPECT_NEAR(r.tokens_per_s, 6 / r.end_to_end_s, 1e-9);
+  // One token is the prefill's alone: no decode step (it ran one before 2026-11-28, G + 1 tokens in all).
+  const ServeResult one = analyze_serving(c, test_gpu(), opts(2, 5, 1));
+  EXPECT_EQ(one.decode_flops, 0);
+  EXPECT_EQ(one.decode_time_per_token_s, 0.0);
+  EXPECT_DOUBLE_EQ(one.end_to_end_s, one.ttft_s);
 }
 
 TEST(LlmServe, DecodeIsMemoryBoundAndReadsTheWeights) {
-  const ServeResult r = analyze_serving(*find_llm_config("llama-2-7b"), test_gpu(), opts(1, 128, 2));
+  const ServeResult r = analyze_serving(*find_llm_config("llama-2-7b"), test_gpu(), opts(1, 128, 3));  // 2 steps
   Count weight_reads = 0;
   for (const auto& op : r.ops)
     if (op.phase == "decode") weight_reads += op.weight_bytes;
@@ -296,7 +302,7 @@ TEST(LlmServe, GroupedExpertsAreOneKernelPerOpOfALayer) {
   // routing weight's mul: 7 ops x 7 launches saved x 2 layers, once for the prefill and once per decode step.
   const double saved = 7.0 * 7 * 2 * 1e-5;
   EXPECT_NEAR(eager.prefill_time_s - grouped.prefill_time_s, saved, 1e-9);
-  EXPECT_NEAR(eager.decode_time_s - grouped.decode_time_s, 4 * saved, 1e-9);
+  EXPECT_NEAR(eager.decode_time_s - grouped.decode_time_s, 3 * saved, 1e-9);  // 4 tokens: 3 decode steps
 }
 
 // gpt-oss's sinks run inside a fused attention kernel: no score-sized traffic for the concat, max, subtract and
