@@ -52,7 +52,7 @@ TEST(LlmCli, TrainShowsWhereTheComputeTimeGoes) {
   for (const auto& g : j["op_groups"]) {
     for (const char* k : {"name", "op_class", "count", "flops", "bytes", "forward_s", "backward_s", "recompute_s"})
       EXPECT_TRUE(g.contains(k)) << k;
-    share += g["share_of_compute"].get<double>();
+    share += g["share_of_compute_percent"].get<double>();
     if (g["name"] == "model.layers.*.mlp.down_proj") {
       down_proj = true;
       EXPECT_EQ(g["count"], 32);

@@ -544,7 +544,7 @@ TEST(ServeReport, OpGroupsSumEveryLayersOpsPerPhase) {
   for (const auto& row : groups->rows) {
     group_time += std::get<double>(row[time].value);
     if (std::get<std::string>(row[groups->column("phase")].value) == "prefill")
-      share += std::get<double>(row[groups->column("share_of_phase")].value);
+      share += std::get<double>(row[groups->column("share_of_phase_percent")].value);
     if (std::get<std::string>(row[name].value) == "model.layers.*.mlp.down_proj") {
       EXPECT_EQ(std::get<Count>(row[count].value), Count{32});  // one per layer
     }

@@ -54,7 +54,7 @@ Table op_groups_table(const ServeResult& r, const std::string& time_title) {
            {"flops", "FLOPs", Unit::Flop},
            {"bytes", "bytes", Unit::Byte},
            {"time_s", time_title, Unit::Second},
-           {"share_of_phase", "share of phase", Unit::Percent}},
+           {"share_of_phase_percent", "share of phase", Unit::Percent}},
           {},
           {}};
   for (const Group& g : groups) {

@@ -44,7 +44,7 @@ Table train_op_groups_table(const TrainResult& r, const std::string& label) {
            {"forward_s", "forward", Unit::Second},
            {"backward_s", "backward", Unit::Second},
            {"recompute_s", "recompute", Unit::Second},
-           {"share_of_compute", "share", Unit::Percent}},
+           {"share_of_compute_percent", "share", Unit::Percent}},
           {},
           {}};
   for (const Group& g : groups) {
