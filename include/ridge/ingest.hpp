@@ -179,6 +179,11 @@ struct Totals {
   Derived sum;           ///< time_s sums kernels and memops
   std::optional<double> kernel_time_s;  ///< kernels only
   int missing_time = 0, missing_flops = 0, missing_dram = 0;
+  /// Rates and intensity pair quantities of the same records (a run's FLOPs over another run's time is no rate):
+  /// FLOPs and kernel time of the kernels that have both, DRAM bytes and time of those that have both, FLOPs and
+  /// DRAM bytes of those that have both.
+  std::optional<Count> flops_timed, dram_timed, flops_with_dram, dram_with_flops;
+  std::optional<double> time_with_flops_s, time_with_dram_s;
   std::map<std::string, Value, std::less<>> counters;  ///< additive raw metrics summed by exact name
   std::vector<std::string> not_summed;                 ///< metrics left out of `counters` (rates, ratios, %)
 };

@@ -517,9 +517,12 @@ def ingest(files: Union[str, "_os.PathLike[str]", Sequence[Union[str, "_os.PathL
            steps: int = 1, train: bool = False, labels: Optional[Sequence[str]] = None,
            input_format: Optional[str] = None, join: str = "auto", arch: Optional[str] = None,
            tensor_factor: Optional[int] = None, run: Optional[int] = None, group: str = "family",
-           top: Optional[int] = None) -> Result:
+           top: Optional[int] = None, device: Optional[str] = None, precision: str = "fp32", force: bool = False,
+           devices_dir: Union[None, str, Sequence[str]] = None) -> Result:
     """Reads ncu (text, CSV), nsys, nvprof and torch.profiler outputs: exact FLOPs per precision, bytes, time;
-    with `model`, compared with ridge's estimate (`ridge ingest`). `labels` (one per file) label runs ("bs=10")."""
+    with `model`, compared with ridge's estimate (`ridge ingest`). `labels` (one per file) label runs ("bs=10");
+    `device` adds the predicted time per kernel family and the kernel roofline at `precision`; `force` uses a
+    profile whose file names another model, batch or GPU anyway (the output says so)."""
     import tempfile
     paths = _dirs(files)
     if not paths:
@@ -530,9 +533,11 @@ def ingest(files: Union[str, "_os.PathLike[str]", Sequence[Union[str, "_os.PathL
         name = _named([load(model, input_size)], tmp)[0] if model is not None else ""
         doc = _ridge.ingest(list(zip(paths, labels or [""] * len(paths))), _text(input_format, "input_format"), join,
                             _text(arch, "arch"), tensor_factor, None if run is None else _positive(run, "run"),
-                            group, top, name, _positive(batch, "batch"), _positive(steps, "steps"), bool(train))
+                            group, top, name, _positive(batch, "batch"), _positive(steps, "steps"), bool(train),
+                            _text(device, "device"), _dirs(devices_dir), _text(precision, "precision"), bool(force))
     return _finish(doc, "ingest", dict(files=paths, model=None if model is None else name, batch=batch, steps=steps,
-                                       train=bool(train)))
+                                       train=bool(train), device=device, precision=precision, force=bool(force),
+                                       run=run, group=group, join=join, label=list(labels) if labels else None))
 
 
 def serve(model: ModelLike, *, device: str, batch: int = 1, prompt: int = 512, generate: int = 128, tp: int = 1,

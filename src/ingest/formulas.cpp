@@ -276,6 +276,11 @@ Totals totals(const Profile& p, const std::vector<size_t>& only) {
       ++kernels;
       have_flops += d.flops().has_value();
       have_dram += d.dram_bytes.has_value();
+      const std::optional<Count> f = d.flops();
+      if (f && d.time_s) add(t.flops_timed, f), t.time_with_flops_s = t.time_with_flops_s.value_or(0) + *d.time_s;
+      if (d.dram_bytes && d.time_s)
+        add(t.dram_timed, d.dram_bytes), t.time_with_dram_s = t.time_with_dram_s.value_or(0) + *d.time_s;
+      if (f && d.dram_bytes) add(t.flops_with_dram, f), add(t.dram_with_flops, d.dram_bytes);
     }
     for (const auto& [name, v] : k.counters) {
       auto [it, fresh] = additive_metric.try_emplace(name, false);

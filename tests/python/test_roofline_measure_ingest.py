@@ -53,6 +53,19 @@ def test_ingest_is_the_clis(ridge_cli):
     assert r.layers and "compare" in r.tables
 
 
+@pytest.mark.skipif(not os.path.exists(NCU), reason="shared fixtures absent")
+def test_ingest_takes_the_clis_device_precision_and_force(ridge_cli):
+    # The docstring promised the CLI's options; device, precision and force were missing, so a profile of another
+    # model could not be used at all from Python.
+    r = ridge.ingest(NCU, model="resnet18", batch=10, train=True, device="a100")
+    cli = ridge_cli("ingest", NCU, "--model", "resnet18", "--batch", "10", "--train", "--device", "a100")
+    assert without_inputs(r.data) == without_inputs(cli)
+    with pytest.raises(ridge.Error, match="use --force"):
+        ridge.ingest(NCU, model="resnet50", batch=10)
+    forced = ridge.ingest(NCU, model="resnet50", batch=10, force=True)
+    assert any(n.startswith("forced:") for n in forced.notes)
+
+
 def test_ingest_needs_files():
     with pytest.raises(ValueError, match="files"):
         ridge.ingest([])

@@ -45,10 +45,12 @@ Fields totals_fields(const ingest::Profile& p, const ingest::Totals& t) {
   f.add("l1_bytes", "L1 bytes", count_or_empty(t.sum.l1_bytes, Unit::Byte), true);
   f.add("time_s", "GPU time (kernels + memops)", real_or_empty(t.sum.time_s, Unit::Second));
   f.add("kernel_time_s", "kernel time", real_or_empty(t.kernel_time_s, Unit::Second));
-  f.add("flop_per_byte", "arithmetic intensity (DRAM)", real_or_empty(ratio(flops, t.sum.dram_bytes), Unit::FlopPerByte));
-  f.add("flop_per_s", "achieved FLOP/s", real_or_empty(per_second(flops, t.kernel_time_s), Unit::FlopPerSecond));
+  // Over the records that have both quantities: FLOPs of one run over another run's time would be no rate.
+  f.add("flop_per_byte", "arithmetic intensity (DRAM)",
+        real_or_empty(ratio(t.flops_with_dram, t.dram_with_flops), Unit::FlopPerByte));
+  f.add("flop_per_s", "achieved FLOP/s", real_or_empty(per_second(t.flops_timed, t.time_with_flops_s), Unit::FlopPerSecond));
   f.add("dram_bytes_per_s", "achieved DRAM bytes/s",
-        real_or_empty(per_second(t.sum.dram_bytes, t.kernel_time_s), Unit::BytePerSecond));
+        real_or_empty(per_second(t.dram_timed, t.time_with_dram_s), Unit::BytePerSecond));
   f.add("architecture", "architecture", Cell::text(p.architecture.empty() ? "unknown" : p.architecture));
   f.add("tensor_flops_per_inst", "FLOPs per tensor-pipe instruction",
         t.sum.flops_tensor ? Cell::count(p.tensor_flops_per_inst) : Cell::empty(Unit::Count));
@@ -377,6 +379,9 @@ ingest::Profile ingest_profile(const IngestRequest& a) {
     throw UsageError(fmt::format("--join {}: use auto, id or none", a.join));
   if (!ingest::parse_group_by(a.group))
     throw UsageError(fmt::format("--group {}: use family, nvtx, process, name, label, file, run or op", a.group));
+  require_precision_mode(a.precision);  // checked with or without --device
+  if (a.train && a.model.empty())
+    throw UsageError("--train compares a training capture with the model's estimate: it needs --model");
   if (a.tensor_factor && *a.tensor_factor < 1)
     throw UsageError(fmt::format("--tensor-factor {}: must be a positive number of FLOPs per instruction", *a.tensor_factor));
   ingest::ReadOptions base;
@@ -431,10 +436,14 @@ Document ingest_report(const ingest::Profile& p, const IngestRequest& a, bool fu
   const size_t top = a.top ? *a.top : (full ? 0 : kDefaultTopKernels);
   doc.blocks.push_back(kernels_table(p, top, full));
   if (top > 0 && top < p.kernels.size())
-    doc.notes.push_back(fmt::format("kernels: the {} longest of {} records shown (--top 0 for all)", top, p.kernels.size()));
+    doc.notes.push_back(fmt::format("kernels: the {} {} of {} records shown (--top 0 for all)", top,
+                                    t.sum.time_s ? "longest" : "with the most FLOPs", p.kernels.size()));
   if (!t.sum.flops()) doc.notes.push_back("FLOPs: not collected in these files (no FP instruction or flop_count metric)");
   if (!t.sum.dram_bytes) doc.notes.push_back("DRAM bytes: not collected in these files");
   if (!t.sum.time_s) doc.notes.push_back("time: not collected in these files");
+  if (t.sum.flops() && t.kernel_time_s && !t.flops_timed)
+    doc.notes.push_back("achieved FLOP/s: no kernel record has both FLOPs and a time (they come from different runs "
+                        "or metrics; --run N keeps one run)");
   if (t.missing_flops > 0) doc.notes.push_back(fmt::format("FLOPs missing for {} kernel records (totals exclude them)", t.missing_flops));
   if (t.missing_dram > 0) doc.notes.push_back(fmt::format("DRAM bytes missing for {} kernel records", t.missing_dram));
   if (t.missing_time > 0) doc.notes.push_back(fmt::format("time missing for {} records", t.missing_time));
