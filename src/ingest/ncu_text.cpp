@@ -230,6 +230,11 @@ void parse_ncu_text(const Source& s, Profile& out) {
       continue;
     }
     ++table.rows;
+    // A file cut mid-line (no newline after its last line) may have cut this value's digits: "10,135,802" read as 1.
+    if (ln == static_cast<int>(s.lines.size()) && !s.text.empty() && s.text.back() != '\n') {
+      warn(out, s, ln, fmt::format("the file ends mid-line: the last value ('{}' {}) may be cut short; skipped", name, value));
+      continue;
+    }
     const NumberLocale loc = table.per_kernel ? NumberLocale::Dot : s.locale;  // per-kernel prints %.6f always
     auto d = parse_decimal(value, loc);
     if (!d) {

@@ -49,7 +49,7 @@ std::vector<std::string> text_titles(std::string_view header, const std::vector<
 }
 
 // Reads one table starting at `header`; returns the index of the first line after it.
-size_t read_table(const Source& s, size_t header, TableRows& t) {
+size_t read_table(const Source& s, size_t header, TableRows& t, Profile& out) {
   std::string_view h = s.lines[header];
   const bool csv = contains(h, ",") && !contains(h, "  ");
   std::vector<std::string> raw;
@@ -75,7 +75,10 @@ size_t read_table(const Source& s, size_t header, TableRows& t) {
     if (csv) {
       bool complete = true;
       row = split_csv(line, &complete);
-      if (!complete) continue;
+      if (!complete || row.size() < raw.size()) {  // a row cut short: its last cells would read as empty or wrong
+        warn(out, s, static_cast<int>(i + 1), "truncated nsys CSV row; skipped");
+        continue;
+      }
     } else if (!spans.empty()) {
       row = fixed_cells(line, spans);
     } else {
@@ -100,7 +103,7 @@ void parse_nsys(const Source& s, Format f, Profile& out) {
       warn(out, s, static_cast<int>(i + 1), std::string(trim(s.lines[i])));
     if (!is_header(s.lines[i])) continue;
     TableRows t;
-    size_t next = read_table(s, i, t);
+    size_t next = read_table(s, i, t, out);
     Kind k = classify(t.titles);
     if (k == Kind::Trace) traces.push_back(std::move(t));
     else if (k == Kind::Summary) summaries.push_back(std::move(t));

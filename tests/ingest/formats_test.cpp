@@ -45,6 +45,38 @@ TEST(IngestFormats, NcuTextNewLayout) {
   EXPECT_NEAR(*p.kernels[0].derived.time_s, 5.66e-6, 1e-15);
 }
 
+TEST(IngestFormats, AValueCutAtTheFilesEndIsSkippedWithAWarning) {
+  // ncu text cut mid-number: "3,268" became "3" (a kernel 1,000x too short) with no word said.
+  const std::string ncu =
+      "==PROF== Profiling \"fused\" - 0 (1/1): 0%....50%....100% - 9 passes\n"
+      "[1234] app@127.0.0.1\n"
+      "  void fused<float, 256>(const T1 *, T1 *, int, float) (3, 1, 1)x(256, 1, 1), Context 1, Stream 7, Device 0, CC 7.5\n"
+      "    Section: GPU Speed Of Light Throughput\n"
+      "    ----------------------- ----------- ------------\n"
+      "    Metric Name             Metric Unit Metric Value\n"
+      "    ----------------------- ----------- ------------\n"
+      "    SM Frequency                    Mhz       576.84\n"
+      "    Elapsed Cycles                cycle        3";
+  Profile p = parsed(ncu);
+  ASSERT_EQ(p.kernels.size(), 1u);
+  EXPECT_EQ(p.kernels[0].counters.count("Elapsed Cycles"), 0u);
+  EXPECT_FALSE(p.kernels[0].derived.time_s.has_value());
+  bool warned = false;
+  for (const auto& w : p.warnings) warned |= w.message.find("ends mid-line") != std::string::npos;
+  EXPECT_TRUE(warned);
+  // nsys CSV: a row cut short is skipped and named, not read with empty cells.
+  const std::string nsys =
+      "Start (ns),Duration (ns),CorrId,GrdX,GrdY,GrdZ,BlkX,BlkY,BlkZ,Reg/Trd,StcSMem (MB),DymSMem (MB),Bytes (MB),"
+      "Thruput (MBps),SrcMemKd,DstMemKd,Device,Ctx,Strm,Name\n"
+      "100,2000,1,1,1,1,128,1,1,32,0,0,,,,,NVIDIA A100 (0),1,7,void k1()\n"
+      "5000,3000,2,1,1,1,128,1,1,32,0,0,,,,,NVIDIA A100 (0),1,7,\"void k2(";
+  Profile q = parsed(nsys);
+  EXPECT_EQ(q.kernels.size(), 1u);
+  warned = false;
+  for (const auto& w : q.warnings) warned |= w.message.find("truncated nsys CSV row") != std::string::npos;
+  EXPECT_TRUE(warned);
+}
+
 TEST(IngestFormats, NcuCsvRawPageWithUnitsRow) {
   const std::string text =
       "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Context\",\"Stream\",\"Block Size\","
