@@ -20,15 +20,18 @@ Profile parsed(const std::string& text) {
   return p;
 }
 
-TEST(IngestFormats, NcuTextNewLayout) {
-  const std::string text =
+// One kernel's launch line and the head of its Speed Of Light section in ncu's text layout (2023+).
+const std::string kNcuKernelHead =
       "==PROF== Profiling \"fused\" - 0 (1/1): 0%....50%....100% - 9 passes\n"
       "[1234] app@127.0.0.1\n"
       "  void fused<float, 256>(const T1 *, T1 *, int, float) (3, 1, 1)x(256, 1, 1), Context 1, Stream 7, Device 0, CC 7.5\n"
       "    Section: GPU Speed Of Light Throughput\n"
       "    ----------------------- ----------- ------------\n"
       "    Metric Name             Metric Unit Metric Value\n"
-      "    ----------------------- ----------- ------------\n"
+      "    ----------------------- ----------- ------------\n";
+
+TEST(IngestFormats, NcuTextNewLayout) {
+  const std::string text = kNcuKernelHead +
       "    DRAM Frequency                  Ghz         4.88\n"
       "    SM Frequency                    Mhz       576.84\n"
       "    Elapsed Cycles                cycle        3,268\n"
@@ -47,14 +50,7 @@ TEST(IngestFormats, NcuTextNewLayout) {
 
 TEST(IngestFormats, AValueCutAtTheFilesEndIsSkippedWithAWarning) {
   // ncu text cut mid-number: "3,268" became "3" (a kernel 1,000x too short) with no word said.
-  const std::string ncu =
-      "==PROF== Profiling \"fused\" - 0 (1/1): 0%....50%....100% - 9 passes\n"
-      "[1234] app@127.0.0.1\n"
-      "  void fused<float, 256>(const T1 *, T1 *, int, float) (3, 1, 1)x(256, 1, 1), Context 1, Stream 7, Device 0, CC 7.5\n"
-      "    Section: GPU Speed Of Light Throughput\n"
-      "    ----------------------- ----------- ------------\n"
-      "    Metric Name             Metric Unit Metric Value\n"
-      "    ----------------------- ----------- ------------\n"
+  const std::string ncu = kNcuKernelHead +
       "    SM Frequency                    Mhz       576.84\n"
       "    Elapsed Cycles                cycle        3";
   Profile p = parsed(ncu);
