@@ -329,6 +329,9 @@ struct LlmSetup {
   Device device;
   Options options;
 };
+/// The LLM configuration of a serve/train/report --serve MODEL (require_llm_config); a zoo graph that is not an LLM
+/// configuration (gpt2, bert) is refused as such, not as an unknown name.
+LlmConfig require_llm_model(const ModelSource& model);
 /// Resolves `req` (throws ridge::Error for an unknown model, device or calibration). Defined for ServeOptions and
 /// TrainOptions.
 template <class Options>

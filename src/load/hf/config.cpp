@@ -13,7 +13,6 @@
 
 #include "ridge/error.hpp"
 #include "ridge/llm.hpp"
-#include "ridge/load.hpp"
 
 namespace ridge {
 
@@ -527,10 +526,6 @@ LlmConfig require_llm_config(const ModelSource& model) {
   if (auto c = llm_config_of(model.name)) return *c;
   std::vector<std::string> names;
   for (const auto& c : llm_zoo_configs()) names.push_back(c.name);
-  if (const ZooEntry* z = find_zoo_entry(model.name))  // a graph of the zoo (gpt2, bert-base): not built from a config
-    throw Error(fmt::format("{}: a {} zoo model, not one of the LLM zoo entries that serve and train read (family llm "
-                            "in `ridge list`), nor a config.json{}",
-                            model.name, z->family, did_you_mean(model.name, names)));
   throw Error(fmt::format("{}: not an LLM zoo entry nor a config.json{}", model.name, did_you_mean(model.name, names)));
 }
 

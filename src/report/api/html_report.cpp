@@ -483,7 +483,7 @@ HtmlReport model_report(const ReportRequest& req) {
 
 HtmlReport serving_report(const ReportRequest& req) {
   if (req.devices.empty()) throw UsageError("serve: the serving report needs a device");
-  const LlmConfig config = require_llm_config(req.model);
+  const LlmConfig config = require_llm_model(req.model);
   ServeOptions so = req.serve_options;
   const auto compute = parse_llm_compute(req.precision);
   if (!compute) throw UsageError("--precision " + req.precision + ": --serve computes in fp16, bf16 or fp32");

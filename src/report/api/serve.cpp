@@ -171,13 +171,22 @@ Document serve_report(const ServeResult& r) {
                           "and attend in it: --mla latent", hf, latent, hf / latent));
   }
   doc.notes.push_back("layout ops (transpose, slice, concat) are counted as fused into their consumers; decode ops "
-                      "are summed over every step at contexts prompt .. prompt + generate - 1 (docs/llm.md)");
+                      "are summed over every step at contexts prompt .. prompt + generate - 2: the prefill yields the first "
+                      "token (docs/llm.md)");
   return doc;
+}
+
+LlmConfig require_llm_model(const ModelSource& model) {
+  if (model.hf_config.empty() && model.onnx_bytes.empty() && !llm_config_of(model.name))
+    if (const ZooEntry* z = find_zoo_entry(model.name))  // a graph of the zoo: not built from a config
+      throw Error(fmt::format("{}: a {} zoo model, not one of the LLM zoo entries that serve and train read (family "
+                              "llm in `ridge list`), nor a config.json", model.name, z->family));
+  return require_llm_config(model);
 }
 
 template <class Options>
 LlmSetup<Options> resolve_llm_request(const LlmRequest<Options>& req) {
-  LlmSetup<Options> s{require_llm_config(req.model), find_device(load_devices(req.device_dirs), req.device), {}};
+  LlmSetup<Options> s{require_llm_model(req.model), find_device(load_devices(req.device_dirs), req.device), {}};
   s.options = with_llm_calibration(s.device, req.options, req.calibration);
   return s;
 }
