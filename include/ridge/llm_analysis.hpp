@@ -354,6 +354,11 @@ Options with_attention(Options o, const AttentionChoice& a) {
   o.attention_kernel = a.kernel;
   return o;
 }
+/// Why `o` (ServeOptions or TrainOptions) times `device_id` uncalibrated: the user's --calibration none, or none applies.
+template <class Options>
+std::string uncalibrated_reason(const Options& o, const std::string& device_id) {
+  return o.calibration_disabled ? "--calibration none" : "no calibration applies to " + device_id + " (--calibration)";
+}
 /// attention_kernel_note for `o` (ServeOptions or TrainOptions) on `device_id`.
 template <class Options>
 std::string attention_kernel_note(const Options& o, const std::string& device_id) {

@@ -173,6 +173,14 @@ double allreduce_bus_bandwidth(Count bytes, double time_s, int devices) {
   return to_double(bytes) / time_s * 2.0 * (devices - 1) / devices;
 }
 
+const Interconnect& gpu_link(const Device& d, bool inside_node) {
+  const Interconnect* l = inside_node ? d.interconnect("nvlink") : d.interconnect("network");
+  if (!l && inside_node) l = d.interconnect("infinity-fabric");
+  if (!l) l = d.interconnect("pcie");
+  if (!l) throw Error(fmt::format("device {} has no interconnect in its file (needed for more than one GPU)", d.id));
+  return *l;
+}
+
 double ring_allreduce_time_s(Count bytes, int devices, const Interconnect& link) {
   ClusterTopology t;
   t.gpus_per_node = devices;

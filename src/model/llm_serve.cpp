@@ -302,12 +302,9 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
   // node's GPU link while tp fits a node (the device file's node size, else 8), else on the network between nodes.
   const int node_gpus = d.node.gpus_per_node > 0 ? d.node.gpus_per_node : 8;
   const bool inside_node = o.tp <= node_gpus;
-  const Interconnect* link = inside_node ? d.interconnect("nvlink") : d.interconnect("network");
-  if (!link && inside_node) link = d.interconnect("infinity-fabric");
-  if (!link) link = d.interconnect("pcie");
-  if (o.tp > 1 && !link) throw Error(fmt::format("--tp {}: device {} has no interconnect in its file", o.tp, d.id));
+  const Interconnect* link = o.tp > 1 ? &gpu_link(d, inside_node) : nullptr;
   auto allreduce = [&](int64_t tokens) {  // one all-reduce
-    if (o.tp == 1) return 0.0;
+    if (!link) return 0.0;
     const Count bytes = Count{o.batch} * tokens * c.hidden_size * dtype_bytes(act);
     if (o.tp_allreduce && inside_node) return allreduce_fit_time_s(*o.tp_allreduce, bytes);  // fitted inside a node
     return ring_allreduce_time_s(bytes, o.tp, *link);

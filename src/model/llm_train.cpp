@@ -45,14 +45,6 @@ Recompute stored_activations(const TrainOptions& o) {
   return o.fused_attention && o.recompute == Recompute::None ? Recompute::Selective : o.recompute;
 }
 
-const Interconnect& link_for(const Device& d, bool inside_node) {
-  const Interconnect* l = inside_node ? d.interconnect("nvlink") : d.interconnect("network");
-  if (!l && inside_node) l = d.interconnect("infinity-fabric");
-  if (!l) l = d.interconnect("pcie");
-  if (!l) throw Error(fmt::format("device {} has no interconnect in its file (needed for more than one GPU)", d.id));
-  return *l;
-}
-
 double p2p_time_s(Count bytes, const Interconnect& l) { return l.latency_s + to_double(bytes) / l.bandwidth_bytes_per_s; }
 
 // Ring all-reduce of `bytes` over a data-parallel group on the cluster it spans (allreduce_time, the topology the
@@ -66,9 +58,9 @@ double dp_allreduce_time_s(Count bytes, const Device& d, const TrainOptions& o, 
   ClusterTopology t;
   t.gpus_per_node = std::gcd(ranks, per_node);
   t.nodes = ranks / t.gpus_per_node;
-  t.intra = link_for(d, true);
+  t.intra = gpu_link(d, true);
   if (t.nodes > 1) {
-    t.inter = link_for(d, false);
+    t.inter = gpu_link(d, false);
     const int nics = d.node.nics_per_node > 0 ? d.node.nics_per_node : 1;
     t.nics_per_node = std::max(1, nics * t.gpus_per_node / std::max(1, o.gpus_per_node));
   }
@@ -131,8 +123,8 @@ TrainOptions checked_layout(const LlmConfig& c, const TrainOptions& in) {
 // layers; ceil(total / p) when even), and the shard's parameters behind it.
 struct StageMemory {
   TrainMemory memory;
-  Count psi = 0;      ///< parameters of the stage on one GPU
-  Count experts = 0;  ///< all routed experts' parameters of the tensor-parallel shard
+  Count psi = 0;         ///< parameters of the stage on one GPU
+  Count expert_psi = 0;  ///< the routed experts' part of psi (1/ep of every expert)
 };
 StageMemory stage_memory(const LlmConfig& c, const TrainOptions& o) {
   const LlmConfig shard = tensor_parallel_shard(c, o.tp);
@@ -142,11 +134,12 @@ StageMemory stage_memory(const LlmConfig& c, const TrainOptions& o) {
   // (total - active) x E / (E - k), since total - active = sparse layers x (E - k) x one expert.
   StageMemory s;
   const LlmParams sp = llm_params(shard);
+  Count experts = 0;  // all routed experts' parameters of the tensor-parallel shard
   if (shard.moe() && shard.num_experts > shard.experts_per_token)
-    s.experts = (sp.total - sp.active_per_token) / (shard.num_experts - shard.experts_per_token) * shard.num_experts;
-  const Count dense_psi = ceil_div((sp.total - s.experts) * stage_layers, L);
-  const Count expert_psi = ceil_div(s.experts / o.ep * stage_layers, L);
-  s.psi = dense_psi + expert_psi;
+    experts = (sp.total - sp.active_per_token) / (shard.num_experts - shard.experts_per_token) * shard.num_experts;
+  const Count dense_psi = ceil_div((sp.total - experts) * stage_layers, L);
+  s.expert_psi = ceil_div(experts / o.ep * stage_layers, L);
+  s.psi = dense_psi + s.expert_psi;
   // ZeRO shards dense states over the data-parallel group with its context-parallel ranks, and an expert shard's
   // states over the dp cp / ep ranks that hold that shard (DeepSpeed-MoE's expert data-parallel group).
   const Count dp = Count{o.dp} * o.cp;
@@ -154,7 +147,7 @@ StageMemory stage_memory(const LlmConfig& c, const TrainOptions& o) {
   // training: 4-byte weights and gradients, 2 fp32 moments (K = 8).
   const int64_t e = dtype_bytes(precision_info(o.compute).dtype), k = e >= 4 ? 8 : 12;
   const ZeroMemory dense = zero_model_state_bytes(dense_psi, o.zero, dp, k, e);
-  const ZeroMemory expert = zero_model_state_bytes(expert_psi, o.zero, dp / o.ep, k, e);
+  const ZeroMemory expert = zero_model_state_bytes(s.expert_psi, o.zero, dp / o.ep, k, e);
   s.memory.weights = dense.weights + expert.weights;
   s.memory.gradients = dense.gradients + expert.gradients;
   s.memory.optimizer = dense.optimizer + expert.optimizer;
@@ -299,11 +292,11 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
     const int per_layer = o.recompute == Recompute::Full ? 6 : 4;
     const double t = o.tp_allreduce && o.tp <= o.gpus_per_node
                          ? allreduce_fit_time_s(*o.tp_allreduce, act_bytes)
-                         : ring_allreduce_time_s(act_bytes, o.tp, link_for(d, o.tp <= o.gpus_per_node));
+                         : ring_allreduce_time_s(act_bytes, o.tp, gpu_link(d, o.tp <= o.gpus_per_node));
     r.tp_comm_s = slots * static_cast<double>(stage_layers) * per_layer * t;
   }
   if (p > 1) {  // one activation forward and one gradient backward per (virtual) stage boundary crossed in a slot
-    const double t_p2p = p2p_time_s(act_bytes, link_for(d, o.tp * p <= o.gpus_per_node));
+    const double t_p2p = p2p_time_s(act_bytes, gpu_link(d, o.tp * p <= o.gpus_per_node));
     // Megatron-LM overlaps these transfers with the next chunk's compute under the interleaved schedule (its
     // --overlap-p2p-communication, on by default there and forced off for plain 1F1B, which waits for its sends):
     // a send is exposed only where it outlasts one virtual stage's forward (activations) or backward (gradients).
@@ -317,7 +310,7 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
     // (forward and each recomputed forward) and K, V with dK, dV (backward); a step's transfer overlaps the
     // attention block of the chunk already held, so only the part longer than that block is exposed.
     const Count kv_chunk = 2 * Count{o.micro_batch} * local_seq * shard.num_kv_heads * c.head_dim * dtype_bytes(act);
-    const Interconnect& l = link_for(d, int64_t{o.tp} * o.cp <= o.gpus_per_node);
+    const Interconnect& l = gpu_link(d, int64_t{o.tp} * o.cp <= o.gpus_per_node);
     const double steps = o.cp - 1, layers = static_cast<double>(L), cp = o.cp;
     const double fwd = steps * std::max(0.0, p2p_time_s(kv_chunk, l) - t_core_fwd / layers / cp);
     const double bwd = steps * std::max(0.0, p2p_time_s(2 * kv_chunk, l) - t_core_bwd / layers / cp);
@@ -327,14 +320,14 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
 
   const StageMemory sm = stage_memory(c, o);
   r.memory = sm.memory;
-  const Count psi = sm.psi, experts = sm.experts;
+  const Count psi = sm.psi;
   r.device_memory_bytes = d.memory_bytes;
   r.fits = fits_on(r.memory, d);
 
   if (o.dp * o.cp > 1) {
     // Dense gradients over all of dp x cp (context-parallel ranks hold the same weights and see other tokens);
     // with --ep, each expert shard's over the dp cp / ep ranks that hold it.
-    const Count expert_psi = o.ep > 1 ? ceil_div(experts / o.ep * stage_layers, L) : 0;
+    const Count expert_psi = o.ep > 1 ? sm.expert_psi : 0;
     double t = dp_allreduce_time_s(2 * (psi - expert_psi), d, o, o.dp * o.cp) +
                dp_allreduce_time_s(2 * expert_psi, d, o, o.dp * o.cp / o.ep, o.ep);
     if (o.zero >= 3) {
@@ -349,7 +342,7 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
   if (o.ep > 1) {  // per sparse layer and micro-batch: dispatch + combine, forward and backward, of b s k h activations
     int64_t sparse = 0;
     for (int64_t l = 0; l < L; ++l) sparse += c.sparse_layer(l) ? 1 : 0;
-    const Interconnect& l = link_for(d, int64_t{o.ep} * o.tp <= o.gpus_per_node);
+    const Interconnect& l = gpu_link(d, int64_t{o.ep} * o.tp <= o.gpus_per_node);
     const double bytes = to_double(act_bytes * c.experts_per_token), n = o.ep;
     const double all_to_all = (n - 1) * l.latency_s + (n - 1) / n * bytes / l.bandwidth_bytes_per_s;
     r.ep_comm_s = slots * static_cast<double>(sparse) * stage_share * 4 * all_to_all;

@@ -96,19 +96,15 @@ std::vector<std::string> check_calibration_applies(const Calibration& cal, const
                                                    bool force, std::string_view hint, std::string_view scope) {
   std::vector<std::string> overridden;
   const std::string origin = cal.file.empty() ? "calibration" : cal.file;
-  if (!scope.empty() && !cal.scope.empty() && cal.scope != scope) {
-    const std::string what = fmt::format("{}: fitted for {} predictions (scope {}), used for {} ones", origin,
-                                         cal.scope == "llm" ? "LLM serve/train" : "CNN", cal.scope,
-                                         scope == "llm" ? "LLM serve/train" : "CNN");
-    if (!force) throw Error(fmt::format("{} ({})", what, hint));
-    overridden.push_back("forced: " + what);
-  }
-  if (cal.device.empty() && cal.device_family.empty()) return overridden;
-  const std::string family = cal.device_family.empty() ? device_family(cal.device) : cal.device_family;
   auto refuse = [&](const std::string& what) {
     if (!force) throw Error(fmt::format("{} ({})", what, hint));
     overridden.push_back("forced: " + what);
   };
+  if (!scope.empty() && !cal.scope.empty() && cal.scope != scope)
+    refuse(fmt::format("{}: fitted for {} predictions (scope {}), used for {} ones", origin,
+                       cal.scope == "llm" ? "LLM serve/train" : "CNN", cal.scope, scope == "llm" ? "LLM serve/train" : "CNN"));
+  if (cal.device.empty() && cal.device_family.empty()) return overridden;
+  const std::string family = cal.device_family.empty() ? device_family(cal.device) : cal.device_family;
   if (family != device_family(device_id))
     refuse(fmt::format("{}: fitted on device '{}' (family {}), predicting for '{}' (family {})", origin,
                        cal.device.empty() ? family : cal.device, family, device_id, device_family(device_id)));

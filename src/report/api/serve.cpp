@@ -150,10 +150,7 @@ Document serve_report(const ServeResult& r) {
   doc.notes.push_back(o.calibration
                           ? fmt::format("times are {}: per-class factors fitted on measured operators (docs/llm.md); the "
                                         "attention core and all-reduces are not in the measurements", kLabel)
-                          : fmt::format("every time is a roofline {}: {}", kLabel,
-                                        o.calibration_disabled
-                                            ? std::string("--calibration none")
-                                            : fmt::format("no calibration applies to {} (--calibration)", r.device)));
+                          : fmt::format("every time is a roofline {}: {}", kLabel, uncalibrated_reason(o, r.device)));
   if (const std::string a = attention_kernel_note(o, r.device); !a.empty())
     doc.notes.push_back(a);
   if (const std::string m = moe_experts_note(r.active_params < r.total_params, o.grouped_experts); !m.empty())
@@ -177,7 +174,7 @@ Document serve_report(const ServeResult& r) {
 }
 
 LlmConfig require_llm_model(const ModelSource& model) {
-  if (model.hf_config.empty() && model.onnx_bytes.empty() && !llm_config_of(model.name))
+  if (model.hf_config.empty() && model.onnx_bytes.empty() && !find_llm_config(model.name))
     if (const ZooEntry* z = find_zoo_entry(model.name))  // a graph of the zoo: not built from a config
       throw Error(fmt::format("{}: a {} zoo model, not one of the LLM zoo entries that serve and train read (family "
                               "llm in `ridge list`), nor a config.json", model.name, z->family));

@@ -125,9 +125,7 @@ Document train_report(const TrainResult& r, const LlmConfig& c, const std::optio
                           ? fmt::format("times (and MFU/HFU/tokens/s) are {}: per-class factors fitted on measured "
                                         "forward operators, applied to backward too (docs/llm.md)", kLabel)
                           : fmt::format("every time (and MFU/HFU/tokens/s) is a roofline {}: {}", kLabel,
-                                        o.calibration_disabled
-                                            ? std::string("--calibration none")
-                                            : fmt::format("no calibration applies to {} (--calibration)", r.device)));
+                                        uncalibrated_reason(o, r.device)));
   if (const std::string a = attention_kernel_note(o, r.device); !a.empty())
     doc.notes.push_back(a);
   if (const std::string m = moe_experts_note(c.moe(), o.grouped_experts); !m.empty()) doc.notes.push_back(m);
