@@ -108,6 +108,14 @@ TEST(Sweep, LinearAxisWhenTheRangeIsNarrow) {
   EXPECT_TRUE(contains(info.text_by_class["tick"], "3M"));
 }
 
+// A prefix joins a unit symbol ("4GFLOP") but not a word: samples/s read "4.53k samples/s", never "4.53ksamples/s".
+TEST(Sweep, TooltipsJoinAPrefixToASymbolAndSpaceItFromAWord) {
+  Chart rate = sweep_chart("r", {"Batch size"}, {"Samples per second", "samples/s"}, {{"rate", {{1, 4530}, {2, 9060}}, false}});
+  EXPECT_NE(rate.series[0].points[0].tip.find("4.53k samples/s"), std::string::npos) << rate.series[0].points[0].tip;
+  Chart flops = sweep_chart("f", {"Batch size"}, {"FLOPs", "FLOP"}, {{"flops", {{1, 4e9}, {2, 8e9}}, false}});
+  EXPECT_NE(flops.series[0].points[0].tip.find("4GFLOP"), std::string::npos) << flops.series[0].points[0].tip;
+}
+
 TEST(LayerShares, TopLayersPlusOtherAndUnknownValuesNoted) {
   LayerShares sh{{}, {"FLOPs", "time"}, {{}, {}}};
   for (int i = 0; i < 30; ++i) {

@@ -271,7 +271,7 @@ std::vector<chart::Chart> batch_sweep_charts(const Context& c) {
   std::vector<chart::Chart> out;
   if (!time.empty()) {
     out.push_back(chart::sweep_chart("Time per iteration against batch: " + what, batch, {"Time per iteration", "s"}, time));
-    out.push_back(chart::sweep_chart("Samples/s against batch: " + what, batch, {"Samples per second", "1/s"}, rate));
+    out.push_back(chart::sweep_chart("Samples/s against batch: " + what, batch, {"Samples per second", "samples/s"}, rate));
   }
   out.push_back(chart::sweep_chart("Memory against batch: " + what, batch, {"Memory", "B"}, memory, limits));
   out.push_back(chart::sweep_chart("FLOPs against batch: " + what, batch, {"FLOPs", "FLOP"}, flops));

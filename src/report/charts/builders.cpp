@@ -15,12 +15,14 @@ namespace {
 double decade_floor(double v) { return std::pow(10.0, std::floor(std::log10(v))); }
 double decade_ceil(double v) { return std::pow(10.0, std::ceil(std::log10(v))); }
 
-// "23.1 ms"-style: an SI prefix joins its unit ("23.1µs"), a bare number takes a space ("512 B").
+// An SI prefix joins a unit symbol ("23.1µs", "4.2GFLOP"), a bare number takes a space ("512 B"), and so does a
+// unit that is a word or a count rate ("4.53k samples/s", never "4.53ksamples/s").
 std::string with_unit(double v, const std::string& unit) {
   const std::string label = tick_label(v);
   if (unit.empty()) return label;
   const bool prefixed = !label.empty() && !std::isdigit(static_cast<unsigned char>(label.back()));
-  return prefixed ? label + unit : label + " " + unit;
+  const bool symbol = std::isupper(static_cast<unsigned char>(unit.front())) || unit == "s";
+  return prefixed && symbol ? label + unit : label + " " + unit;
 }
 
 // Explicit ticks at the data's x values when there are few of them (batch sizes 1, 2, 4, ... 256).
