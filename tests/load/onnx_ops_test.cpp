@@ -252,19 +252,24 @@ TEST(OnnxOps, CustomDomainOpIsKeptAsUnknown) {
   EXPECT_FALSE(g.value(g.outputs[0]).shape_note.empty());
 }
 
-TEST(OnnxOps, IdentitySharedWeightIsCountedOnce) {
+// torch's eval-mode export stores one of two equal-valued parameters (a fresh TransformerEncoderLayer's norm
+// weights, zero biases) and gives the other its value through an Identity under its own name: two parameters, as
+// `module.parameters()` counts them. Tied weights are one initializer read twice (TiedEmbedding... below).
+TEST(OnnxOps, AnIdentityOverAnInitializerIsAParameterOfItsOwn) {
   TinyModel m;
-  m.input("x", {-1, 16}).weight("w", {16, 16});
-  m.node("Identity", {"w"}, {"w_again"}, "Identity_0");
-  m.node("MatMul", {"x", "w"}, {"h"}, "/a/MatMul");
-  m.node("MatMul", {"h", "w_again"}, {"y"}, "/b/MatMul");
+  m.input("x", {-1, 16}).weight("a.weight", {16, 16});
+  m.node("Identity", {"a.weight"}, {"b.weight"}, "Identity_0");
+  m.node("MatMul", {"x", "a.weight"}, {"h"}, "/a/MatMul");
+  m.node("MatMul", {"h", "b.weight"}, {"y"}, "/b/MatMul");
   m.output("y");
-  Graph g = import_onnx_bytes(m.bytes(), "shared", LoadOptions{});
+  Graph g = import_onnx_bytes(m.bytes(), "equal-valued", LoadOptions{});
   ASSERT_EQ(g.nodes.size(), 2u);
-  EXPECT_EQ(g.nodes[0].inputs[1], g.nodes[1].inputs[1]);
-  EXPECT_EQ(to_string(estimate(g).total.params), "256");
+  EXPECT_NE(g.nodes[0].inputs[1], g.nodes[1].inputs[1]);
+  EXPECT_EQ(g.value(g.nodes[1].inputs[1]).name, "b.weight");
+  EXPECT_EQ(g.value(g.nodes[1].inputs[1]).kind, ValueKind::Param);
+  EXPECT_EQ(to_string(estimate(g).total.params), "512");
   bool noted = false;
-  for (const auto& n : g.notes) noted |= n.find("Identity") != std::string::npos;
+  for (const auto& n : g.notes) noted |= n.find("'b.weight' = 'a.weight'") != std::string::npos;
   EXPECT_TRUE(noted);
 }
 

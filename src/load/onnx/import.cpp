@@ -441,26 +441,38 @@ std::optional<Graph> build_graph(BoundModel& bm, const std::string& label, const
     initializers.push_back(id);
   }
 
-  // Identity nodes over initializers are how exporters share one weight under several names: alias them.
-  std::vector<std::string> aliases;
+  // An Identity over an initializer is torch's eval-mode export of two parameters with equal values (fresh
+  // LayerNorm weights, zero biases): it stores one and gives the other its value under its own name. Each is a
+  // parameter of the module (`module.parameters()` counts both), so the copy becomes an initializer of its own.
+  // Tied weights (one Parameter used twice) are one initializer read by two nodes, and stay counted once.
+  std::vector<std::string> copies;
   std::unordered_map<std::string, int> graph_outputs;
   for (const auto& o : graph.output()) graph_outputs[o.name()] = 1;
   std::vector<const onnx::NodeProto*> kept;
   for (const auto& n : graph.node()) {
-    bool shared_weight = n.op_type() == "Identity" && n.domain().empty() && n.input_size() == 1 &&
-                         n.output_size() == 1 && ids.count(n.input(0)) && !graph_outputs.count(n.output(0)) &&
-                         std::find(initializers.begin(), initializers.end(), ids[n.input(0)]) != initializers.end();
-    if (shared_weight) {
-      if (ids.count(n.output(0))) throw Error(fmt::format("{}: tensor '{}' is defined twice", label, n.output(0)));
-      ids[n.output(0)] = ids[n.input(0)];
-      aliases.push_back(fmt::format("'{}' = '{}'", n.output(0), n.input(0)));
+    bool equal_valued = n.op_type() == "Identity" && n.domain().empty() && n.input_size() == 1 &&
+                        n.output_size() == 1 && ids.count(n.input(0)) && !graph_outputs.count(n.output(0)) &&
+                        std::find(initializers.begin(), initializers.end(), ids[n.input(0)]) != initializers.end();
+    if (equal_valued) {
+      const int source = ids[n.input(0)];
+      Value copy;
+      copy.kind = ValueKind::Param;
+      copy.dtype = w.g.value(source).dtype;
+      copy.int_data = w.g.value(source).int_data;
+      copy.has_int_data = w.g.value(source).has_int_data;
+      const int id = define(n.output(0), copy);
+      merge_shape(w, id, w.g.value(source).shape);
+      w.env.float_data[id] = w.env.float_data[source];
+      initializers.push_back(id);
+      copies.push_back(fmt::format("'{}' = '{}'", n.output(0), n.input(0)));
       continue;
     }
     kept.push_back(&n);
   }
-  if (!aliases.empty())
-    w.g.notes.push_back(fmt::format("{} Identity node(s) share an initializer under another name ({}): each weight "
-                                    "is counted once", aliases.size(), fmt::join(aliases, ", ")));
+  if (!copies.empty())
+    w.g.notes.push_back(fmt::format("{} Identity node(s) give an initializer's value to another tensor ({}), as "
+                                    "torch's export does for parameters of equal value: each is counted as its own",
+                                    copies.size(), fmt::join(copies, ", ")));
 
   for (const onnx::NodeProto* np : kept) {
     const auto& n = *np;
