@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -111,6 +112,9 @@ struct Graph {
   std::vector<int> outputs;         ///< graph output value ids
   std::vector<ModuleInfo> modules;  ///< may be empty (e.g. ONNX without module names)
   std::vector<std::string> notes;   ///< importer notes shown in every output (BN folded, shared weights, ...)
+  /// The batch an ONNX file fixes when no input has a symbolic batch axis to take --batch (its first input's first
+  /// dim); empty when the batch was bound from the load options (zoo models, dynamic axes).
+  std::optional<int64_t> fixed_batch;
 
   int add_value(Value v);
   int add_node(Node n);  ///< sets producer of the outputs

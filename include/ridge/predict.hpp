@@ -57,6 +57,7 @@ struct ModelWork {
   std::vector<std::string> notes;   ///< uncosted ops (excluded from totals) and importer notes
   Incompleteness incomplete;        ///< the nodes not costed (incompleteness())
   MemoryEstimate memory;            ///< estimate_memory() under the optimizer and storage given to load_model_work
+  int64_t batch = 1;                ///< samples the graph holds: the load options' batch, or the one a file fixes
 };
 /// Loads MODEL (zoo name, .onnx or an in-memory model) with `opts` (batch, input sizes, element type, training)
 /// and costs it; its memory with `optimizer` and parameters stored as `storage` (all zero: the graph's types).

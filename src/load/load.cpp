@@ -21,13 +21,16 @@ bool is_onnx_file(const std::string& model) { return is_model_file(model) && !is
 
 Graph load_model(const std::string& model, const LoadOptions& opts) {
   if (model.empty()) throw UsageError("MODEL is empty (a zoo name such as resnet50, a path to an .onnx file or to a Hugging Face config.json)");
+  std::error_code missing;
+  // A descriptor may hold '/' (its attributes: "layernormalization:2x16x768,768,768/axis=-1"): it is one unless a
+  // file of that name exists.
+  if (is_descriptor(model) && !std::filesystem::exists(model, missing)) return graph_from_descriptor(model, opts.dtype);
   if (is_llm_config_path(model)) return build_llm(read_llm_config(model), opts);
   if (is_model_file(model)) {
     std::error_code ec;
     if (!std::filesystem::exists(model, ec)) throw Error(fmt::format("{}: no such file", model));
     return import_onnx(model, opts);
   }
-  if (is_descriptor(model)) return graph_from_descriptor(model, opts.dtype);
   return build_zoo_model(model, opts);
 }
 

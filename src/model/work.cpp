@@ -13,6 +13,7 @@ ModelWork load_model_work(const ModelSource& model, const LoadOptions& opts, Opt
   ModelWork w;
   w.memory = storage.weight_bytes > 0 ? estimate_memory(g, optimizer, storage) : estimate_memory(g, optimizer);
   w.name = g.name;
+  w.batch = g.fixed_batch.value_or(opts.batch);
   w.layers = layer_work(g, costs);
   w.total = costs.total;
   w.bytes_per_element = static_cast<int>(dtype_bytes(opts.dtype));

@@ -6,6 +6,7 @@
 // position; '-' is an omitted input; '=' gives an integer payload (target shapes, axes). Attribute values are
 // integers, reals (always with '.' or 'e'), '_'-joined lists of them, or %-escaped strings.
 #include <cctype>
+#include <charconv>
 #include <cstdlib>
 
 #include "ops/family.hpp"
@@ -65,6 +66,9 @@ std::string print_attr(const AttrValue& v) {
   return out;
 }
 
+/// The longest integer payload a descriptor spells out (a Reshape's target shape, a Slice's starts, a Pad's pads).
+constexpr size_t kMaxPrintedInts = 64;
+
 std::string generic_body(const OpProblem& p) {
   std::string out;
   for (size_t i = 0; i < p.inputs.size(); ++i) {
@@ -78,9 +82,12 @@ std::string generic_body(const OpProblem& p) {
     if (activation && !in.needs_grad && is_float(in.dtype)) out += 'n';
     if (in.kind != default_kind(p.op, static_cast<int>(i))) out += kind_letter(in.kind);
     out += to_string(in.shape);
-    const DType natural = input_role(p.op, static_cast<int>(i)) == InputRole::Integer ? DType::I64 : p.dtype;
+    const bool shape_data = input_role(p.op, static_cast<int>(i)) == InputRole::Integer;
+    const DType natural = shape_data ? DType::I64 : p.dtype;
     if (in.dtype != natural) out += "@" + std::string(dtype_name(in.dtype));
-    if (in.has_ints) {
+    // Values matter only where the rule reads them (target shapes, axes, pads); a quantized weight's int8 payload
+    // or a Gather's index table would only make the descriptor long.
+    if (in.has_ints && shape_data && in.ints.size() <= kMaxPrintedInts) {
       out += '=';
       for (size_t k = 0; k < in.ints.size(); ++k) out += (k ? "_" : "") + std::to_string(in.ints[k]);
     }
@@ -100,9 +107,11 @@ std::string generic_body(const OpProblem& p) {
 }
 
 int64_t parse_int(const std::string& s, const std::string& desc) {
-  if (s.empty() || s.size() > 19 || s.find_first_not_of("-0123456789") != std::string::npos || s.find('-', 1) != std::string::npos)
+  int64_t v = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || end != s.data() + s.size())  // INT64_MIN (a Slice's "from the end") reads
     bad(desc, fmt::format("'{}' is not an integer", s));
-  return std::stoll(s);
+  return v;
 }
 
 double parse_real(const std::string& s, const std::string& desc) {

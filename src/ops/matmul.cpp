@@ -199,7 +199,8 @@ std::optional<OpProblem> gemm_parse(const std::string& body, const std::string& 
 }
 
 std::optional<OpProblem> matmul_parse(const std::string& body, const std::string& desc) {
-  if (body.empty() || !std::isalpha(static_cast<unsigned char>(body[0]))) return std::nullopt;
+  // The short form starts bs<N> or m<N>; the generic form's operands may start with a letter too ("n2x7,p7x2").
+  if (body.rfind("bs", 0) != 0 && body.rfind("m", 0) != 0) return std::nullopt;
   const auto f = short_form_fields(body, desc);
   const int64_t bs = field(f, "bs", desc, 1), m = field(f, "m", desc), k = field(f, "k", desc), n = field(f, "n", desc);
   OpProblem p;

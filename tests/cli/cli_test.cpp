@@ -134,10 +134,10 @@ TEST(Cli, ErrorsAreOneLineWithExitCodes) {
   auto size = run_ridge("summary resnet18 --input-size 3x0x5");
   EXPECT_EQ(size.exit_code, 2);
   EXPECT_NE(size.err.find("--input-size"), std::string::npos);
-  // An ONNX file takes its shapes from --input; --input-size (zoo models) and a --seq-len with no symbolic
-  // sequence dim to bind are refused, not ignored.
+  // An ONNX file takes its shapes from --input; --input-size (zoo models), a --seq-len with no symbolic
+  // sequence dim to bind and a --batch its fixed 1x8 input cannot take are refused, not ignored.
   const std::string onnx = std::string(RIDGE_SOURCE_DIR) + "/tests/load/data/incomplete_custom_op.onnx";
-  for (const char* unused : {"--input-size 3x64x64", "--seq-len 7"}) {
+  for (const char* unused : {"--input-size 3x64x64", "--seq-len 7", "--batch 3"}) {
     auto r = run_ridge("flops " + onnx + " " + unused);
     EXPECT_EQ(r.exit_code, 1) << unused;
     EXPECT_NE(r.err.find(std::string(unused).substr(0, 10)), std::string::npos) << r.err;

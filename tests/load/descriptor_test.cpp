@@ -36,6 +36,25 @@ TEST(Descriptor, LoadModelAcceptsDescriptors) {
   EXPECT_EQ(estimate(e).total.flops, 32);
 }
 
+// What the layer table prints re-runs as written: attributes after '/' (not a path), generic operands that start
+// with a letter, INT64_MIN in a Slice; integer payloads only where the rule reads them.
+TEST(Descriptor, PrintedFormsWithSlashesLettersAndExtremeIntegersLoad) {
+  Graph ln = load_model("layernormalization:2x16x768,768,768/axis=-1/epsilon=1e-05", LoadOptions{});
+  ASSERT_EQ(ln.nodes.size(), 1u);
+  EXPECT_EQ(ln.nodes[0].op, OpKind::LayerNormalization);
+  EXPECT_EQ(estimate(ln).total.params, 1536);
+  Graph mm = load_model("matmul:n2x7,p7x2", LoadOptions{});
+  EXPECT_EQ(estimate(mm).total.macs, 28);
+  EXPECT_EQ(estimate(mm).total.params, 14);
+  Graph sl = load_model("slice:n4x6,i1=-9223372036854775808,i1=9223372036854775807", LoadOptions{});
+  EXPECT_EQ(to_string(sl.value(sl.outputs[0]).shape), "4x6");
+  // An int8 weight's values are no part of its descriptor; a Reshape's target shape is.
+  Graph q = load_model("add:n2x3,c2x3@int8=1_2_3_4_5_6", LoadOptions{});
+  EXPECT_EQ(estimate(q).nodes[0].descriptor, "add:n2x3,c2x3@int8");
+  Graph r = load_model("reshape:n2x6,i2=3_4", LoadOptions{});
+  EXPECT_EQ(estimate(r).nodes[0].descriptor, "reshape:n2x6,i2=3_4");
+}
+
 TEST(Descriptor, BadDescriptorsNameTheField) {
   auto err = [](const std::string& d) {
     try {

@@ -89,6 +89,31 @@ TEST(OnnxArtefacts, AFunctionalCallInAModuleWithSubmodulesIsNotALeafModuleCall) 
   EXPECT_EQ(to_string(count_under(g, Convention::Pthflops).total), to_string(macs + 2 * E));
 }
 
+TEST(OnnxArtefacts, ABareLeafModuleExportedOnItsOwnIsItsOwnModuleCall) {
+  // torch.onnx.export(nn.Conv2d(3, 2, 3), 1x3x224x224): one node "/Conv" in the root scope, parameters "weight"
+  // and "bias". The root module is the leaf the tools hook: ptflops 2,759,904 (its published vector, as for the
+  // same Conv wrapped in nn.Sequential), thop 2,661,336 (no bias).
+  TinyModel m;
+  m.input("input", {1, 3, 224, 224}).weight("weight", {2, 3, 3, 3}).weight("bias", {2});
+  m.node("Conv", {"input", "weight", "bias"}, {"y"}, "/Conv");
+  m.output("y");
+  Graph g = import(m, "bare-conv");
+  ASSERT_EQ(g.nodes.size(), 1u);
+  EXPECT_TRUE(g.nodes[0].module_call);
+  EXPECT_EQ(g.nodes[0].module_type, "Conv2d");
+  EXPECT_EQ(g.nodes[0].name, "conv");
+  EXPECT_EQ(to_string(count_under(g, Convention::Ptflops).total), "2759904");
+  EXPECT_EQ(to_string(count_under(g, Convention::Thop).total), "2661336");
+  // A root forward of several ops is no leaf: nothing there is a module call.
+  TinyModel two;
+  two.input("x", {1, 4}).weight("w", {4, 4});
+  two.node("MatMul", {"x", "w"}, {"h"}, "/MatMul");
+  two.node("Relu", {"h"}, {"y"}, "/Relu");
+  two.output("y");
+  Graph f = import(two, "functional-root");
+  for (const Node& n : f.nodes) EXPECT_FALSE(n.module_call) << n.name;
+}
+
 TEST(OnnxArtefacts, TransposeLayerNormTransposeInOneScopeIsALayerNorm2dCall) {
   // torchvision's LayerNorm2d (ConvNeXt): permute, F.layer_norm, permute in its own scope. A leaf module of its
   // own type: torchinfo counts its parameters x output_size[0] (batch 2: 2 x 8); the tools that match exact

@@ -371,6 +371,7 @@ struct BoundModel {
   int opset = 13;
   std::vector<std::pair<std::string, std::optional<Shape>>> bound;  ///< graph inputs and their bound shapes
   std::vector<std::string> notes;                                   ///< what binding noted
+  std::optional<int64_t> fixed_batch;                               ///< the file's own batch (bind_inputs)
 };
 
 /// Every tensor typed and shaped and every op known: what ONNX's inference could add is nothing ridge uses.
@@ -397,6 +398,7 @@ std::optional<Graph> build_graph(BoundModel& bm, const std::string& label, const
   if (auto dot = w.g.name.find(".ext_emptybin"); dot != std::string::npos) w.g.name.resize(dot);
   w.g.source = label;
   w.g.notes = bm.notes;
+  w.g.fixed_batch = bm.fixed_batch;
   onnx::ModelProto& m = bm.m;
   const onnx::GraphProto& graph = m.graph();
   const auto& bound = bm.bound;
@@ -562,7 +564,7 @@ Graph import_model(onnx::ModelProto m, const std::string& label, const LoadOptio
   BoundModel bm;
   bm.m = std::move(m);
   bm.opset = check_model(bm.m, label);
-  bm.bound = bind_inputs(*bm.m.mutable_graph(), opts, label, bm.notes);
+  bm.bound = bind_inputs(*bm.m.mutable_graph(), opts, label, bm.notes, bm.fixed_batch);
   if (engines.onnx_inference && engines.ridge_rules && engines.onnx_inference_for_gaps_only) {
     try {
       if (auto g = build_graph(bm, label, opts, {false, true, false}, true)) return std::move(*g);

@@ -193,6 +193,14 @@ void assign_names_and_modules(Work& w) {
     g.nodes[i].module = paths[i].back();
     scope_members[raw.substr(0, raw.rfind('/'))].push_back(static_cast<int>(i));
   }
+  // A bare leaf module exported on its own (torch.onnx.export(nn.Conv2d(...))): every node sits in the root scope
+  // ("/Conv"), and the root module is the leaf whose call the tools' hooks see.
+  if (scope_members.empty()) {
+    std::vector<int> root;
+    for (size_t i = 0; i < g.nodes.size(); ++i)
+      if (w.onnx_names[i].rfind('/') == 0) root.push_back(static_cast<int>(i));
+    if (!root.empty() && root.size() == g.nodes.size()) scope_members[""] = root;
+  }
   // A scope with scopes under it is a module with submodules, never a leaf: its own nodes are functional calls in
   // its forward (torchvision's BasicConv2d: conv, bn, then F.relu in the container's scope).
   std::set<std::string> containers;
@@ -216,7 +224,7 @@ void assign_names_and_modules(Work& w) {
     Node& n = g.nodes[i];
     std::string op = n.op_type.substr(n.op_type.rfind('.') == std::string::npos ? 0 : n.op_type.rfind('.') + 1);
     std::string base;
-    if (n.module_call) base = n.module;
+    if (n.module_call) base = n.module.empty() ? ascii_lower(op) : n.module;  // a bare leaf: "conv"
     else if (const std::string stem = parameter_stem(g, n); !stem.empty()) base = n.module + "." + stem;
     else if (!paths[i].empty()) base = n.module + "." + ascii_lower(op);
     else if (!w.onnx_names[i].empty() && w.onnx_names[i].find('/') == std::string::npos) base = sanitize(w.onnx_names[i]);

@@ -45,9 +45,12 @@ std::optional<std::vector<double>> float_payload(const onnx::TensorProto& t);
 
 /// Shape of every real graph input (initializers excluded) with symbolic dims bound from `opts` (nullopt
 /// when the file gives no shape and --input none). Dims that stay unknown are -1 and reported in `notes`. Writes the bound dims back into `graph` so that ONNX's
-/// inference sees them. Throws Error for --input names that match nothing or shapes of the wrong rank.
+/// inference sees them. Throws Error for --input names that match nothing or shapes of the wrong rank, and (with
+/// `opts.refuse_unused`) for a batch other than 1 that no input can take. `fixed_batch` gets the batch the file
+/// fixes when no symbolic axis took `opts.batch`.
 std::vector<std::pair<std::string, std::optional<Shape>>> bind_inputs(onnx::GraphProto& graph, const LoadOptions& opts,
-                                                       const std::string& label, std::vector<std::string>& notes);
+                                                       const std::string& label, std::vector<std::string>& notes,
+                                                       std::optional<int64_t>& fixed_batch);
 
 // ---- shapes (the ops stage's rules, through import.cpp) --------------------------------------------------
 

@@ -234,7 +234,8 @@ chart::Chart share_chart(const Context& c) {
 // Time per iteration, samples/s, memory (with each device's capacity) and FLOPs against batch.
 std::vector<chart::Chart> batch_sweep_charts(const Context& c) {
   const bool train = c.req.train;
-  const std::vector<int64_t>& batches = c.req.sweep;
+  // A file that fixes its batch sweeps nothing but that batch.
+  const std::vector<int64_t> batches = c.graph.fixed_batch ? std::vector<int64_t>{*c.graph.fixed_batch} : c.req.sweep;
   std::vector<chart::SweepSeries> flops{{"forward FLOPs (estimated)", {}, false}, {"forward + backward FLOPs (estimated)", {}, false}};
   std::vector<chart::SweepSeries> memory{{train ? "training peak (estimated)" : "inference peak (estimated)", {}, false}};
   std::vector<chart::SweepSeries> time, rate;
@@ -426,6 +427,7 @@ HtmlReport model_report(const ReportRequest& req) {
   load.dtype = req.dtype.value_or(mode.activation_dtype);
   load.training = req.train;
   Context c{req, mode, load, load_source(req.model, load)};
+  if (c.graph.fixed_batch) load.batch = c.load.batch = *c.graph.fixed_batch;  // a file of fixed shapes: its batch
   c.costs = estimate(c.graph);
   if (req.strict) require_complete(incompleteness(c.graph, c.costs), req.model.name);
   c.memory = estimate_memory(c.graph, *parse_optimizer(req.optimizer), param_storage(mode));

@@ -93,11 +93,6 @@ Document predict_report(const PredictRequest& a) {
   Document doc;
   doc.inputs["dtype"] = std::string(dtype_name(load.dtype));  // what was used: --dtype, else the precision's
   std::vector<std::string> forced;
-  const PredictOptions opt = predict_options(
-      d, {mode.compute, a.level, combine, a.calibration, a.force, a.ppp, a.ppp_mem, a.kernel_launch_s, a.train,
-          mode.weight_bytes, *optimizer, load.batch},
-      &forced);
-  doc.inputs["combine"] = std::string(combine_name(opt.combine));  // what was used: --combine, else the default's
 
   ModelWork work;
   if (a.flops) {
@@ -117,6 +112,10 @@ Document predict_report(const PredictRequest& a) {
     if (a.train) doc.notes.push_back("--flops with --train: backward assumed 2x forward FLOPs, no weight update");
   } else {
     work = load_model_work(a.model, load, *optimizer, param_storage(mode));
+    if (work.batch != load.batch) {  // a file of fixed shapes (Python's example_inputs): its batch is the run's
+      doc.notes.push_back(fmt::format("{} fixes its batch at {}: predicted for that batch", work.name, work.batch));
+      load.batch = work.batch;
+    }
     if (a.strict) require_complete(work.incomplete, a.model.name);
     doc.notes.insert(doc.notes.end(), work.notes.begin(), work.notes.end());
     // A batch the device cannot hold is refused: its time would describe a run that does not exist.
@@ -133,6 +132,11 @@ Document predict_report(const PredictRequest& a) {
       forced.push_back("forced: " + what);
     }
   }
+  const PredictOptions opt = predict_options(
+      d, {mode.compute, a.level, combine, a.calibration, a.force, a.ppp, a.ppp_mem, a.kernel_launch_s, a.train,
+          mode.weight_bytes, *optimizer, load.batch},
+      &forced);
+  doc.inputs["combine"] = std::string(combine_name(opt.combine));  // what was used: --combine, else the default's
   const Prediction p = predict(work.layers, opt);
   const std::string kind(time_kind_label(p.kind));
   std::vector<std::string> flags = calibration_flags(opt.calibration);
