@@ -16,12 +16,14 @@ message. The C++ library behind it is the one the `ridge` CLI calls; see docs/py
 """
 from __future__ import annotations
 
+import contextlib as _contextlib
 import html as _html
 import io as _io
 import json as _json
+import operator as _operator
 import os as _os
 import weakref as _weakref
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 _DATA = _os.path.join(_os.path.dirname(__file__), "data")
 if _os.path.isdir(_DATA) and not _os.environ.get("RIDGE_DATA_DIR"):
@@ -68,6 +70,21 @@ __version__ = "0.1.0"
 
 # ---- results --------------------------------------------------------------------------------------------------
 
+_INT64_MIN, _UINT64_MAX = -2**63, 2**64 - 1
+
+
+def _exact_counts(obj: Dict[str, Any]) -> Dict[str, Any]:
+    """A JSON object with its counts beyond 64 bits as ints: the JSON writes a count as a number when it fits in
+    int64 or uint64 and as its exact decimal string beyond (report::to_json), so a decimal string outside that range
+    is such a count; every other string (names, shapes, "0") stays as it is."""
+    for k, v in obj.items():
+        if isinstance(v, str) and len(v) >= 19 and v.lstrip("-").isdigit() and v.isascii():
+            n = int(v)
+            if (n < _INT64_MIN or n > _UINT64_MAX) and str(n) == v:
+                obj[k] = n
+    return obj
+
+
 class Result:
     """What one ridge command reports: the same document the CLI prints.
 
@@ -83,7 +100,7 @@ class Result:
         self._totals_key = totals_key
         self._layers_key = layers_key
         self._share_metrics = list(share_metrics)
-        self._data: Dict[str, Any] = _json.loads(doc.json())
+        self._data: Dict[str, Any] = _json.loads(doc.json(), object_hook=_exact_counts)
 
     @property
     def data(self) -> Dict[str, Any]:
@@ -170,7 +187,8 @@ class Model:
 
     def __init__(self, model: ModelLike, input_size: Optional[Sequence[int]] = None, example_inputs: Any = None,
                  **export_kwargs: Any):
-        self.input_size = tuple(input_size) if input_size is not None else None
+        dims = _dims(input_size, "input_size")
+        self.input_size = tuple(dims) if dims is not None else None
         self._spec = _spec_of(model, self.input_size, example_inputs, export_kwargs)
         # A Module exported from example inputs has their shapes, batch included; otherwise its batch is symbolic.
         self._fixed_batch = example_inputs is not None and _is_torch_module(model)
@@ -188,7 +206,8 @@ class Model:
                              "input_size instead)")
         return _ridge.load_options(_positive(batch, "batch"), _dims(size, "input_size"),
                                    None if seq_len is None else _positive(seq_len, "seq_len"),
-                                   [(n, _dims(s, "inputs")) for n, s in (inputs or {}).items()], dtype or "fp32",
+                                   [(n, _dims(s, "inputs")) for n, s in (inputs or {}).items()],
+                                   _dtype(dtype) or "fp32",
                                    training)
 
     def graph(self, batch: int = 1, dtype: Optional[str] = None, seq_len: Optional[int] = None,
@@ -219,23 +238,63 @@ def load(model: ModelLike, input_size: Optional[Sequence[int]] = None, example_i
     return Model(model, input_size, example_inputs, **export_kwargs)
 
 
+def _integer(v: Any) -> Optional[int]:
+    """`v` as a Python int when it is an integer: an int, a numpy integer, a 0-d integer array or tensor (whatever
+    operator.index takes); None for anything else, bools (Python's, numpy's, torch's) included."""
+    if isinstance(v, bool) or str(getattr(v, "dtype", "")) in ("bool", "torch.bool"):
+        return None
+    try:
+        return _operator.index(v)
+    except TypeError:
+        return None
+
+
 def _positive(v: Any, name: str, limit: int = 2**62) -> int:
-    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+    n = _integer(v)
+    if n is None or n < 1:
         raise ValueError("{}: {!r} is not a positive integer".format(name, v))
-    if v > limit:
-        raise ValueError("{}: {} is too large (at most {})".format(name, v, limit))
+    if n > limit:
+        raise ValueError("{}: {} is too large (at most {})".format(name, n, limit))
+    return n
+
+
+def _dims(size: Any, name: str) -> Optional[List[int]]:
+    """A shape: a tuple, list, torch.Size or integer array of positive ints, or one int (a 1-d shape)."""
+    if size is None:
+        return None
+    if _integer(size) is not None:
+        return [_positive(size, name)]
+    if isinstance(size, (str, bytes)):
+        raise ValueError("{}: give a tuple of ints such as (3, 224, 224), not {!r}".format(name, size))
+    try:
+        dims = list(size)
+    except TypeError:
+        raise ValueError("{}: give a tuple of ints such as (3, 224, 224), not {!r}".format(name, size)) from None
+    return [_positive(d, name) for d in dims]
+
+
+def _dtype(v: Any) -> Any:
+    """dtype as given (None: the default; a non-string is the native call's "wrong type"), refusing an empty one."""
+    if isinstance(v, str) and not v.strip():
+        raise ValueError("dtype: {!r} is not an element type (fp32|fp16|bf16|fp64; None: the default)".format(v))
     return v
 
 
-def _dims(size: Optional[Iterable[int]], name: str) -> Optional[List[int]]:
-    if size is None:
-        return None
-    if isinstance(size, (str, bytes)):
-        raise ValueError("{}: give a tuple of ints such as (3, 224, 224), not {!r}".format(name, size))
-    dims = list(size)
-    for d in dims:
-        _positive(d, name)
-    return dims
+def _device(v: Any, name: str = "device") -> str:
+    """A required device name: a non-empty string."""
+    if not isinstance(v, str) or not v.strip():
+        raise ValueError("{}: a device name is required, such as 'a100' (see ridge.devices()), not {!r}"
+                         .format(name, v))
+    return v
+
+
+def _device_list(v: Any, required: bool) -> List[str]:
+    """Device names: one or a list of them, each a non-empty string; none at all is an error when `required`."""
+    names = [v] if isinstance(v, str) else ([] if v is None else list(v))
+    if required and not names:
+        raise ValueError("device: a device name is required, such as 'a100' (see ridge.devices()), not {!r}"
+                         .format(v))
+    return [_device(d) for d in names]
 
 
 _EXPORTS: "_weakref.WeakKeyDictionary[Any, Tuple[Any, bytes]]" = _weakref.WeakKeyDictionary()
@@ -249,6 +308,8 @@ def _spec_of(model: Any, input_size: Optional[Tuple[int, ...]], example_inputs: 
         path = _os.fspath(model)
         return ("name", path.encode(), path)
     if isinstance(model, (bytes, bytearray, memoryview)):
+        if not bytes(model):
+            raise ValueError("model: the ONNX bytes are empty")
         return ("onnx_bytes", bytes(model), "onnx bytes")
     if isinstance(model, dict):
         label = model.get("_name_or_path") or model.get("model_type") or "config dict"
@@ -269,6 +330,78 @@ def _is_torch_module(model: Any) -> bool:
 from ._unfolded import as_the_module_is as _as_the_module_is  # noqa: E402 (shared with validation/)
 
 
+class _Unknown(Exception):
+    """A value _state_of cannot fingerprint: the export is then not cached."""
+
+
+# Module attributes the state fingerprint leaves out: the parameters, buffers and submodules (their shapes and
+# structure are in the key, the submodules walked on their own) and the mode (the export is always in eval mode).
+_NOT_STATE = frozenset(("_parameters", "_buffers", "_modules", "_non_persistent_buffers_set", "training"))
+
+
+def _state_of(module: Any, torch: Any) -> Optional[Tuple[Any, ...]]:
+    """A fingerprint of every submodule's plain attributes (`use_b = True`, `depth = 3`, a config object's fields),
+    which forward() may read as it runs: equal fingerprints, equal exports. Tensors count by shape and dtype,
+    functions by identity, hooks by which are registered; None when an attribute cannot be fingerprinted (an object
+    without __dict__, a cycle too deep, more than 100,000 values), and the export is then not cached."""
+    import enum
+    import functools
+    import types
+    seen: Dict[int, int] = {}
+    budget = [100_000]
+
+    def fp(v: Any, depth: int) -> Any:
+        budget[0] -= 1
+        if budget[0] < 0 or depth > 12:
+            raise _Unknown
+        if v is None or isinstance(v, (bool, int, float, complex, str, bytes, enum.Enum, torch.dtype,
+                                       torch.device, torch.layout, torch.memory_format)):
+            return (type(v).__qualname__, repr(v))  # repr: a NaN equals itself
+        if isinstance(v, torch.Tensor):
+            return ("tensor", tuple(v.shape), str(v.dtype))
+        if isinstance(v, torch.nn.Module):
+            return ("module", id(v))  # its own attributes are walked as a submodule
+        if isinstance(v, (types.FunctionType, types.BuiltinFunctionType, type)):
+            return ("callable", getattr(v, "__module__", None), getattr(v, "__qualname__", None), id(v))
+        if id(v) in seen:  # shared (one config object in every layer) or a cycle
+            return ("seen", seen[id(v)])
+        seen[id(v)] = len(seen)
+        if isinstance(v, functools.partial):
+            return ("partial", fp(v.func, depth + 1), fp(v.args, depth + 1), fp(v.keywords, depth + 1))
+        if isinstance(v, types.MethodType):
+            return ("method", fp(v.__self__, depth + 1), fp(v.__func__, depth + 1))
+        if isinstance(v, (tuple, list)):
+            return (type(v).__qualname__, tuple(fp(x, depth + 1) for x in v))
+        if isinstance(v, (set, frozenset)):
+            return (type(v).__qualname__, tuple(sorted((fp(x, depth + 1) for x in v), key=repr)))
+        if isinstance(v, dict):
+            return (type(v).__qualname__, tuple((fp(k, depth + 1), fp(x, depth + 1)) for k, x in v.items()))
+        if type(v).__module__ == "numpy" and hasattr(v, "tobytes") and getattr(v, "size", 0) <= 10_000:
+            return ("numpy", repr(getattr(v, "shape", ())), str(v.dtype), v.tobytes())
+        slots = [n for c in type(v).__mro__ for n in vars(c).get("__slots__", ()) if isinstance(n, str)]
+        d = getattr(v, "__dict__", None)
+        if not isinstance(d, dict) and not slots:
+            raise _Unknown
+        return ("object", type(v).__module__, type(v).__qualname__, fp(dict(d or {}), depth + 1),
+                tuple((n, fp(getattr(v, n, None), depth + 1)) for n in slots if n not in ("__dict__", "__weakref__")))
+
+    try:
+        state = []
+        for name, sub in module.named_modules():
+            attrs = []
+            for k, v in vars(sub).items():
+                if k in _NOT_STATE:
+                    continue
+                if k.endswith("hooks") and isinstance(v, dict):  # which hooks, not what they hold
+                    attrs.append((k, tuple((h, id(fn)) for h, fn in v.items())))
+                else:
+                    attrs.append((k, fp(v, 0)))
+            state.append((name, type(sub).__qualname__, tuple(attrs)))
+        return tuple(state)
+    except (_Unknown, RecursionError):
+        return None
+
+
 def _export_module(module: Any, input_size: Optional[Tuple[int, ...]], example_inputs: Any,
                    export_kwargs: Dict[str, Any]) -> bytes:
     """torch.onnx.export into memory, weights as shapes only. From input_size the batch axis is symbolic (ridge
@@ -287,16 +420,26 @@ def _export_module(module: Any, input_size: Optional[Tuple[int, ...]], example_i
         args = example_inputs if isinstance(example_inputs, tuple) else (example_inputs,)
         shapes = tuple(tuple(a.shape) if hasattr(a, "shape") else repr(a) for a in args)
     names = ["input"] if len(shapes) == 1 else ["input_{}".format(i) for i in range(len(shapes))]
-    # What the export depends on: the module's structure (repr), its parameters' and buffers' shapes, the inputs'
-    # shapes and the export options; a module changed in any of them is exported again.
-    key = (symbolic, repr(module), tuple((n, tuple(p.shape)) for n, p in module.named_parameters()),
-           tuple((n, tuple(b.shape)) for n, b in module.named_buffers()),
-           shapes, repr(sorted(export_kwargs.items())))
+    # What the export depends on: the module's structure (repr), its parameters' and buffers' shapes and dtypes,
+    # every submodule's plain attributes (_state_of), the inputs' shapes and dtypes and the export options; a module
+    # changed in any of them is exported again. A module whose attributes cannot be fingerprinted is not cached.
+    state = _state_of(module, torch)
+    key = (symbolic, repr(module), tuple((n, tuple(p.shape), p.dtype) for n, p in module.named_parameters()),
+           tuple((n, tuple(b.shape), b.dtype) for n, b in module.named_buffers()), state,
+           shapes, tuple(str(getattr(a, "dtype", "")) for a in args), repr(sorted(export_kwargs.items())))
     cached = _EXPORTS.get(module)
-    if cached is not None and cached[0] == key:
+    if state is not None and cached is not None and cached[0] == key:
         return cached[1]
-    if symbolic:
-        args = (torch.randn(*shapes[0]),)
+    # Inputs that require grad, traced with grad enabled: torch's fused inference kernels for MultiheadAttention and
+    # the Transformer layers (aten::_native_multi_head_attention, _transformer_encoder_layer_fwd; no ONNX export)
+    # run only in eval mode with grad off or nothing requiring it, so the export takes the layers' plain ops. Each
+    # input is a copy that is not a leaf, so an in-place op on it (ReLU(inplace=True) first) is allowed and leaves
+    # the caller's tensor as it was.
+    def traced(a: Any) -> Any:
+        if isinstance(a, torch.Tensor) and a.is_floating_point():
+            return a.detach().requires_grad_().clone()
+        return a
+    args = tuple(traced(a) for a in ((torch.randn(*shapes[0]),) if symbolic else args))
     # Without weights: ridge needs their shapes only (see _ridge.params_to_initializers).
     kwargs = dict(input_names=names, dynamic_axes={n: {0: "batch"} for n in names} if symbolic else None,
                   do_constant_folding=False, opset_version=13, export_params=False)
@@ -305,7 +448,7 @@ def _export_module(module: Any, input_size: Optional[Tuple[int, ...]], example_i
     was_training = module.training
     module.eval()
     try:
-        with torch.no_grad(), _as_the_module_is(torch):
+        with torch.enable_grad(), _as_the_module_is(torch):
             torch.onnx.export(module, args, buf, **kwargs)
     except Exception as e:  # torch's own message, with what ridge was doing
         raise Error("{}: torch.onnx.export failed: {}".format(type(module).__name__, str(e).splitlines()[0])) from e
@@ -314,7 +457,10 @@ def _export_module(module: Any, input_size: Optional[Tuple[int, ...]], example_i
     data = buf.getvalue()
     if not kwargs["export_params"]:
         data = _ridge.params_to_initializers(data, set(names), type(module).__name__)
-    _EXPORTS[module] = (key, data)
+    if state is not None:
+        _EXPORTS[module] = (key, data)
+    else:
+        _EXPORTS.pop(module, None)
     return data
 
 
@@ -334,15 +480,44 @@ _TOTALS = {"predict": "summary", "measure": "summary", "serve": "serve", "train"
 _LAYERS = {"ingest": "kernels", "serve": "ops", "train": "op_groups"}
 
 
+def _plain(v: Any) -> Any:
+    """A numpy or torch number (an argument as given) as the JSON number it is."""
+    n = _integer(v)
+    if n is not None:
+        return n
+    if hasattr(v, "__float__"):
+        return float(v)
+    if hasattr(v, "tolist"):  # an integer array given as a shape
+        return v.tolist()
+    raise TypeError("{!r} is not JSON serializable".format(v))
+
+
 def _finish(doc: "_ridge.Document", command: str, inputs: Dict[str, Any]) -> Result:
     doc.command = command
-    doc.set_inputs(_json.dumps({k: v for k, v in inputs.items() if v is not None}))
+    doc.set_inputs(_json.dumps({k: v for k, v in inputs.items() if v is not None}, default=_plain))
     return Result(doc, _SHARES.get(command, ()), _TOTALS.get(command, "totals"), _LAYERS.get(command, "layers"))
 
 
+def _require_complete(data: Dict[str, Any], label: str) -> None:
+    """strict=True: raises ridge.Error with the CLI's --strict message (require_complete) when the document says a
+    node was not costed."""
+    missing = data.get("not_costed") or []
+    if data.get("complete", True) is False and missing:
+        first = missing[0]
+        raise Error("--strict: {}: node '{}' (op {}) cannot be costed: {}{}".format(
+            label, first.get("node"), first.get("op"), first.get("reason"),
+            " (and {} more)".format(len(missing) - 1) if len(missing) > 1 else ""))
+
+
+def _require_costed(graph: "_ridge.Graph", label: str) -> None:
+    """strict=True for commands whose document does not say what was not costed (measure, roofline): the graph's
+    summary does, checked before the command runs, as the CLI checks."""
+    _require_complete(_json.loads(_ridge.summary(graph, 0, None, "sgd", None).json()), label)
+
+
 def _load_args(model: Model, batch: int, dtype: Optional[str], seq_len: Optional[int],
-               inputs: Optional[Dict[str, Sequence[int]]]) -> Dict[str, Any]:
-    return {"model": model.label, "batch": batch, "dtype": dtype or "fp32", "seq_len": seq_len,
+               inputs: Optional[Dict[str, Sequence[int]]], strict: bool = False) -> Dict[str, Any]:
+    return {"model": model.label, "batch": batch, "dtype": dtype or "fp32", "seq_len": seq_len, "strict": bool(strict),
             "input_size": "x".join(map(str, model.input_size)) if model.input_size else None,
             "input": ["{}={}".format(n, "x".join(map(str, s))) for n, s in inputs.items()] if inputs else None}
 
@@ -350,29 +525,45 @@ def _load_args(model: Model, batch: int, dtype: Optional[str], seq_len: Optional
 def summary(model: ModelLike, input_size: Optional[Sequence[int]] = None, batch: int = 1,
             convention: Optional[str] = None, dtype: Optional[str] = None, *, depth: int = 0,
             optimizer: str = "sgd", precision: Optional[str] = None, seq_len: Optional[int] = None,
-            inputs: Optional[Dict[str, Sequence[int]]] = None, example_inputs: Any = None) -> Result:
-    """Per-layer params, MACs, FLOPs (forward and backward), bytes and memory (`ridge summary`)."""
+            inputs: Optional[Dict[str, Sequence[int]]] = None, example_inputs: Any = None,
+            strict: bool = False) -> Result:
+    """Per-layer params, MACs, FLOPs (forward and backward), bytes and memory (`ridge summary`); strict: raise
+    ridge.Error when a node cannot be costed instead of reporting lower bounds."""
     m = load(model, input_size, example_inputs)
-    if not isinstance(depth, int) or isinstance(depth, bool) or not 0 <= depth <= 64:
-        raise ValueError("depth: {!r} is not an integer from 0 to 64".format(depth))
+    depth = _depth(depth)
     if precision is not None and dtype is None:  # as the CLI: tensors at the precision's activation type
         dtype = _ridge.activation_dtype(precision)
     g = m.graph(batch, dtype, seq_len, inputs)
     doc = _ridge.summary(g, depth, convention, optimizer, precision)
-    return _finish(doc, "summary", dict(_load_args(m, batch, dtype, seq_len, inputs), depth=depth,
-                                        convention=convention, optimizer=optimizer, precision=precision))
+    r = _finish(doc, "summary", dict(_load_args(m, batch, dtype, seq_len, inputs, strict), depth=depth,
+                                     convention=convention, optimizer=optimizer, precision=precision))
+    if strict:
+        _require_complete(r.data, m.label)
+    return r
 
 
 def flops(model: ModelLike, input_size: Optional[Sequence[int]] = None, batch: int = 1,
           convention: Optional[str] = None, dtype: Optional[str] = None, *, all_conventions: bool = False,
           seq_len: Optional[int] = None, inputs: Optional[Dict[str, Sequence[int]]] = None,
-          example_inputs: Any = None) -> Result:
-    """Headline FLOP/MAC counts under ridge's convention and other tools' (`ridge flops`)."""
+          example_inputs: Any = None, strict: bool = False) -> Result:
+    """Headline FLOP/MAC counts under ridge's convention and other tools' (`ridge flops`); strict: raise ridge.Error
+    when a node cannot be costed."""
     m = load(model, input_size, example_inputs)
     doc = _ridge.flops(m.graph(batch, dtype, seq_len, inputs), bool(all_conventions), convention,
                        _ridge.ModelSource(*m._spec))
-    return _finish(doc, "flops", dict(_load_args(m, batch, dtype, seq_len, inputs),
-                                      all_conventions=bool(all_conventions), convention=convention))
+    r = _finish(doc, "flops", dict(_load_args(m, batch, dtype, seq_len, inputs, strict),
+                                   all_conventions=bool(all_conventions), convention=convention))
+    if strict:
+        _require_complete(r.data, m.label)
+    return r
+
+
+def _depth(v: Any) -> int:
+    """A module depth: 0 (every node) to 64, as `ridge summary --depth`."""
+    n = _integer(v)
+    if n is None or not 0 <= n <= 64:
+        raise ValueError("depth: {!r} is not an integer from 0 to 64".format(v))
+    return n
 
 
 def _text(v: Optional[str], name: str) -> str:
@@ -406,16 +597,18 @@ def predict(model: ModelLike, input_size: Optional[Sequence[int]] = None, batch:
             allreduce: str = "auto", allreduce_fit: str = "builtin", bucket_mib: float = 25,
             devices_dir: Union[None, str, Sequence[str]] = None, seq_len: Optional[int] = None,
             inputs: Optional[Dict[str, Sequence[int]]] = None, example_inputs: Any = None,
-            optimizer: str = "sgd") -> Result:
+            optimizer: str = "sgd", strict: bool = False) -> Result:
     """PALEO-style time per layer and per iteration on a device, optionally calibrated and data-parallel
-    (`ridge predict`)."""
+    (`ridge predict`); strict: raise ridge.Error when a node cannot be costed."""
     m = load(model, input_size, example_inputs)
     kind, payload, label = m._spec
     source = _ridge.ModelSource(kind, payload, label)
-    if flops is not None and (isinstance(flops, bool) or not isinstance(flops, int) or flops < 0):
-        raise ValueError("flops: {!r} is not a FLOP count (a non-negative int)".format(flops))
+    if flops is not None:
+        if _integer(flops) is None or _integer(flops) < 0:
+            raise ValueError("flops: {!r} is not a FLOP count (a non-negative int)".format(flops))
+        flops = _integer(flops)
     opts = m.load_options(batch, None, seq_len, inputs)
-    doc = _ridge.predict(source, opts, dtype, _text(device, "device"), _dirs(devices_dir), precision, bool(train),
+    doc = _ridge.predict(source, opts, _dtype(dtype), _device(device), _dirs(devices_dir), precision, bool(train),
                          _text(combine, "combine"), level, _text(calibration, "calibration"), bool(force),
                          _opt_real(ppp, "ppp"), _opt_real(ppp_mem, "ppp_mem"),
                          _opt_real(launch_overhead, "launch_overhead"), None if flops is None else str(flops),
@@ -425,7 +618,9 @@ def predict(model: ModelLike, input_size: Optional[Sequence[int]] = None, batch:
                          None if nics_per_node is None else _positive(nics_per_node, "nics_per_node"),
                          allreduce, allreduce_fit, _opt_real(bucket_mib, "bucket_mib"), _text(optimizer, "optimizer"))
     # Every option that changed the result, as the CLI records its flags (None: not given, left out).
-    return _finish(doc, "predict", dict(_load_args(m, batch, dtype, seq_len, inputs), device=device,
+    if strict:
+        _require_complete(_json.loads(doc.json()), m.label)
+    return _finish(doc, "predict", dict(_load_args(m, batch, dtype, seq_len, inputs, strict), device=device,
                                         precision=precision, train=bool(train), combine=combine, level=level,
                                         calibration=calibration, devices_count=devices_count, force=bool(force),
                                         ppp=ppp, ppp_mem=ppp_mem, launch_overhead=launch_overhead, flops=flops,
@@ -475,39 +670,87 @@ def roofline(models: Union[ModelLike, Sequence[ModelLike]], input_size: Optional
              batch: int = 1, dtype: Optional[str] = None, *, device: Union[str, Sequence[str]],
              precision: str = "fp32", level: str = "dram", measured: Union[None, str, Sequence[str]] = None,
              summary_only: bool = False, devices_dir: Union[None, str, Sequence[str]] = None,
-             seq_len: Optional[int] = None, example_inputs: Any = None) -> Result:
+             seq_len: Optional[int] = None, example_inputs: Any = None, strict: bool = False) -> Result:
     """Layers and models on device rooflines: arithmetic intensity, attainable FLOP/s, ridge point, bound
-    (`ridge roofline`). `models` is one model or a list; the notebook view draws one roofline per device."""
+    (`ridge roofline`). `models` is one model or a list; the notebook view draws one roofline per device. strict:
+    raise ridge.Error when a node of a model cannot be costed."""
     import tempfile
     many = [load(m, input_size, example_inputs)
             for m in (models if isinstance(models, (list, tuple)) else [models])]
     if not many:
         raise ValueError("models: give at least one model")
     opts = many[0].load_options(batch, None, seq_len)
+    devices = _device_list(device, True)
+    if strict:
+        for m in many:
+            _require_costed(m.graph(batch, dtype, seq_len), m.label)
     with tempfile.TemporaryDirectory(prefix="ridge-") as tmp:
-        doc = _ridge.roofline(_named(many, tmp), opts, dtype, _dirs(device), _dirs(devices_dir), precision, level,
+        doc = _ridge.roofline(_named(many, tmp), opts, _dtype(dtype), devices, _dirs(devices_dir), precision, level,
                               _dirs(measured), bool(summary_only))
-    return _finish(doc, "roofline", dict(model=[m.label for m in many], batch=batch, device=_dirs(device),
-                                         precision=precision, level=level))
+    return _finish(doc, "roofline", dict(model=[m.label for m in many], batch=batch, device=devices,
+                                         precision=precision, level=level, strict=bool(strict)))
+
+
+def _cpu_count() -> int:
+    """The CPUs this process may run on. measure(threads=0) asks for them all explicitly: once torch is imported,
+    OpenMP's default is what torch set (often 1 thread), not the machine."""
+    try:
+        return max(1, len(_os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # not Linux
+        return max(1, _os.cpu_count() or 1)
+
+
+class _OpenMPThreads:
+    """Runs the executor on `threads` OpenMP threads (0: every CPU) and then gives OpenMP back the thread count it
+    had, which torch uses for its own ops. Needed where the OpenMP runtime is the process's (torch loaded it):
+    torch sets its default to torch's thread count, often 1, and the executor's "runtime default" would be that."""
+
+    def __init__(self, threads: int):
+        self._threads = threads or _cpu_count()
+        self._saved: Optional[int] = None
+        self._set: Any = None
+
+    def __enter__(self) -> int:
+        import ctypes
+        try:
+            lib = ctypes.CDLL(None)
+            get, self._set = lib.omp_get_max_threads, lib.omp_set_num_threads
+        except (AttributeError, OSError):  # no OpenMP in the process's global symbols: the executor's own
+            return self._threads
+        self._saved = int(get())
+        self._set(self._threads)
+        return self._threads
+
+    def __exit__(self, *exc: Any) -> bool:
+        if self._saved is not None:
+            self._set(self._saved)
+        return False
 
 
 def measure(model: ModelLike, input_size: Optional[Sequence[int]] = None, batch: int = 1,
             dtype: Optional[str] = None, *, threads: int = 0, repeat: int = 50, max_seconds: float = 20,
             train: bool = False, seed: int = 42, machine: Optional[str] = None, seq_len: Optional[int] = None,
             inputs: Optional[Dict[str, Sequence[int]]] = None, example_inputs: Any = None,
-            end_to_end: bool = False) -> Result:
+            end_to_end: bool = False, strict: bool = False) -> Result:
     """Runs the model on this CPU with oneDNN (random weights) and times every layer next to its estimate and the
-    machine's roofline (`ridge measure`); end_to_end: also the whole graph as one fused program."""
+    machine's roofline (`ridge measure`); end_to_end: also the whole graph as one fused program. threads=0 is every
+    CPU this process may run on (os.sched_getaffinity), also once torch has set OpenMP's default to 1; torch's own
+    thread count is as it was afterwards. strict: raise ridge.Error, before measuring, when a node cannot be
+    costed."""
     m = load(model, input_size, example_inputs)
-    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 0:
+    if _integer(threads) is None or _integer(threads) < 0:
         raise ValueError("threads: {!r} is not a thread count (0: all CPUs)".format(threads))
+    threads = _integer(threads)
     g = m.graph(batch, dtype, seq_len, inputs, training=bool(train))
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+    if _integer(seed) is None or _integer(seed) < 0:
         raise ValueError("seed: {!r} is not a non-negative integer".format(seed))
-    doc = _ridge.measure(g, threads, seed,
-                         bool(train), _positive(repeat, "repeat"), _opt_real(max_seconds, "max_seconds"),
-                         _text(machine, "machine"), bool(end_to_end))
-    return _finish(doc, "measure", dict(_load_args(m, batch, dtype, seq_len, inputs), threads=threads,
+    seed = _integer(seed)
+    if strict:
+        _require_costed(g, m.label)
+    with _OpenMPThreads(threads) as n:
+        doc = _ridge.measure(g, n, seed, bool(train), _positive(repeat, "repeat"),
+                             _opt_real(max_seconds, "max_seconds"), _text(machine, "machine"), bool(end_to_end))
+    return _finish(doc, "measure", dict(_load_args(m, batch, dtype, seq_len, inputs, strict), threads=threads,
                                         repeat=repeat, max_seconds=max_seconds, train=bool(train), seed=seed,
                                         end_to_end=bool(end_to_end)))
 
@@ -553,7 +796,7 @@ def serve(model: ModelLike, *, device: str, batch: int = 1, prompt: int = 512, g
     (the cache holds every head's key and value) or "latent" (the latent cache and decode of vLLM and SGLang)."""
     m = load(model)
     dirs = _dirs(devices)
-    doc = _ridge.serve(_ridge.ModelSource(*m._spec), _text(device, "device"), dirs, _text(calibration, "calibration"),
+    doc = _ridge.serve(_ridge.ModelSource(*m._spec), _device(device), dirs, _text(calibration, "calibration"),
                        _positive(batch, "batch"), _positive(prompt, "prompt"), _positive(generate, "generate"),
                        _positive(tp, "tp"), _text(weights, "weights"), _text(kv, "kv"), _text(compute, "compute"),
                        _text(attention, "attention"), _text(moe, "moe"), _text(mla, "mla"))
@@ -575,9 +818,11 @@ def train(model: ModelLike, *, device: str, gpus: int, tp: int = 1, pp: int = 1,
     gpus = tp x cp x pp x dp)."""
     m = load(model)
     dirs = _dirs(devices)
-    if isinstance(zero, bool) or not isinstance(zero, (int, str)):
+    if _integer(zero) is not None:
+        zero = _integer(zero)
+    elif not isinstance(zero, str):
         raise ValueError("zero: {!r} is not a ZeRO stage (0, 1, 2, 3 or 'fsdp')".format(zero))
-    doc = _ridge.train(_ridge.ModelSource(*m._spec), _text(device, "device"), dirs, _text(calibration, "calibration"),
+    doc = _ridge.train(_ridge.ModelSource(*m._spec), _device(device), dirs, _text(calibration, "calibration"),
                        _positive(gpus, "gpus"), _positive(tp, "tp"), _positive(pp, "pp"),
                        None if dp is None else _positive(dp, "dp"), str(zero), _positive(interleave, "interleave"),
                        _positive(ep, "ep"), _positive(cp, "cp"), bool(sp), _text(recompute, "recompute"), _positive(seq, "seq"),
@@ -592,52 +837,119 @@ def train(model: ModelLike, *, device: str, gpus: int, tp: int = 1, pp: int = 1,
 
 
 def _batches(sweep: Union[str, Sequence[int]]) -> List[int]:
-    """Batch sizes of a sweep: a list of ints, "1,2,4" or "start:stop:step" (as --sweep)."""
-    if isinstance(sweep, str):
-        try:
-            if ":" in sweep:
-                start, stop, *step = (int(p) for p in sweep.split(":"))
-                if len(step) > 1:
-                    raise ValueError
-                return list(range(start, stop + 1, step[0] if step else 1))
-            return [int(p) for p in sweep.split(",") if p.strip()]
-        except ValueError:
-            raise ValueError("sweep: {!r} is not a list of batch sizes (1,2,4 or start:stop:step)".format(sweep))
-    return [_positive(b, "sweep") for b in sweep]
+    """Batch sizes of a sweep: a list of ints, "1,2,4" or "start:stop:step", refused as --sweep is
+    (cli::parse_batch_list): at most 10000 points, a range that stops before it starts."""
+    if not isinstance(sweep, str):
+        return [_positive(b, "sweep") for b in sweep]
+
+    def num(part: str) -> int:
+        if not part or not all("0" <= c <= "9" for c in part):
+            raise ValueError("sweep: '{}' is not a positive integer (in '{}')".format(part, sweep))
+        if len(part) > 12:
+            raise ValueError("sweep: batch size {} is too large (at most 999,999,999,999; in '{}')".format(part, sweep))
+        if int(part) < 1:
+            raise ValueError("sweep: batch sizes must be positive (got {} in '{}')".format(int(part), sweep))
+        return int(part)
+
+    if ":" in sweep:
+        parts = sweep.split(":")
+        if len(parts) > 3:
+            raise ValueError("sweep: '{}' is not START:STOP[:STEP]".format(sweep))
+        start, stop, step = num(parts[0]), num(parts[1]), num(parts[2]) if len(parts) == 3 else 1
+        if stop < start:
+            raise ValueError("sweep: '{}' stops before it starts".format(sweep))
+        if (stop - start) // step > 10000:
+            raise ValueError("sweep: '{}' has more than 10000 points".format(sweep))
+        return list(range(start, stop + 1, step))
+    return [num(p) for p in sweep.split(",")]
+
+
+# report()'s serving options (--serve only) and their defaults; and the model report's options, which the serving
+# report refuses (its graphs come from the LLM's config), as `ridge report` does.
+_SERVE_ONLY = {"prompt": 512, "generate": 128, "tp": 1, "weights": "fp16", "kv": "fp16", "attention": "eager",
+               "moe": "eager", "mla": "hf"}
+_MODEL_ONLY = ("profile", "train", "optimizer", "measure", "end_to_end", "sweep", "seq_len", "inputs", "input_size",
+               "example_inputs", "dtype", "strict", "force", "depth")
 
 
 def report(model: ModelLike, path: Union[str, "_os.PathLike[str]"], input_size: Optional[Sequence[int]] = None,
            batch: int = 1, *, device: Union[None, str, Sequence[str]] = None, example_inputs: Any = None,
-           dtype: Optional[str] = None, precision: Optional[str] = None, train: bool = False, optimizer: str = "sgd",
-           devices_dir: Union[None, str, Sequence[str]] = None, measure: bool = False,
-           profile: Union[None, str, Sequence[str]] = None, force: bool = False,
-           sweep: Union[str, Sequence[int]] = "1,2,4,8,16,32,64", depth: int = 1, top: int = 5,
-           serve: bool = False, prompt: int = 512, generate: int = 128, tp: int = 1, weights: str = "fp16",
-           kv: str = "fp16", strict: bool = False, seq_len: Optional[int] = None,
-           inputs: Optional[Dict[str, Sequence[int]]] = None, end_to_end: bool = False, attention: str = "eager",
-           moe: str = "eager", mla: str = "hf") -> str:
+           dtype: Optional[str] = None, precision: Optional[str] = None, train: Optional[bool] = None,
+           optimizer: Optional[str] = None, devices_dir: Union[None, str, Sequence[str]] = None,
+           measure: Optional[bool] = None, profile: Union[None, str, Sequence[str]] = None,
+           force: Optional[bool] = None, sweep: Union[None, str, Sequence[int]] = None, depth: Optional[int] = None,
+           top: int = 5, serve: bool = False, prompt: Optional[int] = None, generate: Optional[int] = None,
+           tp: Optional[int] = None, weights: Optional[str] = None, kv: Optional[str] = None,
+           strict: Optional[bool] = None, seq_len: Optional[int] = None,
+           inputs: Optional[Dict[str, Sequence[int]]] = None, end_to_end: Optional[bool] = None,
+           attention: Optional[str] = None, moe: Optional[str] = None, mla: Optional[str] = None) -> str:
     """Writes the self-contained HTML report (`ridge report MODEL -o PATH`) and returns its path; `serve=True`
     reports an LLM's serving (prompt, generate, tp, weights, kv, attention, moe, mla as for serve()) on each device
     instead. precision: None is fp32, or fp16 with serve=True (which takes fp16, bf16 or fp32). end_to_end (with
-    measure=True): also time the whole graph as one fused program."""
+    measure=True): also time the whole graph as one fused program. sweep: a list of batch sizes, "1,2,4" or
+    "start:stop:step" (at most 10000 points; default 1,2,4,8,16,32,64); depth: 0 to 64 (default 1). As the CLI,
+    the serving options given without serve=True, or the model report's options (sweep, depth, train, measure,
+    profile, input_size, dtype, ...) given with it, are refused with ValueError; None leaves an option unset."""
+    given = dict(prompt=prompt, generate=generate, tp=tp, weights=weights, kv=kv, attention=attention, moe=moe,
+                 mla=mla, profile=profile, train=train, optimizer=optimizer, measure=measure, end_to_end=end_to_end,
+                 sweep=sweep, seq_len=seq_len, inputs=inputs, input_size=input_size, example_inputs=example_inputs,
+                 dtype=dtype, strict=strict, force=force, depth=depth)
+    if not serve:
+        for name in _SERVE_ONLY:
+            if given[name] is not None:
+                raise ValueError("{} needs serve=True (as --{} needs --serve)".format(name, name))
+    else:
+        for name in _MODEL_ONLY:
+            if given[name] is not None:
+                raise ValueError("{} does not apply to serve=True (its graphs come from the LLM's config)"
+                                 .format(name))
+    serving = {k: _SERVE_ONLY[k] if given[k] is None else given[k] for k in _SERVE_ONLY}
+    depth = _depth(1 if depth is None else depth)
+    batches = _batches("1,2,4,8,16,32,64" if sweep is None else sweep)
     m = load(model, input_size, example_inputs)
     path = _os.path.abspath(_os.fspath(path))
-    if isinstance(depth, bool) or not isinstance(depth, int) or depth < 0:
-        raise ValueError("depth: {!r} is not 0 (every layer) or more".format(depth))
     opts = m.load_options(batch, None, seq_len, inputs)
-    _ridge.report(_ridge.ModelSource(*m._spec), opts, dtype, bool(strict), _text(precision, "precision"), bool(train),
-                  _text(optimizer, "optimizer"), _dirs(device), _dirs(devices_dir), bool(measure), _dirs(profile),
-                  bool(force), _batches(sweep), depth, _positive(top, "top"), bool(serve), _positive(prompt, "prompt"),
-                  _positive(generate, "generate"), _positive(tp, "tp"), _text(weights, "weights"), _text(kv, "kv"),
-                  path, bool(end_to_end), _text(attention, "attention"), _text(moe, "moe"), _text(mla, "mla"))
+    # measure=True times on every CPU, as measure(threads=0).
+    with _OpenMPThreads(0) if measure else _contextlib.nullcontext():
+        _ridge.report(_ridge.ModelSource(*m._spec), opts, _dtype(dtype), bool(strict), _text(precision, "precision"),
+                      bool(train), _text(optimizer or "sgd", "optimizer"), _device_list(device, False),
+                      _dirs(devices_dir), bool(measure), _dirs(profile), bool(force), batches, depth,
+                      _positive(top, "top"), bool(serve),
+                      _positive(serving["prompt"], "prompt"), _positive(serving["generate"], "generate"),
+                      _positive(serving["tp"], "tp"), _text(serving["weights"], "weights"), _text(serving["kv"], "kv"),
+                      path, bool(end_to_end), _text(serving["attention"], "attention"), _text(serving["moe"], "moe"),
+                      _text(serving["mla"], "mla"))
     return path
+
+
+# Where a function's keyword arguments differ from its command's options (`ridge COMMAND --help`): every other
+# option is the keyword of its long name with - as _ (--seq-len is seq_len=, --strict is strict=True).
+_OUTPUT_OPTIONS = ("--format, --json, --csv, --csv-totals, --md, --wide and --plot are the Result's methods "
+                   "(to_json(), to_pandas(), to_markdown(), to_text(), to_html(); a notebook shows the charts)")
+_KEYWORD_NOTES = {
+    "summary": ["--input NAME=SHAPE is inputs={NAME: SHAPE}"],
+    "flops": ["--input NAME=SHAPE is inputs={NAME: SHAPE}"],
+    "predict": ["--input NAME=SHAPE is inputs={NAME: SHAPE}", "--devices-dir/--devices is devices_dir="],
+    "roofline": ["MODELS is models= (one or a list)", "--input NAME=SHAPE is not taken (give example_inputs)",
+                 "--summary is summary_only=", "--force is not taken", "--devices-dir/--devices is devices_dir="],
+    "measure": ["--input NAME=SHAPE is inputs={NAME: SHAPE}", "--machine FILE|none is machine="],
+    "ingest": ["FILES is files= (one or a list)", "--label is labels= (one per file)", "--chart is not taken",
+               "--devices-dir/--devices is devices_dir="],
+    "devices": ["--devices-dir/--devices is devices_dir=", "machine_profile= is Python's only"],
+    "serve": ["--devices is devices=", "--all-ops is not needed: .tables holds both \"ops\" and \"op_groups\""],
+    "train": ["--devices is devices="],
+    "report": ["-o/--output is path", "--input NAME=SHAPE is inputs={NAME: SHAPE}",
+               "--devices-dir/--devices is devices_dir=", "--device/-d is device= (one or a list)"],
+}
 
 
 def _with_help(fn, command: str) -> None:
     text = _HELP.get(command)
     if text:
-        fn.__doc__ = "{}\n\nThe CLI's `ridge {} --help` (keyword arguments take the option names with - as _):\n\n{}" \
-            .format(fn.__doc__, command, "\n".join("    " + line for line in text.splitlines()))
+        notes = "; ".join(_KEYWORD_NOTES.get(command, []) + [_OUTPUT_OPTIONS])
+        fn.__doc__ = ("{}\n\nThe CLI's `ridge {} --help` below: keyword arguments are the options' long names with "
+                      "- as _ (--seq-len is seq_len=; a flag is =True), except: {}.\n\n{}").format(
+            fn.__doc__, command, notes, "\n".join("    " + line for line in text.splitlines()))
 
 
 for _fn, _cmd in ((summary, "summary"), (flops, "flops"), (predict, "predict"), (devices, "devices"),

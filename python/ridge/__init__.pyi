@@ -36,7 +36,7 @@ class Result:
     def _repr_html_(self) -> str: ...
 
 ModelLike = Union[str, os.PathLike[str], bytes, bytearray, memoryview, Dict[str, Any], "Model", Any]
-Shape = Sequence[int]
+Shape = Union[Sequence[int], int, Any]  # a tuple, list, torch.Size or integer array of ints; one int is (int,)
 Dirs = Union[None, str, os.PathLike[str], Sequence[Union[str, os.PathLike[str]]]]
 
 class Model:
@@ -55,11 +55,11 @@ def load(model: ModelLike, input_size: Optional[Shape] = ..., example_inputs: An
 def summary(model: ModelLike, input_size: Optional[Shape] = ..., batch: int = ..., convention: Optional[str] = ...,
             dtype: Optional[str] = ..., *, depth: int = ..., optimizer: str = ..., precision: Optional[str] = ...,
             seq_len: Optional[int] = ..., inputs: Optional[Dict[str, Shape]] = ...,
-            example_inputs: Any = ...) -> Result: ...
+            example_inputs: Any = ..., strict: bool = ...) -> Result: ...
 
 def flops(model: ModelLike, input_size: Optional[Shape] = ..., batch: int = ..., convention: Optional[str] = ...,
           dtype: Optional[str] = ..., *, all_conventions: bool = ..., seq_len: Optional[int] = ...,
-          inputs: Optional[Dict[str, Shape]] = ..., example_inputs: Any = ...) -> Result: ...
+          inputs: Optional[Dict[str, Shape]] = ..., example_inputs: Any = ..., strict: bool = ...) -> Result: ...
 
 def predict(model: ModelLike, input_size: Optional[Shape] = ..., batch: int = ..., dtype: Optional[str] = ..., *,
             device: str, precision: str = ..., train: bool = ..., combine: str = ..., level: str = ...,
@@ -69,19 +69,19 @@ def predict(model: ModelLike, input_size: Optional[Shape] = ..., batch: int = ..
             inter_node: Optional[str] = ..., nics_per_node: Optional[int] = ..., allreduce: str = ...,
             allreduce_fit: str = ..., bucket_mib: float = ..., devices_dir: Dirs = ...,
             seq_len: Optional[int] = ..., inputs: Optional[Dict[str, Shape]] = ...,
-            example_inputs: Any = ...) -> Result: ...
+            example_inputs: Any = ..., optimizer: str = ..., strict: bool = ...) -> Result: ...
 
 def devices(devices_dir: Dirs = ..., machine_profile: Optional[str] = ...) -> Result: ...
 
 def roofline(models: Union[ModelLike, Sequence[ModelLike]], input_size: Optional[Shape] = ..., batch: int = ...,
              dtype: Optional[str] = ..., *, device: Union[str, Sequence[str]], precision: str = ..., level: str = ...,
              measured: Dirs = ..., summary_only: bool = ..., devices_dir: Dirs = ..., seq_len: Optional[int] = ...,
-             example_inputs: Any = ...) -> Result: ...
+             example_inputs: Any = ..., strict: bool = ...) -> Result: ...
 
 def measure(model: ModelLike, input_size: Optional[Shape] = ..., batch: int = ..., dtype: Optional[str] = ..., *,
             threads: int = ..., repeat: int = ..., max_seconds: float = ..., train: bool = ..., seed: int = ...,
             machine: Optional[str] = ..., seq_len: Optional[int] = ..., inputs: Optional[Dict[str, Shape]] = ...,
-            example_inputs: Any = ...) -> Result: ...
+            example_inputs: Any = ..., end_to_end: bool = ..., strict: bool = ...) -> Result: ...
 
 def ingest(files: Dirs, *, model: Optional[ModelLike] = ..., input_size: Optional[Shape] = ..., batch: int = ...,
            steps: int = ..., train: bool = ..., labels: Optional[Sequence[str]] = ..., input_format: Optional[str] = ...,
@@ -100,9 +100,11 @@ def train(model: ModelLike, *, device: str, gpus: int, tp: int = ..., pp: int = 
 
 def report(model: ModelLike, path: Union[str, os.PathLike[str]], input_size: Optional[Shape] = ..., batch: int = ...,
            *, device: Union[None, str, Sequence[str]] = ..., example_inputs: Any = ..., dtype: Optional[str] = ...,
-           precision: str = ..., train: bool = ..., optimizer: str = ...,
-           devices_dir: Union[None, str, Sequence[str]] = ..., measure: bool = ...,
-           profile: Union[None, str, Sequence[str]] = ..., force: bool = ..., sweep: Union[str, Sequence[int]] = ...,
-           depth: int = ..., top: int = ..., serve: bool = ..., prompt: int = ..., generate: int = ..., tp: int = ...,
-           weights: str = ..., kv: str = ..., strict: bool = ..., seq_len: Optional[int] = ...,
-           inputs: Optional[Dict[str, Shape]] = ...) -> str: ...
+           precision: Optional[str] = ..., train: Optional[bool] = ..., optimizer: Optional[str] = ...,
+           devices_dir: Union[None, str, Sequence[str]] = ..., measure: Optional[bool] = ...,
+           profile: Union[None, str, Sequence[str]] = ..., force: Optional[bool] = ...,
+           sweep: Union[None, str, Sequence[int]] = ..., depth: Optional[int] = ..., top: int = ..., serve: bool = ...,
+           prompt: Optional[int] = ..., generate: Optional[int] = ..., tp: Optional[int] = ...,
+           weights: Optional[str] = ..., kv: Optional[str] = ..., strict: Optional[bool] = ...,
+           seq_len: Optional[int] = ..., inputs: Optional[Dict[str, Shape]] = ..., end_to_end: Optional[bool] = ...,
+           attention: Optional[str] = ..., moe: Optional[str] = ..., mla: Optional[str] = ...) -> str: ...

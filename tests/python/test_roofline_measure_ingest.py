@@ -79,3 +79,31 @@ def test_roofline_names_in_memory_models_by_their_labels():
            "_name_or_path": "tiny-llama"}
     r = ridge.roofline([cfg, cfg], device="h100", seq_len=64, summary_only=True)
     assert [m["model"] for m in r["models"]] == ["tiny-llama", "tiny-llama-2"]
+
+
+def test_measure_threads_0_is_every_cpu_even_after_torch_set_one():
+    # torch sets OpenMP's default to its own thread count (often 1): threads=0 asks for this process's CPUs.
+    torch = pytest.importorskip("torch")
+    import os
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        r = ridge.measure("mnist", repeat=3, max_seconds=1, machine="none", threads=0)
+    finally:
+        torch.set_num_threads(before)
+    assert "batch 1, {} thread{})".format(cpus, "" if cpus == 1 else "s") in r.title, r.title
+    assert r.data["inputs"]["threads"] == 0  # as asked, as the CLI records --threads 0
+
+
+def test_measure_gives_torch_its_thread_count_back():
+    torch = pytest.importorskip("torch")
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        ridge.measure("mnist", repeat=3, max_seconds=1, machine="none", threads=0)
+        assert torch.get_num_threads() == 1
+        ridge.measure("mnist", repeat=3, max_seconds=1, machine="none", threads=2)
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)

@@ -174,5 +174,58 @@ def test_report_takes_serves_kernel_options(tmp_path):
                         attention="flash2", moe="grouped")
     html = open(path, encoding="utf-8").read()
     assert "flash-attention-2" in html
-    with pytest.raises(ValueError, match="need serve=True"):
+    with pytest.raises(ValueError, match="moe needs serve=True"):
         ridge.report("resnet18", str(tmp_path / "x.html"), moe="grouped")
+
+
+@pytest.mark.parametrize("sweep, match", [
+    ("1:100000000", "sweep: '1:100000000' has more than 10000 points"),
+    ("1:20000", "has more than 10000 points"),
+    ("5:1", "sweep: '5:1' stops before it starts"),
+    ("1:0:1", "batch sizes must be positive"),
+    ("1,,2", "'' is not a positive integer"),
+    ("-1,2", "'-1' is not a positive integer"),
+    ("1:2:3:4", "is not START:STOP"),
+    ("1:9999999999999", "too large"),
+])
+def test_report_refuses_the_sweeps_the_cli_refuses(tmp_path, sweep, match):
+    # As `ridge report --sweep` (cli::parse_batch_list): refused at once, not run for minutes.
+    with pytest.raises(ValueError, match=match):
+        ridge.report("mnist", tmp_path / "x.html", sweep=sweep)
+    assert not (tmp_path / "x.html").exists()
+
+
+def test_report_sweep_at_the_limit_runs(tmp_path):
+    assert ridge._batches("1:10001") == list(range(1, 10002))  # (stop - start) / step = 10000: the CLI takes it
+    assert ridge._batches("2:9:3") == [2, 5, 8]
+    assert os.path.exists(ridge.report("mnist", tmp_path / "ok.html", sweep="1:64:8"))
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"tp": 2}, "tp needs serve=True"),
+    ({"tp": 1}, "tp needs serve=True"),  # given at its default: the CLI refuses `--tp 1` too
+    ({"prompt": 64}, "prompt needs serve=True"),
+    ({"generate": 8}, "generate needs serve=True"),
+    ({"weights": "int4"}, "weights needs serve=True"),
+    ({"kv": "fp8"}, "kv needs serve=True"),
+    ({"attention": "flash2"}, "attention needs serve=True"),
+    ({"mla": "latent"}, "mla needs serve=True"),
+])
+def test_report_refuses_serving_options_without_serve(tmp_path, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        ridge.report("mnist", tmp_path / "x.html", **kwargs)
+
+
+@pytest.mark.parametrize("kwargs", [{"sweep": "1,2"}, {"depth": 0}, {"train": True}, {"measure": False},
+                                    {"dtype": "fp16"}, {"seq_len": 64}, {"optimizer": "adam"}, {"strict": True}])
+def test_serve_report_refuses_the_model_reports_options(tmp_path, kwargs):
+    with pytest.raises(ValueError, match="{} does not apply to serve=True".format(next(iter(kwargs)))):
+        ridge.report(TINY_LLAMA, tmp_path / "x.html", serve=True, device="h100", **kwargs)
+
+
+def test_report_depth_is_capped_as_summarys(tmp_path):
+    for depth in (1000, 65, -1, True):
+        with pytest.raises(ValueError, match="depth: .* is not an integer from 0 to 64"):
+            ridge.report("mnist", tmp_path / "x.html", depth=depth)
+    with pytest.raises(ValueError, match="depth: 1000 is not an integer from 0 to 64"):
+        ridge.summary("mnist", depth=1000)

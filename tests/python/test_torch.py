@@ -110,3 +110,122 @@ def test_python_arguments_fail_as_the_cli_does():
         ridge.predict("resnet18", device="a100", ppp=5)
     with pytest.raises(ValueError, match="--devices-count"):
         ridge.predict("resnet18", device="a100", train=True, gpus_per_node=8)
+
+
+class _SelfAttention(torch.nn.Module):
+    """One input used as query, key and value: in eval mode torch would run its fused kernel."""
+
+    def __init__(self):
+        super().__init__()
+        self.mha = torch.nn.MultiheadAttention(64, 4, batch_first=True)
+
+    def forward(self, x):
+        return self.mha(x, x, x, need_weights=False)[0]
+
+
+@pytest.mark.parametrize("make", [
+    _SelfAttention,
+    lambda: torch.nn.TransformerEncoder(torch.nn.TransformerEncoderLayer(64, 4, 128), 2),
+    lambda: torch.nn.TransformerEncoder(torch.nn.TransformerEncoderLayer(64, 4, 128, batch_first=True), 2),
+], ids=["self-attention", "encoder", "encoder-batch-first"])
+@pytest.mark.parametrize("frozen", [False, True], ids=["trainable", "frozen"])
+def test_attention_exports_without_torchs_fused_fast_path(make, frozen):
+    # The export traces with grad enabled and an input that requires it, so torch does not take
+    # aten::_native_multi_head_attention / _transformer_encoder_layer_fwd (no ONNX export), frozen weights included.
+    m = make()
+    for p in m.parameters():
+        p.requires_grad_(not frozen)
+    r = ridge.summary(m.eval(), input_size=(10, 64)).totals
+    assert r["params"] == sum(p.numel() for p in m.parameters())
+    assert r["flops"] > 0 and r["buffers"] == 0
+    x = torch.randn(2, 10, 64)
+    assert ridge.summary(m, example_inputs=x).totals["params"] == r["params"]
+    assert not x.requires_grad and not m.training  # the caller's tensor and the module's mode as they were
+
+
+class _Switch(torch.nn.Module):
+    """forward() reads plain attributes: changing them changes the graph, not the module's repr or shapes."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(64, 64)
+        self.b = torch.nn.Linear(64, 64)
+        self.use_b = False
+        self.depth = 1
+
+    def forward(self, x):
+        for _ in range(self.depth):
+            x = self.a(x)
+        return self.b(x) if self.use_b else x
+
+
+def test_changed_plain_attributes_are_exported_again():
+    m = _Switch()
+    before = ridge.summary(m, input_size=(64,)).totals
+    assert ridge.load(m, input_size=(64,))._spec[1] is ridge.load(m, input_size=(64,))._spec[1]  # unchanged: cached
+    m.use_b, m.depth = True, 3
+    after = ridge.summary(m, input_size=(64,)).totals
+    fresh = _Switch()
+    fresh.use_b, fresh.depth = True, 3
+    assert after == ridge.summary(fresh, input_size=(64,)).totals
+    assert (before["params"], before["flops"]) == (4160, 8256)
+    assert (after["params"], after["flops"]) == (8320, 33024)
+    m.use_b, m.depth = False, 1
+    assert ridge.summary(m, input_size=(64,)).totals == before
+
+
+def test_changed_attribute_of_a_config_object_is_exported_again():
+    class Config:
+        layers = 1
+
+    class Net(torch.nn.Module):
+        def __init__(self, config):
+            super().__init__()
+            self.config = config
+            self.fc = torch.nn.Linear(8, 8)
+
+        def forward(self, x):
+            for _ in range(self.config.layers):
+                x = self.fc(x)
+            return x
+
+    m = Net(Config())
+    one = ridge.flops(m, input_size=(8,)).totals["flops"]
+    m.config.layers = 2
+    assert ridge.flops(m, input_size=(8,)).totals["flops"] == 2 * one
+
+
+def test_module_with_an_attribute_that_cannot_be_fingerprinted_is_exported_each_time():
+    import threading
+    m = _Switch()
+    m.lock = threading.Lock()  # no __dict__, no __slots__: its state is unknown, so nothing is cached
+    a = ridge.load(m, input_size=(64,))
+    m.use_b = True
+    b = ridge.load(m, input_size=(64,))
+    assert a._spec[1] is not b._spec[1]
+    assert ridge.summary(b).totals["params"] == 8320
+
+
+def test_input_size_as_one_int_or_a_numpy_array():
+    np = pytest.importorskip("numpy")
+    m = torch.nn.Linear(8, 4)
+    as_tuple = ridge.summary(m, input_size=(8,)).totals
+    assert ridge.summary(m, input_size=8).totals == as_tuple
+    assert ridge.summary(m, input_size=np.int64(8)).totals == as_tuple
+    assert ridge.summary(m, input_size=np.array([8]), batch=np.int64(1)).totals == as_tuple
+    assert ridge.load(m, input_size=np.array([8])).input_size == (8,)
+
+
+def test_in_place_op_on_the_input_exports_and_leaves_the_callers_tensor():
+    # The traced input requires grad (see above) but is not a leaf, so an in-place op on it is allowed.
+    class AddInPlace(torch.nn.Module):
+        def forward(self, x):
+            x += 1
+            return x * 2
+
+    assert ridge.summary(torch.nn.Sequential(torch.nn.ReLU(inplace=True), torch.nn.Linear(8, 4)),
+                         input_size=(8,)).totals["params"] == 36
+    assert ridge.flops(AddInPlace(), input_size=(8,), batch=3).totals["flops"] == 3 * 16
+    x = torch.zeros(2, 8)
+    ridge.summary(AddInPlace(), example_inputs=x)
+    assert not x.any() and not x.requires_grad
