@@ -133,6 +133,12 @@ bool einsum_cost(const CostContext& c, Cost& cost, std::string& reason) {
     reason = fmt::format("einsum equation '{}' is not supported (ellipsis or malformed)", c.n.attrs.s("equation", ""));
     return false;
   }
+  if (c.n.inputs.size() == 1) {
+    // One operand multiplies nothing: a permutation or diagonal is a move (Transpose's 0), and summing out
+    // letters adds, as ReduceSum: every visited element but one per output.
+    cost.flops = *macs - c.out_elems();
+    return true;
+  }
   cost.macs = *macs;
   cost.flops = 2 * *macs;
   for (int v : c.n.inputs) c.add_grad(v, 2 * *macs, cost);
