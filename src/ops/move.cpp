@@ -239,6 +239,11 @@ bool split(RuleContext& c) {
     for (int64_t i = 0; i < parts; ++i) sizes.push_back(std::max<int64_t>(0, std::min(each, d - i * each)));
   }
   if (static_cast<int>(sizes.size()) != c.outputs()) throw RuleError("Split sizes do not match the outputs");
+  if (int64_t sum = 0; d >= 0) {
+    for (int64_t s : sizes) sum += std::max<int64_t>(s, 0);
+    if (sum != d) throw RuleError(fmt::format("Split sizes [{}] do not add up to dim {} ({})", fmt::join(sizes, ", "),
+                                              axis, d));
+  }
   int64_t offset = 0;
   for (int k = 0; k < c.outputs(); ++k) {
     if (sizes[k] < 0) throw RuleError("negative split size");
@@ -378,6 +383,10 @@ bool transpose(RuleContext& c) {
   if (perm.empty())
     for (int i = x->rank() - 1; i >= 0; --i) perm.push_back(i);
   if (static_cast<int>(perm.size()) != x->rank()) throw RuleError("perm does not match the input rank");
+  std::vector<char> seen(x->rank(), 0);
+  for (int64_t p : perm)
+    if (seen[c.axis(p, x->rank())]++)
+      throw RuleError(fmt::format("perm [{}] is not a permutation", fmt::join(perm, ", ")));
   Shape out;
   for (int64_t p : perm) out.dims.push_back(x->dims[c.axis(p, x->rank())]);
   c.out(0, out);
