@@ -43,6 +43,10 @@ std::optional<AttentionGeom> attention_geom(const Shape* q, const Shape* k, cons
   }
   if (g.q_heads > 0 && g.kv_heads > 0 && g.q_heads % g.kv_heads != 0)
     throw RuleError("Attention: q_num_heads must be a multiple of kv_num_heads");
+  const int64_t k_head = q->rank() == 3 ? div_or_unknown(k->dims[2], g.kv_heads) : k->dims[3];
+  if (g.head >= 0 && k_head >= 0 && g.head != k_head)
+    throw RuleError(fmt::format("Attention: Q {} and K {} differ in head size ({} and {})", to_string(*q),
+                                to_string(*k), g.head, k_head));
   if (past) {
     if (past->rank() != 4) throw RuleError("Attention: past_key must be 4-D [B, kv_heads, past, size]");
     g.past = past->dims[2];

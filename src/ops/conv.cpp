@@ -28,29 +28,50 @@ int64_t window_out(int64_t in, int64_t k, int64_t stride, int64_t dil, int64_t p
   return out;
 }
 
+/// Checks shared by Conv and ConvTranspose: input and weight ranks, a positive group, and kernel_shape (when
+/// given) equal to the weight's spatial dims. Returns the kernel.
+std::vector<int64_t> conv_kernel(const RuleContext& c, const Shape& x, const Shape& wt) {
+  if (x.rank() < 3) throw RuleError(fmt::format("input {} is not [N, C, spatial...]", to_string(x)));
+  if (wt.rank() != x.rank()) throw RuleError("weight rank does not match the input rank");
+  if (const int64_t group = c.n.attrs.i("group", 1); group <= 0)
+    throw RuleError(fmt::format("group {} must be positive", group));
+  const std::vector<int64_t> from_weight(wt.dims.begin() + 2, wt.dims.end());
+  const auto kernel = c.n.attrs.ints("kernel_shape", from_weight);
+  bool same = kernel.size() == from_weight.size();
+  for (size_t i = 0; same && i < kernel.size(); ++i) same = from_weight[i] < 0 || kernel[i] == from_weight[i];
+  if (!same)
+    throw RuleError(fmt::format("kernel_shape [{}] does not match the weight {}", fmt::join(kernel, ", "),
+                                to_string(wt)));
+  return kernel;
+}
+
 bool conv_infer(RuleContext& c) {
   const Shape* x = c.shape(0);
   const Shape* wt = c.shape(1);
   if (!x || !wt) return false;
-  if (wt->rank() != x->rank()) throw RuleError("weight rank does not match the input rank");
-  std::vector<int64_t> kernel = c.n.attrs.ints("kernel_shape", {wt->dims.begin() + 2, wt->dims.end()});
-  return windowed(c, wt->dims[0], kernel);
+  return windowed(c, wt->dims[0], conv_kernel(c, *x, *wt));
 }
 
 bool conv_transpose_infer(RuleContext& c) {
   const Shape* x = c.shape(0);
   const Shape* wt = c.shape(1);
-  if (!x || !wt || x->rank() < 3) return false;
-  if (wt->rank() != x->rank()) throw RuleError("weight rank does not match the input rank");
+  if (!x || !wt) return false;
+  const auto kernel = conv_kernel(c, *x, *wt);
   const int spatial = x->rank() - 2;
   const int64_t group = c.n.attrs.i("group", 1);
-  const auto kernel = c.n.attrs.ints("kernel_shape", {wt->dims.begin() + 2, wt->dims.end()});
+  if (x->dims[1] >= 0 && wt->dims[0] >= 0 && x->dims[1] != wt->dims[0])
+    throw RuleError(fmt::format("input has {} channels but weight {} expects {}", x->dims[1], to_string(*wt),
+                                wt->dims[0]));
+  if (wt->dims[0] >= 0 && wt->dims[0] % group != 0)
+    throw RuleError(fmt::format("group {} does not divide the {} input channels", group, wt->dims[0]));
   const auto strides = c.n.attrs.ints("strides", std::vector<int64_t>(spatial, 1));
   const auto dil = c.n.attrs.ints("dilations", std::vector<int64_t>(spatial, 1));
   const auto pads = c.n.attrs.ints("pads", std::vector<int64_t>(2 * spatial, 0));
   const auto extra = c.n.attrs.ints("output_padding", std::vector<int64_t>(spatial, 0));
   const auto explicit_out = c.n.attrs.ints("output_shape");
   const std::string auto_pad = c.n.attrs.s("auto_pad", "NOTSET");
+  if (!explicit_out.empty() && static_cast<int>(explicit_out.size()) < spatial)
+    throw RuleError("ConvTranspose output_shape has fewer dims than the input's spatial dims");
   if (static_cast<int>(kernel.size()) != spatial || static_cast<int>(strides.size()) != spatial ||
       static_cast<int>(dil.size()) != spatial || static_cast<int>(pads.size()) != 2 * spatial ||
       static_cast<int>(extra.size()) != spatial)

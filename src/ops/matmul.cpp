@@ -19,6 +19,15 @@ bool gemm_infer(RuleContext& c) {
   Shape out{{a->dims.begin(), a->dims.end() - 1}};
   if (ta) out.dims = {a->dims[1]};
   out.dims.push_back(b->dims[tb ? 0 : 1]);
+  if (const Shape* bias = c.shape(2)) {  // C broadcasts one way, to the output
+    bool fits = bias->rank() <= out.rank();
+    for (int i = 1; fits && i <= bias->rank(); ++i) {
+      const int64_t cd = bias->dims[bias->rank() - i], od = out.dims[out.rank() - i];
+      fits = cd < 0 || od < 0 || cd == 1 || cd == od;
+    }
+    if (!fits)
+      throw RuleError(fmt::format("Gemm C {} does not broadcast to the output {}", to_string(*bias), to_string(out)));
+  }
   c.out(0, out);
   return true;
 }
@@ -81,6 +90,8 @@ bool einsum_infer(RuleContext& c) {
       const int64_t d = s->dims[dim++];
       ++count[ch];
       auto [it, fresh] = extent.emplace(ch, d);
+      if (!fresh && it->second > 1 && d > 1 && it->second != d)
+        throw RuleError(fmt::format("Einsum letter '{}' is {} in one place and {} in another", ch, it->second, d));
       if (!fresh && (it->second < 0 || it->second == 1)) it->second = d;
     }
   }
@@ -132,6 +143,12 @@ bool einsum_cost(const CostContext& c, Cost& cost, std::string& reason) {
   if (!macs) {
     reason = fmt::format("einsum equation '{}' is not supported (ellipsis or malformed)", c.n.attrs.s("equation", ""));
     return false;
+  }
+  if (c.n.inputs.size() == 1) {
+    // One operand multiplies nothing: a permutation or diagonal is a move (Transpose's 0), and summing out
+    // letters adds, as ReduceSum: every visited element but one per output.
+    cost.flops = *macs - c.out_elems();
+    return true;
   }
   cost.macs = *macs;
   cost.flops = 2 * *macs;

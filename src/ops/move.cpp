@@ -239,6 +239,11 @@ bool split(RuleContext& c) {
     for (int64_t i = 0; i < parts; ++i) sizes.push_back(std::max<int64_t>(0, std::min(each, d - i * each)));
   }
   if (static_cast<int>(sizes.size()) != c.outputs()) throw RuleError("Split sizes do not match the outputs");
+  if (int64_t sum = 0; d >= 0) {
+    for (int64_t s : sizes) sum += std::max<int64_t>(s, 0);
+    if (sum != d) throw RuleError(fmt::format("Split sizes [{}] do not add up to dim {} ({})", fmt::join(sizes, ", "),
+                                              axis, d));
+  }
   int64_t offset = 0;
   for (int k = 0; k < c.outputs(); ++k) {
     if (sizes[k] < 0) throw RuleError("negative split size");
@@ -378,6 +383,10 @@ bool transpose(RuleContext& c) {
   if (perm.empty())
     for (int i = x->rank() - 1; i >= 0; --i) perm.push_back(i);
   if (static_cast<int>(perm.size()) != x->rank()) throw RuleError("perm does not match the input rank");
+  std::vector<char> seen(x->rank(), 0);
+  for (int64_t p : perm)
+    if (seen[c.axis(p, x->rank())]++)
+      throw RuleError(fmt::format("perm [{}] is not a permutation", fmt::join(perm, ", ")));
   Shape out;
   for (int64_t p : perm) out.dims.push_back(x->dims[c.axis(p, x->rank())]);
   c.out(0, out);
@@ -401,19 +410,30 @@ bool transpose(RuleContext& c) {
 bool resize(RuleContext& c) {
   const Shape* x = c.shape(0);
   if (!x) return false;
-  // opset 10: (X, scales); opset 11+: (X, roi, scales, sizes).
+  // opset 10: (X, scales); opset 11+: (X, roi, scales, sizes); opset 18: scales or sizes for `axes` only.
   const int scales_at = c.inputs() == 2 ? 1 : 2;
+  std::vector<int> axes;
+  const char* against = c.n.attrs.has("axes") ? "its axes" : "the input rank";
+  for (int64_t a : c.n.attrs.ints("axes")) {
+    axes.push_back(c.axis(a, x->rank()));
+    if (std::count(axes.begin(), axes.end(), axes.back()) > 1) throw RuleError("Resize axes repeat an axis");
+  }
+  if (axes.empty())
+    for (int i = 0; i < x->rank(); ++i) axes.push_back(i);
+  Shape out = *x;
   if (const auto* sizes = c.ints(3); sizes && !sizes->empty()) {
-    if (static_cast<int>(sizes->size()) != x->rank()) throw RuleError("Resize sizes do not match the input rank");
-    c.out(0, Shape{*sizes});
+    if (sizes->size() != axes.size()) throw RuleError(fmt::format("Resize sizes do not match {}", against));
+    for (size_t i = 0; i < axes.size(); ++i) out.dims[axes[i]] = (*sizes)[i];
+    c.out(0, out);
     return true;
   }
   auto scales = c.reals(scales_at);
   if (!scales || scales->empty()) return false;
-  if (static_cast<int>(scales->size()) != x->rank()) throw RuleError("Resize scales do not match the input rank");
-  Shape out;
-  for (int i = 0; i < x->rank(); ++i)
-    out.dims.push_back(x->dims[i] < 0 ? -1 : static_cast<int64_t>(static_cast<double>(x->dims[i]) * (*scales)[i]));
+  if (scales->size() != axes.size()) throw RuleError(fmt::format("Resize scales do not match {}", against));
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const int64_t d = x->dims[axes[i]];
+    out.dims[axes[i]] = d < 0 ? -1 : static_cast<int64_t>(static_cast<double>(d) * (*scales)[i]);
+  }
   c.out(0, out);
   return true;
 }

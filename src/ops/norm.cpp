@@ -12,6 +12,10 @@ bool batch_norm_infer(RuleContext& c) {
   if (!x) return false;
   c.out(0, *x);
   const int64_t channels = x->rank() > 1 ? x->dims[1] : -1;
+  // scale, bias, mean and var hold one value per channel (opsets before 9 with spatial = 0: per activation).
+  for (int i = 1; i < 5 && channels >= 0 && c.n.attrs.i("spatial", 1) != 0; ++i)
+    if (const Shape* s = c.shape(i); s && s->known() && (s->rank() != 1 || s->dims[0] != channels))
+      throw RuleError(fmt::format("input {} is {}, not one value per channel ({})", i, to_string(*s), channels));
   for (int k = 1; k < c.outputs(); ++k) c.out(k, Shape{{channels}});
   return true;
 }

@@ -13,6 +13,8 @@ bool pool_infer(RuleContext& c) {
   if (!x) return false;
   const auto kernel = c.n.attrs.ints("kernel_shape");
   if (kernel.empty()) throw RuleError("pooling needs kernel_shape");
+  for (int64_t k : kernel)
+    if (k <= 0) throw RuleError(fmt::format("kernel_shape [{}] must be positive", fmt::join(kernel, ", ")));
   return windowed(c, x->rank() > 1 ? x->dims[1] : -1, kernel);
 }
 

@@ -30,6 +30,18 @@ bool recurrent_infer(RuleContext& c) {
   const bool batch_first = c.n.attrs.i("layout", 0) == 1;
   const int64_t seq = x->dims[batch_first ? 1 : 0], batch = x->dims[batch_first ? 0 : 1];
   const int64_t dirs = directions(c.n), h = hidden_size(c.n, c.shape(2));
+  // W [dirs, G·H, input], R [dirs, G·H, H], B [dirs, 2·G·H]: each must agree with hidden_size and X.
+  const int64_t gh = h < 0 ? -1 : gates(c.n.op) * h;
+  const std::vector<std::pair<int, Shape>> expected = {
+      {1, Shape{{dirs, gh, x->dims[2]}}}, {2, Shape{{dirs, gh, h}}}, {3, Shape{{dirs, gh < 0 ? -1 : 2 * gh}}}};
+  for (const auto& [i, want] : expected) {
+    const Shape* s = c.shape(i);
+    bool fits = s && s->rank() == want.rank();
+    for (int d = 0; fits && d < want.rank(); ++d) fits = s->dims[d] < 0 || want.dims[d] < 0 || s->dims[d] == want.dims[d];
+    if (s && !fits)
+      throw RuleError(fmt::format("{} is {}, but hidden_size {} and input {} make it {}", i == 1 ? "W" : i == 2 ? "R" : "B",
+                                  to_string(*s), h, to_string(*x), to_string(want)));
+  }
   c.out(0, batch_first ? Shape{{batch, seq, dirs, h}} : Shape{{seq, dirs, batch, h}});
   const Shape state = batch_first ? Shape{{batch, dirs, h}} : Shape{{dirs, batch, h}};
   c.out(1, state);

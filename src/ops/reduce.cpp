@@ -47,16 +47,28 @@ bool reduce_cost(const CostContext& c, Cost& cost, std::string&) {
   return true;
 }
 
-bool softmax_infer(RuleContext& c) { return same_as_input(c); }
+/// Before opset 13 (attribute coerce_2d = 1, set by the importer) Softmax and LogSoftmax coerce their input to
+/// 2-D at `axis` (default 1) and normalise over the flattened trailing dims; from opset 13 over `axis` alone.
+bool coerced_2d(const Node& n) { return n.attrs.i("coerce_2d", 0) != 0; }
+int64_t softmax_axis(const Node& n) { return n.attrs.i("axis", coerced_2d(n) ? 1 : -1); }
+
+bool softmax_infer(RuleContext& c) {
+  const Shape* x = c.shape(0);
+  if (!x) return false;
+  if (x->rank() > 0) c.axis(softmax_axis(c.n), x->rank());
+  c.out(0, *x);
+  return true;
+}
 
 // Softmax per row: max (n-1), subtract (n), exp (n), sum (n-1), divide (n) = 5n - 2; log-softmax: max,
 // subtract, exp, sum, log (1), subtract (n) = 5n - 1. Backward: 4n - 1 per row.
 bool softmax_cost(const CostContext& c, Cost& cost, std::string&) {
   const Shape& s = c.in_shape(0);
-  int64_t axis = c.n.attrs.i("axis", -1);
+  int64_t axis = softmax_axis(c.n);
   if (axis < 0) axis += s.rank();
   const Count out = c.out_elems();
-  const Count len = s.rank() ? s[static_cast<int>(axis)] : 1;
+  Count len = 1;
+  for (int i = static_cast<int>(axis); i < s.rank() && (i == axis || coerced_2d(c.n)); ++i) len *= s[i];
   const Count rows = len > 0 ? out / len : 0;
   cost.flops = rows * (c.n.op == OpKind::LogSoftmax ? 5 * len - 1 : 5 * len - 2);
   c.add_grad(c.n.inputs[0], rows * (4 * len - 1), cost);

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <random>
 
@@ -136,6 +137,69 @@ TEST(OnnxMalformed, InconsistentShapesNameTheNode) {
   r.node("Reshape", {"x", "shape"}, {"y"}, "/Reshape");
   r.output("y");
   expect_error(r.bytes(), "/Reshape");
+}
+
+/// A one-node model over input x of `dims` (opset `opset`); `build` adds initializers and the node "/bad".
+std::string one_node(std::vector<int64_t> dims, const std::function<void(TinyModel&)>& build, int opset = 13) {
+  TinyModel m(opset);
+  m.input("x", std::move(dims));
+  build(m);
+  m.output("y");
+  return m.bytes();
+}
+
+TEST(OnnxMalformed, AttributesAndWeightsThatDisagreeNameTheNode) {
+  // Pooling with a zero kernel (was negative FLOPs), ConvTranspose with group 0, a kernel_shape other than the
+  // weight's, a Softmax axis beyond the rank (was "vector::_M_range_check").
+  expect_error(one_node({1, 2, 8, 8}, [](TinyModel& m) {
+    set_attr(m.node("MaxPool", {"x"}, {"y"}, "/bad"), "kernel_shape", std::vector<int64_t>{0, 0});
+  }), "node '/bad' (MaxPool): kernel_shape [0, 0] must be positive");
+  expect_error(one_node({1, 2, 8, 8}, [](TinyModel& m) {
+    m.weight("w", {2, 4, 3, 3});
+    set_attr(m.node("ConvTranspose", {"x", "w"}, {"y"}, "/bad"), "group", int64_t{0});
+  }), "node '/bad' (ConvTranspose): group 0 must be positive");
+  expect_error(one_node({1, 2, 8, 8}, [](TinyModel& m) {
+    m.weight("w", {4, 2, 3, 3});
+    set_attr(m.node("Conv", {"x", "w"}, {"y"}, "/bad"), "kernel_shape", std::vector<int64_t>{5, 5});
+  }), "node '/bad' (Conv): kernel_shape [5, 5] does not match the weight 4x2x3x3");
+  for (int opset : {11, 13})
+    expect_error(one_node({4, 4}, [](TinyModel& m) {
+      set_attr(m.node("Softmax", {"x"}, {"y"}, "/bad"), "axis", int64_t{4});
+    }, opset), "node '/bad' (Softmax): axis 4 out of range for rank 2");
+}
+
+TEST(OnnxMalformed, OperandsThatDisagreeNameTheNode) {
+  expect_error(one_node({2, 3}, [](TinyModel& m) {
+    m.weight("b", {5, 4});
+    set_attr(m.node("Einsum", {"x", "b"}, {"y"}, "/bad"), "equation", std::string("ij,jk->ik"));
+  }, 12), "node '/bad' (Einsum): Einsum letter 'j' is 3 in one place and 5 in another");
+  expect_error(one_node({4, 4}, [](TinyModel& m) {
+    m.ints("s", {3, 3});
+    set_attr(m.node("Split", {"x", "s"}, {"y", "z"}, "/bad"), "axis", int64_t{0});
+  }), "node '/bad' (Split): Split sizes [3, 3] do not add up to dim 0 (4)");
+  expect_error(one_node({4, 4}, [](TinyModel& m) {
+    set_attr(m.node("Transpose", {"x"}, {"y"}, "/bad"), "perm", std::vector<int64_t>{0, 0});
+  }), "node '/bad' (Transpose): perm [0, 0] is not a permutation");
+  expect_error(one_node({2, 4}, [](TinyModel& m) {
+    m.weight("b", {4, 3}).weight("c", {5});
+    m.node("Gemm", {"x", "b", "c"}, {"y"}, "/bad");
+  }), "node '/bad' (Gemm): Gemm C 5 does not broadcast to the output 2x3");
+  expect_error(one_node({1, 2, 8, 8}, [](TinyModel& m) {
+    m.weight("g", {7}).weight("b", {7}).weight("mean", {7}).weight("var", {7});
+    m.node("BatchNormalization", {"x", "g", "b", "mean", "var"}, {"y"}, "/bad");
+  }), "node '/bad' (BatchNormalization): input 1 is 7, not one value per channel (2)");
+  expect_error(one_node({3, 2, 4}, [](TinyModel& m) {
+    m.weight("W", {1, 8, 4}).weight("R", {1, 8, 2});
+    set_attr(m.node("LSTM", {"x", "W", "R"}, {"y"}, "/bad"), "hidden_size", int64_t{5});
+  }), "node '/bad' (LSTM): W is 1x8x4, but hidden_size 5 and input 3x2x4 make it 1x20x4");
+  expect_error(one_node({3, 2, 4}, [](TinyModel& m) {
+    m.weight("W", {1, 6, 4}).weight("R", {1, 6, 3});
+    set_attr(m.node("GRU", {"x", "W", "R"}, {"y"}, "/bad"), "hidden_size", int64_t{2});
+  }), "node '/bad' (GRU): R is 1x6x3, but hidden_size 2 and input 3x2x4 make it 1x6x2");
+  expect_error(one_node({1, 2, 3, 8}, [](TinyModel& m) {
+    m.weight("k", {1, 2, 4, 6}).weight("v", {1, 2, 4, 8});
+    m.node("Attention", {"x", "k", "v"}, {"y"}, "/bad");
+  }, 23), "node '/bad' (Attention): Attention: Q 1x2x3x8 and K 1x2x4x6 differ in head size (8 and 6)");
 }
 
 TEST(OnnxMalformed, DuplicateTensorName) {

@@ -221,6 +221,58 @@ TEST_P(OnnxOp, RidgeRulesAloneGiveTheSameShape) { check_case(GetParam(), OnnxImp
 
 INSTANTIATE_TEST_SUITE_P(Ops, OnnxOp, ::testing::ValuesIn(cases()), [](const auto& info) { return std::string(info.param.name); });
 
+Graph import_model(const TinyModel& m) { return import_onnx_bytes(m.bytes(), "model.onnx", LoadOptions{}); }
+
+TEST(OnnxOps, Opset18ResizeScalesOrSizesOnlyItsAxes) {
+  struct Case {
+    std::vector<int64_t> axes;
+    bool sizes;
+    const char* mode;
+    const char* out;
+    Count flops;
+  };
+  // x 1x2x5x6; linear over two resized axes: 3 x (2^2 - 1) FLOPs per output.
+  for (const Case& k : {Case{{2, 3}, false, "linear", "1x2x10x12", 2 * 10 * 12 * 9},
+                        Case{{-2, -1}, false, "nearest", "1x2x10x12", 0},
+                        Case{{3}, true, "nearest", "1x2x5x12", 0}}) {
+    SCOPED_TRACE(k.out);
+    TinyModel m(18);
+    m.input("x", {1, 2, 5, 6});
+    if (k.sizes) m.ints("sizes", {12});
+    else m.floats("scales", {2, 2});
+    auto& n = m.node("Resize", k.sizes ? std::vector<std::string>{"x", "", "", "sizes"}
+                                       : std::vector<std::string>{"x", "", "scales"}, {"y"});
+    set_attr(n, "axes", k.axes);
+    set_attr(n, "mode", std::string(k.mode));
+    m.output("y");
+    const Graph g = import_model(m);
+    EXPECT_EQ(to_string(g.value(g.outputs.at(0)).shape), k.out);
+    EXPECT_EQ(estimate(g).total.flops, k.flops);
+  }
+}
+
+TEST(OnnxOps, SoftmaxBeforeOpset13NormalisesTheFlattenedTrailingDims) {
+  // Opsets 1-12 coerce the input to 2-D at axis (default 1): 2x3x4 is 2 rows of 12 (5n - 2, log-softmax 5n - 1);
+  // from opset 13 rows of the axis alone: 8 rows of 3.
+  struct Case {
+    int opset;
+    const char* op;
+    int64_t axis;  ///< -99: none given
+    Count flops;
+  };
+  for (const Case& k : {Case{11, "Softmax", 1, 2 * (5 * 12 - 2)}, Case{11, "Softmax", -99, 2 * (5 * 12 - 2)},
+                        Case{11, "LogSoftmax", 1, 2 * (5 * 12 - 1)}, Case{12, "Softmax", -1, 6 * (5 * 4 - 2)},
+                        Case{13, "Softmax", 1, 8 * (5 * 3 - 2)}, Case{13, "Softmax", -99, 6 * (5 * 4 - 2)}}) {
+    SCOPED_TRACE(std::string(k.op) + " opset " + std::to_string(k.opset) + " axis " + std::to_string(k.axis));
+    TinyModel m(k.opset);
+    m.input("x", {2, 3, 4});
+    auto& n = m.node(k.op, {"x"}, {"y"});
+    if (k.axis != -99) set_attr(n, "axis", k.axis);
+    m.output("y");
+    EXPECT_EQ(estimate(import_model(m)).total.flops, k.flops);
+  }
+}
+
 TEST(OnnxOps, UnknownOpIsKeptAndNoted) {
   TinyModel m;
   m.input("x", {-1, 4});

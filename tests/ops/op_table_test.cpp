@@ -7,6 +7,7 @@
 #include <set>
 
 #include "ridge/cost.hpp"
+#include "ridge/error.hpp"
 #include "ridge/load.hpp"
 #include "ridge/op_rules.hpp"
 
@@ -180,6 +181,50 @@ TEST(OpTable, ThreeDConvolutionAndPoolingUseTheSameRules) {
     ASSERT_EQ(mc.nodes[0].status, CostStatus::Ok) << mc.nodes[0].reason;
     EXPECT_EQ(mc.total.flops, k.flops);
   }
+}
+
+TEST(OpTable, OneOperandEinsumMovesOrSums) {
+  struct Case {
+    const char* desc;
+    const char* out;
+    int64_t macs, flops;
+  };
+  // A permutation or a diagonal moves (as Transpose); summing out letters adds in - out (as ReduceSum).
+  for (const Case& k : {Case{"einsum:30x40/equation=ij-%3Eji", "40x30", 0, 0},
+                        Case{"einsum:30x40/equation=ij-%3Ei", "30", 0, 1200 - 30},
+                        Case{"einsum:5x5/equation=ii-%3Ei", "5", 0, 0},
+                        Case{"einsum:5x5/equation=ii-%3E", "scalar", 0, 4},
+                        Case{"einsum:2x3x4/equation=bij", "2x3x4", 0, 0}}) {
+    SCOPED_TRACE(k.desc);
+    const Graph g = graph_from_descriptor(k.desc, DType::F32);
+    EXPECT_EQ(to_string(g.value(g.nodes[0].outputs[0]).shape), k.out);
+    const ModelCost mc = estimate(g);
+    ASSERT_EQ(mc.nodes[0].status, CostStatus::Ok) << mc.nodes[0].reason;
+    EXPECT_EQ(mc.total.macs, k.macs);
+    EXPECT_EQ(mc.total.flops, k.flops);
+    EXPECT_EQ(mc.total.bwd_flops(), 0);
+  }
+}
+
+TEST(OpTable, SoftmaxBeforeOpset13NormalisesEveryDimFromItsAxis) {
+  // coerce_2d (the importer's mark for opsets before 13): 2x3x4 at axis 1 is 2 rows of 12.
+  for (const auto& [desc, flops] : {std::pair{"softmax:2x3x4/axis=1/coerce_2d=1", 2 * (5 * 12 - 2)},
+                                    std::pair{"softmax:2x3x4/coerce_2d=1", 2 * (5 * 12 - 2)},  // default axis 1
+                                    std::pair{"logsoftmax:2x3x4/axis=1/coerce_2d=1", 2 * (5 * 12 - 1)},
+                                    std::pair{"softmax:2x3x4/axis=1", 8 * (5 * 3 - 2)}}) {
+    SCOPED_TRACE(desc);
+    EXPECT_EQ(estimate(graph_from_descriptor(desc, DType::F32)).total.flops, flops);
+  }
+}
+
+TEST(OpTable, ResizeWithAxesResizesOnlyThoseAxes) {
+  // Opset 18: sizes (or scales) for the listed axes only, negative axes allowed; linear: 3 x (2^2 - 1) per output.
+  const Graph g = graph_from_descriptor("resize:1x2x5x6,-,-,2=10_12/axes=-2_3/mode=linear", DType::F32);
+  EXPECT_EQ(to_string(g.value(g.nodes[0].outputs[0]).shape), "1x2x10x12");
+  EXPECT_EQ(estimate(g).total.flops, 2 * 10 * 12 * 9);
+  const Graph one = graph_from_descriptor("resize:1x2x5x6,-,-,1=12/axes=3", DType::F32);
+  EXPECT_EQ(to_string(one.value(one.nodes[0].outputs[0]).shape), "1x2x5x12");
+  EXPECT_THROW(graph_from_descriptor("resize:1x2x5x6,-,-,1=12/axes=2_3", DType::F32), Error);
 }
 
 TEST(OpTable, UnknownOpIsNeverCostedAsZero) {

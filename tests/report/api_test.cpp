@@ -74,6 +74,23 @@ TEST(SummaryReport, FittingDepthKeepsTheTableWithinTheRows) {
   EXPECT_LE(table(summary_report(g, o), "layers").rows.size(), 20u);
 }
 
+TEST(SummaryReport, OutputShapeIsTheNodesFirstOutput) {
+  // LSTM's outputs are Y [seq, dirs, batch, hidden], Y_h and Y_c [dirs, batch, hidden]: the row shows Y.
+  Graph g = graph_from_descriptor("lstm:4x3x6,1x20x6,1x20x5/hidden_size=5/out0=4x1x3x5/out1=1x3x5/out2=1x3x5",
+                                  DType::F32);
+  ASSERT_EQ(g.nodes[0].outputs.size(), 3u);
+  auto shown = [&] {
+    const Document d = summary_report(g, SummaryOptions{});
+    const Table& layers = table(d, "layers");
+    return std::get<std::string>(layers.rows.at(0).at(layers.column("output_shape")).value);
+  };
+  EXPECT_EQ(shown(), "4x1x3x5");
+  // Y omitted (an ONNX LSTM written with outputs "", "Y_h"): the first output there is, Y_h.
+  g.value(g.nodes[0].outputs[0]).omitted = true;
+  g.value(g.nodes[0].outputs[1]).shape = Shape{{1, 3, 7}};
+  EXPECT_EQ(shown(), "1x3x7");
+}
+
 TEST(FlopsReport, PicksConventionsAsTheCommandDoes) {
   EXPECT_EQ(flops_conventions(false, std::nullopt), std::vector<Convention>{Convention::Ridge});
   EXPECT_EQ(flops_conventions(false, Convention::Thop), (std::vector<Convention>{Convention::Ridge, Convention::Thop}));

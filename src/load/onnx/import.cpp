@@ -484,6 +484,10 @@ std::optional<Graph> build_graph(BoundModel& bm, const std::string& label, const
     node.op = parse_op(node.op_type).value_or(OpKind::Unknown);  // other domains: records named "domain.Op"
     if (node.op == OpKind::AdaptiveAvgPool) node.op = OpKind::Unknown;  // ridge-internal kind, not an ONNX op
     copy_attributes(n, node.attrs);
+    if (standard && w.opset < 13 && (node.op == OpKind::Softmax || node.op == OpKind::LogSoftmax)) {
+      node.attrs.set("axis", node.attrs.i("axis", 1));  // the default was 1 before opset 13
+      node.attrs.set("coerce_2d", int64_t{1});           // normalised over the dims from axis on (ops/reduce.cpp)
+    }
     for (const auto& o : n.output()) {
       if (o.empty()) {
         Value placeholder;  // omitted optional output: keeps the positions of the others

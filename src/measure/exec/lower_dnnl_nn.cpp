@@ -363,6 +363,9 @@ void lower_softmax(Program& p, int ni) {
   const Node& n = node_of(p, ni);
   const int X = input_at(n, 0), Y = n.outputs.at(0);
   const int axis = static_cast<int>(normalize_axis(n.attrs.i("axis", -1), shape_of(p, X).rank(), n));
+  if (n.attrs.i("coerce_2d", 0) != 0)  // before opset 13: over every dim from axis on
+    for (int d = axis + 1; d < shape_of(p, X).rank(); ++d)
+      if (shape_of(p, X)[d] != 1) throw NoKernel{"Softmax before opset 13 over more than its axis"};
   const algorithm alg = n.op == OpKind::LogSoftmax ? algorithm::softmax_log : algorithm::softmax_accurate;
   memory src = p.plain(X, ni);
   dnnl::softmax_v2_forward::primitive_desc pd(

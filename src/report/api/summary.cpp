@@ -94,7 +94,10 @@ Document summary_report(const Graph& g, const SummaryOptions& opts) {
     r.op = r.nodes == 1 ? (n.op == OpKind::Unknown ? n.op_type : std::string(op_name(n.op)))
                         : (module_types.count(key) ? module_types[key] : "group");
     r.descriptor = r.nodes == 1 ? nc.descriptor : "";
-    r.shape = n.outputs.empty() ? "" : to_string(g.value(n.outputs.back()).shape);
+    // A node's first output is its result (LSTM's Y, not Y_h and Y_c; MaxPool's values, not indices); an omitted
+    // one (LSTM with only Y_h) leaves the first output present.
+    const auto shown = std::find_if(n.outputs.begin(), n.outputs.end(), [&](int o) { return !g.value(o).omitted; });
+    r.shape = shown == n.outputs.end() ? "" : to_string(g.value(*shown).shape);
     if (nc.status == CostStatus::Ok) r.cost += nc.cost;
     else {
       r.cost.params += nc.cost.params;
