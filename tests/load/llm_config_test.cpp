@@ -545,6 +545,19 @@ TEST(LlmConfig, AMixtureOfExpertsTypeWithNoExpertsIsRefusedNotMadeDense) {
           "kv_lora_rank":16,"q_lora_rank":24,"qk_rope_head_dim":4,"v_head_dim":8,"qk_nope_head_dim":8,
           "num_experts_per_tok":2})",
        "n_routed_experts -64: a deepseek_v3 model needs at least one expert"},
+      // Too many experts: the error names the key the file used (it said 'num_experts' for Mixtral's
+      // num_local_experts).
+      {R"({"model_type":"mixtral","vocab_size":32000,"hidden_size":4096,"intermediate_size":11008,
+          "num_hidden_layers":2,"num_attention_heads":32,"num_local_experts":100000,"num_experts_per_tok":2})",
+       "cfg.json: num_local_experts 100000 is beyond what ridge builds (at most 4096)"},
+      {R"({"model_type":"qwen2_moe","vocab_size":64,"hidden_size":32,"num_hidden_layers":2,"num_attention_heads":4,
+          "num_key_value_heads":2,"moe_intermediate_size":16,"num_experts":5000,"num_experts_per_tok":2})",
+       "cfg.json: num_experts 5000 is beyond what ridge builds (at most 4096)"},
+      {R"({"model_type":"deepseek_v3","vocab_size":64,"hidden_size":32,"intermediate_size":48,
+          "moe_intermediate_size":8,"num_hidden_layers":3,"num_attention_heads":4,"n_routed_experts":5000,
+          "kv_lora_rank":16,"q_lora_rank":24,"qk_rope_head_dim":4,"v_head_dim":8,"qk_nope_head_dim":8,
+          "num_experts_per_tok":2})",
+       "cfg.json: n_routed_experts 5000 is beyond what ridge builds (at most 4096)"},
   };
   for (const auto& [text, message] : cases) {
     try {

@@ -427,6 +427,15 @@ constexpr Family kFamilies[] = {
 
 }  // namespace
 
+namespace {
+// The config key a family states its routed-expert count in.
+const char* experts_key(const LlmConfig& c) {
+  return c.family == "mixtral" || c.family == "gpt_oss" ? "num_local_experts"
+         : c.family.rfind("deepseek", 0) == 0          ? "n_routed_experts"
+                                                        : "num_experts";
+}
+}  // namespace
+
 void validate_llm_config(const LlmConfig& c, const std::string& origin) {
   auto positive = [&](int64_t v, const char* key) {
     if (v < 1) throw Error(fmt::format("{}: {} must be positive, not {}", origin, key, v));
@@ -444,7 +453,7 @@ void validate_llm_config(const LlmConfig& c, const std::string& origin) {
     if (v > cap) throw Error(fmt::format("{}: {} {} is beyond what ridge builds (at most {})", origin, key, v, cap));
   };
   at_most(c.num_layers, 4096, "num_hidden_layers");
-  at_most(c.num_experts, 4096, "num_experts");
+  at_most(c.num_experts, 4096, experts_key(c));
   at_most(c.hidden_size, int64_t{1} << 24, "hidden_size");
   at_most(c.vocab_size, int64_t{1} << 30, "vocab_size");
   at_most(c.intermediate_size, int64_t{1} << 26, "intermediate_size");
@@ -469,12 +478,9 @@ void validate_llm_config(const LlmConfig& c, const std::string& origin) {
   // A mixture-of-experts model type has experts: 0 or fewer would silently become a dense model.
   const bool moe_type = c.family == "mixtral" || c.family == "qwen2_moe" || c.family == "qwen3_moe" ||
                         c.family == "gpt_oss";
-  if (c.num_experts < 0 || (moe_type && c.num_experts < 1)) {
-    const char* key = c.family == "mixtral" || c.family == "gpt_oss" ? "num_local_experts"
-                      : c.family.rfind("deepseek", 0) == 0        ? "n_routed_experts"
-                                                                  : "num_experts";
-    throw Error(fmt::format("{}: {} {}: a {} model needs at least one expert", origin, key, c.num_experts, c.family));
-  }
+  if (c.num_experts < 0 || (moe_type && c.num_experts < 1))
+    throw Error(fmt::format("{}: {} {}: a {} model needs at least one expert", origin, experts_key(c), c.num_experts,
+                            c.family));
   if (c.moe() && (c.experts_per_token < 1 || c.experts_per_token > c.num_experts))
     throw Error(fmt::format("{}: num_experts_per_tok {} is not in 1..{}", origin, c.experts_per_token, c.num_experts));
 }
