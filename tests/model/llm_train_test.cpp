@@ -289,6 +289,18 @@ TEST(LlmTrain, ExpertParallelismSplitsExpertsAndAddsAllToAlls) {
     EXPECT_EQ(analyze_training(c, synthetic_a100(), full_ep).memory.weights,
               (2 * (p.total - experts) + 7) / 8 + (2 * experts + 7) / 8);
   }
+  // Per sparse layer and micro-batch: 4 all-to-alls of b s k h x 2 bytes (1 x 1024 x 2 x 4096 x 2), each 7 latencies
+  // + 7/8 of the bytes over NVLink (300 GB/s); m = 1, 32 sparse layers. Full recomputation re-runs the MoE layer's
+  // forward: its dispatch and combine again, 6 all-to-alls (as TP's 4 all-reduces become 6).
+  {
+    const double all_to_all = 7 * 2e-6 + 7.0 / 8.0 * 16777216.0 / 3e11;
+    EXPECT_NEAR(eight.ep_comm_s, 32 * 4 * all_to_all, 1e-15);
+    TrainOptions full = o;
+    full.recompute = Recompute::Full;
+    EXPECT_NEAR(analyze_training(c, synthetic_a100(), full).ep_comm_s, 32 * 6 * all_to_all, 1e-15);
+    full.recompute = Recompute::Selective;  // the attention core only: no all-to-all again
+    EXPECT_NEAR(analyze_training(c, synthetic_a100(), full).ep_comm_s, 32 * 4 * all_to_all, 1e-15);
+  }
   o.ep = 3;
   EXPECT_THROW(analyze_training(c, synthetic_a100(), o), Error);
   o.ep = 2;
