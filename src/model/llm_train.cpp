@@ -156,6 +156,12 @@ StageMemory stage_memory(const LlmConfig& c, const TrainOptions& o) {
                                                       stored_activations(o), o.sequence_parallel),
                o.cp) *  // every stored tensor is split by token over cp; the scores are (seq / cp) x seq
       stage_layers * std::min<int64_t>(p, m) * e / 2;  // Korthikanti counts 2-byte activations
+  // The interleaved schedule's first stage holds activations for more micro-batches: x (1 + (p - 1) / (p v))
+  // (Korthikanti et al. 2022, sec. 4.2.3; Megatron-LM's theoretical_memory_usage.py, its interleaved penalty).
+  if (o.interleave > 1) {
+    const Count pv = Count{p} * o.interleave;
+    s.memory.activations = ceil_div(s.memory.activations * (pv + p - 1), pv);
+  }
   return s;
 }
 

@@ -192,6 +192,22 @@ TEST(LlmTrain, InterleavedScheduleShrinksTheBubble) {
   EXPECT_THROW(analyze_training(c, synthetic_a100(), o), Error);
 }
 
+// Interleaved 1F1B keeps activations of more micro-batches on the first stage: Korthikanti et al. 2022 (sec. 4.2.3)
+// multiply the memory by 1 + (p - 1) / (p v). Llama-2-7B, pp 4, 8 layers per stage, m 8: 4 micro-batches in
+// flight of s b h (34 + 5 a s / h) = 2048 x 4096 x (34 + 80) bytes per layer; v 2 multiplies by 1 + 3/8.
+TEST(LlmTrain, InterleavedScheduleHoldsMoreActivations) {
+  const LlmConfig& c = *find_llm_config("llama-2-7b");
+  TrainOptions o;
+  o.gpus = 8, o.pp = 4, o.seq = 2048, o.micro_batch = 1, o.global_batch = 16;  // dp 2, m 8
+  const Count plain = Count{2048} * 4096 * 114 * 8 * 4;
+  EXPECT_EQ(plain, Count{30601641984});
+  EXPECT_EQ(analyze_training(c, synthetic_a100(), o).memory.activations, plain);
+  o.interleave = 2;
+  EXPECT_EQ(analyze_training(c, synthetic_a100(), o).memory.activations, Count{42077257728});  // x 11/8
+  o.interleave = 4;
+  EXPECT_EQ(analyze_training(c, synthetic_a100(), o).memory.activations, plain * 19 / 16);  // x (1 + 3/16)
+}
+
 // Uneven pipeline stages (Llama 3 405B: 126 layers over 16 stages, the first and last one layer short): the largest
 // stage, ceil(L / p) layers, sets the pace and holds the most memory; even stages are unchanged by the rule.
 TEST(LlmTrain, UnevenPipelineStagesTakeTheLargestStage) {
