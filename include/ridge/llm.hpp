@@ -157,6 +157,7 @@ struct LlmParams {
   Count embedding = 0;          ///< token (+ learned position) embeddings
   Count per_layer_dense = 0;    ///< attention + norms of one layer (no MLP)
   Count expert = 0;             ///< one expert's (or the dense MLP's) parameters
+  Count layers = 0;             ///< all decoder layers' parameters (total - embedding - final norm - head)
 };
 LlmParams llm_params(const LlmConfig& c);
 

@@ -3,8 +3,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
+#include <vector>
 
 #include "ridge/error.hpp"
 #include "ridge/llm_analysis.hpp"
@@ -22,6 +24,25 @@ Device synthetic_a100() {
   d.interconnects.push_back({"nvlink", 3e11, 2e-6});
   d.interconnects.push_back({"network", 2.5e10, 5e-6});
   return d;
+}
+
+// The slowest pipeline stage's time per micro-batch from the ops of one micro-batch through the whole shard: stage k
+// runs layers[k] / L of the layers' ops, the first stage also the ops before the layers (the embedding), the last
+// those after them (final norm, output layer).
+double slowest_stage_s(const TrainResult& r, const std::vector<int64_t>& layers, int64_t L) {
+  double part[3] = {0, 0, 0};
+  bool after_a_layer = false;
+  for (const TrainOp& op : r.ops) {
+    const bool layer = op.name.find(".layers.") != std::string::npos || op.name.find(".h.") != std::string::npos;
+    after_a_layer = after_a_layer || layer;
+    part[layer ? 1 : after_a_layer ? 2 : 0] += op.time_s();
+  }
+  double slowest = 0;
+  const size_t p = layers.size();
+  for (size_t k = 0; k < p; ++k)
+    slowest = std::max(slowest, static_cast<double>(layers[k]) / static_cast<double>(L) * part[1] +
+                                    (k == 0 ? part[0] : 0) + (k == p - 1 ? part[2] : 0));
+  return slowest;
 }
 
 // calflops README: Llama-2-7B at input (1, 128) prints "1700.06 GFLOPS" and "850.00 GMACs": F.linear and
@@ -208,10 +229,10 @@ TEST(LlmTrain, InterleavedScheduleHoldsMoreActivations) {
   EXPECT_EQ(analyze_training(c, synthetic_a100(), o).memory.activations, plain * 19 / 16);  // x (1 + 3/16)
 }
 
-// Uneven pipeline stages (Llama 3 405B: 126 layers over 16 stages, the first and last one layer short): the largest
-// stage, ceil(L / p) layers, sets the pace and holds the most memory; even stages are unchanged by the rule.
+// Uneven pipeline stages (Llama 3 405B: 126 layers over 16 stages, the first and last one layer short): the middle
+// stages take the extra layers first, then the first; the slowest stage sets the pace and the fullest the memory.
 TEST(LlmTrain, UnevenPipelineStagesTakeTheLargestStage) {
-  const LlmConfig& c = *find_llm_config("gpt3-1.3b");  // 24 layers
+  const LlmConfig& c = *find_llm_config("gpt3-1.3b");  // 24 layers, tied embeddings
   TrainOptions o;
   o.gpus = 10, o.tp = 1, o.pp = 5, o.seq = 2048, o.micro_batch = 1, o.global_batch = 16, o.zero = 0;  // dp 2, m 8
   const TrainResult five = analyze_training(c, synthetic_a100(), o);
@@ -219,14 +240,45 @@ TEST(LlmTrain, UnevenPipelineStagesTakeTheLargestStage) {
   o.gpus = 8, o.pp = 4;
   const TrainResult four = analyze_training(c, synthetic_a100(), o);
   EXPECT_EQ(four.layers_per_stage, 6);
-  // Per micro-batch slot the stage does 5 / 24 of the model's work instead of 6 / 24; slots: m + p - 1.
-  EXPECT_NEAR(five.compute_time_s / four.compute_time_s, (5.0 / 24 * 12) / (6.0 / 24 * 11), 1e-12);
+  // Slots: m + p - 1.
+  EXPECT_NEAR(five.compute_time_s, 12 * slowest_stage_s(five, {5, 5, 5, 5, 4}, 24), 1e-9 * five.compute_time_s);
+  EXPECT_NEAR(four.compute_time_s, 11 * slowest_stage_s(four, {6, 6, 6, 6}, 24), 1e-9 * four.compute_time_s);
+  // The first stage needs the most memory (its embedding and the most micro-batches in flight): 5 and 6 layers.
   const LlmParams params = llm_params(c);
-  const Count per_stage = (params.total * 5 + 23) / 24;
-  EXPECT_EQ(five.memory.weights, zero_model_state_bytes(per_stage, 0, 2).weights);
-  EXPECT_EQ(four.memory.weights, zero_model_state_bytes((params.total + 3) / 4, 0, 2).weights);
+  EXPECT_EQ(five.memory.weights, 2 * (params.layers / 24 * 5 + params.embedding));
+  EXPECT_EQ(four.memory.weights, 2 * (params.layers / 24 * 6 + params.embedding));
   o.pp = 25, o.gpus = 50;
   EXPECT_THROW(analyze_training(c, synthetic_a100(), o), Error);  // more stages than layers
+}
+
+// Megatron-LM's placement: the embedding on the first stage, the final norm and output layer on the last. Llama-3-8B
+// over 8 stages: 4 layers of 218,112,000 parameters each, + the 128,256 x 4096 embedding on stage 0 = 1,397,784,576
+// (not Psi / 8 = 1,003,782,656); the last stage holds 4 layers + the norm + lm_head but one micro-batch's activations,
+// so stage 0 needs the most memory. The last stage, with the output layer's GEMM, is the slowest.
+TEST(LlmTrain, EmbeddingOnTheFirstStageHeadOnTheLast) {
+  const LlmConfig& c = *find_llm_config("llama-3-8b");
+  const LlmParams params = llm_params(c);
+  EXPECT_EQ(params.layers, Count{218112000} * 32);
+  EXPECT_EQ(params.embedding, Count{128256} * 4096);
+  TrainOptions o;
+  o.gpus = 8, o.pp = 8, o.seq = 4096, o.micro_batch = 1, o.global_batch = 8, o.recompute = Recompute::Full;
+  const TrainResult r = analyze_training(c, synthetic_a100(), o);
+  EXPECT_EQ(r.memory.weights, Count{2} * 1397784576);
+  EXPECT_EQ(r.memory.activations, Count{2} * 4096 * 4096 * 4 * 8);  // 2 s b h x 4 layers x 8 micro-batches
+  const double slowest = slowest_stage_s(r, std::vector<int64_t>(8, 4), 32);
+  EXPECT_NEAR(r.compute_time_s, 15 * slowest, 1e-9 * r.compute_time_s);
+  double all = 0;
+  for (const TrainOp& op : r.ops) all += op.time_s();
+  EXPECT_GT(slowest, all / 8 * 1.05);  // the head weighs more than an eighth of the model's time
+  // A tied output layer keeps its own copy of the word embedding on the last stage (pp > 1): gpt3-1.3b over 2 stages,
+  // one micro-batch (equal activations), the last stage holds 12 layers + ln_f + the copy, the first 12 layers + the
+  // token and position embeddings.
+  const LlmConfig& g = *find_llm_config("gpt3-1.3b");
+  const LlmParams gp = llm_params(g);
+  TrainOptions t;
+  t.gpus = 2, t.pp = 2, t.seq = 2048, t.micro_batch = 1, t.global_batch = 1, t.recompute = Recompute::Full;
+  const Count first = gp.layers / 2 + gp.embedding, last = gp.layers / 2 + 2 * 2048 + Count{50257} * 2048;
+  EXPECT_EQ(analyze_training(g, synthetic_a100(), t).memory.weights, 2 * std::max(first, last));
 }
 
 TEST(LlmTrain, MemorySaversThatFitAreTheCheapestThatSuffice) {
@@ -630,8 +682,7 @@ TEST(LlmTrain, OpsAreWhereTheComputeTimeGoes) {
       flops += op.flops + op.backward_flops;
     }
     const double slots = static_cast<double>(r.micro_batches) + 1.0 / 2;  // m + (p - 1) / v
-    const double share = static_cast<double>(r.layers_per_stage) / static_cast<double>(c.num_layers);
-    EXPECT_NEAR(micro_batch_s * slots * share, r.compute_time_s, 1e-9 * r.compute_time_s);
+    EXPECT_NEAR(slowest_stage_s(r, {16, 16}, 32) * slots, r.compute_time_s, 1e-9 * r.compute_time_s);
     EXPECT_EQ(recompute_s > 0, rc == Recompute::Full);
     EXPECT_GT(gemm_s, 0.5 * micro_batch_s);  // a 7B model's time is in its projections
     // The shard's FLOPs x tp are the model's per micro-batch, but for the norms every TP rank repeats.
