@@ -131,6 +131,7 @@ int64_t layers_of_stage(int64_t L, int64_t p, int64_t k) {
 
 // One pipeline stage's parameters on one GPU (the tensor-parallel shard; 1/ep of every routed expert).
 struct StageParams {
+  int64_t first_layer = 0;
   int64_t layers = 0;
   Count dense = 0;    ///< everything but the routed experts
   Count experts = 0;  ///< the routed experts' part (1/ep of every expert)
@@ -154,12 +155,31 @@ std::vector<StageParams> stage_params(const LlmConfig& c, const TrainOptions& o)
   std::vector<StageParams> stages(static_cast<size_t>(p));
   for (int64_t k = 0; k < p; ++k) {
     StageParams& s = stages[static_cast<size_t>(k)];
+    if (k > 0) s.first_layer = stages[static_cast<size_t>(k - 1)].first_layer + stages[static_cast<size_t>(k - 1)].layers;
     s.layers = layers_of_stage(L, p, k);
     s.dense = ceil_div((sp.layers - experts) * s.layers, L) + (k == 0 ? sp.embedding : 0) +
               (k == p - 1 ? head + tied_copy : 0);
     s.experts = ceil_div(experts / o.ep * s.layers, L);
   }
   return stages;
+}
+
+// Activations of one MoE layer and micro-batch (2-byte, as Korthikanti counts them): the GPT block's figure with its
+// 4h MLP's tensor-parallel part (the GeLU input and the second linear's input, 16 s b h / t) replaced by what the
+// routed tokens store: k copies of each token's expert input (2 s b k h), per copy the gate and up outputs, the
+// activation and the down projection's input at the expert width I (8 s b k I / t; a plain MLP: fc1's output and
+// fc2's input, 4 s b k I / t), and the router logits (2 s b E). With sequence parallelism the parts outside the
+// tensor-parallel region are split by t too; full recomputation keeps the layer input only, as in a dense layer.
+Count moe_activation_bytes_per_layer(const LlmConfig& c, const TrainOptions& o, Recompute stored) {
+  const Count s = o.seq, b = o.micro_batch, h = c.hidden_size, a = c.num_heads, t = o.tp, k = c.experts_per_token;
+  const Count E = c.num_experts, I = c.intermediate_size;
+  if (stored == Recompute::Full)
+    return korthikanti_activation_bytes_per_layer(o.seq, o.micro_batch, h, a, o.tp, stored, o.sequence_parallel);
+  const Count scores = stored == Recompute::None ? 5 * a * s * s * b : 0;  // 5 a s^2 b, split by t
+  const Count experts = (c.gated_mlp ? 8 : 4) * s * b * k * I;               // split by t
+  const Count routed = 2 * s * b * k * h + 2 * s * b * E;                    // expert input copies + router logits
+  if (o.sequence_parallel) return (18 * s * b * h + scores + experts + routed) / t;
+  return (10 * t * s * b * h + 8 * s * b * h + scores + experts) / t + routed;
 }
 
 // Memory per GPU under the checked layout `o`: the pipeline stage that needs the most (the first, with the embedding
@@ -178,10 +198,12 @@ StageMemory stage_memory(const LlmConfig& c, const TrainOptions& o) {
   // Mixed precision (bf16/fp16 compute): 2-byte weights and gradients, fp32 master + 2 moments (K = 12); fp32
   // training: 4-byte weights and gradients, 2 fp32 moments (K = 8).
   const int64_t e = dtype_bytes(precision_info(o.compute).dtype), k = e >= 4 ? 8 : 12;
+  // Every stored tensor is split by token over cp; the scores are (seq / cp) x seq.
   const Count per_layer =
       ceil_div(korthikanti_activation_bytes_per_layer(o.seq, o.micro_batch, c.hidden_size, c.num_heads, o.tp,
                                                       stored_activations(o), o.sequence_parallel),
-               o.cp);  // every stored tensor is split by token over cp; the scores are (seq / cp) x seq
+               o.cp);
+  const Count per_moe_layer = c.moe() ? ceil_div(moe_activation_bytes_per_layer(c, o, stored_activations(o)), o.cp) : 0;
   StageMemory best;
   int64_t stage = 0;
   for (const StageParams& sp : stage_params(c, o)) {
@@ -191,8 +213,12 @@ StageMemory stage_memory(const LlmConfig& c, const TrainOptions& o) {
     mem.weights = dense.weights + expert.weights;
     mem.gradients = dense.gradients + expert.gradients;
     mem.optimizer = dense.optimizer + expert.optimizer;
-    // 1F1B: stage s holds the activations of min(p - s, m) micro-batches (Korthikanti counts 2-byte activations).
-    mem.activations = per_layer * sp.layers * std::min<int64_t>(p - stage, m) * e / 2;
+    // 1F1B: stage s holds the activations of min(p - s, m) micro-batches (Korthikanti counts 2-byte activations);
+    // its sparse layers store what their routed tokens do.
+    int64_t sparse = 0;
+    for (int64_t l = sp.first_layer; l < sp.first_layer + sp.layers; ++l) sparse += c.sparse_layer(l) ? 1 : 0;
+    mem.activations =
+        (per_layer * (sp.layers - sparse) + per_moe_layer * sparse) * std::min<int64_t>(p - stage, m) * e / 2;
     // The interleaved schedule's first stage holds activations for more micro-batches: x (1 + (p - 1) / (p v))
     // (Korthikanti et al. 2022, sec. 4.2.3; Megatron-LM's theoretical_memory_usage.py, its interleaved penalty).
     if (o.interleave > 1) {

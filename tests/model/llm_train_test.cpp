@@ -229,6 +229,29 @@ TEST(LlmTrain, InterleavedScheduleHoldsMoreActivations) {
   EXPECT_EQ(analyze_training(c, synthetic_a100(), o).memory.activations, plain * 19 / 16);  // x (1 + 3/16)
 }
 
+// MoE layers store what their routed tokens do, not the GPT block's 4h MLP: Mixtral (h 4096, a 32, top-2 of 8 experts of
+// I 14,336) at tp 2, seq 4096: the 16 s b h / t of the dense MLP give way to 2 copies of each token's expert input
+// (2 s b k h), gate, up, activation and down-projection input per copy (8 s b k I / t) and the router logits
+// (2 s b E). Selective: s b h (10 + 8/t) + 2 s b k h + 8 s b k I / t + 2 s b E = 4096 x (14 x 4096 + 4 x 4096 +
+// 8 x 14336 + 16) = 771,817,472 B per layer (the dense formula: 369,098,752, what llama-2-7b prints).
+TEST(LlmTrain, MoeActivationsCountTheRoutedTokens) {
+  const LlmConfig& c = *find_llm_config("mixtral-8x7b");
+  TrainOptions o;
+  o.gpus = 64, o.tp = 2, o.seq = 4096, o.micro_batch = 1, o.zero = 3, o.recompute = Recompute::Selective;  // m 1
+  EXPECT_EQ(analyze_training(c, synthetic_a100(), o).memory.activations, Count{771817472} * 32);
+  o.recompute = Recompute::None;  // + the scores, 5 a s^2 b / t
+  EXPECT_EQ(analyze_training(c, synthetic_a100(), o).memory.activations, (Count{771817472} + 1342177280) * 32);
+  o.recompute = Recompute::Full;  // the layer input only, as a dense layer
+  EXPECT_EQ(analyze_training(c, synthetic_a100(), o).memory.activations, Count{2} * 4096 * 4096 * 32);
+  o.recompute = Recompute::Selective, o.sequence_parallel = true;  // every part split by t: (18 sbh + ...) / t
+  EXPECT_EQ(analyze_training(c, synthetic_a100(), o).memory.activations,
+            Count{4096} * (18 * 4096 + 8 * 2 * 14336 + 4 * 4096 + 16) / 2 * 32);
+  // A dense model is unchanged.
+  o.sequence_parallel = false;
+  EXPECT_EQ(analyze_training(*find_llm_config("llama-2-7b"), synthetic_a100(), o).memory.activations,
+            Count{4096} * 4096 * 22 * 32);
+}
+
 // Uneven pipeline stages (Llama 3 405B: 126 layers over 16 stages, the first and last one layer short): the middle
 // stages take the extra layers first, then the first; the slowest stage sets the pace and the fullest the memory.
 TEST(LlmTrain, UnevenPipelineStagesTakeTheLargestStage) {
