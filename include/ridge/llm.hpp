@@ -49,6 +49,8 @@ struct LlmConfig {
   int64_t sliding_window = 0;        ///< 0: full attention; else the KV cache holds at most this many tokens
   int64_t global_every = 0;          ///< with a window: 0, every layer slides; k, every k-th layer ((l + 1) % k == 0)
                                      ///< attends to all positions (gemma2: 2, gemma3: sliding_window_pattern 6)
+  int64_t full_first_layers = 0;     ///< with a window: layers l < this attend to all positions (qwen2, qwen3:
+                                     ///< max_window_layers; the window slides in layers l >= it)
   bool sandwich_norms = false;       ///< norms before and after attention and MLP (gemma2, gemma3: 4 per layer)
   double attn_softcap = 0;           ///< scores -> cap x tanh(scores / cap) before the mask (gemma2); 0: none
   double final_softcap = 0;          ///< the same on the logits (gemma2 final_logit_softcapping); 0: none
@@ -91,7 +93,9 @@ struct LlmConfig {
   bool moe() const { return num_experts > 0; }
   /// The sliding window of layer `l` (0-based); 0 when it attends to every position.
   int64_t window_of(int64_t l) const {
-    return sliding_window > 0 && !(global_every > 0 && (l + 1) % global_every == 0) ? sliding_window : 0;
+    return sliding_window > 0 && l >= full_first_layers && !(global_every > 0 && (l + 1) % global_every == 0)
+               ? sliding_window
+               : 0;
   }
   /// True when layer `l` (0-based) has a sparse MoE block.
   bool sparse_layer(int64_t l) const { return moe() && l >= first_dense_layers && (l + 1) % moe_every == 0; }
@@ -153,6 +157,7 @@ struct LlmParams {
   Count embedding = 0;          ///< token (+ learned position) embeddings
   Count per_layer_dense = 0;    ///< attention + norms of one layer (no MLP)
   Count expert = 0;             ///< one expert's (or the dense MLP's) parameters
+  Count layers = 0;             ///< all decoder layers' parameters (total - embedding - final norm - head)
 };
 LlmParams llm_params(const LlmConfig& c);
 

@@ -224,16 +224,19 @@ struct TrainResult {
   double mfu = 0, hfu = 0;             ///< model / hardware FLOPs per second over gpus x peak
   double tokens_per_s = 0;
   double days_for_budget = 0;          ///< token_budget / tokens_per_s in days (0 without a budget)
-  TrainMemory memory;                  ///< per GPU (the largest pipeline stage, holding layers_per_stage layers)
-  std::vector<TrainOp> ops;            ///< per op of one micro-batch through the whole shard (graph order); their
-                                       ///< time_s() sums to compute_time_s / ((m + (p-1)/v) x stage share)
+  TrainMemory memory;                  ///< per GPU: the pipeline stage that needs the most (first or last, usually)
+  std::vector<TrainOp> ops;            ///< per op of one micro-batch through the whole shard (graph order); the
+                                       ///< slowest stage's share of their time_s() (its layers' share of the layers'
+                                       ///< ops, + the embedding's on the first, the head's on the last) x (m +
+                                       ///< (p-1)/v) is compute_time_s
   Count device_memory_bytes = 0;
   bool fits = false;
 };
 
 /// Training analysis. Throws ridge::Error when tp x cp x pp x dp != gpus or a size does not divide. Pipeline stages may
-/// be uneven (pp need not divide the layers): time and memory are those of the largest stage, ceil(layers / pp)
-/// layers, with the embeddings and head spread like the layers.
+/// be uneven (pp need not divide the layers; the middle stages take the extra layers first); the embedding is on the
+/// first stage, the final norm and output layer on the last (Megatron-LM); the time is the slowest stage's, the
+/// memory that of the stage that needs the most.
 TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOptions& o);
 /// For a layout that does not fit: the first change of memory savers that makes it fit, as flags ("--zero 1",
 /// "--zero 3 --recompute full"), trying in order of their cost in time ZeRO 1, 2, 3 (with dp > 1), then selective

@@ -119,44 +119,117 @@ TrainOptions checked_layout(const LlmConfig& c, const TrainOptions& in) {
   return o;
 }
 
-// Memory per GPU of the largest pipeline stage under the checked layout `o` (parameters in proportion to its
-// layers; ceil(total / p) when even), and the shard's parameters behind it.
-struct StageMemory {
-  TrainMemory memory;
-  Count psi = 0;         ///< parameters of the stage on one GPU
-  Count expert_psi = 0;  ///< the routed experts' part of psi (1/ep of every expert)
+// The decoder layers of pipeline stage k of p: L / p each; the L mod p extra layers of an uneven split go to the
+// middle stages first (the first stage also holds the embedding, the last the head: Llama 3 405B's 126 layers over
+// 16 stages leave the first and the last one layer short), then to the first.
+int64_t layers_of_stage(int64_t L, int64_t p, int64_t k) {
+  if (p == 1) return L;
+  const int64_t q = L / p, r = L % p;
+  if (k > 0 && k < p - 1) return q + (k <= r ? 1 : 0);
+  return q + (k == 0 && r > p - 2 ? 1 : 0);
+}
+
+// One pipeline stage's parameters on one GPU (the tensor-parallel shard; 1/ep of every routed expert).
+struct StageParams {
+  int64_t first_layer = 0;
+  int64_t layers = 0;
+  Count dense = 0;    ///< everything but the routed experts
+  Count experts = 0;  ///< the routed experts' part (1/ep of every expert)
+  Count total() const { return dense + experts; }
 };
-StageMemory stage_memory(const LlmConfig& c, const TrainOptions& o) {
+// Every stage's parameters, the one place they are computed: its layers' share of the decoder layers, plus the
+// embedding on the first stage and the final norm and output layer on the last (Megatron-LM's placement; with
+// pp > 1 a tied output layer keeps its own copy of the word embedding on the last stage, as Megatron-LM does).
+std::vector<StageParams> stage_params(const LlmConfig& c, const TrainOptions& o) {
   const LlmConfig shard = tensor_parallel_shard(c, o.tp);
-  const int64_t stage_layers = ceil_div(c.num_layers, int64_t{o.pp}), L = c.num_layers;
-  const int64_t m = o.global_batch / (int64_t{o.dp} * o.micro_batch), p = o.pp;
+  const LlmParams sp = llm_params(shard);
+  const int64_t L = c.num_layers, p = o.pp;
   // Expert parallelism keeps 1/ep of every expert's weights on a GPU: all experts' parameters are
   // (total - active) x E / (E - k), since total - active = sparse layers x (E - k) x one expert.
-  StageMemory s;
-  const LlmParams sp = llm_params(shard);
   Count experts = 0;  // all routed experts' parameters of the tensor-parallel shard
   if (shard.moe() && shard.num_experts > shard.experts_per_token)
     experts = (sp.total - sp.active_per_token) / (shard.num_experts - shard.experts_per_token) * shard.num_experts;
-  const Count dense_psi = ceil_div((sp.total - experts) * stage_layers, L);
-  s.expert_psi = ceil_div(experts / o.ep * stage_layers, L);
-  s.psi = dense_psi + s.expert_psi;
+  const Count head = sp.total - sp.embedding - sp.layers;  // final norm, output layer (and OPT's projections)
+  const Count tied_copy =
+      p > 1 && shard.tied_embeddings ? shard.vocab_size * (shard.embed_proj_dim > 0 ? shard.embed_proj_dim : shard.hidden_size) : 0;
+  std::vector<StageParams> stages(static_cast<size_t>(p));
+  for (int64_t k = 0; k < p; ++k) {
+    StageParams& s = stages[static_cast<size_t>(k)];
+    if (k > 0) s.first_layer = stages[static_cast<size_t>(k - 1)].first_layer + stages[static_cast<size_t>(k - 1)].layers;
+    s.layers = layers_of_stage(L, p, k);
+    s.dense = ceil_div((sp.layers - experts) * s.layers, L) + (k == 0 ? sp.embedding : 0) +
+              (k == p - 1 ? head + tied_copy : 0);
+    s.experts = ceil_div(experts / o.ep * s.layers, L);
+  }
+  return stages;
+}
+
+// Activations of one MoE layer and micro-batch (2-byte, as Korthikanti counts them): the GPT block's figure with its
+// 4h MLP's tensor-parallel part (the GeLU input and the second linear's input, 16 s b h / t) replaced by what the
+// routed tokens store: k copies of each token's expert input (2 s b k h), per copy the gate and up outputs, the
+// activation and the down projection's input at the expert width I (8 s b k I / t; a plain MLP: fc1's output and
+// fc2's input, 4 s b k I / t), and the router logits (2 s b E). With sequence parallelism the parts outside the
+// tensor-parallel region are split by t too; full recomputation keeps the layer input only, as in a dense layer.
+Count moe_activation_bytes_per_layer(const LlmConfig& c, const TrainOptions& o, Recompute stored) {
+  const Count s = o.seq, b = o.micro_batch, h = c.hidden_size, a = c.num_heads, t = o.tp, k = c.experts_per_token;
+  const Count E = c.num_experts, I = c.intermediate_size;
+  if (stored == Recompute::Full)
+    return korthikanti_activation_bytes_per_layer(o.seq, o.micro_batch, h, a, o.tp, stored, o.sequence_parallel);
+  const Count scores = stored == Recompute::None ? 5 * a * s * s * b : 0;  // 5 a s^2 b, split by t
+  const Count experts = (c.gated_mlp ? 8 : 4) * s * b * k * I;               // split by t
+  const Count routed = 2 * s * b * k * h + 2 * s * b * E;                    // expert input copies + router logits
+  if (o.sequence_parallel) return (18 * s * b * h + scores + experts + routed) / t;
+  return (10 * t * s * b * h + 8 * s * b * h + scores + experts) / t + routed;
+}
+
+// Memory per GPU under the checked layout `o`: the pipeline stage that needs the most (the first, with the embedding
+// and the most micro-batches in flight, or the last, with the output layer), and the parameters of the stage that
+// holds the most (the gradients the data-parallel all-reduce moves).
+struct StageMemory {
+  TrainMemory memory;
+  Count psi = 0;         ///< parameters of the largest stage on one GPU
+  Count expert_psi = 0;  ///< the routed experts' part of psi (1/ep of every expert)
+};
+StageMemory stage_memory(const LlmConfig& c, const TrainOptions& o) {
+  const int64_t m = o.global_batch / (int64_t{o.dp} * o.micro_batch), p = o.pp;
   // ZeRO shards dense states over the data-parallel group with its context-parallel ranks, and an expert shard's
   // states over the dp cp / ep ranks that hold that shard (DeepSpeed-MoE's expert data-parallel group).
   const Count dp = Count{o.dp} * o.cp;
   // Mixed precision (bf16/fp16 compute): 2-byte weights and gradients, fp32 master + 2 moments (K = 12); fp32
   // training: 4-byte weights and gradients, 2 fp32 moments (K = 8).
   const int64_t e = dtype_bytes(precision_info(o.compute).dtype), k = e >= 4 ? 8 : 12;
-  const ZeroMemory dense = zero_model_state_bytes(dense_psi, o.zero, dp, k, e);
-  const ZeroMemory expert = zero_model_state_bytes(s.expert_psi, o.zero, dp / o.ep, k, e);
-  s.memory.weights = dense.weights + expert.weights;
-  s.memory.gradients = dense.gradients + expert.gradients;
-  s.memory.optimizer = dense.optimizer + expert.optimizer;
-  s.memory.activations =
+  // Every stored tensor is split by token over cp; the scores are (seq / cp) x seq.
+  const Count per_layer =
       ceil_div(korthikanti_activation_bytes_per_layer(o.seq, o.micro_batch, c.hidden_size, c.num_heads, o.tp,
                                                       stored_activations(o), o.sequence_parallel),
-               o.cp) *  // every stored tensor is split by token over cp; the scores are (seq / cp) x seq
-      stage_layers * std::min<int64_t>(p, m) * e / 2;  // Korthikanti counts 2-byte activations
-  return s;
+               o.cp);
+  const Count per_moe_layer = c.moe() ? ceil_div(moe_activation_bytes_per_layer(c, o, stored_activations(o)), o.cp) : 0;
+  StageMemory best;
+  int64_t stage = 0;
+  for (const StageParams& sp : stage_params(c, o)) {
+    const ZeroMemory dense = zero_model_state_bytes(sp.dense, o.zero, dp, k, e);
+    const ZeroMemory expert = zero_model_state_bytes(sp.experts, o.zero, dp / o.ep, k, e);
+    TrainMemory mem;
+    mem.weights = dense.weights + expert.weights;
+    mem.gradients = dense.gradients + expert.gradients;
+    mem.optimizer = dense.optimizer + expert.optimizer;
+    // 1F1B: stage s holds the activations of min(p - s, m) micro-batches (Korthikanti counts 2-byte activations);
+    // its sparse layers store what their routed tokens do.
+    int64_t sparse = 0;
+    for (int64_t l = sp.first_layer; l < sp.first_layer + sp.layers; ++l) sparse += c.sparse_layer(l) ? 1 : 0;
+    mem.activations =
+        (per_layer * (sp.layers - sparse) + per_moe_layer * sparse) * std::min<int64_t>(p - stage, m) * e / 2;
+    // The interleaved schedule's first stage holds activations for more micro-batches: x (1 + (p - 1) / (p v))
+    // (Korthikanti et al. 2022, sec. 4.2.3; Megatron-LM's theoretical_memory_usage.py, its interleaved penalty).
+    if (o.interleave > 1) {
+      const Count pv = Count{p} * o.interleave;
+      mem.activations = ceil_div(mem.activations * (pv + p - 1), pv);
+    }
+    if (stage == 0 || mem.total() > best.memory.total()) best.memory = mem;
+    if (stage == 0 || sp.total() > best.psi) best.psi = sp.total(), best.expert_psi = sp.experts;
+    ++stage;
+  }
+  return best;
 }
 
 // Whether `m` fits in one GPU of `d` (a device that states no memory takes anything).
@@ -209,8 +282,10 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
     r.model_flops = per_mb * mbs;
     r.hardware_flops = (per_mb + recompute) * mbs;
   }
-  // Time of one micro-batch through the whole shard: roofline per op, backward at its FLOPs and twice the bytes.
-  double t_mb = 0, t_bwd = 0, t_core_fwd = 0, t_core_bwd = 0;
+  // Time of one micro-batch through the whole shard: roofline per op, backward at its FLOPs and twice the bytes;
+  // also by part (0: before the layers, the embedding; 1: the layers; 2: after them, final norm and output layer).
+  double t_core_fwd = 0, t_core_bwd = 0;
+  double t_part[3] = {0, 0, 0}, t_bwd_part[3] = {0, 0, 0};
   {
     LlmShape local = ms;
     local.tokens = local_seq;
@@ -225,11 +300,15 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
       Count flops = 0, bwd_flops = 0, bytes = 0;
       int launches = 0, recomputed = 0;
       bool core = false;
+      int part = 1;  // t_part's index
     };
     std::vector<Kernel> kernels;
     std::map<std::string, size_t> grouped_at;
+    bool after_a_layer = false;
     for (const auto& nc : mc.nodes) {
       const Node& n = g.nodes[nc.node];
+      const bool layer = in_layers(n);
+      after_a_layer = after_a_layer || layer;
       const Count bytes = o.fused_attention ? fused_bytes(g, n, nc.cost) : nc.cost.bytes();
       // Views move nothing and launch nothing; every other node is one kernel forward and one backward.
       const OpFamily fam = op_family(n.op);
@@ -241,7 +320,7 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
       };
       Kernel k{n.name, kernel && llm::attention_matmul(n) ? "attention" : op_class(g, n), executed(nc.cost.flops),
                executed(nc.cost.bwd_flops()), bytes, launches, recomputed_forwards(n, o),
-               llm::attention_role(n) != llm::AttnRole::None};
+               llm::attention_role(n) != llm::AttnRole::None, layer ? 1 : after_a_layer ? 2 : 0};
       if (std::string grouped = o.grouped_experts ? llm::grouped_expert_kernel(n.name) : ""; !grouped.empty()) {
         const auto [it, first] = grouped_at.try_emplace(grouped, kernels.size());
         if (!first) {
@@ -270,14 +349,21 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
         t_core_fwd += f;
         t_core_bwd += b;
       }
-      t_mb += op.time_s();
-      t_bwd += b;
+      t_part[k.part] += op.time_s();
+      t_bwd_part[k.part] += b;
       if (k.launches > 0 || k.flops > 0 || k.bytes > 0) r.ops.push_back(op);
     }
   }
-  // The largest stage's share of the micro-batch time (1 / p when the stages are even).
+  // The largest stage's share of the layers (1 / p when the stages are even).
   const double stage_share = static_cast<double>(stage_layers) / static_cast<double>(L);
-  const double t_stage = t_mb * stage_share;
+  // The slowest stage sets the pace: its layers, plus the embedding on the first and the head on the last.
+  const std::vector<StageParams> stages = stage_params(c, o);
+  double t_stage = 0, t_stage_bwd = 0;
+  for (int64_t k = 0; k < p; ++k) {
+    const double layers = static_cast<double>(stages[static_cast<size_t>(k)].layers) / static_cast<double>(L);
+    auto of = [&](const double* part) { return layers * part[1] + (k == 0 ? part[0] : 0) + (k == p - 1 ? part[2] : 0); };
+    if (of(t_part) > t_stage) t_stage = of(t_part), t_stage_bwd = of(t_bwd_part);
+  }
   // 1F1B: (m + p - 1) stage slots; interleaved over v virtual stages the bubble shrinks to (p - 1) / v slots
   // (Narayanan et al. 2021, sec. 2.2.2) and every micro-batch crosses v times as many stage boundaries.
   const double v = o.interleave, slots = static_cast<double>(m) + static_cast<double>(p - 1) / v;
@@ -301,8 +387,8 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
     // --overlap-p2p-communication, on by default there and forced off for plain 1F1B, which waits for its sends):
     // a send is exposed only where it outlasts one virtual stage's forward (activations) or backward (gradients).
     const bool overlap = o.interleave > 1;
-    const double fwd_hidden = overlap ? (t_mb - t_bwd) * stage_share / v : 0.0;
-    const double bwd_hidden = overlap ? t_bwd * stage_share / v : 0.0;
+    const double fwd_hidden = overlap ? (t_stage - t_stage_bwd) / v : 0.0;
+    const double bwd_hidden = overlap ? t_stage_bwd / v : 0.0;
     r.pp_comm_s = v * slots * (std::max(0.0, t_p2p - fwd_hidden) + std::max(0.0, t_p2p - bwd_hidden));
   }
   if (o.cp > 1) {
@@ -334,18 +420,20 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
       // ZeRO-3 / FSDP full shard: every micro-batch all-gathers the stage's parameters for its forward and again for
       // its backward and reduce-scatters its gradients (1.5 all-reduces' traffic; Rajbhandari et al. 2020), each
       // prefetched behind that micro-batch's own compute; only what outlasts it is exposed, once per micro-batch.
-      r.dp_comm_exposed_s = static_cast<double>(m) * std::max(0.0, 1.5 * t - t_mb * stage_share);
+      r.dp_comm_exposed_s = static_cast<double>(m) * std::max(0.0, 1.5 * t - t_stage);
     } else {
-      r.dp_comm_exposed_s = std::max(0.0, t - t_bwd * stage_share);  // overlapped with the last backward
+      r.dp_comm_exposed_s = std::max(0.0, t - t_stage_bwd);  // overlapped with the last backward
     }
   }
   if (o.ep > 1) {  // per sparse layer and micro-batch: dispatch + combine, forward and backward, of b s k h activations
+    // (+2 when the forward is recomputed: full recomputation re-runs the MoE layer's dispatch and combine)
+    const int per_layer = o.recompute == Recompute::Full ? 6 : 4;
     int64_t sparse = 0;
     for (int64_t l = 0; l < L; ++l) sparse += c.sparse_layer(l) ? 1 : 0;
     const Interconnect& l = gpu_link(d, int64_t{o.ep} * o.tp <= o.gpus_per_node);
     const double bytes = to_double(act_bytes * c.experts_per_token), n = o.ep;
     const double all_to_all = (n - 1) * l.latency_s + (n - 1) / n * bytes / l.bandwidth_bytes_per_s;
-    r.ep_comm_s = slots * static_cast<double>(sparse) * stage_share * 4 * all_to_all;
+    r.ep_comm_s = slots * static_cast<double>(sparse) * stage_share * per_layer * all_to_all;
   }
   r.iteration_time_s = r.compute_time_s + r.tp_comm_s + r.pp_comm_s + r.dp_comm_exposed_s + r.ep_comm_s + r.cp_comm_s;
   const double capacity = r.iteration_time_s * o.gpus * peak;

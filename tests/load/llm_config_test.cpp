@@ -313,13 +313,55 @@ TEST(LlmConfig, Gemma2And3HaveLocalAndGlobalLayers) {
   j["layer_types"] = {"full_attention", "full_attention", "full_attention", "full_attention"};
   EXPECT_EQ(parse_llm_config(j, "cfg.json").sliding_window, 0);
   j["layer_types"] = {"full_attention", "sliding_attention", "sliding_attention", "sliding_attention"};
-  EXPECT_EQ(error_of(j), "cfg.json: layer_types: only patterns with every k-th layer full_attention are supported");
+  const LlmConfig first_full = parse_llm_config(j, "cfg.json");  // the first layers full, the rest sliding
+  EXPECT_EQ(first_full.window_of(0), 0);
+  for (int64_t l = 1; l < 4; ++l) EXPECT_EQ(first_full.window_of(l), 8) << l;
+  j["layer_types"] = {"sliding_attention", "full_attention", "full_attention", "sliding_attention"};
+  EXPECT_EQ(error_of(j), "cfg.json: layer_types: only patterns with every k-th layer full_attention, or the first "
+                         "layers full_attention and the rest sliding_attention, are supported");
   j["layer_types"] = {"full_attention"};
   EXPECT_NE(error_of(j).find("layer_types must list one attention type per layer (4)"), std::string::npos);
   // The multimodal Gemma 3 config wraps the language model: the error says where it is.
   json mm = json::parse(R"({"model_type":"gemma3","text_config":{"model_type":"gemma3_text"},"vision_config":{}})");
   EXPECT_NE(error_of(mm).find("model_type 'gemma3' is a multimodal model; its language model is the config in "
                               "\"text_config\""), std::string::npos) << error_of(mm);
+}
+
+// Qwen2/Qwen3 with use_sliding_window: layer i slides iff i >= max_window_layers (transformers' Qwen2Attention;
+// default 28); layer_types, when given, takes precedence; without use_sliding_window no layer slides.
+TEST(LlmConfig, QwenSlidesOnlyFromMaxWindowLayers) {
+  json j = json::parse(R"({"model_type":"qwen2","vocab_size":64,"hidden_size":32,"num_hidden_layers":24,
+      "num_attention_heads":2,"num_key_value_heads":1,"intermediate_size":48,"use_sliding_window":true,
+      "sliding_window":256})");
+  auto windows = [](const LlmConfig& c) {
+    std::vector<int64_t> w;
+    for (int64_t l = 0; l < c.num_layers; ++l) w.push_back(c.window_of(l));
+    return w;
+  };
+  const std::vector<int64_t> none(24, 0), all(24, 256);
+  EXPECT_EQ(windows(parse_llm_config(j, "cfg.json")), none);  // default max_window_layers 28 >= 24 layers
+  j["max_window_layers"] = 24;
+  EXPECT_EQ(parse_llm_config(j, "cfg.json").sliding_window, 0);
+  EXPECT_EQ(windows(parse_llm_config(j, "cfg.json")), none);
+  j["max_window_layers"] = 0;
+  EXPECT_EQ(windows(parse_llm_config(j, "cfg.json")), all);
+  j["max_window_layers"] = 12;
+  std::vector<int64_t> half(24, 0);
+  std::fill(half.begin() + 12, half.end(), 256);
+  EXPECT_EQ(windows(parse_llm_config(j, "cfg.json")), half);
+  j["model_type"] = "qwen3";
+  EXPECT_EQ(windows(parse_llm_config(j, "cfg.json")), half);
+  j["max_window_layers"] = -1;
+  EXPECT_EQ(error_of(j), "cfg.json: max_window_layers must not be negative, not -1");
+  j["max_window_layers"] = 0;
+  j["layer_types"] = std::vector<std::string>(24, "full_attention");  // precedence over max_window_layers
+  EXPECT_EQ(windows(parse_llm_config(j, "cfg.json")), none);
+  std::vector<std::string> types(24, "sliding_attention");
+  std::fill(types.begin(), types.begin() + 12, "full_attention");
+  j["layer_types"] = types;
+  EXPECT_EQ(windows(parse_llm_config(j, "cfg.json")), half);
+  j["use_sliding_window"] = false;  // sliding_window is None then, whatever layer_types say
+  EXPECT_EQ(windows(parse_llm_config(j, "cfg.json")), none);
 }
 
 // DeepSeek's multi-head latent attention and MoE as transformers builds them: queries through a low-rank q_a_proj
@@ -503,6 +545,19 @@ TEST(LlmConfig, AMixtureOfExpertsTypeWithNoExpertsIsRefusedNotMadeDense) {
           "kv_lora_rank":16,"q_lora_rank":24,"qk_rope_head_dim":4,"v_head_dim":8,"qk_nope_head_dim":8,
           "num_experts_per_tok":2})",
        "n_routed_experts -64: a deepseek_v3 model needs at least one expert"},
+      // Too many experts: the error names the key the file used (it said 'num_experts' for Mixtral's
+      // num_local_experts).
+      {R"({"model_type":"mixtral","vocab_size":32000,"hidden_size":4096,"intermediate_size":11008,
+          "num_hidden_layers":2,"num_attention_heads":32,"num_local_experts":100000,"num_experts_per_tok":2})",
+       "cfg.json: num_local_experts 100000 is beyond what ridge builds (at most 4096)"},
+      {R"({"model_type":"qwen2_moe","vocab_size":64,"hidden_size":32,"num_hidden_layers":2,"num_attention_heads":4,
+          "num_key_value_heads":2,"moe_intermediate_size":16,"num_experts":5000,"num_experts_per_tok":2})",
+       "cfg.json: num_experts 5000 is beyond what ridge builds (at most 4096)"},
+      {R"({"model_type":"deepseek_v3","vocab_size":64,"hidden_size":32,"intermediate_size":48,
+          "moe_intermediate_size":8,"num_hidden_layers":3,"num_attention_heads":4,"n_routed_experts":5000,
+          "kv_lora_rank":16,"q_lora_rank":24,"qk_rope_head_dim":4,"v_head_dim":8,"qk_nope_head_dim":8,
+          "num_experts_per_tok":2})",
+       "cfg.json: n_routed_experts 5000 is beyond what ridge builds (at most 4096)"},
   };
   for (const auto& [text, message] : cases) {
     try {

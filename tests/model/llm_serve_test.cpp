@@ -74,6 +74,24 @@ TEST(LlmServe, KvCacheBytesForMhaGqaWindowAndMoe) {
   EXPECT_EQ(r.decompressed_kv_cache_bytes, r.kv_cache_bytes);
 }
 
+// Qwen2 with use_sliding_window (the auditor's qwen2-swa-mwl*.json, Qwen2-0.5B's shapes: 24 layers, 2 KV heads of
+// 64): layer i slides iff i >= max_window_layers, so at 1,000 + 24 tokens (1,024 cached positions, 512 bytes per
+// layer and position in fp16) the window of 256 caps only the layers from max_window_layers on.
+TEST(LlmServe, QwenWindowSlidesFromMaxWindowLayersOn) {
+  nlohmann::json j = nlohmann::json::parse(R"({"model_type":"qwen2","vocab_size":151936,"hidden_size":896,
+      "intermediate_size":4864,"num_hidden_layers":24,"num_attention_heads":14,"num_key_value_heads":2,
+      "max_position_embeddings":32768,"tie_word_embeddings":true,"use_sliding_window":true,"sliding_window":256})");
+  auto kv = [&](int64_t max_window_layers) {
+    j["max_window_layers"] = max_window_layers;
+    LlmConfig c = parse_llm_config(j, "qwen2-swa");
+    c.name = "qwen2-swa";
+    return analyze_serving(c, test_gpu(), opts(1, 1000, 24)).kv_cache_bytes;
+  };
+  EXPECT_EQ(kv(24), Count{12582912});  // 24 x 2 x 2 x 64 x 2 x 1024: no layer slides (was 3,145,728)
+  EXPECT_EQ(kv(12), Count{7864320});   // 12 x 512 x 1024 + 12 x 512 x 256
+  EXPECT_EQ(kv(0), Count{3145728});    // 24 x 512 x 256: every layer slides
+}
+
 // --mla latent: the cache is the latent (replicated on every tensor-parallel GPU), decode steps read it once for all
 // heads, and the decode FLOPs are exactly those of per-step latent graphs.
 TEST(LlmServe, LatentCacheOfMultiHeadLatentAttention) {

@@ -3,8 +3,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
+#include <vector>
 
 #include "ridge/error.hpp"
 #include "ridge/llm_analysis.hpp"
@@ -22,6 +24,25 @@ Device synthetic_a100() {
   d.interconnects.push_back({"nvlink", 3e11, 2e-6});
   d.interconnects.push_back({"network", 2.5e10, 5e-6});
   return d;
+}
+
+// The slowest pipeline stage's time per micro-batch from the ops of one micro-batch through the whole shard: stage k
+// runs layers[k] / L of the layers' ops, the first stage also the ops before the layers (the embedding), the last
+// those after them (final norm, output layer).
+double slowest_stage_s(const TrainResult& r, const std::vector<int64_t>& layers, int64_t L) {
+  double part[3] = {0, 0, 0};
+  bool after_a_layer = false;
+  for (const TrainOp& op : r.ops) {
+    const bool layer = op.name.find(".layers.") != std::string::npos || op.name.find(".h.") != std::string::npos;
+    after_a_layer = after_a_layer || layer;
+    part[layer ? 1 : after_a_layer ? 2 : 0] += op.time_s();
+  }
+  double slowest = 0;
+  const size_t p = layers.size();
+  for (size_t k = 0; k < p; ++k)
+    slowest = std::max(slowest, static_cast<double>(layers[k]) / static_cast<double>(L) * part[1] +
+                                    (k == 0 ? part[0] : 0) + (k == p - 1 ? part[2] : 0));
+  return slowest;
 }
 
 // calflops README: Llama-2-7B at input (1, 128) prints "1700.06 GFLOPS" and "850.00 GMACs": F.linear and
@@ -192,10 +213,49 @@ TEST(LlmTrain, InterleavedScheduleShrinksTheBubble) {
   EXPECT_THROW(analyze_training(c, synthetic_a100(), o), Error);
 }
 
-// Uneven pipeline stages (Llama 3 405B: 126 layers over 16 stages, the first and last one layer short): the largest
-// stage, ceil(L / p) layers, sets the pace and holds the most memory; even stages are unchanged by the rule.
+// Interleaved 1F1B keeps activations of more micro-batches on the first stage: Korthikanti et al. 2022 (sec. 4.2.3)
+// multiply the memory by 1 + (p - 1) / (p v). Llama-2-7B, pp 4, 8 layers per stage, m 8: 4 micro-batches in
+// flight of s b h (34 + 5 a s / h) = 2048 x 4096 x (34 + 80) bytes per layer; v 2 multiplies by 1 + 3/8.
+TEST(LlmTrain, InterleavedScheduleHoldsMoreActivations) {
+  const LlmConfig& c = *find_llm_config("llama-2-7b");
+  TrainOptions o;
+  o.gpus = 8, o.pp = 4, o.seq = 2048, o.micro_batch = 1, o.global_batch = 16;  // dp 2, m 8
+  const Count plain = Count{2048} * 4096 * 114 * 8 * 4;
+  EXPECT_EQ(plain, Count{30601641984});
+  EXPECT_EQ(analyze_training(c, synthetic_a100(), o).memory.activations, plain);
+  o.interleave = 2;
+  EXPECT_EQ(analyze_training(c, synthetic_a100(), o).memory.activations, Count{42077257728});  // x 11/8
+  o.interleave = 4;
+  EXPECT_EQ(analyze_training(c, synthetic_a100(), o).memory.activations, plain * 19 / 16);  // x (1 + 3/16)
+}
+
+// MoE layers store what their routed tokens do, not the GPT block's 4h MLP: Mixtral (h 4096, a 32, top-2 of 8 experts of
+// I 14,336) at tp 2, seq 4096: the 16 s b h / t of the dense MLP give way to 2 copies of each token's expert input
+// (2 s b k h), gate, up, activation and down-projection input per copy (8 s b k I / t) and the router logits
+// (2 s b E). Selective: s b h (10 + 8/t) + 2 s b k h + 8 s b k I / t + 2 s b E = 4096 x (14 x 4096 + 4 x 4096 +
+// 8 x 14336 + 16) = 771,817,472 B per layer (the dense formula: 369,098,752, what llama-2-7b prints).
+TEST(LlmTrain, MoeActivationsCountTheRoutedTokens) {
+  const LlmConfig& c = *find_llm_config("mixtral-8x7b");
+  TrainOptions o;
+  o.gpus = 64, o.tp = 2, o.seq = 4096, o.micro_batch = 1, o.zero = 3, o.recompute = Recompute::Selective;  // m 1
+  EXPECT_EQ(analyze_training(c, synthetic_a100(), o).memory.activations, Count{771817472} * 32);
+  o.recompute = Recompute::None;  // + the scores, 5 a s^2 b / t
+  EXPECT_EQ(analyze_training(c, synthetic_a100(), o).memory.activations, (Count{771817472} + 1342177280) * 32);
+  o.recompute = Recompute::Full;  // the layer input only, as a dense layer
+  EXPECT_EQ(analyze_training(c, synthetic_a100(), o).memory.activations, Count{2} * 4096 * 4096 * 32);
+  o.recompute = Recompute::Selective, o.sequence_parallel = true;  // every part split by t: (18 sbh + ...) / t
+  EXPECT_EQ(analyze_training(c, synthetic_a100(), o).memory.activations,
+            Count{4096} * (18 * 4096 + 8 * 2 * 14336 + 4 * 4096 + 16) / 2 * 32);
+  // A dense model is unchanged.
+  o.sequence_parallel = false;
+  EXPECT_EQ(analyze_training(*find_llm_config("llama-2-7b"), synthetic_a100(), o).memory.activations,
+            Count{4096} * 4096 * 22 * 32);
+}
+
+// Uneven pipeline stages (Llama 3 405B: 126 layers over 16 stages, the first and last one layer short): the middle
+// stages take the extra layers first, then the first; the slowest stage sets the pace and the fullest the memory.
 TEST(LlmTrain, UnevenPipelineStagesTakeTheLargestStage) {
-  const LlmConfig& c = *find_llm_config("gpt3-1.3b");  // 24 layers
+  const LlmConfig& c = *find_llm_config("gpt3-1.3b");  // 24 layers, tied embeddings
   TrainOptions o;
   o.gpus = 10, o.tp = 1, o.pp = 5, o.seq = 2048, o.micro_batch = 1, o.global_batch = 16, o.zero = 0;  // dp 2, m 8
   const TrainResult five = analyze_training(c, synthetic_a100(), o);
@@ -203,14 +263,45 @@ TEST(LlmTrain, UnevenPipelineStagesTakeTheLargestStage) {
   o.gpus = 8, o.pp = 4;
   const TrainResult four = analyze_training(c, synthetic_a100(), o);
   EXPECT_EQ(four.layers_per_stage, 6);
-  // Per micro-batch slot the stage does 5 / 24 of the model's work instead of 6 / 24; slots: m + p - 1.
-  EXPECT_NEAR(five.compute_time_s / four.compute_time_s, (5.0 / 24 * 12) / (6.0 / 24 * 11), 1e-12);
+  // Slots: m + p - 1.
+  EXPECT_NEAR(five.compute_time_s, 12 * slowest_stage_s(five, {5, 5, 5, 5, 4}, 24), 1e-9 * five.compute_time_s);
+  EXPECT_NEAR(four.compute_time_s, 11 * slowest_stage_s(four, {6, 6, 6, 6}, 24), 1e-9 * four.compute_time_s);
+  // The first stage needs the most memory (its embedding and the most micro-batches in flight): 5 and 6 layers.
   const LlmParams params = llm_params(c);
-  const Count per_stage = (params.total * 5 + 23) / 24;
-  EXPECT_EQ(five.memory.weights, zero_model_state_bytes(per_stage, 0, 2).weights);
-  EXPECT_EQ(four.memory.weights, zero_model_state_bytes((params.total + 3) / 4, 0, 2).weights);
+  EXPECT_EQ(five.memory.weights, 2 * (params.layers / 24 * 5 + params.embedding));
+  EXPECT_EQ(four.memory.weights, 2 * (params.layers / 24 * 6 + params.embedding));
   o.pp = 25, o.gpus = 50;
   EXPECT_THROW(analyze_training(c, synthetic_a100(), o), Error);  // more stages than layers
+}
+
+// Megatron-LM's placement: the embedding on the first stage, the final norm and output layer on the last. Llama-3-8B
+// over 8 stages: 4 layers of 218,112,000 parameters each, + the 128,256 x 4096 embedding on stage 0 = 1,397,784,576
+// (not Psi / 8 = 1,003,782,656); the last stage holds 4 layers + the norm + lm_head but one micro-batch's activations,
+// so stage 0 needs the most memory. The last stage, with the output layer's GEMM, is the slowest.
+TEST(LlmTrain, EmbeddingOnTheFirstStageHeadOnTheLast) {
+  const LlmConfig& c = *find_llm_config("llama-3-8b");
+  const LlmParams params = llm_params(c);
+  EXPECT_EQ(params.layers, Count{218112000} * 32);
+  EXPECT_EQ(params.embedding, Count{128256} * 4096);
+  TrainOptions o;
+  o.gpus = 8, o.pp = 8, o.seq = 4096, o.micro_batch = 1, o.global_batch = 8, o.recompute = Recompute::Full;
+  const TrainResult r = analyze_training(c, synthetic_a100(), o);
+  EXPECT_EQ(r.memory.weights, Count{2} * 1397784576);
+  EXPECT_EQ(r.memory.activations, Count{2} * 4096 * 4096 * 4 * 8);  // 2 s b h x 4 layers x 8 micro-batches
+  const double slowest = slowest_stage_s(r, std::vector<int64_t>(8, 4), 32);
+  EXPECT_NEAR(r.compute_time_s, 15 * slowest, 1e-9 * r.compute_time_s);
+  double all = 0;
+  for (const TrainOp& op : r.ops) all += op.time_s();
+  EXPECT_GT(slowest, all / 8 * 1.05);  // the head weighs more than an eighth of the model's time
+  // A tied output layer keeps its own copy of the word embedding on the last stage (pp > 1): gpt3-1.3b over 2 stages,
+  // one micro-batch (equal activations), the last stage holds 12 layers + ln_f + the copy, the first 12 layers + the
+  // token and position embeddings.
+  const LlmConfig& g = *find_llm_config("gpt3-1.3b");
+  const LlmParams gp = llm_params(g);
+  TrainOptions t;
+  t.gpus = 2, t.pp = 2, t.seq = 2048, t.micro_batch = 1, t.global_batch = 1, t.recompute = Recompute::Full;
+  const Count first = gp.layers / 2 + gp.embedding, last = gp.layers / 2 + 2 * 2048 + Count{50257} * 2048;
+  EXPECT_EQ(analyze_training(g, synthetic_a100(), t).memory.weights, 2 * std::max(first, last));
 }
 
 TEST(LlmTrain, MemorySaversThatFitAreTheCheapestThatSuffice) {
@@ -288,6 +379,18 @@ TEST(LlmTrain, ExpertParallelismSplitsExpertsAndAddsAllToAlls) {
     full_ep.ep = 1;  // without expert parallelism every state is sharded over all 8 ranks
     EXPECT_EQ(analyze_training(c, synthetic_a100(), full_ep).memory.weights,
               (2 * (p.total - experts) + 7) / 8 + (2 * experts + 7) / 8);
+  }
+  // Per sparse layer and micro-batch: 4 all-to-alls of b s k h x 2 bytes (1 x 1024 x 2 x 4096 x 2), each 7 latencies
+  // + 7/8 of the bytes over NVLink (300 GB/s); m = 1, 32 sparse layers. Full recomputation re-runs the MoE layer's
+  // forward: its dispatch and combine again, 6 all-to-alls (as TP's 4 all-reduces become 6).
+  {
+    const double all_to_all = 7 * 2e-6 + 7.0 / 8.0 * 16777216.0 / 3e11;
+    EXPECT_NEAR(eight.ep_comm_s, 32 * 4 * all_to_all, 1e-15);
+    TrainOptions full = o;
+    full.recompute = Recompute::Full;
+    EXPECT_NEAR(analyze_training(c, synthetic_a100(), full).ep_comm_s, 32 * 6 * all_to_all, 1e-15);
+    full.recompute = Recompute::Selective;  // the attention core only: no all-to-all again
+    EXPECT_NEAR(analyze_training(c, synthetic_a100(), full).ep_comm_s, 32 * 4 * all_to_all, 1e-15);
   }
   o.ep = 3;
   EXPECT_THROW(analyze_training(c, synthetic_a100(), o), Error);
@@ -602,8 +705,7 @@ TEST(LlmTrain, OpsAreWhereTheComputeTimeGoes) {
       flops += op.flops + op.backward_flops;
     }
     const double slots = static_cast<double>(r.micro_batches) + 1.0 / 2;  // m + (p - 1) / v
-    const double share = static_cast<double>(r.layers_per_stage) / static_cast<double>(c.num_layers);
-    EXPECT_NEAR(micro_batch_s * slots * share, r.compute_time_s, 1e-9 * r.compute_time_s);
+    EXPECT_NEAR(slowest_stage_s(r, {16, 16}, 32) * slots, r.compute_time_s, 1e-9 * r.compute_time_s);
     EXPECT_EQ(recompute_s > 0, rc == Recompute::Full);
     EXPECT_GT(gemm_s, 0.5 * micro_batch_s);  // a 7B model's time is in its projections
     // The shard's FLOPs x tp are the model's per micro-batch, but for the norms every TP rank repeats.

@@ -100,9 +100,15 @@ void read_hf_shape(const Keys& k, LlmConfig& c) {
   c.num_heads = c.num_kv_heads = k.req_int("num_attention_heads");
 }
 
-// transformers' layer_types (one "sliding_attention" or "full_attention" per layer) as LlmConfig::global_every:
-// 0 when every layer slides, k when exactly every k-th layer is full, -1 when none slides.
-int64_t global_every_of_layer_types(const json& types, const LlmConfig& c, const std::string& origin) {
+// The attention pattern transformers' layer_types (one "sliding_attention" or "full_attention" per layer) lists:
+// every_k 0 when every layer slides, k when exactly every k-th layer is full, -1 when none slides; full_first n
+// when the first n layers are full and the rest slide (qwen2's max_window_layers written out).
+struct LayerTypes {
+  int64_t every_k = 0;
+  int64_t full_first = 0;
+};
+
+LayerTypes layer_types_pattern(const json& types, const LlmConfig& c, const std::string& origin) {
   const auto n = static_cast<size_t>(c.num_layers);
   if (!types.is_array() || types.size() != n)
     throw Error(fmt::format("{}: layer_types must list one attention type per layer ({}), not {}", origin, n,
@@ -115,24 +121,32 @@ int64_t global_every_of_layer_types(const json& types, const LlmConfig& c, const
                               types[l].dump()));
     full[l] = t == "full_attention";
   }
-  if (std::none_of(full.begin(), full.end(), [](bool f) { return f; })) return 0;
-  if (std::all_of(full.begin(), full.end(), [](bool f) { return f; })) return -1;
+  if (std::none_of(full.begin(), full.end(), [](bool f) { return f; })) return {0, 0};
+  if (std::all_of(full.begin(), full.end(), [](bool f) { return f; })) return {-1, 0};
   for (size_t k = 1; k <= n; ++k) {
     bool every_kth = true;
     for (size_t l = 0; l < n && every_kth; ++l) every_kth = full[l] == ((l + 1) % k == 0);
-    if (every_kth) return static_cast<int64_t>(k);
+    if (every_kth) return {static_cast<int64_t>(k), 0};
   }
-  throw Error(fmt::format("{}: layer_types: only patterns with every k-th layer full_attention are supported", origin));
+  const auto first_sliding = static_cast<size_t>(std::find(full.begin(), full.end(), false) - full.begin());
+  if (std::none_of(full.begin() + static_cast<std::ptrdiff_t>(first_sliding), full.end(), [](bool f) { return f; }))
+    return {0, static_cast<int64_t>(first_sliding)};
+  throw Error(fmt::format("{}: layer_types: only patterns with every k-th layer full_attention, or the first layers "
+                          "full_attention and the rest sliding_attention, are supported", origin));
 }
 
-// A config's layer_types, when it has them, over the family's default pattern: every k-th layer global, or no
-// window at all when every layer is full_attention.
+// A config's layer_types, when it has them, over the family's default pattern: every k-th layer global, the first
+// n layers global, or no window at all when every layer is full_attention.
 void read_layer_types(const Keys& k, LlmConfig& c) {
   const json* types = k.find("layer_types");
   if (!types) return;
-  const int64_t every = global_every_of_layer_types(*types, c, k.origin());
-  if (every < 0) c.sliding_window = 0;
-  else c.global_every = every;
+  const LayerTypes p = layer_types_pattern(*types, c, k.origin());
+  if (p.every_k < 0) {
+    c.sliding_window = 0;
+    return;
+  }
+  c.global_every = p.every_k;
+  c.full_first_layers = p.full_first;
 }
 
 // llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3_text: RMSNorm, rotary, gated
@@ -153,8 +167,16 @@ void read_llama_like(const Keys& k, LlmConfig& c) {
                  : k.find("hidden_activation") ? activation_of(k, "hidden_activation", "silu")
                                                : activation_of(k, "hidden_act", "silu");
   if (c.family == "mistral" || c.family == "mixtral") c.sliding_window = k.opt_int("sliding_window", 0);
-  if (c.family.rfind("qwen", 0) == 0 && k.opt_bool("use_sliding_window", false))
+  // Qwen2/Qwen3 (and their MoE variants): with use_sliding_window, layer i slides iff i >= max_window_layers
+  // (transformers' default 28); newer configs list the pattern in layer_types, which takes precedence.
+  if (c.family.rfind("qwen", 0) == 0 && k.opt_bool("use_sliding_window", false)) {
     c.sliding_window = k.opt_int("sliding_window", 0);
+    c.full_first_layers = k.opt_int("max_window_layers", 28);
+    if (c.full_first_layers < 0)
+      throw Error(fmt::format("{}: max_window_layers must not be negative, not {}", k.origin(), c.full_first_layers));
+    read_layer_types(k, c);
+    if (c.full_first_layers >= c.num_layers) c.sliding_window = c.full_first_layers = 0;  // no layer slides
+  }
   if (c.family == "qwen2" || c.family == "qwen2_moe") {
     c.qkv_bias = true;
     c.o_bias = false;
@@ -405,6 +427,15 @@ constexpr Family kFamilies[] = {
 
 }  // namespace
 
+namespace {
+// The config key a family states its routed-expert count in.
+const char* experts_key(const LlmConfig& c) {
+  return c.family == "mixtral" || c.family == "gpt_oss" ? "num_local_experts"
+         : c.family.rfind("deepseek", 0) == 0          ? "n_routed_experts"
+                                                        : "num_experts";
+}
+}  // namespace
+
 void validate_llm_config(const LlmConfig& c, const std::string& origin) {
   auto positive = [&](int64_t v, const char* key) {
     if (v < 1) throw Error(fmt::format("{}: {} must be positive, not {}", origin, key, v));
@@ -422,7 +453,7 @@ void validate_llm_config(const LlmConfig& c, const std::string& origin) {
     if (v > cap) throw Error(fmt::format("{}: {} {} is beyond what ridge builds (at most {})", origin, key, v, cap));
   };
   at_most(c.num_layers, 4096, "num_hidden_layers");
-  at_most(c.num_experts, 4096, "num_experts");
+  at_most(c.num_experts, 4096, experts_key(c));
   at_most(c.hidden_size, int64_t{1} << 24, "hidden_size");
   at_most(c.vocab_size, int64_t{1} << 30, "vocab_size");
   at_most(c.intermediate_size, int64_t{1} << 26, "intermediate_size");
@@ -447,12 +478,9 @@ void validate_llm_config(const LlmConfig& c, const std::string& origin) {
   // A mixture-of-experts model type has experts: 0 or fewer would silently become a dense model.
   const bool moe_type = c.family == "mixtral" || c.family == "qwen2_moe" || c.family == "qwen3_moe" ||
                         c.family == "gpt_oss";
-  if (c.num_experts < 0 || (moe_type && c.num_experts < 1)) {
-    const char* key = c.family == "mixtral" || c.family == "gpt_oss" ? "num_local_experts"
-                      : c.family.rfind("deepseek", 0) == 0        ? "n_routed_experts"
-                                                                  : "num_experts";
-    throw Error(fmt::format("{}: {} {}: a {} model needs at least one expert", origin, key, c.num_experts, c.family));
-  }
+  if (c.num_experts < 0 || (moe_type && c.num_experts < 1))
+    throw Error(fmt::format("{}: {} {}: a {} model needs at least one expert", origin, experts_key(c), c.num_experts,
+                            c.family));
   if (c.moe() && (c.experts_per_token < 1 || c.experts_per_token > c.num_experts))
     throw Error(fmt::format("{}: num_experts_per_tok {} is not in 1..{}", origin, c.experts_per_token, c.num_experts));
 }

@@ -205,6 +205,7 @@ LlmParams llm_params(const LlmConfig& c) {
   }
   const Count proj = c.embed_proj_dim > 0 ? 2 * h * e : 0;
   const Count head = (c.tied_embeddings ? 0 : V * e) + (c.lm_head_bias ? V : 0);
+  p.layers = layers;
   p.total = p.embedding + layers + norm + proj + head;
   p.active_per_token = p.total - inactive;
   return p;

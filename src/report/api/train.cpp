@@ -130,8 +130,9 @@ Document train_report(const TrainResult& r, const LlmConfig& c, const std::optio
     doc.notes.push_back(a);
   if (const std::string m = moe_experts_note(c.moe(), o.grouped_experts); !m.empty()) doc.notes.push_back(m);
   if (c.num_layers % o.pp != 0)
-    doc.notes.push_back(fmt::format("uneven pipeline stages: {} layers over --pp {}; the largest stage ({} layers) "
-                                    "sets the time and the memory per GPU", c.num_layers, o.pp, r.layers_per_stage));
+    doc.notes.push_back(fmt::format("uneven pipeline stages: {} layers over --pp {} (at most {} per stage); the "
+                                    "slowest stage sets the time and the fullest the memory per GPU", c.num_layers,
+                                    o.pp, r.layers_per_stage));
   if (!r.fits) {
     doc.notes.push_back("does not fit in one GPU's memory with this layout");
     doc.extra["fits_with"] = fits_with ? nlohmann::json(*fits_with) : nlohmann::json(nullptr);
