@@ -70,10 +70,10 @@ ModelSource source_of(const std::string& kind, std::string payload, std::string 
 /// torch.onnx.export(..., export_params=False) leaves the weights out and lists them as graph inputs. This turns
 /// every input but the user's (`keep`, the names given to torch.onnx.export) into initializers with their element
 /// type and shape and no payload (marked external), so that ridge counts them as parameters and buffers like any
-/// exported file's.
+/// exported file's; `buffers` (the module's named_buffers()) are declared buffers (kDeclaredBufferDoc).
 /// Exporting without weights is about twice as fast.
 py::bytes params_to_initializers(const std::string& bytes, const std::set<std::string>& keep,
-                                 const std::string& label) {
+                                 const std::string& label, const std::set<std::string>& buffers) {
   onnx::ModelProto m;
   if (!m.ParseFromString(bytes)) throw Error(label + ": torch.onnx.export wrote something that is not an ONNX model");
   onnx::GraphProto* g = m.mutable_graph();
@@ -85,6 +85,7 @@ py::bytes params_to_initializers(const std::string& bytes, const std::set<std::s
     }
     onnx::TensorProto* t = g->add_initializer();
     t->set_name(in.name());
+    if (buffers.count(in.name())) t->set_doc_string(kDeclaredBufferDoc);
     t->set_data_type(in.type().tensor_type().elem_type());
     for (const auto& d : in.type().tensor_type().shape().dim()) {
       if (!d.has_dim_value()) throw Error(label + ": parameter " + in.name() + " has a symbolic dimension");
@@ -247,7 +248,8 @@ PYBIND11_MODULE(_ridge, m) {
         return out;
       });
 
-  m.def("params_to_initializers", &params_to_initializers, py::arg("onnx_bytes"), py::arg("keep"), py::arg("label"));
+  m.def("params_to_initializers", &params_to_initializers, py::arg("onnx_bytes"), py::arg("keep"), py::arg("label"),
+        py::arg("buffers") = std::set<std::string>{});
   m.def(
       "activation_dtype",
       [](const std::string& precision) {

@@ -19,6 +19,10 @@ struct OnnxImportOptions {
   bool onnx_inference_for_gaps_only = true;
 };
 
+/// doc_string of an initializer its writer declares a non-trainable buffer (Python: a module's named_buffers()):
+/// counted as a buffer whatever its uses (a normalisation mean multiplied in reads like an elementwise weight).
+inline constexpr const char* kDeclaredBufferDoc = "ridge: non-trainable buffer";
+
 /// import_onnx with explicit engine switches.
 Graph import_onnx(const std::string& path, const LoadOptions& opts, const OnnxImportOptions& engines);
 

@@ -456,7 +456,8 @@ def _export_module(module: Any, input_size: Optional[Tuple[int, ...]], example_i
         module.train(was_training)
     data = buf.getvalue()
     if not kwargs["export_params"]:
-        data = _ridge.params_to_initializers(data, set(names), type(module).__name__)
+        data = _ridge.params_to_initializers(data, set(names), type(module).__name__,
+                                             {n for n, _ in module.named_buffers()})
     if state is not None:
         _EXPORTS[module] = (key, data)
     else:

@@ -101,6 +101,31 @@ def test_weights_sliced_before_their_op_are_parameters():
     assert mha["params"] == sum(p.numel() for p in mha_module.parameters()) == 16640 and mha["buffers"] == 0
 
 
+def test_registered_buffers_are_buffers_even_when_used_like_weights():
+    # A normalisation mean and std subtracted and divided in, or a scale multiplied in, read like elementwise
+    # weights in the ONNX graph; the module declares them buffers (named_buffers()), and so does ridge.
+    class Norm(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("mean", torch.zeros(1, 3, 1, 1))
+            self.register_buffer("std", torch.ones(1, 3, 1, 1))
+            self.register_buffer("scale", torch.ones(8))
+            self.gamma = torch.nn.Parameter(torch.ones(8))
+            self.conv = torch.nn.Conv2d(3, 8, 3)
+
+        def forward(self, x):
+            y = self.conv((x - self.mean) / self.std)
+            return y * self.scale.view(1, 8, 1, 1) * self.gamma.view(1, 8, 1, 1)
+
+    m = Norm()
+    t = ridge.summary(m, input_size=(3, 16, 16)).totals
+    assert t["params"] == sum(p.numel() for p in m.parameters()) == 224 + 8
+    assert t["buffers"] == sum(b.numel() for b in m.buffers()) == 14
+    # GroupNorm's affine is exported unsqueezed to [C, 1, 1] before its Mul and Add: still its parameters.
+    gn = ridge.summary(torch.nn.GroupNorm(4, 16), input_size=(16, 6, 6)).totals
+    assert gn["params"] == 32 and gn["buffers"] == 0
+
+
 def test_python_arguments_fail_as_the_cli_does():
     with pytest.raises(ValueError, match="example_inputs already fix"):
         ridge.summary(torchvision.models.resnet18(), input_size=(3, 64, 64), example_inputs=torch.randn(1, 3, 64, 64))

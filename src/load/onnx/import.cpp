@@ -90,14 +90,27 @@ int add_value(Work& w, Value v) { return w.env.add_value(std::move(v)); }
 
 /// How an initializer is used decides whether it is a trainable parameter, a buffer or a constant: the role
 /// of its input position in the op's record (ops.def).
-void classify_initializers(Work& w, const std::vector<int>& initializers) {
+void classify_initializers(Work& w, const std::vector<int>& initializers, const std::set<int>& declared_buffers) {
   std::vector<int> weight_uses(w.g.values.size()), stat_uses(w.g.values.size());
   for (const Node& n : w.g.nodes)
     for (size_t k = 0; k < n.inputs.size(); ++k) {
       int v = n.inputs[k];
       if (v < 0) continue;
       const InputRole r = input_role(n.op, static_cast<int>(k));
-      if (r == InputRole::Weight || r == InputRole::Either) ++weight_uses[v];
+      if (r == InputRole::Weight || r == InputRole::Either) {
+        ++weight_uses[v];
+        // Reshaped on the way (GroupNorm's affine unsqueezed to [C, 1, 1], a layer scale viewed [1, C, 1, 1]): the
+        // same use of the tensor under the view. Slices and other moves are not followed here (a positional
+        // table sliced to the sequence stays a buffer).
+        for (int u = v, hops = 0; hops < 8; ++hops) {
+          const int p = w.g.value(u).producer;
+          if (p < 0) break;
+          const Node& view = w.g.nodes[static_cast<size_t>(p)];
+          if (op_family(view.op) != OpFamily::View || view.inputs.empty() || view.inputs[0] < 0) break;
+          u = view.inputs[0];
+          ++weight_uses[u];
+        }
+      }
       // A learned token (ViT's class_token: nn.Parameter, expanded to the batch and concatenated) keeps its
       // torch name; exporter-computed tensors are anonymous ("onnx::...", "/scope/...").
       const std::string& name = w.g.value(v).name;
@@ -173,7 +186,8 @@ void classify_initializers(Work& w, const std::vector<int>& initializers) {
   }
   for (int v : initializers) {
     Value& val = w.g.value(v);
-    if (!is_float(val.dtype) || val.shape.rank() == 0) val.kind = ValueKind::Constant;
+    if (declared_buffers.count(v)) val.kind = ValueKind::Buffer;
+    else if (!is_float(val.dtype) || val.shape.rank() == 0) val.kind = ValueKind::Constant;
     else if (weight_uses[v]) val.kind = ValueKind::Param;
     else if (stat_uses[v] || val.shape.elements() > 16) val.kind = ValueKind::Buffer;
     else val.kind = ValueKind::Constant;
@@ -427,6 +441,7 @@ std::optional<Graph> build_graph(BoundModel& bm, const std::string& label, const
     if (shape) merge_shape(w, id, *shape);
   }
   std::vector<int> initializers;
+  std::set<int> declared_buffers;
   for (const auto& t : graph.initializer()) {
     Value v;
     v.kind = ValueKind::Param;
@@ -441,6 +456,7 @@ std::optional<Graph> build_graph(BoundModel& bm, const std::string& label, const
     }
     w.env.float_data[id] = float_payload(t);
     initializers.push_back(id);
+    if (t.doc_string() == kDeclaredBufferDoc) declared_buffers.insert(id);
   }
 
   // An Identity over an initializer is torch's eval-mode export of two parameters with equal values (fresh
@@ -543,7 +559,7 @@ std::optional<Graph> build_graph(BoundModel& bm, const std::string& label, const
   }
 
   reorder_nodes(w, topological(w));
-  classify_initializers(w, initializers);
+  classify_initializers(w, initializers, declared_buffers);
   if (engines.ridge_rules)
     for (size_t i = 0; i < w.g.nodes.size(); ++i) apply_shape_rule(w, static_cast<int>(i));
   if (complete_or_nothing && !typed_completely(w)) return std::nullopt;
