@@ -16,4 +16,9 @@ std::string ascii_upper(std::string_view s);
 /// as long as the characters it views.
 std::string_view trim(std::string_view s);
 
+/// `s` safe to print on a terminal or in a CSV: control characters (C0 but tab, DEL) become '?', and bytes
+/// that are not well-formed UTF-8 become U+FFFD; well-formed UTF-8 passes unchanged. A file's node name with an
+/// escape sequence in it must not drive the user's terminal.
+std::string printable(std::string_view s);
+
 }  // namespace ridge

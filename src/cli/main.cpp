@@ -7,6 +7,7 @@
 
 #include "commands.hpp"
 #include "ridge/error.hpp"
+#include "ridge/text.hpp"
 
 namespace {
 
@@ -62,19 +63,20 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     // One line: the complaint, then where the options of the command are explained.
     const std::string help = argv[1][0] != '-' ? "ridge " + std::string(argv[1]) + " --help" : "ridge --help";
-    std::cerr << "ridge: usage error: " << ridge::cli::usage_message(e.what()) << " (run `" << help << "`)\n";
+    std::cerr << "ridge: usage error: " << ridge::printable(ridge::cli::usage_message(e.what())) << " (run `"
+              << ridge::printable(help) << "`)\n";
     return 2;
   } catch (const ridge::UsageError& e) {
-    std::cerr << "ridge: usage error: " << e.what() << "\n";
+    std::cerr << "ridge: usage error: " << ridge::printable(e.what()) << "\n";
     return 2;
   } catch (const ridge::Error& e) {
-    std::cerr << "ridge: error: " << e.what() << "\n";
+    std::cerr << "ridge: error: " << ridge::printable(e.what()) << "\n";
     return 1;
   } catch (const std::bad_alloc&) {
     std::cerr << "ridge: error: out of memory\n";
     return 1;
   } catch (const std::exception& e) {
-    std::cerr << "ridge: error: " << e.what() << "\n";
+    std::cerr << "ridge: error: " << ridge::printable(e.what()) << "\n";
     return 1;
   }
   return 0;

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "ridge/report.hpp"
+#include "ridge/text.hpp"
 
 namespace ridge::report {
 
@@ -144,7 +145,7 @@ std::string scaled(double v) { return std::fabs(v) >= 99.5 ? group_digits(fmt::f
 
 std::string format_cell(const Cell& c, bool exact) {
   if (c.is_empty()) return "-";
-  if (auto s = std::get_if<std::string>(&c.value)) return *s;
+  if (auto s = std::get_if<std::string>(&c.value)) return printable(*s);
   if (auto b = std::get_if<bool>(&c.value)) return *b ? "yes" : "no";
   if (auto n = std::get_if<Count>(&c.value)) {
     if (exact || c.unit == Unit::Count || c.unit == Unit::Param || c.unit == Unit::None) return with_commas(*n);

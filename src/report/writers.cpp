@@ -18,6 +18,7 @@
 
 #include "ridge/error.hpp"
 #include "ridge/report.hpp"
+#include "ridge/text.hpp"
 
 namespace ridge::report {
 namespace {
@@ -159,7 +160,7 @@ std::string csv_quote(const std::string& s) {
 
 std::string csv_value(const Cell& c) {
   if (c.is_empty()) return "";
-  if (auto s = std::get_if<std::string>(&c.value)) return csv_quote(*s);
+  if (auto s = std::get_if<std::string>(&c.value)) return csv_quote(printable(*s));
   if (auto b = std::get_if<bool>(&c.value)) return *b ? "true" : "false";
   if (auto n = std::get_if<Count>(&c.value)) return to_string(*n);
   const double v = std::get<double>(c.value);

@@ -23,4 +23,15 @@ TEST(Text, TrimDropsAsciiWhitespaceAtBothEndsOnly) {
 }
 
 }  // namespace
+// A node name from a file reaches the terminal, CSV files and error lines: escape sequences and broken UTF-8 must
+// not (an ESC would recolour the terminal), well-formed UTF-8 names stay as they are.
+TEST(Text, PrintableEscapesControlsAndBrokenUtf8AndKeepsUtf8) {
+  EXPECT_EQ(printable("a\x1b[31mRED\x07"), "a?[31mRED?");
+  EXPECT_EQ(printable("tab\tkept, del\x7f, newline\n"), "tab\tkept, del?, newline?");
+  EXPECT_EQ(printable("caf\xc3\xa9 \xe2\x80\x94 \xf0\x9f\x98\x80"), "caf\xc3\xa9 \xe2\x80\x94 \xf0\x9f\x98\x80");
+  EXPECT_EQ(printable("b\xff\xc3"), "b\xef\xbf\xbd\xef\xbf\xbd");       // a stray byte, a cut sequence
+  EXPECT_EQ(printable("\xc0\xaf"), "\xef\xbf\xbd\xef\xbf\xbd");         // overlong '/'
+  EXPECT_EQ(printable("\xed\xa0\x80"), "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");  // a surrogate
+}
+
 }  // namespace ridge
