@@ -133,6 +133,32 @@ bool biased_cost(const CostContext& c, Cost& cost, std::string&) {
   return true;
 }
 
+/// QuantizeLinear / DequantizeLinear: the output has x's shape; DequantizeLinear's element type is the scale's
+/// (fp32), QuantizeLinear's the zero point's (uint8 without one). A per-axis scale has one value per `axis` slice.
+bool quantize_infer(RuleContext& c) {
+  const Shape* x = c.shape(0);
+  if (!x) return false;
+  if (const Shape* s = c.shape(1); s && s->rank() == 1 && s->dims[0] > 1 && x->rank() > 0) {
+    const int axis = c.axis(c.n.attrs.i("axis", 1), x->rank());
+    if (x->dims[axis] >= 0 && s->dims[0] >= 0 && x->dims[axis] != s->dims[0] && !c.n.attrs.has("block_size"))
+      throw RuleError(fmt::format("{} scales per axis {}, which has {}", s->dims[0], axis, x->dims[axis]));
+  }
+  DType t = DType::U8;
+  if (c.n.op == OpKind::DequantizeLinear) t = c.present(1) && is_float(c.dtype(1)) ? c.dtype(1) : DType::F32;
+  else if (c.present(2) && c.dtype(2) != DType::Unknown) t = c.dtype(2);
+  c.out(0, *x, t);
+  return true;
+}
+
+// DequantizeLinear: (x - zero_point) * scale, 2 FLOPs per element (1 without a zero point). QuantizeLinear:
+// saturate(round(x / scale) + zero_point): divide, round, add, clamp at both ends = 5 (4 without a zero point).
+// No gradient: one side of each is integer.
+bool quantize_cost(const CostContext& c, Cost& cost, std::string&) {
+  const bool zero_point = c.n.inputs.size() > 2 && c.n.inputs[2] >= 0;
+  cost.flops = c.out_elems() * (op_record(c.n.op).fwd_flops_per_element - (zero_point ? 0 : 1));
+  return true;
+}
+
 // Dropout while training: y = x * mask * 1 / (1 - p), 1 FLOP per element (the random draw is not arithmetic on the
 // data); its gradient the same mask and scale. At inference a view: nothing.
 bool dropout_cost(const CostContext& c, Cost& cost, std::string&) {
@@ -155,5 +181,6 @@ const OpRule rule_where{where_infer, no_cost};
 const OpRule rule_logical_not{unary_infer, binary_cost};
 const OpRule rule_biased{unary_infer, biased_cost};
 const OpRule rule_dropout{dropout_infer, dropout_cost};
+const OpRule rule_quantize{quantize_infer, quantize_cost};
 
 }  // namespace ridge::ops

@@ -108,6 +108,10 @@ const Row kRows[] = {
     {OpKind::LSTM, "lstm:2x1x3,1x8x3,1x8x2/hidden_size=2", "2x1x1x2", 236, 380},
     {OpKind::GRU, "gru:2x1x3,1x6x3,1x6x2/hidden_size=2", "2x1x1x2", 192, 300},
     {OpKind::RNN, "rnn:2x1x3,2x2x3,2x2x2/direction=bidirectional/hidden_size=2", "2x2x1x2", 96, 168},
+    // Per-axis int8 weights 4x3 (a scale and zero point per row): (x - zp) * scale, 2 per element; no gradient.
+    {OpKind::DequantizeLinear, "dequantizelinear:4x3@int8,4,4@int8/axis=0", "4x3", 24, 0},
+    // round(x / scale) + zp, saturated: divide, round, add, clamp twice = 5 per element.
+    {OpKind::QuantizeLinear, "quantizelinear:2x3,scalar,scalar@uint8", "2x3", 30, 0},
     {OpKind::MsGelu, "com.microsoft.gelu:2x3", "2x3", 30, 54},
     {OpKind::MsQuickGelu, "com.microsoft.quickgelu:2x3", "2x3", 30, 36},
     {OpKind::MsFastGelu, "com.microsoft.fastgelu:2x3,3", "2x3", 54, 87},
