@@ -98,6 +98,47 @@ bool binary_cost(const CostContext& c, Cost& cost, std::string&) {
   return true;
 }
 
+/// Sum, Mean, Max, Min: any number of operands, broadcast together; integer payloads fold (shape arithmetic).
+bool variadic_infer(RuleContext& c) {
+  if (c.inputs() == 0) throw RuleError("needs at least one operand");
+  Shape out;
+  for (int i = 0; i < c.inputs(); ++i) {
+    const Shape* s = c.shape(i);
+    if (!s) return false;
+    out = i == 0 ? *s : broadcast_shapes(out, *s, "operands");
+  }
+  c.out(0, out);
+  const OpKind op = c.n.op;
+  fold_elementwise(c, out, 0, c.inputs(), [&](const std::vector<int64_t>& v) -> std::optional<int64_t> {
+    int64_t r = v[0];
+    for (size_t i = 1; i < v.size(); ++i) {
+      if (op == OpKind::Max) r = std::max(r, v[i]);
+      else if (op == OpKind::Min) r = std::min(r, v[i]);
+      else r += v[i];
+    }
+    if (op == OpKind::Mean) {
+      if (r % static_cast<int64_t>(v.size()) != 0) return std::nullopt;
+      r /= static_cast<int64_t>(v.size());
+    }
+    return r;
+  });
+  return true;
+}
+
+// n operands: n - 1 adds / comparisons per output element; Mean also divides (n per element; one operand is a copy).
+// Backward per operand: Sum passes the gradient through, Max and Min route it to the selected operand (0), Mean
+// divides (1 per element); each plus the sum over the dims the operand was broadcast along.
+bool variadic_cost(const CostContext& c, Cost& cost, std::string&) {
+  if (!is_float(c.g.value(c.n.inputs[0]).dtype)) return true;
+  const Count out = c.out_elems();
+  const int n = static_cast<int>(c.n.inputs.size());
+  cost.flops = out * (n - 1 + (c.n.op == OpKind::Mean && n > 1 ? 1 : 0));
+  const int local = n > 1 ? op_record(c.n.op).bwd_flops_a : 0;
+  for (int v : c.n.inputs)
+    if (v >= 0) c.add_grad(v, local * out + (out - elements(c.g, v).value_or(out)), cost);
+  return true;
+}
+
 bool where_infer(RuleContext& c) {
   const Shape* cond = c.shape(0);
   const Shape* x = c.shape(1);
@@ -182,5 +223,6 @@ const OpRule rule_logical_not{unary_infer, binary_cost};
 const OpRule rule_biased{unary_infer, biased_cost};
 const OpRule rule_dropout{dropout_infer, dropout_cost};
 const OpRule rule_quantize{quantize_infer, quantize_cost};
+const OpRule rule_variadic{variadic_infer, variadic_cost};
 
 }  // namespace ridge::ops

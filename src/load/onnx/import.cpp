@@ -131,6 +131,7 @@ void classify_initializers(Work& w, const std::vector<int>& initializers) {
       const OpFamily f = op_family(n.op);
       const bool dequantize = n.op == OpKind::DequantizeLinear;  // its input 0 is the weight, quantized
       if (f != OpFamily::View && f != OpFamily::Move && !dequantize) continue;
+      if (n.op == OpKind::OneHot) continue;  // builds a new tensor: its values are no weight's slice
       if (std::none_of(n.outputs.begin(), n.outputs.end(),
                        [&](int o) { return o >= 0 && feeds_weight[static_cast<size_t>(o)]; }))
         continue;
@@ -499,7 +500,8 @@ std::optional<Graph> build_graph(BoundModel& bm, const std::string& label, const
     node.op = parse_op(node.op_type).value_or(OpKind::Unknown);  // other domains: records named "domain.Op"
     if (node.op == OpKind::AdaptiveAvgPool) node.op = OpKind::Unknown;  // ridge-internal kind, not an ONNX op
     copy_attributes(n, node.attrs);
-    if (standard && w.opset < 13 && (node.op == OpKind::Softmax || node.op == OpKind::LogSoftmax)) {
+    if (standard && w.opset < 13 &&
+        (node.op == OpKind::Softmax || node.op == OpKind::LogSoftmax || node.op == OpKind::Hardmax)) {
       node.attrs.set("axis", node.attrs.i("axis", 1));  // the default was 1 before opset 13
       node.attrs.set("coerce_2d", int64_t{1});           // normalised over the dims from axis on (ops/reduce.cpp)
     }
