@@ -16,16 +16,19 @@ namespace {
 bool unary_passthrough(RuleContext& c) {
   const Shape* x = c.shape(0);
   if (!x) return false;
-  DType t = c.n.op == OpKind::Cast ? dtype_from_onnx(static_cast<int>(c.n.attrs.i("to", 0))) : DType::Unknown;
+  const bool cast = c.n.op == OpKind::Cast || c.n.op == OpKind::CastLike;
+  DType t = c.n.op == OpKind::Cast       ? dtype_from_onnx(static_cast<int>(c.n.attrs.i("to", 0)))
+            : c.n.op == OpKind::CastLike ? c.dtype(1)  // the type of its second input
+                                         : DType::Unknown;
   c.out(0, *x, t);
   if (const auto* d = c.ints(0)) {
     std::vector<int64_t> v = *d;
     if (c.n.op == OpKind::Neg)
       for (auto& e : v) e = -e;
-    if (c.n.op == OpKind::Cast && t == DType::Bool)
+    if (cast && t == DType::Bool)
       for (auto& e : v) e = e != 0;
     c.out_ints(0, std::move(v));
-  } else if (c.n.op == OpKind::Cast && is_integral(t)) {
+  } else if (cast && is_integral(t)) {
     if (auto reals = c.reals(0)) {
       std::vector<int64_t> v;
       for (double r : *reals) v.push_back(static_cast<int64_t>(r));
@@ -576,6 +579,8 @@ const OpRule rule_space_to_depth{space_to_depth, no_cost};
 const OpRule rule_tile{tile, tile_cost};
 const OpRule rule_gather_nd{gather_nd, gather_cost};
 const OpRule rule_one_hot{one_hot, no_cost};
+// Trilu keeps the upper or lower triangle: a masked copy of its input.
+const OpRule rule_trilu{same_as_input, no_cost};
 const OpRule rule_shape_of{shape_of, no_cost};
 const OpRule rule_constant{constant_infer, no_cost};
 const OpRule rule_constant_of_shape{constant_of_shape, no_cost};

@@ -11,7 +11,8 @@ bool reduce_infer(RuleContext& c) {
   const Shape* x = c.shape(0);
   if (!x) return false;
   std::vector<int64_t> axes;
-  if (c.n.op == OpKind::ArgMax) {
+  const bool arg = c.n.op == OpKind::ArgMax || c.n.op == OpKind::ArgMin;
+  if (arg) {
     axes = {c.n.attrs.i("axis", 0)};
   } else if (c.present(1)) {
     const auto* given = c.ints(1);
@@ -21,7 +22,7 @@ bool reduce_infer(RuleContext& c) {
     axes = c.n.attrs.ints("axes");
   }
   const bool keep = c.n.attrs.i("keepdims", 1) != 0;
-  if (axes.empty() && c.n.op != OpKind::ArgMax && c.n.attrs.i("noop_with_empty_axes", 0) != 0) {
+  if (axes.empty() && !arg && c.n.attrs.i("noop_with_empty_axes", 0) != 0) {
     c.out(0, *x);
     return true;
   }
@@ -34,7 +35,7 @@ bool reduce_infer(RuleContext& c) {
     if (!reduced.count(i)) out.dims.push_back(x->dims[i]);
     else if (keep) out.dims.push_back(1);
   }
-  c.out(0, out, c.n.op == OpKind::ArgMax ? DType::I64 : DType::Unknown);
+  c.out(0, out, arg ? DType::I64 : DType::Unknown);
   return true;
 }
 
@@ -54,7 +55,8 @@ bool reduce_cost(const CostContext& c, Cost& cost, std::string&) {
     case OpKind::ReduceSumSquare: cost.flops = 2 * in - out; c.add_grad(x, 2 * in, cost); break;
     case OpKind::ReduceL2: cost.flops = 2 * in; c.add_grad(x, in + out, cost); break;
     case OpKind::ReduceLogSumExp: cost.flops = 2 * in; c.add_grad(x, 3 * in, cost); break;
-    default: cost.flops = in - out;  // ReduceSum, ReduceMax, ReduceMin, ArgMax
+    case OpKind::ReduceLogSum: cost.flops = in; c.add_grad(x, out, cost); break;  // adds, log; dy / y per output
+    default: cost.flops = in - out;  // ReduceSum, ReduceMax, ReduceMin, ArgMax, ArgMin
   }
   return true;
 }

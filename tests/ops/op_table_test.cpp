@@ -142,6 +142,18 @@ const Row kRows[] = {
     {OpKind::ReduceL2, "reducel2:2x3/axes=1/keepdims=1", "2x1", 12, 8},
     {OpKind::ReduceSumSquare, "reducesumsquare:2x3/axes=1/keepdims=1", "2x1", 10, 12},
     {OpKind::ReduceLogSumExp, "reducelogsumexp:2x3/axes=1/keepdims=1", "2x1", 12, 18},
+    {OpKind::Floor, "floor:2x3", "2x3", 6, 0},               // piecewise constant: a zero gradient
+    {OpKind::Ceil, "ceil:2x3", "2x3", 6, 0},
+    {OpKind::Round, "round:2x3", "2x3", 6, 0},
+    {OpKind::Sign, "sign:2x3", "2x3", 6, 0},
+    {OpKind::Sin, "sin:2x3", "2x3", 6, 12},                  // backward cos(x) * dy
+    {OpKind::Cos, "cos:2x3", "2x3", 6, 12},
+    {OpKind::Celu, "celu:2x3", "2x3", 24, 18},               // x / alpha, then ELU's 3; backward (y / alpha + 1) dy
+    {OpKind::ThresholdedRelu, "thresholdedrelu:2x3", "2x3", 6, 6},
+    {OpKind::ArgMin, "argmin:2x3/axis=1/keepdims=0", "2", 4, 0},
+    {OpKind::ReduceLogSum, "reducelogsum:2x3/axes=1/keepdims=1", "2x1", 6, 2},  // 4 adds + 2 logs; dy / y
+    {OpKind::Trilu, "trilu:3x3", "3x3", 0, 0},
+    {OpKind::CastLike, "castlike:2x3,1@fp16", "2x3", 0, 0},
     {OpKind::MsGelu, "com.microsoft.gelu:2x3", "2x3", 30, 54},
     {OpKind::MsQuickGelu, "com.microsoft.quickgelu:2x3", "2x3", 30, 36},
     {OpKind::MsFastGelu, "com.microsoft.fastgelu:2x3,3", "2x3", 54, 87},
