@@ -213,7 +213,8 @@ Count fvcore_rule(const Graph& g, const Node& n, bool training) {
   // fvcore has a handle for aten::adaptive_avg_pool2d only: 1-D and 3-D adaptive pooling count 0.
   if ((n.op == OpKind::AdaptiveAvgPool || n.op == OpKind::GlobalAveragePool) && g.value(x).shape.rank() == 4)
     return E(g, x);
-  if (n.op == OpKind::Resize) return ops::out_elems(g, n) * (n.attrs.s("mode", "nearest") == "nearest" ? 1 : 4);
+  if (n.op == OpKind::Resize || n.op == OpKind::Upsample)
+    return ops::out_elems(g, n) * (n.attrs.s("mode", "nearest") == "nearest" ? 1 : 4);
   return 0;
 }
 
@@ -255,9 +256,10 @@ Count ptflops_rule(const Graph& g, const Node& n) {
     case OpKind::Relu: case OpKind::Gelu: case OpKind::Elu: case OpKind::Silu: return out;  // patched F.relu, ...
     case OpKind::Softmax: return out;
     case OpKind::MaxPool: case OpKind::AveragePool: case OpKind::AdaptiveAvgPool: case OpKind::GlobalAveragePool:
+    case OpKind::GlobalMaxPool:
       return E(g, x);
     case OpKind::MatMul: return ops::matmul_geometry(g, n).macs;
-    case OpKind::Resize: return out;  // patched F.interpolate: N * C * prod(size)
+    case OpKind::Resize: case OpKind::Upsample: return out;  // patched F.interpolate: N * C * prod(size)
     // F.linear is not patched (since October 2023): a functional linear (inside MultiheadAttention) counts 0.
     case OpKind::Add:
       if (has_attr(n, "torch_fn", "baddbmm") || has_attr(n, "torch_fn", "torch.add")) return E(g, n.inputs[1]);
@@ -277,7 +279,7 @@ Count thop_rule(const Graph& g, const Node& n) {
   if (t.rfind("BatchNorm", 0) == 0 || t == "LayerNorm" || t == "GroupNorm" || t.rfind("InstanceNorm", 0) == 0)
     return E(g, x) * (is_affine(g, n) ? 4 : 2);
   if (t == "AvgPool2d" || t == "AvgPool1d" || t == "AvgPool3d") return out;
-  if (t == "Upsample" && n.op == OpKind::Resize) {  // calculate_upsample(): output elements x a per-mode factor
+  if (t == "Upsample" && (n.op == OpKind::Resize || n.op == OpKind::Upsample)) {  // calculate_upsample(): output elements x a per-mode factor
     const std::string mode = n.attrs.s("mode", "nearest");
     const int spatial = g.value(n.outputs[0]).shape.rank() - 2;
     if (mode == "nearest") return out;
@@ -418,14 +420,16 @@ std::pair<Count, Count> deepspeed_rule(const Graph& g, const Node& n, bool train
   if (captured(n)) return {0, 0};
   switch (n.op) {
     case OpKind::Relu: case OpKind::Gelu: case OpKind::LeakyRelu: case OpKind::Elu: case OpKind::Silu:
+    case OpKind::PRelu:
       return {0, out};
     case OpKind::Softmax: return {0, out};
     case OpKind::MaxPool: case OpKind::AveragePool: case OpKind::AdaptiveAvgPool: case OpKind::GlobalAveragePool:
+    case OpKind::GlobalMaxPool:
       return {0, E(g, x)};
     case OpKind::BatchNormalization:
       return {0, E(g, x) * (training ? (is_affine(g, n) ? 5 : 4) : (is_affine(g, n) ? 2 : 1))};
     case OpKind::LayerNormalization: return {0, E(g, x) * (is_affine(g, n) ? 5 : 4)};
-    case OpKind::Resize: return {0, deepspeed_upsample(g, n, false)};
+    case OpKind::Resize: case OpKind::Upsample: return {0, deepspeed_upsample(g, n, false)};
     case OpKind::Add:
       if (has_attr(n, "torch_fn", "baddbmm") || has_attr(n, "torch_fn", "torch.add")) return {0, E(g, n.inputs[1])};
       return {0, 0};
@@ -526,7 +530,8 @@ ConventionCount count_under(const Graph& g, Convention c) {
           // calflops does not patch torch.bmm: nn.MultiheadAttention's two products (bmm in torch 1.13) count 0.
           if (c == Convention::Calflops && n.op == OpKind::MatMul && inside_any(n, mha)) break;
           auto [m, f] = deepspeed_rule(g, n, training);
-          if (c == Convention::Calflops && n.op == OpKind::Resize) f = deepspeed_upsample(g, n, true);
+          if (c == Convention::Calflops && (n.op == OpKind::Resize || n.op == OpKind::Upsample))
+            f = deepspeed_upsample(g, n, true);
           deepspeed_macs += m;
           v = f;
           break;

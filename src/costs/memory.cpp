@@ -133,6 +133,7 @@ MemoryEstimate estimate_memory(const Graph& g, Optimizer opt, const ParamStorage
       continue;
     }
     m.param_bytes += at(v, storage.weight_bytes);
+    if (!grad[static_cast<size_t>(v)]) continue;  // a quantized (integer) weight: no gradient, no optimizer state
     m.grad_bytes += at(v, storage.gradient_bytes);
     if (storage.master_bytes > 0) m.master_bytes += at(v, storage.master_bytes);
     m.optimizer_bytes += states * at(v, storage.optimizer_state_bytes);

@@ -98,6 +98,47 @@ bool binary_cost(const CostContext& c, Cost& cost, std::string&) {
   return true;
 }
 
+/// Sum, Mean, Max, Min: any number of operands, broadcast together; integer payloads fold (shape arithmetic).
+bool variadic_infer(RuleContext& c) {
+  if (c.inputs() == 0) throw RuleError("needs at least one operand");
+  Shape out;
+  for (int i = 0; i < c.inputs(); ++i) {
+    const Shape* s = c.shape(i);
+    if (!s) return false;
+    out = i == 0 ? *s : broadcast_shapes(out, *s, "operands");
+  }
+  c.out(0, out);
+  const OpKind op = c.n.op;
+  fold_elementwise(c, out, 0, c.inputs(), [&](const std::vector<int64_t>& v) -> std::optional<int64_t> {
+    int64_t r = v[0];
+    for (size_t i = 1; i < v.size(); ++i) {
+      if (op == OpKind::Max) r = std::max(r, v[i]);
+      else if (op == OpKind::Min) r = std::min(r, v[i]);
+      else r += v[i];
+    }
+    if (op == OpKind::Mean) {
+      if (r % static_cast<int64_t>(v.size()) != 0) return std::nullopt;
+      r /= static_cast<int64_t>(v.size());
+    }
+    return r;
+  });
+  return true;
+}
+
+// n operands: n - 1 adds / comparisons per output element; Mean also divides (n per element; one operand is a copy).
+// Backward per operand: Sum passes the gradient through, Max and Min route it to the selected operand (0), Mean
+// divides (1 per element); each plus the sum over the dims the operand was broadcast along.
+bool variadic_cost(const CostContext& c, Cost& cost, std::string&) {
+  if (!is_float(c.g.value(c.n.inputs[0]).dtype)) return true;
+  const Count out = c.out_elems();
+  const int n = static_cast<int>(c.n.inputs.size());
+  cost.flops = out * (n - 1 + (c.n.op == OpKind::Mean && n > 1 ? 1 : 0));
+  const int local = n > 1 ? op_record(c.n.op).bwd_flops_a : 0;
+  for (int v : c.n.inputs)
+    if (v >= 0) c.add_grad(v, local * out + (out - elements(c.g, v).value_or(out)), cost);
+  return true;
+}
+
 bool where_infer(RuleContext& c) {
   const Shape* cond = c.shape(0);
   const Shape* x = c.shape(1);
@@ -133,6 +174,32 @@ bool biased_cost(const CostContext& c, Cost& cost, std::string&) {
   return true;
 }
 
+/// QuantizeLinear / DequantizeLinear: the output has x's shape; DequantizeLinear's element type is the scale's
+/// (fp32), QuantizeLinear's the zero point's (uint8 without one). A per-axis scale has one value per `axis` slice.
+bool quantize_infer(RuleContext& c) {
+  const Shape* x = c.shape(0);
+  if (!x) return false;
+  if (const Shape* s = c.shape(1); s && s->rank() == 1 && s->dims[0] > 1 && x->rank() > 0) {
+    const int axis = c.axis(c.n.attrs.i("axis", 1), x->rank());
+    if (x->dims[axis] >= 0 && s->dims[0] >= 0 && x->dims[axis] != s->dims[0] && !c.n.attrs.has("block_size"))
+      throw RuleError(fmt::format("{} scales per axis {}, which has {}", s->dims[0], axis, x->dims[axis]));
+  }
+  DType t = DType::U8;
+  if (c.n.op == OpKind::DequantizeLinear) t = c.present(1) && is_float(c.dtype(1)) ? c.dtype(1) : DType::F32;
+  else if (c.present(2) && c.dtype(2) != DType::Unknown) t = c.dtype(2);
+  c.out(0, *x, t);
+  return true;
+}
+
+// DequantizeLinear: (x - zero_point) * scale, 2 FLOPs per element (1 without a zero point). QuantizeLinear:
+// saturate(round(x / scale) + zero_point): divide, round, add, clamp at both ends = 5 (4 without a zero point).
+// No gradient: one side of each is integer.
+bool quantize_cost(const CostContext& c, Cost& cost, std::string&) {
+  const bool zero_point = c.n.inputs.size() > 2 && c.n.inputs[2] >= 0;
+  cost.flops = c.out_elems() * (op_record(c.n.op).fwd_flops_per_element - (zero_point ? 0 : 1));
+  return true;
+}
+
 // Dropout while training: y = x * mask * 1 / (1 - p), 1 FLOP per element (the random draw is not arithmetic on the
 // data); its gradient the same mask and scale. At inference a view: nothing.
 bool dropout_cost(const CostContext& c, Cost& cost, std::string&) {
@@ -155,5 +222,7 @@ const OpRule rule_where{where_infer, no_cost};
 const OpRule rule_logical_not{unary_infer, binary_cost};
 const OpRule rule_biased{unary_infer, biased_cost};
 const OpRule rule_dropout{dropout_infer, dropout_cost};
+const OpRule rule_quantize{quantize_infer, quantize_cost};
+const OpRule rule_variadic{variadic_infer, variadic_cost};
 
 }  // namespace ridge::ops

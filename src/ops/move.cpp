@@ -5,6 +5,7 @@
 // scatter and Resize's interpolation).
 #include <algorithm>
 #include <cmath>
+#include <variant>
 
 #include "ops/family.hpp"
 
@@ -15,16 +16,19 @@ namespace {
 bool unary_passthrough(RuleContext& c) {
   const Shape* x = c.shape(0);
   if (!x) return false;
-  DType t = c.n.op == OpKind::Cast ? dtype_from_onnx(static_cast<int>(c.n.attrs.i("to", 0))) : DType::Unknown;
+  const bool cast = c.n.op == OpKind::Cast || c.n.op == OpKind::CastLike;
+  DType t = c.n.op == OpKind::Cast       ? dtype_from_onnx(static_cast<int>(c.n.attrs.i("to", 0)))
+            : c.n.op == OpKind::CastLike ? c.dtype(1)  // the type of its second input
+                                         : DType::Unknown;
   c.out(0, *x, t);
   if (const auto* d = c.ints(0)) {
     std::vector<int64_t> v = *d;
     if (c.n.op == OpKind::Neg)
       for (auto& e : v) e = -e;
-    if (c.n.op == OpKind::Cast && t == DType::Bool)
+    if (cast && t == DType::Bool)
       for (auto& e : v) e = e != 0;
     c.out_ints(0, std::move(v));
-  } else if (c.n.op == OpKind::Cast && is_integral(t)) {
+  } else if (cast && is_integral(t)) {
     if (auto reals = c.reals(0)) {
       std::vector<int64_t> v;
       for (double r : *reals) v.push_back(static_cast<int64_t>(r));
@@ -438,11 +442,101 @@ bool resize(RuleContext& c) {
   return true;
 }
 
+/// Upsample (opsets 7-9): scales as an attribute (opset 7) or input 1 (opset 9); then as Resize.
+bool upsample(RuleContext& c) {
+  const Shape* x = c.shape(0);
+  if (!x) return false;
+  const auto it = c.n.attrs.items.find("scales");
+  if (it == c.n.attrs.items.end()) return resize(c);
+  std::vector<double> scales;
+  if (const auto* d = std::get_if<std::vector<double>>(&it->second)) scales = *d;
+  else if (const auto* i = std::get_if<std::vector<int64_t>>(&it->second)) scales.assign(i->begin(), i->end());
+  if (static_cast<int>(scales.size()) != x->rank()) throw RuleError("Upsample scales do not match the input rank");
+  Shape out = *x;
+  for (int i = 0; i < x->rank(); ++i)
+    out.dims[i] = x->dims[i] < 0 ? -1 : static_cast<int64_t>(static_cast<double>(x->dims[i]) * scales[i]);
+  c.out(0, out);
+  return true;
+}
+
+/// DepthToSpace [N, C, H, W] -> [N, C/b^2, H*b, W*b]; SpaceToDepth the inverse.
+bool block_move(RuleContext& c, bool to_space) {
+  const Shape* x = c.shape(0);
+  if (!x) return false;
+  if (x->rank() != 4) throw RuleError("needs an input [N, C, H, W]");
+  const int64_t b = c.n.attrs.i("blocksize", 0);
+  if (b <= 0) throw RuleError("blocksize must be positive");
+  Shape out = *x;
+  auto scale = [&](int i, bool up, int64_t f) {
+    if (x->dims[i] < 0) return;
+    if (!up && x->dims[i] % f != 0)
+      throw RuleError(fmt::format("dim {} ({}) is not a multiple of {}", i, x->dims[i], f));
+    out.dims[i] = up ? x->dims[i] * f : x->dims[i] / f;
+  };
+  scale(1, !to_space, b * b);
+  scale(2, to_space, b);
+  scale(3, to_space, b);
+  c.out(0, out);
+  return true;
+}
+bool depth_to_space(RuleContext& c) { return block_move(c, true); }
+bool space_to_depth(RuleContext& c) { return block_move(c, false); }
+
+/// Tile: each dim times its repeat count (input 1).
+bool tile(RuleContext& c) {
+  const Shape* x = c.shape(0);
+  const auto* repeats = c.ints(1);
+  if (!x || !repeats) return false;
+  if (static_cast<int>(repeats->size()) != x->rank()) throw RuleError("Tile repeats do not match the input rank");
+  Shape out = *x;
+  for (int i = 0; i < x->rank(); ++i) {
+    if ((*repeats)[i] < 0) throw RuleError("Tile repeats must not be negative");
+    out.dims[i] = x->dims[i] < 0 ? -1 : x->dims[i] * (*repeats)[i];
+  }
+  c.out(0, out);
+  return true;
+}
+
+/// GatherND: indices [..., k] pick slices of data after `batch_dims`: indices.shape[:-1] + data.shape[b + k:].
+bool gather_nd(RuleContext& c) {
+  const Shape* data = c.shape(0);
+  const Shape* idx = c.shape(1);
+  if (!data || !idx) return false;
+  const int64_t b = c.n.attrs.i("batch_dims", 0);
+  if (idx->rank() < 1 || idx->dims.back() < 0) return false;
+  const int64_t k = idx->dims.back();
+  if (b < 0 || b >= idx->rank() || b + k > data->rank())
+    throw RuleError(fmt::format("GatherND: {} index dims after {} batch dims exceed rank {}", k, b, data->rank()));
+  Shape out{{idx->dims.begin(), idx->dims.end() - 1}};
+  out.dims.insert(out.dims.end(), data->dims.begin() + b + k, data->dims.end());
+  c.out(0, out, c.dtype(0));
+  return true;
+}
+
+/// OneHot (indices, depth, values): the indices' shape with `depth` inserted at `axis`, of the values' type.
+bool one_hot(RuleContext& c) {
+  const Shape* idx = c.shape(0);
+  const auto depth = c.reals(1);
+  if (!idx || !depth || depth->size() != 1) return false;
+  if ((*depth)[0] < 1) throw RuleError("OneHot depth must be positive");
+  const int axis = c.axis(c.n.attrs.i("axis", -1), idx->rank() + 1);
+  Shape out = *idx;
+  out.dims.insert(out.dims.begin() + axis, static_cast<int64_t>((*depth)[0]));
+  c.out(0, out, c.present(2) ? c.dtype(2) : DType::F32);
+  return true;
+}
+
 bool constant_infer(RuleContext&) { return true; }  // set from its value attribute when the graph was built
 
 // Embedding lookup: no arithmetic; backward scatter-adds rows into the table's gradient.
 bool gather_cost(const CostContext& c, Cost& cost, std::string&) {
   c.add_grad(c.n.inputs[0], c.out_elems(), cost);
+  return true;
+}
+
+// Tile copies; backward sums the gradient over the repeats: E(out) - E(in) adds.
+bool tile_cost(const CostContext& c, Cost& cost, std::string&) {
+  c.add_grad(c.n.inputs[0], c.out_elems() - c.in_elems(), cost);
   return true;
 }
 
@@ -479,6 +573,14 @@ const OpRule rule_slice{slice, no_cost};
 const OpRule rule_expand{expand, no_cost};
 const OpRule rule_pad{pad, no_cost};
 const OpRule rule_resize{resize, resize_cost};
+const OpRule rule_upsample{upsample, resize_cost};
+const OpRule rule_depth_to_space{depth_to_space, no_cost};
+const OpRule rule_space_to_depth{space_to_depth, no_cost};
+const OpRule rule_tile{tile, tile_cost};
+const OpRule rule_gather_nd{gather_nd, gather_cost};
+const OpRule rule_one_hot{one_hot, no_cost};
+// Trilu keeps the upper or lower triangle: a masked copy of its input.
+const OpRule rule_trilu{same_as_input, no_cost};
 const OpRule rule_shape_of{shape_of, no_cost};
 const OpRule rule_constant{constant_infer, no_cost};
 const OpRule rule_constant_of_shape{constant_of_shape, no_cost};

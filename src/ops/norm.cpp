@@ -105,6 +105,22 @@ bool group_norm_cost(const CostContext& c, Cost& cost, std::string&) {
   return true;
 }
 
+bool instance_norm_infer(RuleContext& c) {
+  const Shape* x = c.shape(0);
+  if (!x) return false;
+  if (x->rank() < 2) throw RuleError("InstanceNormalization needs an input [N, C, ...]");
+  c.out(0, *x);
+  return true;
+}
+
+// GroupNorm with one group per channel: the LayerNorm count over N * C rows of the spatial elements, 7E + 2R
+// (scale and bias per channel), backward as LayerNorm's.
+bool instance_norm_cost(const CostContext& c, Cost& cost, std::string&) {
+  const Shape& s = c.in_shape(0);
+  cost.flops = layer_norm_terms(c, Count{s[0]} * s[1], 1, 2, cost);
+  return true;
+}
+
 /// com.microsoft Skip(Simplified)LayerNormalization: output, mean, inv_std (per row), input + skip + bias.
 bool skip_norm_infer(RuleContext& c) {
   const Shape* x = c.shape(0);
@@ -141,6 +157,7 @@ bool skip_rms_norm_cost(const CostContext& c, Cost& cost, std::string&) {
 }  // namespace
 
 const OpRule rule_group_norm{group_norm_infer, group_norm_cost};
+const OpRule rule_instance_norm{instance_norm_infer, instance_norm_cost};
 const OpRule rule_skip_layer_norm{skip_norm_infer, skip_layer_norm_cost};
 const OpRule rule_skip_rms_norm{skip_norm_infer, skip_rms_norm_cost};
 const OpRule rule_batch_norm{batch_norm_infer, batch_norm_cost};

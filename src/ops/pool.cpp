@@ -64,8 +64,15 @@ bool global_pool_cost(const CostContext& c, Cost& cost, std::string&) {
   return true;
 }
 
+// GlobalMaxPool: E(in) - E(out) comparisons; backward scatters the gradient to the maxima (0 FLOPs).
+bool global_max_pool_cost(const CostContext& c, Cost& cost, std::string&) {
+  cost.flops = c.in_elems() - c.out_elems();
+  return true;
+}
+
 }  // namespace
 
+const OpRule rule_global_max_pool{global_pool_infer, global_max_pool_cost};
 const OpRule rule_max_pool{pool_infer, max_pool_cost};
 const OpRule rule_avg_pool{pool_infer, avg_pool_cost};
 const OpRule rule_adaptive_avg_pool{adaptive_pool_infer, adaptive_pool_cost};

@@ -11,7 +11,8 @@ bool reduce_infer(RuleContext& c) {
   const Shape* x = c.shape(0);
   if (!x) return false;
   std::vector<int64_t> axes;
-  if (c.n.op == OpKind::ArgMax) {
+  const bool arg = c.n.op == OpKind::ArgMax || c.n.op == OpKind::ArgMin;
+  if (arg) {
     axes = {c.n.attrs.i("axis", 0)};
   } else if (c.present(1)) {
     const auto* given = c.ints(1);
@@ -21,7 +22,7 @@ bool reduce_infer(RuleContext& c) {
     axes = c.n.attrs.ints("axes");
   }
   const bool keep = c.n.attrs.i("keepdims", 1) != 0;
-  if (axes.empty() && c.n.op != OpKind::ArgMax && c.n.attrs.i("noop_with_empty_axes", 0) != 0) {
+  if (axes.empty() && !arg && c.n.attrs.i("noop_with_empty_axes", 0) != 0) {
     c.out(0, *x);
     return true;
   }
@@ -34,16 +35,29 @@ bool reduce_infer(RuleContext& c) {
     if (!reduced.count(i)) out.dims.push_back(x->dims[i]);
     else if (keep) out.dims.push_back(1);
   }
-  c.out(0, out, c.n.op == OpKind::ArgMax ? DType::I64 : DType::Unknown);
+  c.out(0, out, arg ? DType::I64 : DType::Unknown);
   return true;
 }
 
 // Mean: one add per input element (n-1 per output) plus one divide per output = E(in); sum and max: E(in) -
 // E(out). Backward of the mean spreads each gradient: 1 FLOP per output (the divide); of sum and max, none.
+// Min and Prod as sum and max (E(in) - E(out)); L1 abs + adds (2E(in) - E(out)); SumSquare square + adds (the
+// same); L2 square, adds, sqrt per output (2E(in)); LogSumExp exp, adds, log per output (2E(in)). Backward: Min
+// scatters (0); Prod dy * y / x (2 per input); L1 dy * sign(x) (1 per input); L2 dy / y per output, times x per
+// input; SumSquare 2 x dy (2 per input); LogSumExp dy * exp(x - y) (3 per input).
 bool reduce_cost(const CostContext& c, Cost& cost, std::string&) {
   const Count in = c.in_elems(), out = c.out_elems();
-  cost.flops = c.n.op == OpKind::ReduceMean ? in : in - out;
-  if (c.n.op == OpKind::ReduceMean) c.add_grad(c.n.inputs[0], out, cost);
+  const int x = c.n.inputs[0];
+  switch (c.n.op) {
+    case OpKind::ReduceMean: cost.flops = in; c.add_grad(x, out, cost); break;
+    case OpKind::ReduceProd: cost.flops = in - out; c.add_grad(x, 2 * in, cost); break;
+    case OpKind::ReduceL1: cost.flops = 2 * in - out; c.add_grad(x, in, cost); break;
+    case OpKind::ReduceSumSquare: cost.flops = 2 * in - out; c.add_grad(x, 2 * in, cost); break;
+    case OpKind::ReduceL2: cost.flops = 2 * in; c.add_grad(x, in + out, cost); break;
+    case OpKind::ReduceLogSumExp: cost.flops = 2 * in; c.add_grad(x, 3 * in, cost); break;
+    case OpKind::ReduceLogSum: cost.flops = in; c.add_grad(x, out, cost); break;  // adds, log; dy / y per output
+    default: cost.flops = in - out;  // ReduceSum, ReduceMax, ReduceMin, ArgMax, ArgMin
+  }
   return true;
 }
 
@@ -75,9 +89,22 @@ bool softmax_cost(const CostContext& c, Cost& cost, std::string&) {
   return true;
 }
 
+// Hardmax: a one-hot of each row's maximum: n - 1 comparisons per row of n (rows as Softmax's); no gradient.
+bool hardmax_cost(const CostContext& c, Cost& cost, std::string&) {
+  const Shape& s = c.in_shape(0);
+  int64_t axis = softmax_axis(c.n);
+  if (axis < 0) axis += s.rank();
+  const Count out = c.out_elems();
+  Count len = 1;
+  for (int i = static_cast<int>(axis); i < s.rank() && (i == axis || coerced_2d(c.n)); ++i) len *= s[i];
+  cost.flops = len > 0 ? out / len * (len - 1) : 0;
+  return true;
+}
+
 }  // namespace
 
 const OpRule rule_reduce{reduce_infer, reduce_cost};
+const OpRule rule_hardmax{softmax_infer, hardmax_cost};
 const OpRule rule_softmax{softmax_infer, softmax_cost};
 
 }  // namespace ridge::ops

@@ -325,6 +325,74 @@ TEST(OnnxOps, AnIdentityOverAnInitializerIsAParameterOfItsOwn) {
   EXPECT_TRUE(noted);
 }
 
+TEST(OnnxOps, AnInt8WeightBehindDequantizeLinearIsAParameterAndItsScaleAndZeroPointAreNot) {
+  TinyModel m;  // QDQ: int8 weight -> DequantizeLinear (per output channel) -> Conv with an fp32 bias
+  m.input("x", {1, 3, 8, 8}).weight("wq", {4, 3, 3, 3}, TP::INT8).weight("s", {4}).weight("z", {4}, TP::INT8);
+  m.weight("b", {4});
+  set_attr(m.node("DequantizeLinear", {"wq", "s", "z"}, {"w"}), "axis", int64_t{0});
+  m.node("Conv", {"x", "w", "b"}, {"y"});
+  m.output("y");
+  Graph g = import_onnx_bytes(m.bytes(), "qdq-conv", LoadOptions{});
+  const Node& dq = g.nodes[0];
+  EXPECT_EQ(g.value(dq.inputs[0]).kind, ValueKind::Param);
+  EXPECT_EQ(g.value(dq.inputs[0]).dtype, DType::I8);
+  EXPECT_NE(g.value(dq.inputs[1]).kind, ValueKind::Param);
+  EXPECT_NE(g.value(dq.inputs[2]).kind, ValueKind::Param);
+  EXPECT_EQ(g.value(dq.outputs[0]).dtype, DType::F32);
+  const ModelCost mc = estimate(g);
+  EXPECT_TRUE(mc.complete());
+  EXPECT_EQ(to_string(mc.total.params), "112");   // 4x3x3x3 int8 + 4 fp32
+  EXPECT_EQ(to_string(mc.total.flops - 2 * mc.total.macs - 144), "216");  // DequantizeLinear: 2 x 108
+  EXPECT_EQ(to_string(estimate_memory(g, Optimizer::Adam).param_bytes), "124");  // 108 x 1 B + 4 x 4 B
+  EXPECT_EQ(to_string(estimate_memory(g, Optimizer::Adam).grad_bytes), "16");    // the fp32 bias only
+}
+
+TEST(OnnxOps, AQuantizedWeightTransposedBeforeItsMatMulIsAParameter) {
+  TinyModel m;
+  m.input("x", {4, 16}).weight("wq", {8, 16}, TP::UINT8).weight("s", {}).weight("z", {}, TP::UINT8);
+  m.node("DequantizeLinear", {"wq", "s", "z"}, {"wt"});
+  m.node("Transpose", {"wt"}, {"w"});
+  m.node("MatMul", {"x", "w"}, {"y"});
+  m.output("y");
+  Graph g = import_onnx_bytes(m.bytes(), "qdq-matmul", LoadOptions{});
+  EXPECT_EQ(to_string(estimate(g).total.params), "128");
+}
+
+TEST(OnnxOps, OneHotValuesAreNotAParameter) {
+  TinyModel m(13);
+  m.input("ids", {2, 3}, TP::INT64).ints("depth", {10}, true).floats("values", {0.f, 1.f}).weight("w", {10, 4});
+  m.node("OneHot", {"ids", "depth", "values"}, {"h"});
+  m.node("MatMul", {"h", "w"}, {"y"});
+  m.output("y");
+  Graph g = import_onnx_bytes(m.bytes(), "onehot", LoadOptions{});
+  EXPECT_EQ(to_string(g.value(g.nodes[0].outputs[0]).shape), "2x3x10");
+  EXPECT_EQ(to_string(estimate(g).total.params), "40");
+}
+
+TEST(OnnxOps, UpsampleTakesItsScalesFromTheAttributeOrInputOne) {
+  for (int opset : {7, 9}) {
+    SCOPED_TRACE(opset);
+    TinyModel m(opset);
+    m.input("x", {1, 2, 5, 6});
+    if (opset == 9) {
+      m.floats("scales", {1.f, 1.f, 2.f, 2.f});
+      set_attr(m.node("Upsample", {"x", "scales"}, {"y"}), "mode", std::string("linear"));
+    } else {
+      auto& n = m.node("Upsample", {"x"}, {"y"});
+      set_attr(n, "mode", std::string("linear"));
+      auto* a = n.add_attribute();
+      a->set_name("scales");
+      a->set_type(onnx::AttributeProto::FLOATS);
+      for (float f : {1.f, 1.f, 2.f, 2.f}) a->add_floats(f);
+    }
+    m.output("y");
+    Graph g = import_onnx_bytes(m.bytes(), "upsample", LoadOptions{});
+    EXPECT_EQ(to_string(g.value(g.outputs[0]).shape), "1x2x10x12");
+    EXPECT_EQ(to_string(estimate(g).total.params), "0");
+    EXPECT_EQ(to_string(estimate(g).total.flops), std::to_string(2 * 10 * 12 * 9));  // bilinear: 3 lerps of 3
+  }
+}
+
 TEST(OnnxOps, TiedEmbeddingIsNotedAndCountedOnce) {
   TinyModel m;
   m.input("ids", {-1, 5}, TP::INT64).weight("emb", {50, 8});

@@ -108,6 +108,52 @@ const Row kRows[] = {
     {OpKind::LSTM, "lstm:2x1x3,1x8x3,1x8x2/hidden_size=2", "2x1x1x2", 236, 380},
     {OpKind::GRU, "gru:2x1x3,1x6x3,1x6x2/hidden_size=2", "2x1x1x2", 192, 300},
     {OpKind::RNN, "rnn:2x1x3,2x2x3,2x2x2/direction=bidirectional/hidden_size=2", "2x2x1x2", 96, 168},
+    // Per-axis int8 weights 4x3 (a scale and zero point per row): (x - zp) * scale, 2 per element; no gradient.
+    {OpKind::DequantizeLinear, "dequantizelinear:4x3@int8,4,4@int8/axis=0", "4x3", 24, 0},
+    // round(x / scale) + zp, saturated: divide, round, add, clamp twice = 5 per element.
+    {OpKind::QuantizeLinear, "quantizelinear:2x3,scalar,scalar@uint8", "2x3", 30, 0},
+    // 2 images x 2 channels of 3: 4 rows, E 12: 7E + 2R = 92; backward 8E + 2E (scale) + E (bias) = 132.
+    {OpKind::InstanceNormalization, "instancenormalization:2x2x3,2,2", "2x2x3", 92, 132},
+    // compare and multiply per element; backward x 2E, slope E + the sum over the broadcast rows (6 - 3).
+    {OpKind::PRelu, "prelu:2x3,3", "2x3", 12, 21},
+    {OpKind::Abs, "abs:2x3", "2x3", 6, 6},
+    {OpKind::Softplus, "softplus:2x3", "2x3", 18, 24},       // exp, add, log; backward sigmoid 3 and multiply
+    {OpKind::Selu, "selu:2x3", "2x3", 24, 12},               // ELU's 3 and the scale; backward from the output
+    {OpKind::Mish, "mish:2x3", "2x3", 30, 78},               // softplus 3, tanh, multiply; backward 13
+    {OpKind::Softsign, "softsign:2x3", "2x3", 18, 24},       // abs, add, divide; backward abs, add, square, divide
+    {OpKind::CumSum, "cumsum:2x3,scalar=1", "2x3", 6, 6},
+    {OpKind::Hardmax, "hardmax:2x3/axis=-1", "2x3", 4, 0},   // 2 rows x 2 comparisons
+    // three operands: 2 adds per output; backward passes through, the broadcast operand sums 6 - 3.
+    {OpKind::Sum, "sum:2x3,2x3,3", "2x3", 12, 3},
+    {OpKind::Mean, "mean:2x3,2x3", "2x3", 12, 12},           // add and divide; backward a divide per operand
+    {OpKind::Max, "max:2x3,3", "2x3", 6, 3},
+    {OpKind::Min, "min:2x3,2x3", "2x3", 6, 0},
+    {OpKind::GlobalMaxPool, "globalmaxpool:1x2x3x3", "1x2x1x1", 16, 0},
+    {OpKind::Upsample, "upsample:1x1x2x2,4=1_1_2_2/mode=linear", "1x1x4x4", 144, 144},
+    {OpKind::DepthToSpace, "depthtospace:1x8x2x3/blocksize=2", "1x2x4x6", 0, 0},
+    {OpKind::SpaceToDepth, "spacetodepth:1x2x4x6/blocksize=2", "1x8x2x3", 0, 0},
+    {OpKind::Tile, "tile:2x3,2=2_1", "4x3", 0, 6},          // backward sums the two copies: 12 - 6
+    {OpKind::GatherND, "gathernd:4x3,2x1@i64", "2x3", 0, 6},  // backward scatter-adds the 6 gathered elements
+    {OpKind::OneHot, "onehot:2x3@i64,scalar=4,2", "2x3x4", 0, 0},
+    // 2x3 reduced over axis 1 (in 6, out 2).
+    {OpKind::ReduceMin, "reducemin:2x3/axes=1/keepdims=1", "2x1", 4, 0},
+    {OpKind::ReduceProd, "reduceprod:2x3/axes=1/keepdims=1", "2x1", 4, 12},
+    {OpKind::ReduceL1, "reducel1:2x3/axes=1/keepdims=1", "2x1", 10, 6},
+    {OpKind::ReduceL2, "reducel2:2x3/axes=1/keepdims=1", "2x1", 12, 8},
+    {OpKind::ReduceSumSquare, "reducesumsquare:2x3/axes=1/keepdims=1", "2x1", 10, 12},
+    {OpKind::ReduceLogSumExp, "reducelogsumexp:2x3/axes=1/keepdims=1", "2x1", 12, 18},
+    {OpKind::Floor, "floor:2x3", "2x3", 6, 0},               // piecewise constant: a zero gradient
+    {OpKind::Ceil, "ceil:2x3", "2x3", 6, 0},
+    {OpKind::Round, "round:2x3", "2x3", 6, 0},
+    {OpKind::Sign, "sign:2x3", "2x3", 6, 0},
+    {OpKind::Sin, "sin:2x3", "2x3", 6, 12},                  // backward cos(x) * dy
+    {OpKind::Cos, "cos:2x3", "2x3", 6, 12},
+    {OpKind::Celu, "celu:2x3", "2x3", 24, 18},               // x / alpha, then ELU's 3; backward (y / alpha + 1) dy
+    {OpKind::ThresholdedRelu, "thresholdedrelu:2x3", "2x3", 6, 6},
+    {OpKind::ArgMin, "argmin:2x3/axis=1/keepdims=0", "2", 4, 0},
+    {OpKind::ReduceLogSum, "reducelogsum:2x3/axes=1/keepdims=1", "2x1", 6, 2},  // 4 adds + 2 logs; dy / y
+    {OpKind::Trilu, "trilu:3x3", "3x3", 0, 0},
+    {OpKind::CastLike, "castlike:2x3,1@fp16", "2x3", 0, 0},
     {OpKind::MsGelu, "com.microsoft.gelu:2x3", "2x3", 30, 54},
     {OpKind::MsQuickGelu, "com.microsoft.quickgelu:2x3", "2x3", 30, 36},
     {OpKind::MsFastGelu, "com.microsoft.fastgelu:2x3,3", "2x3", 54, 87},

@@ -135,17 +135,30 @@ void classify_initializers(Work& w, const std::vector<int>& initializers, const 
         feeds_weight[static_cast<size_t>(n.inputs[k])] = 1;
     }
   }
+  // A quantized weight (QDQ: int8 weight -> DequantizeLinear -> Conv/MatMul) is the parameter, at its own dtype;
+  // the DequantizeLinear's scale and zero point are not.
+  std::vector<char> quantized(w.g.values.size(), 0);
   for (bool changed = true; changed;) {
     changed = false;
     for (const Node& n : w.g.nodes) {
       const OpFamily f = op_family(n.op);
-      if (f != OpFamily::View && f != OpFamily::Move) continue;
+      const bool dequantize = n.op == OpKind::DequantizeLinear;  // its input 0 is the weight, quantized
+      if (f != OpFamily::View && f != OpFamily::Move && !dequantize) continue;
+      if (n.op == OpKind::OneHot) continue;  // builds a new tensor: its values are no weight's slice
       if (std::none_of(n.outputs.begin(), n.outputs.end(),
                        [&](int o) { return o >= 0 && feeds_weight[static_cast<size_t>(o)]; }))
         continue;
-      for (size_t k = 0; k < n.inputs.size(); ++k) {
+      const bool quantized_out = dequantize || std::any_of(n.outputs.begin(), n.outputs.end(), [&](int o) {
+        return o >= 0 && quantized[static_cast<size_t>(o)];
+      });
+      for (size_t k = 0; k < (dequantize ? std::min<size_t>(1, n.inputs.size()) : n.inputs.size()); ++k) {
         const int v = n.inputs[k];
-        if (v >= 0 && input_role(n.op, static_cast<int>(k)) == InputRole::Activation && !feeds_weight[v]) {
+        if (v < 0 || input_role(n.op, static_cast<int>(k)) != InputRole::Activation) continue;
+        if (quantized_out && !quantized[static_cast<size_t>(v)]) {
+          quantized[static_cast<size_t>(v)] = 1;
+          changed = true;
+        }
+        if (!feeds_weight[v]) {
           feeds_weight[static_cast<size_t>(v)] = 1;
           changed = true;
         }
@@ -186,7 +199,10 @@ void classify_initializers(Work& w, const std::vector<int>& initializers, const 
   }
   for (int v : initializers) {
     Value& val = w.g.value(v);
+    const bool quantized_weight = quantized[static_cast<size_t>(v)] && weight_uses[v] &&
+                                  (val.dtype == DType::I8 || val.dtype == DType::U8 || val.dtype == DType::I32);
     if (declared_buffers.count(v)) val.kind = ValueKind::Buffer;
+    else if (quantized_weight && val.shape.rank() > 0) val.kind = ValueKind::Param;
     else if (!is_float(val.dtype) || val.shape.rank() == 0) val.kind = ValueKind::Constant;
     else if (weight_uses[v]) val.kind = ValueKind::Param;
     else if (stat_uses[v] || val.shape.elements() > 16) val.kind = ValueKind::Buffer;
@@ -500,7 +516,8 @@ std::optional<Graph> build_graph(BoundModel& bm, const std::string& label, const
     node.op = parse_op(node.op_type).value_or(OpKind::Unknown);  // other domains: records named "domain.Op"
     if (node.op == OpKind::AdaptiveAvgPool) node.op = OpKind::Unknown;  // ridge-internal kind, not an ONNX op
     copy_attributes(n, node.attrs);
-    if (standard && w.opset < 13 && (node.op == OpKind::Softmax || node.op == OpKind::LogSoftmax)) {
+    if (standard && w.opset < 13 &&
+        (node.op == OpKind::Softmax || node.op == OpKind::LogSoftmax || node.op == OpKind::Hardmax)) {
       node.attrs.set("axis", node.attrs.i("axis", 1));  // the default was 1 before opset 13
       node.attrs.set("coerce_2d", int64_t{1});           // normalised over the dims from axis on (ops/reduce.cpp)
     }
