@@ -74,15 +74,21 @@ bool softmax_infer(RuleContext& c) {
   return true;
 }
 
-// Softmax per row: max (n-1), subtract (n), exp (n), sum (n-1), divide (n) = 5n - 2; log-softmax: max,
-// subtract, exp, sum, log (1), subtract (n) = 5n - 1. Backward: 4n - 1 per row.
-bool softmax_cost(const CostContext& c, Cost& cost, std::string&) {
+/// Length of the rows Softmax, LogSoftmax and Hardmax normalise over: the axis dim, or (coerce_2d) every dim
+/// from the axis on.
+Count row_length(const CostContext& c) {
   const Shape& s = c.in_shape(0);
   int64_t axis = softmax_axis(c.n);
   if (axis < 0) axis += s.rank();
-  const Count out = c.out_elems();
   Count len = 1;
   for (int i = static_cast<int>(axis); i < s.rank() && (i == axis || coerced_2d(c.n)); ++i) len *= s[i];
+  return len;
+}
+
+// Softmax per row: max (n-1), subtract (n), exp (n), sum (n-1), divide (n) = 5n - 2; log-softmax: max,
+// subtract, exp, sum, log (1), subtract (n) = 5n - 1. Backward: 4n - 1 per row.
+bool softmax_cost(const CostContext& c, Cost& cost, std::string&) {
+  const Count len = row_length(c), out = c.out_elems();
   const Count rows = len > 0 ? out / len : 0;
   cost.flops = rows * (c.n.op == OpKind::LogSoftmax ? 5 * len - 1 : 5 * len - 2);
   c.add_grad(c.n.inputs[0], rows * (4 * len - 1), cost);
@@ -91,12 +97,7 @@ bool softmax_cost(const CostContext& c, Cost& cost, std::string&) {
 
 // Hardmax: a one-hot of each row's maximum: n - 1 comparisons per row of n (rows as Softmax's); no gradient.
 bool hardmax_cost(const CostContext& c, Cost& cost, std::string&) {
-  const Shape& s = c.in_shape(0);
-  int64_t axis = softmax_axis(c.n);
-  if (axis < 0) axis += s.rank();
-  const Count out = c.out_elems();
-  Count len = 1;
-  for (int i = static_cast<int>(axis); i < s.rank() && (i == axis || coerced_2d(c.n)); ++i) len *= s[i];
+  const Count len = row_length(c), out = c.out_elems();
   cost.flops = len > 0 ? out / len * (len - 1) : 0;
   return true;
 }
