@@ -142,7 +142,15 @@ CLI::App* add_sweep_command(CLI::App& app) {
       throw UsageError("--gres: GPU tasks need --gpu-cmd \"PROGRAM ... {batch}\" (the program to profile)");
     plan.model.load_options(plan.batches.front());  // validates the flags before anything runs
     if (!plan.device.empty()) find_device(load_devices(), plan.device);
-    for (const auto& m : plan.models) load_model(m, plan.model.load_options(plan.batches.front()));
+    for (const auto& m : plan.models) {
+      // A file of fixed shapes has one batch: sweeping others would repeat its counts under other numbers.
+      const Graph g = load_model(m, plan.model.load_options(1));
+      if (g.fixed_batch && plan.batches != std::vector<int64_t>{*g.fixed_batch})
+        throw Error(fmt::format("{}: the file fixes its batch at {} (no input has a symbolic batch axis): sweep "
+                                "--batch {} only, or export it with a dynamic batch axis", m, *g.fixed_batch,
+                                *g.fixed_batch));
+      load_model(m, plan.model.load_options(plan.batches.front()));
+    }
     if (o->on == "slurm") {
       if (o->out_dir.empty()) throw UsageError("--on slurm needs --out DIR for the result files");
       std::vector<size_t> all(plan.size());

@@ -339,7 +339,9 @@ report::SweepReportRequest sweep_report_request(const SweepPlan& plan) {
     const auto gaps = incompleteness(g, estimate(g)).op_types();
     if (!gaps.empty())
       c.unknown[model] = fmt::format("its memory is incomplete ({} not costed)", fmt::join(gaps, ", "));
-    const bool known = dev.memory_bytes > 0 && gaps.empty();
+    else if (g.fixed_batch)  // no other batch can be built from the file
+      c.unknown[model] = fmt::format("the file fixes its batch at {}", *g.fixed_batch);
+    const bool known = dev.memory_bytes > 0 && gaps.empty() && !g.fixed_batch;
     c.models.emplace_back(model, known ? std::optional<BatchCapacity>(batch_capacity(
                                              model, plan.load_options(1), opt, param_storage(mode), dev.memory_bytes))
                                        : std::nullopt);

@@ -314,8 +314,11 @@ Count torchinfo_rule(const Graph& g, const Node& n) {
   Count total = 0;
   for (int v : n.inputs) {
     if (v < 0 || g.value(v).kind != ValueKind::Param) continue;
+    // torchinfo matches the module's own parameter name: "weight" / "bias" (the last segment of "0.weight", or a
+    // bare leaf module's "weight"), else an RNN's "weight_ih_l0".
     const std::string& name = g.value(v).name;
-    const bool plain = name.size() >= 7 && (name.ends_with(".weight") || name.ends_with(".bias"));
+    const std::string local = name.substr(name.rfind('.') == std::string::npos ? 0 : name.rfind('.') + 1);
+    const bool plain = local == "weight" || local == "bias";
     if (conv || plain) total += g.value(v).shape.elements() * positions;
     else total += g.value(v).shape.elements() * (y.rank() >= 2 ? Count{y[0]} * y[1] : positions);
   }

@@ -143,6 +143,12 @@ TEST(Cli, ErrorsAreOneLineWithExitCodes) {
     EXPECT_NE(r.err.find(std::string(unused).substr(0, 10)), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("--input NAME=DIMS"), std::string::npos) << r.err;
   }
+  // A sweep of a file that fixes its batch sweeps that batch only, and seeks no largest batch.
+  auto fixed = run_ridge("sweep " + onnx + " -b 1,2 -d a100");
+  EXPECT_EQ(fixed.exit_code, 1);
+  EXPECT_NE(fixed.err.find("the file fixes its batch at 1"), std::string::npos) << fixed.err;
+  auto one = run_ridge("sweep " + onnx + " -b 1 -d a100");
+  EXPECT_EQ(one.exit_code, 0) << one.err;
   auto fmt = run_ridge("summary mnist --format xml");
   EXPECT_EQ(fmt.exit_code, 2);
   auto missing = run_ridge("summary /nonexistent/model.onnx");

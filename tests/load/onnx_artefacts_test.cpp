@@ -104,6 +104,18 @@ TEST(OnnxArtefacts, ABareLeafModuleExportedOnItsOwnIsItsOwnModuleCall) {
   EXPECT_EQ(g.nodes[0].name, "conv");
   EXPECT_EQ(to_string(count_under(g, Convention::Ptflops).total), "2759904");
   EXPECT_EQ(to_string(count_under(g, Convention::Thop).total), "2661336");
+  // torchinfo multiplies a Linear's "weight" and "bias" by the batch (params x output_size[0]): the module's own
+  // parameter names, bare or under a one-character path ("0.bias" was read as an RNN's and multiplied by 4 x 32).
+  for (const char* prefix : {"", "0."}) {
+    TinyModel lin;
+    lin.input("x", {4, 64}).weight(std::string(prefix) + "weight", {32, 64}).weight(std::string(prefix) + "bias", {32});
+    set_attr(lin.node("Gemm", {"x", std::string(prefix) + "weight", std::string(prefix) + "bias"}, {"y"},
+                      *prefix ? "/0/Gemm" : "/Gemm"),
+             "transB", int64_t{1});
+    lin.output("y");
+    Graph l = import(lin, "linear");
+    EXPECT_EQ(to_string(count_under(l, Convention::Torchinfo).total), "8320") << prefix;
+  }
   // A root forward of several ops is no leaf: nothing there is a module call.
   TinyModel two;
   two.input("x", {1, 4}).weight("w", {4, 4});
