@@ -161,6 +161,14 @@ struct LlmParams {
 };
 LlmParams llm_params(const LlmConfig& c);
 
+/// One decoder layer's parameters: everything but its routed experts (attention, norms, a dense MLP or a sparse
+/// layer's router and shared expert), and its routed experts (0 in a dense layer).
+struct LayerParams {
+  Count dense = 0;
+  Count experts = 0;
+};
+LayerParams llm_layer_params(const LlmConfig& c, int64_t layer);
+
 /// Checks that the sizes are consistent; throws ridge::Error naming `origin` and the key.
 void validate_llm_config(const LlmConfig& c, const std::string& origin);
 

@@ -107,10 +107,16 @@ TrainOptions checked_layout(const LlmConfig& c, const TrainOptions& in) {
                             o.micro_batch));
   if (o.pp > c.num_layers)
     throw Error(fmt::format("--pp {}: more pipeline stages than the {} layers of {}", o.pp, c.num_layers, c.name));
-  const int64_t stage_layers = ceil_div(c.num_layers, int64_t{o.pp});  // the largest stage sets the pace
-  if (o.interleave < 1 || (o.interleave > 1 && (o.pp < 2 || stage_layers < o.interleave)))
+  // Every virtual stage holds a layer: the smallest stage has L / p of them.
+  if (o.interleave < 1 || (o.interleave > 1 && (o.pp < 2 || c.num_layers / o.pp < o.interleave)))
     throw Error(fmt::format("--interleave {}: needs --pp >= 2 and at least one layer per virtual stage ({} layers "
                             "over --pp {})", o.interleave, c.num_layers, o.pp));
+  // The interleaved schedule runs micro-batches in groups of p (Megatron-LM requires their number to be a
+  // multiple of pp); fewer than p in flight would also not hold the activations its memory penalty counts.
+  if (const int64_t m = o.global_batch / (int64_t{o.dp} * o.micro_batch); o.interleave > 1 && m % o.pp != 0)
+    throw Error(fmt::format("--interleave {}: the interleaved schedule needs a number of micro-batches per iteration "
+                            "that --pp {} divides (Megatron-LM's rule); --global-batch {} / (dp {} x micro-batch {}) "
+                            "= {}", o.interleave, o.pp, o.global_batch, o.dp, o.micro_batch, m));
   if (o.seq < 1 || o.seq > c.max_positions)
     throw Error(fmt::format("--seq {} is out of range for {} (1..{})", o.seq, c.name, c.max_positions));
   if (o.ep < 1 || o.dp % o.ep != 0 || (o.ep > 1 && (!c.moe() || c.num_experts % o.ep != 0)))
@@ -144,11 +150,6 @@ std::vector<StageParams> stage_params(const LlmConfig& c, const TrainOptions& o)
   const LlmConfig shard = tensor_parallel_shard(c, o.tp);
   const LlmParams sp = llm_params(shard);
   const int64_t L = c.num_layers, p = o.pp;
-  // Expert parallelism keeps 1/ep of every expert's weights on a GPU: all experts' parameters are
-  // (total - active) x E / (E - k), since total - active = sparse layers x (E - k) x one expert.
-  Count experts = 0;  // all routed experts' parameters of the tensor-parallel shard
-  if (shard.moe() && shard.num_experts > shard.experts_per_token)
-    experts = (sp.total - sp.active_per_token) / (shard.num_experts - shard.experts_per_token) * shard.num_experts;
   const Count head = sp.total - sp.embedding - sp.layers;  // final norm, output layer (and OPT's projections)
   const Count tied_copy =
       p > 1 && shard.tied_embeddings ? shard.vocab_size * (shard.embed_proj_dim > 0 ? shard.embed_proj_dim : shard.hidden_size) : 0;
@@ -157,9 +158,14 @@ std::vector<StageParams> stage_params(const LlmConfig& c, const TrainOptions& o)
     StageParams& s = stages[static_cast<size_t>(k)];
     if (k > 0) s.first_layer = stages[static_cast<size_t>(k - 1)].first_layer + stages[static_cast<size_t>(k - 1)].layers;
     s.layers = layers_of_stage(L, p, k);
-    s.dense = ceil_div((sp.layers - experts) * s.layers, L) + (k == 0 ? sp.embedding : 0) +
-              (k == p - 1 ? head + tied_copy : 0);
-    s.experts = ceil_div(experts / o.ep * s.layers, L);
+    // Its own layers, dense or sparse (DeepSeek's first dense layers sit on the first stage); expert parallelism
+    // keeps 1/ep of every routed expert on a GPU.
+    for (int64_t l = s.first_layer; l < s.first_layer + s.layers; ++l) {
+      const LayerParams layer = llm_layer_params(shard, l);
+      s.dense += layer.dense;
+      s.experts += layer.experts / o.ep;
+    }
+    s.dense += (k == 0 ? sp.embedding : 0) + (k == p - 1 ? head + tied_copy : 0);
   }
   return stages;
 }

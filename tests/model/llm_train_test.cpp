@@ -227,6 +227,24 @@ TEST(LlmTrain, InterleavedScheduleHoldsMoreActivations) {
   EXPECT_EQ(analyze_training(c, synthetic_a100(), o).memory.activations, Count{42077257728});  // x 11/8
   o.interleave = 4;
   EXPECT_EQ(analyze_training(c, synthetic_a100(), o).memory.activations, plain * 19 / 16);  // x (1 + 3/16)
+  // Megatron-LM runs the interleaved schedule on a number of micro-batches that pp divides: m 2 over pp 4 (and m 1,
+  // whose one micro-batch could not hold the penalty's activations) is refused, not charged 1 + 3/8 of 4 in flight.
+  o.global_batch = 4;  // dp 2, m 2
+  o.interleave = 2;
+  EXPECT_THROW(analyze_training(c, synthetic_a100(), o), Error);
+}
+
+// A stage holds its own layers' parameters, dense or sparse: DeepSeek-V2-Lite's dense layer 0 (81,007,104
+// parameters) sits on the first stage with the embedding (102,400 x 2,048) and 13 of the 26 MoE layers
+// (584,847,872 each); at pp 27 the largest stage is one MoE layer (the first holds the embedding and layer 0).
+TEST(LlmTrain, StagesHoldTheirOwnDenseAndSparseLayers) {
+  const LlmConfig& c = *find_llm_config("deepseek-v2-lite");
+  TrainOptions o;
+  o.gpus = 2, o.pp = 2, o.seq = 2048, o.micro_batch = 1, o.global_batch = 64;
+  const Count stage0 = Count{102400} * 2048 + 81007104 + Count{13} * 584847872;
+  EXPECT_EQ(analyze_training(c, synthetic_a100(), o).memory.weights, 2 * stage0);  // bf16
+  o.gpus = 27, o.pp = 27, o.global_batch = 27;
+  EXPECT_EQ(analyze_training(c, synthetic_a100(), o).memory.weights, Count{2} * 584847872);
 }
 
 // MoE layers store what their routed tokens do, not the GPT block's 4h MLP: Mixtral (h 4096, a 32, top-2 of 8 experts of

@@ -168,16 +168,24 @@ Count llm_published_params(const std::string& name) {
   return 0;
 }
 
-LlmParams llm_params(const LlmConfig& c) {
-  const Count h = c.hidden_size, V = c.vocab_size, hd = c.head_dim, H = c.num_heads, kv = c.num_kv_heads;
-  const Count e = c.embed_proj_dim > 0 ? c.embed_proj_dim : h;
-  const Count norm = h * (c.norm == LlmNorm::LayerNorm && c.norm_bias ? 2 : 1);
+namespace {
+
+/// The parts every decoder layer is made of.
+struct LayerParts {
+  Count attention_and_norms = 0;  ///< attention + the layer's norms
+  Count expert = 0;               ///< one expert (or a plain MLP of the intermediate width)
+  Count dense_mlp = 0;            ///< a dense layer's MLP
+  Count sparse_rest = 0;          ///< a sparse layer's router (+ selection bias) and shared expert (+ its gate)
+  Count norm = 0;                 ///< one norm
+};
+
+LayerParts layer_parts(const LlmConfig& c) {
+  const Count h = c.hidden_size, hd = c.head_dim, H = c.num_heads, kv = c.num_kv_heads;
+  LayerParts lp;
+  lp.norm = h * (c.norm == LlmNorm::LayerNorm && c.norm_bias ? 2 : 1);
   auto mlp = [&](Count width) {
     return c.gated_mlp ? 3 * h * width + (c.mlp_bias ? 2 * width + h : 0) : 2 * h * width + (c.mlp_bias ? width + h : 0);
   };
-  LlmParams p;
-  p.embedding = V * e + (c.position == LlmPosition::Learned ? (c.max_positions + c.position_offset) * h : 0) +
-                (c.embedding_norm ? norm : 0);
   Count attn = h * (H + 2 * kv) * hd + (c.qkv_bias ? (H + 2 * kv) * hd : 0) + H * hd * h + (c.o_bias ? h : 0) +
                (c.qk_norm ? 2 * hd : 0);
   if (c.mla()) {  // q (low-rank with its norm, or one q_proj), the latent kv_a_proj + norm, kv_b_proj, o_proj
@@ -189,24 +197,42 @@ LlmParams llm_params(const LlmConfig& c) {
   }
   if (c.attention_sinks) attn += H;  // one sink logit per head
   const int norms = c.parallel_residual ? c.parallel_norms : c.sandwich_norms ? 4 : 2;
-  p.per_layer_dense = attn + norms * norm;
-  p.expert = mlp(c.intermediate_size);
+  lp.attention_and_norms = attn + norms * lp.norm;
+  lp.expert = mlp(c.intermediate_size);
+  lp.dense_mlp = mlp(c.dense_width());
+  lp.sparse_rest = h * c.num_experts + (c.router_sigmoid || c.router_bias ? c.num_experts : 0);
+  if (c.shared_expert_intermediate_size > 0)
+    lp.sparse_rest += mlp(c.shared_expert_intermediate_size) + (c.shared_expert_gate ? h : 0);
+  return lp;
+}
+
+}  // namespace
+
+LayerParams llm_layer_params(const LlmConfig& c, int64_t layer) {
+  const LayerParts lp = layer_parts(c);
+  if (c.sparse_layer(layer)) return {lp.attention_and_norms + lp.sparse_rest, c.num_experts * lp.expert};
+  return {lp.attention_and_norms + lp.dense_mlp, 0};
+}
+
+LlmParams llm_params(const LlmConfig& c) {
+  const Count h = c.hidden_size, V = c.vocab_size;
+  const Count e = c.embed_proj_dim > 0 ? c.embed_proj_dim : h;
+  const LayerParts lp = layer_parts(c);
+  LlmParams p;
+  p.embedding = V * e + (c.position == LlmPosition::Learned ? (c.max_positions + c.position_offset) * h : 0) +
+                (c.embedding_norm ? lp.norm : 0);
+  p.per_layer_dense = lp.attention_and_norms;
+  p.expert = lp.expert;
   Count layers = 0, inactive = 0;
   for (int64_t l = 0; l < c.num_layers; ++l) {
-    Count ff = mlp(c.dense_width());
-    if (c.sparse_layer(l)) {
-      // experts + router (+ its selection bias) + shared expert (+ its gate)
-      ff = c.num_experts * p.expert + h * c.num_experts + (c.router_sigmoid || c.router_bias ? c.num_experts : 0);
-      if (c.shared_expert_intermediate_size > 0)
-        ff += mlp(c.shared_expert_intermediate_size) + (c.shared_expert_gate ? h : 0);
-      inactive += (c.num_experts - c.experts_per_token) * p.expert;
-    }
-    layers += p.per_layer_dense + ff;
+    const LayerParams layer = llm_layer_params(c, l);
+    layers += layer.dense + layer.experts;
+    if (c.sparse_layer(l)) inactive += (c.num_experts - c.experts_per_token) * p.expert;
   }
   const Count proj = c.embed_proj_dim > 0 ? 2 * h * e : 0;
   const Count head = (c.tied_embeddings ? 0 : V * e) + (c.lm_head_bias ? V : 0);
   p.layers = layers;
-  p.total = p.embedding + layers + norm + proj + head;
+  p.total = p.embedding + layers + lp.norm + proj + head;
   p.active_per_token = p.total - inactive;
   return p;
 }
