@@ -114,6 +114,8 @@ TEST(Sweep, TooltipsJoinAPrefixToASymbolAndSpaceItFromAWord) {
   EXPECT_NE(rate.series[0].points[0].tip.find("4.53k samples/s"), std::string::npos) << rate.series[0].points[0].tip;
   Chart flops = sweep_chart("f", {"Batch size"}, {"FLOPs", "FLOP"}, {{"flops", {{1, 4e9}, {2, 8e9}}, false}});
   EXPECT_NE(flops.series[0].points[0].tip.find("4GFLOP"), std::string::npos) << flops.series[0].points[0].tip;
+  Chart memory = sweep_chart("m", {"Batch size"}, {"Memory", "B"}, {{"peak", {{8, 180.0 * 1048576}, {16, 1e9}}, false}});
+  EXPECT_NE(memory.series[0].points[0].tip.find("180 MiB"), std::string::npos) << memory.series[0].points[0].tip;
 }
 
 TEST(LayerShares, TopLayersPlusOtherAndUnknownValuesNoted) {
@@ -136,7 +138,8 @@ TEST(LayerShares, TopLayersPlusOtherAndUnknownValuesNoted) {
   EXPECT_TRUE(contains(info.text_by_class["axis-title"], "Share of the model's total (%)"));
 }
 
-// Tooltips carry each metric's unit: from a report table, a time column's "s" joins its prefix ("23.1µs").
+// Tooltips carry each metric's unit, as the tables print it: from a report table, a time column in seconds
+// ("23.1 us") and bytes with binary prefixes ("512 B", "180 MiB").
 TEST(LayerShares, TooltipsNameTheUnitOfTheirTableColumn) {
   report::Table t;
   t.columns = {{"name", "layer"}, {"time_s", "time", report::Unit::Second}, {"bytes", "bytes", report::Unit::Byte}};
@@ -145,7 +148,7 @@ TEST(LayerShares, TooltipsNameTheUnitOfTheirTableColumn) {
   const LayerShares sh = layer_shares_from_table(t, "name", {{"time_s", "time"}, {"bytes", "bytes"}});
   ASSERT_EQ(sh.units, (std::vector<std::string>{"s", "B"}));
   const Chart c = layer_share_chart("shares", sh, 10);
-  EXPECT_NE(c.series[0].points[0].tip.find("(23.1µs)"), std::string::npos) << c.series[0].points[0].tip;
+  EXPECT_NE(c.series[0].points[0].tip.find("(23.1 us)"), std::string::npos) << c.series[0].points[0].tip;
   EXPECT_NE(c.series[1].points[0].tip.find("(512 B)"), std::string::npos) << c.series[1].points[0].tip;
 }
 

@@ -15,9 +15,12 @@ namespace {
 double decade_floor(double v) { return std::pow(10.0, std::floor(std::log10(v))); }
 double decade_ceil(double v) { return std::pow(10.0, std::ceil(std::log10(v))); }
 
-// An SI prefix joins a unit symbol ("23.1µs", "4.2GFLOP"), a bare number takes a space ("512 B"), and so does a
-// unit that is a word or a count rate ("4.53k samples/s", never "4.53ksamples/s").
+// An SI prefix joins a unit symbol ("4.2GFLOP"), a bare number takes a space ("512 FLOP"), and so does a unit that
+// is a word or a count rate ("4.53k samples/s", never "4.53ksamples/s").
 std::string with_unit(double v, const std::string& unit) {
+  // Bytes and seconds as the tables print them: "180 MiB" (binary, as every memory figure), "1.07 ms".
+  if (unit == "B") return report::format_bytes(v);
+  if (unit == "s") return report::format_seconds(v);
   const std::string label = tick_label(v);
   if (unit.empty()) return label;
   const bool prefixed = !label.empty() && !std::isdigit(static_cast<unsigned char>(label.back()));
