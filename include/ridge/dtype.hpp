@@ -21,5 +21,7 @@ std::optional<DType> parse_dtype(std::string_view s);
 DType dtype_from_onnx(int onnx_type);
 /// True for floating-point types (whose tensors carry gradients).
 bool is_float(DType t);
+/// Integer and boolean element types (int64, int32, int8, uint8, bool).
+bool is_integral(DType t);
 
 }  // namespace ridge

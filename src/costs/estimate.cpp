@@ -27,9 +27,7 @@ std::vector<bool> requires_grad(const Graph& g) {
   std::vector<bool> grad(g.values.size(), false);
   for (size_t i = 0; i < g.values.size(); ++i) {
     // An integer parameter (a quantized weight) takes no gradient.
-    const DType t = g.values[i].dtype;
-    const bool integer = t == DType::I8 || t == DType::U8 || t == DType::I32 || t == DType::I64 || t == DType::Bool;
-    grad[i] = (g.values[i].kind == ValueKind::Param && !integer) || g.values[i].needs_grad;
+    grad[i] = (g.values[i].kind == ValueKind::Param && !is_integral(g.values[i].dtype)) || g.values[i].needs_grad;
   }
   for (int ni : topo_order(g)) {
     const Node& n = g.nodes[ni];

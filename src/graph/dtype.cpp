@@ -48,6 +48,10 @@ std::optional<DType> parse_dtype(std::string_view s) {
 
 bool is_float(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16 || t == DType::F64; }
 
+bool is_integral(DType t) {
+  return t == DType::I64 || t == DType::I32 || t == DType::I8 || t == DType::U8 || t == DType::Bool;
+}
+
 DType dtype_from_onnx(int t) {
   // onnx.proto TensorProto.DataType: FLOAT 1, UINT8 2, INT8 3, INT32 6, INT64 7, BOOL 9, FLOAT16 10, DOUBLE 11,
   // BFLOAT16 16.

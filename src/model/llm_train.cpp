@@ -139,6 +139,7 @@ int64_t layers_of_stage(int64_t L, int64_t p, int64_t k) {
 struct StageParams {
   int64_t first_layer = 0;
   int64_t layers = 0;
+  int64_t sparse_layers = 0;  ///< of `layers`, those with routed experts
   Count dense = 0;    ///< everything but the routed experts
   Count experts = 0;  ///< the routed experts' part (1/ep of every expert)
   Count total() const { return dense + experts; }
@@ -164,6 +165,7 @@ std::vector<StageParams> stage_params(const LlmConfig& c, const TrainOptions& o)
       const LayerParams layer = llm_layer_params(shard, l);
       s.dense += layer.dense;
       s.experts += layer.experts / o.ep;
+      s.sparse_layers += c.sparse_layer(l) ? 1 : 0;
     }
     s.dense += (k == 0 ? sp.embedding : 0) + (k == p - 1 ? head + tied_copy : 0);
   }
@@ -221,10 +223,8 @@ StageMemory stage_memory(const LlmConfig& c, const TrainOptions& o) {
     mem.optimizer = dense.optimizer + expert.optimizer;
     // 1F1B: stage s holds the activations of min(p - s, m) micro-batches (Korthikanti counts 2-byte activations);
     // its sparse layers store what their routed tokens do.
-    int64_t sparse = 0;
-    for (int64_t l = sp.first_layer; l < sp.first_layer + sp.layers; ++l) sparse += c.sparse_layer(l) ? 1 : 0;
-    mem.activations =
-        (per_layer * (sp.layers - sparse) + per_moe_layer * sparse) * std::min<int64_t>(p - stage, m) * e / 2;
+    mem.activations = (per_layer * (sp.layers - sp.sparse_layers) + per_moe_layer * sp.sparse_layers) *
+                      std::min<int64_t>(p - stage, m) * e / 2;
     // The interleaved schedule's first stage holds activations for more micro-batches: x (1 + (p - 1) / (p v))
     // (Korthikanti et al. 2022, sec. 4.2.3; Megatron-LM's theoretical_memory_usage.py, its interleaved penalty).
     if (o.interleave > 1) {

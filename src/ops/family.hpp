@@ -19,8 +19,6 @@ namespace ridge::ops {
 
 /// Product of dims[from, to), -1 when any is unknown; throws RuleError beyond any real tensor.
 int64_t product(const std::vector<int64_t>& dims, size_t from = 0, size_t to = SIZE_MAX);
-/// True for integer and bool element types.
-bool is_integral(DType t);
 /// Output shape of a node whose only output has the first input's shape.
 bool same_as_input(RuleContext& c);
 /// Elementwise fold of integer payloads over broadcast operands [first, first+count); false when any is missing.

@@ -411,6 +411,16 @@ bool transpose(RuleContext& c) {
   return true;
 }
 
+/// `x` with each of `axes` scaled by its factor (floored, as ONNX's Resize and Upsample); unknown dims stay unknown.
+Shape scaled(const Shape& x, const std::vector<int>& axes, const std::vector<double>& scales) {
+  Shape out = x;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const int64_t d = x.dims[axes[i]];
+    out.dims[axes[i]] = d < 0 ? -1 : static_cast<int64_t>(static_cast<double>(d) * scales[i]);
+  }
+  return out;
+}
+
 bool resize(RuleContext& c) {
   const Shape* x = c.shape(0);
   if (!x) return false;
@@ -424,9 +434,9 @@ bool resize(RuleContext& c) {
   }
   if (axes.empty())
     for (int i = 0; i < x->rank(); ++i) axes.push_back(i);
-  Shape out = *x;
   if (const auto* sizes = c.ints(3); sizes && !sizes->empty()) {
     if (sizes->size() != axes.size()) throw RuleError(fmt::format("Resize sizes do not match {}", against));
+    Shape out = *x;
     for (size_t i = 0; i < axes.size(); ++i) out.dims[axes[i]] = (*sizes)[i];
     c.out(0, out);
     return true;
@@ -434,11 +444,7 @@ bool resize(RuleContext& c) {
   auto scales = c.reals(scales_at);
   if (!scales || scales->empty()) return false;
   if (scales->size() != axes.size()) throw RuleError(fmt::format("Resize scales do not match {}", against));
-  for (size_t i = 0; i < axes.size(); ++i) {
-    const int64_t d = x->dims[axes[i]];
-    out.dims[axes[i]] = d < 0 ? -1 : static_cast<int64_t>(static_cast<double>(d) * (*scales)[i]);
-  }
-  c.out(0, out);
+  c.out(0, scaled(*x, axes, *scales));
   return true;
 }
 
@@ -452,10 +458,9 @@ bool upsample(RuleContext& c) {
   if (const auto* d = std::get_if<std::vector<double>>(&it->second)) scales = *d;
   else if (const auto* i = std::get_if<std::vector<int64_t>>(&it->second)) scales.assign(i->begin(), i->end());
   if (static_cast<int>(scales.size()) != x->rank()) throw RuleError("Upsample scales do not match the input rank");
-  Shape out = *x;
-  for (int i = 0; i < x->rank(); ++i)
-    out.dims[i] = x->dims[i] < 0 ? -1 : static_cast<int64_t>(static_cast<double>(x->dims[i]) * scales[i]);
-  c.out(0, out);
+  std::vector<int> every(static_cast<size_t>(x->rank()));
+  for (int i = 0; i < x->rank(); ++i) every[static_cast<size_t>(i)] = i;
+  c.out(0, scaled(*x, every, scales));
   return true;
 }
 

@@ -123,10 +123,6 @@ int64_t product(const std::vector<int64_t>& dims, size_t from, size_t to) {
   return p;
 }
 
-bool is_integral(DType t) {
-  return t == DType::I64 || t == DType::I32 || t == DType::I8 || t == DType::U8 || t == DType::Bool;
-}
-
 bool same_as_input(RuleContext& c) {
   const Shape* x = c.shape(0);
   if (!x) return false;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -29,6 +30,12 @@ const std::string kNcuKernelHead =
       "    ----------------------- ----------- ------------\n"
       "    Metric Name             Metric Unit Metric Value\n"
       "    ----------------------- ----------- ------------\n";
+
+// Whether a warning of `p` says `what`.
+bool warns(const Profile& p, std::string_view what) {
+  return std::any_of(p.warnings.begin(), p.warnings.end(),
+                     [&](const auto& w) { return w.message.find(what) != std::string::npos; });
+}
 
 TEST(IngestFormats, NcuTextNewLayout) {
   const std::string text = kNcuKernelHead +
@@ -57,9 +64,7 @@ TEST(IngestFormats, AValueCutAtTheFilesEndIsSkippedWithAWarning) {
   ASSERT_EQ(p.kernels.size(), 1u);
   EXPECT_EQ(p.kernels[0].counters.count("Elapsed Cycles"), 0u);
   EXPECT_FALSE(p.kernels[0].derived.time_s.has_value());
-  bool warned = false;
-  for (const auto& w : p.warnings) warned |= w.message.find("ends mid-line") != std::string::npos;
-  EXPECT_TRUE(warned);
+  EXPECT_TRUE(warns(p, "ends mid-line"));
   // nsys CSV: a row cut short is skipped and named, not read with empty cells.
   const std::string nsys =
       "Start (ns),Duration (ns),CorrId,GrdX,GrdY,GrdZ,BlkX,BlkY,BlkZ,Reg/Trd,StcSMem (MB),DymSMem (MB),Bytes (MB),"
@@ -68,9 +73,7 @@ TEST(IngestFormats, AValueCutAtTheFilesEndIsSkippedWithAWarning) {
       "5000,3000,2,1,1,1,128,1,1,32,0,0,,,,,NVIDIA A100 (0),1,7,\"void k2(";
   Profile q = parsed(nsys);
   EXPECT_EQ(q.kernels.size(), 1u);
-  warned = false;
-  for (const auto& w : q.warnings) warned |= w.message.find("truncated nsys CSV row") != std::string::npos;
-  EXPECT_TRUE(warned);
+  EXPECT_TRUE(warns(q, "truncated nsys CSV row"));
 }
 
 TEST(IngestFormats, NcuCsvRawPageWithUnitsRow) {

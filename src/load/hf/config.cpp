@@ -425,15 +425,13 @@ constexpr Family kFamilies[] = {
     {"opt", "OPT", &read_opt},                {"bloom", "Bloom", &read_bloom},
 };
 
-}  // namespace
-
-namespace {
 // The config key a family states its routed-expert count in.
 const char* experts_key(const LlmConfig& c) {
   return c.family == "mixtral" || c.family == "gpt_oss" ? "num_local_experts"
          : c.family.rfind("deepseek", 0) == 0          ? "n_routed_experts"
                                                         : "num_experts";
 }
+
 }  // namespace
 
 void validate_llm_config(const LlmConfig& c, const std::string& origin) {
