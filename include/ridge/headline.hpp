@@ -34,6 +34,9 @@ struct Run {
   std::vector<LayerTime> layers{};
   double ttft_s = NAN;        ///< serving: time to first token (NaN: not serving)
   double per_token_s = NAN;   ///< serving: time per output token
+  /// Machine form of time_kind in JSON and CSV: "calibrated", "upper_bound", "hand_set" (predict's time_kind) or
+  /// "measured"; empty: time_kind itself.
+  std::string time_kind_key{};
 };
 
 /// The op groups a performance engineer reads time by, in display order: "conv", "matmul", "attention", "norm",
@@ -99,6 +102,7 @@ struct Variant {
   std::vector<double> time_s{};       ///< predicted per iteration, one per device (NaN: not predicted)
   std::vector<double> samples_per_s{};
   std::vector<std::string> time_kind{};  ///< per device: time_kind_label() ("calibrated", "upper bound ...")
+  std::vector<std::string> time_kind_key{};  ///< per device: time_kind_key() ("calibrated", "upper_bound", ...)
 };
 /// The variants side by side, one row each (keys: model, batch, precision, params, flops, memory_bytes, then
 /// time_s.<device>, samples_per_s.<device> and time_kind.<device> per device, and flops_vs_first: FLOPs relative to

@@ -255,6 +255,8 @@ double llm_op_time(Count flops, Count bytes, const std::string& op_class, int ke
                    double bandwidth_bytes_per_s, const Calibration* cal, Bound* bound = nullptr, Count cache_bytes = 0);
 /// "calibrated (FILE)" for a fitted calibration, else "upper bound (uncalibrated)".
 std::string llm_time_label(const std::optional<Calibration>& cal);
+/// Machine form of the same, as predict's JSON "time_kind": "calibrated" or "upper_bound".
+std::string llm_time_kind_key(const std::optional<Calibration>& cal);
 
 // ---- calibration on measured per-operator times (Vidur profiles) ---------------------------------------------
 

@@ -36,8 +36,13 @@ std::string_view unit_symbol(Unit u);
 struct Cell {
   std::variant<std::monostate, std::string, Count, double, bool> value;
   Unit unit = Unit::None;
+  /// Machine value of a text cell ("upper_bound"), written by the JSON and CSV writers in place of the text
+  /// ("upper bound (uncalibrated)"), which tables, markdown and HTML show. Empty: the text is both.
+  std::string key{};
 
   static Cell text(std::string s) { return {std::move(s), Unit::None}; }
+  /// A text cell whose machine-readable outputs carry `key` instead (see `key`).
+  static Cell keyed(std::string s, std::string key) { return {std::move(s), Unit::None, std::move(key)}; }
   static Cell count(Count v, Unit u = Unit::Count) { return {v, u}; }
   static Cell real(double v, Unit u = Unit::None) { return {v, u}; }
   static Cell empty(Unit u = Unit::None) { return {std::monostate{}, u}; }

@@ -241,6 +241,7 @@ ColumnText format_column(const Table& t, size_t c) {
 
 nlohmann::json to_json(const Cell& c) {
   if (c.is_empty()) return nullptr;
+  if (!c.key.empty()) return c.key;
   if (auto s = std::get_if<std::string>(&c.value)) return *s;
   if (auto b = std::get_if<bool>(&c.value)) return *b;
   if (auto n = std::get_if<Count>(&c.value)) {

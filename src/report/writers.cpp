@@ -160,6 +160,7 @@ std::string csv_quote(const std::string& s) {
 
 std::string csv_value(const Cell& c) {
   if (c.is_empty()) return "";
+  if (!c.key.empty()) return csv_quote(printable(c.key));
   if (auto s = std::get_if<std::string>(&c.value)) return csv_quote(printable(*s));
   if (auto b = std::get_if<bool>(&c.value)) return *b ? "true" : "false";
   if (auto n = std::get_if<Count>(&c.value)) return to_string(*n);

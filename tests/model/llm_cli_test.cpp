@@ -27,6 +27,8 @@ TEST(LlmCli, ServeJsonHasTheIssueFieldsAndLabelsEveryTime) {
                         "weights_bytes", "max_batch", "ops"})
     EXPECT_TRUE(j.contains(k)) << k;
   EXPECT_EQ(j["ttft_s_label"], "calibrated (h100-fp16.json)");  // the shipped H100 fit applies by default
+  EXPECT_EQ(j["calibrated"], true);  // as predict's JSON, in machine form
+  EXPECT_EQ(j["time_kind"], "calibrated");
   // 4 sequences x 272 tokens x 32 layers x 2 x 8 KV heads x 128 x 1 byte (fp8).
   EXPECT_EQ(j["kv_cache_bytes"], 4 * 272 * 32 * 2 * 8 * 128);
   for (const char* k : {"phase", "name", "flops", "bytes", "time_s", "bound"}) EXPECT_TRUE(j["ops"][0].contains(k)) << k;
@@ -154,6 +156,11 @@ TEST(LlmCli, TrainJsonAndLayoutErrors) {
   for (const char* k : {"iteration_time_s", "mfu", "hfu", "tokens_per_s", "memory_per_gpu_bytes", "fits"})
     EXPECT_TRUE(j.contains(k)) << k;
   EXPECT_TRUE(j["memory_per_gpu_bytes"].contains("optimizer"));
+  EXPECT_EQ(j["time_kind"], "calibrated");  // the shipped A100 fit
+  const auto bound = nlohmann::json::parse(
+      run_ridge("train llama-2-7b --device a100-sxm4-80gb --gpus 8 --calibration none --format json").out);
+  EXPECT_EQ(bound["calibrated"], false);
+  EXPECT_EQ(bound["time_kind"], "upper_bound");
   r = run_ridge("train llama-2-7b --device h100 --gpus 8 --tp 2 --pp 2 --dp 4");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("is not --gpus 8"), std::string::npos) << r.err;

@@ -444,9 +444,10 @@ TEST(HtmlReport, ServingPageTimesLikeServe) {
   ServeOptions so = req.serve_options;
   so.compute = Precision::FP16;
   const Document serve = serve_report(ServeRequest{"llama-2-7b", "a100", {}, "builtin", so});
-  // The headline's time is serve's end-to-end latency, with serve's label.
+  // The headline's time is serve's end-to-end latency, with serve's label on the page and serve's time_kind in JSON.
   const auto runs = to_json(r.doc);
-  EXPECT_NE(runs.dump().find(serve.extra["ttft_s_label"].get<std::string>()), std::string::npos) << runs.dump();
+  EXPECT_EQ(runs["headline"][0]["time_kind"], serve.extra["time_kind"]) << runs.dump();
+  EXPECT_NE(chart::render_html(r.page).find(serve.extra["ttft_s_label"].get<std::string>()), std::string::npos);
   // Under tensor parallelism the memory shown is one GPU's, and its title says so.
   const auto memory = std::find_if(r.doc.blocks.begin(), r.doc.blocks.end(),
                                    [](const Block& b) { return std::holds_alternative<Fields>(b); });

@@ -131,12 +131,15 @@ TEST(CompareCommand, ModelsSideBySideInEveryFormatWithCsvEqualToJson) {
   EXPECT_EQ(j["compare"][0]["params"], 11689512);
   EXPECT_EQ(j["compare"][1]["params"], 25557032);
   EXPECT_GT(j["compare"][1]["time_s.a100-sxm4-40gb"].get<double>(), 0);
-  EXPECT_EQ(j["compare"][1]["time_kind.a100-sxm4-40gb"], "upper bound (uncalibrated)");  // fp32: nothing fitted
+  // fp32: nothing fitted. JSON and CSV carry predict's machine key; the table and markdown its label.
+  EXPECT_EQ(j["compare"][1]["time_kind.a100-sxm4-40gb"], "upper_bound");
+  EXPECT_NE(r.out.find("upper bound (uncalibrated)"), std::string::npos) << r.out;
+  EXPECT_NE(slurp(dir + "/c.md").find("upper bound (uncalibrated)"), std::string::npos);
   // fp16 rows are calibrated and fp32 rows are bounds: each row says which (fp16 looked slower than fp32 unlabelled).
   RunResult mixed = run_ridge("compare resnet18 -d a100 -p fp32 -p fp16 --format json");
   ASSERT_EQ(mixed.exit_code, 0) << mixed.err;
   const auto m = nlohmann::json::parse(mixed.out);
-  EXPECT_EQ(m["compare"][0]["time_kind.a100-sxm4-40gb"], "upper bound (uncalibrated)");
+  EXPECT_EQ(m["compare"][0]["time_kind.a100-sxm4-40gb"], "upper_bound");
   EXPECT_EQ(m["compare"][1]["time_kind.a100-sxm4-40gb"], "calibrated");
   // The CSV has one header and one line per model, with the JSON's exact values.
   std::istringstream csv(slurp(dir + "/c.csv"));
@@ -146,6 +149,7 @@ TEST(CompareCommand, ModelsSideBySideInEveryFormatWithCsvEqualToJson) {
   for (int row = 0; std::getline(csv, line); ++row) {
     ASSERT_LT(row, 2);
     EXPECT_NE(line.find("," + std::to_string(j["compare"][row]["flops"].get<int64_t>()) + ","), std::string::npos) << line;
+    EXPECT_NE(line.find(",upper_bound"), std::string::npos) << line;
   }
   EXPECT_NE(slurp(dir + "/c.md").find("| resnet18"), std::string::npos);
   RunResult precisions = run_ridge("compare resnet18 -b 1 -b 8 -p fp32 -p amp-bf16 --train --format json");

@@ -40,6 +40,7 @@ headline::Variant variant(const std::string& model, int64_t batch, const Precisi
     const Prediction pr = predict(work, predict_options(d, ps));
     v.time_s.push_back(pr.total_time_s);
     v.time_kind.emplace_back(time_kind_label(pr.kind));
+    v.time_kind_key.emplace_back(time_kind_key(pr.kind));
     v.samples_per_s.push_back(pr.samples_per_s);
   }
   return v;

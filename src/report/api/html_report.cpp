@@ -73,6 +73,7 @@ std::vector<headline::Run> runs_of(const Context& c) {
   for (size_t d = 0; d < c.devices.size(); ++d) {
     const Prediction& p = c.predictions[d];
     headline::Run r{c.devices[d].id, false, time_kind(p), p.total_time_s, p.samples_per_s, "", {}};
+    r.time_kind_key = time_kind_key(p.kind);
     for (const auto& l : p.layers)
       r.layers.push_back({l.name, l.op_class, l.costed ? l.time_s : NAN, l.costed ? std::string(bound_name(l.bound)) : ""});
     // Training: the optimizer's step is part of the iteration, so the groups add up to the headline time.
@@ -84,6 +85,7 @@ std::vector<headline::Run> runs_of(const Context& c) {
     headline::Run r{"this CPU", true,
                     fmt::format("measured: median of {}, fp32, {} thread{}", m.total.samples, m.threads, m.threads == 1 ? "" : "s"),
                     m.total.median_s, m.samples_per_s, "", {}};
+    r.time_kind_key = "measured";
     for (const auto& l : m.layers)
       if (l.step.status == StepStatus::Executed)
         r.layers.push_back({l.step.name, l.op_class, l.forward.median_s + (m.train ? l.backward.median_s : 0.0), ""});
@@ -299,7 +301,7 @@ void prediction_section(Context& c, chart::ReportData& data) {
     const Prediction& p = c.predictions[d];
     t.add_row({Cell::text(c.devices[d].id), Cell::real(p.forward_s, Unit::Second), Cell::real(p.backward_s, Unit::Second),
                Cell::real(p.update_s, Unit::Second), Cell::real(p.total_time_s, Unit::Second), Cell::real(p.samples_per_s),
-               Cell::text(time_kind(p)), Cell::real(c.devices[d].require_peak(c.mode.compute), Unit::FlopPerSecond),
+               Cell::keyed(time_kind(p), std::string(time_kind_key(p.kind))), Cell::real(c.devices[d].require_peak(c.mode.compute), Unit::FlopPerSecond),
                Cell::real(c.devices[d].dram_bandwidth(), Unit::BytePerSecond), Cell::count(p.uncosted_layers)});
   }
   s.blocks.push_back(std::move(t));
@@ -502,6 +504,7 @@ HtmlReport serving_report(const ReportRequest& req) {
     results.push_back(analyze_serving(config, devices.back(), on_device));
     const ServeResult& r = results.back();
     headline::Run run{devices.back().id, false, r.time_label, r.end_to_end_s, r.tokens_per_s, "", {}};
+    run.time_kind_key = llm_time_kind_key(on_device.calibration);
     run.ttft_s = r.ttft_s;
     run.per_token_s = r.decode_time_per_token_s;
     for (const auto& op : r.ops)

@@ -139,6 +139,9 @@ Document serve_report(const ServeResult& r) {
   doc.blocks.push_back(std::move(ops));
   for (const char* k : {"prefill_time_s", "decode_time_per_token_s", "ttft_s", "tokens_per_s", "end_to_end_s"})
     doc.extra[std::string(k) + "_label"] = kLabel;
+  // As predict's JSON: whether the times are fitted, in a stable machine form beside the labels.
+  doc.extra["calibrated"] = o.calibration.has_value();
+  doc.extra["time_kind"] = llm_time_kind_key(o.calibration);
   doc.extra["prefill_time_s"] = r.prefill_time_s;
   doc.extra["decode_time_per_token_s"] = r.decode_time_per_token_s;
   doc.extra["ttft_s"] = r.ttft_s;

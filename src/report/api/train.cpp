@@ -115,6 +115,9 @@ Document train_report(const TrainResult& r, const LlmConfig& c, const std::optio
   m.add("fits", "fits", Cell::flag(r.fits));
   doc.blocks.push_back(m);
   doc.blocks.push_back(train_op_groups_table(r, kLabel));
+  // As predict's JSON: whether the times are fitted, in a stable machine form beside the labels.
+  doc.extra["calibrated"] = o.calibration.has_value();
+  doc.extra["time_kind"] = llm_time_kind_key(o.calibration);
   doc.extra["iteration_time_s"] = r.iteration_time_s;
   doc.extra["mfu"] = r.mfu;
   doc.extra["hfu"] = r.hfu;

@@ -139,7 +139,7 @@ report::Table runs_table(const std::vector<Run>& runs, const std::string& rate_t
     row.push_back(Cell::real(r.time_s, Unit::Second));
     row.push_back(Cell::real(r.rate_per_s));
     row.push_back(bound.empty() ? Cell::empty() : Cell::text(bound));
-    row.push_back(Cell::text(r.time_kind));
+    row.push_back(Cell::keyed(r.time_kind, r.time_kind_key));
     t.add_row(std::move(row));
   }
   return t;
@@ -226,7 +226,9 @@ report::Table compare_table(const std::vector<Variant>& variants, const std::vec
       const double rate = d < v.samples_per_s.size() ? v.samples_per_s[d] : NAN;
       row.push_back(std::isfinite(time) ? Cell::real(time, Unit::Second) : Cell::empty(Unit::Second));
       row.push_back(std::isfinite(rate) ? Cell::real(rate) : Cell::empty());
-      row.push_back(d < v.time_kind.size() ? Cell::text(v.time_kind[d]) : Cell::empty());
+      row.push_back(d < v.time_kind.size()
+                        ? Cell::keyed(v.time_kind[d], d < v.time_kind_key.size() ? v.time_kind_key[d] : "")
+                        : Cell::empty());
     }
     t.add_row(std::move(row));
   }
