@@ -173,10 +173,11 @@ CLI::App* add_sweep_command(CLI::App& app) {
     if (o->dry_run) throw UsageError("--dry-run applies to --on slurm");
     if (!o->out_dir.empty()) prepare_sweep_dir(o->out_dir, plan);
     std::vector<nlohmann::json> results;
-    const auto start = std::chrono::steady_clock::now();
-    ProgressMeter meter("sweep", plan.size());
+    // Measured points take seconds each: every one is shown. Estimated ones take milliseconds: silent for 2 s,
+    // then one line a second; the meter counts every point, so its count and estimate of the time left are right.
+    ProgressMeter meter("sweep", plan.size(), steady_seconds, plan.measure ? 0.0 : 2.0, plan.measure ? 0.0 : 1.0);
     for (size_t i = 0; i < plan.size(); ++i) {
-      if (plan.measure || std::chrono::steady_clock::now() - start > std::chrono::seconds(2)) {
+      {
         auto [m, b] = plan.point(i);
         meter.next(fmt::format("{} at batch {}", m, b));
       }
@@ -187,7 +188,7 @@ CLI::App* add_sweep_command(CLI::App& app) {
                          results.back().dump(2) + "\n");
       }
     }
-    if (plan.measure || std::chrono::steady_clock::now() - start > std::chrono::seconds(2)) meter.finish();
+    meter.finish();
     o->out.emit(report::sweep_report(sweep_report_request(plan), sweep_points(results)));
     if (!o->plot.empty()) chart::write_charts(report::sweep_charts(sweep_points(results)), o->plot);
   });

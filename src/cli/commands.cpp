@@ -293,16 +293,19 @@ std::string step_eta(const std::string& message, double now_s, double& first_ste
   return eta ? message + fmt::format(", about {} left", format_duration(*eta)) : message;
 }
 
-ProgressMeter::ProgressMeter(std::string what, size_t total, std::function<double()> clock, double quiet_s)
-    : what_(std::move(what)), total_(total), clock_(std::move(clock)), start_(clock_()), quiet_s_(quiet_s) {}
+ProgressMeter::ProgressMeter(std::string what, size_t total, std::function<double()> clock, double quiet_s,
+                             double every_s)
+    : what_(std::move(what)), total_(total), clock_(std::move(clock)), start_(clock_()), quiet_s_(quiet_s),
+      every_s_(every_s) {}
 
 std::string ProgressMeter::next(std::string_view detail) {
   const double elapsed = clock_() - start_;
   std::string line = progress_line(what_, done_, total_, elapsed, detail);
   ++done_;
-  if (elapsed < quiet_s_) return "";
+  if (elapsed < quiet_s_ || (printed_ && elapsed - last_print_s_ < every_s_)) return "";
   progress(line);
   printed_ = true;
+  last_print_s_ = elapsed;
   return line;
 }
 

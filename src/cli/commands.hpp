@@ -81,8 +81,11 @@ std::string step_eta(const std::string& message, double now_s, double& first_ste
 /// Work that may be quick passes `quiet_s`: nothing is printed until that many seconds have gone by.
 class ProgressMeter {
  public:
-  ProgressMeter(std::string what, size_t total, std::function<double()> clock = steady_seconds, double quiet_s = 0);
-  /// Called before item `done` (0-based) starts; returns the line it printed ("" while quiet).
+  /// Silent for the first `quiet_s` seconds; then at most one line per `every_s` seconds (0: one per item), so a
+  /// thousand quick items do not print a thousand lines.
+  ProgressMeter(std::string what, size_t total, std::function<double()> clock = steady_seconds, double quiet_s = 0,
+                double every_s = 0);
+  /// Called before item `done` (0-based) starts; returns the line it printed ("" while quiet or throttled).
   std::string next(std::string_view detail);
   /// Reports the end ("sweep: 10/10 done in 40 s"); "" when nothing was printed before.
   std::string finish();
@@ -91,7 +94,8 @@ class ProgressMeter {
   std::string what_;
   size_t total_, done_ = 0;
   std::function<double()> clock_;
-  double start_, quiet_s_;
+  double start_, quiet_s_, every_s_;
+  double last_print_s_ = 0;
   bool printed_ = false;
 };
 

@@ -329,6 +329,19 @@ TEST(Progress, EstimatesTheTimeLeftFromInjectedTimings) {
   EXPECT_EQ(slow.next("batch 2"), "serve --plot: latency vs batch: 2/3 (batch 2), 2 s elapsed, about 4 s left");
   now = 3;
   EXPECT_EQ(slow.finish(), "serve --plot: latency vs batch: 3/3 done in 3 s");
+  // A thousand quick points: silent for 2 s, then one line a second, counting every point (a sweep had printed
+  // 913 lines in 15 s, the first one "1/1024" at the 114th point with "about 34 min left").
+  now = 0;
+  ridge::cli::ProgressMeter many("sweep", 1000, [&] { return now; }, 2.0, 1.0);
+  std::vector<std::string> shown;
+  for (int i = 0; i < 1000; ++i) {
+    now = i / 100.0;
+    if (auto line = many.next("p"); !line.empty()) shown.push_back(line);
+  }
+  now = 10;
+  ASSERT_EQ(shown.size(), 8u);  // at 2, 3, ..., 9 s
+  EXPECT_EQ(shown.front(), "sweep: 201/1000 (p), 2 s elapsed, about 8 s left");
+  EXPECT_EQ(many.finish(), "sweep: 1000/1000 done in 10 s");
   // The machine's numbered steps: the estimate starts with step 2.
   double first = -1;
   EXPECT_EQ(ridge::cli::step_eta("machine: clock", 0, first), "machine: clock");
