@@ -56,6 +56,9 @@ struct ZooEntry {
   Shape input;              ///< default per-sample input size (3x224x224, or sequence length for LMs)
   bool sequence_input = false;  ///< input is token ids [batch, seq] (or [seq, batch] for transformer-lm)
   Count published_params = 0;   ///< parameter count published by the reference
+  /// The Hugging Face config.json (text) of the same model, which `serve` and `train` read for this name (the
+  /// graph above is the zoo's own); empty: the model has none.
+  std::string hf_config{};
 };
 
 /// Every zoo model, in `ridge list` order.

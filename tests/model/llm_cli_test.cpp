@@ -148,6 +148,23 @@ TEST(LlmCli, ServeReadsAConfigJson) {
   EXPECT_EQ(nlohmann::json::parse(r.out)["weights_bytes"], 2 * 494032768);
 }
 
+// The zoo's gpt2 is a graph of its own; serve and train read its Hugging Face config (ZooEntry::hf_config), whose
+// parameters equal the zoo graph's and GPT2LMHeadModel's 124,439,808, and whose name titles the output.
+TEST(LlmCli, ZooGraphsWithAHuggingFaceTwinServeAndTrain) {
+  auto r = run_ridge("serve gpt2 --device a100 --batch 4 --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["weights_bytes"], 2 * 124439808);
+  EXPECT_EQ(j["title"].get<std::string>().rfind("Serving gpt2 on", 0), 0u) << j["title"];
+  r = run_ridge("train gpt2 --device a100 --gpus 1 --micro-batch 8 --seq 1024");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Training gpt2 on"), std::string::npos);
+  // A zoo graph without a twin is refused, naming the ones that have one.
+  r = run_ridge("serve transformer-lm --device a100");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("and gpt2"), std::string::npos) << r.err;
+}
+
 TEST(LlmCli, TrainJsonAndLayoutErrors) {
   auto r = run_ridge("train llama-2-7b --device a100-sxm4-80gb --gpus 16 --tp 2 --pp 2 --seq 4096 --global-batch 64 "
                      "--recompute selective --format json");

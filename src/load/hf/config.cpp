@@ -547,7 +547,9 @@ LlmConfig require_llm_config(const ModelSource& model) {
   if (!model.hf_config.empty()) {
     const nlohmann::json j = nlohmann::json::parse(model.hf_config, nullptr, false);
     if (j.is_discarded() || !j.is_object()) throw Error(fmt::format("{}: the config is not a JSON object", model.name));
-    return parse_llm_config(j, model.name);
+    LlmConfig c = parse_llm_config(j, model.name);
+    if (c.name.empty()) c.name = model.name;  // the label titles every output ("Serving gpt2 on ...")
+    return c;
   }
   if (auto c = llm_config_of(model.name)) return *c;
   std::vector<std::string> names;

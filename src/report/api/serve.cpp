@@ -1,6 +1,7 @@
 // The serve document of `ridge serve` (and the Python module), and the resolution of serve and train requests:
 // plain values in, a Document out.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <map>
 
@@ -178,9 +179,19 @@ Document serve_report(const ServeResult& r) {
 
 LlmConfig require_llm_model(const ModelSource& model) {
   if (model.hf_config.empty() && model.onnx_bytes.empty() && !find_llm_config(model.name))
-    if (const ZooEntry* z = find_zoo_entry(model.name))  // a graph of the zoo: not built from a config
+    if (const ZooEntry* z = find_zoo_entry(model.name)) {  // a graph of the zoo: not built from a config
+      if (!z->hf_config.empty()) {  // ... with a Hugging Face twin (gpt2): serve and train read its config
+        ModelSource twin = model;
+        twin.hf_config = z->hf_config;
+        return require_llm_config(twin);
+      }
+      std::vector<std::string> twins;
+      for (const ZooEntry& e : zoo_entries())
+        if (!e.hf_config.empty()) twins.push_back(e.name);
       throw Error(fmt::format("{}: a {} zoo model, not one of the LLM zoo entries that serve and train read (family "
-                              "llm in `ridge list`), nor a config.json", model.name, z->family));
+                              "llm in `ridge list`, and {}), nor a config.json", model.name, z->family,
+                              fmt::join(twins, ", ")));
+    }
   return require_llm_config(model);
 }
 
