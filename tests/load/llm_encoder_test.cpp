@@ -166,6 +166,8 @@ TEST(LlmEncoder, MissingKeysAndUnsupportedHeadsAreOneLineErrors) {
       {[] { json j = distilbert_base(); j.erase("dim"); return j; }(), "config.json: missing required key 'dim'"},
       {[] { json j = distilbert_base(); j.erase("hidden_dim"); return j; }(), "config.json: missing required key 'hidden_dim'"},
       {[] { json j = distilbert_base(); j["n_layers"] = "6"; return j; }(), "key 'n_layers' must be an integer"},
+      {[] { json j = distilbert_base(); j["n_layers"] = 0; return j; }(), "config.json: n_layers must be positive, not 0"},
+      {[] { json j = distilbert_base(); j["dim"] = int64_t{12} << 22; return j; }(), "config.json: dim 50331648 is beyond"},
       {with_arch(bert_base(), "BertForMultipleChoice"),
        "config.json: architectures[0] 'BertForMultipleChoice' is not supported for model_type 'bert'"},
       {with_arch(bert_base(), "BertLMHeadModel"), "architectures[0] 'BertLMHeadModel' is not supported"},

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <string_view>
 
 #include "ridge/error.hpp"
 #include "ridge/llm.hpp"
@@ -541,8 +542,16 @@ const char* experts_key(const LlmConfig& c) {
 }  // namespace
 
 void validate_llm_config(const LlmConfig& c, const std::string& origin) {
-  auto positive = [&](int64_t v, const char* key) {
-    if (v < 1) throw Error(fmt::format("{}: {} must be positive, not {}", origin, key, v));
+  // DistilBERT names its sizes dim, n_layers, n_heads and hidden_dim: errors name the key its config has.
+  const bool distil = c.family == "distilbert";
+  auto key = [&](const char* k) -> const char* {
+    if (!distil) return k;
+    const std::string_view s = k;
+    return s == "hidden_size" ? "dim" : s == "num_hidden_layers" ? "n_layers" : s == "num_attention_heads" ? "n_heads"
+           : s == "intermediate_size" ? "hidden_dim" : k;
+  };
+  auto positive = [&](int64_t v, const char* name) {
+    if (v < 1) throw Error(fmt::format("{}: {} must be positive, not {}", origin, key(name), v));
   };
   positive(c.vocab_size, "vocab_size");
   positive(c.hidden_size, "hidden_size");
@@ -553,8 +562,8 @@ void validate_llm_config(const LlmConfig& c, const std::string& origin) {
   positive(c.intermediate_size, "intermediate_size");
   positive(c.max_positions, "max_position_embeddings");
   // Graphs have one node group per layer, head and expert: absurd sizes are refused before building.
-  auto at_most = [&](int64_t v, int64_t cap, const char* key) {
-    if (v > cap) throw Error(fmt::format("{}: {} {} is beyond what ridge builds (at most {})", origin, key, v, cap));
+  auto at_most = [&](int64_t v, int64_t cap, const char* name) {
+    if (v > cap) throw Error(fmt::format("{}: {} {} is beyond what ridge builds (at most {})", origin, key(name), v, cap));
   };
   at_most(c.num_layers, 4096, "num_hidden_layers");
   at_most(c.num_experts, 4096, experts_key(c));
