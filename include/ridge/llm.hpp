@@ -15,11 +15,17 @@ namespace ridge {
 enum class LlmNorm : uint8_t { RMSNorm, LayerNorm };
 /// How positions enter the model.
 enum class LlmPosition : uint8_t { Rotary, Learned, Alibi };
+/// What sits on top of the transformer body, from the config's `architectures[0]`: a decoder's lm_head, or one of
+/// the BERT family's heads (*Model, *ForMaskedLM, BertForPreTraining, *ForSequenceClassification,
+/// *ForTokenClassification, *ForQuestionAnswering).
+enum class LlmHead : uint8_t { CausalLm, Base, MaskedLm, PreTraining, SequenceClassification, TokenClassification,
+                               QuestionAnswering };
 
-/// A decoder-only transformer as its Hugging Face config describes it, reduced to what costs depend on.
+/// A transformer as its Hugging Face config describes it, reduced to what costs depend on: a decoder-only LLM, or
+/// a BERT-style encoder (bert, roberta, xlm-roberta, distilbert: causal false, post_norm).
 struct LlmConfig {
   std::string name;                  ///< zoo name or the config file's parent directory name
-  std::string family;                ///< HF model_type: llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3_text, deepseek_v2, deepseek_v3, gpt_oss, phi, phi3, gpt2, gpt_neox, falcon, opt, bloom
+  std::string family;                ///< HF model_type: llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3_text, deepseek_v2, deepseek_v3, gpt_oss, phi, phi3, gpt2, gpt_neox, falcon, opt, bloom; encoders bert, roberta, xlm-roberta, distilbert
   std::string module_prefix;         ///< HF class prefix for module types ("Llama" -> LlamaRMSNorm, LlamaAttention)
   int64_t vocab_size = 0;            ///< vocab_size
   int64_t hidden_size = 0;           ///< hidden_size / n_embd / d_model
@@ -77,6 +83,15 @@ struct LlmConfig {
   int64_t moe_every = 1;                          ///< decoder_sparse_step: every k-th layer is sparse
   int64_t first_dense_layers = 0;                 ///< first_k_dense_replace: the first k layers are dense
   int64_t dense_intermediate_size = 0;            ///< MLP width of an MoE model's dense layers (0: intermediate_size)
+  // Encoders (the BERT family). Decoders keep the defaults.
+  bool causal = true;                 ///< false: every query attends to every position (no causal mask, no KV cache)
+  bool post_norm = false;             ///< LayerNorm after each residual add (BERT), no final norm; the embeddings'
+                                      ///< sum is normed (embedding_norm)
+  int64_t token_type_vocab = 0;       ///< rows of the token_type embedding (type_vocab_size; 0: none)
+  LlmHead head = LlmHead::CausalLm;   ///< the head architectures[0] names
+  std::string architecture;           ///< architectures[0] as the config gives it (or the default one)
+  bool pooler = false;                ///< BertPooler: dense (h x h) + tanh on the first token
+  int64_t num_labels = 2;             ///< classifier outputs (len(id2label) or num_labels)
   /// Number of query heads per key/value head.
   int64_t group_size() const { return num_heads / num_kv_heads; }
   /// Rotated dims per head: int(head_dim x rotary fraction), as transformers computes it.

@@ -46,7 +46,7 @@ struct AttentionKernelEfficiency {
 /// What --attention names: eager (HF: scores and softmax in memory), fused (one kernel, scores on chip, timed at
 /// the GEMM factors: an ideal fused kernel), flash2 / flash1 (fused, at FlashAttention-2's / -1's published
 /// utilization on the device's family where one is shipped). Fused kernels execute only the scores the causal mask
-/// and the layer's sliding window keep (src/model/llm_attention.hpp, fused_core_flops).
+/// and the layer's sliding window keep (src/model/llm_attention.hpp, fused_core_flops); an encoder's, every score.
 struct AttentionChoice {
   bool fused = false;
   std::string kernel;  ///< "" (GEMM factors), "flash-attention-2" or "flash-attention-1"
@@ -145,8 +145,8 @@ Count kv_cache_bytes(const LlmConfig& c, int64_t batch, int64_t context, const N
 /// The cache of an MLA model holding the latent instead: (kv_lora_rank + qk_rope_head_dim) x layers x context x
 /// batch values in format `kv`; 0 for other models.
 Count latent_kv_cache_bytes(const LlmConfig& c, int64_t batch, int64_t context, const NumberFormat& kv);
-/// Serving analysis. Throws ridge::Error for inputs that do not belong together and
-/// "does not fit: needs X GiB, device has Y GiB".
+/// Serving analysis. Throws ridge::Error for inputs that do not belong together, for an encoder (LlmConfig::causal
+/// false: nothing to decode) and "does not fit: needs X GiB, device has Y GiB".
 ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOptions& o);
 
 // ---- training ------------------------------------------------------------------------------------------------
@@ -424,7 +424,8 @@ Count llm_analysis_forward_flops(const LlmConfig& c, int64_t batch, int64_t seq)
 /// Megatron-LM's code (megatron/training/training.py num_floating_point_operations, transformer_flops at
 /// d98e8a6): FLOPs of one training iteration (forward + backward wgrad + dgrad = 3 x 2 MACs, no recomputation):
 /// B s [6 h I f per dense layer (f = 3 SwiGLU, 2 plain) + 6 h (k I_e f + I_shared f) per MoE layer + 6 (h (q +
-/// 2 kv_size) + q h) per layer + 6 h V_padded] + 6 B s^2 q per layer (QK^T and SV halved for the causal mask),
+/// 2 kv_size) + q h) per layer + 6 h V_padded] + 6 B s^2 q per layer (QK^T and SV halved for the causal mask; an
+/// encoder, LlmConfig::causal false: 12 B s^2 q),
 /// q = H x head_dim, kv_size = kv heads x head_dim, V padded up to a multiple of `vocab_multiple` (its
 /// --make-vocab-size-divisible-by 128 x tp).
 Count megatron_code_iteration_flops(const LlmConfig& c, int64_t batch, int64_t seq, int64_t vocab_multiple = 128);

@@ -19,7 +19,8 @@ inline AttnRole attention_role(const Node& n) {
   auto ends = [](const std::string& s, const std::string& suffix) {
     return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
   };
-  if (!(ends(m, ".self_attn") || ends(m, ".attn") || ends(m, ".attention") || ends(m, ".self_attention")))
+  if (!(ends(m, ".self_attn") || ends(m, ".attn") || ends(m, ".attention") || ends(m, ".self_attention") ||
+        ends(m, ".attention.self")))  // BertSelfAttention
     return AttnRole::None;
   const std::string local = n.name.size() > m.size() ? n.name.substr(m.size() + 1) : "";
   if (local == "matmul") return AttnRole::Scores;
@@ -38,13 +39,15 @@ inline bool attention_matmul(const Node& n) {
   return r == AttnRole::Scores || r == AttnRole::Output;
 }
 
-/// The decoder layer a node of a build_llm graph belongs to ("model.layers.12.mlp.up_proj" -> 12), or -1.
+/// The layer a node of a build_llm graph belongs to ("model.layers.12.mlp.up_proj" -> 12; an encoder's
+/// "bert.encoder.layer.3.output.dense" -> 3), or -1.
 inline int64_t layer_of(const std::string& op_name) {
-  static const std::string kLayers = ".layers.";
-  const size_t at = op_name.find(kLayers);
+  static const std::string kLayers = ".layers.", kLayer = ".layer.";
+  size_t at = op_name.find(kLayers), skip = kLayers.size();
+  if (at == std::string::npos) at = op_name.find(kLayer), skip = kLayer.size();
   if (at == std::string::npos) return -1;
   int64_t l = 0;
-  size_t i = at + kLayers.size();
+  size_t i = at + skip;
   if (i >= op_name.size() || !std::isdigit(static_cast<unsigned char>(op_name[i]))) return -1;
   for (; i < op_name.size() && std::isdigit(static_cast<unsigned char>(op_name[i])) && l < (int64_t{1} << 40); ++i)
     l = 10 * l + (op_name[i] - '0');
@@ -70,8 +73,10 @@ inline Count causal_scores(int64_t tokens, int64_t past, int64_t window) {
 /// (Dao 2023: "FLOPs halved when causal"). The matmul's rows are `tokens` queries (times the query heads sharing a
 /// KV head); its columns the keys of the graph (past + tokens, or the union of the windows). Graph FLOPs unchanged
 /// for any other node, or when the shapes do not divide as expected.
-inline Count fused_core_flops(const Graph& g, const Node& n, Count flops, int64_t tokens, int64_t past, int64_t window) {
-  if (!attention_matmul(n) || tokens < 1 || flops <= 0) return flops;
+/// An encoder's kernel (`causal` false) executes every score: the graph's FLOPs.
+inline Count fused_core_flops(const Graph& g, const Node& n, Count flops, int64_t tokens, int64_t past, int64_t window,
+                              bool causal) {
+  if (!causal || !attention_matmul(n) || tokens < 1 || flops <= 0) return flops;
   // The scores' tile: QK^T's output, SV's first input ([..., rows, keys]).
   const Shape& s = attention_role(n) == AttnRole::Scores ? g.value(n.outputs.at(0)).shape : g.value(n.inputs.at(0)).shape;
   if (s.rank() < 2) return flops;

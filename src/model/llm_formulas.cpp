@@ -88,7 +88,8 @@ Count megatron_code_iteration_flops(const LlmConfig& c, int64_t batch, int64_t s
                              (Count{c.intermediate_size} * c.experts_per_token + c.shared_expert_intermediate_size) * f *
                                  moe_layers);
   const Count attn = 6 * (h * (q + 2 * kv) + q * h) * c.num_layers;
-  return B * s * (mlp + attn + 6 * h * vocab) + B * s * s * 6 * q * c.num_layers;
+  // QK^T and SV: 2 x 2 B s^2 q forward, x 3 with the backward, halved for the causal mask (an encoder: whole).
+  return B * s * (mlp + attn + 6 * h * vocab) + B * s * s * (c.causal ? 6 : 12) * q * c.num_layers;
 }
 
 std::vector<LlmViewerLayer> llm_viewer_layers(const LlmConfig& c, const std::string& stage, int64_t batch, int64_t seq,
@@ -187,9 +188,10 @@ std::vector<LlmConventionRow> llm_convention_rows(const LlmConfig& c, const Grap
   rows.back().as_printed = fmt::format("{:.4g} FLOPs per iteration", to_double(rows.back().total));
   const Count mcode = megatron_code_iteration_flops(c, batch, seq);
   rows.push_back({"megatron-code", mcode, "FLOP", fmt::format("{:.4g} FLOPs per iteration", to_double(mcode)),
-                  "Megatron-LM training.py num_floating_point_operations: forward + backward (3 x 2 MACs) of the "
-                  "GEMMs only, GQA, SwiGLU and top-k experts aware, QK^T and SV halved for the causal mask, vocabulary "
-                  "padded to 128; no recomputation, norms and softmax 0"});
+                  fmt::format("Megatron-LM training.py num_floating_point_operations: forward + backward (3 x 2 MACs) "
+                              "of the GEMMs only, GQA, SwiGLU and top-k experts aware, QK^T and SV {}, vocabulary "
+                              "padded to 128; no recomputation, norms and softmax 0",
+                              c.causal ? "halved for the causal mask" : "whole (an encoder: no causal mask)")});
   // N: the parameters a token uses (an MoE model's active ones; the formula is for dense models).
   const Count palm = palm_flops_per_token(llm_params(c).active_per_token, c.num_layers, c.num_heads, c.head_dim, seq) * tokens;
   rows.push_back({"palm", palm, "FLOP", fmt::format("{:.4g} model FLOPs per iteration", to_double(palm)),

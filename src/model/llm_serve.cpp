@@ -97,7 +97,8 @@ OpCosts op_costs(const Graph& g, const LlmConfig& c, const LlmShape& s, const Nu
     ServeOp op;
     op.name = n.name;
     op.op_class = fused_attention && attention_class && llm::attention_matmul(n) ? "attention" : op_class(g, n);
-    op.flops = fused_attention ? llm::fused_core_flops(g, n, nc.cost.flops, s.tokens, s.past, llm::window_at(c, n.name))
+    op.flops = fused_attention ? llm::fused_core_flops(g, n, nc.cost.flops, s.tokens, s.past, llm::window_at(c, n.name),
+                                                       c.causal)
                                : nc.cost.flops;
     const llm::AttnRole role = fused_attention ? llm::attention_role(n) : llm::AttnRole::None;
     for (size_t i = 0; i < n.inputs.size(); ++i) {
@@ -223,6 +224,9 @@ Count kv_cache_bytes(const LlmConfig& c, int64_t batch, int64_t context, const N
 }
 
 ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOptions& o) {
+  if (!c.causal)
+    throw Error(fmt::format("{}: {} is an encoder (bidirectional attention, no token-by-token decoding with a KV "
+                            "cache): serve does not apply; use summary, flops, predict or train", c.name, c.family));
   if (o.batch < 1) throw Error(fmt::format("--batch: {} is not a positive batch", o.batch));
   if (o.prompt < 1) throw Error(fmt::format("--prompt: {} is not a positive number of tokens", o.prompt));
   if (o.generate < 1) throw Error(fmt::format("--generate: {} is not a positive number of tokens", o.generate));

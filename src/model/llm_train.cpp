@@ -24,7 +24,10 @@ bool attention_core(const Node& n) {
   return n.op == OpKind::MatMul || n.op == OpKind::Softmax || n.name.find("add_mask") != std::string::npos;
 }
 
-bool in_layers(const Node& n) { return n.name.find(".layers.") != std::string::npos || n.name.find(".h.") != std::string::npos; }
+bool in_layers(const Node& n) {
+  return n.name.find(".layers.") != std::string::npos || n.name.find(".h.") != std::string::npos ||
+         n.name.find(".layer.") != std::string::npos;  // encoders: bert.encoder.layer.N, distilbert.transformer.layer.N
+}
 
 Count ceil_div(Count a, Count b) { return (a + b - 1) / b; }
 
@@ -320,9 +323,10 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
       const OpFamily fam = op_family(n.op);
       const int launches = fam == OpFamily::View || fam == OpFamily::Source ? 0 : 1;
       // A fused core executes the scores the causal mask and the layer's window keep (under context parallelism:
-      // as in the diagonal block, about half of the ring's blocks are masked whole).
+      // as in the diagonal block, about half of the ring's blocks are masked whole); an encoder's, every score.
       auto executed = [&](Count flops) {
-        return o.fused_attention ? llm::fused_core_flops(g, n, flops, local_seq, 0, llm::window_at(c, n.name)) : flops;
+        return o.fused_attention ? llm::fused_core_flops(g, n, flops, local_seq, 0, llm::window_at(c, n.name), c.causal)
+                                 : flops;
       };
       Kernel k{n.name, kernel && llm::attention_matmul(n) ? "attention" : op_class(g, n), executed(nc.cost.flops),
                executed(nc.cost.bwd_flops()), bytes, launches, recomputed_forwards(n, o),

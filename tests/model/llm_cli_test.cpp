@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -181,6 +182,31 @@ TEST(LlmCli, TrainJsonAndLayoutErrors) {
   r = run_ridge("train llama-2-7b --device h100 --gpus 8 --tp 2 --pp 2 --dp 4");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("is not --gpus 8"), std::string::npos) << r.err;
+}
+
+// An encoder config (bert-base-uncased's config.json) through the commands: summary, flops, predict, train and
+// sweep work; serve refuses it in one line, naming what applies.
+TEST(LlmCli, EncoderConfigRunsEverywhereButServe) {
+  const std::string dir = test::temp_dir() + "/bert-base-uncased";
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/config.json";
+  std::ofstream(path) << R"({"architectures":["BertForMaskedLM"],"hidden_act":"gelu","hidden_size":768,
+    "intermediate_size":3072,"max_position_embeddings":512,"model_type":"bert","num_attention_heads":12,
+    "num_hidden_layers":12,"pad_token_id":0,"type_vocab_size":2,"vocab_size":30522})";
+  auto r = run_ridge("summary " + path + " --seq-len 128 --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("109514298"), std::string::npos);  // BertForMaskedLM, as transformers counts it
+  for (const std::string& cmd : {"flops " + path + " --seq-len 128", "predict " + path + " --device h100 --seq-len 128",
+                                "train " + path + " --device h100 --gpus 8 --seq 512 --micro-batch 8 --attention fused",
+                                "sweep " + path + " --batch 1,8 --seq-len 64"}) {
+    r = run_ridge(cmd);
+    EXPECT_EQ(r.exit_code, 0) << cmd << ": " << r.err;
+  }
+  r = run_ridge("serve " + path + " --device h100");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("bert-base-uncased: bert is an encoder"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("use summary, flops, predict or train"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <string_view>
 
 #include "ridge/error.hpp"
 #include "ridge/llm.hpp"
@@ -405,6 +406,110 @@ void read_bloom(const Keys& k, LlmConfig& c) {
     throw Error(fmt::format("{}: apply_residual_connection_post_layernorm true is not supported", k.origin()));
 }
 
+// The head of an encoder, from architectures[0] (absent: the base model, as AutoModel loads it): the class must be
+// the family's prefix plus a supported suffix; anything else is a one-line error naming the architecture.
+void read_encoder_head(const Keys& k, LlmConfig& c) {
+  c.architecture = c.module_prefix + "Model";
+  if (const json* arch = k.find("architectures")) {
+    if (!arch->is_array() || arch->empty() || !(*arch)[0].is_string())
+      throw Error(fmt::format("{}: key 'architectures' must be a list of class names, not {}", k.origin(),
+                              arch->dump().substr(0, 80)));
+    c.architecture = (*arch)[0].get<std::string>();
+  }
+  const std::string& a = c.architecture;
+  const bool bert = c.family == "bert", distil = c.family == "distilbert";
+  struct Suffix {
+    const char* name;
+    LlmHead head;
+  };
+  const Suffix suffixes[] = {{"Model", LlmHead::Base},
+                             {"ForMaskedLM", LlmHead::MaskedLm},
+                             {"ForPreTraining", LlmHead::PreTraining},
+                             {"ForSequenceClassification", LlmHead::SequenceClassification},
+                             {"ForTokenClassification", LlmHead::TokenClassification},
+                             {"ForQuestionAnswering", LlmHead::QuestionAnswering}};
+  const Suffix* found = nullptr;
+  if (a.rfind(c.module_prefix, 0) == 0)
+    for (const auto& s : suffixes)
+      if (a.compare(c.module_prefix.size(), std::string::npos, s.name) == 0 && (s.head != LlmHead::PreTraining || bert))
+        found = &s;
+  if (!found)
+    throw Error(fmt::format("{}: architectures[0] '{}' is not supported for model_type '{}' (supported: {}Model, "
+                            "{}ForMaskedLM, {}{}ForSequenceClassification, {}ForTokenClassification, "
+                            "{}ForQuestionAnswering)",
+                            k.origin(), a, c.family, c.module_prefix, c.module_prefix,
+                            bert ? "BertForPreTraining, " : "", c.module_prefix, c.module_prefix, c.module_prefix));
+  c.head = found->head;
+  // BertModel and RobertaModel have a pooler (add_pooling_layer=True), BertForPreTraining and
+  // BertForSequenceClassification use it; RobertaForSequenceClassification has its own dense + tanh instead.
+  c.pooler = !distil && (c.head == LlmHead::Base || c.head == LlmHead::PreTraining ||
+                         (bert && c.head == LlmHead::SequenceClassification));
+  if (const json* labels = k.find("id2label"); labels && labels->is_object() && !labels->empty())
+    c.num_labels = static_cast<int64_t>(labels->size());
+  else
+    c.num_labels = k.opt_int("num_labels", 2);
+  if (c.num_labels < 1) throw Error(fmt::format("{}: num_labels must be positive, not {}", k.origin(), c.num_labels));
+  c.tied_embeddings = k.opt_bool("tie_word_embeddings", true);  // the MLM decoder reuses the word embeddings
+}
+
+// The settings every BERT-family encoder shares: LayerNorm with bias after each residual (post-norm), separate
+// biased q/k/v, biased output and MLP projections, learned absolute positions, a normed sum of embeddings,
+// bidirectional attention, no final norm.
+void encoder_layout(LlmConfig& c) {
+  c.causal = false;
+  c.post_norm = true;
+  c.embedding_norm = true;
+  c.norm = LlmNorm::LayerNorm;
+  c.norm_bias = c.qkv_bias = c.o_bias = c.mlp_bias = true;
+  c.gated_mlp = false;
+  c.position = LlmPosition::Learned;
+}
+
+// bert, roberta, xlm-roberta (BertConfig, RobertaConfig, XLMRobertaConfig): word + position + token_type
+// embeddings. RoBERTa numbers positions from pad_token_id + 1 (default 1 + 1): its max_position_embeddings rows
+// (514 in roberta-base) hold 512 usable positions.
+void read_bert(const Keys& k, LlmConfig& c) {
+  read_hf_shape(k, c);
+  encoder_layout(c);
+  c.intermediate_size = k.req_int("intermediate_size");
+  c.max_positions = k.opt_int("max_position_embeddings", 512);
+  c.token_type_vocab = k.opt_int("type_vocab_size", 2);
+  if (c.token_type_vocab < 0 || c.token_type_vocab > (int64_t{1} << 20))
+    throw Error(fmt::format("{}: type_vocab_size must be in 0..{}, not {}", k.origin(), int64_t{1} << 20,
+                            c.token_type_vocab));
+  if (c.family != "bert") {
+    const int64_t pad = k.opt_int("pad_token_id", 1);
+    if (pad < 0 || pad >= c.max_positions)
+      throw Error(fmt::format("{}: pad_token_id {} leaves no position of max_position_embeddings {} (RoBERTa numbers "
+                              "positions from pad_token_id + 1)", k.origin(), pad, c.max_positions));
+    c.position_offset = pad + 1;
+    c.max_positions -= c.position_offset;
+  }
+  c.activation = activation_of(k, "hidden_act", "gelu");
+  // relative_key(_query) adds a distance embedding per layer; is_decoder makes BERT a causal decoder with a cache.
+  if (const std::string pe = k.opt_string("position_embedding_type", "absolute"); pe != "absolute")
+    throw Error(fmt::format("{}: position_embedding_type '{}' is not supported (only absolute)", k.origin(), pe));
+  if (k.opt_bool("is_decoder", false) || k.opt_bool("add_cross_attention", false))
+    throw Error(fmt::format("{}: is_decoder / add_cross_attention true (a {} decoder) is not supported; ridge models "
+                            "{} as an encoder", k.origin(), c.family, c.family));
+  read_encoder_head(k, c);
+}
+
+// distilbert (DistilBertConfig): dim, n_layers, n_heads, hidden_dim; word + position embeddings (sinusoidal_pos_embds
+// fills the position table with fixed values; it stays a parameter of the module), no token types.
+void read_distilbert(const Keys& k, LlmConfig& c) {
+  c.vocab_size = k.req_int("vocab_size");
+  c.hidden_size = k.req_int("dim");
+  c.num_layers = k.req_int("n_layers");
+  c.num_heads = c.num_kv_heads = k.req_int("n_heads");
+  c.intermediate_size = k.req_int("hidden_dim");
+  encoder_layout(c);
+  c.max_positions = k.opt_int("max_position_embeddings", 512);
+  k.opt_bool("sinusoidal_pos_embds", false);  // checked for its type: it changes no count
+  c.activation = activation_of(k, "activation", "gelu");
+  read_encoder_head(k, c);
+}
+
 struct Family {
   const char* model_type;
   const char* prefix;
@@ -423,6 +528,8 @@ constexpr Family kFamilies[] = {
     {"gpt2", "GPT2", &read_gpt2},
     {"gpt_neox", "GPTNeoX", &read_neox},      {"falcon", "Falcon", &read_falcon},
     {"opt", "OPT", &read_opt},                {"bloom", "Bloom", &read_bloom},
+    {"bert", "Bert", &read_bert},             {"roberta", "Roberta", &read_bert},
+    {"xlm-roberta", "XLMRoberta", &read_bert}, {"distilbert", "DistilBert", &read_distilbert},
 };
 
 // The config key a family states its routed-expert count in.
@@ -435,8 +542,16 @@ const char* experts_key(const LlmConfig& c) {
 }  // namespace
 
 void validate_llm_config(const LlmConfig& c, const std::string& origin) {
-  auto positive = [&](int64_t v, const char* key) {
-    if (v < 1) throw Error(fmt::format("{}: {} must be positive, not {}", origin, key, v));
+  // DistilBERT names its sizes dim, n_layers, n_heads and hidden_dim: errors name the key its config has.
+  const bool distil = c.family == "distilbert";
+  auto key = [&](const char* k) -> const char* {
+    if (!distil) return k;
+    const std::string_view s = k;
+    return s == "hidden_size" ? "dim" : s == "num_hidden_layers" ? "n_layers" : s == "num_attention_heads" ? "n_heads"
+           : s == "intermediate_size" ? "hidden_dim" : k;
+  };
+  auto positive = [&](int64_t v, const char* name) {
+    if (v < 1) throw Error(fmt::format("{}: {} must be positive, not {}", origin, key(name), v));
   };
   positive(c.vocab_size, "vocab_size");
   positive(c.hidden_size, "hidden_size");
@@ -447,8 +562,8 @@ void validate_llm_config(const LlmConfig& c, const std::string& origin) {
   positive(c.intermediate_size, "intermediate_size");
   positive(c.max_positions, "max_position_embeddings");
   // Graphs have one node group per layer, head and expert: absurd sizes are refused before building.
-  auto at_most = [&](int64_t v, int64_t cap, const char* key) {
-    if (v > cap) throw Error(fmt::format("{}: {} {} is beyond what ridge builds (at most {})", origin, key, v, cap));
+  auto at_most = [&](int64_t v, int64_t cap, const char* name) {
+    if (v > cap) throw Error(fmt::format("{}: {} {} is beyond what ridge builds (at most {})", origin, key(name), v, cap));
   };
   at_most(c.num_layers, 4096, "num_hidden_layers");
   at_most(c.num_experts, 4096, experts_key(c));
@@ -469,6 +584,9 @@ void validate_llm_config(const LlmConfig& c, const std::string& origin) {
   at_most(c.v_head_dim, int64_t{1} << 16, "v_head_dim");
   at_most(c.dense_intermediate_size, int64_t{1} << 26, "intermediate_size");
   at_most(c.shared_expert_intermediate_size, int64_t{1} << 26, "shared expert width");
+  at_most(c.num_labels, int64_t{1} << 20, "num_labels");
+  at_most(c.token_type_vocab, int64_t{1} << 20, "type_vocab_size");
+  if (c.num_labels < 1) throw Error(fmt::format("{}: num_labels must be positive, not {}", origin, c.num_labels));
   const int64_t rot = c.rotary_dim();
   if (c.position == LlmPosition::Rotary && (rot < 2 || rot % 2 != 0 || rot > c.head_dim))
     throw Error(fmt::format("{}: rotary dimension {} (head_dim x rotary fraction, or qk_rope_head_dim) must be even "

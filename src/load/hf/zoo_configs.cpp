@@ -206,6 +206,23 @@ LayerParts layer_parts(const LlmConfig& c) {
   return lp;
 }
 
+// An encoder's head (LlmConfig::head): pooler (h^2 + h) where the architecture has one; the MLM head's transform
+// (dense h^2 + h, LayerNorm 2h) and decoder bias V (its weight tied to the word embedding unless untied: + V h);
+// BertForPreTraining's next-sentence Linear(h, 2); classifiers Linear(h, labels), RoBERTa's and DistilBERT's
+// sequence classifiers after a dense h x h (classifier.dense, pre_classifier); QA outputs Linear(h, 2).
+Count encoder_head_params(const LlmConfig& c, Count norm) {
+  const Count h = c.hidden_size, V = c.vocab_size, labels = c.num_labels;
+  const Count dense = h * h + h;
+  Count p = c.pooler ? dense : 0;
+  if (c.head == LlmHead::MaskedLm || c.head == LlmHead::PreTraining)
+    p += dense + norm + V + (c.tied_embeddings ? 0 : V * h);
+  if (c.head == LlmHead::PreTraining) p += 2 * h + 2;
+  if (c.head == LlmHead::SequenceClassification) p += (c.family == "bert" ? 0 : dense) + h * labels + labels;
+  if (c.head == LlmHead::TokenClassification) p += h * labels + labels;
+  if (c.head == LlmHead::QuestionAnswering) p += 2 * h + 2;
+  return p;
+}
+
 }  // namespace
 
 LayerParams llm_layer_params(const LlmConfig& c, int64_t layer) {
@@ -220,7 +237,7 @@ LlmParams llm_params(const LlmConfig& c) {
   const LayerParts lp = layer_parts(c);
   LlmParams p;
   p.embedding = V * e + (c.position == LlmPosition::Learned ? (c.max_positions + c.position_offset) * h : 0) +
-                (c.embedding_norm ? lp.norm : 0);
+                Count{c.token_type_vocab} * h + (c.embedding_norm ? lp.norm : 0);
   p.per_layer_dense = lp.attention_and_norms;
   p.expert = lp.expert;
   Count layers = 0, inactive = 0;
@@ -230,9 +247,10 @@ LlmParams llm_params(const LlmConfig& c) {
     if (c.sparse_layer(l)) inactive += (c.num_experts - c.experts_per_token) * p.expert;
   }
   const Count proj = c.embed_proj_dim > 0 ? 2 * h * e : 0;
-  const Count head = (c.tied_embeddings ? 0 : V * e) + (c.lm_head_bias ? V : 0);
+  const Count head = c.head == LlmHead::CausalLm ? (c.tied_embeddings ? 0 : V * e) + (c.lm_head_bias ? V : 0)
+                                                 : encoder_head_params(c, lp.norm);
   p.layers = layers;
-  p.total = p.embedding + layers + lp.norm + proj + head;
+  p.total = p.embedding + layers + (c.post_norm ? 0 : lp.norm) + proj + head;
   p.active_per_token = p.total - inactive;
   return p;
 }

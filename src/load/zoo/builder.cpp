@@ -165,8 +165,10 @@ int Builder::linear(int x, const std::string& name, int64_t out, bool bias, cons
   return add(OpKind::Gemm, name, type, std::move(in), Attrs{}.set("transB", int64_t{1}));
 }
 
-int Builder::linear_tied(int x, const std::string& name, int weight_value) {
-  return add(OpKind::Gemm, name, "Linear", {x, weight_value}, Attrs{}.set("transB", int64_t{1}));
+int Builder::linear_tied(int x, const std::string& name, int weight_value, int bias_value) {
+  std::vector<int> in = {x, weight_value};
+  if (bias_value >= 0) in.push_back(bias_value);
+  return add(OpKind::Gemm, name, "Linear", std::move(in), Attrs{}.set("transB", int64_t{1}));
 }
 
 int Builder::batchnorm(int x, const std::string& name, const std::string& type) {

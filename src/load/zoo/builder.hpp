@@ -52,8 +52,9 @@ class Builder {
   /// A Linear layer; `expect_in` (when >= 0) is the fixed in_features of the reference, checked against the input.
   int linear(int x, const std::string& name, int64_t out, bool bias = true, const std::string& type = "Linear",
              int64_t expect_in = -1);
-  /// Linear whose weight is an existing param (tied embeddings); no bias.
-  int linear_tied(int x, const std::string& name, int weight_value);
+  /// Linear whose weight is an existing param (tied embeddings); with `bias_value` >= 0, that existing value as its
+  /// bias (BERT's decoder shares cls.predictions.bias).
+  int linear_tied(int x, const std::string& name, int weight_value, int bias_value = -1);
   int batchnorm(int x, const std::string& name, const std::string& type = "BatchNorm2d");
   int layernorm(int x, const std::string& name);
   int embedding(int ids, const std::string& name, int64_t vocab, int64_t dim);

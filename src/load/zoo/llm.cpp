@@ -399,10 +399,166 @@ Names names_of(const std::string& f) {
   return {"model", "layers", "embed_tokens", "norm", "lm_head"};
 }
 
+// One post-norm encoder layer (BertLayer, RobertaLayer, DistilBERT's TransformerBlock): attention (q/k/v, eager core
+// without a causal mask, out dense), + residual, LayerNorm; MLP (dense, act, dense), + residual, LayerNorm.
+int encoder_layer(Ctx& x, int h, int64_t l) {
+  Builder& b = x.b;
+  const LlmConfig& c = x.c;
+  const bool distil = c.family == "distilbert";
+  const int64_t B = x.s.batch, T = x.s.tokens, H = c.num_heads, hd = c.head_dim;
+  auto scope = b.module(std::to_string(l), x.type(distil ? "TransformerBlock" : "Layer"));
+  auto self_attention = [&](int in) {
+    int q = heads_first(b, b.linear(in, distil ? "q_lin" : "query", H * hd, true), H, hd);
+    int k = heads_first(b, b.linear(in, distil ? "k_lin" : "key", H * hd, true), H, hd);
+    int v = heads_first(b, b.linear(in, distil ? "v_lin" : "value", H * hd, true), H, hd);
+    return b.reshape(b.transpose(attend(x, q, k, v), {0, 2, 1, 3}), Shape{{B, T, H * hd}});
+  };
+  int a;
+  if (distil) {
+    auto attn = b.module("attention", "MultiHeadSelfAttention");
+    a = b.linear(self_attention(h), "out_lin", c.hidden_size, true);
+  } else {
+    auto attn = b.module("attention", x.type("Attention"));
+    {
+      auto self = b.module("self", x.type("SelfAttention"));
+      a = self_attention(h);
+    }
+    auto out = b.module("output", x.type("SelfOutput"));
+    h = norm(x, b.binary(OpKind::Add, b.linear(a, "dense", c.hidden_size, true), h, "add"), "LayerNorm");
+  }
+  if (distil) h = norm(x, b.binary(OpKind::Add, a, h, "add"), "sa_layer_norm");
+  if (distil) {
+    int m;
+    {
+      auto ffn = b.module("ffn", "FFN");
+      m = b.linear(activation(x, b.linear(h, "lin1", c.intermediate_size, true), "activation"), "lin2", c.hidden_size, true);
+    }
+    return norm(x, b.binary(OpKind::Add, m, h, "add"), "output_layer_norm");
+  }
+  int m;
+  {
+    auto inter = b.module("intermediate", x.type("Intermediate"));
+    m = activation(x, b.linear(h, "dense", c.intermediate_size, true), "intermediate_act_fn");
+  }
+  auto out = b.module("output", x.type("Output"));
+  return norm(x, b.binary(OpKind::Add, b.linear(m, "dense", c.hidden_size, true), h, "add"), "LayerNorm");
+}
+
+// hidden_states[:, 0]: the first token of every sequence, [B, T, h] -> [B, h].
+int first_token(Builder& b, int h) {
+  const Shape s = b.shape(h);
+  return b.reshape(b.slice(h, 1, 0, 1, "select_first"), Shape{{s[0], s[2]}});
+}
+
+// Linear (h -> h) + activation module `act` of type `type` (BertPooler's tanh, RoBERTa's classifier dense + tanh,
+// DistilBERT's pre_classifier + ReLU).
+int dense_act(Builder& b, int t, const std::string& dense, OpKind op, const std::string& act, const std::string& type) {
+  return b.act(op, b.linear(t, dense, b.shape(t)[-1], true), act, type);
+}
+
+// The BERT family (bert, roberta, xlm-roberta, distilbert) as transformers' eager modules compute them: embeddings
+// (word + learned position (+ token type)) -> LayerNorm, post-norm layers, no final norm, and the head
+// architectures[0] names. Attention is bidirectional (a padding mask [B, 1, 1, S] added to the scores) unless the
+// config says causal (then a causal mask, as the decoders'). Dropout is not an op here (as in the decoders).
+Graph build_encoder(const LlmConfig& c, const LlmShape& s) {
+  const int64_t B = s.batch, T = s.tokens, d = c.hidden_size;
+  if (s.serving)
+    throw Error(fmt::format("{}: {} is an encoder: it has no KV cache to serve from (summary, predict and train "
+                            "model it)", c.name, c.family));
+  const bool distil = c.family == "distilbert", bert = c.family == "bert";
+  const std::string body = distil ? "distilbert" : bert ? "bert" : "roberta";
+  Builder b(c.name, s.dtype);
+  Ctx x{b, c, s, T, -1, -1, -1, {}};
+  int ids = b.input("input_ids", Shape{{B, T}}, DType::I64);
+  int h, pooled = -1, embed_w;
+  {
+    auto model = b.module(body, c.module_prefix + "Model");
+    {
+      auto emb = b.module("embeddings", distil ? std::string("Embeddings") : c.module_prefix + "Embeddings");
+      h = b.embedding(ids, "word_embeddings", c.vocab_size, d);
+      embed_w = b.value_id(body + ".embeddings.word_embeddings.weight");
+      int pos = b.constant("position_ids", Shape{{1, T}}, DType::I64);
+      h = b.binary(OpKind::Add, h, b.embedding(pos, "position_embeddings", c.max_positions + c.position_offset, d), "add");
+      if (c.token_type_vocab > 0) {
+        int types = b.input("token_type_ids", Shape{{B, T}}, DType::I64);
+        h = b.binary(OpKind::Add, h, b.embedding(types, "token_type_embeddings", c.token_type_vocab, d), "add");
+      }
+      h = norm(x, h, "LayerNorm");
+    }
+    x.mask = c.causal ? b.constant("causal_mask", Shape{{B, 1, T, T}}, s.dtype)
+                      : b.constant("attention_mask", Shape{{B, 1, 1, T}}, s.dtype);
+    {
+      auto encoder = b.module(distil ? "transformer" : "encoder", distil ? "Transformer" : c.module_prefix + "Encoder");
+      auto layers = b.module("layer", "ModuleList");
+      for (int64_t l = 0; l < c.num_layers; ++l) h = encoder_layer(x, h, l);
+    }
+    if (c.pooler) {
+      auto pool = b.module("pooler", c.module_prefix + "Pooler");
+      pooled = dense_act(b, first_token(b, h), "dense", OpKind::Tanh, "activation", "Tanh");
+    }
+  }
+  // The MLM head: dense -> act -> LayerNorm -> decoder (tied to the word embedding, or its own weight) + bias.
+  auto masked_lm = [&](int t) {
+    const std::string dense = distil ? "vocab_transform" : "dense", ln = distil ? "vocab_layer_norm" : bert ? "LayerNorm" : "layer_norm";
+    const std::string dec = distil ? "vocab_projector" : "decoder";
+    t = norm(x, activation(x, b.linear(t, dense, d, true), bert ? "transform_act_fn" : "activation"), ln);
+    if (!c.tied_embeddings) return b.linear(t, dec, c.vocab_size, true);
+    if (distil) return b.linear_tied(t, dec, embed_w, b.param(dec + ".bias", Shape{{c.vocab_size}}));
+    return b.linear_tied(t, dec, embed_w, b.param("bias", Shape{{c.vocab_size}}));
+  };
+  std::vector<int> outputs;
+  switch (c.head) {
+    case LlmHead::CausalLm:
+      throw Error(fmt::format("{}: an encoder config needs an encoder head, not a causal LM head", c.name));
+    case LlmHead::Base:
+      outputs.push_back(h);
+      if (pooled >= 0) outputs.push_back(pooled);
+      break;
+    case LlmHead::MaskedLm:
+    case LlmHead::PreTraining:
+      if (bert) {
+        auto cls = b.module("cls", c.head == LlmHead::MaskedLm ? "BertOnlyMLMHead" : "BertPreTrainingHeads");
+        {
+          auto pred = b.module("predictions", "BertLMPredictionHead");
+          int t;
+          {
+            auto tr = b.module("transform", "BertPredictionHeadTransform");
+            t = norm(x, activation(x, b.linear(h, "dense", d, true), "transform_act_fn"), "LayerNorm");
+          }
+          outputs.push_back(c.tied_embeddings ? b.linear_tied(t, "decoder", embed_w, b.param("bias", Shape{{c.vocab_size}}))
+                                              : b.linear(t, "decoder", c.vocab_size, true));
+        }
+        if (c.head == LlmHead::PreTraining) outputs.push_back(b.linear(pooled, "seq_relationship", 2, true));
+      } else if (distil) {
+        outputs.push_back(masked_lm(h));
+      } else {
+        auto head = b.module("lm_head", c.module_prefix + "LMHead");
+        outputs.push_back(masked_lm(h));
+      }
+      break;
+    case LlmHead::SequenceClassification:
+      if (bert) {
+        outputs.push_back(b.linear(pooled, "classifier", c.num_labels, true));
+      } else if (distil) {
+        int t = dense_act(b, first_token(b, h), "pre_classifier", OpKind::Relu, "relu", "ReLU");
+        outputs.push_back(b.linear(t, "classifier", c.num_labels, true));
+      } else {
+        auto head = b.module("classifier", c.module_prefix + "ClassificationHead");
+        int t = dense_act(b, first_token(b, h), "dense", OpKind::Tanh, "tanh", "Tanh");
+        outputs.push_back(b.linear(t, "out_proj", c.num_labels, true));
+      }
+      break;
+    case LlmHead::TokenClassification: outputs.push_back(b.linear(h, "classifier", c.num_labels, true)); break;
+    case LlmHead::QuestionAnswering: outputs.push_back(b.linear(h, "qa_outputs", 2, true)); break;
+  }
+  return b.finish(outputs);
+}
+
 Graph build(const LlmConfig& c, const LlmShape& s) {
   validate_llm_config(c, c.name);
   const int64_t B = s.batch, T = s.tokens, d = c.hidden_size;
   if (B < 1 || T < 1 || s.past < 0) throw Error(fmt::format("{}: batch {} x tokens {} (past {}) is not a valid shape", c.name, B, T, s.past));
+  if (c.post_norm) return build_encoder(c, s);
   const int64_t full_len = s.past + T;
   // With a window W, the T new queries attend to the union of their windows: at most W + T - 1 positions
   // (one decode token: the W cached ones). Models with global layers (gemma2, gemma3) attend to all of them there.

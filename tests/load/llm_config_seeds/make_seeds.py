@@ -28,6 +28,13 @@ SEEDS = {
     "gpt2": {"model_type": "gpt2", "vocab_size": 64, "n_embd": 32, "n_layer": 2, "n_head": 4, "n_positions": 64},
     "falcon": dict(COMMON, model_type="falcon", new_decoder_architecture=True, num_kv_heads=2, alibi=True, bias=True),
     "bloom": {"model_type": "bloom", "vocab_size": 64, "n_embed": 32, "n_layer": 2, "num_attention_heads": 4},
+    "bert": dict(COMMON, model_type="bert", intermediate_size=48, type_vocab_size=2,
+                 architectures=["BertForPreTraining"]),
+    "roberta": dict(COMMON, model_type="roberta", intermediate_size=48, type_vocab_size=1, pad_token_id=1,
+                    architectures=["RobertaForSequenceClassification"], id2label={"0": "NEG", "1": "POS", "2": "NEU"}),
+    "distilbert": {"model_type": "distilbert", "vocab_size": 64, "dim": 32, "n_layers": 2, "n_heads": 4,
+                   "hidden_dim": 48, "max_position_embeddings": 64, "activation": "gelu",
+                   "sinusoidal_pos_embds": False, "architectures": ["DistilBertForMaskedLM"]},
 }
 
 if __name__ == "__main__":
