@@ -19,7 +19,7 @@ enum class LlmPosition : uint8_t { Rotary, Learned, Alibi };
 /// A decoder-only transformer as its Hugging Face config describes it, reduced to what costs depend on.
 struct LlmConfig {
   std::string name;                  ///< zoo name or the config file's parent directory name
-  std::string family;                ///< HF model_type: llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3_text, deepseek_v2, deepseek_v3, gpt_oss, phi, phi3, gpt2, gpt_neox, falcon, opt, bloom
+  std::string family;                ///< HF model_type: llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3_text, deepseek_v2, deepseek_v3, gpt_oss, phi, phi3, gpt2, gpt_neox, falcon, opt, bloom, gptj, codegen, gpt_bigcode, starcoder2, stablelm, granite
   std::string module_prefix;         ///< HF class prefix for module types ("Llama" -> LlamaRMSNorm, LlamaAttention)
   int64_t vocab_size = 0;            ///< vocab_size
   int64_t hidden_size = 0;           ///< hidden_size / n_embd / d_model
@@ -57,6 +57,8 @@ struct LlmConfig {
   bool scale_embeddings = false;     ///< gemma multiplies embeddings by sqrt(hidden)
   bool embedding_norm = false;       ///< a LayerNorm right after the token embedding (bloom's word_embeddings_layernorm)
   int64_t embed_proj_dim = 0;        ///< OPT word_embed_proj_dim when != hidden (project_in/out)
+  int64_t rotary_dims = 0;           ///< rotated dims per head as an integer (gptj, codegen rotary_dim); 0: from
+                                     ///< rotary_fraction
   // Multi-head latent attention (deepseek_v2, deepseek_v3; kv_lora_rank == 0: none): queries through an optional
   // low-rank q_a_proj / q_b_proj, keys and values decompressed from a kv_lora_rank latent, qk heads of
   // qk_nope_head_dim + qk_rope_head_dim (head_dim) and value heads of v_head_dim.
@@ -79,9 +81,12 @@ struct LlmConfig {
   int64_t dense_intermediate_size = 0;            ///< MLP width of an MoE model's dense layers (0: intermediate_size)
   /// Number of query heads per key/value head.
   int64_t group_size() const { return num_heads / num_kv_heads; }
-  /// Rotated dims per head: int(head_dim x rotary fraction), as transformers computes it.
+  /// Rotated dims per head: qk_rope_head_dim (MLA), rotary_dims, or int(head_dim x rotary fraction) as transformers
+  /// computes it.
   int64_t rotary_dim() const {
-    return qk_rope_head_dim > 0 ? qk_rope_head_dim : static_cast<int64_t>(static_cast<double>(head_dim) * rotary_fraction);
+    return qk_rope_head_dim > 0 ? qk_rope_head_dim
+           : rotary_dims > 0    ? rotary_dims
+                                : static_cast<int64_t>(static_cast<double>(head_dim) * rotary_fraction);
   }
   /// Width of a value head: v_head_dim (MLA) or head_dim.
   int64_t value_dim() const { return v_head_dim > 0 ? v_head_dim : head_dim; }
