@@ -25,7 +25,7 @@ enum class LlmHead : uint8_t { CausalLm, Base, MaskedLm, PreTraining, SequenceCl
 /// a BERT-style encoder (bert, roberta, xlm-roberta, distilbert: causal false, post_norm).
 struct LlmConfig {
   std::string name;                  ///< zoo name or the config file's parent directory name
-  std::string family;                ///< HF model_type: llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3_text, deepseek_v2, deepseek_v3, gpt_oss, phi, phi3, gpt2, gpt_neox, falcon, opt, bloom; encoders bert, roberta, xlm-roberta, distilbert
+  std::string family;                ///< HF model_type: llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3_text, deepseek_v2, deepseek_v3, gpt_oss, phi, phi3, gpt2, gpt_neox, falcon, opt, bloom, gptj, codegen, gpt_bigcode, starcoder2, stablelm, granite; encoders bert, roberta, xlm-roberta, distilbert
   std::string module_prefix;         ///< HF class prefix for module types ("Llama" -> LlamaRMSNorm, LlamaAttention)
   int64_t vocab_size = 0;            ///< vocab_size
   int64_t hidden_size = 0;           ///< hidden_size / n_embd / d_model
@@ -63,6 +63,8 @@ struct LlmConfig {
   bool scale_embeddings = false;     ///< gemma multiplies embeddings by sqrt(hidden)
   bool embedding_norm = false;       ///< a LayerNorm right after the token embedding (bloom's word_embeddings_layernorm)
   int64_t embed_proj_dim = 0;        ///< OPT word_embed_proj_dim when != hidden (project_in/out)
+  int64_t rotary_dims = 0;           ///< rotated dims per head as an integer (gptj, codegen rotary_dim); 0: from
+                                     ///< rotary_fraction
   // Multi-head latent attention (deepseek_v2, deepseek_v3; kv_lora_rank == 0: none): queries through an optional
   // low-rank q_a_proj / q_b_proj, keys and values decompressed from a kv_lora_rank latent, qk heads of
   // qk_nope_head_dim + qk_rope_head_dim (head_dim) and value heads of v_head_dim.
@@ -94,9 +96,12 @@ struct LlmConfig {
   int64_t num_labels = 2;             ///< classifier outputs (len(id2label) or num_labels)
   /// Number of query heads per key/value head.
   int64_t group_size() const { return num_heads / num_kv_heads; }
-  /// Rotated dims per head: int(head_dim x rotary fraction), as transformers computes it.
+  /// Rotated dims per head: qk_rope_head_dim (MLA), rotary_dims, or int(head_dim x rotary fraction) as transformers
+  /// computes it.
   int64_t rotary_dim() const {
-    return qk_rope_head_dim > 0 ? qk_rope_head_dim : static_cast<int64_t>(static_cast<double>(head_dim) * rotary_fraction);
+    return qk_rope_head_dim > 0 ? qk_rope_head_dim
+           : rotary_dims > 0    ? rotary_dims
+                                : static_cast<int64_t>(static_cast<double>(head_dim) * rotary_fraction);
   }
   /// Width of a value head: v_head_dim (MLA) or head_dim.
   int64_t value_dim() const { return v_head_dim > 0 ? v_head_dim : head_dim; }

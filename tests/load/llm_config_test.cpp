@@ -482,6 +482,235 @@ TEST(LlmConfig, GptOssSinksWindowsAndClampedExperts) {
   EXPECT_EQ(llm_params(*find_llm_config("gpt-oss-120b")).total, Count{116829156672});
 }
 
+// GPT-J and CodeGen as transformers' GPTJ / CodeGen modules build them: one shared ln_1 feeding attention and the
+// MLP in parallel, q/k/v/out_proj (CodeGen: one qkv_proj) without biases, fc_in/fc_out with biases, rotary_dim rotated
+// dims per head (an integer, never a truncated fraction of head_dim), an untied lm_head with a bias.
+TEST(LlmConfig, GptjAndCodegenShareLn1AndRotateRotaryDimDims) {
+  // EleutherAI/gpt-j-6b (config.json of the hub): V 50400, h 4096, 28 layers, 16 heads, rotary_dim 64, n_inner null.
+  LlmConfig c = parse_llm_config(json::parse(R"({"model_type":"gptj","vocab_size":50400,"n_embd":4096,"n_layer":28,
+      "n_head":16,"n_positions":2048,"rotary_dim":64,"n_inner":null,"activation_function":"gelu_new",
+      "tie_word_embeddings":false,"layer_norm_epsilon":1e-05})"), "gpt-j-6b");
+  c.name = "gpt-j-6b";
+  const Count V = 50400, h = 4096, L = 28, I = 4 * h;
+  EXPECT_EQ(c.head_dim, 256);
+  EXPECT_EQ(c.rotary_dim(), 64);
+  // wte + per layer (ln_1, q/k/v/out_proj, fc_in and fc_out with biases) + ln_f + lm_head with its bias.
+  const Count expected = V * h + L * (2 * h + 4 * h * h + 2 * h * I + I + h) + 2 * h + V * h + V;
+  EXPECT_EQ(expected, Count{6050882784});  // the checkpoint's 6,050,882,784
+  EXPECT_EQ(llm_params(c).total, expected);
+  EXPECT_EQ(graph_params(c), expected);
+  LlmShape s;
+  s.tokens = 8;
+  for (bool serving : {false, true}) {
+    s.serving = serving, s.past = serving ? 4 : 0;
+    const Graph g = build_llm(c, s);
+    for (const char* node : {"transformer.h.0.ln_1", "transformer.h.0.attn.q_proj", "transformer.h.0.attn.out_proj",
+                             "transformer.h.27.mlp.fc_in", "transformer.h.27.mlp.fc_out", "transformer.ln_f", "lm_head"})
+      EXPECT_GE(g.find_node(node), 0) << node;
+    EXPECT_LT(g.find_node("transformer.h.0.ln_2"), 0);
+    const auto cost = estimate(g);
+    auto params_of = [&](const char* name) { return cost.nodes[static_cast<size_t>(g.find_node(name))].cost.params; };
+    EXPECT_EQ(params_of("transformer.h.0.attn.q_proj"), h * h);  // no bias
+    EXPECT_EQ(params_of("transformer.h.0.mlp.fc_in"), h * I + I);
+    EXPECT_EQ(params_of("lm_head"), V * h + V);
+    // The rotary part: the first 64 of 256 dims of each of 16 query heads, x cos + rotate(x) sin.
+    const int mul_cos = g.find_node("transformer.h.0.attn.mul_cos");
+    ASSERT_GE(mul_cos, 0);
+    EXPECT_EQ(cost.nodes[static_cast<size_t>(mul_cos)].cost.flops, Count{16} * 8 * 64);
+  }
+  // rotary_dim is an integer: 32 of 96 dims (a fraction 1/3 would truncate 96 x 0.333... to 31); null: all of them.
+  json j = json::parse(R"({"model_type":"gptj","vocab_size":64,"n_embd":768,"n_layer":1,"n_head":8,"rotary_dim":32})");
+  EXPECT_EQ(parse_llm_config(j, "cfg.json").rotary_dim(), 32);
+  j["rotary_dim"] = nullptr;
+  EXPECT_EQ(parse_llm_config(j, "cfg.json").rotary_dim(), 96);
+  j.erase("rotary_dim");
+  EXPECT_EQ(parse_llm_config(j, "cfg.json").rotary_dim(), 64);  // GPTJConfig's default
+  j["rotary_dim"] = 0;
+  EXPECT_EQ(error_of(j), "cfg.json: rotary_dim must be positive and even, not 0");
+  j["rotary_dim"] = 200;
+  EXPECT_NE(error_of(j).find("rotary dimension 200"), std::string::npos) << error_of(j);
+  j["rotary_dim"] = 32;
+  j["tie_word_embeddings"] = true;
+  EXPECT_EQ(error_of(j), "cfg.json: tie_word_embeddings true is not supported (the lm_head has a bias)");
+  j.erase("n_embd");
+  EXPECT_EQ(error_of(j), "cfg.json: missing required key 'n_embd'");
+
+  // Salesforce/codegen-350M-mono: one qkv_proj of 3h outputs, rotary_dim 32 of 64.
+  LlmConfig cg = parse_llm_config(json::parse(R"({"model_type":"codegen","vocab_size":51200,"n_embd":1024,
+      "n_layer":20,"n_head":16,"n_positions":2048,"n_ctx":2048,"rotary_dim":32,"n_inner":null,
+      "activation_function":"gelu_new","tie_word_embeddings":false})"), "codegen-350m-mono");
+  cg.name = "codegen-350m-mono";
+  const Count Vc = 51200, hc = 1024, Ic = 4 * hc;
+  const Count cg_expected = Vc * hc + 20 * (2 * hc + 4 * hc * hc + 2 * hc * Ic + Ic + hc) + 2 * hc + Vc * hc + Vc;
+  EXPECT_EQ(cg_expected, Count{356712448});
+  EXPECT_EQ(llm_params(cg).total, cg_expected);
+  EXPECT_EQ(graph_params(cg), cg_expected);
+  EXPECT_EQ(cg.rotary_dim(), 32);
+  const Graph g = build_llm(cg, s);
+  const int qkv = g.find_node("transformer.h.19.attn.qkv_proj");
+  ASSERT_GE(qkv, 0);
+  EXPECT_EQ(estimate(g).nodes[static_cast<size_t>(qkv)].cost.params, 3 * hc * hc);
+  EXPECT_GE(g.find_node("transformer.h.0.attn.out_proj"), 0);
+  EXPECT_EQ(error_of(json::parse(R"({"model_type":"codegen","vocab_size":64,"n_embd":48,"n_layer":1,"n_head":6,
+      "rotary_dim":4})")), "cfg.json: n_head 6 is not a multiple of 4 (CodeGen splits qkv_proj in 4 groups of heads)");
+}
+
+// GPTBigCode (SantaCoder, StarCoder) as transformers builds it: gpt2's module names with nn.Linear layers, learned
+// positions, a tied head, and multi-query attention: one key/value head shared by every query head (c_attn of
+// h + 2 head_dim outputs, a one-head KV cache, no repeat_kv copies).
+TEST(LlmConfig, GptBigcodeIsMultiQueryWithLearnedPositions) {
+  // StarCoder's shapes (bigcode/starcoder): n_embd 6144, 40 layers, 48 heads of 128, 8192 positions, vocab 49152.
+  LlmConfig c = parse_llm_config(json::parse(R"({"model_type":"gpt_bigcode","vocab_size":49152,"n_embd":6144,
+      "n_layer":40,"n_head":48,"n_positions":8192,"n_inner":24576,"multi_query":true,
+      "activation_function":"gelu_pytorch_tanh"})"), "starcoder");
+  c.name = "starcoder";
+  EXPECT_EQ(c.num_kv_heads, 1);
+  const Count V = 49152, P = 8192, h = 6144, hd = 128, I = 24576, L = 40;
+  // wte + wpe + per layer (ln_1, c_attn h -> h + 2 hd, c_proj, ln_2, c_fc, c_proj, all biased) + ln_f; tied.
+  const Count expected =
+      V * h + P * h + L * (2 * h + (h * (h + 2 * hd) + h + 2 * hd) + (h * h + h) + 2 * h + (h * I + I) + (I * h + h)) +
+      2 * h;
+  EXPECT_EQ(expected, Count{15517456384});  // "15.5B"
+  EXPECT_EQ(llm_params(c).total, expected);
+  EXPECT_EQ(graph_params(c), expected);
+  LlmShape s;
+  s.tokens = 8;
+  for (bool serving : {false, true}) {
+    s.serving = serving, s.past = serving ? 4 : 0;
+    const Graph g = build_llm(c, s);
+    for (const char* node : {"transformer.wte", "transformer.wpe", "transformer.h.0.ln_1", "transformer.h.0.attn.c_attn",
+                             "transformer.h.0.attn.c_proj", "transformer.h.39.ln_2", "transformer.h.39.mlp.c_fc",
+                             "transformer.h.39.mlp.c_proj", "transformer.ln_f", "lm_head"})
+      EXPECT_GE(g.find_node(node), 0) << node;
+    const auto cost = estimate(g);
+    const int c_attn = g.find_node("transformer.h.0.attn.c_attn");
+    EXPECT_EQ(cost.nodes[static_cast<size_t>(c_attn)].cost.params, h * (h + 2 * hd) + h + 2 * hd);
+    EXPECT_EQ(g.nodes[static_cast<size_t>(c_attn)].module_type, "Linear");  // nn.Linear, not GPT-2's Conv1D
+    // The queries of all 48 heads against the one key: no copies of it.
+    for (const Node& n : g.nodes) EXPECT_EQ(n.name.find("repeat_kv"), std::string::npos) << n.name;
+    const int scores = g.find_node("transformer.h.0.attn.matmul");
+    ASSERT_GE(scores, 0);
+    EXPECT_EQ(cost.nodes[static_cast<size_t>(scores)].cost.flops, Count{2} * 48 * 8 * (serving ? 12 : 8) * hd);
+    for (const Value& v : g.values)
+      if (v.name == "past_key_values.0.key") {
+        EXPECT_EQ(v.shape, (Shape{{1, 1, 12, 128}}));
+      }
+  }
+  // multi_query false: every head has its own key and value (c_attn of 3h).
+  LlmConfig mha = parse_llm_config(json::parse(R"({"model_type":"gpt_bigcode","vocab_size":64,"n_embd":32,"n_layer":2,
+      "n_head":4,"n_positions":64,"multi_query":false})"), "mha");
+  mha.name = "mha";
+  EXPECT_EQ(mha.num_kv_heads, 4);
+  EXPECT_EQ(graph_params(mha), llm_params(mha).total);
+  EXPECT_EQ(llm_params(mha).total, Count{64} * 32 + 64 * 32 + 2 * (4 * 32 + 3 * 32 * 32 + 3 * 32 + 32 * 32 + 32 +
+                                                                        2 * 32 * 128 + 128 + 32) + 2 * 32);
+  EXPECT_EQ(error_of(json::parse(R"({"model_type":"gpt_bigcode","vocab_size":64,"n_embd":32,"n_layer":2,"n_head":4,
+      "n_positions":64,"add_cross_attention":true})")),
+            "cfg.json: add_cross_attention true is not supported (decoder-only models)");
+  EXPECT_EQ(error_of(json::parse(R"({"model_type":"gpt_bigcode","vocab_size":64,"n_embd":32,"n_layer":2,"n_head":4})")),
+            "cfg.json: missing required key 'n_positions'");
+}
+
+// StarCoder2 (mistral's attention with use_bias, LayerNorms, a plain c_fc/c_proj MLP, tied by default) and StableLM
+// (LayerNorms, partial rotary 0.25, q/k/v biases with use_qkv_bias, a SiLU-gated MLP, one shared norm with
+// use_parallel_residual).
+TEST(LlmConfig, Starcoder2AndStablelmAsTransformersBuildThem) {
+  // bigcode/starcoder2-3b's shapes: 24 heads of 128, 2 KV heads, a 4096-token window.
+  LlmConfig sc = parse_llm_config(json::parse(R"({"model_type":"starcoder2","vocab_size":49152,"hidden_size":3072,
+      "intermediate_size":12288,"num_hidden_layers":30,"num_attention_heads":24,"num_key_value_heads":2,
+      "max_position_embeddings":16384,"sliding_window":4096,"use_bias":true,"norm_epsilon":1e-05,
+      "hidden_act":"gelu_pytorch_tanh"})"), "starcoder2-3b");
+  sc.name = "starcoder2-3b";
+  EXPECT_TRUE(sc.tied_embeddings);  // Starcoder2Config leaves tie_word_embeddings at PretrainedConfig's true
+  const Count V = 49152, h = 3072, kvd = 2 * 128, I = 12288;
+  const Count sc_layer = 2 * 2 * h + (h * h + h) + 2 * (h * kvd + kvd) + (h * h + h) + (h * I + I) + (I * h + h);
+  EXPECT_EQ(llm_params(sc).total, V * h + 30 * sc_layer + 2 * h);
+  EXPECT_EQ(graph_params(sc), llm_params(sc).total);
+  LlmShape s{1, 1, 5000, DType::F16, true};
+  const Graph g = build_llm(sc, s);
+  for (const char* node : {"model.layers.0.input_layernorm", "model.layers.0.self_attn.q_proj",
+                           "model.layers.0.self_attn.o_proj", "model.layers.29.post_attention_layernorm",
+                           "model.layers.29.mlp.c_fc", "model.layers.29.mlp.c_proj", "model.norm"})
+    EXPECT_GE(g.find_node(node), 0) << node;
+  EXPECT_EQ(estimate(g).nodes[static_cast<size_t>(g.find_node("model.layers.0.self_attn.k_proj"))].cost.params,
+            h * kvd + kvd);
+  for (const Value& v : g.values)
+    if (v.name == "past_key_values.0.key") {
+      EXPECT_EQ(v.shape, (Shape{{1, 2, 4096, 128}}));  // the window caps the cache
+    }
+  json nb = json::parse(R"({"model_type":"starcoder2","vocab_size":64,"hidden_size":32,"intermediate_size":48,
+      "num_hidden_layers":2,"num_attention_heads":4,"use_bias":false,"tie_word_embeddings":false})");
+  LlmConfig unbiased = parse_llm_config(nb, "cfg.json");
+  unbiased.name = "unbiased";
+  EXPECT_EQ(unbiased.num_kv_heads, 2);  // Starcoder2Config's default
+  EXPECT_EQ(llm_params(unbiased).total, Count{2} * 64 * 32 + 2 * (4 * 32 + 32 * 32 * 2 + 2 * 32 * 16 + 2 * 32 * 48) + 64);
+  EXPECT_EQ(graph_params(unbiased), llm_params(unbiased).total);
+
+  // stabilityai/stablelm-2-1_6b: 24 layers, 32 heads of 64 (16 of them rotated), q/k/v biases, untied.
+  LlmConfig st = parse_llm_config(json::parse(R"({"model_type":"stablelm","vocab_size":100352,"hidden_size":2048,
+      "intermediate_size":5632,"num_hidden_layers":24,"num_attention_heads":32,"num_key_value_heads":32,
+      "max_position_embeddings":4096,"partial_rotary_factor":0.25,"use_qkv_bias":true,"qk_layernorm":false,
+      "use_parallel_residual":false,"tie_word_embeddings":false,"hidden_act":"silu","layer_norm_eps":1e-05})"),
+      "stablelm-2-1_6b");
+  st.name = "stablelm-2-1_6b";
+  EXPECT_EQ(st.rotary_dim(), 16);
+  const Count Vs = 100352, hs = 2048, Is = 5632;
+  const Count st_expected = 2 * Vs * hs + 24 * (2 * 2 * hs + 3 * (hs * hs + hs) + hs * hs + 3 * hs * Is) + 2 * hs;
+  EXPECT_EQ(st_expected, Count{1644515328});
+  EXPECT_EQ(llm_params(st).total, st_expected);
+  EXPECT_EQ(graph_params(st), st_expected);
+  LlmShape p;
+  p.tokens = 8;
+  const Graph sg = build_llm(st, p);
+  for (const char* node : {"model.layers.0.input_layernorm", "model.layers.0.post_attention_layernorm",
+                           "model.layers.0.self_attn.q_proj", "model.layers.0.mlp.gate_proj",
+                           "model.layers.23.mlp.down_proj", "model.norm", "lm_head"})
+    EXPECT_GE(sg.find_node(node), 0) << node;
+  EXPECT_EQ(estimate(sg).nodes[static_cast<size_t>(sg.find_node("model.layers.0.self_attn.o_proj"))].cost.params,
+            hs * hs);  // o_proj has no bias
+  // use_parallel_residual: x + attn(ln(x)) + mlp(ln(x)), one input_layernorm per layer.
+  json par = json::parse(R"({"model_type":"stablelm","vocab_size":64,"hidden_size":32,"intermediate_size":48,
+      "num_hidden_layers":2,"num_attention_heads":4,"num_key_value_heads":2,"use_parallel_residual":true})");
+  LlmConfig pc = parse_llm_config(par, "cfg.json");
+  pc.name = "parallel";
+  EXPECT_EQ(pc.rotary_dim(), 2);
+  EXPECT_EQ(llm_params(pc).total, Count{2} * 64 * 32 + 2 * (2 * 32 + 32 * 32 * 2 + 2 * 32 * 16 + 3 * 32 * 48) + 64);
+  EXPECT_EQ(graph_params(pc), llm_params(pc).total);
+  EXPECT_LT(build_llm(pc, p).find_node("model.layers.0.post_attention_layernorm"), 0);
+  par["qk_layernorm"] = true;
+  EXPECT_EQ(error_of(par), "cfg.json: qk_layernorm true is not supported (per-head LayerNorms without bias)");
+  par.erase("qk_layernorm");
+  par.erase("num_key_value_heads");  // StableLmConfig's default is 32, not num_attention_heads
+  EXPECT_NE(error_of(par).find("num_attention_heads 4 is not a multiple of num_key_value_heads 32"), std::string::npos)
+      << error_of(par);
+}
+
+// Granite: llama's modules and parameters, plus GraniteModel's scalar multiplies as ops: the embeddings, each residual
+// branch (attention and MLP outputs) and the logits, one FLOP per element each, so the graph's FLOPs exceed the same
+// shapes as llama by exactly B T h (1 + 2 L) + B T V.
+TEST(LlmConfig, GraniteCountsItsMultipliers) {
+  // ibm-granite/granite-3.0-2b-base's shapes.
+  json j = json::parse(R"({"model_type":"granite","vocab_size":49155,"hidden_size":2048,"intermediate_size":8192,
+      "num_hidden_layers":40,"num_attention_heads":32,"num_key_value_heads":8,"max_position_embeddings":4096,
+      "tie_word_embeddings":true,"embedding_multiplier":12.0,"logits_scaling":8.0,"residual_multiplier":0.22,
+      "attention_multiplier":0.015625,"attention_bias":false,"mlp_bias":false})");
+  LlmConfig g = parse_llm_config(j, "granite");
+  g.name = "granite";
+  j["model_type"] = "llama";
+  LlmConfig l = parse_llm_config(j, "llama");
+  l.name = "llama";
+  EXPECT_EQ(llm_params(g).total, llm_params(l).total);
+  EXPECT_EQ(graph_params(g), llm_params(g).total);
+  LlmShape s;
+  s.batch = 2, s.tokens = 8;
+  const Graph gg = build_llm(g, s);
+  const Count extra = Count{2} * 8 * 2048 * (1 + 2 * 40) + Count{2} * 8 * 49155;
+  EXPECT_EQ(estimate(gg).total.flops, estimate(build_llm(l, s)).total.flops + extra);
+  for (const char* node : {"model.mul", "model.layers.0.mul_residual_multiplier", "model.layers.39.mul_residual_multiplier_1",
+                           "div_logits_scaling"})
+    EXPECT_GE(gg.find_node(node), 0) << node;
+}
+
 // Mangled config.json files (a deterministic complement to libFuzzer): parse_llm_config answers with a value or a
 // one-line ridge::Error, never another exception; what it accepts builds a graph whose parameter count equals the
 // formula's (small shapes only, so the test stays fast).
@@ -511,6 +740,14 @@ TEST(LlmConfig, MangledConfigsAreOneLineErrorsOrConsistentGraphs) {
           "sliding_window":8,"max_position_embeddings":64})",
       R"({"model_type":"phi3","vocab_size":64,"hidden_size":32,"num_hidden_layers":2,"num_attention_heads":4,
           "num_key_value_heads":2,"intermediate_size":48,"partial_rotary_factor":0.5,"sliding_window":8,
+          "max_position_embeddings":64})",
+      R"({"model_type":"gptj","vocab_size":64,"n_embd":32,"n_layer":2,"n_head":4,"n_positions":64,"rotary_dim":4})",
+      R"({"model_type":"gpt_bigcode","vocab_size":64,"n_embd":32,"n_layer":2,"n_head":4,"n_positions":64,
+          "multi_query":true})",
+      R"({"model_type":"starcoder2","vocab_size":64,"hidden_size":32,"num_hidden_layers":2,"num_attention_heads":4,
+          "num_key_value_heads":2,"intermediate_size":48,"sliding_window":8,"max_position_embeddings":64})",
+      R"({"model_type":"stablelm","vocab_size":64,"hidden_size":32,"num_hidden_layers":2,"num_attention_heads":4,
+          "num_key_value_heads":2,"intermediate_size":48,"use_qkv_bias":true,"use_parallel_residual":true,
           "max_position_embeddings":64})",
   };
   int accepted = 0, built = 0;

@@ -174,6 +174,36 @@ TEST(LlmServe, DecodeSumEqualsExplicitSteps) {
   EXPECT_DOUBLE_EQ(one.end_to_end_s, one.ttft_s);
 }
 
+// The config.json families GPT-J, CodeGen, GPTBigCode, StarCoder2 and StableLM serve like the others: the cache holds
+// num_kv_heads x head_dim keys and values per layer and position (StarCoder's multi-query attention: one head of 128,
+// 48 times smaller than its 48 query heads), and the decode steps' FLOPs equal per-step graphs.
+TEST(LlmServe, ConfigFamiliesCacheTheirKeyValueHeads) {
+  const NumberFormat fp16 = *parse_number_format("fp16");
+  const LlmConfig starcoder = parse_llm_config(nlohmann::json::parse(R"({"model_type":"gpt_bigcode","vocab_size":49152,
+      "n_embd":6144,"n_layer":40,"n_head":48,"n_positions":8192,"n_inner":24576,"multi_query":true})"), "starcoder");
+  EXPECT_EQ(kv_cache_bytes(starcoder, 1, 8192, fp16), Count{2} * 1 * 128 * 40 * 2 * 8192);
+  const ServeResult r = analyze_serving(starcoder, test_gpu(), opts(2, 64, 4));
+  EXPECT_EQ(r.kv_cache_bytes, Count{2} * 128 * 40 * 2 * 2 * 68);
+  EXPECT_EQ(r.total_params, llm_params(starcoder).total);
+  const char* small[] = {
+      R"({"model_type":"gptj","vocab_size":64,"n_embd":32,"n_layer":2,"n_head":4,"n_positions":64,"rotary_dim":4})",
+      R"({"model_type":"codegen","vocab_size":64,"n_embd":32,"n_layer":2,"n_head":4,"n_positions":64,"rotary_dim":4})",
+      R"({"model_type":"gpt_bigcode","vocab_size":64,"n_embd":32,"n_layer":2,"n_head":4,"n_positions":64})",
+      R"({"model_type":"starcoder2","vocab_size":64,"hidden_size":32,"num_hidden_layers":2,"num_attention_heads":4,
+          "num_key_value_heads":2,"intermediate_size":48,"sliding_window":6,"max_position_embeddings":64})",
+      R"({"model_type":"stablelm","vocab_size":64,"hidden_size":32,"num_hidden_layers":2,"num_attention_heads":4,
+          "num_key_value_heads":2,"intermediate_size":48,"use_parallel_residual":true,"max_position_embeddings":64})",
+  };
+  for (const char* text : small) {
+    LlmConfig c = parse_llm_config(nlohmann::json::parse(text), "cfg.json");
+    c.name = c.family;
+    const ServeResult s = analyze_serving(c, test_gpu(), opts(2, 5, 4));
+    EXPECT_EQ(s.decode_flops, explicit_decode_flops(c, 2, 5, 3)) << c.family;
+    const int64_t positions = c.sliding_window > 0 ? std::min<int64_t>(9, c.sliding_window) : 9;
+    EXPECT_EQ(s.kv_cache_bytes, Count{2} * c.num_kv_heads * c.head_dim * 2 * 2 * 2 * positions) << c.family;
+  }
+}
+
 TEST(LlmServe, DecodeIsMemoryBoundAndReadsTheWeights) {
   const ServeResult r = analyze_serving(*find_llm_config("llama-2-7b"), test_gpu(), opts(1, 128, 3));  // 2 steps
   Count weight_reads = 0;

@@ -155,6 +155,36 @@ TEST(LlmTrain, ModelFlopsFromTheGraphAndMemoryFormulas) {
   EXPECT_EQ(z.memory.weights, (2 * psi + 7) / 8);
 }
 
+// The config.json families GPT-J, CodeGen, GPTBigCode, StarCoder2 and StableLM train like the others: their
+// parameters (lm_head biases, one-head KV projections, a shared ln_1) are what the memory formulas hold.
+TEST(LlmTrain, ConfigFamiliesTrainWithTheirExactParameters) {
+  const char* configs[] = {
+      R"({"model_type":"gptj","vocab_size":512,"n_embd":128,"n_layer":4,"n_head":4,"n_positions":256,"rotary_dim":16})",
+      R"({"model_type":"codegen","vocab_size":512,"n_embd":128,"n_layer":4,"n_head":4,"n_positions":256,"rotary_dim":16})",
+      R"({"model_type":"gpt_bigcode","vocab_size":512,"n_embd":128,"n_layer":4,"n_head":4,"n_positions":256})",
+      R"({"model_type":"starcoder2","vocab_size":512,"hidden_size":128,"num_hidden_layers":4,"num_attention_heads":4,
+          "num_key_value_heads":2,"intermediate_size":256,"max_position_embeddings":256})",
+      R"({"model_type":"stablelm","vocab_size":512,"hidden_size":128,"num_hidden_layers":4,"num_attention_heads":4,
+          "num_key_value_heads":4,"intermediate_size":256,"max_position_embeddings":256})",
+  };
+  for (const char* text : configs) {
+    LlmConfig c = parse_llm_config(nlohmann::json::parse(text), "cfg.json");
+    c.name = c.family;
+    TrainOptions o;
+    o.gpus = 1, o.seq = 128, o.micro_batch = 1, o.global_batch = 4;
+    const TrainResult r = analyze_training(c, synthetic_a100(), o);
+    EXPECT_GT(r.model_flops, 0) << c.family;
+    EXPECT_GT(r.iteration_time_s, 0) << c.family;
+    // Mixed-precision Adam on one GPU: 2 bytes of weights and 12 of optimizer states per parameter.
+    const Count psi = llm_params(c).total;
+    EXPECT_EQ(r.memory.weights, 2 * psi) << c.family;
+    EXPECT_EQ(r.memory.optimizer, 12 * psi) << c.family;
+    // Two pipeline stages (2 layers each) train too.
+    o.gpus = 2, o.pp = 2;
+    EXPECT_GT(analyze_training(c, synthetic_a100(), o).iteration_time_s, 0) << c.family;
+  }
+}
+
 TEST(LlmTrain, KorthikantiActivationsAndBubble) {
   const LlmConfig& c = *find_llm_config("megatron-18b");  // h 6144, a 48, l 40
   TrainOptions o;

@@ -62,6 +62,11 @@ class Keys {
     throw Error(fmt::format("{}: missing required key '{}'{}", origin_, *names.begin(), others));
   }
   const std::string& origin() const { return origin_; }
+  /// True when key `k` is present with the value null (transformers' None, which may differ from the default).
+  bool is_null(const std::string& k) const {
+    auto it = j_.find(k);
+    return it != j_.end() && it->is_null();
+  }
 
  private:
   int64_t as_int(const std::string& k) const {
@@ -150,8 +155,8 @@ void read_layer_types(const Keys& k, LlmConfig& c) {
   c.full_first_layers = p.full_first;
 }
 
-// llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3_text: RMSNorm, rotary, gated
-// MLP, separate q/k/v.
+// llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3_text, granite: RMSNorm, rotary,
+// gated MLP, separate q/k/v (granite's scalar multipliers are graph ops: src/load/zoo/llm.cpp).
 void read_llama_like(const Keys& k, LlmConfig& c) {
   const bool gemma = c.family.rfind("gemma", 0) == 0;
   read_hf_shape(k, c);
@@ -510,6 +515,100 @@ void read_distilbert(const Keys& k, LlmConfig& c) {
   read_encoder_head(k, c);
 }
 
+// gptj, codegen (GPTJConfig, CodeGenConfig): gpt2's key names; LayerNorm; one shared ln_1 feeding attention and the
+// MLP in parallel; q/k/v/out_proj (codegen: one qkv_proj) without biases; fc_in/fc_out with biases; rotary_dim
+// rotated dims per head (an integer; null: all of them); an untied lm_head with a bias.
+void read_gptj(const Keys& k, LlmConfig& c) {
+  c.vocab_size = k.req_int("vocab_size");
+  c.hidden_size = k.req_int("n_embd");
+  c.num_layers = k.req_int("n_layer");
+  c.num_heads = c.num_kv_heads = k.req_int("n_head");
+  c.max_positions = k.opt_int("n_positions", 2048);
+  c.intermediate_size = k.opt_int("n_inner", 4 * c.hidden_size);
+  c.activation = activation_of(k, "activation_function", "gelu_new");
+  if (k.find("rotary_dim")) {
+    c.rotary_dims = k.opt_int("rotary_dim", 64);
+    if (c.rotary_dims < 2 || c.rotary_dims % 2 != 0)
+      throw Error(fmt::format("{}: rotary_dim must be positive and even, not {}", k.origin(), c.rotary_dims));
+  } else if (!k.is_null("rotary_dim")) {
+    c.rotary_dims = 64;  // absent: the config class's default; null: every dim of the head rotates
+  }
+  c.norm = LlmNorm::LayerNorm;
+  c.norm_bias = c.mlp_bias = true;
+  c.gated_mlp = false;
+  c.fused_qkv = c.family == "codegen";
+  c.lm_head_bias = true;
+  c.parallel_residual = true;
+  c.parallel_norms = 1;
+  if (k.opt_bool("tie_word_embeddings", false))
+    throw Error(fmt::format("{}: tie_word_embeddings true is not supported (the lm_head has a bias)", k.origin()));
+  // CodeGenAttention splits qkv_proj's output in mp_num = 4 shards of whole heads.
+  if (c.family == "codegen" && c.num_heads % 4 != 0)
+    throw Error(fmt::format("{}: n_head {} is not a multiple of 4 (CodeGen splits qkv_proj in 4 groups of heads)",
+                            k.origin(), c.num_heads));
+}
+
+// gpt_bigcode (GPTBigCodeConfig; SantaCoder, StarCoder): gpt2's keys and module names with nn.Linear layers, learned
+// positions, tied head; multi_query (default true): one key/value head, c_attn of hidden + 2 head_dim outputs.
+void read_gpt_bigcode(const Keys& k, LlmConfig& c) {
+  c.vocab_size = k.req_int("vocab_size");
+  c.hidden_size = k.req_int("n_embd");
+  c.num_layers = k.req_int("n_layer");
+  c.num_heads = k.req_int("n_head");
+  c.num_kv_heads = k.opt_bool("multi_query", true) ? 1 : c.num_heads;
+  c.max_positions = k.req_int("n_positions");
+  c.intermediate_size = k.opt_int("n_inner", 4 * c.hidden_size);
+  c.activation = activation_of(k, "activation_function", "gelu_pytorch_tanh");
+  c.norm = LlmNorm::LayerNorm;
+  c.norm_bias = c.qkv_bias = c.o_bias = c.mlp_bias = true;
+  c.gated_mlp = false;
+  c.fused_qkv = true;
+  c.tied_embeddings = k.opt_bool("tie_word_embeddings", true);
+  c.position = LlmPosition::Learned;
+  if (k.opt_bool("add_cross_attention", false))
+    throw Error(fmt::format("{}: add_cross_attention true is not supported (decoder-only models)", k.origin()));
+}
+
+// starcoder2 (Starcoder2Config): mistral's attention (GQA, rotary, sliding_window) with use_bias on q/k/v/o and on
+// the plain c_fc -> act -> c_proj MLP, LayerNorms with biases, and a head tied by default.
+void read_starcoder2(const Keys& k, LlmConfig& c) {
+  read_hf_shape(k, c);
+  c.num_kv_heads = k.opt_int("num_key_value_heads", 2);
+  c.head_dim = k.opt_int("head_dim", 0);  // absent: hidden_size / num_attention_heads
+  if (k.find("head_dim") && c.head_dim < 1)
+    throw Error(fmt::format("{}: head_dim must be positive, not {}", k.origin(), c.head_dim));
+  c.intermediate_size = k.req_int("intermediate_size");
+  c.max_positions = k.opt_int("max_position_embeddings", 4096);
+  c.activation = activation_of(k, "hidden_act", "gelu_pytorch_tanh");
+  c.norm = LlmNorm::LayerNorm;
+  c.norm_bias = true;
+  c.qkv_bias = c.o_bias = c.mlp_bias = k.opt_bool("use_bias", true);
+  c.gated_mlp = false;
+  c.tied_embeddings = k.opt_bool("tie_word_embeddings", true);
+  c.sliding_window = k.opt_int("sliding_window", 0);
+}
+
+// stablelm (StableLmConfig; StableLM-3B-4E1T, StableLM 2): LayerNorms with biases, partial rotary
+// (partial_rotary_factor 0.25), q/k/v biases with use_qkv_bias, o_proj without, a SiLU-gated MLP without biases,
+// untied; use_parallel_residual: attention and MLP read one input_layernorm. qk_layernorm (per-head LayerNorms
+// without biases) is refused.
+void read_stablelm(const Keys& k, LlmConfig& c) {
+  read_hf_shape(k, c);
+  c.num_kv_heads = k.opt_int("num_key_value_heads", 32);
+  c.intermediate_size = k.req_int("intermediate_size");
+  c.max_positions = k.opt_int("max_position_embeddings", 4096);
+  c.rotary_fraction = k.opt_double("partial_rotary_factor", 0.25);
+  c.activation = activation_of(k, "hidden_act", "silu");
+  c.norm = LlmNorm::LayerNorm;
+  c.norm_bias = true;
+  c.qkv_bias = k.opt_bool("use_qkv_bias", false);
+  c.tied_embeddings = k.opt_bool("tie_word_embeddings", false);
+  c.parallel_residual = k.opt_bool("use_parallel_residual", false);
+  c.parallel_norms = 1;  // StableLmDecoderLayer has no post_attention_layernorm then
+  if (k.opt_bool("qk_layernorm", false))
+    throw Error(fmt::format("{}: qk_layernorm true is not supported (per-head LayerNorms without bias)", k.origin()));
+}
+
 struct Family {
   const char* model_type;
   const char* prefix;
@@ -530,6 +629,10 @@ constexpr Family kFamilies[] = {
     {"opt", "OPT", &read_opt},                {"bloom", "Bloom", &read_bloom},
     {"bert", "Bert", &read_bert},             {"roberta", "Roberta", &read_bert},
     {"xlm-roberta", "XLMRoberta", &read_bert}, {"distilbert", "DistilBert", &read_distilbert},
+    {"gptj", "GPTJ", &read_gptj},             {"codegen", "CodeGen", &read_gptj},
+    {"gpt_bigcode", "GPTBigCode", &read_gpt_bigcode},
+    {"starcoder2", "Starcoder2", &read_starcoder2}, {"stablelm", "StableLm", &read_stablelm},
+    {"granite", "Granite", &read_llama_like},
 };
 
 // The config key a family states its routed-expert count in.

@@ -22,6 +22,38 @@ struct Ctx {
   std::string type(const char* suffix) const { return c.module_prefix + suffix; }
 };
 
+// HF module names of families the older families' conditionals below do not cover (gptj, codegen, gpt_bigcode,
+// starcoder2); module_names() is nullptr for the others.
+struct ModuleNames {
+  const char* family;
+  const char *attn, *qkv, *out, *up, *down, *norm1, *norm2, *block;
+};
+constexpr ModuleNames kModuleNames[] = {
+    {"gptj", "attn", "qkv_proj", "out_proj", "fc_in", "fc_out", "ln_1", "ln_2", "Block"},
+    {"codegen", "attn", "qkv_proj", "out_proj", "fc_in", "fc_out", "ln_1", "ln_2", "Block"},
+    {"gpt_bigcode", "attn", "c_attn", "c_proj", "c_fc", "c_proj", "ln_1", "ln_2", "Block"},
+    {"starcoder2", "self_attn", "qkv_proj", "o_proj", "c_fc", "c_proj", "input_layernorm", "post_attention_layernorm",
+     "DecoderLayer"},
+};
+const ModuleNames* module_names(const std::string& family) {
+  for (const auto& m : kModuleNames)
+    if (family == m.family) return &m;
+  return nullptr;
+}
+
+// GPTBigCode's multi-query attention multiplies the queries of all heads by the one shared key (a view of
+// [B, T x H, hd]): no repeat_kv copies, in the eager forward as in serving graphs.
+bool broadcast_kv(const LlmConfig& c) { return c.family == "gpt_bigcode"; }
+
+// Granite's scalar multipliers as GraniteModel applies them (each a Mul, or the logits' Div, even at 1.0):
+// embeddings x embedding_multiplier, each residual branch x residual_multiplier, logits / logits_scaling
+// (attention_multiplier is the attention's scaling: no op of its own).
+bool granite(const LlmConfig& c) { return c.family == "granite"; }
+int residual_branch(Ctx& x, int t) {
+  if (!granite(x.c)) return t;
+  return x.b.binary(OpKind::Mul, t, x.b.constant("residual_multiplier", Shape{}, x.s.dtype), "mul_residual_multiplier");
+}
+
 // LlamaRMSNorm.forward: x.pow(2).mean(-1, keepdim) + eps -> rsqrt -> x * r -> weight * x (Gemma: (1 + weight)).
 // LayerNorm configs use the LayerNorm module.
 int norm(Ctx& x, int h, const std::string& name) {
@@ -98,7 +130,7 @@ int attend(Ctx& x, int q, int k, int v) {
     if (!alibi) return scores;
     return b.binary(OpKind::Add, scores, b.constant("alibi", Shape{{B, H, 1, S}}, x.s.dtype), "add_alibi");
   };
-  if (x.s.serving) {
+  if (x.s.serving || broadcast_kv(x.c)) {
     q = b.reshape(q, Shape{{B, kv, rep * T, hd}});
     int sc = b.matmul(q, b.transpose(k, {0, 1, 3, 2}), "matmul");
     sc = biased(b.reshape(b.binary(OpKind::Mul, sc, scaling, "mul"), Shape{{B, H, T, S}}));
@@ -207,14 +239,15 @@ int self_attention(Ctx& x, int h, int64_t layer) {
   const LlmConfig& c = x.c;
   const int64_t H = c.num_heads, kv = c.num_kv_heads, hd = c.head_dim;
   const std::string& f = c.family;
-  auto scope = b.module(f == "gpt2"                      ? "attn"
+  const ModuleNames* mn = module_names(f);
+  auto scope = b.module(mn ? mn->attn : f == "gpt2"                      ? "attn"
                        : f == "gpt_neox"                 ? "attention"
                        : f == "falcon" || f == "bloom" ? "self_attention"
                                                          : "self_attn",
                         x.type("Attention"));
   int q, k, v;
   if (c.fused_qkv) {
-    const char* nm = c.family == "gpt2" ? "c_attn" : c.family == "phi3" ? "qkv_proj" : "query_key_value";
+    const char* nm = mn ? mn->qkv : c.family == "gpt2" ? "c_attn" : c.family == "phi3" ? "qkv_proj" : "query_key_value";
     int qkv = b.linear(h, nm, (H + 2 * kv) * hd, c.qkv_bias, c.family == "gpt2" ? "Conv1D" : "Linear");
     auto parts = b.split(qkv, 2, {H * hd, kv * hd, kv * hd});
     q = parts[0], k = parts[1], v = parts[2];
@@ -235,7 +268,7 @@ int self_attention(Ctx& x, int h, int64_t layer) {
   v = cached(x, v, cache + ".value");
   int o = attend(x, q, k, v);
   o = b.reshape(b.transpose(o, {0, 2, 1, 3}), Shape{{x.s.batch, x.s.tokens, H * hd}});
-  const char* out_name = f == "gpt2"                                        ? "c_proj"
+  const char* out_name = mn ? mn->out : f == "gpt2"                                        ? "c_proj"
                          : f == "gpt_neox" || f == "falcon" || f == "phi" || f == "bloom" ? "dense"
                          : f == "opt"                                     ? "out_proj"
                                                                           : "o_proj";
@@ -270,8 +303,9 @@ int mlp(Ctx& x, int h, const std::string& name, int64_t width, const std::string
     return b.linear(b.binary(OpKind::Mul, g, u, "mul"), "down_proj", c.hidden_size, c.mlp_bias);
   }
   const bool neox = c.family == "gpt_neox" || c.family == "falcon" || c.family == "bloom";
-  const char* up = c.family == "gpt2" ? "c_fc" : neox ? "dense_h_to_4h" : "fc1";
-  const char* down = c.family == "gpt2" ? "c_proj" : neox ? "dense_4h_to_h" : "fc2";
+  const ModuleNames* mn = module_names(c.family);
+  const char* up = mn ? mn->up : c.family == "gpt2" ? "c_fc" : neox ? "dense_h_to_4h" : "fc1";
+  const char* down = mn ? mn->down : c.family == "gpt2" ? "c_proj" : neox ? "dense_4h_to_h" : "fc2";
   const std::string lt = c.family == "gpt2" ? "Conv1D" : "Linear";
   int t = activation(x, b.linear(h, up, width, c.mlp_bias, lt), "act");
   return b.linear(t, down, c.hidden_size, c.mlp_bias, lt);
@@ -372,18 +406,19 @@ int decoder_layer(Ctx& x, int h, int64_t l) {
     return b.binary(OpKind::Add, h, m, "add");
   }
   const bool gpt2 = c.family == "gpt2", opt = c.family == "opt", falcon = c.family == "falcon";
-  const std::string n1 = gpt2 ? "ln_1" : opt ? "self_attn_layer_norm" : falcon && c.parallel_norms == 2 ? "ln_attn" : "input_layernorm";
-  const std::string n2 = gpt2 ? "ln_2" : opt ? "final_layer_norm" : falcon ? "ln_mlp" : "post_attention_layernorm";
-  auto scope = b.module(std::to_string(l), x.type(gpt2 || c.family == "bloom" ? "Block" : "DecoderLayer"));
+  const ModuleNames* mn = module_names(c.family);
+  const std::string n1 = mn ? mn->norm1 : gpt2 ? "ln_1" : opt ? "self_attn_layer_norm" : falcon && c.parallel_norms == 2 ? "ln_attn" : "input_layernorm";
+  const std::string n2 = mn ? mn->norm2 : gpt2 ? "ln_2" : opt ? "final_layer_norm" : falcon ? "ln_mlp" : "post_attention_layernorm";
+  auto scope = b.module(std::to_string(l), x.type(mn ? mn->block : gpt2 || c.family == "bloom" ? "Block" : "DecoderLayer"));
   int a_in = norm(x, h, n1);
-  int a = self_attention(x, a_in, l);
+  int a = residual_branch(x, self_attention(x, a_in, l));
   if (c.parallel_residual) {
     int m_in = c.parallel_norms == 2 ? norm(x, h, n2) : a_in;
     int m = feed_forward(x, m_in, l);
     return b.binary(OpKind::Add, b.binary(OpKind::Add, h, a, "add"), m, "add");
   }
   h = b.binary(OpKind::Add, h, a, "add");
-  return b.binary(OpKind::Add, h, feed_forward(x, norm(x, h, n2), l), "add");
+  return b.binary(OpKind::Add, h, residual_branch(x, feed_forward(x, norm(x, h, n2), l)), "add");
 }
 
 // HF module names of the model body: (body attribute, layers list, embeddings, final norm, lm_head).
@@ -392,6 +427,7 @@ struct Names {
 };
 Names names_of(const std::string& f) {
   if (f == "gpt2") return {"transformer", "h", "wte", "ln_f", "lm_head"};
+  if (f == "gptj" || f == "codegen" || f == "gpt_bigcode") return {"transformer", "h", "wte", "ln_f", "lm_head"};
   if (f == "gpt_neox") return {"gpt_neox", "layers", "embed_in", "final_layer_norm", "embed_out"};
   if (f == "falcon" || f == "bloom") return {"transformer", "h", "word_embeddings", "ln_f", "lm_head"};
   if (f == "opt") return {"model.decoder", "layers", "embed_tokens", "final_layer_norm", "lm_head"};
@@ -577,11 +613,12 @@ Graph build(const LlmConfig& c, const LlmShape& s) {
     h = b.embedding(ids, nm.embed, c.vocab_size, e);
     embed_w = b.value_id(std::string(nm.body) + "." + nm.embed + ".weight");
     if (c.scale_embeddings) h = b.binary(OpKind::Mul, h, b.constant("normalizer", Shape{}, s.dtype), "mul");
+    if (granite(c)) h = b.binary(OpKind::Mul, h, b.constant("embedding_multiplier", Shape{}, s.dtype), "mul");
     if (c.embedding_norm) h = norm(x, h, "word_embeddings_layernorm");
     if (c.embed_proj_dim > 0) h = b.linear(h, "project_in", d, false);
     if (c.position == LlmPosition::Learned) {
       int pos = b.constant("position_ids", Shape{{1, T}}, DType::I64);
-      const char* pname = c.family == "gpt2" ? "wpe" : "embed_positions";
+      const char* pname = c.family == "gpt2" || c.family == "gpt_bigcode" ? "wpe" : "embed_positions";
       h = b.binary(OpKind::Add, h, b.embedding(pos, pname, c.max_positions + c.position_offset, d), "add");
     }
     if (c.position == LlmPosition::Rotary) {
@@ -609,6 +646,7 @@ Graph build(const LlmConfig& c, const LlmShape& s) {
   }
   int logits = c.tied_embeddings ? b.linear_tied(h, nm.head, embed_w) : b.linear(h, nm.head, c.vocab_size, c.lm_head_bias);
   logits = softcap(b, logits, c.final_softcap, "final_logit_softcap", s.dtype);
+  if (granite(c)) logits = b.binary(OpKind::Div, logits, b.constant("logits_scaling", Shape{}, s.dtype), "div_logits_scaling");
   if (c.tied_embeddings && c.lm_head_bias)
     throw Error(fmt::format("{}: a tied lm_head with a bias is not supported", c.name));
   outputs.push_back(logits);

@@ -35,6 +35,18 @@ SEEDS = {
     "distilbert": {"model_type": "distilbert", "vocab_size": 64, "dim": 32, "n_layers": 2, "n_heads": 4,
                    "hidden_dim": 48, "max_position_embeddings": 64, "activation": "gelu",
                    "sinusoidal_pos_embds": False, "architectures": ["DistilBertForMaskedLM"]},
+    "gptj": {"model_type": "gptj", "vocab_size": 64, "n_embd": 32, "n_layer": 2, "n_head": 4, "n_positions": 64,
+             "rotary_dim": 4},
+    "codegen": {"model_type": "codegen", "vocab_size": 64, "n_embd": 32, "n_layer": 2, "n_head": 4, "n_positions": 64,
+                "rotary_dim": 4, "n_inner": 48},
+    "gpt_bigcode": {"model_type": "gpt_bigcode", "vocab_size": 64, "n_embd": 32, "n_layer": 2, "n_head": 4,
+                    "n_positions": 64, "multi_query": True},
+    "starcoder2": dict(COMMON, model_type="starcoder2", num_key_value_heads=2, intermediate_size=48, sliding_window=8,
+                       use_bias=True),
+    "stablelm": dict(COMMON, model_type="stablelm", num_key_value_heads=2, intermediate_size=48, use_qkv_bias=True,
+                     use_parallel_residual=True, partial_rotary_factor=0.5),
+    "granite": dict(COMMON, model_type="granite", num_key_value_heads=2, intermediate_size=48, embedding_multiplier=12.0,
+                    residual_multiplier=0.22, attention_multiplier=0.125, logits_scaling=8.0),
 }
 
 if __name__ == "__main__":
