@@ -160,10 +160,17 @@ TEST(LlmCli, ZooGraphsWithAHuggingFaceTwinServeAndTrain) {
   r = run_ridge("train gpt2 --device a100 --gpus 1 --micro-batch 8 --seq 1024");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("Training gpt2 on"), std::string::npos);
+  // distilbert's twin (DistilBertModel, 66,362,880 parameters as the zoo graph) trains; serving an encoder is refused.
+  r = run_ridge("train distilbert --device a100 --gpus 1 --micro-batch 32 --seq 128 --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["memory_per_gpu_bytes"]["weights"], 2 * 66362880);  // bf16 weights
+  r = run_ridge("serve distilbert --device a100");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("encoder"), std::string::npos) << r.err;
   // A zoo graph without a twin is refused, naming the ones that have one.
   r = run_ridge("serve transformer-lm --device a100");
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.err.find("and gpt2"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("and gpt2, distilbert"), std::string::npos) << r.err;
 }
 
 TEST(LlmCli, TrainJsonAndLayoutErrors) {

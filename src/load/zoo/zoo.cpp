@@ -93,7 +93,9 @@ const std::vector<ZooRow>& rows() {
             "n_positions": 1024, "activation_function": "gelu_new"})"},
        &zoo::gpt2, 1024},
       {{"distilbert", "transformer", "HuggingFace DistilBertModel 'distilbert-base-uncased'", Shape{{128}}, true,
-        66362880},
+        66362880,
+        R"({"model_type": "distilbert", "architectures": ["DistilBertModel"], "vocab_size": 30522, "dim": 768,
+            "n_layers": 6, "n_heads": 12, "hidden_dim": 3072, "max_position_embeddings": 512, "activation": "gelu"})"},
        &zoo::distilbert, 512},
   });
   return kRows;
