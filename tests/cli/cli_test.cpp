@@ -127,9 +127,10 @@ TEST(Cli, ErrorsAreOneLineWithExitCodes) {
     const auto r = run_ridge(args);  // 0 was taken silently as "the default"
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;
   }
-  const auto not_llm = run_ridge("serve gpt2 -d a100");  // a zoo graph, not an LLM config: said so, not "unknown"
+  // A zoo graph without a Hugging Face twin, not an LLM config: said so, not "unknown" (gpt2 has one: it serves).
+  const auto not_llm = run_ridge("serve transformer-lm -d a100");
   EXPECT_EQ(not_llm.exit_code, 1);
-  EXPECT_NE(not_llm.err.find("gpt2: a transformer zoo model, not one of the LLM zoo entries"), std::string::npos)
+  EXPECT_NE(not_llm.err.find("transformer-lm: a transformer zoo model, not one of the LLM zoo entries"), std::string::npos)
       << not_llm.err;
   auto size = run_ridge("summary resnet18 --input-size 3x0x5");
   EXPECT_EQ(size.exit_code, 2);
