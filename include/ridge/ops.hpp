@@ -33,6 +33,8 @@ enum class OpFamily : uint8_t {
   Move,             ///< data movement: no FLOPs, bytes moved
   Resize,           ///< interpolation
   Source,           ///< produces shapes/constants: no cost
+  IntegerProduct,   ///< convolution or matrix product on integer data (QLinearConv, MatMulInteger, ...)
+  Sample,           ///< samples an input at computed positions (GridSample, RoiAlign, MaxRoiPool)
   Unknown,          ///< an op ridge cannot cost: always reported, never silently zero
 };
 

@@ -74,6 +74,8 @@ std::string_view family_name(OpFamily f) {
     case OpFamily::Move: return "Move";
     case OpFamily::Resize: return "Resize";
     case OpFamily::Source: return "Source";
+    case OpFamily::IntegerProduct: return "IntegerProduct";
+    case OpFamily::Sample: return "Sample";
     case OpFamily::Unknown: return "Unknown";
   }
   return "Unknown";

@@ -116,6 +116,72 @@ bool conv_cost(const CostContext& c, Cost& cost, std::string&) {
   return true;
 }
 
+// ---- quantized convolutions (QLinearConv, ConvInteger) ----------------------------------------------------
+
+/// A convolution whose data is input 0 and whose weight is input `w`: Conv's checks and output extents, plus
+/// the input channels (group x the weight's Cin/g), which Conv leaves to the weight's producer.
+bool integer_conv_shape(RuleContext& c, int w, DType t) {
+  const Shape* x = c.shape(0);
+  const Shape* wt = c.shape(w);
+  if (!x || !wt) return false;
+  const auto kernel = conv_kernel(c, *x, *wt);
+  const int64_t group = c.n.attrs.i("group", 1);
+  if (group > kMaxDim) throw RuleError(fmt::format("group {} is absurd", group));
+  if (x->dims[1] >= 0 && wt->dims[1] >= 0 && x->dims[1] != wt->dims[1] * group)
+    throw RuleError(fmt::format("input has {} channels but weight {} with group {} expects {}", x->dims[1],
+                                to_string(*wt), group, wt->dims[1] * group));
+  if (wt->dims[0] >= 0 && wt->dims[0] % group != 0)
+    throw RuleError(fmt::format("group {} does not divide the {} output channels", group, wt->dims[0]));
+  if (c.outputs() > 0 && c.env.g.value(c.n.outputs[0]).dtype == DType::Unknown)
+    c.env.g.value(c.n.outputs[0]).dtype = t;  // windowed() would give it the input's
+  return windowed(c, wt->dims[0], kernel);
+}
+
+/// QLinearConv (x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B): the output is
+/// quantized to y_zero_point's type; w_scale and w_zero_point hold one value or one per output channel.
+bool qlinear_conv_infer(RuleContext& c) {
+  if (c.inputs() < 8) throw RuleError(fmt::format("QLinearConv needs 8 or 9 inputs, not {}", c.inputs()));
+  const Shape* wt = c.shape(3);
+  const int64_t cout = wt && wt->rank() > 0 ? wt->dims[0] : -1;
+  auto per_channel = [&](const Shape& s) { return s.rank() == 1 && (s.dims[0] == 1 || s.dims[0] == cout); };
+  for (int i : {4, 5})
+    if (const Shape* s = c.shape(i); s && s->known() && cout >= 0 && s->rank() != 0 && !per_channel(*s))
+      throw RuleError(fmt::format("QLinearConv input {} is {}: one value or one per output channel ({})", i,
+                                  to_string(*s), cout));
+  if (const Shape* b = c.shape(8); b && b->known() && cout >= 0 && (b->rank() != 1 || b->dims[0] != cout))
+    throw RuleError(fmt::format("QLinearConv bias is {}, not one value per output channel ({})", to_string(*b), cout));
+  const DType t = c.present(7) && c.dtype(7) != DType::Unknown ? c.dtype(7) : DType::U8;
+  return integer_conv_shape(c, 3, t);
+}
+
+/// ConvInteger (x, w, x_zero_point, w_zero_point): int32 accumulators, no bias, no requantization.
+bool conv_integer_infer(RuleContext& c) { return integer_conv_shape(c, 1, DType::I32); }
+
+/// MACs of a convolution whose weight is input `w`: E(out) x Cin/g x prod(k), over every tap as Conv's.
+Count integer_conv_macs(const CostContext& c, int w) {
+  const Shape& wt = c.in_shape(w);
+  Count per_output = 1;
+  for (int i = 1; i < wt.rank(); ++i) per_output *= wt[i];
+  return c.out_elems() * per_output;
+}
+
+// Integer MACs count as the float convolution's (2 FLOPs each; the zero points are folded into the
+// accumulation, as gemmlowp and ONNX Runtime do). QLinearConv adds its int32 bias (E(out)) and requantizes each
+// output: multiply by x_scale * w_scale / y_scale, round, add the zero point, clamp at both ends (5 per element,
+// QuantizeLinear's). Inference ops: no gradient.
+bool qlinear_conv_cost(const CostContext& c, Cost& cost, std::string&) {
+  cost.macs = integer_conv_macs(c, 3);
+  const bool bias = c.n.inputs.size() > 8 && c.n.inputs[8] >= 0;
+  cost.flops = 2 * cost.macs + (bias ? 6 : 5) * c.out_elems();
+  return true;
+}
+
+bool conv_integer_cost(const CostContext& c, Cost& cost, std::string&) {
+  cost.macs = integer_conv_macs(c, 1);
+  cost.flops = 2 * cost.macs;
+  return true;
+}
+
 // ---- descriptor ------------------------------------------------------------------------------------------
 
 std::string conv_print(const OpProblem& p) {
@@ -201,5 +267,7 @@ bool windowed(RuleContext& c, int64_t channels, std::vector<int64_t> kernel) {
 
 const OpRule rule_conv{conv_infer, conv_cost, conv_print, conv_parse};
 const OpRule rule_conv_transpose{conv_transpose_infer, conv_cost};
+const OpRule rule_qlinear_conv{qlinear_conv_infer, qlinear_conv_cost};
+const OpRule rule_conv_integer{conv_integer_infer, conv_integer_cost};
 
 }  // namespace ridge::ops

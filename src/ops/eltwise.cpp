@@ -44,6 +44,8 @@ bool binary_infer(RuleContext& c) {
   if (!a || !b) return false;
   const Shape out = broadcast_shapes(*a, *b, "operands");
   const OpKind op = c.n.op;
+  if (op == OpKind::BitShift && c.n.attrs.s("direction", "") != "LEFT" && c.n.attrs.s("direction", "") != "RIGHT")
+    throw RuleError(fmt::format("BitShift direction '{}' is neither LEFT nor RIGHT", c.n.attrs.s("direction", "")));
   c.out(0, out, op_record(op).bwd_flops_a < 0 ? DType::Bool : DType::Unknown);  // comparisons and logic
   const bool integral = is_integral(c.dtype(0));
   fold_elementwise(c, out, 0, 2, [&](const std::vector<int64_t>& v) -> std::optional<int64_t> {
@@ -64,6 +66,11 @@ bool binary_infer(RuleContext& c) {
         if (y == 0) return std::nullopt;
         const int64_t r = x % y;
         return c.n.attrs.i("fmod", 0) == 0 && r != 0 && ((r < 0) != (y < 0)) ? r + y : r;
+      }
+      case OpKind::BitShift: {
+        if (y < 0 || y > 63) return std::nullopt;
+        const auto u = static_cast<uint64_t>(x);
+        return static_cast<int64_t>(c.n.attrs.s("direction", "") == "LEFT" ? u << y : u >> y);
       }
       case OpKind::Div:
         if (y == 0 || (!integral && x % y != 0)) return std::nullopt;
@@ -200,6 +207,47 @@ bool quantize_cost(const CostContext& c, Cost& cost, std::string&) {
   return true;
 }
 
+/// DynamicQuantizeLinear: y (uint8, x's shape), y_scale (fp32 scalar) and y_zero_point (uint8 scalar).
+bool dynamic_quantize_infer(RuleContext& c) {
+  const Shape* x = c.shape(0);
+  if (!x) return false;
+  c.out(0, *x, DType::U8);
+  c.out(1, Shape{}, DType::F32);
+  c.out(2, Shape{}, DType::U8);
+  return true;
+}
+
+// The input's min and max (2 (E - 1) comparisons), the scale and zero point (9 scalar operations: the range
+// widened to hold 0 (2), (max - min) / 255 (2), saturate(round(0 - min / scale)) (5)), then QuantizeLinear's 5
+// per element: 7E + 7. No gradient.
+bool dynamic_quantize_cost(const CostContext& c, Cost& cost, std::string&) {
+  const Count e = c.in_elems();
+  cost.flops = e > 0 ? 7 * e + 7 : 0;
+  return true;
+}
+
+/// IsNaN, IsInf: a boolean of the input's shape.
+bool classify_infer(RuleContext& c) {
+  const Shape* x = c.shape(0);
+  if (!x) return false;
+  c.out(0, *x, DType::Bool);
+  return true;
+}
+
+/// Bernoulli: a draw per element of the input's shape, of the type its `dtype` attribute names (else the input's).
+bool bernoulli_infer(RuleContext& c) {
+  const Shape* x = c.shape(0);
+  if (!x) return false;
+  DType t = DType::Unknown;
+  if (c.n.attrs.has("dtype")) {
+    const int64_t code = c.n.attrs.i("dtype", 0);
+    if (code < 1 || code > 23) throw RuleError(fmt::format("dtype {} is not an ONNX tensor type", code));
+    t = dtype_from_onnx(static_cast<int>(code));
+  }
+  c.out(0, *x, t);
+  return true;
+}
+
 // Dropout while training: y = x * mask * 1 / (1 - p), 1 FLOP per element (the random draw is not arithmetic on the
 // data); its gradient the same mask and scale. At inference a view: nothing.
 bool dropout_cost(const CostContext& c, Cost& cost, std::string&) {
@@ -224,5 +272,11 @@ const OpRule rule_biased{unary_infer, biased_cost};
 const OpRule rule_dropout{dropout_infer, dropout_cost};
 const OpRule rule_quantize{quantize_infer, quantize_cost};
 const OpRule rule_variadic{variadic_infer, variadic_cost};
+const OpRule rule_dynamic_quantize{dynamic_quantize_infer, dynamic_quantize_cost};
+// IsNaN, IsInf: one classification per element (its record's FLOPs), no gradient.
+const OpRule rule_classify{classify_infer, unary_cost};
+// Bernoulli: one comparison of a uniform draw with the probability per element (the draw is no arithmetic on the
+// data, as Dropout's mask); no gradient.
+const OpRule rule_bernoulli{bernoulli_infer, unary_cost};
 
 }  // namespace ridge::ops

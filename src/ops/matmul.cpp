@@ -32,10 +32,12 @@ bool gemm_infer(RuleContext& c) {
   return true;
 }
 
-bool matmul_infer(RuleContext& c) {
-  const Shape* pa = c.shape(0);
-  const Shape* pb = c.shape(1);
-  if (!pa || !pb) return false;
+/// numpy.matmul's output shape of inputs `ia` and `ib` (vectors promoted and dropped, batch dims broadcast);
+/// nullopt while a rank is unknown.
+std::optional<Shape> matmul_shape(const RuleContext& c, int ia, int ib) {
+  const Shape* pa = c.shape(ia);
+  const Shape* pb = c.shape(ib);
+  if (!pa || !pb) return std::nullopt;
   if (pa->rank() == 0 || pb->rank() == 0) throw RuleError("MatMul of a scalar");
   Shape a = *pa, b = *pb;
   const bool a_vec = a.rank() == 1, b_vec = b.rank() == 1;
@@ -47,7 +49,51 @@ bool matmul_infer(RuleContext& c) {
   Shape out = broadcast_shapes(ba, bb, "MatMul batch dims");
   if (!a_vec) out.dims.push_back(a.dims[a.rank() - 2]);
   if (!b_vec) out.dims.push_back(b.dims[b.rank() - 1]);
-  c.out(0, out);
+  return out;
+}
+
+bool matmul_infer(RuleContext& c) {
+  const auto out = matmul_shape(c, 0, 1);
+  if (!out) return false;
+  c.out(0, *out);
+  return true;
+}
+
+/// QLinearMatMul (a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point): numpy.matmul of a
+/// and b, quantized to y_zero_point's type.
+bool qlinear_matmul_infer(RuleContext& c) {
+  if (c.inputs() != 8) throw RuleError(fmt::format("QLinearMatMul needs 8 inputs, not {}", c.inputs()));
+  const auto out = matmul_shape(c, 0, 3);
+  if (!out) return false;
+  c.out(0, *out, c.dtype(7) != DType::Unknown ? c.dtype(7) : DType::U8);
+  return true;
+}
+
+/// MatMulInteger (A, B, a_zero_point, b_zero_point): numpy.matmul with int32 accumulators.
+bool matmul_integer_infer(RuleContext& c) {
+  const auto out = matmul_shape(c, 0, 1);
+  if (!out) return false;
+  c.out(0, *out, DType::I32);
+  return true;
+}
+
+/// MACs of numpy.matmul of inputs `ia` and `ib` whose output is known: E(out) x K.
+Count integer_matmul_macs(const CostContext& c, int ia) {
+  const Shape& a = c.in_shape(ia);
+  return a.rank() > 0 ? c.out_elems() * a[-1] : 0;
+}
+
+// Integer MACs count as MatMul's (2 FLOPs each; zero points folded into the accumulation). QLinearMatMul
+// requantizes each output as QLinearConv does (5 per element). Inference ops: no gradient.
+bool qlinear_matmul_cost(const CostContext& c, Cost& cost, std::string&) {
+  cost.macs = integer_matmul_macs(c, 0);
+  cost.flops = 2 * cost.macs + 5 * c.out_elems();
+  return true;
+}
+
+bool matmul_integer_cost(const CostContext& c, Cost& cost, std::string&) {
+  cost.macs = integer_matmul_macs(c, 0);
+  cost.flops = 2 * cost.macs;
   return true;
 }
 
@@ -232,5 +278,7 @@ std::optional<OpProblem> matmul_parse(const std::string& body, const std::string
 const OpRule rule_gemm{gemm_infer, gemm_cost, gemm_print, gemm_parse};
 const OpRule rule_matmul{matmul_infer, matmul_cost, matmul_print, matmul_parse};
 const OpRule rule_einsum{einsum_infer, einsum_cost};
+const OpRule rule_qlinear_matmul{qlinear_matmul_infer, qlinear_matmul_cost};
+const OpRule rule_matmul_integer{matmul_integer_infer, matmul_integer_cost};
 
 }  // namespace ridge::ops

@@ -3,6 +3,8 @@
 // shape inference with folding of small integer payloads, so that exporters' Shape -> Gather -> Unsqueeze ->
 // Concat -> Reshape chains resolve to concrete shapes; and cost (no arithmetic, except Gather's backward
 // scatter and Resize's interpolation).
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cmath>
 #include <variant>
@@ -531,6 +533,71 @@ bool one_hot(RuleContext& c) {
   return true;
 }
 
+/// Size: the element count, an int64 scalar (its value folds when the shape is known).
+bool size_of(RuleContext& c) {
+  const Shape* x = c.shape(0);
+  if (!x) return false;
+  c.out(0, Shape{}, DType::I64);
+  if (x->known()) c.out_ints(0, {product(x->dims)});
+  return true;
+}
+
+/// The element type named by attribute `dtype` (an ONNX TensorProto type), else `fallback`.
+DType attr_dtype(const RuleContext& c, DType fallback) {
+  if (!c.n.attrs.has("dtype")) return fallback;
+  const int64_t code = c.n.attrs.i("dtype", 0);
+  if (code < 1 || code > 23) throw RuleError(fmt::format("dtype {} is not an ONNX tensor type", code));
+  return dtype_from_onnx(static_cast<int>(code));  // Unknown for types ridge does not size (int16, ...)
+}
+
+/// EyeLike: a 2-D tensor of the input's shape, ones on diagonal k, of `dtype` (else the input's type).
+bool eye_like(RuleContext& c) {
+  const Shape* x = c.shape(0);
+  if (!x) return false;
+  if (x->rank() != 2) throw RuleError(fmt::format("EyeLike needs a 2-D input, not {}", to_string(*x)));
+  c.out(0, *x, attr_dtype(c, c.dtype(0)));
+  return true;
+}
+
+/// RandomNormal, RandomUniform (attribute `shape`) and their -Like forms (the input's shape); `dtype` or fp32
+/// (the -Like forms: the input's type).
+bool random_infer(RuleContext& c) {
+  const bool like = c.n.op == OpKind::RandomNormalLike || c.n.op == OpKind::RandomUniformLike;
+  if (like) {
+    const Shape* x = c.shape(0);
+    if (!x) return false;
+    c.out(0, *x, attr_dtype(c, c.dtype(0)));
+    return true;
+  }
+  if (!c.n.attrs.has("shape")) throw RuleError("the shape attribute is required");
+  const auto dims = c.n.attrs.ints("shape");
+  for (int64_t d : dims)
+    if (d < 0 || d > kMaxDim)
+      throw RuleError(fmt::format("shape [{}] has a negative or absurd dim", fmt::join(dims, ", ")));
+  c.out(0, Shape{std::vector<int64_t>(dims)}, attr_dtype(c, DType::F32));
+  return true;
+}
+
+/// ReverseSequence (input, sequence_lens [batch]): the input's shape; time_axis and batch_axis are 0 and 1.
+bool reverse_sequence(RuleContext& c) {
+  const Shape* x = c.shape(0);
+  if (!x) return false;
+  const int64_t time = c.n.attrs.i("time_axis", 0), batch = c.n.attrs.i("batch_axis", 1);
+  if ((time != 0 && time != 1) || (batch != 0 && batch != 1) || time == batch)
+    throw RuleError(fmt::format("ReverseSequence time_axis {} and batch_axis {} must be 0 and 1", time, batch));
+  if (x->rank() < 2)
+    throw RuleError(fmt::format("ReverseSequence needs an input of rank 2 or more, not {}", to_string(*x)));
+  if (const Shape* lens = c.shape(1)) {
+    if (lens->rank() != 1)
+      throw RuleError(fmt::format("ReverseSequence sequence_lens {} is not 1-D", to_string(*lens)));
+    if (lens->dims[0] >= 0 && x->dims[batch] >= 0 && lens->dims[0] != x->dims[batch])
+      throw RuleError(fmt::format("ReverseSequence has {} sequence lengths for a batch of {}", lens->dims[0],
+                                  x->dims[batch]));
+  }
+  c.out(0, *x);
+  return true;
+}
+
 bool constant_infer(RuleContext&) { return true; }  // set from its value attribute when the graph was built
 
 // Embedding lookup: no arithmetic; backward scatter-adds rows into the table's gradient.
@@ -590,5 +657,10 @@ const OpRule rule_shape_of{shape_of, no_cost};
 const OpRule rule_constant{constant_infer, no_cost};
 const OpRule rule_constant_of_shape{constant_of_shape, no_cost};
 const OpRule rule_range{range, no_cost};
+const OpRule rule_size_of{size_of, no_cost};
+const OpRule rule_eye_like{eye_like, no_cost};
+// The generators' draws are no arithmetic on data: as ConstantOfShape, 0 FLOPs.
+const OpRule rule_random{random_infer, no_cost};
+const OpRule rule_reverse_sequence{reverse_sequence, no_cost};
 
 }  // namespace ridge::ops

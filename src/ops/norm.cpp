@@ -154,6 +154,92 @@ bool skip_rms_norm_cost(const CostContext& c, Cost& cost, std::string&) {
   return true;
 }
 
+/// LRN: the input's shape, [N, C, ...]; `size` (the channel window) is required and positive.
+bool lrn_infer(RuleContext& c) {
+  const Shape* x = c.shape(0);
+  if (!x) return false;
+  if (x->rank() < 2) throw RuleError(fmt::format("LRN needs an input [N, C, ...], not {}", to_string(*x)));
+  if (const int64_t size = c.n.attrs.i("size", 0); size <= 0)
+    throw RuleError(fmt::format("LRN size {} must be positive (the attribute is required)", size));
+  c.out(0, *x);
+  return true;
+}
+
+// y = x / (bias + alpha / size * sum of x^2 over `size` channels)^beta. Per output: the window's squares and sum
+// as `size` multiply-adds (2 size; the window counts every tap at the channel edges too, as padding taps of a
+// convolution), times alpha / size, + bias, pow, divide: (2 size + 4) E. Backward: the window sum again
+// (2 size + 2), dy * y / s (2), its window sum (size), times x and 2 alpha beta / size (2), dy * s^-beta (pow,
+// multiply: 2), subtract (1): (3 size + 9) E.
+bool lrn_cost(const CostContext& c, Cost& cost, std::string&) {
+  const Count out = c.out_elems(), size = c.n.attrs.i("size", 1);
+  cost.flops = out * (2 * size + 4);
+  c.add_grad(c.n.inputs[0], out * (3 * size + 9), cost);
+  return true;
+}
+
+/// LpNormalization: the input's shape; p is 1 or 2 (ONNX supports no other).
+bool lp_norm_infer(RuleContext& c) {
+  const Shape* x = c.shape(0);
+  if (!x) return false;
+  if (x->rank() == 0) throw RuleError("LpNormalization of a scalar");
+  c.axis(c.n.attrs.i("axis", -1), x->rank());
+  if (const int64_t p = c.n.attrs.i("p", 2); p != 1 && p != 2)
+    throw RuleError(fmt::format("LpNormalization p {} is neither 1 nor 2", p));
+  c.out(0, *x);
+  return true;
+}
+
+// x / ||x||_p along `axis`, R rows: p = 2 squares (E), sums (E - R), sqrt (R), divides (E) = 3E; p = 1 abs
+// (E), sums (E - R), divides (E) = 3E - R. Backward (dy - y * sum(dy * y)) / norm: dy * y (E), sum (E - R),
+// y * it (E), subtract (E), divide (E) = 5E - R; p = 1 multiplies by sign(x) too: 6E - R.
+bool lp_norm_cost(const CostContext& c, Cost& cost, std::string&) {
+  const Shape& s = c.in_shape(0);
+  int64_t axis = c.n.attrs.i("axis", -1);
+  if (axis < 0) axis += s.rank();
+  if (axis < 0 || axis >= s.rank())
+    throw RuleError(fmt::format("axis {} out of range for rank {}", c.n.attrs.i("axis", -1), s.rank()));
+  const Count e = c.out_elems(), len = s[static_cast<int>(axis)], rows = len > 0 ? e / len : 0;
+  const bool l1 = c.n.attrs.i("p", 2) == 1;
+  cost.flops = 3 * e - (l1 ? rows : 0);
+  c.add_grad(c.n.inputs[0], (l1 ? 6 : 5) * e - rows, cost);
+  return true;
+}
+
+/// MeanVarianceNormalization's normalised axes (default [0, 2, 3]) as indices of a rank-`rank` input.
+std::vector<int> mvn_axes(const Node& n, int rank) {
+  std::vector<int> axes;
+  for (int64_t a : n.attrs.ints("axes", {0, 2, 3})) {
+    if (a < -rank || a >= rank)
+      throw RuleError(fmt::format("MeanVarianceNormalization axis {} out of range for rank {}", a, rank));
+    const int i = static_cast<int>(a < 0 ? a + rank : a);
+    if (std::find(axes.begin(), axes.end(), i) != axes.end())
+      throw RuleError(fmt::format("MeanVarianceNormalization axis {} given twice", a));
+    axes.push_back(i);
+  }
+  return axes;
+}
+
+bool mvn_infer(RuleContext& c) {
+  const Shape* x = c.shape(0);
+  if (!x) return false;
+  mvn_axes(c.n, x->rank());
+  c.out(0, *x);
+  return true;
+}
+
+// The ONNX function: mean (E), mean^2 (R), x^2 (E), its mean (E), variance = E[x^2] - mean^2 (R), sqrt (R),
+// x - mean (E), std + 1e-9 (R), divide (E) = 5E + 4R, R = groups (the product of the dims not normalised).
+// Backward as LayerNorm's without affine: 8E.
+bool mvn_cost(const CostContext& c, Cost& cost, std::string&) {
+  const Shape& s = c.in_shape(0);
+  Count len = 1;
+  for (int i : mvn_axes(c.n, s.rank())) len *= s[i];
+  const Count e = c.out_elems(), rows = len > 0 ? e / len : 0;
+  cost.flops = 5 * e + 4 * rows;
+  c.add_grad(c.n.inputs[0], 8 * e, cost);
+  return true;
+}
+
 }  // namespace
 
 const OpRule rule_group_norm{group_norm_infer, group_norm_cost};
@@ -163,5 +249,8 @@ const OpRule rule_skip_rms_norm{skip_norm_infer, skip_rms_norm_cost};
 const OpRule rule_batch_norm{batch_norm_infer, batch_norm_cost};
 const OpRule rule_layer_norm{row_norm_infer, layer_norm_cost};
 const OpRule rule_rms_norm{row_norm_infer, rms_norm_cost};
+const OpRule rule_lrn{lrn_infer, lrn_cost};
+const OpRule rule_lp_norm{lp_norm_infer, lp_norm_cost};
+const OpRule rule_mvn{mvn_infer, mvn_cost};
 
 }  // namespace ridge::ops

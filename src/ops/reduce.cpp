@@ -102,10 +102,99 @@ bool hardmax_cost(const CostContext& c, Cost& cost, std::string&) {
   return true;
 }
 
+/// SoftmaxCrossEntropyLoss (scores [N, C, D...], labels [N, D...], weights [C]) and NegativeLogLikelihoodLoss
+/// (input, target, weight: the same shapes): the loss per element ([N, D...]) with reduction none, else a
+/// scalar; SoftmaxCrossEntropyLoss's optional log_prob has the scores' shape.
+bool loss_infer(RuleContext& c) {
+  const Shape* x = c.shape(0);
+  if (!x) return false;
+  const std::string reduction = c.n.attrs.s("reduction", "mean");
+  if (reduction != "none" && reduction != "sum" && reduction != "mean")
+    throw RuleError(fmt::format("reduction '{}' is not none, sum or mean", reduction));
+  if (x->rank() < 2) throw RuleError(fmt::format("the scores {} are not [N, C, ...]", to_string(*x)));
+  Shape per_element = *x;
+  per_element.dims.erase(per_element.dims.begin() + 1);
+  if (const Shape* labels = c.shape(1)) {
+    bool fits = labels->rank() == per_element.rank();
+    for (int i = 0; fits && i < labels->rank(); ++i)
+      fits = labels->dims[i] < 0 || per_element.dims[i] < 0 || labels->dims[i] == per_element.dims[i];
+    if (!fits) throw RuleError(fmt::format("labels {} do not match the scores {}", to_string(*labels), to_string(*x)));
+  }
+  if (const Shape* w = c.shape(2);
+      w && (w->rank() != 1 || (w->dims[0] >= 0 && x->dims[1] >= 0 && w->dims[0] != x->dims[1])))
+    throw RuleError(fmt::format("weights {} are not one per class ({})", to_string(*w), x->dims[1]));
+  c.out(0, reduction == "none" ? per_element : Shape{});
+  c.out(1, *x);
+  return true;
+}
+
+/// Rows (N x D...) of a loss over scores [N, C, D...], and the reduction's FLOPs over them: sum R - 1 adds; mean
+/// R - 1 adds and a divide, weighted also the weights' sum (R - 1): 2R - 1; none 0.
+Count loss_rows(const CostContext& c, Count& reduction_flops) {
+  const Shape& s = c.in_shape(0);
+  const Count classes = s.rank() > 1 ? s[1] : 0, rows = classes > 0 ? c.in_elems() / classes : 0;
+  const std::string reduction = c.n.attrs.s("reduction", "mean");
+  const bool weighted = c.n.inputs.size() > 2 && c.n.inputs[2] >= 0;
+  if (rows == 0 || reduction == "none") reduction_flops = 0;
+  else reduction_flops = reduction == "sum" ? rows - 1 : weighted ? 2 * rows - 1 : rows;
+  return rows;
+}
+
+// SoftmaxCrossEntropyLoss: LogSoftmax over C per row (5C - 1), the label's log-probability picked (0), negated
+// (1 per row), weighted (1 per row with weights), reduced (loss_rows). Every row counts (ignore_index drops rows
+// by their label values). Backward to the scores: softmax from the log-probabilities (exp, E), times the row's
+// scale (E), minus 1 at the label (R), the row's scale (R): 2E + 2R.
+bool softmax_cross_entropy_cost(const CostContext& c, Cost& cost, std::string&) {
+  Count reduce = 0;
+  const Count rows = loss_rows(c, reduce), e = c.in_elems(), classes = rows > 0 ? e / rows : 0;
+  const bool weighted = c.n.inputs.size() > 2 && c.n.inputs[2] >= 0;
+  cost.flops = rows * (5 * classes - 1) + rows * (weighted ? 2 : 1) + reduce;
+  c.add_grad(c.n.inputs[0], 2 * e + 2 * rows, cost);
+  return true;
+}
+
+// NegativeLogLikelihoodLoss: the target's value picked (0), negated (1 per row), weighted (1 per row), reduced
+// (loss_rows). Backward: the row's negated (and weighted) gradient scattered to the target: R (2R with weights).
+bool nll_loss_cost(const CostContext& c, Cost& cost, std::string&) {
+  Count reduce = 0;
+  const Count rows = loss_rows(c, reduce);
+  const bool weighted = c.n.inputs.size() > 2 && c.n.inputs[2] >= 0;
+  cost.flops = rows * (weighted ? 2 : 1) + reduce;
+  c.add_grad(c.n.inputs[0], rows * (weighted ? 2 : 1), cost);
+  return true;
+}
+
+/// Det: [*, M, M] -> [*].
+bool det_infer(RuleContext& c) {
+  const Shape* x = c.shape(0);
+  if (!x) return false;
+  const int64_t rows = x->rank() >= 2 ? (*x)[-2] : -1, cols = x->rank() >= 2 ? (*x)[-1] : -1;
+  if (x->rank() < 2 || (rows >= 0 && cols >= 0 && rows != cols))
+    throw RuleError(fmt::format("Det needs square matrices [*, M, M], not {}", to_string(*x)));
+  c.out(0, Shape{{x->dims.begin(), x->dims.end() - 2}});
+  return true;
+}
+
+// Per M x M matrix, LU with partial pivoting: elimination step with n = M-1 .. 1 rows below the pivot takes n
+// comparisons (the pivot), n divides (the multipliers) and n^2 multiply-adds (2 n^2): sum (M-1)M +
+// (M-1)M(2M-1)/3; then the diagonal's product, M - 1 (the sign of the row swaps is selection). Backward
+// dy * det * A^-T: the inverse from the LU factors (2M^3), det * dy (1), its product with the inverse (M^2).
+bool det_cost(const CostContext& c, Cost& cost, std::string&) {
+  const Shape& s = c.in_shape(0);
+  const Count m = s[-1], matrices = m > 0 ? c.in_elems() / (m * m) : 0;
+  const Count per = m > 0 ? (m - 1) * m + (m - 1) * m * (2 * m - 1) / 3 + (m - 1) : 0;
+  cost.flops = matrices * per;
+  c.add_grad(c.n.inputs[0], matrices * (2 * m * m * m + m * m + 1), cost);
+  return true;
+}
+
 }  // namespace
 
 const OpRule rule_reduce{reduce_infer, reduce_cost};
 const OpRule rule_hardmax{softmax_infer, hardmax_cost};
 const OpRule rule_softmax{softmax_infer, softmax_cost};
+const OpRule rule_softmax_cross_entropy{loss_infer, softmax_cross_entropy_cost};
+const OpRule rule_nll_loss{loss_infer, nll_loss_cost};
+const OpRule rule_det{det_infer, det_cost};
 
 }  // namespace ridge::ops

@@ -275,19 +275,49 @@ TEST(OnnxOps, SoftmaxBeforeOpset13NormalisesTheFlattenedTrailingDims) {
 
 TEST(OnnxOps, UnknownOpIsKeptAndNoted) {
   TinyModel m;
-  m.input("x", {-1, 4});
-  m.node("NonZero", {"x"}, {"nz"});
-  m.node("Relu", {"x"}, {"y"});
-  m.output("y").output("nz");
+  m.input("x", {-1, 4}, TP::INT64);
+  m.node("TfIdfVectorizer", {"x"}, {"tf"});
+  m.node("Neg", {"x"}, {"y"});
+  m.output("y").output("tf");
   Graph g = import_onnx_bytes(m.bytes(), "unknown-op", LoadOptions{});
   ASSERT_EQ(g.nodes.size(), 2u);
   EXPECT_EQ(g.nodes[0].op, OpKind::Unknown);
-  EXPECT_EQ(g.nodes[0].op_type, "NonZero");
+  EXPECT_EQ(g.nodes[0].op_type, "TfIdfVectorizer");
   bool noted = false;
-  for (const auto& n : g.notes) noted |= n.find("NonZero x1") != std::string::npos;
+  for (const auto& n : g.notes) noted |= n.find("TfIdfVectorizer x1") != std::string::npos;
   EXPECT_TRUE(noted);
   ModelCost cost = estimate(g);
-  EXPECT_EQ(cost.excluded_ops.count("NonZero"), 1u);
+  EXPECT_EQ(cost.excluded_ops.count("TfIdfVectorizer"), 1u);
+}
+
+TEST(OnnxOps, AnOutputExtentThatTensorValuesDecideIsUnknownNamedAndExcluded) {
+  // NonZero's count of non-zero elements: rank and static dims known, the count not; the node and its consumer
+  // are excluded, the totals incomplete, and the reason names the node. With the values known it folds.
+  for (const bool onnx_inference : {true, false}) {
+    SCOPED_TRACE(onnx_inference);
+    TinyModel m;
+    m.input("x", {2, 4});
+    m.node("NonZero", {"x"}, {"nz"});
+    set_attr(m.node("Cast", {"nz"}, {"f"}), "to", int64_t{1});
+    m.output("f");
+    Graph g = import_onnx_bytes(m.bytes(), "nonzero.onnx", LoadOptions{}, OnnxImportOptions{onnx_inference, true});
+    EXPECT_EQ(g.nodes[0].op, OpKind::NonZero);
+    const Value& nz = g.value(g.nodes[0].outputs[0]);
+    EXPECT_EQ(nz.shape.rank(), 2);
+    EXPECT_EQ(nz.shape.dims[0], 2);
+    EXPECT_EQ(nz.shape.dims[1], -1);
+    EXPECT_NE(nz.shape_note.find("depends on tensor values"), std::string::npos) << nz.shape_note;
+    const ModelCost mc = estimate(g);
+    EXPECT_FALSE(mc.complete());
+    EXPECT_EQ(mc.nodes[0].status, CostStatus::UnknownShape);
+    EXPECT_EQ(mc.excluded_ops.count("NonZero"), 1u);
+  }
+  TinyModel m;
+  m.ints("c", {0, 3, 0, 5, 7}).node("NonZero", {"c"}, {"nz"});
+  m.output("nz");
+  const Graph g = import_onnx_bytes(m.bytes(), "nonzero-folded.onnx", LoadOptions{}, OnnxImportOptions{false, true});
+  EXPECT_EQ(to_string(g.value(g.nodes[0].outputs[0]).shape), "1x3");
+  EXPECT_TRUE(estimate(g).complete());
 }
 
 TEST(OnnxOps, CustomDomainOpIsKeptAsUnknown) {
@@ -356,6 +386,48 @@ TEST(OnnxOps, AQuantizedWeightTransposedBeforeItsMatMulIsAParameter) {
   m.output("y");
   Graph g = import_onnx_bytes(m.bytes(), "qdq-matmul", LoadOptions{});
   EXPECT_EQ(to_string(estimate(g).total.params), "128");
+}
+
+TEST(OnnxOps, ONNXRuntimeQuantizedOpsCountIntegerWeightsAsParametersAndTheirMacs) {
+  // What onnxruntime.quantization writes (QOperator format): DynamicQuantizeLinear, then QLinearConv with an int8
+  // weight (per output channel scales) and int32 bias, and MatMulInteger with a uint8 weight.
+  TinyModel m;
+  m.input("x", {1, 3, 8, 8});
+  m.weight("xs", {}).weight("xz", {}, TP::UINT8).weight("w", {4, 3, 3, 3}, TP::INT8).weight("ws", {4});
+  m.weight("wz", {4}, TP::INT8).weight("ys", {}).weight("yz", {}, TP::UINT8).weight("b", {4}, TP::INT32);
+  m.weight("b2", {8, 5}, TP::UINT8).weight("b2z", {}, TP::UINT8);
+  m.node("DynamicQuantizeLinear", {"x"}, {"xq", "xqs", "xqz"});
+  set_attr(m.node("QLinearConv", {"xq", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"}, {"yq"}), "pads",
+           std::vector<int64_t>{1, 1, 1, 1});
+  m.node("MatMulInteger", {"yq", "b2", "yz", "b2z"}, {"acc"});
+  m.output("acc");
+  for (const bool onnx_inference : {true, false}) {
+    SCOPED_TRACE(onnx_inference);
+    Graph g = import_onnx_bytes(m.bytes(), "quantized.onnx", LoadOptions{}, OnnxImportOptions{onnx_inference, true});
+    EXPECT_EQ(g.nodes[1].op, OpKind::QLinearConv);
+    EXPECT_EQ(to_string(g.value(g.nodes[1].outputs[0]).shape), "1x4x8x8");
+    EXPECT_EQ(g.value(g.nodes[1].outputs[0]).dtype, DType::U8);
+    EXPECT_EQ(to_string(g.value(g.nodes[2].outputs[0]).shape), "1x4x8x5");
+    EXPECT_EQ(g.value(g.nodes[2].outputs[0]).dtype, DType::I32);
+    for (const char* name : {"w", "b", "b2"}) {
+      for (const Value& v : g.values)
+        if (v.name == name) EXPECT_EQ(v.kind, ValueKind::Param) << name;
+    }
+    for (const char* name : {"xs", "xz", "ws", "wz", "ys", "yz", "b2z"}) {
+      for (const Value& v : g.values)
+        if (v.name == name) EXPECT_NE(v.kind, ValueKind::Param) << name;
+    }
+    const ModelCost mc = estimate(g);
+    EXPECT_TRUE(mc.complete());
+    EXPECT_EQ(to_string(mc.total.params), "152");  // 108 int8 + 4 int32 + 40 uint8
+    // QLinearConv 256 outputs x 27 MACs; MatMulInteger 160 outputs x 8.
+    EXPECT_EQ(to_string(mc.total.macs), std::to_string(256 * 27 + 160 * 8));
+    // DynamicQuantizeLinear 7E + 7; QLinearConv 2 MACs + bias + 5 per output; MatMulInteger 2 MACs.
+    EXPECT_EQ(to_string(mc.total.flops), std::to_string(7 * 192 + 7 + 2 * 256 * 27 + 6 * 256 + 2 * 160 * 8));
+    EXPECT_EQ(to_string(estimate_memory(g, Optimizer::Adam).param_bytes), "164");  // 108 + 16 + 40 bytes
+    EXPECT_EQ(to_string(estimate_memory(g, Optimizer::Adam).grad_bytes), "0");
+    EXPECT_EQ(mc.total.bwd_flops(), 0);
+  }
 }
 
 TEST(OnnxOps, OneHotValuesAreNotAParameter) {

@@ -128,7 +128,8 @@ void classify_initializers(Work& w, const std::vector<int>& initializers, const 
   for (const Node& n : w.g.nodes) {
     const OpFamily f = op_family(n.op);
     const bool product = f == OpFamily::Linear || f == OpFamily::MatMul || f == OpFamily::Einsum ||
-                         f == OpFamily::Conv || f == OpFamily::ConvTranspose || f == OpFamily::Recurrent;
+                         f == OpFamily::Conv || f == OpFamily::ConvTranspose || f == OpFamily::Recurrent ||
+                         f == OpFamily::IntegerProduct;
     for (size_t k = 0; k < n.inputs.size(); ++k) {
       const InputRole r = input_role(n.op, static_cast<int>(k));
       if (n.inputs[k] >= 0 && (r == InputRole::Weight || (r == InputRole::Either && product)))
@@ -136,8 +137,11 @@ void classify_initializers(Work& w, const std::vector<int>& initializers, const 
     }
   }
   // A quantized weight (QDQ: int8 weight -> DequantizeLinear -> Conv/MatMul) is the parameter, at its own dtype;
-  // the DequantizeLinear's scale and zero point are not.
+  // the DequantizeLinear's scale and zero point are not. So is an integer tensor that an op takes as a weight
+  // directly (QLinearConv's int8 weight and int32 bias, MatMulInteger's B: the inputs that feed a weight above);
+  // its scales and zero points are activation inputs ('x'), never weights.
   std::vector<char> quantized(w.g.values.size(), 0);
+  for (size_t v = 0; v < quantized.size(); ++v) quantized[v] = feeds_weight[v];
   for (bool changed = true; changed;) {
     changed = false;
     for (const Node& n : w.g.nodes) {
@@ -236,13 +240,14 @@ void reorder_nodes(Work& w, const std::vector<int>& order) {
 }
 
 /// Ops whose versions after opset 17 changed what shape inference must read (axes, num_outputs and sizes as
-/// inputs, dilations): on a newer model the ONNX library would apply its older schema and get them wrong.
+/// inputs, dilations, GridSample's N-D grids): on a newer model the ONNX library would apply its older schema
+/// and get them wrong.
 bool changed_after_opset17(const std::string& op) {
   static const std::set<std::string> kChanged = {
       "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax", "ReduceMean", "ReduceMin",
       "ReduceProd", "ReduceSumSquare", "Split", "Pad", "Resize", "AveragePool", "LpPool", "ScatterElements",
       "ScatterND", "DFT", "GroupNormalization", "Col2Im", "Gelu", "Attention", "RMSNormalization",
-      "RotaryEmbedding"};
+      "RotaryEmbedding", "GridSample"};
   return kChanged.count(op) != 0;
 }
 

@@ -46,6 +46,7 @@ constexpr LoweringRow kLowerings[] = {
     {OpKind::AdaptiveAvgPool, lower_pool},
     {OpKind::GlobalAveragePool, lower_pool},
     {OpKind::Softmax, lower_softmax},
+    {OpKind::LRN, lower_lrn},
     {OpKind::LogSoftmax, lower_softmax},
     {OpKind::ReduceMean, lower_reduce},
     {OpKind::ReduceSum, lower_reduce},

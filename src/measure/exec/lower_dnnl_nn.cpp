@@ -359,6 +359,40 @@ void lower_pool(Program& p, int ni) {
   };
 }
 
+/// LRN: oneDNN's across-channel LRN computes ONNX's formula, x / (bias + alpha / size * sum x^2)^beta.
+void lower_lrn(Program& p, int ni) {
+  const Node& n = node_of(p, ni);
+  const int X = input_at(n, 0), Y = n.outputs.at(0);
+  const int64_t size = n.attrs.i("size", 0);
+  if (size <= 0) throw NoKernel{"LRN without a positive size"};
+  const float alpha = static_cast<float>(n.attrs.f("alpha", 1e-4)), beta = static_cast<float>(n.attrs.f("beta", 0.75)),
+              bias = static_cast<float>(n.attrs.f("bias", 1.0));
+  memory src = p.plain(X, ni);
+  const algorithm alg = algorithm::lrn_across_channels;
+  dnnl::lrn_forward::primitive_desc pd(
+      dnnl::lrn_forward::desc(forward_prop(p), alg, src.get_desc(), size, alpha, beta, bias), p.engine());
+  memory dst = p.alloc(pd.dst_desc());
+  p.set_value(Y, dst);
+  Args args{{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
+  if (pd.workspace_desc().get_size() > 0) args[DNNL_ARG_WORKSPACE] = p.alloc(pd.workspace_desc());
+  dnnl::lrn_forward prim(pd);
+  Step& step = p.add_step(ni, impl_name(pd), [&p, prim, args] { prim.execute(p.stream(), args); });
+  if (!p.needs_grad(Y) || !p.needs_grad(X)) return;
+  dnnl::lrn_backward::primitive_desc bpd(
+      dnnl::lrn_backward::desc(alg, src.get_desc(), dst.get_desc(), size, alpha, beta, bias),
+      p.engine(), pd);
+  memory diff_src = p.alloc(bpd.diff_src_desc());
+  Args bargs{{DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, p.grad(Y)}, {DNNL_ARG_DIFF_SRC, diff_src}};
+  if (args.count(DNNL_ARG_WORKSPACE)) bargs[DNNL_ARG_WORKSPACE] = args[DNNL_ARG_WORKSPACE];
+  dnnl::lrn_backward bprim(bpd);
+  auto acc = p.accumulate_into_grad(X, diff_src);
+  step.info.has_backward = true;
+  step.backward = [&p, bprim, bargs, acc] {
+    bprim.execute(p.stream(), bargs);
+    acc();
+  };
+}
+
 void lower_softmax(Program& p, int ni) {
   const Node& n = node_of(p, ni);
   const int X = input_at(n, 0), Y = n.outputs.at(0);

@@ -21,6 +21,7 @@ void lower_eltwise(Program& p, int ni);
 void lower_binary(Program& p, int ni);
 void lower_pool(Program& p, int ni);
 void lower_softmax(Program& p, int ni);
+void lower_lrn(Program& p, int ni);
 void lower_concat(Program& p, int ni);
 void lower_reduce(Program& p, int ni);
 void lower_transpose(Program& p, int ni);
