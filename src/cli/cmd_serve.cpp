@@ -24,10 +24,10 @@ CLI::App* add_serve_command(CLI::App& app) {
   };
   auto o = std::make_shared<Opts>();
   o->m.add_to(cmd);
-  cmd->add_option("--batch,-b", o->batch, "Concurrent sequences")->capture_default_str();
-  cmd->add_option("--prompt", o->prompt, "Prompt tokens (prefill)")->capture_default_str();
-  cmd->add_option("--generate", o->generate, "Generated tokens (decode steps)")->capture_default_str();
-  cmd->add_option("--tp", o->tp, "Tensor-parallel GPUs")->capture_default_str();
+  cmd->add_option("--batch,-b", o->batch, "Concurrent sequences")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--prompt", o->prompt, "Prompt tokens (prefill)")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--generate", o->generate, "Generated tokens (decode steps)")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--tp", o->tp, "Tensor-parallel GPUs")->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--weights", o->weights, "Weight format: int4|int8|fp8|fp16|bf16|fp32")->capture_default_str();
   cmd->add_option("--kv", o->kv, "KV cache format: fp8|fp16|bf16|fp32")->capture_default_str();
   cmd->add_option("--compute", o->compute, "Activation precision and peak: fp16|bf16|fp32")->capture_default_str();

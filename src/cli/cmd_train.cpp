@@ -22,23 +22,28 @@ CLI::App* add_train_command(CLI::App& app) {
   };
   auto o = std::make_shared<Opts>();
   o->m.add_to(cmd);
-  cmd->add_option("--gpus", o->t.gpus, "GPUs in all")->required();
-  cmd->add_option("--tp", o->t.tp, "Tensor-parallel size")->capture_default_str();
-  cmd->add_option("--pp", o->t.pp, "Pipeline-parallel stages")->capture_default_str();
+  cmd->add_option("--gpus", o->t.gpus, "GPUs in all")->required()->check(CLI::PositiveNumber);
+  cmd->add_option("--tp", o->t.tp, "Tensor-parallel size")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--pp", o->t.pp, "Pipeline-parallel stages")->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--cp", o->t.cp, "Context-parallel size: each GPU holds seq / cp tokens, ring attention over the "
-                                   "rest (Megatron-LM --context-parallel-size)")->capture_default_str();
+                                   "rest (Megatron-LM --context-parallel-size)")->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--dp", o->t.dp, "Data-parallel size (default gpus / (tp cp pp))")->check(CLI::PositiveNumber);
   cmd->add_option("--zero", o->zero, "ZeRO stage 0-3, or fsdp (PyTorch FSDP full shard = stage 3)")->capture_default_str();
   cmd->add_option("--interleave", o->t.interleave, "Virtual pipeline stages per GPU (interleaved 1F1B schedule)")
-      ->capture_default_str();
-  cmd->add_option("--ep", o->t.ep, "Expert-parallel GPUs (MoE models; divides dp and the experts)")->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--ep", o->t.ep, "Expert-parallel GPUs (MoE models; divides dp and the experts)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   cmd->add_flag("--sp", o->t.sequence_parallel,
                 "Megatron sequence parallelism: activations outside the TP region split over tp (Korthikanti et al.)");
   cmd->add_option("--recompute", o->recompute, "Activation recomputation: none|selective|full")->capture_default_str();
-  cmd->add_option("--seq", o->t.seq, "Sequence length")->capture_default_str();
+  cmd->add_option("--seq", o->t.seq, "Sequence length")->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--global-batch", o->t.global_batch, "Sequences per iteration (default dp x micro-batch)")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--micro-batch", o->t.micro_batch, "Sequences per micro-batch")->capture_default_str();
+  cmd->add_option("--micro-batch", o->t.micro_batch, "Sequences per micro-batch")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--compute", o->compute, "Precision of the peak: bf16|fp16|fp32")->capture_default_str();
   cmd->add_option("--tokens", o->t.token_budget, "Token budget: also print the days it takes (e.g. 2e12)");
   cmd->add_option("--moe", o->moe, kMoeHelp)->capture_default_str();

@@ -123,7 +123,12 @@ TEST(Cli, ErrorsAreOneLineWithExitCodes) {
   EXPECT_EQ(dtype.exit_code, 2);
   EXPECT_NE(dtype.err.find("--dtype"), std::string::npos);
   for (const char* args : {"summary gpt2 --seq-len 0", "summary gpt2 --seq-len -1", "train llama-2-7b -d a100-80gb "
-                           "--gpus 8 --global-batch 0", "train llama-2-7b -d a100-80gb --gpus 8 --dp 0"}) {
+                           "--gpus 8 --global-batch 0", "train llama-2-7b -d a100-80gb --gpus 8 --dp 0",
+                           // a bad value of serve's and train's counting flags is a usage error, as predict's --batch 0
+                           "train llama-2-7b -d a100 --gpus 0", "train llama-2-7b -d a100 --gpus 8 --tp 0",
+                           "train llama-2-7b -d a100 --gpus 8 --micro-batch -1", "train llama-2-7b -d a100 --gpus 8 --seq 0",
+                           "serve llama-2-7b -d a100 --batch 0", "serve llama-2-7b -d a100 --prompt 0",
+                           "serve llama-2-7b -d a100 --generate -3", "serve llama-2-7b -d a100 --tp 0"}) {
     const auto r = run_ridge(args);  // 0 was taken silently as "the default"
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;
   }
