@@ -25,7 +25,7 @@ enum class LlmHead : uint8_t { CausalLm, Base, MaskedLm, PreTraining, SequenceCl
 /// a BERT-style encoder (bert, roberta, xlm-roberta, distilbert: causal false, post_norm).
 struct LlmConfig {
   std::string name;                  ///< zoo name or the config file's parent directory name
-  std::string family;                ///< HF model_type: llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3_text, deepseek_v2, deepseek_v3, gpt_oss, phi, phi3, gpt2, gpt_neox, falcon, opt, bloom, gptj, codegen, gpt_bigcode, starcoder2, stablelm, granite; encoders bert, roberta, xlm-roberta, distilbert
+  std::string family;                ///< HF model_type: llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3_text, deepseek_v2, deepseek_v3, gpt_oss, phi, phi3, gpt2, gpt_neox, falcon, opt, bloom, gptj, codegen, gpt_bigcode, starcoder2, stablelm, granite, cohere, olmo; encoders bert, roberta, xlm-roberta, distilbert
   std::string module_prefix;         ///< HF class prefix for module types ("Llama" -> LlamaRMSNorm, LlamaAttention)
   int64_t vocab_size = 0;            ///< vocab_size
   int64_t hidden_size = 0;           ///< hidden_size / n_embd / d_model
@@ -65,6 +65,9 @@ struct LlmConfig {
   int64_t embed_proj_dim = 0;        ///< OPT word_embed_proj_dim when != hidden (project_in/out)
   int64_t rotary_dims = 0;           ///< rotated dims per head as an integer (gptj, codegen rotary_dim); 0: from
                                      ///< rotary_fraction
+  bool norm_scale = true;            ///< the LayerNorms have a weight (OLMo's non-parametric LayerNorm: none)
+  double logit_scale = 0;            ///< logits x logit_scale (cohere), a graph op; 0: none
+  double clip_qkv = 0;               ///< q, k, v clamped to [-clip_qkv, clip_qkv] after their projections (olmo); 0: none
   // Multi-head latent attention (deepseek_v2, deepseek_v3; kv_lora_rank == 0: none): queries through an optional
   // low-rank q_a_proj / q_b_proj, keys and values decompressed from a kv_lora_rank latent, qk heads of
   // qk_nope_head_dim + qk_rope_head_dim (head_dim) and value heads of v_head_dim.

@@ -55,15 +55,16 @@ bool batch_norm_cost(const CostContext& c, Cost& cost, std::string&) {
 
 /// LayerNorm's count over `rows` rows of E elements in all, with the scale and shift at inputs `scale` and
 /// `shift`: mean (E), x - mean (E), square (E), variance mean (E), + eps and sqrt per row (2R), divide (E),
-/// scale (E), shift (E): 7E + 2R (5E + 2R without scale and shift), equal to the decomposed ONNX form (ReduceMean,
-/// Sub, Pow, ...). Backward: 8E for the input, 2E for the scale, E for the shift.
+/// scale (E) if there is one, shift (E) if there is one: 7E + 2R, 6E + 2R without the shift (nn.LayerNorm(bias=False),
+/// ONNX's optional B absent), 5E + 2R with neither; equal to the decomposed ONNX form (ReduceMean, Sub, Pow, ...).
+/// Backward: 8E for the input, 2E for the scale, E for the shift.
 Count layer_norm_terms(const CostContext& c, Count rows, size_t scale, size_t shift, Cost& cost) {
   const Count out = c.out_elems();
-  const bool affine = has_input(c, scale);
+  const bool scaled = has_input(c, scale), shifted = has_input(c, shift);
   c.add_grad(c.n.inputs[0], 8 * out, cost);
-  if (affine) c.add_grad(c.n.inputs[scale], 2 * out, cost);
-  if (has_input(c, shift)) c.add_grad(c.n.inputs[shift], out, cost);
-  return (affine ? 7 : 5) * out + 2 * rows;
+  if (scaled) c.add_grad(c.n.inputs[scale], 2 * out, cost);
+  if (shifted) c.add_grad(c.n.inputs[shift], out, cost);
+  return (5 + (scaled ? 1 : 0) + (shifted ? 1 : 0)) * out + 2 * rows;
 }
 
 /// RMSNorm's count: square (E), mean of squares (E), + eps and sqrt per row (2R), divide (E), scale (E): 4E + 2R.

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "ridge/cost.hpp"
@@ -711,6 +712,63 @@ TEST(LlmConfig, GraniteCountsItsMultipliers) {
     EXPECT_GE(gg.find_node(node), 0) << node;
 }
 
+// Cohere (Command R): LayerNorms with a weight and no bias (h parameters each, 6E + 2R), one norm per layer feeding
+// attention and the MLP in parallel, tied head, logits x logit_scale; OLMo 1: non-parametric LayerNorms (no
+// parameters, 5E + 2R) and q, k, v clamped with clip_qkv.
+TEST(LlmConfig, CohereAndOlmoNormsWithoutBiasOrWeight) {
+  // CohereForAI/c4ai-command-r-v01's shapes: embeddings + 40 x (4 h^2 attention + 3 h I MLP + one norm's h) + final norm.
+  LlmConfig c = parse_llm_config(json::parse(R"({"model_type":"cohere","vocab_size":256000,"hidden_size":8192,
+      "intermediate_size":22528,"num_hidden_layers":40,"num_attention_heads":64,"num_key_value_heads":64,
+      "max_position_embeddings":8192,"logit_scale":0.0625,"use_qk_norm":false})"), "cohere");
+  c.name = "cohere";
+  const Count h = 8192, I = 22528, V = 256000;
+  const Count cohere = V * h + 40 * (4 * h * h + 3 * h * I + h) + h;
+  EXPECT_EQ(cohere, Count{34980831232});
+  EXPECT_EQ(llm_params(c).total, cohere);
+  // OLMo-1B-hf: no norm parameters at all; tied: 1,176,764,416 as published for OLMo-1B.
+  LlmConfig o = parse_llm_config(json::parse(R"({"model_type":"olmo","vocab_size":50304,"hidden_size":2048,
+      "intermediate_size":8192,"num_hidden_layers":16,"num_attention_heads":16,"max_position_embeddings":2048,
+      "tie_word_embeddings":true,"clip_qkv":null})"), "olmo");
+  o.name = "olmo";
+  EXPECT_EQ(llm_params(o).total, Count{1176764416});
+  // Graphs at small shapes: parameters as the formula, and OLMo's are llama's less its RMSNorm weights.
+  auto small = [](const char* type, const char* extra) {
+    LlmConfig s = parse_llm_config(json::parse(fmt::format(R"({{"model_type":"{}","vocab_size":64,"hidden_size":32,
+        "intermediate_size":48,"num_hidden_layers":2,"num_attention_heads":4,"num_key_value_heads":2,
+        "max_position_embeddings":64{}}})", type, extra)), type);
+    s.name = type;
+    return s;
+  };
+  const LlmConfig sc = small("cohere", ""), so = small("olmo", R"(,"clip_qkv":8.0)"), sl = small("llama", "");
+  EXPECT_EQ(graph_params(sc), llm_params(sc).total);
+  EXPECT_EQ(graph_params(so), llm_params(so).total);
+  EXPECT_EQ(llm_params(so).total, llm_params(sl).total - (2 * 2 + 1) * 32);  // llama's RMSNorm weights, gone
+  LlmShape shape;
+  shape.batch = 2, shape.tokens = 8;
+  const Count E = 2 * 8 * 32, R = 2 * 8;
+  // OLMo's norms and clamps, op by op (Clip: 2 FLOPs per element; k and v have 2 of the 4 heads).
+  const Graph og = build_llm(so, shape);
+  Count norms = 0, clamps = 0;
+  for (const auto& nc : estimate(og).nodes) {
+    const Node& n = og.nodes[static_cast<size_t>(nc.node)];
+    if (n.op == OpKind::LayerNormalization) norms += nc.cost.flops;
+    if (n.op == OpKind::Clip) clamps += nc.cost.flops;
+  }
+  EXPECT_EQ(norms, 5 * (5 * E + 2 * R));                  // 2 per layer + the final one, 5E + 2R each
+  EXPECT_EQ(clamps, 2 * 2 * (E + E / 2 + E / 2));         // per layer: clamp q (E), k and v (E / 2 each), 2 FLOPs each
+  const Graph cg = build_llm(sc, shape);
+  Count cohere_norms = 0;
+  for (const auto& nc : estimate(cg).nodes) {
+    const Node& n = cg.nodes[static_cast<size_t>(nc.node)];
+    if (n.op == OpKind::LayerNormalization) cohere_norms += nc.cost.flops;
+  }
+  EXPECT_EQ(cohere_norms, 3 * (6 * E + 2 * R));  // one per layer (parallel) + the final one, 6E + 2R each
+  EXPECT_GE(cg.find_node("mul_logit_scale"), 0);
+  EXPECT_LT(cg.find_node("model.layers.0.post_attention_layernorm"), 0);
+  EXPECT_NE(error_of(json::parse(R"({"model_type":"cohere","vocab_size":64,"hidden_size":32,"intermediate_size":48,
+      "num_hidden_layers":2,"num_attention_heads":4,"use_qk_norm":true})")).find("use_qk_norm"), std::string::npos);
+}
+
 // Mangled config.json files (a deterministic complement to libFuzzer): parse_llm_config answers with a value or a
 // one-line ridge::Error, never another exception; what it accepts builds a graph whose parameter count equals the
 // formula's (small shapes only, so the test stays fast).
@@ -749,6 +807,10 @@ TEST(LlmConfig, MangledConfigsAreOneLineErrorsOrConsistentGraphs) {
       R"({"model_type":"stablelm","vocab_size":64,"hidden_size":32,"num_hidden_layers":2,"num_attention_heads":4,
           "num_key_value_heads":2,"intermediate_size":48,"use_qkv_bias":true,"use_parallel_residual":true,
           "max_position_embeddings":64})",
+      R"({"model_type":"cohere","vocab_size":64,"hidden_size":32,"num_hidden_layers":2,"num_attention_heads":4,
+          "num_key_value_heads":2,"intermediate_size":48,"logit_scale":0.0625,"max_position_embeddings":64})",
+      R"({"model_type":"olmo","vocab_size":64,"hidden_size":32,"num_hidden_layers":2,"num_attention_heads":4,
+          "num_key_value_heads":2,"intermediate_size":48,"clip_qkv":8.0,"max_position_embeddings":64})",
   };
   int accepted = 0, built = 0;
   for (const char* seed : seeds)

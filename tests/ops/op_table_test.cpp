@@ -298,6 +298,16 @@ TEST(OpTable, ThreeDConvolutionAndPoolingUseTheSameRules) {
   }
 }
 
+// ONNX's LayerNormalization has an optional shift B: without it (nn.LayerNorm(bias=False), Cohere's and OLMo's
+// norms) the count is 6E + 2R, not 7E + 2R: 6 x 6 + 2 x 2 = 40 on 2x3, and no shift gradient.
+TEST(OpTable, LayerNormWithoutShiftCountsNoShift) {
+  const ModelCost with = shaped_cost("layernormalization:2x3,3,3/axis=-1", "2x3");
+  const ModelCost without = shaped_cost("layernormalization:2x3,3/axis=-1", "2x3");
+  EXPECT_EQ(with.total.flops, 46);
+  EXPECT_EQ(without.total.flops, 40);
+  EXPECT_EQ(with.nodes[0].cost.bwd_flops() - without.nodes[0].cost.bwd_flops(), 6);  // dB = sum(dy): E
+}
+
 TEST(OpTable, OneOperandEinsumMovesOrSums) {
   struct Case {
     const char* desc;

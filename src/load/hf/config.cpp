@@ -609,6 +609,44 @@ void read_stablelm(const Keys& k, LlmConfig& c) {
     throw Error(fmt::format("{}: qk_layernorm true is not supported (per-head LayerNorms without bias)", k.origin()));
 }
 
+// cohere (CohereConfig; Command R): llama's modules and SiLU-gated MLP, but LayerNorms with a weight and no bias
+// (CohereLayerNorm), one input_layernorm feeding attention and the MLP in parallel (x + attn(ln(x)) + mlp(ln(x))), a
+// tied head whose logits are multiplied by logit_scale (a graph op). Its rotary embedding rotates interleaved pairs,
+// which costs what rotate_half costs. use_qk_norm (per-head LayerNorms of a [heads, head_dim] weight) is refused.
+void read_cohere(const Keys& k, LlmConfig& c) {
+  read_hf_shape(k, c);
+  c.num_kv_heads = k.opt_int("num_key_value_heads", c.num_heads);
+  c.intermediate_size = k.req_int("intermediate_size");
+  c.max_positions = k.opt_int("max_position_embeddings", 8192);
+  c.activation = activation_of(k, "hidden_act", "silu");
+  c.norm = LlmNorm::LayerNorm;
+  c.norm_bias = false;
+  c.qkv_bias = c.o_bias = k.opt_bool("attention_bias", false);
+  c.tied_embeddings = k.opt_bool("tie_word_embeddings", true);
+  c.parallel_residual = true;
+  c.parallel_norms = 1;
+  c.logit_scale = k.opt_double("logit_scale", 0.0625);
+  if (c.logit_scale == 0) c.logit_scale = 1;  // a multiply by 0 is still a multiply: keep the op
+  if (k.opt_bool("use_qk_norm", false))
+    throw Error(fmt::format("{}: use_qk_norm true is not supported (per-head LayerNorms of q and k)", k.origin()));
+}
+
+// olmo (OlmoConfig; OLMo 1): llama's modules and SiLU-gated MLP with non-parametric LayerNorms (OlmoLayerNorm: no
+// weight, no bias) and, with clip_qkv, q, k and v clamped after their projections.
+void read_olmo(const Keys& k, LlmConfig& c) {
+  read_hf_shape(k, c);
+  c.num_kv_heads = k.opt_int("num_key_value_heads", c.num_heads);
+  c.intermediate_size = k.req_int("intermediate_size");
+  c.max_positions = k.opt_int("max_position_embeddings", 2048);
+  c.activation = activation_of(k, "hidden_act", "silu");
+  c.norm = LlmNorm::LayerNorm;
+  c.norm_scale = c.norm_bias = false;
+  c.qkv_bias = c.o_bias = k.opt_bool("attention_bias", false);
+  c.tied_embeddings = k.opt_bool("tie_word_embeddings", false);
+  c.clip_qkv = k.opt_double("clip_qkv", 0);
+  if (c.clip_qkv < 0) throw Error(fmt::format("{}: clip_qkv must not be negative, not {}", k.origin(), c.clip_qkv));
+}
+
 struct Family {
   const char* model_type;
   const char* prefix;
@@ -633,6 +671,7 @@ constexpr Family kFamilies[] = {
     {"gpt_bigcode", "GPTBigCode", &read_gpt_bigcode},
     {"starcoder2", "Starcoder2", &read_starcoder2}, {"stablelm", "StableLm", &read_stablelm},
     {"granite", "Granite", &read_llama_like},
+    {"cohere", "Cohere", &read_cohere},       {"olmo", "Olmo", &read_olmo},
 };
 
 // The config key a family states its routed-expert count in.

@@ -182,7 +182,7 @@ struct LayerParts {
 LayerParts layer_parts(const LlmConfig& c) {
   const Count h = c.hidden_size, hd = c.head_dim, H = c.num_heads, kv = c.num_kv_heads;
   LayerParts lp;
-  lp.norm = h * (c.norm == LlmNorm::LayerNorm && c.norm_bias ? 2 : 1);
+  lp.norm = c.norm == LlmNorm::LayerNorm ? h * ((c.norm_scale ? 1 : 0) + (c.norm_bias ? 1 : 0)) : h;
   auto mlp = [&](Count width) {
     return c.gated_mlp ? 3 * h * width + (c.mlp_bias ? 2 * width + h : 0) : 2 * h * width + (c.mlp_bias ? width + h : 0);
   };

@@ -179,9 +179,12 @@ int Builder::batchnorm(int x, const std::string& name, const std::string& type) 
   return add(OpKind::BatchNormalization, name, type, std::move(in));
 }
 
-int Builder::layernorm(int x, const std::string& name) {
+int Builder::layernorm(int x, const std::string& name, bool scale, bool bias) {
+  RIDGE_ASSERT(scale || !bias, "an ONNX LayerNormalization with a bias has a scale");
   int64_t d = shape(x)[-1];
-  std::vector<int> in = {x, param(name + ".weight", Shape{{d}}), param(name + ".bias", Shape{{d}})};
+  std::vector<int> in = {x};
+  if (scale) in.push_back(param(name + ".weight", Shape{{d}}));
+  if (bias) in.push_back(param(name + ".bias", Shape{{d}}));
   return add(OpKind::LayerNormalization, name, "LayerNorm", std::move(in), Attrs{}.set("axis", int64_t{-1}));
 }
 

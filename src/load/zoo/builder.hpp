@@ -56,7 +56,8 @@ class Builder {
   /// bias (BERT's decoder shares cls.predictions.bias).
   int linear_tied(int x, const std::string& name, int weight_value, int bias_value = -1);
   int batchnorm(int x, const std::string& name, const std::string& type = "BatchNorm2d");
-  int layernorm(int x, const std::string& name);
+  /// LayerNorm over the last dim with a weight (`scale`) and a bias (`bias`) as the module has them.
+  int layernorm(int x, const std::string& name, bool scale = true, bool bias = true);
   int embedding(int ids, const std::string& name, int64_t vocab, int64_t dim);
   int dropout(int x, const std::string& name, const std::string& type = "Dropout");
   /// An activation module (ReLU, ReLU6, Tanh, GELU ...), or a functional call when module_name is empty.

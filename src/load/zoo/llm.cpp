@@ -59,8 +59,9 @@ int residual_branch(Ctx& x, int t) {
 int norm(Ctx& x, int h, const std::string& name) {
   Builder& b = x.b;
   if (x.c.norm == LlmNorm::LayerNorm) {
-    if (x.c.norm_bias) return b.layernorm(h, name);
-    throw Error(fmt::format("{}: LayerNorm without bias is not supported", name));
+    if (!x.c.norm_scale && x.c.norm_bias) throw Error(fmt::format("{}: a LayerNorm with a bias but no weight is not supported", name));
+    // OLMo's LayerNorm has neither weight nor bias; Cohere's a weight only (6E + 2R: docs/counting.md)
+    return b.layernorm(h, name, x.c.norm_scale, x.c.norm_bias);
   }
   auto scope = b.module(name, x.type("RMSNorm"));
   const DType dt = DType::F32;  // HF upcasts to float32 here; the casts themselves are not ops in this graph
@@ -255,6 +256,11 @@ int self_attention(Ctx& x, int h, int64_t layer) {
     q = b.linear(h, "q_proj", H * hd, c.qkv_bias);
     k = b.linear(h, "k_proj", kv * hd, c.qkv_bias);
     v = b.linear(h, "v_proj", kv * hd, c.qkv_bias);
+    if (c.clip_qkv > 0) {  // OlmoAttention: q, k, v .clamp_(-clip_qkv, clip_qkv), one op each
+      const Attrs clip = Attrs{}.set("min", -c.clip_qkv).set("max", c.clip_qkv);
+      q = b.unary(OpKind::Clip, q, "clamp_q", clip), k = b.unary(OpKind::Clip, k, "clamp_k", clip);
+      v = b.unary(OpKind::Clip, v, "clamp_v", clip);
+    }
   }
   if (c.qk_norm) {  // Qwen3: q_norm / k_norm on the [B, T, heads, hd] view, before the transpose
     const Shape s = b.shape(q);
@@ -647,6 +653,8 @@ Graph build(const LlmConfig& c, const LlmShape& s) {
   int logits = c.tied_embeddings ? b.linear_tied(h, nm.head, embed_w) : b.linear(h, nm.head, c.vocab_size, c.lm_head_bias);
   logits = softcap(b, logits, c.final_softcap, "final_logit_softcap", s.dtype);
   if (granite(c)) logits = b.binary(OpKind::Div, logits, b.constant("logits_scaling", Shape{}, s.dtype), "div_logits_scaling");
+  if (c.logit_scale != 0)  // CohereForCausalLM: logits * logit_scale
+    logits = b.binary(OpKind::Mul, logits, b.constant("logit_scale", Shape{}, s.dtype), "mul_logit_scale");
   if (c.tied_embeddings && c.lm_head_bias)
     throw Error(fmt::format("{}: a tied lm_head with a bias is not supported", c.name));
   outputs.push_back(logits);

@@ -47,6 +47,8 @@ SEEDS = {
                      use_parallel_residual=True, partial_rotary_factor=0.5),
     "granite": dict(COMMON, model_type="granite", num_key_value_heads=2, intermediate_size=48, embedding_multiplier=12.0,
                     residual_multiplier=0.22, attention_multiplier=0.125, logits_scaling=8.0),
+    "cohere": dict(COMMON, model_type="cohere", num_key_value_heads=2, intermediate_size=48, logit_scale=0.0625),
+    "olmo": dict(COMMON, model_type="olmo", num_key_value_heads=2, intermediate_size=48, clip_qkv=8.0),
 }
 
 if __name__ == "__main__":
