@@ -11,8 +11,9 @@
 namespace ridge::cli {
 
 void LlmModelArgs::add_to(CLI::App* cmd) {
-  cmd->add_option("MODEL", model, "LLM zoo name (llama-2-7b, ...; see `ridge list`) or a Hugging Face config.json "
-                                  "(or its directory)")
+  cmd->add_option("MODEL", model, "LLM zoo name (llama-2-7b, ...; see `ridge list`; also gpt2 and distilbert), or a "
+                                  "Hugging Face config.json or its directory (decoders; BERT-family encoders train "
+                                  "but are not served: model types in docs/llm.md)")
       ->required();
   cmd->add_option("--device,-d", device_name, "Device id or alias (see `ridge devices`)")->required();
   cmd->add_option("--calibration", calibration,
