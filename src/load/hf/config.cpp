@@ -452,8 +452,7 @@ void read_encoder_head(const Keys& k, LlmConfig& c) {
   if (const json* labels = k.find("id2label"); labels && labels->is_object() && !labels->empty())
     c.num_labels = static_cast<int64_t>(labels->size());
   else
-    c.num_labels = k.opt_int("num_labels", 2);
-  if (c.num_labels < 1) throw Error(fmt::format("{}: num_labels must be positive, not {}", k.origin(), c.num_labels));
+    c.num_labels = k.opt_int("num_labels", 2);  // positive and bounded: validate_llm_config
   c.tied_embeddings = k.opt_bool("tie_word_embeddings", true);  // the MLM decoder reuses the word embeddings
 }
 
@@ -478,10 +477,7 @@ void read_bert(const Keys& k, LlmConfig& c) {
   encoder_layout(c);
   c.intermediate_size = k.req_int("intermediate_size");
   c.max_positions = k.opt_int("max_position_embeddings", 512);
-  c.token_type_vocab = k.opt_int("type_vocab_size", 2);
-  if (c.token_type_vocab < 0 || c.token_type_vocab > (int64_t{1} << 20))
-    throw Error(fmt::format("{}: type_vocab_size must be in 0..{}, not {}", k.origin(), int64_t{1} << 20,
-                            c.token_type_vocab));
+  c.token_type_vocab = k.opt_int("type_vocab_size", 2);  // 0..2^20: validate_llm_config
   if (c.family != "bert") {
     const int64_t pad = k.opt_int("pad_token_id", 1);
     if (pad < 0 || pad >= c.max_positions)
@@ -609,20 +605,17 @@ void read_stablelm(const Keys& k, LlmConfig& c) {
     throw Error(fmt::format("{}: qk_layernorm true is not supported (per-head LayerNorms without bias)", k.origin()));
 }
 
-// cohere (CohereConfig; Command R): llama's modules and SiLU-gated MLP, but LayerNorms with a weight and no bias
-// (CohereLayerNorm), one input_layernorm feeding attention and the MLP in parallel (x + attn(ln(x)) + mlp(ln(x))), a
-// tied head whose logits are multiplied by logit_scale (a graph op). Its rotary embedding rotates interleaved pairs,
-// which costs what rotate_half costs. use_qk_norm (per-head LayerNorms of a [heads, head_dim] weight) is refused.
+// cohere (CohereConfig; Command R): llama's keys, modules and SiLU-gated MLP (read_llama_like, with CohereConfig's
+// defaults of 8192 positions and a tied head), but LayerNorms with a weight and no bias (CohereLayerNorm), one
+// input_layernorm feeding attention and the MLP in parallel (x + attn(ln(x)) + mlp(ln(x))), and logits multiplied by
+// logit_scale (a graph op). Its rotary embedding rotates interleaved pairs, which costs what rotate_half costs.
+// use_qk_norm (per-head LayerNorms of a [heads, head_dim] weight) is refused.
 void read_cohere(const Keys& k, LlmConfig& c) {
-  read_hf_shape(k, c);
-  c.num_kv_heads = k.opt_int("num_key_value_heads", c.num_heads);
-  c.intermediate_size = k.req_int("intermediate_size");
+  read_llama_like(k, c);
   c.max_positions = k.opt_int("max_position_embeddings", 8192);
-  c.activation = activation_of(k, "hidden_act", "silu");
+  c.tied_embeddings = k.opt_bool("tie_word_embeddings", true);
   c.norm = LlmNorm::LayerNorm;
   c.norm_bias = false;
-  c.qkv_bias = c.o_bias = k.opt_bool("attention_bias", false);
-  c.tied_embeddings = k.opt_bool("tie_word_embeddings", true);
   c.parallel_residual = true;
   c.parallel_norms = 1;
   c.logit_scale = k.opt_double("logit_scale", 0.0625);
@@ -631,18 +624,12 @@ void read_cohere(const Keys& k, LlmConfig& c) {
     throw Error(fmt::format("{}: use_qk_norm true is not supported (per-head LayerNorms of q and k)", k.origin()));
 }
 
-// olmo (OlmoConfig; OLMo 1): llama's modules and SiLU-gated MLP with non-parametric LayerNorms (OlmoLayerNorm: no
-// weight, no bias) and, with clip_qkv, q, k and v clamped after their projections.
+// olmo (OlmoConfig; OLMo 1): llama's keys, modules and SiLU-gated MLP (read_llama_like) with non-parametric
+// LayerNorms (OlmoLayerNorm: no weight, no bias) and, with clip_qkv, q, k and v clamped after their projections.
 void read_olmo(const Keys& k, LlmConfig& c) {
-  read_hf_shape(k, c);
-  c.num_kv_heads = k.opt_int("num_key_value_heads", c.num_heads);
-  c.intermediate_size = k.req_int("intermediate_size");
-  c.max_positions = k.opt_int("max_position_embeddings", 2048);
-  c.activation = activation_of(k, "hidden_act", "silu");
+  read_llama_like(k, c);
   c.norm = LlmNorm::LayerNorm;
   c.norm_scale = c.norm_bias = false;
-  c.qkv_bias = c.o_bias = k.opt_bool("attention_bias", false);
-  c.tied_embeddings = k.opt_bool("tie_word_embeddings", false);
   c.clip_qkv = k.opt_double("clip_qkv", 0);
   if (c.clip_qkv < 0) throw Error(fmt::format("{}: clip_qkv must not be negative, not {}", k.origin(), c.clip_qkv));
 }
@@ -728,6 +715,8 @@ void validate_llm_config(const LlmConfig& c, const std::string& origin) {
   at_most(c.shared_expert_intermediate_size, int64_t{1} << 26, "shared expert width");
   at_most(c.num_labels, int64_t{1} << 20, "num_labels");
   at_most(c.token_type_vocab, int64_t{1} << 20, "type_vocab_size");
+  if (c.token_type_vocab < 0)
+    throw Error(fmt::format("{}: type_vocab_size must not be negative, not {}", origin, c.token_type_vocab));
   if (c.num_labels < 1) throw Error(fmt::format("{}: num_labels must be positive, not {}", origin, c.num_labels));
   const int64_t rot = c.rotary_dim();
   if (c.position == LlmPosition::Rotary && (rot < 2 || rot % 2 != 0 || rot > c.head_dim))

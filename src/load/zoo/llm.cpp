@@ -3,6 +3,8 @@
 // docs/llm.md lists each block's op sequence and the choices made where HF's ops have no ridge op.
 #include <fmt/format.h>
 
+#include <optional>
+
 #include "load/zoo/builder.hpp"
 #include "load/zoo/models.hpp"
 #include "ridge/error.hpp"
@@ -455,27 +457,29 @@ int encoder_layer(Ctx& x, int h, int64_t l) {
     int v = heads_first(b, b.linear(in, distil ? "v_lin" : "value", H * hd, true), H, hd);
     return b.reshape(b.transpose(attend(x, q, k, v), {0, 2, 1, 3}), Shape{{B, T, H * hd}});
   };
-  int a;
   if (distil) {
-    auto attn = b.module("attention", "MultiHeadSelfAttention");
-    a = b.linear(self_attention(h), "out_lin", c.hidden_size, true);
-  } else {
-    auto attn = b.module("attention", x.type("Attention"));
+    int a;
     {
-      auto self = b.module("self", x.type("SelfAttention"));
-      a = self_attention(h);
+      auto attn = b.module("attention", "MultiHeadSelfAttention");
+      a = b.linear(self_attention(h), "out_lin", c.hidden_size, true);
     }
-    auto out = b.module("output", x.type("SelfOutput"));
-    h = norm(x, b.binary(OpKind::Add, b.linear(a, "dense", c.hidden_size, true), h, "add"), "LayerNorm");
-  }
-  if (distil) h = norm(x, b.binary(OpKind::Add, a, h, "add"), "sa_layer_norm");
-  if (distil) {
+    h = norm(x, b.binary(OpKind::Add, a, h, "add"), "sa_layer_norm");
     int m;
     {
       auto ffn = b.module("ffn", "FFN");
       m = b.linear(activation(x, b.linear(h, "lin1", c.intermediate_size, true), "activation"), "lin2", c.hidden_size, true);
     }
     return norm(x, b.binary(OpKind::Add, m, h, "add"), "output_layer_norm");
+  }
+  {
+    auto attn = b.module("attention", x.type("Attention"));
+    int a;
+    {
+      auto self = b.module("self", x.type("SelfAttention"));
+      a = self_attention(h);
+    }
+    auto out = b.module("output", x.type("SelfOutput"));
+    h = norm(x, b.binary(OpKind::Add, b.linear(a, "dense", c.hidden_size, true), h, "add"), "LayerNorm");
   }
   int m;
   {
@@ -539,14 +543,18 @@ Graph build_encoder(const LlmConfig& c, const LlmShape& s) {
       pooled = dense_act(b, first_token(b, h), "dense", OpKind::Tanh, "activation", "Tanh");
     }
   }
-  // The MLM head: dense -> act -> LayerNorm -> decoder (tied to the word embedding, or its own weight) + bias.
+  // The MLM head: dense -> act -> LayerNorm (BERT's in cls.predictions.transform) -> decoder (tied to the word
+  // embedding, or its own weight) + bias.
   auto masked_lm = [&](int t) {
     const std::string dense = distil ? "vocab_transform" : "dense", ln = distil ? "vocab_layer_norm" : bert ? "LayerNorm" : "layer_norm";
     const std::string dec = distil ? "vocab_projector" : "decoder";
-    t = norm(x, activation(x, b.linear(t, dense, d, true), bert ? "transform_act_fn" : "activation"), ln);
+    {
+      std::optional<Builder::Scope> transform;
+      if (bert) transform.emplace(b, "transform", "BertPredictionHeadTransform");
+      t = norm(x, activation(x, b.linear(t, dense, d, true), bert ? "transform_act_fn" : "activation"), ln);
+    }
     if (!c.tied_embeddings) return b.linear(t, dec, c.vocab_size, true);
-    if (distil) return b.linear_tied(t, dec, embed_w, b.param(dec + ".bias", Shape{{c.vocab_size}}));
-    return b.linear_tied(t, dec, embed_w, b.param("bias", Shape{{c.vocab_size}}));
+    return b.linear_tied(t, dec, embed_w, b.param(distil ? dec + ".bias" : "bias", Shape{{c.vocab_size}}));
   };
   std::vector<int> outputs;
   switch (c.head) {
@@ -562,13 +570,7 @@ Graph build_encoder(const LlmConfig& c, const LlmShape& s) {
         auto cls = b.module("cls", c.head == LlmHead::MaskedLm ? "BertOnlyMLMHead" : "BertPreTrainingHeads");
         {
           auto pred = b.module("predictions", "BertLMPredictionHead");
-          int t;
-          {
-            auto tr = b.module("transform", "BertPredictionHeadTransform");
-            t = norm(x, activation(x, b.linear(h, "dense", d, true), "transform_act_fn"), "LayerNorm");
-          }
-          outputs.push_back(c.tied_embeddings ? b.linear_tied(t, "decoder", embed_w, b.param("bias", Shape{{c.vocab_size}}))
-                                              : b.linear(t, "decoder", c.vocab_size, true));
+          outputs.push_back(masked_lm(h));
         }
         if (c.head == LlmHead::PreTraining) outputs.push_back(b.linear(pooled, "seq_relationship", 2, true));
       } else if (distil) {
