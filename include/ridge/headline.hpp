@@ -102,7 +102,7 @@ struct Variant {
   std::vector<double> time_s{};       ///< predicted per iteration, one per device (NaN: not predicted)
   std::vector<double> samples_per_s{};
   std::vector<std::string> time_kind{};  ///< per device: time_kind_label() ("calibrated", "upper bound ...")
-  std::vector<std::string> time_kind_key{};  ///< per device: time_kind_key() ("calibrated", "upper_bound", ...)
+  std::vector<std::string> time_kind_key{};  ///< per device, beside time_kind: time_kind_key() ("upper_bound", ...)
 };
 /// The variants side by side, one row each (keys: model, batch, precision, params, flops, memory_bytes, then
 /// time_s.<device>, samples_per_s.<device> and time_kind.<device> per device, and flops_vs_first: FLOPs relative to

@@ -77,6 +77,8 @@ struct CostContext {
   Count in_elems() const;
   const Shape& in_shape(int i) const { return g.value(n.inputs.at(i)).shape; }
   const Shape& out_shape(int k) const { return g.value(n.outputs.at(k)).shape; }
+  /// Whether optional input `i` is given (as RuleContext::present).
+  bool present(size_t i) const { return i < n.inputs.size() && n.inputs[i] >= 0; }
 };
 
 /// A layer's problem as one value: op, inputs (shape, kind, element type, integer payload) and attributes. Layer

@@ -177,13 +177,10 @@ CLI::App* add_sweep_command(CLI::App& app) {
     // then one line a second; the meter counts every point, so its count and estimate of the time left are right.
     ProgressMeter meter("sweep", plan.size(), steady_seconds, plan.measure ? 0.0 : 2.0, plan.measure ? 0.0 : 1.0);
     for (size_t i = 0; i < plan.size(); ++i) {
-      {
-        auto [m, b] = plan.point(i);
-        meter.next(fmt::format("{} at batch {}", m, b));
-      }
+      auto [m, b] = plan.point(i);
+      meter.next(fmt::format("{} at batch {}", m, b));
       results.push_back(run_point(plan, i));
       if (!o->out_dir.empty()) {
-        auto [m, b] = plan.point(i);
         report::write_text_file((fs::path(o->out_dir) / "results" / result_file_name(m, b)).string(),
                          results.back().dump(2) + "\n");
       }

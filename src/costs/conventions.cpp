@@ -118,6 +118,9 @@ bool is_bn(const Node& n) { return n.op == OpKind::BatchNormalization; }
 bool is_affine(const Graph& g, const Node& n) {
   return n.inputs.size() > 1 && n.inputs[1] >= 0 && g.value(n.inputs[1]).kind == ValueKind::Param;
 }
+// Resize and Upsample (OpFamily::Resize): torch's F.interpolate, which each tool counts its own way.
+bool resizes(const Node& n) { return op_family(n.op) == OpFamily::Resize; }
+
 bool gemm_like(const Node& n) {
   OpFamily f = op_family(n.op);
   return f == OpFamily::Conv || f == OpFamily::ConvTranspose || f == OpFamily::Linear || f == OpFamily::MatMul ||
@@ -213,7 +216,7 @@ Count fvcore_rule(const Graph& g, const Node& n, bool training) {
   // fvcore has a handle for aten::adaptive_avg_pool2d only: 1-D and 3-D adaptive pooling count 0.
   if ((n.op == OpKind::AdaptiveAvgPool || n.op == OpKind::GlobalAveragePool) && g.value(x).shape.rank() == 4)
     return E(g, x);
-  if (n.op == OpKind::Resize || n.op == OpKind::Upsample)
+  if (resizes(n))
     return ops::out_elems(g, n) * (n.attrs.s("mode", "nearest") == "nearest" ? 1 : 4);
   return 0;
 }
@@ -279,7 +282,7 @@ Count thop_rule(const Graph& g, const Node& n) {
   if (t.rfind("BatchNorm", 0) == 0 || t == "LayerNorm" || t == "GroupNorm" || t.rfind("InstanceNorm", 0) == 0)
     return E(g, x) * (is_affine(g, n) ? 4 : 2);
   if (t == "AvgPool2d" || t == "AvgPool1d" || t == "AvgPool3d") return out;
-  if (t == "Upsample" && (n.op == OpKind::Resize || n.op == OpKind::Upsample)) {  // calculate_upsample(): output elements x a per-mode factor
+  if (t == "Upsample" && resizes(n)) {  // calculate_upsample(): output elements x a per-mode factor
     const std::string mode = n.attrs.s("mode", "nearest");
     const int spatial = g.value(n.outputs[0]).shape.rank() - 2;
     if (mode == "nearest") return out;
@@ -533,7 +536,7 @@ ConventionCount count_under(const Graph& g, Convention c) {
           // calflops does not patch torch.bmm: nn.MultiheadAttention's two products (bmm in torch 1.13) count 0.
           if (c == Convention::Calflops && n.op == OpKind::MatMul && inside_any(n, mha)) break;
           auto [m, f] = deepspeed_rule(g, n, training);
-          if (c == Convention::Calflops && (n.op == OpKind::Resize || n.op == OpKind::Upsample))
+          if (c == Convention::Calflops && resizes(n))
             f = deepspeed_upsample(g, n, true);
           deepspeed_macs += m;
           v = f;

@@ -229,7 +229,9 @@ std::string llm_time_label(const std::optional<Calibration>& cal) {
   return fmt::format("calibrated ({})", cal->file.empty() ? cal->device : std::filesystem::path(cal->file).filename().string());
 }
 
-std::string llm_time_kind_key(const std::optional<Calibration>& cal) { return cal ? "calibrated" : "upper_bound"; }
+std::string llm_time_kind_key(const std::optional<Calibration>& cal) {
+  return std::string(time_kind_key(cal ? TimeKind::Calibrated : TimeKind::UpperBound));
+}
 
 LlmEvaluation evaluate_llm_calibration(const std::vector<LlmOpMeasurement>& ms, const Calibration& cal, const Device& d,
                                        Precision p) {

@@ -18,6 +18,9 @@ namespace ridge {
 
 namespace {
 
+// Micro-batches per iteration on each data-parallel replica (m): global batch / (dp x micro-batch).
+int64_t micro_batches(const TrainOptions& o) { return o.global_batch / (int64_t{o.dp} * o.micro_batch); }
+
 // Selective recomputation (Korthikanti et al. 2022, sec. 4.2) recomputes the attention core: QK^T, scale,
 // mask, softmax, attention over V.
 bool attention_core(const Node& n) {
@@ -116,7 +119,7 @@ TrainOptions checked_layout(const LlmConfig& c, const TrainOptions& in) {
                             "over --pp {})", o.interleave, c.num_layers, o.pp));
   // The interleaved schedule runs micro-batches in groups of p (Megatron-LM requires their number to be a
   // multiple of pp); fewer than p in flight would also not hold the activations its memory penalty counts.
-  if (const int64_t m = o.global_batch / (int64_t{o.dp} * o.micro_batch); o.interleave > 1 && m % o.pp != 0)
+  if (const int64_t m = micro_batches(o); o.interleave > 1 && m % o.pp != 0)
     throw Error(fmt::format("--interleave {}: the interleaved schedule needs a number of micro-batches per iteration "
                             "that --pp {} divides (Megatron-LM's rule); --global-batch {} / (dp {} x micro-batch {}) "
                             "= {}", o.interleave, o.pp, o.global_batch, o.dp, o.micro_batch, m));
@@ -202,7 +205,7 @@ struct StageMemory {
   Count expert_psi = 0;  ///< the routed experts' part of psi (1/ep of every expert)
 };
 StageMemory stage_memory(const LlmConfig& c, const TrainOptions& o) {
-  const int64_t m = o.global_batch / (int64_t{o.dp} * o.micro_batch), p = o.pp;
+  const int64_t m = micro_batches(o), p = o.pp;
   // ZeRO shards dense states over the data-parallel group with its context-parallel ranks, and an expert shard's
   // states over the dp cp / ep ranks that hold that shard (DeepSpeed-MoE's expert data-parallel group).
   const Count dp = Count{o.dp} * o.cp;
@@ -265,7 +268,7 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
   const LlmConfig shard = tensor_parallel_shard(c, o.tp);
   const double peak = d.require_peak(o.compute, "--compute"), bw = d.dram_bandwidth();
   const DType act = precision_info(o.compute).dtype;
-  const int64_t m = o.global_batch / (int64_t{o.dp} * o.micro_batch), p = o.pp, L = c.num_layers;
+  const int64_t m = micro_batches(o), p = o.pp, L = c.num_layers;
   // Context parallelism: each of cp GPUs holds seq / cp tokens of a sequence. Every op but the attention core runs
   // on its own tokens; the core runs as a ring (Liu et al. 2023, Megatron-LM's context parallelism): cp blocks of
   // (seq / cp)^2 scores, one per K, V chunk passed around the ring, i.e. cp times the core of seq / cp tokens.

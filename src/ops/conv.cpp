@@ -132,9 +132,7 @@ bool integer_conv_shape(RuleContext& c, int w, DType t) {
                                 to_string(*wt), group, wt->dims[1] * group));
   if (wt->dims[0] >= 0 && wt->dims[0] % group != 0)
     throw RuleError(fmt::format("group {} does not divide the {} output channels", group, wt->dims[0]));
-  if (c.outputs() > 0 && c.env.g.value(c.n.outputs[0]).dtype == DType::Unknown)
-    c.env.g.value(c.n.outputs[0]).dtype = t;  // windowed() would give it the input's
-  return windowed(c, wt->dims[0], kernel);
+  return windowed(c, wt->dims[0], kernel, t);
 }
 
 /// QLinearConv (x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B): the output is
@@ -171,7 +169,7 @@ Count integer_conv_macs(const CostContext& c, int w) {
 // QuantizeLinear's). Inference ops: no gradient.
 bool qlinear_conv_cost(const CostContext& c, Cost& cost, std::string&) {
   cost.macs = integer_conv_macs(c, 3);
-  const bool bias = c.n.inputs.size() > 8 && c.n.inputs[8] >= 0;
+  const bool bias = c.present(8);
   cost.flops = 2 * cost.macs + (bias ? 6 : 5) * c.out_elems();
   return true;
 }
@@ -243,7 +241,7 @@ std::optional<OpProblem> conv_parse(const std::string& body, const std::string& 
 
 }  // namespace
 
-bool windowed(RuleContext& c, int64_t channels, std::vector<int64_t> kernel) {
+bool windowed(RuleContext& c, int64_t channels, std::vector<int64_t> kernel, DType t) {
   const Shape* x = c.shape(0);
   if (!x || x->rank() < 3) return false;
   const int spatial = x->rank() - 2;
@@ -260,7 +258,7 @@ bool windowed(RuleContext& c, int64_t channels, std::vector<int64_t> kernel) {
   for (int i = 0; i < spatial; ++i)
     out.dims.push_back(window_out(x->dims[2 + i], kernel[i], strides[i], dil[i], pads[i], pads[i] + pads[i + spatial],
                                   auto_pad, ceil_mode));
-  c.out(0, out);
+  c.out(0, out, t);
   if (c.n.op == OpKind::MaxPool) c.out(1, out, DType::I64);
   return true;
 }

@@ -202,7 +202,7 @@ bool quantize_infer(RuleContext& c) {
 // saturate(round(x / scale) + zero_point): divide, round, add, clamp at both ends = 5 (4 without a zero point).
 // No gradient: one side of each is integer.
 bool quantize_cost(const CostContext& c, Cost& cost, std::string&) {
-  const bool zero_point = c.n.inputs.size() > 2 && c.n.inputs[2] >= 0;
+  const bool zero_point = c.present(2);
   cost.flops = c.out_elems() * (op_record(c.n.op).fwd_flops_per_element - (zero_point ? 0 : 1));
   return true;
 }
@@ -238,13 +238,7 @@ bool classify_infer(RuleContext& c) {
 bool bernoulli_infer(RuleContext& c) {
   const Shape* x = c.shape(0);
   if (!x) return false;
-  DType t = DType::Unknown;
-  if (c.n.attrs.has("dtype")) {
-    const int64_t code = c.n.attrs.i("dtype", 0);
-    if (code < 1 || code > 23) throw RuleError(fmt::format("dtype {} is not an ONNX tensor type", code));
-    t = dtype_from_onnx(static_cast<int>(code));
-  }
-  c.out(0, *x, t);
+  c.out(0, *x, attr_dtype(c, DType::Unknown));
   return true;
 }
 

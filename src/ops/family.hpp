@@ -24,12 +24,16 @@ bool same_as_input(RuleContext& c);
 /// Elementwise fold of integer payloads over broadcast operands [first, first+count); false when any is missing.
 bool fold_elementwise(RuleContext& c, const Shape& out, int first, int count,
                       const std::function<std::optional<int64_t>(const std::vector<int64_t>&)>& f);
+/// The element type named by attribute `dtype` (an ONNX TensorProto type; RuleError beyond 1..23), else `fallback`
+/// (move.cpp).
+DType attr_dtype(const RuleContext& c, DType fallback);
 
 }  // namespace ridge::ops
 
 namespace ridge::ops {
-/// Conv and pooling outputs: N, `channels`, then one sliding-window extent per spatial dim (conv.cpp).
-bool windowed(RuleContext& c, int64_t channels, std::vector<int64_t> kernel);
+/// Conv and pooling outputs: N, `channels`, then one sliding-window extent per spatial dim (conv.cpp), of element
+/// type `t` (Unknown: the input's).
+bool windowed(RuleContext& c, int64_t channels, std::vector<int64_t> kernel, DType t = DType::Unknown);
 }  // namespace ridge::ops
 
 namespace ridge::ops {

@@ -77,22 +77,16 @@ bool matmul_integer_infer(RuleContext& c) {
   return true;
 }
 
-/// MACs of numpy.matmul of inputs `ia` and `ib` whose output is known: E(out) x K.
-Count integer_matmul_macs(const CostContext& c, int ia) {
-  const Shape& a = c.in_shape(ia);
-  return a.rank() > 0 ? c.out_elems() * a[-1] : 0;
-}
-
 // Integer MACs count as MatMul's (2 FLOPs each; zero points folded into the accumulation). QLinearMatMul
 // requantizes each output as QLinearConv does (5 per element). Inference ops: no gradient.
 bool qlinear_matmul_cost(const CostContext& c, Cost& cost, std::string&) {
-  cost.macs = integer_matmul_macs(c, 0);
+  cost.macs = matmul_geometry(c.g, c.n).macs;  // E(out) x K of input 0
   cost.flops = 2 * cost.macs + 5 * c.out_elems();
   return true;
 }
 
 bool matmul_integer_cost(const CostContext& c, Cost& cost, std::string&) {
-  cost.macs = integer_matmul_macs(c, 0);
+  cost.macs = matmul_geometry(c.g, c.n).macs;  // E(out) x K of input 0
   cost.flops = 2 * cost.macs;
   return true;
 }

@@ -542,14 +542,6 @@ bool size_of(RuleContext& c) {
   return true;
 }
 
-/// The element type named by attribute `dtype` (an ONNX TensorProto type), else `fallback`.
-DType attr_dtype(const RuleContext& c, DType fallback) {
-  if (!c.n.attrs.has("dtype")) return fallback;
-  const int64_t code = c.n.attrs.i("dtype", 0);
-  if (code < 1 || code > 23) throw RuleError(fmt::format("dtype {} is not an ONNX tensor type", code));
-  return dtype_from_onnx(static_cast<int>(code));  // Unknown for types ridge does not size (int16, ...)
-}
-
 /// EyeLike: a 2-D tensor of the input's shape, ones on diagonal k, of `dtype` (else the input's type).
 bool eye_like(RuleContext& c) {
   const Shape* x = c.shape(0);
@@ -631,6 +623,14 @@ bool resize_cost(const CostContext& c, Cost& cost, std::string& reason) {
 }
 
 }  // namespace
+
+/// The element type named by attribute `dtype` (an ONNX TensorProto type), else `fallback`.
+DType attr_dtype(const RuleContext& c, DType fallback) {
+  if (!c.n.attrs.has("dtype")) return fallback;
+  const int64_t code = c.n.attrs.i("dtype", 0);
+  if (code < 1 || code > 23) throw RuleError(fmt::format("dtype {} is not an ONNX tensor type", code));
+  return dtype_from_onnx(static_cast<int>(code));  // Unknown for types ridge does not size (int16, ...)
+}
 
 const OpRule rule_gather{gather, gather_cost};
 const OpRule rule_reshape{reshape, no_cost};

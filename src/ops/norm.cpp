@@ -41,15 +41,13 @@ Count norm_rows(const CostContext& c) {
   return rows;
 }
 
-bool has_input(const CostContext& c, size_t i) { return c.n.inputs.size() > i && c.n.inputs[i] >= 0; }
-
 // Inference: y = x * scale + shift with per-channel scale/shift folded from gamma, beta, mean, var.
 bool batch_norm_cost(const CostContext& c, Cost& cost, std::string&) {
   const Count out = c.out_elems();
   cost.flops = 2 * out;
   c.add_grad(c.n.inputs[0], 8 * out, cost);             // dx from dy, x-hat and the two per-channel reductions
-  if (has_input(c, 1)) c.add_grad(c.n.inputs[1], 2 * out, cost);  // dgamma = sum(dy * x-hat)
-  if (has_input(c, 2)) c.add_grad(c.n.inputs[2], out, cost);      // dbeta = sum(dy)
+  if (c.present(1)) c.add_grad(c.n.inputs[1], 2 * out, cost);  // dgamma = sum(dy * x-hat)
+  if (c.present(2)) c.add_grad(c.n.inputs[2], out, cost);      // dbeta = sum(dy)
   return true;
 }
 
@@ -60,7 +58,7 @@ bool batch_norm_cost(const CostContext& c, Cost& cost, std::string&) {
 /// Backward: 8E for the input, 2E for the scale, E for the shift.
 Count layer_norm_terms(const CostContext& c, Count rows, size_t scale, size_t shift, Cost& cost) {
   const Count out = c.out_elems();
-  const bool scaled = has_input(c, scale), shifted = has_input(c, shift);
+  const bool scaled = c.present(scale), shifted = c.present(shift);
   c.add_grad(c.n.inputs[0], 8 * out, cost);
   if (scaled) c.add_grad(c.n.inputs[scale], 2 * out, cost);
   if (shifted) c.add_grad(c.n.inputs[shift], out, cost);
@@ -72,7 +70,7 @@ Count layer_norm_terms(const CostContext& c, Count rows, size_t scale, size_t sh
 /// dscale = sum(dy * x-hat): 2E.
 Count rms_norm_terms(const CostContext& c, Count rows, size_t scale, Cost& cost) {
   const Count out = c.out_elems();
-  const bool affine = has_input(c, scale);
+  const bool affine = c.present(scale);
   c.add_grad(c.n.inputs[0], 6 * out, cost);
   if (affine) c.add_grad(c.n.inputs[scale], 2 * out, cost);
   return (affine ? 4 : 3) * out + 2 * rows;
@@ -137,7 +135,7 @@ bool skip_norm_infer(RuleContext& c) {
 /// The fused residual: input + skip (+ bias): one FLOP per element each; the bias gradient is its reduction.
 Count skip_add(const CostContext& c, size_t bias_input, Cost& cost) {
   const Count out = c.out_elems();
-  const bool bias = has_input(c, bias_input);
+  const bool bias = c.present(bias_input);
   if (bias) c.add_grad(c.n.inputs[bias_input], out - elements(c.g, c.n.inputs[bias_input]).value_or(out), cost);
   return (bias ? 2 : 1) * out;
 }

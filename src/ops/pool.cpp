@@ -146,7 +146,6 @@ const OpRule rule_avg_pool{pool_infer, avg_pool_cost};
 const OpRule rule_adaptive_avg_pool{adaptive_pool_infer, adaptive_pool_cost};
 const OpRule rule_global_avg_pool{global_pool_infer, global_pool_cost};
 const OpRule rule_lp_pool{lp_pool_infer, lp_pool_cost};
-const OpRule rule_global_lp_pool{lp_pool_infer, lp_pool_cost};
 // MaxUnpool scatters each value to its index: no arithmetic either way.
 const OpRule rule_max_unpool{max_unpool_infer, no_cost};
 

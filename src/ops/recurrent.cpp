@@ -62,12 +62,12 @@ bool recurrent_cost(const CostContext& c, Cost& cost, std::string&) {
   const Count G = gates(c.n.op), dirs = directions(c.n), I = x[2];
   const Count H = hidden_size(c.n, c.n.inputs.size() > 2 ? &c.in_shape(2) : nullptr);
   Count steps = Count{x[0]} * x[1];
-  if (c.n.inputs.size() > 4 && c.n.inputs[4] >= 0 && c.g.value(c.n.inputs[4]).has_int_data) {
+  if (c.present(4) && c.g.value(c.n.inputs[4]).has_int_data) {
     steps = 0;
     for (int64_t len : c.g.value(c.n.inputs[4]).int_data) steps += std::clamp<int64_t>(len, 0, x[batch_first ? 1 : 0]);
   }
   steps *= dirs;
-  const bool bias = c.n.inputs.size() > 3 && c.n.inputs[3] >= 0;
+  const bool bias = c.present(3);
   const Count gate_math = c.n.op == OpKind::RNN ? H : 15 * H;
   const Count per_step_flops = G * H + (bias ? 2 * G * H : 0) + gate_math;
   cost.macs = steps * G * H * (I + H);

@@ -134,7 +134,7 @@ Count loss_rows(const CostContext& c, Count& reduction_flops) {
   const Shape& s = c.in_shape(0);
   const Count classes = s.rank() > 1 ? s[1] : 0, rows = classes > 0 ? c.in_elems() / classes : 0;
   const std::string reduction = c.n.attrs.s("reduction", "mean");
-  const bool weighted = c.n.inputs.size() > 2 && c.n.inputs[2] >= 0;
+  const bool weighted = c.present(2);
   if (rows == 0 || reduction == "none") reduction_flops = 0;
   else reduction_flops = reduction == "sum" ? rows - 1 : weighted ? 2 * rows - 1 : rows;
   return rows;
@@ -147,7 +147,7 @@ Count loss_rows(const CostContext& c, Count& reduction_flops) {
 bool softmax_cross_entropy_cost(const CostContext& c, Cost& cost, std::string&) {
   Count reduce = 0;
   const Count rows = loss_rows(c, reduce), e = c.in_elems(), classes = rows > 0 ? e / rows : 0;
-  const bool weighted = c.n.inputs.size() > 2 && c.n.inputs[2] >= 0;
+  const bool weighted = c.present(2);
   cost.flops = rows * (5 * classes - 1) + rows * (weighted ? 2 : 1) + reduce;
   c.add_grad(c.n.inputs[0], 2 * e + 2 * rows, cost);
   return true;
@@ -158,7 +158,7 @@ bool softmax_cross_entropy_cost(const CostContext& c, Cost& cost, std::string&) 
 bool nll_loss_cost(const CostContext& c, Cost& cost, std::string&) {
   Count reduce = 0;
   const Count rows = loss_rows(c, reduce);
-  const bool weighted = c.n.inputs.size() > 2 && c.n.inputs[2] >= 0;
+  const bool weighted = c.present(2);
   cost.flops = rows * (weighted ? 2 : 1) + reduce;
   c.add_grad(c.n.inputs[0], rows * (weighted ? 2 : 1), cost);
   return true;

@@ -140,8 +140,7 @@ void classify_initializers(Work& w, const std::vector<int>& initializers, const 
   // the DequantizeLinear's scale and zero point are not. So is an integer tensor that an op takes as a weight
   // directly (QLinearConv's int8 weight and int32 bias, MatMulInteger's B: the inputs that feed a weight above);
   // its scales and zero points are activation inputs ('x'), never weights.
-  std::vector<char> quantized(w.g.values.size(), 0);
-  for (size_t v = 0; v < quantized.size(); ++v) quantized[v] = feeds_weight[v];
+  std::vector<char> quantized = feeds_weight;
   for (bool changed = true; changed;) {
     changed = false;
     for (const Node& n : w.g.nodes) {

@@ -226,9 +226,7 @@ report::Table compare_table(const std::vector<Variant>& variants, const std::vec
       const double rate = d < v.samples_per_s.size() ? v.samples_per_s[d] : NAN;
       row.push_back(std::isfinite(time) ? Cell::real(time, Unit::Second) : Cell::empty(Unit::Second));
       row.push_back(std::isfinite(rate) ? Cell::real(rate) : Cell::empty());
-      row.push_back(d < v.time_kind.size()
-                        ? Cell::keyed(v.time_kind[d], d < v.time_kind_key.size() ? v.time_kind_key[d] : "")
-                        : Cell::empty());
+      row.push_back(d < v.time_kind.size() ? Cell::keyed(v.time_kind[d], v.time_kind_key[d]) : Cell::empty());
     }
     t.add_row(std::move(row));
   }
