@@ -57,6 +57,10 @@ struct Device {
   std::vector<std::string> aliases;     ///< short names: "v100", ...
   std::map<Precision, double> peak_flops;              ///< dense FLOP/s per precision (absent: unsupported)
   std::map<std::string, double> bandwidth_bytes_per_s; ///< per memory level: "dram", "l2", "l1", "l3"
+  /// Measured ceilings ("achieved" in the file): the best FLOP/s a library GEMM reached per precision and the best
+  /// bytes/s a streaming kernel moved per level, on a real device (empty: none measured). Never above the peaks.
+  std::map<Precision, double> achieved_flops;
+  std::map<std::string, double> achieved_bandwidth_bytes_per_s;
   Count memory_bytes = 0;               ///< device memory capacity (0: unknown)
   int sm_count = 0;                     ///< NVIDIA SMs / AMD CUs (0: unknown)
   double boost_clock_hz = 0;            ///< max boost clock (0: unknown)

@@ -131,6 +131,35 @@ NodeSpec parse_node(const json& v, const Reader& r) {
   return n;
 }
 
+// The "achieved" block: measured ceilings, each at most the peak it is measured against.
+void parse_achieved(const json& v, const Reader& r, Device& d) {
+  for (const auto& [key, value] : r.object(v, "achieved").items()) {
+    if (key == "flops") {
+      for (const auto& [name, rate] : r.object(value, "achieved.flops").items()) {
+        const std::string field = "achieved.flops." + name;
+        auto p = parse_precision(name);
+        if (!p || precision_info(*p).name != name) r.fail(field, "unknown precision (use fp64, fp32, tf32, fp16, bf16, int8)");
+        const double x = r.positive(rate, field);
+        auto peak = d.peak(*p);
+        if (!peak) r.fail(field, "measured at a precision peak_flops does not list");
+        if (x > *peak) r.fail(field, fmt::format("{:g} FLOP/s is above peak_flops.{} ({:g})", x, name, *peak));
+        d.achieved_flops[*p] = x;
+      }
+    } else if (key == "bandwidth_bytes_per_s") {
+      for (const auto& [level, rate] : r.object(value, "achieved.bandwidth_bytes_per_s").items()) {
+        const std::string field = "achieved.bandwidth_bytes_per_s." + level;
+        const double x = r.positive(rate, field);
+        auto peak = d.level_bandwidth(level);
+        if (!peak) r.fail(field, "measured for a level bandwidth_bytes_per_s does not list");
+        if (x > *peak) r.fail(field, fmt::format("{:g} B/s is above bandwidth_bytes_per_s.{} ({:g})", x, level, *peak));
+        d.achieved_bandwidth_bytes_per_s[level] = x;
+      }
+    } else {
+      r.fail("achieved." + key, "unknown field (use flops, bandwidth_bytes_per_s)");
+    }
+  }
+}
+
 }  // namespace
 
 Device parse_device(const std::string& text, const std::string& origin) {
@@ -140,7 +169,7 @@ Device parse_device(const std::string& text, const std::string& origin) {
   static const std::set<std::string> kKnown = {"name", "vendor", "kind", "aliases", "peak_flops",
                                                "bandwidth_bytes_per_s", "memory_bytes", "sm_count",
                                                "boost_clock_hz", "l2_bytes", "kernel_launch_s",
-                                               "interconnects", "node", "sources", "notes"};
+                                               "interconnects", "node", "achieved", "sources", "notes"};
   for (const auto& [key, value] : j.items())
     if (!kKnown.count(key)) r.fail(key, "unknown field (see docs/model.md for the device format)");
 
@@ -182,6 +211,7 @@ Device parse_device(const std::string& text, const std::string& origin) {
     }
   }
   if (j.contains("node")) d.node = parse_node(j["node"], r);
+  if (j.contains("achieved")) parse_achieved(j["achieved"], r, d);
   if (j.contains("sources"))
     for (const auto& [key, value] : r.object(j["sources"], "sources").items())
       d.sources[key] = r.text(value, "sources." + key);
@@ -225,6 +255,11 @@ json device_to_json(const Device& d) {
   if (d.node.gpus_per_node > 0 || !d.node.intra_node.empty())
     j["node"] = {{"gpus_per_node", d.node.gpus_per_node}, {"intra_node", d.node.intra_node},
                  {"inter_node", d.node.inter_node}, {"nics_per_node", d.node.nics_per_node}};
+  if (!d.achieved_flops.empty() || !d.achieved_bandwidth_bytes_per_s.empty()) {
+    json flops = json::object();
+    for (const auto& [p, v] : d.achieved_flops) flops[std::string(precision_info(p).name)] = v;
+    j["achieved"] = {{"flops", flops}, {"bandwidth_bytes_per_s", d.achieved_bandwidth_bytes_per_s}};
+  }
   j["sources"] = d.sources;
   j["notes"] = d.notes;
   j["file"] = d.file;

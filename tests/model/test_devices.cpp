@@ -3,6 +3,8 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
 
 #include "ridge/device.hpp"
 #include "ridge/error.hpp"
@@ -103,6 +105,16 @@ TEST(Devices, BadFilesGiveOneLineErrorsNamingFileAndField) {
       {R"({"name": "x", "peak_flops": {"fp32": "fast"})" + ok_tail, "expected a number"},
       {R"({"name": "x", "peak_flops": {"fp32": 1e12}, "bandwidth_bytes_per_s": {"l2": 1e11}, "sources": {"peak_flops": "x", "bandwidth_bytes_per_s": "y"}})", "dram: missing"},
       {R"({"name": "x", "flops": 3, "peak_flops": {"fp32": 1e12})" + ok_tail, "flops: unknown field"},
+      {R"({"name": "x", "peak_flops": {"fp32": 1e12}, "achieved": {"flops": {"fp32": 2e12}})" + ok_tail,
+       "achieved.flops.fp32: 2e+12 FLOP/s is above peak_flops.fp32 (1e+12)"},
+      {R"({"name": "x", "peak_flops": {"fp32": 1e12}, "achieved": {"flops": {"bf16": 1e11}})" + ok_tail,
+       "achieved.flops.bf16: measured at a precision peak_flops does not list"},
+      {R"({"name": "x", "peak_flops": {"fp32": 1e12}, "achieved": {"bandwidth_bytes_per_s": {"dram": 2e11}})" + ok_tail,
+       "achieved.bandwidth_bytes_per_s.dram: 2e+11 B/s is above bandwidth_bytes_per_s.dram (1e+11)"},
+      {R"({"name": "x", "peak_flops": {"fp32": 1e12}, "achieved": {"bandwidth_bytes_per_s": {"l2": 1e10}})" + ok_tail,
+       "achieved.bandwidth_bytes_per_s.l2: measured for a level bandwidth_bytes_per_s does not list"},
+      {R"({"name": "x", "peak_flops": {"fp32": 1e12}, "achieved": {"clock": 1})" + ok_tail,
+       "achieved.clock: unknown field"},
   };
   for (const auto& c : cases) {
     try {
@@ -184,6 +196,35 @@ TEST(Devices, PrecisionNamesParse) {
   EXPECT_EQ(parse_precision("bfloat16"), Precision::BF16);
   EXPECT_FALSE(parse_precision("fp8").has_value());
   for (const auto& p : precisions()) EXPECT_EQ(parse_precision(p.name), p.id);
+}
+
+// The H200's measured ceilings are the best of the GEMM sweep and the copy of tests/data/gpu/h200/ceilings.json
+// (bench/gpu/collect.sh), rounded to four digits; the chart and `ridge devices` show them beside the peaks.
+TEST(Devices, H200AchievedCeilingsAreTheBestOfItsMeasuredSweep) {
+  const Device& d = find_device(db(), "h200");
+  const auto sweep = nlohmann::json::parse(test::slurp(std::string(RIDGE_SOURCE_DIR) + "/tests/data/gpu/h200/ceilings.json"));
+  std::map<std::string, double> best;
+  for (const auto& g : sweep["gemm"]) {
+    const double rate = g["flops"].get<double>() / (g["median_ms"].get<double>() * 1e-3);
+    double& b = best[g["dtype"].get<std::string>()];
+    b = std::max(b, rate);
+  }
+  ASSERT_EQ(best.size(), 4u);
+  ASSERT_EQ(d.achieved_flops.size(), 4u);
+  for (const auto& [name, rate] : best) {
+    const auto p = parse_precision(name);
+    ASSERT_TRUE(p && d.achieved_flops.count(*p)) << name;
+    EXPECT_NEAR(d.achieved_flops.at(*p) / rate, 1.0, 5e-4) << name;
+    EXPECT_LT(d.achieved_flops.at(*p), *d.peak(*p)) << name;
+  }
+  double copy = 0;
+  for (const auto& b : sweep["bandwidth"])
+    if (b["kind"] == "copy") copy = b["bytes_moved"].get<double>() / (b["median_ms"].get<double>() * 1e-3);
+  ASSERT_GT(copy, 0);
+  EXPECT_NEAR(d.achieved_bandwidth_bytes_per_s.at("dram") / copy, 1.0, 5e-4);
+  EXPECT_EQ(d.l2_bytes, 62914560);  // what cudaGetDeviceProperties reported there (env.txt)
+  const auto j = device_to_json(d);
+  EXPECT_DOUBLE_EQ(j["achieved"]["flops"]["bf16"].get<double>(), d.achieved_flops.at(Precision::BF16));
 }
 
 }  // namespace

@@ -36,5 +36,18 @@ TEST(Roofs, ChosenLevelLeadsAndCachesCanBeLeftOut) {
   EXPECT_EQ(r.compute_flops_per_s.front().first, "FP32");
 }
 
+// A device file's measured ceilings ("achieved") follow the peaks: the headline precision's and DRAM's only.
+TEST(Roofs, MeasuredCeilingsFollowThePeaks) {
+  Device d = gpu();
+  d.achieved_flops = {{Precision::FP16, 8e13}, {Precision::FP32, 9e12}};
+  d.achieved_bandwidth_bytes_per_s = {{"dram", 9e11}};
+  const auto r = roof_device(d, Precision::FP16, false);
+  EXPECT_EQ(names(r.compute_flops_per_s), (std::vector<std::string>{"FP16 tensor", "FP64", "FP32", "FP16 tensor measured"}));
+  EXPECT_DOUBLE_EQ(r.compute_flops_per_s.back().second, 8e13);
+  EXPECT_EQ(names(r.memory_bytes_per_s), (std::vector<std::string>{"DRAM", "DRAM measured"}));
+  EXPECT_DOUBLE_EQ(r.memory_bytes_per_s.back().second, 9e11);
+  EXPECT_EQ(names(roof_device(gpu(), Precision::FP16).compute_flops_per_s).size(), 3u);  // none measured: none drawn
+}
+
 }  // namespace
 }  // namespace ridge::report

@@ -11,6 +11,35 @@ std::string joined(const std::vector<std::string>& items) {
   return s;
 }
 
+// The measured ceilings of the devices that have them, next to the peak each is measured against.
+Table achieved_table(const std::vector<Device>& devices) {
+  Table t{"achieved", "Measured ceilings (the best a library kernel reached on a real device; sources in the file)",
+          {}, {}, {}};
+  t.columns = {{"id", "device", Unit::None},
+               {"ceiling", "ceiling", Unit::None},
+               {"achieved_flop_per_s", "achieved", Unit::FlopPerSecond},
+               {"peak_flop_per_s", "peak", Unit::FlopPerSecond},
+               {"achieved_bytes_per_s", "achieved", Unit::BytePerSecond},
+               {"peak_bytes_per_s", "peak", Unit::BytePerSecond},
+               {"percent_of_peak", "of peak", Unit::Percent}};
+  auto row = [&](const Device& d, std::string ceiling, double rate, double peak, bool flops) {
+    const Unit u = flops ? Unit::FlopPerSecond : Unit::BytePerSecond, other = flops ? Unit::BytePerSecond : Unit::FlopPerSecond;
+    const Cell achieved = Cell::real(rate, u), at_peak = Cell::real(peak, u), none = Cell::empty(other);
+    std::vector<Cell> r = {Cell::text(d.id), Cell::text(std::move(ceiling))};
+    if (flops) r.insert(r.end(), {achieved, at_peak, none, none});
+    else r.insert(r.end(), {none, none, achieved, at_peak});
+    r.push_back(Cell::real(100 * rate / peak, Unit::Percent));
+    t.add_row(std::move(r));
+  };
+  for (const Device& d : devices) {
+    for (const auto& [p, rate] : d.achieved_flops)
+      row(d, std::string(precision_info(p).name), rate, d.peak(p).value_or(0), true);
+    for (const auto& [level, rate] : d.achieved_bandwidth_bytes_per_s)
+      row(d, level, rate, d.level_bandwidth(level).value_or(0), false);
+  }
+  return t;
+}
+
 Document devices_document(const std::vector<Device>& devices, const std::string& machine_note) {
   Table t{"devices", "", {}, {}, {}};
   t.columns = {{"id", "device", Unit::None}, {"aliases", "aliases", Unit::None}};
@@ -47,6 +76,7 @@ Document devices_document(const std::vector<Device>& devices, const std::string&
   Document doc;
   doc.title = "Devices (dense peaks; every number's source is in its data file and in --format json)";
   doc.blocks.push_back(std::move(t));
+  if (Table m = achieved_table(devices); !m.rows.empty()) doc.blocks.push_back(std::move(m));
   doc.extra["devices"] = full;  // JSON carries whole device records: peak_flops by precision, bandwidth by level
   doc.notes.push_back("built-in devices: " + builtin_devices_dir() + "; add your own with --devices DIR");
   if (!machine_note.empty()) doc.notes.push_back(machine_note);

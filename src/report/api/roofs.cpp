@@ -39,6 +39,11 @@ chart::RoofDevice roof_device(const Device& d, Precision headline, bool caches, 
   });
   for (const auto& [level, bw] : levels)
     if (caches || level == first_level || level == "dram") rd.memory_bytes_per_s.push_back({ascii_upper(level), bw});
+  // Measured ceilings (the device file's "achieved"): the headline precision's and DRAM's, after the peaks.
+  if (auto it = d.achieved_flops.find(headline); it != d.achieved_flops.end())
+    rd.compute_flops_per_s.push_back({label(headline, it->second) + " measured", it->second});
+  if (auto it = d.achieved_bandwidth_bytes_per_s.find("dram"); it != d.achieved_bandwidth_bytes_per_s.end())
+    rd.memory_bytes_per_s.push_back({"DRAM measured", it->second});
   return rd;
 }
 

@@ -239,17 +239,24 @@ Drawn draw_xy(const Chart& chart, const std::string& id) {
   svg.out += fmt::format("<g clip-path=\"url(#{}-plot)\">\n", id);
   std::vector<Box> taken;
   std::string ceiling_labels;
+  int sloped_labels = 0;
   for (const Ceiling& c : chart.ceilings) {
     std::string colour = colour_of(c.colour);
     if (c.slope == 0) {
       if (!ym.drawable(c.level)) continue;
       double y = ym(c.level);
       svg.line(f.left, y, f.left + f.plot_w, y, colour, 1.8, c.dash, " class=\"ceiling\"");
-      Box b{f.left + f.plot_w - 6 - text_width(c.label, Style::label_px), y - 4 - Style::label_px, f.left + f.plot_w - 6, y - 2};
-      if (std::none_of(taken.begin(), taken.end(), [&](const Box& o) { return o.overlaps(b); })) {
+      // Above the line at the right, else (a close ceiling's label is there) below it, else above it at the left
+      // (clear of the sloped memory roofs only when the line is high), else unlabelled.
+      const double w = text_width(c.label, Style::label_px), right = f.left + f.plot_w - 6;
+      for (auto [base, x1] : {std::pair{y - 4, right}, std::pair{y + 4 + Style::label_px, right},
+                             std::pair{y - 4, f.left + 6 + w}}) {
+        Box b{x1 - w, base - Style::label_px, x1, base + 2};
+        if (std::any_of(taken.begin(), taken.end(), [&](const Box& o) { return o.overlaps(b); })) continue;
         taken.push_back(b);
         ceiling_labels += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"{}\" text-anchor=\"end\" fill=\"{}\">{}</text>\n",
-                                      b.x1, y - 4, Style::label_px, colour, xml_escape(c.label));
+                                      x1, base, Style::label_px, colour, xml_escape(c.label));
+        break;
       }
       continue;
     }
@@ -261,7 +268,9 @@ Drawn draw_xy(const Chart& chart, const std::string& id) {
     double sx0 = xm(x0), sy0 = ym(c.slope * x0), sx1 = xm(x1), sy1 = ym(c.slope * x1);
     svg.line(sx0, sy0, sx1, sy1, colour, 1.8, c.dash, " class=\"ceiling\"");
     double angle = std::atan2(sy1 - sy0, sx1 - sx0) * 180 / M_PI;
-    double lx = sx0 + (sx1 - sx0) * 0.06, ly = sy0 + (sy1 - sy0) * 0.06;
+    // Each further sloped label sits further along its line, so that close bandwidths' labels do not overlap.
+    const double along = 0.06 + 0.16 * static_cast<double>(sloped_labels++ % 4);
+    double lx = sx0 + (sx1 - sx0) * along, ly = sy0 + (sy1 - sy0) * along;
     ceiling_labels += fmt::format(
         "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"{}\" fill=\"{}\" transform=\"rotate({:.1f} {:.1f} {:.1f})\" dy=\"-5\">{}</text>\n",
         lx, ly, Style::label_px, colour, angle, lx, ly, xml_escape(c.label));
