@@ -2,6 +2,8 @@
 // calibration samples. Field names are documented in docs/model.md.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -23,6 +25,10 @@ const json* first_of(const json& row, std::initializer_list<const char*> keys) {
   for (const char* k : keys)
     if (auto it = row.find(k); it != row.end() && !it->is_null()) return &*it;
   return nullptr;
+}
+
+bool all_digits(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
 }
 
 std::optional<std::string> text_of(const json& row, std::initializer_list<const char*> keys) {
@@ -118,8 +124,8 @@ MeasuredRun parse_measurement(const std::string& text, const std::string& origin
       }
       if (adds_up && rest == 0) l.pipe_flops = f;
     }
-    if (m.device.empty()) {  // ingested kernels name their GPU per row
-      if (auto dev = text_of(row, {"device"}); dev && !dev->empty()) m.device = *dev;
+    if (m.device.empty()) {  // ingested kernels name their GPU per row (ncu's CSV: the CUDA device index, no name)
+      if (auto dev = text_of(row, {"device"}); dev && !dev->empty() && !all_digits(*dev)) m.device = *dev;
     }
     m.layers.push_back(std::move(l));
   }

@@ -152,6 +152,11 @@ TEST_F(CliModel, RooflineAndCalibrateRefuseAMeasurementOfAnotherRun) {
   r = run_ridge("calibrate " + dir + "/ingested.json --device v100 -o " + dir + "/c.json");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("measured device is a100, expected v100"), std::string::npos) << r.err;
+  // ncu's CSV has a CUDA device index ("0") where a name would be: it names no GPU, so nothing is refused.
+  std::ofstream(dir + "/ncu-index.json") << R"({"kernels": [
+      {"name": "k", "family": "gemm", "device": "0", "time_s": 0.001, "flops": 1000000000, "dram_bytes": 1000000}]})";
+  r = run_ridge("calibrate " + dir + "/ncu-index.json --device h200 -o " + dir + "/c.json");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
   r = run_ridge("calibrate " + dir + "/mnist.json " + dir + "/mnist.json -o " + dir + "/c.json");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("mnist.json: given twice"), std::string::npos) << r.err;
