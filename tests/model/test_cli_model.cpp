@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <set>
 
 #include "support/test_support.hpp"
 
@@ -241,6 +242,35 @@ TEST_F(CliModel, BadInputGivesOneLineErrors) {
   expect_one_line_error("predict x --device v100 --flops 1 --calibration /nonexistent.json", 1, "/nonexistent.json");
   expect_one_line_error("calibrate /nonexistent.json --device v100", 1, "/nonexistent.json");
   expect_one_line_error("devices --devices /nonexistent-dir", 1, "/nonexistent-dir");
+}
+
+}  // namespace
+}  // namespace ridge
+
+namespace ridge {
+namespace {
+
+// `ridge ingest --model M --batch B` writes what the capture is of into its JSON, and `ridge calibrate` groups its
+// leave-one-model-out check by that model (the H200 fixtures of tests/data/gpu/h200, read in place).
+TEST(IngestIdentity, IngestJsonNamesItsModelAndCalibrateGroupsByIt) {
+  const std::string h200 = std::string(RIDGE_SOURCE_DIR) + "/tests/data/gpu/h200/";
+  const std::string dir = test::temp_dir();
+  auto r = test::run_ridge("ingest " + h200 + "ncu_resnet50_infer_bs256.csv --model resnet50 --batch 256 --precision bf16 "
+                           "--json " + dir + "/a.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(test::slurp(dir + "/a.json"));
+  EXPECT_EQ(j["model"], "resnet50");
+  EXPECT_EQ(j["batch"], 256);
+  EXPECT_EQ(j["train"], false);
+  r = test::run_ridge("ingest " + h200 + "ncu_llama_prefill512.csv --json " + dir + "/llama.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  r = test::run_ridge("calibrate " + dir + "/a.json " + dir + "/llama.json --device h200 --precision bf16 --format json -o " +
+                      dir + "/c.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto fit = nlohmann::json::parse(r.out);
+  std::set<std::string> models;
+  for (const auto& row : fit["leave_one_model_out"]) models.insert(row["model"].get<std::string>());
+  EXPECT_EQ(models, (std::set<std::string>{"resnet50", "llama"}));
 }
 
 }  // namespace

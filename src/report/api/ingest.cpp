@@ -430,7 +430,13 @@ Document ingest_report(const ingest::Profile& p, const IngestRequest& a, bool fu
   auto by = ingest::parse_group_by(a.group);
   doc.blocks.push_back(groups_table(p, *by, a.group, t));
   add_runs(doc, p);
-  if (!a.model.empty()) add_comparison(doc, p, t, a, costs);
+  if (!a.model.empty()) {
+    add_comparison(doc, p, t, a, costs);
+    // What the capture is of, for `ridge calibrate` (its leave-one-model-out groups by model) and `--measured`.
+    doc.extra["model"] = model_name_of_file(a.model);
+    doc.extra["batch"] = a.batch;
+    doc.extra["train"] = a.train;
+  }
   if (!a.device.empty()) add_device_comparison(doc, p, a);
   add_counters(doc, t);
   const size_t top = a.top ? *a.top : (full ? 0 : kDefaultTopKernels);
