@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Collects what ridge needs from one NVIDIA GPU (issue 18): wall-clock timings, torch.profiler traces and tables,
-per-operator times in Vidur's mlp.csv format, a GEMM sweep and a bandwidth test. bench/gpu/collect.sh drives it
+per-operator times in Vidur's mlp.csv format (each operator timed from a CUDA graph of 20 calls), a GEMM sweep and a
+bandwidth test. bench/gpu/collect.sh drives it
 (and runs the ncu profiles with the workloads below); every part writes under --out and never aborts the others.
 
     python3 bench/gpu/collect.py PART --out DIR [options]
@@ -432,9 +433,36 @@ def vidur_row(shape, tokens, tp, dt=torch.bfloat16):
     row = {}
     with torch.inference_mode():
         for op in VIDUR_OPS:
-            st = time_events(fns[op], warmup=3, reps=12)
-            row[op] = st
+            row[op] = time_graph(fns[op])
     return row
+
+
+def time_graph(fn, calls=20, reps=12):
+    """Per-call GPU time of fn, from a CUDA graph of `calls` back-to-back calls replayed `reps` times: the host
+    launches one graph, so small kernels are timed at the GPU's pace. (Events around single Python calls, as the
+    2026-11-28 H200 profile was taken, put every small operator on a 15-95 us host floor.) Falls back to events
+    around single calls where capture fails."""
+    try:
+        stream = torch.cuda.Stream()
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):
+            for _ in range(3):
+                fn()
+        torch.cuda.current_stream().wait_stream(stream)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            for _ in range(calls):
+                fn()
+        st = time_events(graph.replay, warmup=2, reps=reps)
+        for k in ("median_ms", "min_ms", "max_ms", "p10_ms", "p90_ms", "mean_ms", "std_ms", "wall_per_rep_ms"):
+            st[k] /= calls
+        st["method"] = f"cuda graph of {calls} calls"
+        return st
+    except Exception as e:  # noqa: BLE001
+        log("graph capture failed, timing single calls:", repr(e))
+        st = time_events(fn, warmup=3, reps=reps)
+        st["method"] = "events around single calls"
+        return st
 
 
 def gpu_family():
