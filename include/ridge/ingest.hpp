@@ -54,6 +54,10 @@ struct Value {
 /// What ridge derives from one kernel's counters; nullopt = not collected (never a silent zero).
 struct Derived {
   std::optional<Count> flops_fp64, flops_fp32, flops_fp16, flops_tensor;
+  /// Tensor-core FLOPs per source precision ("bf16", "fp16", "tf32", "fp8", "int8", "fp64", ...) when they come from
+  /// the exact tensor-path counters (sm__ops_path_tensor_src_*); empty when flops_tensor is a factor x instructions.
+  /// Their sum is flops_tensor.
+  std::map<std::string, Count, std::less<>> tensor_by_precision;
   std::optional<Count> dram_bytes, l2_bytes, l1_bytes;
   std::optional<double> time_s;
   /// Sum of the FLOP quantities that are present, or nullopt when none is.
@@ -97,7 +101,8 @@ struct Profile {
   std::vector<Format> formats;          ///< formats found, in order of first appearance
   std::vector<std::string> files;       ///< files read
   std::string architecture;             ///< "volta", "ampere", ... (from --arch, device names or kernel names)
-  int64_t tensor_flops_per_inst = 0;    ///< factor used for tensor-pipe instructions (0 = none applied)
+  int64_t tensor_flops_per_inst = 0;    ///< factor used for tensor-pipe instructions (0 = none applied: no record
+                                        ///< took its tensor FLOPs from instructions)
 };
 
 /// Options for reading.
@@ -136,6 +141,24 @@ struct Architecture {
   std::map<std::string, int64_t> tensor_flops_per_inst;  ///< precision -> FLOPs per warp-level tensor-pipe instruction
   std::string source;                               ///< where the figures come from
 };
+/// Counters that count tensor-core math exactly, one source precision each (ncu's sm__ops_path_tensor_src_*).
+struct TensorOpsPrecision {
+  std::string precision;                               ///< "bf16", "fp16", "tf32", "fp8", "int8", "int1", "fp64"
+  /// Sets of metrics, in order: the first set whose metrics are all present is summed (a parent counter, else its
+  /// children), so a parent is never added to its own children.
+  std::vector<std::vector<std::string>> alternatives;
+};
+/// The exact tensor-path counters (data/gpu/architectures.json "tensor_ops"): when a kernel has any of them they
+/// give its tensor FLOPs, per precision, instead of factor x tensor-pipe instructions.
+struct TensorOps {
+  std::vector<TensorOpsPrecision> precisions;
+  int64_t flops_per_op = 1;          ///< FLOPs per counted op (an FMA counts 2 ops)
+  std::string source;                ///< what the counters are and how the FLOPs-per-op was checked
+  std::string not_math_metric;       ///< tensor-pipe instructions that are no matrix math (HFMA2.MMA)
+  std::string not_math_note;         ///< why those instructions carry no tensor FLOPs
+  /// The metrics `ridge profile-cmd --metrics tensor-ops` collects: the first set of every precision.
+  std::vector<std::string> collect() const;
+};
 /// A name fragment that tells the architecture ("A100" in a device name, "sm80_" in a kernel name).
 struct ArchitectureHint {
   std::string pattern;
@@ -147,6 +170,7 @@ struct ArchitectureTable {
   std::vector<ArchitectureHint> device_names;     ///< tried first, against KernelRecord::device
   std::vector<ArchitectureHint> kernel_prefixes;  ///< then against kernel names
   std::string counted_precision = "fp16";         ///< whose factor tensor-pipe instructions are counted with
+  TensorOps tensor_ops;                           ///< exact tensor-path counters (empty when the file has none)
   std::string file;                               ///< where it was read from
   /// The architecture called `name`, or nullptr.
   const Architecture* find(std::string_view name) const;
@@ -240,7 +264,7 @@ std::vector<Explanation> explain(const Profile& p, const Totals& t, const Expect
 /// What `ridge profile-cmd` should produce.
 struct CollectRequest {
   std::string tool = "ncu";                        ///< ncu | nsys | nvprof
-  std::vector<std::string> metrics = {"flops", "dram", "time"};  ///< flops, tensor, dram, cache, time
+  std::vector<std::string> metrics = {"flops", "dram", "time"};  ///< flops, tensor, tensor-ops, dram, cache, time
   bool nvtx = false;
   std::vector<std::string> command;                ///< the user's command (may contain {bs})
   std::string output = "ridge-profile";            ///< log file stem
@@ -253,7 +277,8 @@ struct CollectCommand {
   std::vector<std::string> notes;
 };
 CollectCommand collect_command(const CollectRequest& r);
-/// Counters behind a metric group for a tool ("flops" -> sm__sass_thread_inst_executed_op_*), from one table.
+/// Counters behind a metric group for a tool ("flops" -> sm__sass_thread_inst_executed_op_*), from one table
+/// ("tensor-ops" from the architecture table's tensor_ops, data/gpu/architectures.json).
 std::vector<std::string> collect_metrics(const std::string& tool, const std::string& group);
 
 /// Slurm options for `profile-cmd --slurm`.

@@ -42,7 +42,9 @@ CLI::App* add_profile_cmd_command(CLI::App& app) {
   cmd->add_option("--tool", a->request.tool, "Profiler: ncu | nsys | nvprof")
       ->check(CLI::IsMember({"ncu", "nsys", "nvprof"}))
       ->capture_default_str();
-  cmd->add_option("--metrics", a->metrics, "Comma-separated groups: flops, tensor, dram, cache, time")->capture_default_str();
+  cmd->add_option("--metrics", a->metrics, "Comma-separated groups: flops, tensor, tensor-ops (exact tensor-core "
+                                           "FLOPs per precision, Ampere and later), dram, cache, time")
+      ->capture_default_str();
   cmd->add_flag("--nvtx", a->request.nvtx, "Record NVTX ranges (group kernels by range with `ridge ingest --group nvtx`)");
   cmd->add_option("--output,-o", a->request.output, "Log file stem")->capture_default_str();
   cmd->add_flag("--slurm", a->slurm, "Write an sbatch script running the command once per batch size ({batch} or {bs} in CMD)");
@@ -60,7 +62,7 @@ CLI::App* add_profile_cmd_command(CLI::App& app) {
   cmd->add_option("command", a->request.command, "The command to profile (after --)");
   cmd->callback([a] {
     a->request.metrics = split_list(a->metrics);
-    if (a->request.metrics.empty()) throw UsageError("--metrics: give at least one of flops, tensor, dram, cache, time");
+    if (a->request.metrics.empty()) throw UsageError("--metrics: give at least one of flops, tensor, tensor-ops, dram, cache, time");
     if (a->slurm) {
       for (auto& arg : a->request.command)  // {batch}, as in `sweep --gpu-cmd`, is the same placeholder as {bs}
         for (size_t p; (p = arg.find("{batch}")) != std::string::npos;) arg.replace(p, 7, "{bs}");

@@ -1,5 +1,6 @@
-// The GPU architecture table (data/gpu/architectures.json): FLOPs per tensor-pipe instruction per precision and
-// the name fragments that tell an architecture, read from data rather than kept in code.
+// The GPU architecture table (data/gpu/architectures.json): FLOPs per tensor-pipe instruction per precision, the
+// exact tensor-path counters per source precision, and the name fragments that tell an architecture, read from data
+// rather than kept in code.
 #include <fmt/format.h>
 
 #include <fstream>
@@ -41,7 +42,55 @@ std::vector<ArchitectureHint> hints(const json& j, const char* key, const std::s
   return out;
 }
 
+// "tensor_ops": {"precisions": [{"precision": "bf16", "metrics": [["a.sum"], ["b.sum", "c.sum"]]}, ...], ...}
+TensorOps tensor_ops(const json& j, const std::string& origin) {
+  TensorOps t;
+  if (!j.contains("tensor_ops")) return t;
+  const std::string where = origin + ": tensor_ops";
+  const json& o = j.at("tensor_ops");
+  if (!o.is_object()) throw Error(where + " must be an object");
+  t.source = text_field(o, "source", where);
+  const json& per_op = member(o, "flops_per_op", where);
+  if (!per_op.is_number_integer() || per_op.get<int64_t>() <= 0)
+    throw Error(where + ": 'flops_per_op' must be a positive integer");
+  t.flops_per_op = per_op.get<int64_t>();
+  if (o.contains("not_math")) {
+    t.not_math_metric = text_field(o.at("not_math"), "metric", where + ".not_math");
+    t.not_math_note = text_field(o.at("not_math"), "note", where + ".not_math");
+  }
+  const json& list = member(o, "precisions", where);
+  if (!list.is_array() || list.empty()) throw Error(where + ": 'precisions' must be a non-empty array");
+  for (size_t i = 0; i < list.size(); ++i) {
+    const std::string at = fmt::format("{}.precisions[{}]", where, i);
+    TensorOpsPrecision p{text_field(list[i], "precision", at), {}};
+    for (const TensorOpsPrecision& q : t.precisions)
+      if (q.precision == p.precision) throw Error(fmt::format("{}: precision '{}' listed twice", at, p.precision));
+    const json& sets = member(list[i], "metrics", at);
+    if (!sets.is_array() || sets.empty()) throw Error(at + ": 'metrics' must be a non-empty array of metric lists");
+    for (size_t s = 0; s < sets.size(); ++s) {
+      if (!sets[s].is_array() || sets[s].empty())
+        throw Error(fmt::format("{}: metrics[{}] must be a non-empty array of metric names", at, s));
+      std::vector<std::string> names;
+      for (const json& m : sets[s]) {
+        if (!m.is_string() || m.get<std::string>().empty())
+          throw Error(fmt::format("{}: metrics[{}] must hold metric names", at, s));
+        names.push_back(m.get<std::string>());
+      }
+      p.alternatives.push_back(std::move(names));
+    }
+    t.precisions.push_back(std::move(p));
+  }
+  return t;
+}
+
 }  // namespace
+
+std::vector<std::string> TensorOps::collect() const {
+  std::vector<std::string> out;
+  for (const TensorOpsPrecision& p : precisions)
+    for (const std::string& m : p.alternatives.front()) out.push_back(m);
+  return out;
+}
 
 const Architecture* ArchitectureTable::find(std::string_view name) const {
   for (const Architecture& a : architectures)
@@ -81,6 +130,7 @@ ArchitectureTable parse_architectures(std::string_view text, const std::string& 
   }
   t.device_names = hints(j, "device_names", origin, t);
   t.kernel_prefixes = hints(j, "kernel_prefixes", origin, t);
+  t.tensor_ops = tensor_ops(j, origin);
   return t;
 }
 

@@ -15,6 +15,10 @@ struct MetricGroup {
   std::vector<std::string_view> metrics;
 };
 
+// The group whose counters are data: the exact tensor-path counters of data/gpu/architectures.json ("tensor_ops"),
+// the same list derive() reads.
+constexpr std::string_view kTensorOps = "tensor-ops";
+
 // Counters behind each group, per tool; the formulas in formulas.cpp turn them into FLOPs, bytes and time.
 const std::vector<MetricGroup> kGroups = {
     {"ncu", "flops",
@@ -24,11 +28,13 @@ const std::vector<MetricGroup> kGroups = {
       "sm__sass_thread_inst_executed_op_hadd_pred_on.sum", "sm__sass_thread_inst_executed_op_hmul_pred_on.sum",
       "sm__sass_thread_inst_executed_op_hfma_pred_on.sum"}},
     {"ncu", "tensor", {"sm__inst_executed_pipe_tensor.sum"}},
+    {"ncu", kTensorOps, {}},  // from builtin_architectures().tensor_ops
     {"ncu", "dram", {"dram__bytes_read.sum", "dram__bytes_write.sum"}},
     {"ncu", "cache", {"lts__t_bytes.sum", "l1tex__t_bytes.sum"}},
     {"ncu", "time", {"gpu__time_duration.sum"}},
     {"nvprof", "flops", {"flop_count_dp", "flop_count_sp", "flop_count_hp"}},
     {"nvprof", "tensor", {}},
+    {"nvprof", kTensorOps, {}},
     {"nvprof", "dram", {"dram_read_transactions", "dram_write_transactions"}},
     {"nvprof", "cache", {"l2_read_transactions", "l2_write_transactions"}},
     {"nvprof", "time", {}},
@@ -66,6 +72,7 @@ std::vector<std::string> collect_metrics(const std::string& tool, const std::str
   for (const auto& g : kGroups) {
     if (g.tool != tool) continue;
     tool_known = true;
+    if (g.group == group && tool == "ncu" && group == kTensorOps) return builtin_architectures().tensor_ops.collect();
     if (g.group == group) return {g.metrics.begin(), g.metrics.end()};
   }
   if (!tool_known) throw UsageError(fmt::format("--tool: unknown tool '{}' (choose ncu, nsys or nvprof)", tool));
@@ -107,6 +114,15 @@ CollectCommand collect_command(const CollectRequest& r) {
                       "boost clocks, or take runtime from an nsys trace");
     c.notes.push_back("--print-units base keeps bytes and nanoseconds unscaled; every kernel launch is profiled (add "
                       "--launch-skip / --launch-count to sample one training step)");
+    const bool tensor_ops = std::find(r.metrics.begin(), r.metrics.end(), kTensorOps) != r.metrics.end();
+    if (!tensor_ops)
+      c.notes.push_back("on Ampere and later, --metrics flops,tensor-ops,dram,time gives exact tensor-core FLOPs per "
+                        "source precision (sm__ops_path_tensor_src_*); the tensor group's sm__inst_executed_pipe_tensor.sum "
+                        "has no single FLOPs factor on Hopper (wgmma instructions of many shapes, HFMA2.MMA moves)");
+    else
+      c.notes.push_back("tensor-ops: sm__ops_path_tensor_src_* count tensor-core FLOPs exactly per source precision on "
+                        "Ampere and later; where `ncu --query-metrics` does not list them (Volta, Turing), ncu refuses "
+                        "them: use the tensor group there");
   } else if (r.tool == "nsys") {
     c.log_file = r.output + "_cuda_gpu_trace.csv";
     c.command = fmt::format(

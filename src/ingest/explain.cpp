@@ -90,8 +90,8 @@ void explain_flops(const Profile& p, const Totals& t, const Expected& e, const s
     if (!t.sum.flops_tensor && !tc.empty())
       x.reasons.push_back(fmt::format(
           "tensor-core kernels ran but no tensor-pipe metric was collected, so their FLOPs are invisible to the "
-          "FFMA/FADD/FMUL counters: {}; collect sm__inst_executed_pipe_tensor.sum (ridge profile-cmd --metrics "
-          "flops,tensor)", names(tc)));
+          "FFMA/FADD/FMUL counters: {}; collect the tensor-path counters (ridge profile-cmd --metrics "
+          "flops,tensor-ops on Ampere and later) or sm__inst_executed_pipe_tensor.sum (--metrics flops,tensor)", names(tc)));
     if (!t.sum.flops_tensor && !silent.empty())
       x.reasons.push_back(fmt::format(
           "GEMM/convolution kernels with no FP32/FP16/FP64 instruction counted — their math ran on tensor cores "

@@ -19,8 +19,12 @@ struct FamilyPattern {
 // First match wins, so specific patterns come before generic ones (gcgemm is the complex GEMM inside cuDNN's
 // FFT convolution; splitKreduce is a GEMM epilogue). Fused attention comes first: its kernels' signatures name
 // convolution or GEMM words (fmha_fwd_loop_kernel<...>(Fused_multihead_attention_fprop_params), cutlass-based
-// xformers kernels), but they are neither.
+// xformers kernels, cuDNN's generated SDPA kernels), but they are neither. cuDNN's helpers of a convolution
+// (nhwcAddPaddingKernel, init_device_workspace_kernel, ReduceSplitK) stay with the convolution, as splitKreduce
+// stays with the GEMM: they are part of the operator's time.
 const std::vector<FamilyPattern> kFamilies = {
+    {"sdpa", "attention"},            // cudnn_generated_fort_native_sdpa_sm90_flash_fprop_wgmma_f16_knob_7_... (cuDNN SDPA)
+    {"lean_reduction", "attention"},  // cudnn::lean_reduction_kernel: combines the split-KV partials of cuDNN's SDPA decode
     {"fmha", "attention"},
     {"flash_fwd", "attention"},
     {"flash_bwd", "attention"},
@@ -48,6 +52,7 @@ const std::vector<FamilyPattern> kFamilies = {
     {"conv2d", "conv-implicit-gemm"},
     {"aten::conv", "conv-implicit-gemm"},
     {"splitkreduce", "gemm"},
+    {"nvjet", "gemm"},  // nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT: cuBLAS 12.8+/13 Hopper GEMMs (before "bias")
     {"gemm", "gemm"},
     {"gemv", "gemm"},
     {"cutlass", "gemm"},
@@ -74,6 +79,7 @@ const std::vector<FamilyPattern> kFamilies = {
     {"nll_loss", "reduction"},
     {"argmax", "reduction"},
     {"elementwise", "elementwise"},
+    {"gather_kernel", "elementwise"},  // at::native::vectorized_gather_kernel (torch.gather / indexing)
     {"eltwise", "elementwise"},
     {"eigenmetakernel", "elementwise"},
     {"dropout", "elementwise"},
@@ -91,7 +97,7 @@ const std::vector<FamilyPattern> kFamilies = {
 // Lower-case name fragments of kernels that run on tensor cores.
 const std::vector<std::string_view> kTensorCoreFragments = {
     "s884", "h884", "s1688", "h1688", "s16816", "h16816", "i8816", "i16832", "hmma", "xmma", "tensorop",
-    "wmma",  "tf32", "884gemm", "1688gemm", "16816gemm", "884cudnn", "1688cudnn", "16816cudnn", "flash_fwd",
+    "wmma",  "wgmma", "tf32", "884gemm", "1688gemm", "16816gemm", "884cudnn", "1688cudnn", "16816cudnn", "flash_fwd",
     "flash_bwd", "fmha"};
 
 }  // namespace

@@ -1,5 +1,6 @@
-// The metric formulas (which counters make FLOPs per precision, bytes per memory level and time) and the
-// per-architecture tensor-core factor, as data; derive() applies them per record, totals() sums.
+// The metric formulas (which counters make FLOPs per precision, bytes per memory level and time), the exact
+// tensor-path counters per source precision and the per-architecture tensor-core factor (both from
+// data/gpu/architectures.json), as data; derive() applies them per record, totals() sums.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -178,6 +179,105 @@ void add(std::optional<Count>& total, const std::optional<Count>& v) {
   if (v) total = total.value_or(0) + *v;
 }
 
+bool has_tensor_ops(const KernelRecord& k, const TensorOps& ops) {
+  for (const TensorOpsPrecision& p : ops.precisions)
+    for (const auto& set : p.alternatives)
+      for (const std::string& m : set)
+        if (k.counters.count(m)) return true;
+  return false;
+}
+
+// What the exact tensor-path counters did over all records, for the notes.
+struct TensorOpsUse {
+  int records = 0;
+  std::map<std::string, std::map<std::string, int>> used;  ///< precision -> formula text -> records
+  std::map<std::string, int> missing;                      ///< metric -> records lacking it (a set partly present)
+  int silent = 0;                                          ///< records with tensor-pipe instructions but no ops
+  Count silent_inst = 0;
+  int silent_not_math = 0;                                 ///< of them, all instructions were not_math ones
+  std::string silent_example;
+};
+
+// Tensor FLOPs of one record from the exact counters: per precision, the first set of metrics all present (else the
+// first partly present) is summed, so a parent counter and its children are never added together.
+void apply_tensor_ops(KernelRecord& k, const TensorOps& ops, TensorOpsUse& use) {
+  Derived& d = k.derived;
+  Count total = 0;
+  for (const TensorOpsPrecision& p : ops.precisions) {
+    const std::vector<std::string>* chosen = nullptr;
+    const std::vector<std::string>* partial = nullptr;
+    for (const auto& set : p.alternatives) {
+      size_t present = 0;
+      for (const std::string& m : set) present += k.counters.count(m);
+      if (present == set.size()) {
+        chosen = &set;
+        break;
+      }
+      if (present > 0 && partial == nullptr) partial = &set;
+    }
+    if (chosen == nullptr) chosen = partial;
+    if (chosen == nullptr) continue;
+    Count sum = 0;
+    std::string text;
+    for (const std::string& m : *chosen) {
+      text += (text.empty() ? "" : " + ") + m;
+      auto it = k.counters.find(m);
+      if (it == k.counters.end()) {
+        ++use.missing[m];
+        continue;
+      }
+      sum += whole(it->second) * ops.flops_per_op;
+    }
+    d.tensor_by_precision[p.precision] = sum;
+    ++use.used[p.precision][text];
+    total += sum;
+  }
+  d.flops_tensor = total;
+  ++use.records;
+  if (total != 0) return;
+  Count inst = 0;  // the tensor-pipe instructions the factor formulas read
+  for (const Formula& f : kFormulas)
+    if (f.qty == Qty::Tensor && inst == 0)
+      if (auto it = k.counters.find(f.terms[0].metric); it != k.counters.end()) inst = whole(it->second);
+  if (inst <= 0) return;
+  ++use.silent;
+  use.silent_inst += inst;
+  if (use.silent_example.empty()) use.silent_example = k.name.substr(0, 60);
+  if (!ops.not_math_metric.empty())
+    if (auto it = k.counters.find(ops.not_math_metric); it != k.counters.end() && whole(it->second) == inst)
+      ++use.silent_not_math;
+}
+
+void tensor_ops_notes(Profile& p, const TensorOps& ops, const TensorOpsUse& use, const std::string& file) {
+  if (use.records == 0) return;
+  std::string terms, absent;
+  for (const TensorOpsPrecision& prec : ops.precisions) {
+    auto it = use.used.find(prec.precision);
+    if (it == use.used.end()) {
+      absent += (absent.empty() ? "" : ", ") + prec.precision;
+      continue;
+    }
+    for (const auto& [text, n] : it->second)
+      terms += fmt::format("{}{} ({}{})", terms.empty() ? "" : " + ", text, prec.precision,
+                           n == use.records ? "" : fmt::format(", {} records", n));
+  }
+  std::string line = fmt::format("tensor FLOPs = {}{} ({} records): exact tensor-core FLOPs per source precision "
+                                 "(counters from {}); these records do not use a factor x tensor-pipe instructions",
+                                 ops.flops_per_op == 1 ? "" : fmt::format("{} x ", ops.flops_per_op),
+                                 terms.empty() ? "0" : terms, use.records, file);
+  for (const auto& [m, n] : use.missing) line += fmt::format("; {} not collected for {} of them", m, n);
+  if (!absent.empty()) line += fmt::format("; not collected: {} (tensor math of those precisions is not counted)", absent);
+  p.notes.push_back(line);
+  if (use.silent > 0)
+    p.notes.push_back(fmt::format(
+        "{} kernel records (e.g. {}) executed {} tensor-pipe instructions but no tensor-path math, so they get no "
+        "tensor FLOPs{}{}", use.silent, use.silent_example, use.silent_inst,
+        use.silent_not_math > 0 ? fmt::format("; {} of them: all {} ({})", use.silent_not_math, ops.not_math_metric,
+                                              ops.not_math_note)
+                                : (ops.not_math_note.empty() ? "" : "; " + ops.not_math_note),
+        absent.empty() ? "" : fmt::format(" (or their source precision was not collected: {})", absent)));
+}
+
 }  // namespace
 
 std::optional<Count> Derived::flops() const {
@@ -206,11 +306,17 @@ void derive(Profile& p, const DeriveOptions& opts) {
     std::map<std::string_view, int> missing;
   };
   std::map<const Formula*, Use> uses;
-  bool tensor_without_factor = false;
+  bool tensor_without_factor = false, factor_applied = false;
+  TensorOpsUse ops_use;
   for (auto& k : p.kernels) {
     k.derived = {};
     for (Qty q : {Qty::Fp64, Qty::Fp32, Qty::Fp16, Qty::Tensor, Qty::Dram, Qty::L2, Qty::L1, Qty::Time}) {
       const Formula* used = nullptr;
+      // The exact tensor-path counters take precedence over factor x tensor-pipe instructions.
+      if (q == Qty::Tensor && has_tensor_ops(k, table.tensor_ops)) {
+        apply_tensor_ops(k, table.tensor_ops, ops_use);
+        continue;
+      }
       if (q == Qty::Tensor && p.tensor_flops_per_inst == 0) {
         for (const Formula& f : kFormulas)
           if (f.qty == q && k.counters.count(f.terms[0].metric)) tensor_without_factor = true;
@@ -218,6 +324,7 @@ void derive(Profile& p, const DeriveOptions& opts) {
       }
       auto missing = apply(q, k, p.tensor_flops_per_inst, &used);
       if (!used) continue;
+      factor_applied |= q == Qty::Tensor;
       Use& u = uses[used];
       ++u.records;
       for (auto m : missing) ++u.missing[m];
@@ -239,6 +346,8 @@ void derive(Profile& p, const DeriveOptions& opts) {
       p.notes.push_back("fp16 FLOPs count a packed HFMA2/HADD2 thread instruction once (as NERSC does); if your ncu "
                         "counts packed lanes separately the true value is up to 2x higher");
   }
+  tensor_ops_notes(p, table.tensor_ops, ops_use, table.file);
+  if (!factor_applied) p.tensor_flops_per_inst = 0;  // no record took its tensor FLOPs from instructions
   if (tensor_without_factor)
     p.warnings.push_back(Warning{p.files.empty() ? "" : p.files.front(), 0,
                                  "tensor-pipe instructions collected but the GPU architecture is unknown: tensor FLOPs "
@@ -264,6 +373,7 @@ Totals totals(const Profile& p, const std::vector<size_t>& only) {
     add(t.sum.flops_fp32, d.flops_fp32);
     add(t.sum.flops_fp16, d.flops_fp16);
     add(t.sum.flops_tensor, d.flops_tensor);
+    for (const auto& [prec, v] : d.tensor_by_precision) t.sum.tensor_by_precision[prec] += v;
     add(t.sum.dram_bytes, d.dram_bytes);
     add(t.sum.l2_bytes, d.l2_bytes);
     add(t.sum.l1_bytes, d.l1_bytes);

@@ -152,6 +152,48 @@ TEST(IngestCli, ProfileCmd) {
   EXPECT_NE(s.out.find("for bs in 1 2; do"), std::string::npos);
   auto bad = run_ridge("profile-cmd --metrics watts -- app");
   EXPECT_EQ(bad.exit_code, 2);
+  // the default command line is unchanged; a note points Ampere and later GPUs to the tensor-ops group
+  auto d = run_ridge("profile-cmd -- python train.py");
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  EXPECT_NE(d.out.find("--metrics sm__sass_thread_inst_executed_op_dadd_pred_on.sum,"), std::string::npos) << d.out;
+  EXPECT_EQ(d.out.substr(0, d.out.find('\n')).find("sm__ops_path"), std::string::npos) << d.out;
+  EXPECT_NE(d.out.find("# on Ampere and later, --metrics flops,tensor-ops,dram,time gives exact tensor-core FLOPs"),
+            std::string::npos) << d.out;
+  EXPECT_NE(d.out.find("no single FLOPs factor on Hopper"), std::string::npos) << d.out;
+}
+
+// --metrics tensor-ops collects the tensor-path counters of data/gpu/architectures.json, which ingest reads back.
+TEST(IngestCli, ProfileCmdTensorOps) {
+  auto r = run_ridge("profile-cmd --metrics flops,tensor-ops,dram,time -- python train.py");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string first = r.out.substr(0, r.out.find('\n'));
+  for (const char* m : {"sm__ops_path_tensor_src_bf16_dst_fp32.sum", "sm__ops_path_tensor_src_fp16.sum",
+                        "sm__ops_path_tensor_src_tf32_dst_fp32.sum", "sm__ops_path_tensor_src_fp8.sum",
+                        "sm__ops_path_tensor_src_int8.sum", "sm__ops_path_tensor_src_int1.sum",
+                        "sm__ops_path_tensor_src_fp64.sum", "sm__sass_thread_inst_executed_op_ffma_pred_on.sum",
+                        "gpu__time_duration.sum"})
+    EXPECT_NE(first.find(m), std::string::npos) << m << " in " << first;
+  EXPECT_EQ(first.find("sparsity"), std::string::npos) << "children are never collected beside their parent";
+  EXPECT_NE(r.out.find("# tensor-ops: "), std::string::npos) << r.out;
+  auto nvprof = run_ridge("profile-cmd --tool nvprof --metrics flops,tensor-ops -- app");
+  ASSERT_EQ(nvprof.exit_code, 0) << nvprof.err;
+  EXPECT_NE(nvprof.out.find("nvprof has no counter for 'tensor-ops'"), std::string::npos) << nvprof.out;
+  auto help = run_ridge("profile-cmd --help");
+  EXPECT_NE(help.out.find("tensor-ops"), std::string::npos);
+}
+
+// The H200 GEMM profile: tensor FLOPs per source precision in the JSON totals.
+TEST(IngestCli, TensorFlopsPerPrecisionInJson) {
+  auto r = run_ridge("ingest '" + std::string(RIDGE_SOURCE_DIR) + "/tests/data/gpu/h200/ncu_gemm.csv' --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto t = nlohmann::json::parse(r.out)["totals"];
+  EXPECT_EQ(t["flops_tensor"], 539957919744LL);
+  EXPECT_EQ(t["flops_tensor_bf16"], 265080012800LL);
+  EXPECT_EQ(t["flops_tensor_fp16"], 137438953472LL);
+  EXPECT_EQ(t["flops_tensor_tf32"], 137438953472LL);
+  EXPECT_EQ(t["flops_tensor_fp8"], 0);
+  EXPECT_EQ(t["flops"], 677465342464LL);
+  EXPECT_TRUE(t["tensor_flops_per_inst"].is_null()) << "no factor was applied";
 }
 
 }  // namespace

@@ -40,6 +40,14 @@ Fields totals_fields(const ingest::Profile& p, const ingest::Totals& t) {
   f.add("flops_fp32", "FLOPs fp32", count_or_empty(t.sum.flops_fp32, Unit::Flop), true);
   f.add("flops_fp16", "FLOPs fp16", count_or_empty(t.sum.flops_fp16, Unit::Flop), true);
   f.add("flops_tensor", "FLOPs tensor cores", count_or_empty(t.sum.flops_tensor, Unit::Flop), true);
+  // Per source precision when the exact tensor-path counters were read (precisions in the table's order).
+  std::vector<std::string> precisions;
+  for (const auto& p : ingest::builtin_architectures().tensor_ops.precisions) precisions.push_back(p.precision);
+  for (const auto& [prec, v] : t.sum.tensor_by_precision)
+    if (std::find(precisions.begin(), precisions.end(), prec) == precisions.end()) precisions.push_back(prec);
+  for (const auto& prec : precisions)
+    if (auto it = t.sum.tensor_by_precision.find(prec); it != t.sum.tensor_by_precision.end())
+      f.add("flops_tensor_" + prec, "FLOPs tensor cores " + prec, Cell::count(it->second, Unit::Flop), true);
   f.add("dram_bytes", "DRAM bytes", count_or_empty(t.sum.dram_bytes, Unit::Byte), true);
   f.add("l2_bytes", "L2 bytes", count_or_empty(t.sum.l2_bytes, Unit::Byte), true);
   f.add("l1_bytes", "L1 bytes", count_or_empty(t.sum.l1_bytes, Unit::Byte), true);
@@ -53,7 +61,7 @@ Fields totals_fields(const ingest::Profile& p, const ingest::Totals& t) {
         real_or_empty(per_second(t.dram_timed, t.time_with_dram_s), Unit::BytePerSecond));
   f.add("architecture", "architecture", Cell::text(p.architecture.empty() ? "unknown" : p.architecture));
   f.add("tensor_flops_per_inst", "FLOPs per tensor-pipe instruction",
-        t.sum.flops_tensor ? Cell::count(p.tensor_flops_per_inst) : Cell::empty(Unit::Count));
+        t.sum.flops_tensor && p.tensor_flops_per_inst > 0 ? Cell::count(p.tensor_flops_per_inst) : Cell::empty(Unit::Count));
   return f;
 }
 
