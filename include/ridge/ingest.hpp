@@ -130,6 +130,7 @@ enum class JoinMode : uint8_t {
   Auto,    ///< join on (ID, kernel name) when the files are one-metric-per-run captures of the same launches
   Id,      ///< always try the join; warn and concatenate when the launches do not line up
   Concat,  ///< keep every file's records
+  Sequence,  ///< the files are consecutive slices of one capture (ncu --launch-skip/--launch-count): one run
 };
 /// Combines profiles of several files: joins the NERSC layout (one metric per run, launches identical),
 /// otherwise concatenates. Records a note saying which happened.

@@ -42,8 +42,10 @@ CLI::App* add_ingest_command(CLI::App& app) {
                         ->allow_extra_args(false)
                         ->type_name("LABEL");
   cmd->add_option("--input-format", a->req.input_format, "Force the input format instead of detecting it")->type_name("NAME");
-  cmd->add_option("--join", a->req.join, "Combine files launch by launch (NERSC one-metric-per-run layout): auto|id|none")
-      ->check(CLI::IsMember({"auto", "id", "none"}))
+  cmd->add_option("--join", a->req.join,
+                  "How files combine: auto|id (launch by launch: NERSC one-metric-per-run layout), none (one run "
+                  "per file), sequence (consecutive slices of one capture, e.g. ncu --launch-skip: one run)")
+      ->check(CLI::IsMember({"auto", "id", "none", "sequence"}))
       ->capture_default_str();
   cmd->add_option("--group", a->req.group, "Group kernels by family|nvtx|process|name|label|file|run|op (op: the "
                                        "torch operator that launched them)")

@@ -210,9 +210,33 @@ Profile read_file(const std::string& path, const ReadOptions& opts) {
   return parse_text(text, path, opts);
 }
 
+// Slices of one capture listed one after another as its one run; a slice holding several runs is refused.
+Profile sequence(std::vector<Profile> parts) {
+  Profile out;
+  for (auto& part : parts) {
+    if (part.runs.size() > 1)
+      throw UsageError(fmt::format("--join sequence: {} holds {} runs, not a slice of one capture (--run N picks one)",
+                                   part.files.empty() ? std::string("a file") : part.files.front(), part.runs.size()));
+    for (auto& w : part.warnings) out.warnings.push_back(std::move(w));
+    for (auto& n : part.notes) out.notes.push_back(std::move(n));
+    for (Format f : part.formats)
+      if (std::find(out.formats.begin(), out.formats.end(), f) == out.formats.end()) out.formats.push_back(f);
+    for (auto& f : part.files) out.files.push_back(std::move(f));
+    if (out.runs.empty()) out.runs = std::move(part.runs);
+    for (auto& k : part.kernels) {
+      k.run = 0;
+      out.kernels.push_back(std::move(k));
+    }
+  }
+  out.notes.push_back(fmt::format("--join sequence: {} files read as consecutive slices of one capture: {} launches",
+                                  parts.size(), out.kernels.size()));
+  return out;
+}
+
 Profile combine(std::vector<Profile> parts, JoinMode mode) {
   if (parts.empty()) return {};
   if (parts.size() == 1) return std::move(parts.front());
+  if (mode == JoinMode::Sequence) return sequence(std::move(parts));
   Profile out;
   std::string obstacle = mode == JoinMode::Concat ? "--join none" : join_obstacle(parts, mode == JoinMode::Auto);
   const bool join = obstacle.empty();

@@ -197,4 +197,28 @@ TEST(IngestCli, TensorFlopsPerPrecisionInJson) {
 }
 
 }  // namespace
+// The two ncu files of one H200 training step (the second from ncu --launch-skip 585) are one capture with
+// --join sequence: one run, so --model compares it with resnet50's estimate; without it they are two runs.
+TEST(IngestCli, JoinSequenceReadsSlicesOfOneCaptureAsOneRun) {
+  const std::string h200 = std::string(RIDGE_SOURCE_DIR) + "/tests/data/gpu/h200/";
+  const std::string files = h200 + "ncu_resnet50_train_bs64.csv " + h200 + "ncu_resnet50_train_bs64_rest.csv";
+  auto r = run_ridge("ingest " + files + " --model resnet50 --batch 64 --train --precision amp-bf16");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("holds 2 runs"), std::string::npos) << r.err;
+  r = run_ridge("ingest " + files + " --join sequence --model resnet50 --batch 64 --train --precision amp-bf16 "
+                "--format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["totals"]["kernels"], 585 + 294);
+  EXPECT_EQ(j["model"], "resnet50");
+  EXPECT_NE(j.dump().find("--join sequence: 2 files read as consecutive slices of one capture: 879 launches"),
+            std::string::npos);
+  // A file of several runs is not a slice.
+  const std::string dir = temp_dir();
+  std::ofstream(dir + "/two_runs.csv") << slurp(h200 + "ncu_gemm.csv") << slurp(h200 + "ncu_gemm.csv");
+  r = run_ridge("ingest " + dir + "/two_runs.csv " + h200 + "ncu_gemm.csv --join sequence");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("two_runs.csv holds 2 runs, not a slice of one capture"), std::string::npos) << r.err;
+}
+
 }  // namespace ridge::test

@@ -383,8 +383,8 @@ Fields device_ceilings(const Device& d) {
 
 ingest::Profile ingest_profile(const IngestRequest& a) {
   // The command line's limits, for every front end.
-  if (a.join != "auto" && a.join != "id" && a.join != "none")
-    throw UsageError(fmt::format("--join {}: use auto, id or none", a.join));
+  if (a.join != "auto" && a.join != "id" && a.join != "none" && a.join != "sequence")
+    throw UsageError(fmt::format("--join {}: use auto, id, none or sequence", a.join));
   if (!ingest::parse_group_by(a.group))
     throw UsageError(fmt::format("--group {}: use family, nvtx, process, name, label, file, run or op", a.group));
   require_precision_mode(a.precision);  // checked with or without --device
@@ -407,9 +407,10 @@ ingest::Profile ingest_profile(const IngestRequest& a) {
     o.label = label;
     parts.push_back(ingest::read_file(file, o));
   }
-  const ingest::JoinMode mode = a.join == "none" ? ingest::JoinMode::Concat
-                                : a.join == "id" ? ingest::JoinMode::Id
-                                                 : ingest::JoinMode::Auto;
+  const ingest::JoinMode mode = a.join == "none"       ? ingest::JoinMode::Concat
+                                : a.join == "id"       ? ingest::JoinMode::Id
+                                : a.join == "sequence" ? ingest::JoinMode::Sequence
+                                                       : ingest::JoinMode::Auto;
   ingest::Profile p = ingest::combine(std::move(parts), mode);
   if (p.kernels.empty()) {
     std::string why;
