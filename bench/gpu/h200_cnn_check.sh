@@ -59,8 +59,11 @@ for c in "train 64" "train 256" "infer 1" "infer 256"; do
     "$(python3 -c "print($cal/$gpu)")" "$(python3 -c "print($cal/$wall)")" "$kind"
 done
 
-echo "== Per kernel family: profiled (ncu) vs predicted with the shipped calibration"
-"$RIDGE" ingest "$H/ncu_resnet50_train_bs64.csv" "$H/ncu_resnet50_train_bs64_rest.csv" --join sequence --model resnet50 \
-  --batch 64 --train --device h200 --precision amp-bf16 | sed -n '/Profiled vs predicted/,/^$/p'
-"$RIDGE" ingest "$H/ncu_resnet50_infer_bs256.csv" --model resnet50 --batch 256 --device h200 --precision amp-bf16 |
-  sed -n '/Profiled vs predicted/,/^$/p'
+for cal in none builtin; do
+  echo "== Per kernel family: profiled (ncu) vs predicted, --calibration $cal"
+  "$RIDGE" ingest "$H/ncu_resnet50_train_bs64.csv" "$H/ncu_resnet50_train_bs64_rest.csv" --join sequence \
+    --model resnet50 --batch 64 --train --device h200 --precision amp-bf16 --calibration $cal |
+    sed -n '/Profiled vs predicted/,/^$/p'
+  "$RIDGE" ingest "$H/ncu_resnet50_infer_bs256.csv" --model resnet50 --batch 256 --device h200 --precision amp-bf16 \
+    --calibration $cal | sed -n '/Profiled vs predicted/,/^$/p'
+done

@@ -238,6 +238,7 @@ struct IngestRequest {
   std::string device;                     ///< device id or alias: predicted time per family, kernel roofline ("" = none)
   std::vector<std::string> device_dirs;   ///< further device folders
   std::string precision = "fp32";         ///< precision mode of the profiled run (its peak is the headline ceiling)
+  std::string calibration;                ///< with model and device, the prediction's: "" the shipped one, "none", a file
   bool force = false;                     ///< use a profile whose files name another model, batch or GPU anyway
 };
 /// Reads, combines and derives the files of `req` (throws ridge::Error when nothing could be read, UsageError

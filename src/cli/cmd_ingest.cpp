@@ -42,7 +42,7 @@ CLI::App* add_ingest_command(CLI::App& app) {
                         ->allow_extra_args(false)
                         ->type_name("LABEL");
   cmd->add_option("--input-format", a->req.input_format, "Force the input format instead of detecting it")->type_name("NAME");
-  cmd->add_option("--join", a->req.join,
+    cmd->add_option("--join", a->req.join,
                   "How files combine: auto|id (launch by launch: NERSC one-metric-per-run layout), none (one run "
                   "per file), sequence (consecutive slices of one capture, e.g. ncu --launch-skip: one run)")
       ->check(CLI::IsMember({"auto", "id", "none", "sequence"}))
@@ -68,6 +68,11 @@ CLI::App* add_ingest_command(CLI::App& app) {
       ->needs("--model");
   cmd->add_option("--device,-d", a->req.device, "Predict with this device next to the profiled time (with --model) and "
                                                 "draw kernels under its roofs (--chart)")->type_name("D");
+  cmd->add_option("--calibration", a->req.calibration,
+                  "With --model and --device: the prediction's calibration (builtin: the shipped one for the device "
+                  "and precision; none: the roofline bound; or a calibration file)")
+      ->type_name("FILE|builtin|none")
+      ->needs("--device");
   cmd->add_option("--devices-dir,--devices", a->req.device_dirs, "Also load device files from DIR")->type_name("DIR");
   cmd->add_option("--precision,-p", a->req.precision, "Precision mode of the profiled run (its peak is the headline roof)")
       ->capture_default_str();

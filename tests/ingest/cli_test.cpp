@@ -213,6 +213,14 @@ TEST(IngestCli, JoinSequenceReadsSlicesOfOneCaptureAsOneRun) {
   EXPECT_EQ(j["model"], "resnet50");
   EXPECT_NE(j.dump().find("--join sequence: 2 files read as consecutive slices of one capture: 879 launches"),
             std::string::npos);
+  // The per-family prediction beside it: the shipped H200 calibration, or the roofline bound on request.
+  r = run_ridge("ingest " + files + " --join sequence --model resnet50 --batch 64 --train --precision amp-bf16 "
+                "--device h200");
+  EXPECT_NE(r.out.find("Profiled vs predicted per kernel family (resnet50 on h200-sxm, amp-bf16, calibrated)"),
+            std::string::npos) << r.out;
+  r = run_ridge("ingest " + files + " --join sequence --model resnet50 --batch 64 --train --precision amp-bf16 "
+                "--device h200 --calibration none");
+  EXPECT_NE(r.out.find("(resnet50 on h200-sxm, amp-bf16, upper bound (uncalibrated))"), std::string::npos) << r.out;
   // A file of several runs is not a slice.
   const std::string dir = temp_dir();
   std::ofstream(dir + "/two_runs.csv") << slurp(h200 + "ncu_gemm.csv") << slurp(h200 + "ncu_gemm.csv");

@@ -355,6 +355,7 @@ void add_device_comparison(Document& doc, const ingest::Profile& p, const Ingest
   ps.training = a.train;
   ps.bytes_per_param = mode.weight_bytes;
   ps.batch = a.batch;
+  ps.calibration = a.calibration == "builtin" ? "" : a.calibration;
   const PredictOptions opt = predict_options(d, ps, &forced);
   const Prediction pred = predict(work.layers, opt);
   for (const auto& f : calibration_flags(opt.calibration)) doc.notes.push_back("flag " + f + " (the prediction's calibration)");
