@@ -107,6 +107,9 @@ def ridge_class(name, fused):
     if leaf.endswith("_proj") or leaf == "lm_head": return "projections"
     core = leaf.startswith("matmul") or leaf in ("mul", "add_mask") and ".self_attn." in name or leaf.startswith("softmax")
     if fused and core: return "fused attention"
+    if leaf.startswith(("cat_key_cache", "cat_value_cache", "repeat_kv", "to_float32", "to_input_dtype",
+                        "cat_rotate_half", "cat_pass")):
+        return "copies"  # HF eager's copies, ops of ridge's eager serving graph (docs/llm.md)
     if leaf.startswith("matmul"): return "attention matmuls"
     if leaf.startswith("softmax"): return "softmax"
     if leaf.startswith("mean"): return "reduction"

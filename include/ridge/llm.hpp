@@ -161,6 +161,14 @@ struct LlmShape {
   /// position, shared by the heads) and one-token steps attend in it with kv_b_proj absorbed into the query and the
   /// output (vLLM, SGLang); prompts decompress it as in HF. false: HF's cache of decompressed keys and values.
   bool latent_kv = false;
+  /// Serving graphs: the copies Hugging Face's eager forward materialises, each an op of its own (what `serve
+  /// --attention eager` costs; docs/llm.md): the KV cache grown by torch.cat (DynamicCache.update: the cache input
+  /// holds the past positions, `cat_key_cache` / `cat_value_cache` read them and the new ones and write past + new),
+  /// repeat_kv's copy of every key/value head for each query head sharing it (an Expand `repeat_kv` of the cache;
+  /// the attention matmuls then read the copies), RMSNorm's float32 upcast (Casts `to_float32` / `to_input_dtype`
+  /// around the norm, its intermediates in float32; not Gemma's norm) and rotate_half's torch.cat (its Concat is a
+  /// copy). false: fused kernels that read the cache in place (vLLM-like), none of these.
+  bool eager_copies = false;
 };
 
 /// Builds the graph of `c` (see docs/llm.md for the op sequence of each block). Throws ridge::Error on

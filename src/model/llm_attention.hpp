@@ -33,6 +33,21 @@ inline AttnRole attention_role(const Node& n) {
   return AttnRole::None;
 }
 
+/// A copy Hugging Face's eager forward materialises, in a serving graph built with LlmShape::eager_copies: the KV
+/// cache's torch.cat (`cat_key_cache`, `cat_value_cache`), repeat_kv's expand (`repeat_kv`), RMSNorm's float32 casts
+/// (`to_float32`, `to_input_dtype`) and rotate_half's torch.cat (`cat_rotate_half`, and the partial rotary's
+/// `cat_pass`). These are layout ops (Concat, Expand, Cast) that serve costs as kernels of their own (what they read
+/// and write) instead of dropping them as views.
+inline bool eager_copy(const Node& n) {
+  if (n.op != OpKind::Concat && n.op != OpKind::Expand && n.op != OpKind::Cast) return false;
+  if (n.name.size() <= n.module.size() + 1 || n.name.compare(0, n.module.size(), n.module) != 0) return false;
+  const std::string local = n.module.empty() ? n.name : n.name.substr(n.module.size() + 1);
+  for (const char* p : {"cat_key_cache", "cat_value_cache", "repeat_kv", "to_float32", "to_input_dtype",
+                        "cat_rotate_half", "cat_pass"})
+    if (local.rfind(p, 0) == 0) return true;
+  return false;
+}
+
 /// The core's two matmuls (QK^T and SV): the FLOPs a fused attention kernel's utilization is quoted on.
 inline bool attention_matmul(const Node& n) {
   const AttnRole r = attention_role(n);

@@ -20,7 +20,8 @@ namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 /// Per-op integer costs of one serving graph, for ops that run a kernel (views and layout moves are fused
-/// into their consumers and dropped).
+/// into their consumers and dropped, except the copies HF's eager forward makes in a graph built with
+/// LlmShape::eager_copies: llm::eager_copy).
 struct OpCosts {
   std::vector<ServeOp> ops;
 };
@@ -85,13 +86,18 @@ std::vector<ServeOp> grouped_experts(std::vector<ServeOp> ops) {
 OpCosts op_costs(const Graph& g, const LlmConfig& c, const LlmShape& s, const NumberFormat& wf,
                  const NumberFormat& kvf, bool fused_attention, bool attention_class, bool grouped) {
   const ModelCost mc = estimate(g);
-  std::vector<bool> is_output(g.values.size(), false);
-  for (int o : g.outputs) is_output[o] = true;
+  // With HF's eager copies the cache a step attends to is the output of its torch.cat (a graph output: the whole
+  // cache, written by the cat); reads of it are KV reads, as reads of the cache input are.
+  std::vector<bool> is_cache(g.values.size(), false);
+  if (s.eager_copies)
+    for (size_t i = 1; i < g.outputs.size(); ++i) is_cache[g.outputs[i]] = true;
+  auto kept = [&](const Node& n) { return s.eager_copies && llm::eager_copy(n); };
   OpCosts out;
   for (const auto& nc : mc.nodes) {
     const Node& n = g.nodes[nc.node];
     const OpFamily f = op_family(n.op);
-    if (f == OpFamily::View || f == OpFamily::Move || f == OpFamily::Dropout || f == OpFamily::Source) continue;
+    if ((f == OpFamily::View || f == OpFamily::Move || f == OpFamily::Dropout || f == OpFamily::Source) && !kept(n))
+      continue;
     if (g.value(n.outputs[0]).shape.elements() == 0) continue;  // an expert no token is routed to: not run
     if (nc.status != CostStatus::Ok) throw Error(fmt::format("{}: {} ({})", g.name, n.name, nc.reason));
     ServeOp op;
@@ -104,9 +110,13 @@ OpCosts op_costs(const Graph& g, const LlmConfig& c, const LlmShape& s, const Nu
     for (size_t i = 0; i < n.inputs.size(); ++i) {
       const int v = n.inputs[i];
       if (v < 0 || role == llm::AttnRole::Elementwise || (role == llm::AttnRole::Output && i == 0)) continue;
+      if (n.op == OpKind::Expand && i > 0) continue;  // repeat_kv's target shape: not data
       bool sliced = false;
-      const Value& val = g.value(source_of(g, v, &sliced));
-      if (val.kind == ValueKind::Param) {
+      const int src = source_of(g, v, &sliced);
+      const Value& val = g.value(src);
+      if (is_cache[src]) {
+        op.kv_read_bytes += kvf.bytes(g.value(v).shape.elements());
+      } else if (val.kind == ValueKind::Param) {
         // Embedding lookups read only the gathered rows; Linear weights are stored in the weight format.
         op.weight_bytes += n.op == OpKind::Gather ? g.value(n.outputs[0]).bytes() : param_bytes(val, wf);
       } else if (val.kind == ValueKind::Input && val.name.rfind("past_key_values.", 0) == 0) {
@@ -118,14 +128,16 @@ OpCosts op_costs(const Graph& g, const LlmConfig& c, const LlmShape& s, const Nu
       }
     }
     if (role == llm::AttnRole::None || role == llm::AttnRole::Output)
-      for (int v : n.outputs) op.activation_bytes += g.value(v).bytes();
+      for (int v : n.outputs)
+        if (!is_cache[v]) op.activation_bytes += g.value(v).bytes();  // the cache's cat writes KV (below)
     out.ops.push_back(std::move(op));
   }
-  // New keys/values: written to the cache by the op producing them (through the layout ops in between).
+  // New keys/values: written to the cache by the op producing them (through the layout ops in between); with HF's
+  // eager copies, the whole cache by its torch.cat.
   for (int o : g.outputs) {
     if (o == g.outputs[0]) continue;
     int p = g.value(o).producer;
-    while (p >= 0 && !g.nodes[p].inputs.empty() &&
+    while (p >= 0 && !g.nodes[p].inputs.empty() && !kept(g.nodes[p]) &&
            (op_family(g.nodes[p].op) == OpFamily::View || op_family(g.nodes[p].op) == OpFamily::Move))
       p = g.value(g.nodes[p].inputs[0]).producer;
     for (auto& op : out.ops)
@@ -323,6 +335,7 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
   // Prefill: one graph of the prompt.
   LlmShape pre{o.batch, o.prompt, 0, act, true};
   pre.latent_kv = o.latent_kv;
+  pre.eager_copies = !o.fused_attention;  // HF's eager forward: its copies are kernels (docs/llm.md)
   const Graph prefill = build_llm(shard, pre);
   r.calflops_prefill_flops = calflops_forward_flops(prefill);
   for (ServeOp op : op_costs(prefill, shard, pre, o.weights, o.kv, o.fused_attention, kernel, o.grouped_experts).ops) {
@@ -338,6 +351,7 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
   const int64_t decode_steps = o.generate - 1;
   LlmShape d1{o.batch, 1, 0, act, true}, d2{o.batch, 1, 1, act, true};
   d1.latent_kv = d2.latent_kv = o.latent_kv;
+  d1.eager_copies = d2.eager_copies = !o.fused_attention;
   const auto c1 = op_costs(build_llm(shard, d1), shard, d1, o.weights, o.kv, o.fused_attention, kernel, o.grouped_experts).ops;
   const auto c2 = op_costs(build_llm(shard, d2), shard, d2, o.weights, o.kv, o.fused_attention, kernel, o.grouped_experts).ops;
   RIDGE_ASSERT(c1.size() == c2.size(), "decode graphs differ in structure");

@@ -264,6 +264,103 @@ TEST(LlmServe, FusedAttentionDropsScoreTraffic) {
   EXPECT_LT(fused.prefill_time_s, eager.prefill_time_s);
 }
 
+// HF's eager copies (serve --attention eager, LlmShape::eager_copies), byte for byte on a tiny Llama (4 query heads
+// sharing 2 KV heads of 8, hidden 32, one layer), batch 2, prompt 3, 2 tokens: one decode step at cache length 4.
+// fp16 activations and cache: 2 bytes, float32 4.
+const ServeOp& op_named(const ServeResult& r, const std::string& phase, const std::string& name) {
+  for (const auto& op : r.ops)
+    if (op.phase == phase && op.name == name) return op;
+  throw std::runtime_error("no op " + name + " in " + phase);
+}
+
+LlmConfig tiny_gqa_llama() {
+  LlmConfig c = parse_llm_config(nlohmann::json::parse(R"({"model_type":"llama","vocab_size":64,"hidden_size":32,
+      "num_hidden_layers":1,"num_attention_heads":4,"num_key_value_heads":2,"intermediate_size":48,
+      "max_position_embeddings":64})"), "tiny-llama");
+  c.name = "tiny-llama";
+  return c;
+}
+
+TEST(LlmServe, EagerModeCostsHfCopiesExactly) {
+  const LlmConfig c = tiny_gqa_llama();
+  ASSERT_EQ(c.head_dim, 8);
+  const ServeResult r = analyze_serving(c, test_gpu(), opts(2, 3, 2));
+  const std::string attn = "model.layers.0.self_attn.";
+  // DynamicCache.update: torch.cat(past [2, 2, 3, 8], new [2, 2, 1, 8]) -> [2, 2, 4, 8]: reads the past (KV) and the
+  // new key (activation), writes the whole cache (KV written). No FLOPs.
+  for (const char* cat : {"cat_key_cache", "cat_value_cache"}) {
+    const ServeOp& d = op_named(r, "decode", attn + cat);
+    EXPECT_EQ(d.kv_read_bytes, 2 * 2 * 3 * 8 * 2) << cat;
+    EXPECT_EQ(d.activation_bytes, 2 * 2 * 1 * 8 * 2) << cat;
+    EXPECT_EQ(d.kv_written_bytes, 2 * 2 * 4 * 8 * 2) << cat;
+    EXPECT_EQ(d.flops, 0) << cat;
+    // The prompt's cat (from an empty cache) copies its 3 positions.
+    const ServeOp& p = op_named(r, "prefill", attn + cat);
+    EXPECT_EQ(p.kv_read_bytes, 0) << cat;
+    EXPECT_EQ(p.activation_bytes, 2 * 2 * 3 * 8 * 2) << cat;
+    EXPECT_EQ(p.kv_written_bytes, 2 * 2 * 3 * 8 * 2) << cat;
+  }
+  // repeat_kv: reads the cache (2 KV heads x 4 positions) once, writes it for each of the 4 query heads.
+  for (const char* rep : {"repeat_kv", "repeat_kv_1"}) {
+    const ServeOp& d = op_named(r, "decode", attn + rep);
+    EXPECT_EQ(d.kv_read_bytes, 2 * 2 * 4 * 8 * 2) << rep;
+    EXPECT_EQ(d.activation_bytes, 2 * 4 * 4 * 8 * 2) << rep;
+    EXPECT_EQ(d.kv_written_bytes, 0) << rep;
+    EXPECT_EQ(d.flops, 0) << rep;
+  }
+  // QK^T reads Q [2, 4, 1, 8] and the copied keys [2, 4, 4, 8], writes the scores [2, 4, 1, 4]; SV reads the scores
+  // and the copied values, writes [2, 4, 1, 8]. Neither reads the cache itself.
+  for (const char* mm : {"matmul", "matmul_1"}) {
+    const ServeOp& d = op_named(r, "decode", attn + mm);
+    EXPECT_EQ(d.activation_bytes, 128 + 512 + 64) << mm;
+    EXPECT_EQ(d.kv_read_bytes, 0) << mm;
+    EXPECT_EQ(d.flops, Count{2} * 2 * 4 * 1 * 4 * 8) << mm;  // 2 x B x H x T x S x hd
+  }
+  // RMSNorm in float32: x.to(float32) reads [2, 1, 32] at 2 bytes, writes it at 4; pow reads and writes float32
+  // (and the scalar exponent); .to(fp16) back; the weight multiply at fp16 (+ the 32 weights).
+  const std::string norm = "model.layers.0.input_layernorm.";
+  EXPECT_EQ(op_named(r, "decode", norm + "to_float32").activation_bytes, 64 * 2 + 64 * 4);
+  EXPECT_EQ(op_named(r, "decode", norm + "pow").activation_bytes, 64 * 4 + 4 + 64 * 4);
+  EXPECT_EQ(op_named(r, "decode", norm + "mean").activation_bytes, 64 * 4 + 2 * 4);
+  EXPECT_EQ(op_named(r, "decode", norm + "mul").activation_bytes, 64 * 4 + 2 * 4 + 64 * 4);
+  EXPECT_EQ(op_named(r, "decode", norm + "to_input_dtype").activation_bytes, 64 * 4 + 64 * 2);
+  EXPECT_EQ(op_named(r, "decode", norm + "to_float32").flops, 0);
+  EXPECT_EQ(op_named(r, "decode", "model.norm.to_input_dtype").activation_bytes, 64 * 4 + 64 * 2);
+  // rotate_half's cat(-x2, x1): two halves read, the whole written (q: 4 heads, k: 2).
+  EXPECT_EQ(op_named(r, "decode", attn + "cat_rotate_half").activation_bytes, 2 * 4 * 4 * 2 * 2 + 2 * 4 * 8 * 2);
+  EXPECT_EQ(op_named(r, "decode", attn + "cat_rotate_half_1").activation_bytes, 2 * 2 * 4 * 2 * 2 + 2 * 2 * 8 * 2);
+  // The copies add bytes, never FLOPs: the decode FLOPs are those of the graphs without them.
+  EXPECT_EQ(r.decode_flops, explicit_decode_flops(c, 2, 3, 1));
+}
+
+// The fused (vLLM-like) mode has none of the copies: the kernels read the cache in place, the new key/value is what
+// is written, and its graphs are those without eager_copies (no Cast or Expand; the only Concat is rotate_half's).
+TEST(LlmServe, FusedModeHasNoEagerCopies) {
+  const LlmConfig c = tiny_gqa_llama();
+  ServeOptions o = opts(2, 3, 2);
+  o.fused_attention = true;
+  const ServeResult r = analyze_serving(c, test_gpu(), o);
+  Count kv_read = 0, kv_written = 0;
+  for (const auto& op : r.ops) {
+    for (const char* copy : {"cat_key_cache", "cat_value_cache", "repeat_kv", "to_float32", "to_input_dtype", "cat_rotate_half"})
+      EXPECT_EQ(op.name.find(copy), std::string::npos) << op.name;
+    if (op.phase == "decode") kv_read += op.kv_read_bytes, kv_written += op.kv_written_bytes;
+  }
+  EXPECT_EQ(kv_read, 2 * (2 * 2 * 4 * 8 * 2));     // K and V caches, each read once
+  EXPECT_EQ(kv_written, 2 * (2 * 2 * 1 * 8 * 2));  // the new position's K and V
+  const Graph g = build_llm(c, LlmShape{2, 1, 3, DType::F16, true});
+  for (const Node& n : g.nodes) {
+    EXPECT_NE(n.op, OpKind::Cast) << n.name;
+    EXPECT_NE(n.op, OpKind::Expand) << n.name;
+    if (n.op == OpKind::Concat) EXPECT_NE(n.name.find("cat_rotate_half"), std::string::npos) << n.name;
+  }
+  // Eager copies change no parameter: the same weights in both graphs.
+  LlmShape eager{2, 1, 3, DType::F16, true};
+  eager.eager_copies = true;
+  EXPECT_EQ(estimate(build_llm(c, eager)).total.params, estimate(g).total.params);
+  EXPECT_EQ(estimate(g).total.params, llm_params(c).total);
+}
+
 // Scores a causal kernel keeps, closed form against a count of every (query, key) pair.
 TEST(LlmServe, CausalScoresEqualABruteForceCount) {
   for (int64_t tokens : {1, 2, 7, 64})

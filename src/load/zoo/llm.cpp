@@ -21,6 +21,9 @@ struct Ctx {
   int64_t kv_len;       ///< positions attended to (cache length in serving graphs)
   int cos = -1, sin = -1, mask = -1;
   std::vector<int> present;  ///< new key/value states (graph outputs of serving graphs)
+  /// Values HF computes in float32 (RMSNorm's upcast intermediates with LlmShape::eager_copies): the builder gives an
+  /// op its input's type, so build() sets theirs on the finished graph.
+  std::vector<int> fp32 = {};
   std::string type(const char* suffix) const { return c.module_prefix + suffix; }
 };
 
@@ -56,8 +59,20 @@ int residual_branch(Ctx& x, int t) {
   return x.b.binary(OpKind::Mul, t, x.b.constant("residual_multiplier", Shape{}, x.s.dtype), "mul_residual_multiplier");
 }
 
+// ONNX's TensorProto.DataType of a floating-point dtype (the `to` of a Cast).
+int64_t onnx_type(DType t) {
+  switch (t) {
+    case DType::F16: return 10;
+    case DType::BF16: return 16;
+    case DType::F64: return 11;
+    default: return 1;
+  }
+}
+
 // LlamaRMSNorm.forward: x.pow(2).mean(-1, keepdim) + eps -> rsqrt -> x * r -> weight * x (Gemma: (1 + weight)).
-// LayerNorm configs use the LayerNorm module.
+// LayerNorm configs use the LayerNorm module. With LlmShape::eager_copies (and 16-bit activations) the float32 upcast
+// is two ops of its own, as HF runs it: x.to(float32) (`to_float32`), pow, mean, add, rsqrt and x * r in float32, then
+// .to(input_dtype) (`to_input_dtype`) before the weight (Gemma's norm, which multiplies in float32, stays as it is).
 int norm(Ctx& x, int h, const std::string& name) {
   Builder& b = x.b;
   if (x.c.norm == LlmNorm::LayerNorm) {
@@ -66,14 +81,23 @@ int norm(Ctx& x, int h, const std::string& name) {
     return b.layernorm(h, name, x.c.norm_scale, x.c.norm_bias);
   }
   auto scope = b.module(name, x.type("RMSNorm"));
-  const DType dt = DType::F32;  // HF upcasts to float32 here; the casts themselves are not ops in this graph
+  const DType dt = DType::F32;  // HF upcasts to float32 here; the casts are ops only with eager_copies
+  const bool gemma = x.c.family.rfind("gemma", 0) == 0;
+  const bool upcast = x.s.eager_copies && !gemma && x.s.dtype != DType::F32;
+  const int in = h;
+  if (upcast) h = b.unary(OpKind::Cast, h, "to_float32", Attrs{}.set("to", onnx_type(DType::F32)));
   int sq = b.binary(OpKind::Pow, h, b.constant("two", Shape{}, dt), "pow");
-  int var = b.reduce_mean(sq, {-1}, true, "mean");
-  var = b.binary(OpKind::Add, var, b.constant("variance_epsilon", Shape{}, dt), "add");
-  int r = b.unary(OpKind::Reciprocal, b.unary(OpKind::Sqrt, var, "sqrt"), "rsqrt");
+  const int mean = b.reduce_mean(sq, {-1}, true, "mean");
+  const int var = b.binary(OpKind::Add, mean, b.constant("variance_epsilon", Shape{}, dt), "add");
+  const int sd = b.unary(OpKind::Sqrt, var, "sqrt");
+  int r = b.unary(OpKind::Reciprocal, sd, "rsqrt");
   int y = b.binary(OpKind::Mul, h, r, "mul");
-  int w = b.param("weight", Shape{{b.shape(h)[-1]}});
-  if (x.c.family.rfind("gemma", 0) == 0) w = b.binary(OpKind::Add, b.constant("one", Shape{}, dt), w, "add");
+  if (upcast) {
+    for (int v : {h, sq, mean, var, sd, r, y}) x.fp32.push_back(v);
+    y = b.unary(OpKind::Cast, y, "to_input_dtype", Attrs{}.set("to", onnx_type(x.s.dtype)));
+  }
+  int w = b.param("weight", Shape{{b.shape(in)[-1]}});
+  if (gemma) w = b.binary(OpKind::Add, b.constant("one", Shape{}, dt), w, "add");
   return b.binary(OpKind::Mul, y, w, "mul");
 }
 
@@ -120,7 +144,9 @@ int attention_softmax(Ctx& x, int scores) {
 
 // Eager attention: QK^T * scaling (-> soft-cap) + causal mask -> softmax -> SV. HF's repeat_kv (expand + reshape, a copy of
 // the key/value states per query group) is a Concat of the group's copies; serving graphs attend grouped
-// heads to the shared cache directly ([B, kv, group*T, hd] x [B, kv, hd, S]).
+// heads to the shared cache directly ([B, kv, group*T, hd] x [B, kv, hd, S]), unless they hold HF's eager copies
+// (LlmShape::eager_copies): then repeat_kv is HF's expand of the cache to every query head ([B, kv, group, S, d], an
+// Expand `repeat_kv` that serve costs as the copy reshape makes of it) and the matmuls read the copies.
 int attend(Ctx& x, int q, int k, int v) {
   Builder& b = x.b;
   const int64_t B = x.s.batch, T = x.s.tokens, H = x.c.num_heads, kv = x.c.num_kv_heads, hd = x.c.head_dim;
@@ -133,7 +159,7 @@ int attend(Ctx& x, int q, int k, int v) {
     if (!alibi) return scores;
     return b.binary(OpKind::Add, scores, b.constant("alibi", Shape{{B, H, 1, S}}, x.s.dtype), "add_alibi");
   };
-  if (x.s.serving || broadcast_kv(x.c)) {
+  if ((x.s.serving && !x.s.eager_copies) || broadcast_kv(x.c)) {
     q = b.reshape(q, Shape{{B, kv, rep * T, hd}});
     int sc = b.matmul(q, b.transpose(k, {0, 1, 3, 2}), "matmul");
     sc = biased(b.reshape(b.binary(OpKind::Mul, sc, scaling, "mul"), Shape{{B, H, T, S}}));
@@ -145,7 +171,9 @@ int attend(Ctx& x, int q, int k, int v) {
     for (int* t : {&k, &v}) {
       const int64_t d = b.shape(*t)[-1];
       int t5 = b.reshape(*t, Shape{{B, kv, 1, S, d}});
-      *t = b.reshape(b.concat(std::vector<int>(static_cast<size_t>(rep), t5), 2, "repeat_kv"), Shape{{B, H, S, d}});
+      t5 = x.s.serving ? b.expand(t5, Shape{{B, kv, rep, S, d}}, "repeat_kv")
+                       : b.concat(std::vector<int>(static_cast<size_t>(rep), t5), 2, "repeat_kv");
+      *t = b.reshape(t5, Shape{{B, H, S, d}});
     }
   }
   int sc = biased(b.binary(OpKind::Mul, b.matmul(q, b.transpose(k, {0, 1, 3, 2}), "matmul"), scaling, "mul"));
@@ -154,11 +182,19 @@ int attend(Ctx& x, int q, int k, int v) {
 }
 
 // In a serving graph the attended keys/values are the cache (an input holding past and new positions); the
-// new states are written to it (graph outputs, "present").
-int cached(Ctx& x, int fresh, const std::string& name) {
+// new states are written to it (graph outputs, "present"). With HF's eager copies (LlmShape::eager_copies, `grow`) the
+// cache grows as DynamicCache.update grows it: torch.cat of the past positions (the input, kv_len - T of them) and
+// the new ones (`cat_key_cache` / `cat_value_cache`), whose output, the whole cache, is attended to and written.
+int cached(Ctx& x, int fresh, const std::string& name, const char* what, bool grow = true) {
   if (!x.s.serving) return fresh;
+  const Shape f = x.b.shape(fresh);  // [B, heads, T, d]: key/value heads, or 1 for an MLA latent
+  if (x.s.eager_copies && grow) {
+    const int past = x.b.input(name, Shape{{x.s.batch, f[1], x.kv_len - f[2], f[-1]}}, x.s.dtype);
+    const int all = x.b.concat({past, fresh}, 2, fmt::format("cat_{}_cache", what));
+    x.present.push_back(all);
+    return all;
+  }
   x.present.push_back(fresh);
-  const Shape& f = x.b.shape(fresh);  // [B, heads, T, d]: key/value heads, or 1 for an MLA latent
   return x.b.input(name, Shape{{x.s.batch, f[1], x.kv_len, f[-1]}}, x.s.dtype);
 }
 
@@ -189,7 +225,7 @@ int latent_cache_attention(Ctx& x, const std::vector<int>& q_parts, const std::v
   }
   // One token: q_nope (per head) x W_UK -> the latent query; scores against the whole cache entry; the output in the
   // latent, then x W_UV per head. W_UK and W_UV together are kv_b_proj's weight.
-  int cache = cached(x, entry, fmt::format("past_key_values.{}.latent", layer));     // [B, 1, S, L + dr]
+  int cache = cached(x, entry, fmt::format("past_key_values.{}.latent", layer), "latent", false);  // [B, 1, S, L + dr]
   int scaling = b.constant("scaling", Shape{}, x.s.dtype);
   int w_uk = b.reshape(b.param("kv_b_proj.w_uk", Shape{{H * dn, L}}), Shape{{H, dn, L}});
   int w_uv = b.reshape(b.param("kv_b_proj.w_uv", Shape{{H * L, dv}}), Shape{{H, L, dv}});
@@ -228,8 +264,8 @@ int latent_attention(Ctx& x, int h, int64_t layer) {
     int query = b.concat({q_parts[0], rotary(x, q_parts[1])}, 3);
     int key = b.concat({kv_parts[0], k_rot}, 3);
     const std::string cache = fmt::format("past_key_values.{}", layer);
-    key = cached(x, key, cache + ".key");
-    int value = cached(x, kv_parts[1], cache + ".value");
+    key = cached(x, key, cache + ".key", "key");
+    int value = cached(x, kv_parts[1], cache + ".value", "value");
     o = attend(x, query, key, value);
   }
   o = b.reshape(b.transpose(o, {0, 2, 1, 3}), Shape{{B, T, H * dv}});
@@ -272,8 +308,8 @@ int self_attention(Ctx& x, int h, int64_t layer) {
   q = heads_first(b, q, H, hd), k = heads_first(b, k, kv, hd), v = heads_first(b, v, kv, hd);
   if (c.position == LlmPosition::Rotary) q = rotary(x, q), k = rotary(x, k);
   const std::string cache = fmt::format("past_key_values.{}", layer);
-  k = cached(x, k, cache + ".key");
-  v = cached(x, v, cache + ".value");
+  k = cached(x, k, cache + ".key", "key");
+  v = cached(x, v, cache + ".value", "value");
   int o = attend(x, q, k, v);
   o = b.reshape(b.transpose(o, {0, 2, 1, 3}), Shape{{x.s.batch, x.s.tokens, H * hd}});
   const char* out_name = mn ? mn->out : f == "gpt2"                                        ? "c_proj"
@@ -661,7 +697,9 @@ Graph build(const LlmConfig& c, const LlmShape& s) {
     throw Error(fmt::format("{}: a tied lm_head with a bias is not supported", c.name));
   outputs.push_back(logits);
   for (int p : x.present) outputs.push_back(p);
-  return b.finish(outputs);
+  Graph g = b.finish(outputs);
+  for (int v : x.fp32) g.values[v].dtype = DType::F32;
+  return g;
 }
 
 }  // namespace
