@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Collects what ridge needs from one NVIDIA GPU (issue 18): wall-clock timings, torch.profiler traces and tables,
-per-operator times in Vidur's mlp.csv format (each operator timed from a CUDA graph of 20 calls), a GEMM sweep and a
+per-operator times in Vidur's mlp.csv format (each operator timed from a CUDA graph of 10 calls), a GEMM sweep and a
 bandwidth test. bench/gpu/collect.sh drives it
 (and runs the ncu profiles with the workloads below); every part writes under --out and never aborts the others.
 
@@ -437,7 +437,7 @@ def vidur_row(shape, tokens, tp, dt=torch.bfloat16):
     return row
 
 
-def time_graph(fn, calls=20, reps=12):
+def time_graph(fn, calls=10, reps=10):
     """Per-call GPU time of fn, from a CUDA graph of `calls` back-to-back calls replayed `reps` times: the host
     launches one graph, so small kernels are timed at the GPU's pace. (Events around single Python calls, as the
     2026-11-28 H200 profile was taken, put every small operator on a 15-95 us host floor.) Falls back to events
@@ -495,7 +495,7 @@ def part_vidur(args):
                 cells += [str(heads), str(kv), str(h), str(mlp), str(vocab), "True", str(tokens), str(tp)]
                 lines.append(",".join(cells))
             torch.cuda.empty_cache()
-            with open(os.path.join(args.out, f"{gpu_family()}_{stem}_mlp.csv"), "w") as f:
+            with open(os.path.join(args.out, f"{gpu_family()}_{stem}_{args.tag}mlp.csv"), "w") as f:
                 f.write("\n".join(lines) + "\n")
             log("vidur", stem, "tp", tp, "done")
 
@@ -564,6 +564,7 @@ def main():
     p.add_argument("--tokens", type=int, default=512)
     p.add_argument("--layers", type=int, default=0)
     p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--tag", default="", help="vidur: inserted before mlp.csv in the file names (e.g. graph_)")
     args = p.parse_args()
     os.makedirs(args.out, exist_ok=True)
     torch.manual_seed(0)

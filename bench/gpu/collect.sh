@@ -44,15 +44,17 @@ env_facts() {
 note "collect on $(hostname), budget ${BUDGET}s"
 env_facts >"$W/env.txt" 2>&1
 nvidia-smi --query-gpu=clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv >"$W/clocks_before.csv" 2>&1
-ncu --query-metrics >"$W/ncu_query_metrics.txt" 2>&1 || note "ncu --query-metrics failed"
-
 PARTS=${PARTS:-ceilings resnet llama vidur ncu}
 want() { [[ " $PARTS " == *" $1 "* ]]; }
+if want ncu || want ncu-train-rest; then
+  ncu --query-metrics >"$W/ncu_query_metrics.txt" 2>&1 || note "ncu --query-metrics failed"
+fi
+
 want ceilings && run_part ceilings 90 $PY "$HERE/collect.py" ceilings --out "$W"
 want resnet && run_part resnet 100 $PY "$HERE/collect.py" resnet --out "$W"
 want llama && run_part llama 90 $PY "$HERE/collect.py" llama --out "$W"
 want decode && run_part decode 90 $PY "$HERE/collect.py" decode --out "$W"
-want vidur && run_part vidur 50 $PY "$HERE/collect.py" vidur --out "$W"
+want vidur && run_part vidur 90 $PY "$HERE/collect.py" vidur --out "$W" --tag "${VIDUR_TAG:-}"
 nvidia-smi --query-gpu=clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv >"$W/clocks_after_timings.csv" 2>&1
 
 # ncu metric lists: ridge's groups, then the Hopper tensor-path counters; each kept only if this GPU lists it.
