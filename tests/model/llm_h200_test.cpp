@@ -1,5 +1,5 @@
 // The shipped H200 LLM calibration (data/calibrations/llm/h200-bf16.json, made by scripts/llm-calibrations.sh from
-// tests/data/gpu/h200/h200_Meta-Llama-3-8B_mlp.csv) and what `ridge serve --device h200` predicts for our own H200
+// tests/data/gpu/h200/h200_Meta-Llama-3-8B_graph_mlp.csv), its errors on the Llama-2-7B graph-timed file, and what `ridge serve --device h200` predicts for our own H200
 // runs of a Llama-3-8B-shaped model, against the GPU kernel time of the profiled steps read from the fixtures in
 // place (torch.profiler tables and traces; tests/data/gpu/h200/PROVENANCE.md). docs/llm.md, "Measured on an H200".
 #include <gtest/gtest.h>
@@ -143,58 +143,88 @@ TEST(LlmH200, ShippedFitAppliesToH200AtHalfPrecisionAndH100KeepsItsOwn) {
   const auto h100 = builtin_llm_calibration("h100-sxm", Precision::FP16);
   ASSERT_TRUE(h100.has_value());
   EXPECT_NE(h100->file.find("h100-fp16.json"), std::string::npos) << h100->file;
-  // The GEMMs are fitted on the H200's own GPU-bound measurements: a physical efficiency (the fit on every
-  // measurement, host-bound ones included, gives ppp 1.23 and 23 us per GEMM), near the H100's.
-  const Efficiency gemm = bf16->for_class("gemm");
-  EXPECT_GT(gemm.samples, 50);
-  EXPECT_GT(gemm.ppp, 0.7);
-  EXPECT_LE(gemm.ppp, 1.0);
-  EXPECT_LT(*gemm.overhead_s, 5e-6);
-  // What the H200 file cannot time (host-bound: docs/llm.md) is the H100's, and the file says so.
+  // Every class is fitted on the H200's own (graph-timed) measurements: nothing borrowed from another file.
   const auto j = nlohmann::json::parse(test::slurp(bf16->file));
-  EXPECT_EQ(j.at("borrowed").at("from"), "data/calibrations/llm/h100-fp16.json");
-  for (const char* cls : {"elementwise", "softmax", "reduction", "normalization", "Gather"}) {
-    EXPECT_DOUBLE_EQ(bf16->for_class(cls).ppp_mem, h100->for_class(cls).ppp_mem) << cls;
-    EXPECT_DOUBLE_EQ(*bf16->for_class(cls).overhead_s, *h100->for_class(cls).overhead_s) << cls;
-  }
+  EXPECT_FALSE(j.contains("borrowed"));
+  EXPECT_EQ(j.at("source"), nlohmann::json::array({"tests/data/gpu/h200/h200_Meta-Llama-3-8B_graph_mlp.csv"}));
+  for (const char* cls : {"gemm", "elementwise", "normalization", "rotary", "Gather", "gated-activation"})
+    EXPECT_GE(bf16->for_class(cls).samples, 76) << cls;  // one operator at 19 token counts x 4 TP degrees
+  EXPECT_EQ(bf16->fallback.samples, 760);
+  // The GEMMs: a physical efficiency near the H100's (the event-timed file's host floor gave ppp 1.23 and 23 us).
+  const Efficiency gemm = bf16->for_class("gemm");
+  EXPECT_GT(gemm.ppp, 0.8);
+  EXPECT_LT(gemm.ppp, 1.2);
+  EXPECT_LT(*gemm.overhead_s, 5e-6);
   EXPECT_EQ(serve("--prompt 128 --generate 2")["ttft_s_label"], "calibrated (h200-bf16.json)");
   EXPECT_EQ(serve("--prompt 128 --generate 2", "fp16")["ttft_s_label"], "calibrated (h200-bf16.json)");
   EXPECT_EQ(serve("--prompt 128 --generate 2", "fp32")["ttft_s_label"], "upper bound (uncalibrated)");
 }
 
-// The shipped GEMM factors are the fit on the fixture's measurements at >= 2x their operator's host-bound floor
-// (what scripts/llm-calibrations.sh writes to build/h200-llm/ and fits).
-TEST(LlmH200, GemmFactorsAreTheFitOnTheFixturesGpuBoundMeasurements) {
-  const auto all = read_vidur_op_csv(h200_file("h200_Meta-Llama-3-8B_mlp.csv"));
-  ASSERT_EQ(all.size(), 760u);  // 19 token counts x TP 1, 2, 4, 8 x 10 operators
-  std::map<std::string, double> floor;
-  for (const auto& m : all) floor[m.op] = floor.count(m.op) ? std::min(floor[m.op], m.time_s) : m.time_s;
-  std::vector<LlmOpMeasurement> gpu_bound;
-  for (const auto& m : all)
-    if (m.op_class == "gemm" && m.time_s >= 2 * floor[m.op]) gpu_bound.push_back(m);
-  EXPECT_EQ(gpu_bound.size(), 79u);
+void expect_same_factors(const Efficiency& fit, const Efficiency& shipped, const std::string& what) {
+  if (std::isinf(shipped.ppp))  // memory-bound classes: no compute term (null in the file)
+    EXPECT_TRUE(std::isinf(fit.ppp)) << what;
+  else
+    EXPECT_NEAR(fit.ppp, shipped.ppp, 1e-9 * shipped.ppp) << what;
+  EXPECT_NEAR(fit.ppp_mem, shipped.ppp_mem, 1e-9 * shipped.ppp_mem) << what;
+  EXPECT_NEAR(*fit.overhead_s, *shipped.overhead_s, 1e-9 * *shipped.overhead_s) << what;
+  EXPECT_EQ(fit.samples, shipped.samples) << what;
+}
+
+// The shipped file is a plain fit of the graph-timed Llama-3-8B file (what scripts/llm-calibrations.sh runs):
+// every class and the fallback.
+TEST(LlmH200, ShippedFileIsTheFitOfTheGraphTimedLlama3File) {
+  const auto ms = read_vidur_op_csv(h200_file("h200_Meta-Llama-3-8B_graph_mlp.csv"));
+  ASSERT_EQ(ms.size(), 760u);  // 19 token counts x TP 1, 2, 4, 8 x 10 operators
   const Device d = find_device(load_devices(), "h200");
-  const Calibration fit = fit_llm_calibration(gpu_bound, d, Precision::BF16);
-  const Efficiency shipped = builtin_llm_calibration("h200-sxm", Precision::BF16)->for_class("gemm");
-  EXPECT_NEAR(fit.for_class("gemm").ppp, shipped.ppp, 1e-6 * shipped.ppp);
-  EXPECT_NEAR(fit.for_class("gemm").ppp_mem, shipped.ppp_mem, 1e-6 * shipped.ppp_mem);
-  EXPECT_NEAR(*fit.for_class("gemm").overhead_s, *shipped.overhead_s, 1e-3 * *shipped.overhead_s + 1e-12);
-  EXPECT_EQ(fit.for_class("gemm").samples, shipped.samples);
+  const Calibration fit = fit_llm_calibration(ms, d, Precision::BF16);
+  const Calibration shipped = *builtin_llm_calibration("h200-sxm", Precision::BF16);
+  ASSERT_EQ(fit.by_class.size(), shipped.by_class.size());
+  for (const auto& [cls, e] : fit.by_class) {
+    ASSERT_TRUE(shipped.by_class.count(cls)) << cls;
+    expect_same_factors(e, shipped.by_class.at(cls), cls);
+  }
+  expect_same_factors(fit.fallback, shipped.fallback, "fallback");
+}
+
+// Its errors per operator (docs/llm.md, "Measured on an H200"; today's in brackets): in sample 13 % [10.6 %]; refitted
+// without TP 8 and scored on it 14 % [10.8 %], without the odd token counts 13 % [10.2 %], without 1,025-4,096
+// tokens 28 % [24.2 %: the sum model extrapolates poorly to the large GEMMs]; the shipped file on the Llama-2-7B
+// graph-timed file, a model it never saw, 13 % [10.4 %].
+TEST(LlmH200, ErrorsInSampleHeldOutAndOnTheUnseenLlama2File) {
+  const auto ms = read_vidur_op_csv(h200_file("h200_Meta-Llama-3-8B_graph_mlp.csv"));
+  const Device d = find_device(load_devices(), "h200");
+  const Calibration shipped = *builtin_llm_calibration("h200-sxm", Precision::BF16);
+  EXPECT_LT(evaluate_llm_calibration(ms, shipped, d, Precision::BF16).all.median, 0.13);
+  for (const auto& [rule, tolerance] : {std::pair{"tp=8", 0.14}, std::pair{"odd-tokens", 0.13},
+                                        std::pair{"tokens>1024", 0.28}}) {
+    const auto [fit, held] = LlmHoldOut{rule}.split(ms);
+    const Calibration cal = fit_llm_calibration(fit, d, Precision::BF16);
+    EXPECT_LT(evaluate_llm_calibration(held, cal, d, Precision::BF16).all.median, tolerance) << rule;
+  }
+  const auto llama2 = read_vidur_op_csv(h200_file("h200_Llama-2-7b-hf_graph_mlp.csv"));
+  ASSERT_EQ(llama2.size(), 760u);
+  const LlmEvaluation unseen = evaluate_llm_calibration(llama2, shipped, d, Precision::BF16);
+  EXPECT_LT(unseen.all.median, 0.13);
+  EXPECT_LT(unseen.all.p90, 0.30);
 }
 
 // Calibrated predictions against the profiled steps' GPU kernel time (measured numbers are read from the fixtures,
-// never written here). Tolerances, from what was found (docs/llm.md, "Measured on an H200"; errors today in
-// brackets): the prefill's projections 10 % [-4.7 %]: the GEMM fit; the whole prefill of 2,048 tokens with fused
-// attention against SDPA's kernels 30 % [-23 %]: HF's float32 RMSNorm, rotary concatenations and dtype copies are
-// kernels ridge's graph does not have; a decode step 45 % [-40 % eager batch 1, -39 % fused batch 32]: the
-// projections are matrix-vector products that run at 2.6-3.7 TB/s where the fitted sum model gives 4.9 TB/s, and HF
-// launches twice as many small kernels as ridge has ops. Each calibrated figure must also be closer than the
-// uncalibrated roofline bound. Eager decode at batch 32 60 % [-55 %]: ridge now costs HF's copies (repeat_kv, the
-// cache's torch.cat, RMSNorm's float32 casts, rotate_half's cat) at their bytes, but PyTorch runs repeat_kv's copy of
-// a broadcast view at 1.2 TB/s (9.7 ms for 64 x 181 MB) and the bmm on the copies at 2.0 TB/s, where the borrowed
-// elementwise and the fitted gemm factors give about 5 TB/s: those two kernels' efficiency is 10.2 of the 12.7 ms
-// still missing (docs/llm.md); the step must be closer than the same step costed without the copies (fused), and the
-// cache's torch.cat, a contiguous copy, within 30 % [-23 %] of its kernels.
+// never written here). Tolerances, a few points above what the plain fit of the graph-timed file gives (docs/llm.md,
+// "Measured on an H200"; errors today in brackets):
+//  - prefill, fused attention against SDPA's kernels: 512 tokens 20 % [-15.2 %], 2,048 tokens 35 % [-30.6 %]; the
+//    2,048-token prefill's projections 15 % [-11.9 %]: the sum model's one gemm ppp (1.05) is set mostly by the few-
+//    to-512-token GEMMs, and the 2,048-4,096-token GEMMs run at 0.67-0.80 of the peak, so they come out 10-28 % fast
+//    (the event-timed fit, on only the larger GEMMs, gave -4.7 %); HF's float32 RMSNorm, rotary concatenations and
+//    dtype copies are kernels ridge's fused graph does not have;
+//  - a decode step: eager at batch 1 25 % [-19.5 %], fused at batch 1 22 % [-16.7 %] and at batch 32 35 % [-29.7 %]:
+//    the projections' GEMVs are still 10-19 % short and HF launches more small kernels than ridge has ops;
+//  - each calibrated figure closer than the uncalibrated roofline bound;
+//  - eager decode at batch 32 60 % [-55.2 %]: ridge costs HF's copies (repeat_kv, the cache's torch.cat, RMSNorm's
+//    float32 casts, rotate_half's cat) at their bytes, but PyTorch copies repeat_kv's broadcast view at 1.2 TB/s and
+//    runs the bmm on the copies at 2.0 TB/s; the step must be closer than the same step costed without the copies
+//    (fused); the cache's torch.cat, a contiguous copy, within 50 % [-46.8 %] of its kernels: the elementwise class
+//    is fitted on graph replays of the residual add, whose operands stay in the 60 MiB L2 (8.7 TB/s effective),
+//    while the cat streams the cache from DRAM.
 TEST(LlmH200, CalibratedPredictionsAreWithinTheStatedToleranceOfTheMeasuredKernelTimes) {
   // Prefill of 2,048 tokens, SDPA (cuDNN flash attention): the key_averages table (no trace was kept).
   const std::string prefill_table = h200_file("torch_llama3_8b_prefill2048_table.txt");
@@ -206,25 +236,41 @@ TEST(LlmH200, CalibratedPredictionsAreWithinTheStatedToleranceOfTheMeasuredKerne
   const auto after = serve("--attention fused --prompt 2048 --generate 2");
   const auto before = serve("--attention fused --prompt 2048 --generate 2 --calibration none");
   const double p_after = after["prefill_time_s"], p_before = before["prefill_time_s"];
-  EXPECT_LT(std::abs(rel(p_after, prefill)), 0.30) << p_after << " vs " << prefill;
+  EXPECT_LT(std::abs(rel(p_after, prefill)), 0.35) << p_after << " vs " << prefill;
   EXPECT_LT(std::abs(rel(p_after, prefill)), std::abs(rel(p_before, prefill)));
-  EXPECT_LT(std::abs(rel(projections_s(after, "prefill"), prefill_mm)), 0.10)
+  EXPECT_LT(std::abs(rel(projections_s(after, "prefill"), prefill_mm)), 0.15)
       << projections_s(after, "prefill") << " vs " << prefill_mm;
+
+  // Prefill of 512 tokens, SDPA: its table (and trace).
+  const double prefill512 = table_kernel_s(h200_file("torch_llama3_8b_prefill512_table.txt"));
+  EXPECT_NEAR(prefill512, trace_kernel_s(h200_file("torch_llama3_8b_prefill512_trace.json")), 0.01 * prefill512);
+  const double p512_after = serve("--attention fused --prompt 512 --generate 2")["prefill_time_s"];
+  const double p512_before = serve("--attention fused --prompt 512 --generate 2 --calibration none")["prefill_time_s"];
+  EXPECT_LT(std::abs(rel(p512_after, prefill512)), 0.20) << p512_after << " vs " << prefill512;
+  EXPECT_LT(std::abs(rel(p512_after, prefill512)), std::abs(rel(p512_before, prefill512)));
 
   // One eager decode step at batch 1, KV length 553 (the profiled step): the Chrome trace, equal to its table.
   const double decode1 = trace_kernel_s(h200_file("torch_llama3_8b_decode_eager_bs1_trace.json"));
   EXPECT_NEAR(decode1, table_kernel_s(h200_file("torch_llama3_8b_decode_eager_bs1_table.txt")), 0.01 * decode1);
   const double d1_after = serve("--prompt 552 --generate 2")["decode_time_per_token_s"];
   const double d1_before = serve("--prompt 552 --generate 2 --calibration none")["decode_time_per_token_s"];
-  EXPECT_LT(std::abs(rel(d1_after, decode1)), 0.45) << d1_after << " vs " << decode1;
+  EXPECT_LT(std::abs(rel(d1_after, decode1)), 0.25) << d1_after << " vs " << decode1;
   EXPECT_LT(std::abs(rel(d1_after, decode1)), std::abs(rel(d1_before, decode1)));
+
+  // One decode step at batch 1 with SDPA's fused (cuDNN) attention, against ridge's fused attention.
+  const double fused1 = table_kernel_s(h200_file("torch_llama3_8b_decode_bs1_table.txt"));
+  const double f1_after = serve("--attention fused --prompt 552 --generate 2")["decode_time_per_token_s"];
+  const double f1_before =
+      serve("--attention fused --prompt 552 --generate 2 --calibration none")["decode_time_per_token_s"];
+  EXPECT_LT(std::abs(rel(f1_after, fused1)), 0.22) << f1_after << " vs " << fused1;
+  EXPECT_LT(std::abs(rel(f1_after, fused1)), std::abs(rel(f1_before, fused1)));
 
   // One decode step at batch 32 with SDPA's fused (cuDNN) attention, against ridge's fused attention.
   const double decode32 = table_kernel_s(h200_file("torch_llama3_8b_decode_bs32_table.txt"));
   const double d32_after = serve("--attention fused --batch 32 --prompt 552 --generate 2")["decode_time_per_token_s"];
   const double d32_before =
       serve("--attention fused --batch 32 --prompt 552 --generate 2 --calibration none")["decode_time_per_token_s"];
-  EXPECT_LT(std::abs(rel(d32_after, decode32)), 0.45) << d32_after << " vs " << decode32;
+  EXPECT_LT(std::abs(rel(d32_after, decode32)), 0.35) << d32_after << " vs " << decode32;
   EXPECT_LT(std::abs(rel(d32_after, decode32)), std::abs(rel(d32_before, decode32)));
 
   // One eager decode step at batch 32 against HF eager's kernels: the copies are ops of ridge's eager graph.
@@ -235,12 +281,12 @@ TEST(LlmH200, CalibratedPredictionsAreWithinTheStatedToleranceOfTheMeasuredKerne
   const double e32_before = serve("--batch 32 --prompt 552 --generate 2 --calibration none")["decode_time_per_token_s"];
   EXPECT_LT(std::abs(rel(e32_after, eager32)), 0.60) << e32_after << " vs " << eager32;
   EXPECT_LT(std::abs(rel(e32_after, eager32)), std::abs(rel(e32_before, eager32)));
-  EXPECT_LT(std::abs(rel(e32_after, eager32)), std::abs(rel(d32_after, eager32)));  // without the copies: -76 %
+  EXPECT_LT(std::abs(rel(e32_after, eager32)), std::abs(rel(d32_after, eager32)));  // without the copies: -72 %
   // DynamicCache's torch.cat of K and V in every layer: CatArrayBatchedCopy_vectorized, 64 launches.
   const double cache_cat = table_kernels_named_s(eager32_table, "CatArrayBatchedCopy_vectorized");
   const double cache_cat_ridge = ops_named_s(e32, "_cache");
   EXPECT_GT(cache_cat, 0.001);
-  EXPECT_LT(std::abs(rel(cache_cat_ridge, cache_cat)), 0.30) << cache_cat_ridge << " vs " << cache_cat;
+  EXPECT_LT(std::abs(rel(cache_cat_ridge, cache_cat)), 0.50) << cache_cat_ridge << " vs " << cache_cat;
 }
 
 }  // namespace
