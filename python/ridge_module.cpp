@@ -412,17 +412,20 @@ PYBIND11_MODULE(_ridge, m) {
          const std::string& join, const std::string& arch, std::optional<int64_t> tensor_factor,
          std::optional<size_t> run, const std::string& group, std::optional<size_t> top, const std::string& model,
          int64_t batch, int64_t steps, bool train, const std::string& device,
-         const std::vector<std::string>& device_dirs, const std::string& precision, bool force) {
+         const std::vector<std::string>& device_dirs, const std::string& precision, bool force,
+         const std::string& calibration) {
         report::IngestRequest r{files, input_format, join, arch, tensor_factor, run, group, top, model, batch, steps,
                                 train, device, device_dirs};
         r.precision = precision;
+        r.calibration = calibration;
         r.force = force;
         py::gil_scoped_release unlocked;
         return out(report::ingest_report(report::ingest_profile(r), r, true));
       },
       py::arg("files"), py::arg("input_format"), py::arg("join"), py::arg("arch"), py::arg("tensor_factor"),
       py::arg("run"), py::arg("group"), py::arg("top"), py::arg("model"), py::arg("batch"), py::arg("steps"),
-      py::arg("train"), py::arg("device"), py::arg("device_dirs"), py::arg("precision"), py::arg("force"));
+      py::arg("train"), py::arg("device"), py::arg("device_dirs"), py::arg("precision"), py::arg("force"),
+      py::arg("calibration"));
   m.def(
       "train",
       [](const ModelSource& model, const std::string& device, const std::vector<std::string>& device_dirs,

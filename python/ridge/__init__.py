@@ -478,7 +478,7 @@ _SHARES = {
 # Where each command's headline values are (Result.totals).
 _TOTALS = {"predict": "summary", "measure": "summary", "serve": "serve", "train": "train"}
 # Each command's per-layer table (Result.layers); "layers" where not listed.
-_LAYERS = {"ingest": "kernels", "serve": "ops", "train": "op_groups"}
+_LAYERS = {"ingest": "kernels", "serve": "ops", "train": "op_groups", "devices": "devices"}
 
 
 def _plain(v: Any) -> Any:
@@ -762,11 +762,13 @@ def ingest(files: Union[str, "_os.PathLike[str]", Sequence[Union[str, "_os.PathL
            input_format: Optional[str] = None, join: str = "auto", arch: Optional[str] = None,
            tensor_factor: Optional[int] = None, run: Optional[int] = None, group: str = "family",
            top: Optional[int] = None, device: Optional[str] = None, precision: str = "fp32", force: bool = False,
-           devices_dir: Union[None, str, Sequence[str]] = None) -> Result:
+           devices_dir: Union[None, str, Sequence[str]] = None, calibration: str = "builtin") -> Result:
     """Reads ncu (text, CSV), nsys, nvprof and torch.profiler outputs: exact FLOPs per precision, bytes, time;
     with `model`, compared with ridge's estimate (`ridge ingest`). `labels` (one per file) label runs ("bs=10");
-    `device` adds the predicted time per kernel family and the kernel roofline at `precision`; `force` uses a
-    profile whose file names another model, batch or GPU anyway (the output says so)."""
+    `join="sequence"` reads the files as consecutive slices of one capture (ncu --launch-skip); `device` adds the
+    predicted time per kernel family (with `calibration`: "builtin", "none" for the roofline bound, or a file) and
+    the kernel roofline at `precision`; `force` uses a profile whose file names another model, batch or GPU anyway
+    (the output says so)."""
     import tempfile
     paths = _dirs(files)
     if not paths:
@@ -778,10 +780,12 @@ def ingest(files: Union[str, "_os.PathLike[str]", Sequence[Union[str, "_os.PathL
         doc = _ridge.ingest(list(zip(paths, labels or [""] * len(paths))), _text(input_format, "input_format"), join,
                             _text(arch, "arch"), tensor_factor, None if run is None else _positive(run, "run"),
                             group, top, name, _positive(batch, "batch"), _positive(steps, "steps"), bool(train),
-                            _text(device, "device"), _dirs(devices_dir), _text(precision, "precision"), bool(force))
+                            _text(device, "device"), _dirs(devices_dir), _text(precision, "precision"), bool(force),
+                            _text(calibration, "calibration") if device is not None else "")
     return _finish(doc, "ingest", dict(files=paths, model=None if model is None else name, batch=batch, steps=steps,
                                        train=bool(train), device=device, precision=precision, force=bool(force),
-                                       run=run, group=group, join=join, label=list(labels) if labels else None))
+                                       run=run, group=group, join=join, label=list(labels) if labels else None,
+                                       calibration=calibration if device is not None else None))
 
 
 def serve(model: ModelLike, *, device: str, batch: int = 1, prompt: int = 512, generate: int = 128, tp: int = 1,

@@ -66,6 +66,25 @@ def test_ingest_takes_the_clis_device_precision_and_force(ridge_cli):
     assert any(n.startswith("forced:") for n in forced.notes)
 
 
+H200 = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "gpu", "h200")
+
+
+def test_ingest_joins_slices_and_takes_the_calibration(ridge_cli):
+    # The two ncu slices of one H200 training step (--launch-skip) are one capture; the per-family prediction is the
+    # shipped calibration's, or the roofline bound with calibration="none", as on the command line.
+    files = [os.path.join(H200, f) for f in ("ncu_resnet50_train_bs64.csv", "ncu_resnet50_train_bs64_rest.csv")]
+    r = ridge.ingest(files, join="sequence", model="resnet50", batch=64, train=True, device="h200",
+                     precision="amp-bf16", calibration="none")
+    cli = ridge_cli("ingest", *files, "--join", "sequence", "--model", "resnet50", "--batch", "64", "--train",
+                    "--device", "h200", "--precision", "amp-bf16", "--calibration", "none")
+    assert without_inputs(r.data) == without_inputs(cli)
+    assert r.data["totals"]["kernels"] == 879
+    assert "amp-bf16, upper bound (uncalibrated))" in repr(r)
+    calibrated = ridge.ingest(files, join="sequence", model="resnet50", batch=64, train=True, device="h200",
+                              precision="amp-bf16")
+    assert "(resnet50 on h200-sxm, amp-bf16, calibrated)" in repr(calibrated)
+
+
 def test_ingest_needs_files():
     with pytest.raises(ValueError, match="files"):
         ridge.ingest([])
