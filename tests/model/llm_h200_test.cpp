@@ -225,6 +225,14 @@ TEST(LlmH200, ErrorsInSampleHeldOutAndOnTheUnseenLlama2File) {
 //    (fused); the cache's torch.cat, a contiguous copy, within 50 % [-46.8 %] of its kernels: the elementwise class
 //    is fitted on graph replays of the residual add, whose operands stay in the 60 MiB L2 (8.7 TB/s effective),
 //    while the cat streams the cache from DRAM.
+// A step costed by `serve ARGS` (field `key`) within `tolerance` of `measured` seconds, and closer to it than the
+// same step's uncalibrated bound.
+void expect_calibrated_within(const std::string& args, const char* key, double measured, double tolerance) {
+  const double after = serve(args)[key], before = serve(args + " --calibration none")[key];
+  EXPECT_LT(std::abs(rel(after, measured)), tolerance) << args << ": " << after << " vs " << measured;
+  EXPECT_LT(std::abs(rel(after, measured)), std::abs(rel(before, measured))) << args;
+}
+
 TEST(LlmH200, CalibratedPredictionsAreWithinTheStatedToleranceOfTheMeasuredKernelTimes) {
   // Prefill of 2,048 tokens, SDPA (cuDNN flash attention): the key_averages table (no trace was kept).
   const std::string prefill_table = h200_file("torch_llama3_8b_prefill2048_table.txt");
@@ -244,34 +252,22 @@ TEST(LlmH200, CalibratedPredictionsAreWithinTheStatedToleranceOfTheMeasuredKerne
   // Prefill of 512 tokens, SDPA: its table (and trace).
   const double prefill512 = table_kernel_s(h200_file("torch_llama3_8b_prefill512_table.txt"));
   EXPECT_NEAR(prefill512, trace_kernel_s(h200_file("torch_llama3_8b_prefill512_trace.json")), 0.01 * prefill512);
-  const double p512_after = serve("--attention fused --prompt 512 --generate 2")["prefill_time_s"];
-  const double p512_before = serve("--attention fused --prompt 512 --generate 2 --calibration none")["prefill_time_s"];
-  EXPECT_LT(std::abs(rel(p512_after, prefill512)), 0.20) << p512_after << " vs " << prefill512;
-  EXPECT_LT(std::abs(rel(p512_after, prefill512)), std::abs(rel(p512_before, prefill512)));
+  expect_calibrated_within("--attention fused --prompt 512 --generate 2", "prefill_time_s", prefill512, 0.20);
 
   // One eager decode step at batch 1, KV length 553 (the profiled step): the Chrome trace, equal to its table.
   const double decode1 = trace_kernel_s(h200_file("torch_llama3_8b_decode_eager_bs1_trace.json"));
   EXPECT_NEAR(decode1, table_kernel_s(h200_file("torch_llama3_8b_decode_eager_bs1_table.txt")), 0.01 * decode1);
-  const double d1_after = serve("--prompt 552 --generate 2")["decode_time_per_token_s"];
-  const double d1_before = serve("--prompt 552 --generate 2 --calibration none")["decode_time_per_token_s"];
-  EXPECT_LT(std::abs(rel(d1_after, decode1)), 0.25) << d1_after << " vs " << decode1;
-  EXPECT_LT(std::abs(rel(d1_after, decode1)), std::abs(rel(d1_before, decode1)));
+  expect_calibrated_within("--prompt 552 --generate 2", "decode_time_per_token_s", decode1, 0.25);
 
   // One decode step at batch 1 with SDPA's fused (cuDNN) attention, against ridge's fused attention.
   const double fused1 = table_kernel_s(h200_file("torch_llama3_8b_decode_bs1_table.txt"));
-  const double f1_after = serve("--attention fused --prompt 552 --generate 2")["decode_time_per_token_s"];
-  const double f1_before =
-      serve("--attention fused --prompt 552 --generate 2 --calibration none")["decode_time_per_token_s"];
-  EXPECT_LT(std::abs(rel(f1_after, fused1)), 0.22) << f1_after << " vs " << fused1;
-  EXPECT_LT(std::abs(rel(f1_after, fused1)), std::abs(rel(f1_before, fused1)));
+  expect_calibrated_within("--attention fused --prompt 552 --generate 2", "decode_time_per_token_s", fused1, 0.22);
 
   // One decode step at batch 32 with SDPA's fused (cuDNN) attention, against ridge's fused attention.
   const double decode32 = table_kernel_s(h200_file("torch_llama3_8b_decode_bs32_table.txt"));
+  expect_calibrated_within("--attention fused --batch 32 --prompt 552 --generate 2", "decode_time_per_token_s",
+                           decode32, 0.35);
   const double d32_after = serve("--attention fused --batch 32 --prompt 552 --generate 2")["decode_time_per_token_s"];
-  const double d32_before =
-      serve("--attention fused --batch 32 --prompt 552 --generate 2 --calibration none")["decode_time_per_token_s"];
-  EXPECT_LT(std::abs(rel(d32_after, decode32)), 0.35) << d32_after << " vs " << decode32;
-  EXPECT_LT(std::abs(rel(d32_after, decode32)), std::abs(rel(d32_before, decode32)));
 
   // One eager decode step at batch 32 against HF eager's kernels: the copies are ops of ridge's eager graph.
   const std::string eager32_table = h200_file("torch_llama3_8b_decode_eager_bs32_table.txt");
