@@ -15,6 +15,34 @@ namespace {
 
 prop_kind forward_prop(Program& p) { return p.training() ? prop_kind::forward_training : prop_kind::forward_inference; }
 
+/// The forward step of a one-input primitive writing a fresh `Y`, with the workspace its backward reads when it
+/// has one: the step and its arguments (SRC, DST, WORKSPACE).
+template <class Fwd>
+std::pair<Step&, Args> add_forward(Program& p, int ni, int Y, const typename Fwd::primitive_desc& pd, const memory& src) {
+  memory dst = p.alloc(pd.dst_desc());
+  p.set_value(Y, dst);
+  Args args{{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
+  if (pd.workspace_desc().get_size() > 0) args[DNNL_ARG_WORKSPACE] = p.alloc(pd.workspace_desc());
+  Fwd prim(pd);
+  Step& step = p.add_step(ni, impl_name(pd), [&p, prim, args] { prim.execute(p.stream(), args); });
+  return {step, std::move(args)};
+}
+
+/// The backward of a one-input primitive on `step`: `bprim` runs with `bargs` plus Y's gradient (DIFF_DST) and a
+/// fresh DIFF_SRC of `diff_src_desc`, which then accumulates into X's gradient.
+void add_backward(Program& p, Step& step, int X, int Y, const dnnl::primitive& bprim,
+                  const dnnl::memory::desc& diff_src_desc, Args bargs) {
+  memory diff_src = p.alloc(diff_src_desc);
+  bargs[DNNL_ARG_DIFF_DST] = p.grad(Y);
+  bargs[DNNL_ARG_DIFF_SRC] = diff_src;
+  auto acc = p.accumulate_into_grad(X, diff_src);
+  step.info.has_backward = true;
+  step.backward = [&p, bprim, bargs, acc] {
+    bprim.execute(p.stream(), bargs);
+    acc();
+  };
+}
+
 /// Copies `src` into `dst` (any layouts, same dims) as a bound closure.
 std::function<void()> bind_reorder(Program& p, const memory& src, const memory& dst) {
   dnnl::reorder r(src, dst);
@@ -216,23 +244,11 @@ void lower_eltwise(Program& p, int ni) {
   memory src = p.value(X);
   dnnl::eltwise_forward::primitive_desc pd(
       dnnl::eltwise_forward::desc(forward_prop(p), alg, src.get_desc(), alpha, beta), p.engine());
-  memory dst = p.alloc(pd.dst_desc());
-  p.set_value(Y, dst);
-  dnnl::eltwise_forward prim(pd);
-  Step& step = p.add_step(ni, impl_name(pd), [&p, prim, src, dst] {
-    prim.execute(p.stream(), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
-  });
+  auto [step, args] = add_forward<dnnl::eltwise_forward>(p, ni, Y, pd, src);
   if (!p.needs_grad(Y) || !p.needs_grad(X)) return;
   dnnl::eltwise_backward::primitive_desc bpd(
-      dnnl::eltwise_backward::desc(alg, dst.get_desc(), src.get_desc(), alpha, beta), p.engine(), pd);
-  memory diff_src = p.alloc(bpd.diff_src_desc()), dy = p.grad(Y);
-  dnnl::eltwise_backward bprim(bpd);
-  auto acc = p.accumulate_into_grad(X, diff_src);
-  step.info.has_backward = true;
-  step.backward = [&p, bprim, src, dy, diff_src, acc] {
-    bprim.execute(p.stream(), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_DIFF_SRC, diff_src}});
-    acc();
-  };
+      dnnl::eltwise_backward::desc(alg, args.at(DNNL_ARG_DST).get_desc(), src.get_desc(), alpha, beta), p.engine(), pd);
+  add_backward(p, step, X, Y, dnnl::eltwise_backward(bpd), bpd.diff_src_desc(), {{DNNL_ARG_SRC, src}});
 }
 
 void lower_binary(Program& p, int ni) {
@@ -336,27 +352,15 @@ void lower_pool(Program& p, int ni) {
       dnnl::pooling_v2_forward::desc(forward_prop(p), alg, src.get_desc(), any_desc(to_dims(ys)), w.strides,
                                      w.kernel, w.dilation, w.pad_l, w.pad_r),
       p.engine());
-  memory dst = p.alloc(pd.dst_desc());
-  p.set_value(Y, dst);
-  Args args{{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
-  if (pd.workspace_desc().get_size() > 0) args[DNNL_ARG_WORKSPACE] = p.alloc(pd.workspace_desc());
-  dnnl::pooling_v2_forward prim(pd);
-  Step& step = p.add_step(ni, impl_name(pd), [&p, prim, args] { prim.execute(p.stream(), args); });
+  auto [step, args] = add_forward<dnnl::pooling_v2_forward>(p, ni, Y, pd, src);
   if (!p.needs_grad(Y) || !p.needs_grad(X)) return;
   dnnl::pooling_v2_backward::primitive_desc bpd(
-      dnnl::pooling_v2_backward::desc(alg, any_desc(to_dims(xs)), dst.get_desc(), w.strides, w.kernel, w.dilation,
-                                      w.pad_l, w.pad_r),
+      dnnl::pooling_v2_backward::desc(alg, any_desc(to_dims(xs)), args.at(DNNL_ARG_DST).get_desc(), w.strides,
+                                      w.kernel, w.dilation, w.pad_l, w.pad_r),
       p.engine(), pd);
-  memory diff_src = p.alloc(bpd.diff_src_desc());
-  Args bargs{{DNNL_ARG_DIFF_DST, p.grad(Y)}, {DNNL_ARG_DIFF_SRC, diff_src}};
+  Args bargs;
   if (args.count(DNNL_ARG_WORKSPACE)) bargs[DNNL_ARG_WORKSPACE] = args[DNNL_ARG_WORKSPACE];
-  dnnl::pooling_v2_backward bprim(bpd);
-  auto acc = p.accumulate_into_grad(X, diff_src);
-  step.info.has_backward = true;
-  step.backward = [&p, bprim, bargs, acc] {
-    bprim.execute(p.stream(), bargs);
-    acc();
-  };
+  add_backward(p, step, X, Y, dnnl::pooling_v2_backward(bpd), bpd.diff_src_desc(), std::move(bargs));
 }
 
 /// LRN: oneDNN's across-channel LRN computes ONNX's formula, x / (bias + alpha / size * sum x^2)^beta.
@@ -371,26 +375,14 @@ void lower_lrn(Program& p, int ni) {
   const algorithm alg = algorithm::lrn_across_channels;
   dnnl::lrn_forward::primitive_desc pd(
       dnnl::lrn_forward::desc(forward_prop(p), alg, src.get_desc(), size, alpha, beta, bias), p.engine());
-  memory dst = p.alloc(pd.dst_desc());
-  p.set_value(Y, dst);
-  Args args{{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
-  if (pd.workspace_desc().get_size() > 0) args[DNNL_ARG_WORKSPACE] = p.alloc(pd.workspace_desc());
-  dnnl::lrn_forward prim(pd);
-  Step& step = p.add_step(ni, impl_name(pd), [&p, prim, args] { prim.execute(p.stream(), args); });
+  auto [step, args] = add_forward<dnnl::lrn_forward>(p, ni, Y, pd, src);
   if (!p.needs_grad(Y) || !p.needs_grad(X)) return;
   dnnl::lrn_backward::primitive_desc bpd(
-      dnnl::lrn_backward::desc(alg, src.get_desc(), dst.get_desc(), size, alpha, beta, bias),
+      dnnl::lrn_backward::desc(alg, src.get_desc(), args.at(DNNL_ARG_DST).get_desc(), size, alpha, beta, bias),
       p.engine(), pd);
-  memory diff_src = p.alloc(bpd.diff_src_desc());
-  Args bargs{{DNNL_ARG_SRC, src}, {DNNL_ARG_DIFF_DST, p.grad(Y)}, {DNNL_ARG_DIFF_SRC, diff_src}};
+  Args bargs{{DNNL_ARG_SRC, src}};
   if (args.count(DNNL_ARG_WORKSPACE)) bargs[DNNL_ARG_WORKSPACE] = args[DNNL_ARG_WORKSPACE];
-  dnnl::lrn_backward bprim(bpd);
-  auto acc = p.accumulate_into_grad(X, diff_src);
-  step.info.has_backward = true;
-  step.backward = [&p, bprim, bargs, acc] {
-    bprim.execute(p.stream(), bargs);
-    acc();
-  };
+  add_backward(p, step, X, Y, dnnl::lrn_backward(bpd), bpd.diff_src_desc(), std::move(bargs));
 }
 
 void lower_softmax(Program& p, int ni) {
@@ -422,14 +414,7 @@ void lower_softmax(Program& p, int ni) {
   if (!p.needs_grad(Y) || !p.needs_grad(X)) return;
   dnnl::softmax_v2_backward::primitive_desc bpd(
       dnnl::softmax_v2_backward::desc(alg, src.get_desc(), dst.get_desc(), dst.get_desc(), axis), p.engine(), pd);
-  memory diff_src = p.alloc(bpd.diff_src_desc()), dy = p.grad(Y);
-  dnnl::softmax_v2_backward bprim(bpd);
-  auto acc = p.accumulate_into_grad(X, diff_src);
-  step.info.has_backward = true;
-  step.backward = [&p, bprim, dst, dy, diff_src, acc] {
-    bprim.execute(p.stream(), {{DNNL_ARG_DST, dst}, {DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_DIFF_SRC, diff_src}});
-    acc();
-  };
+  add_backward(p, step, X, Y, dnnl::softmax_v2_backward(bpd), bpd.diff_src_desc(), {{DNNL_ARG_DST, dst}});
 }
 
 // ---- reductions ----------------------------------------------------------------------------------------------
