@@ -210,6 +210,17 @@ Profile read_file(const std::string& path, const ReadOptions& opts) {
   return parse_text(text, path, opts);
 }
 
+namespace {
+
+// Moves a part's warnings, notes, formats and files into the combined profile.
+void take_provenance(Profile& out, Profile& part) {
+  for (auto& w : part.warnings) out.warnings.push_back(std::move(w));
+  for (auto& n : part.notes) out.notes.push_back(std::move(n));
+  for (Format f : part.formats)
+    if (std::find(out.formats.begin(), out.formats.end(), f) == out.formats.end()) out.formats.push_back(f);
+  for (auto& f : part.files) out.files.push_back(std::move(f));
+}
+
 // Slices of one capture listed one after another as its one run; a slice holding several runs is refused.
 Profile sequence(std::vector<Profile> parts) {
   Profile out;
@@ -217,11 +228,7 @@ Profile sequence(std::vector<Profile> parts) {
     if (part.runs.size() > 1)
       throw UsageError(fmt::format("--join sequence: {} holds {} runs, not a slice of one capture (--run N picks one)",
                                    part.files.empty() ? std::string("a file") : part.files.front(), part.runs.size()));
-    for (auto& w : part.warnings) out.warnings.push_back(std::move(w));
-    for (auto& n : part.notes) out.notes.push_back(std::move(n));
-    for (Format f : part.formats)
-      if (std::find(out.formats.begin(), out.formats.end(), f) == out.formats.end()) out.formats.push_back(f);
-    for (auto& f : part.files) out.files.push_back(std::move(f));
+    take_provenance(out, part);
     if (out.runs.empty()) out.runs = std::move(part.runs);
     for (auto& k : part.kernels) {
       k.run = 0;
@@ -232,6 +239,8 @@ Profile sequence(std::vector<Profile> parts) {
                                   parts.size(), out.kernels.size()));
   return out;
 }
+
+}  // namespace
 
 Profile combine(std::vector<Profile> parts, JoinMode mode) {
   if (parts.empty()) return {};
@@ -244,11 +253,7 @@ Profile combine(std::vector<Profile> parts, JoinMode mode) {
     out.warnings.push_back(Warning{parts.front().files.front(), 0, "--join id: cannot join (" + obstacle + "); files listed one after another"});
   for (size_t p = 0; p < parts.size(); ++p) {
     Profile& part = parts[p];
-    for (auto& w : part.warnings) out.warnings.push_back(std::move(w));
-    for (auto& n : part.notes) out.notes.push_back(std::move(n));
-    for (Format f : part.formats)
-      if (std::find(out.formats.begin(), out.formats.end(), f) == out.formats.end()) out.formats.push_back(f);
-    for (auto& f : part.files) out.files.push_back(std::move(f));
+    take_provenance(out, part);
     const size_t run_offset = out.runs.size();
     if (!join || p == 0)
       for (auto& r : part.runs) out.runs.push_back(std::move(r));

@@ -131,19 +131,32 @@ NodeSpec parse_node(const json& v, const Reader& r) {
   return n;
 }
 
+// A precision named as a key of peak_flops or achieved.flops ("fp32", ...).
+Precision precision_key(const std::string& name, const std::string& field, const Reader& r) {
+  auto p = parse_precision(name);
+  if (!p || precision_info(*p).name != name) r.fail(field, "unknown precision (use fp64, fp32, tf32, fp16, bf16, int8)");
+  return *p;
+}
+
+// FLOP/s by precision as JSON keyed by the precisions' names.
+json flops_by_precision(const std::map<Precision, double>& rates) {
+  json out = json::object();
+  for (const auto& [p, v] : rates) out[std::string(precision_info(p).name)] = v;
+  return out;
+}
+
 // The "achieved" block: measured ceilings, each at most the peak it is measured against.
 void parse_achieved(const json& v, const Reader& r, Device& d) {
   for (const auto& [key, value] : r.object(v, "achieved").items()) {
     if (key == "flops") {
       for (const auto& [name, rate] : r.object(value, "achieved.flops").items()) {
         const std::string field = "achieved.flops." + name;
-        auto p = parse_precision(name);
-        if (!p || precision_info(*p).name != name) r.fail(field, "unknown precision (use fp64, fp32, tf32, fp16, bf16, int8)");
+        const Precision p = precision_key(name, field, r);
         const double x = r.positive(rate, field);
-        auto peak = d.peak(*p);
+        auto peak = d.peak(p);
         if (!peak) r.fail(field, "measured at a precision peak_flops does not list");
         if (x > *peak) r.fail(field, fmt::format("{:g} FLOP/s is above peak_flops.{} ({:g})", x, name, *peak));
-        d.achieved_flops[*p] = x;
+        d.achieved_flops[p] = x;
       }
     } else if (key == "bandwidth_bytes_per_s") {
       for (const auto& [level, rate] : r.object(value, "achieved.bandwidth_bytes_per_s").items()) {
@@ -183,12 +196,8 @@ Device parse_device(const std::string& text, const std::string& origin) {
     for (const auto& a : j["aliases"]) d.aliases.push_back(r.text(a, "aliases[]"));
   }
   if (!j.contains("peak_flops")) r.fail("peak_flops", "missing");
-  for (const auto& [key, value] : r.object(j["peak_flops"], "peak_flops").items()) {
-    auto p = parse_precision(key);
-    if (!p || precision_info(*p).name != key)
-      r.fail("peak_flops." + key, "unknown precision (use fp64, fp32, tf32, fp16, bf16, int8)");
-    d.peak_flops[*p] = r.positive(value, "peak_flops." + key);
-  }
+  for (const auto& [key, value] : r.object(j["peak_flops"], "peak_flops").items())
+    d.peak_flops[precision_key(key, "peak_flops." + key, r)] = r.positive(value, "peak_flops." + key);
   if (!j.contains("bandwidth_bytes_per_s")) r.fail("bandwidth_bytes_per_s", "missing");
   for (const auto& [key, value] : r.object(j["bandwidth_bytes_per_s"], "bandwidth_bytes_per_s").items())
     d.bandwidth_bytes_per_s[key] = r.positive(value, "bandwidth_bytes_per_s." + key);
@@ -239,9 +248,7 @@ json device_to_json(const Device& d) {
   j["vendor"] = d.vendor;
   j["kind"] = d.kind;
   j["aliases"] = d.aliases;
-  json peaks = json::object();
-  for (const auto& [p, v] : d.peak_flops) peaks[std::string(precision_info(p).name)] = v;
-  j["peak_flops"] = peaks;
+  j["peak_flops"] = flops_by_precision(d.peak_flops);
   j["bandwidth_bytes_per_s"] = d.bandwidth_bytes_per_s;
   j["memory_bytes"] = static_cast<int64_t>(d.memory_bytes);
   j["sm_count"] = d.sm_count;
@@ -256,9 +263,8 @@ json device_to_json(const Device& d) {
     j["node"] = {{"gpus_per_node", d.node.gpus_per_node}, {"intra_node", d.node.intra_node},
                  {"inter_node", d.node.inter_node}, {"nics_per_node", d.node.nics_per_node}};
   if (!d.achieved_flops.empty() || !d.achieved_bandwidth_bytes_per_s.empty()) {
-    json flops = json::object();
-    for (const auto& [p, v] : d.achieved_flops) flops[std::string(precision_info(p).name)] = v;
-    j["achieved"] = {{"flops", flops}, {"bandwidth_bytes_per_s", d.achieved_bandwidth_bytes_per_s}};
+    j["achieved"] = {{"flops", flops_by_precision(d.achieved_flops)},
+                     {"bandwidth_bytes_per_s", d.achieved_bandwidth_bytes_per_s}};
   }
   j["sources"] = d.sources;
   j["notes"] = d.notes;
