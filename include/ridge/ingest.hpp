@@ -132,6 +132,8 @@ enum class JoinMode : uint8_t {
   Concat,  ///< keep every file's records
   Sequence,  ///< the files are consecutive slices of one capture (ncu --launch-skip/--launch-count): one run
 };
+/// The join mode a name ("auto", "id", "none", "sequence") stands for, or nullopt.
+std::optional<JoinMode> parse_join_mode(std::string_view s);
 /// Combines profiles of several files: joins the NERSC layout (one metric per run, launches identical),
 /// otherwise concatenates. Records a note saying which happened.
 Profile combine(std::vector<Profile> parts, JoinMode mode = JoinMode::Auto);

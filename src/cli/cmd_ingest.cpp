@@ -42,7 +42,7 @@ CLI::App* add_ingest_command(CLI::App& app) {
                         ->allow_extra_args(false)
                         ->type_name("LABEL");
   cmd->add_option("--input-format", a->req.input_format, "Force the input format instead of detecting it")->type_name("NAME");
-    cmd->add_option("--join", a->req.join,
+  cmd->add_option("--join", a->req.join,
                   "How files combine: auto|id (launch by launch: NERSC one-metric-per-run layout), none (one run "
                   "per file), sequence (consecutive slices of one capture, e.g. ncu --launch-skip: one run)")
       ->check(CLI::IsMember({"auto", "id", "none", "sequence"}))

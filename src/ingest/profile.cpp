@@ -242,6 +242,14 @@ Profile sequence(std::vector<Profile> parts) {
 
 }  // namespace
 
+std::optional<JoinMode> parse_join_mode(std::string_view s) {
+  if (s == "auto") return JoinMode::Auto;
+  if (s == "id") return JoinMode::Id;
+  if (s == "none") return JoinMode::Concat;
+  if (s == "sequence") return JoinMode::Sequence;
+  return std::nullopt;
+}
+
 Profile combine(std::vector<Profile> parts, JoinMode mode) {
   if (parts.empty()) return {};
   if (parts.size() == 1) return std::move(parts.front());

@@ -384,8 +384,8 @@ Fields device_ceilings(const Device& d) {
 
 ingest::Profile ingest_profile(const IngestRequest& a) {
   // The command line's limits, for every front end.
-  if (a.join != "auto" && a.join != "id" && a.join != "none" && a.join != "sequence")
-    throw UsageError(fmt::format("--join {}: use auto, id, none or sequence", a.join));
+  const auto mode = ingest::parse_join_mode(a.join);
+  if (!mode) throw UsageError(fmt::format("--join {}: use auto, id, none or sequence", a.join));
   if (!ingest::parse_group_by(a.group))
     throw UsageError(fmt::format("--group {}: use family, nvtx, process, name, label, file, run or op", a.group));
   require_precision_mode(a.precision);  // checked with or without --device
@@ -408,11 +408,7 @@ ingest::Profile ingest_profile(const IngestRequest& a) {
     o.label = label;
     parts.push_back(ingest::read_file(file, o));
   }
-  const ingest::JoinMode mode = a.join == "none"       ? ingest::JoinMode::Concat
-                                : a.join == "id"       ? ingest::JoinMode::Id
-                                : a.join == "sequence" ? ingest::JoinMode::Sequence
-                                                       : ingest::JoinMode::Auto;
-  ingest::Profile p = ingest::combine(std::move(parts), mode);
+  ingest::Profile p = ingest::combine(std::move(parts), *mode);
   if (p.kernels.empty()) {
     std::string why;
     for (size_t i = 0; i < p.warnings.size() && i < 3; ++i) why += (why.empty() ? "" : "; ") + p.warnings[i].text();
