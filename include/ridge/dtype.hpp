@@ -19,6 +19,8 @@ std::optional<DType> parse_dtype(std::string_view s);
 /// ridge's element type for an ONNX TensorProto.DataType number (1 float, 7 int64, 10 float16, ...);
 /// Unknown for strings, complex and anything ridge does not model.
 DType dtype_from_onnx(int onnx_type);
+/// The ONNX TensorProto.DataType number of `t` (the inverse of dtype_from_onnx); 0 (UNDEFINED) for Unknown.
+int onnx_type_of(DType t);
 /// True for floating-point types (whose tensors carry gradients).
 bool is_float(DType t);
 /// Integer and boolean element types (int64, int32, int8, uint8, bool).

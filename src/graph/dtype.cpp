@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 namespace ridge {
 
@@ -52,21 +53,26 @@ bool is_integral(DType t) {
   return t == DType::I64 || t == DType::I32 || t == DType::I8 || t == DType::U8 || t == DType::Bool;
 }
 
+namespace {
+
+// onnx.proto TensorProto.DataType numbers of the element types ridge models.
+constexpr std::pair<int, DType> kOnnxTypes[] = {
+    {1, DType::F32}, {2, DType::U8},    {3, DType::I8},   {6, DType::I32},  {7, DType::I64},
+    {9, DType::Bool}, {10, DType::F16}, {11, DType::F64}, {16, DType::BF16},
+};
+
+}  // namespace
+
 DType dtype_from_onnx(int t) {
-  // onnx.proto TensorProto.DataType: FLOAT 1, UINT8 2, INT8 3, INT32 6, INT64 7, BOOL 9, FLOAT16 10, DOUBLE 11,
-  // BFLOAT16 16.
-  switch (t) {
-    case 1: return DType::F32;
-    case 2: return DType::U8;
-    case 3: return DType::I8;
-    case 6: return DType::I32;
-    case 7: return DType::I64;
-    case 9: return DType::Bool;
-    case 10: return DType::F16;
-    case 11: return DType::F64;
-    case 16: return DType::BF16;
-    default: return DType::Unknown;
-  }
+  for (const auto& [onnx, dtype] : kOnnxTypes)
+    if (onnx == t) return dtype;
+  return DType::Unknown;
+}
+
+int onnx_type_of(DType t) {
+  for (const auto& [onnx, dtype] : kOnnxTypes)
+    if (dtype == t) return onnx;
+  return 0;
 }
 
 }  // namespace ridge

@@ -1,6 +1,7 @@
 // The IR: validation errors, topological order, shapes, exact counts.
 #include <gtest/gtest.h>
 
+#include "ridge/dtype.hpp"
 #include "ridge/error.hpp"
 #include "ridge/graph.hpp"
 
@@ -126,6 +127,18 @@ TEST(Ops, TableIsConsistent) {
   EXPECT_EQ(op_family(OpKind::Conv), OpFamily::Conv);
   EXPECT_FALSE(parse_op("TfIdfVectorizer").has_value());
   EXPECT_FALSE(parse_op("Unknown").has_value());
+}
+
+// ONNX's TensorProto.DataType numbers and ridge's element types map both ways from one table (the LLM builder's
+// Casts write `to` with onnx_type_of; Cast's shape rule reads it with dtype_from_onnx).
+TEST(DType, OnnxTypeNumbersRoundTrip) {
+  for (DType t : {DType::F32, DType::U8, DType::I8, DType::I32, DType::I64, DType::Bool, DType::F16, DType::F64,
+                  DType::BF16})
+    EXPECT_EQ(dtype_from_onnx(onnx_type_of(t)), t) << dtype_name(t);
+  EXPECT_EQ(onnx_type_of(DType::F32), 1);
+  EXPECT_EQ(onnx_type_of(DType::BF16), 16);
+  EXPECT_EQ(onnx_type_of(DType::Unknown), 0);
+  EXPECT_EQ(dtype_from_onnx(8), DType::Unknown);  // STRING
 }
 
 }  // namespace

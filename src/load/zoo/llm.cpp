@@ -59,16 +59,6 @@ int residual_branch(Ctx& x, int t) {
   return x.b.binary(OpKind::Mul, t, x.b.constant("residual_multiplier", Shape{}, x.s.dtype), "mul_residual_multiplier");
 }
 
-// ONNX's TensorProto.DataType of a floating-point dtype (the `to` of a Cast).
-int64_t onnx_type(DType t) {
-  switch (t) {
-    case DType::F16: return 10;
-    case DType::BF16: return 16;
-    case DType::F64: return 11;
-    default: return 1;
-  }
-}
-
 // LlamaRMSNorm.forward: x.pow(2).mean(-1, keepdim) + eps -> rsqrt -> x * r -> weight * x (Gemma: (1 + weight)).
 // LayerNorm configs use the LayerNorm module. With LlmShape::eager_copies (and 16-bit activations) the float32 upcast
 // is two ops of its own, as HF runs it: x.to(float32) (`to_float32`), pow, mean, add, rsqrt and x * r in float32, then
@@ -85,7 +75,7 @@ int norm(Ctx& x, int h, const std::string& name) {
   const bool gemma = x.c.family.rfind("gemma", 0) == 0;
   const bool upcast = x.s.eager_copies && !gemma && x.s.dtype != DType::F32;
   const int in = h;
-  if (upcast) h = b.unary(OpKind::Cast, h, "to_float32", Attrs{}.set("to", onnx_type(DType::F32)));
+  if (upcast) h = b.unary(OpKind::Cast, h, "to_float32", Attrs{}.set("to", onnx_type_of(DType::F32)));
   int sq = b.binary(OpKind::Pow, h, b.constant("two", Shape{}, dt), "pow");
   const int mean = b.reduce_mean(sq, {-1}, true, "mean");
   const int var = b.binary(OpKind::Add, mean, b.constant("variance_epsilon", Shape{}, dt), "add");
@@ -94,7 +84,7 @@ int norm(Ctx& x, int h, const std::string& name) {
   int y = b.binary(OpKind::Mul, h, r, "mul");
   if (upcast) {
     for (int v : {h, sq, mean, var, sd, r, y}) x.fp32.push_back(v);
-    y = b.unary(OpKind::Cast, y, "to_input_dtype", Attrs{}.set("to", onnx_type(x.s.dtype)));
+    y = b.unary(OpKind::Cast, y, "to_input_dtype", Attrs{}.set("to", onnx_type_of(x.s.dtype)));
   }
   int w = b.param("weight", Shape{{b.shape(in)[-1]}});
   if (gemma) w = b.binary(OpKind::Add, b.constant("one", Shape{}, dt), w, "add");
