@@ -16,6 +16,9 @@ std::string ascii_upper(std::string_view s);
 /// as long as the characters it views.
 std::string_view trim(std::string_view s);
 
+/// True when `s` is one or more ASCII digits 0-9 and nothing else ("0", "12"; not "", "-1", "1.5").
+bool all_digits(std::string_view s);
+
 /// `s` safe to print on a terminal or in a CSV: control characters (C0 but tab, DEL) become '?', and bytes
 /// that are not well-formed UTF-8 become U+FFFD; well-formed UTF-8 passes unchanged. A file's node name with an
 /// escape sequence in it must not drive the user's terminal.

@@ -23,6 +23,13 @@ std::string_view trim(std::string_view s) {
   return s.substr(first, s.find_last_not_of(space) - first + 1);
 }
 
+bool all_digits(std::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s)
+    if (c < '0' || c > '9') return false;
+  return true;
+}
+
 std::string printable(std::string_view s) {
   std::string out;
   out.reserve(s.size());

@@ -53,12 +53,6 @@ constexpr std::array<std::string_view, 23> kNotAdditive = {
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
-bool all_digits(std::string_view s) {
-  if (s.empty()) return false;
-  for (char c : s)
-    if (!is_digit(c)) return false;
-  return true;
-}
 
 // 1.234.567 / 1.234,5 / 6,72: valid only with a decimal comma.
 bool comma_locale_evidence(std::string_view t) {

@@ -2,8 +2,6 @@
 // calibration samples. Field names are documented in docs/model.md.
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -25,10 +23,6 @@ const json* first_of(const json& row, std::initializer_list<const char*> keys) {
   for (const char* k : keys)
     if (auto it = row.find(k); it != row.end() && !it->is_null()) return &*it;
   return nullptr;
-}
-
-bool all_digits(const std::string& s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
 }
 
 std::optional<std::string> text_of(const json& row, std::initializer_list<const char*> keys) {

@@ -158,8 +158,7 @@ RunIdentity identity_from_file_name(const std::string& path) {
     for (const ZooEntry& z : zoo_entries())
       if (ascii_lower(z.name) == word && z.name.size() > id.model.size()) id.model = z.name;
     for (const char* prefix : {"bs", "batch"})
-      if (word.starts_with(prefix) && word.size() > std::strlen(prefix) &&
-          std::all_of(word.begin() + std::strlen(prefix), word.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+      if (word.starts_with(prefix) && all_digits(std::string_view(word).substr(std::strlen(prefix))))
         id.batch = std::stoll(word.substr(std::strlen(prefix)));
   }
   for (const Device& d : load_devices())

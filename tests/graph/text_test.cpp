@@ -34,4 +34,14 @@ TEST(Text, PrintableEscapesControlsAndBrokenUtf8AndKeepsUtf8) {
   EXPECT_EQ(printable("\xed\xa0\x80"), "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");  // a surrogate
 }
 
+TEST(Text, AllDigitsIsOneOrMoreAsciiDigits) {
+  EXPECT_TRUE(all_digits("0"));
+  EXPECT_TRUE(all_digits("0123456789"));
+  EXPECT_FALSE(all_digits(""));
+  EXPECT_FALSE(all_digits("-1"));
+  EXPECT_FALSE(all_digits("1.5"));
+  EXPECT_FALSE(all_digits("12a"));
+  EXPECT_FALSE(all_digits("\xd9\xa3"));  // ARABIC-INDIC DIGIT THREE: not ASCII
+}
+
 }  // namespace ridge

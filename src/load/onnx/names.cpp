@@ -33,8 +33,7 @@ std::vector<std::string> split(const std::string& s, char sep) {
 std::string strip_call_counter(const std::string& seg) {
   const size_t us = seg.rfind('_');
   if (us == std::string::npos || us == 0 || us + 1 == seg.size()) return seg;
-  for (size_t i = us + 1; i < seg.size(); ++i)
-    if (!std::isdigit(static_cast<unsigned char>(seg[i]))) return seg;
+  if (!all_digits(std::string_view(seg).substr(us + 1))) return seg;
   return seg.substr(0, us);
 }
 
@@ -257,7 +256,7 @@ void assign_names_and_modules(Work& w) {
       const std::string rest = c.path.substr(m.path.size() + 1);
       if (rest.find('.') != std::string::npos) continue;
       any = true;
-      numbered = numbered && std::all_of(rest.begin(), rest.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); });
+      numbered = numbered && all_digits(rest);
     }
     m.type = any && numbered ? "Sequential" : "Module";
   }

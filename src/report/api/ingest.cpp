@@ -2,7 +2,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -263,7 +262,7 @@ void add_comparison(Document& doc, const ingest::Profile& p, const ingest::Total
 // The GPU a file's records name ("NVIDIA A100-SXM4-40GB (0)"), or "".
 std::string recorded_device(const ingest::Profile& p, const std::string& file) {
   for (const auto& k : p.kernels)
-    if (k.file == file && !k.device.empty() && !std::all_of(k.device.begin(), k.device.end(), ::isdigit)) return k.device;
+    if (k.file == file && !k.device.empty() && !all_digits(k.device)) return k.device;
   return "";
 }
 
