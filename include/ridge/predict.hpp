@@ -101,6 +101,10 @@ struct Efficiency {
   int samples = 0;                        ///< measurements it was fitted from (0: set by hand)
   std::optional<double> ppp_write;        ///< fraction of peak bandwidth achieved by writes; unset: ppp_mem
   std::optional<Combine> combine;         ///< how this class's compute and memory terms combine; unset: the prediction's
+  /// ppp is a fraction of the vector (fp32) pipe's peak, not of the precision's: the class's measured kernels did
+  /// their FLOPs on the vector units (BatchNorm, elementwise), so a layer's FLOPs are timed there too
+  /// (PredictOptions::pipe_peaks.fp32). Set by calibrate() from FLOPs counted per pipe; JSON "flops_pipe": "vector".
+  bool vector_pipe = false;
 };
 
 /// Tensor-core GEMM efficiency (PPP) as a function of GEMM shape, fitted on measured GEMM times: a grid over
@@ -316,8 +320,10 @@ struct PhaseTime {
   double overhead_s = 0;  ///< kernels x per-kernel overhead
   double time_s = 0;      ///< combine(compute, memory) + overhead
   Bound bound = Bound::None;
+  Count bytes = 0;        ///< bytes the phase is charged for (read + written)
 };
-/// Time of `flops` and `bytes` (of which `bytes_written` are writes) in `kernels` launches with factors `eff`.
+/// Time of `flops` and `bytes` (of which `bytes_written` are writes) in `kernels` launches with factors `eff`;
+/// FLOPs at the vector pipe's peak where `eff.vector_pipe` and opt.pipe_peaks.fp32 is known, else at opt's peak.
 PhaseTime phase_time(Count flops, Count bytes, Count bytes_written, int kernels, const Efficiency& eff,
                      const PredictOptions& opt);
 

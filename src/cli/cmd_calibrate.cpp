@@ -46,13 +46,14 @@ Precision precision_flag(const std::string& text) {
 void add_class_row(report::Table& classes, const std::string& name, const Efficiency& e) {
   classes.add_row({Cell::text(name), Cell::count(e.samples), factor_cell(e.ppp), factor_cell(e.ppp_mem),
                    e.ppp_write ? factor_cell(*e.ppp_write) : Cell::text("(= memory)"),
-                   Cell::real(e.overhead_s.value_or(0), Unit::Second)});
+                   Cell::real(e.overhead_s.value_or(0), Unit::Second), Cell::text(e.vector_pipe ? "vector" : "peak")});
 }
 
 report::Table class_table(const Calibration& cal) {
   report::Table classes{"classes", "Fitted factors per op class", {{"op_class", "op class", Unit::None},
       {"samples", "layers", Unit::Count}, {"ppp", "PPP", Unit::Ratio}, {"ppp_mem", "PPP memory", Unit::Ratio},
-      {"ppp_write", "PPP writes", Unit::Ratio}, {"overhead_s", "overhead", Unit::Second}}, {}, {}};
+      {"ppp_write", "PPP writes", Unit::Ratio}, {"overhead_s", "overhead", Unit::Second},
+      {"flops_pipe", "FLOPs at", Unit::None}}, {}, {}};
   for (const auto& [name, e] : cal.by_class) add_class_row(classes, name, e);
   add_class_row(classes, "(fallback: all layers)", cal.fallback);
   return classes;
@@ -287,6 +288,9 @@ void run(const CalibrateArgs& a) {
                                     "fp32 and fp16 vector {}, fp64 {} (docs/model.md, \"Calibration\")",
                                     by_pipe, samples.size(), rate(hw.pipe_peaks.tensor), rate(hw.pipe_peaks.fp32),
                                     rate(hw.pipe_peaks.fp64)));
+  if (std::any_of(cal.by_class.begin(), cal.by_class.end(), [](const auto& c) { return c.second.vector_pipe; }))
+    doc.notes.push_back("\"FLOPs at\" vector: the class's kernels did most of their FLOPs on the vector pipes, so its PPP "
+                        "is a fraction of the fp32 vector peak and `ridge predict` times its layers' FLOPs there");
   doc.notes.push_back("errors are |predicted - measured| / measured per layer; use it with `ridge predict --calibration " +
                       a.output + "`");
   a.out.emit(doc);

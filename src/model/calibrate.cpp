@@ -180,6 +180,19 @@ std::pair<Vec, double> fit_seen_terms(std::vector<Vec> x, const std::vector<doub
 // get separate factors only where the samples split their bytes and the split explains the times clearly
 // better (1% less error) than one factor for all bytes; otherwise ppp_write stays unset (= ppp_mem), which
 // is also the answer when reads and writes move in lockstep (elementwise ops) and cannot be told apart.
+// Whether a class's PPP is a fraction of the vector pipe's peak: every sample counted its FLOPs per pipe and the
+// vector pipes did more of them than the tensor cores (peak_equivalent_flops then timed them at pipes.fp32).
+bool ran_on_vector_pipe(const std::vector<const Sample*>& samples, const PipePeaks& pipes) {
+  if (!(pipes.fp32 > 0)) return false;
+  Count vector = 0, tensor = 0;
+  for (const Sample* s : samples) {
+    if (!s->pipe_flops) return false;
+    vector += s->pipe_flops->fp32 + s->pipe_flops->fp16;
+    tensor += s->pipe_flops->tensor;
+  }
+  return vector > tensor;
+}
+
 Efficiency fit(const std::vector<const Sample*>& samples, double peak, double bw, const PipePeaks& pipes) {
   std::vector<Vec> merged, split;
   std::vector<double> t;
@@ -206,6 +219,7 @@ Efficiency fit(const std::vector<const Sample*>& samples, double peak, double bw
   if (use_split) e.ppp_write = c[2] > 0 ? 1.0 / c[2] : inf;
   e.overhead_s = c[kOverhead];
   e.samples = static_cast<int>(samples.size());
+  e.vector_pipe = ran_on_vector_pipe(samples, pipes);
   return e;
 }
 
@@ -247,7 +261,9 @@ Calibration calibrate(const std::vector<Sample>& samples, double peak_flop_per_s
 
 double predict_sample(const Sample& s, const Calibration& cal, const PredictOptions& hw) {
   const Count flops = peak_equivalent_flops(s, hw.peak_flop_per_s, hw.pipe_peaks);
-  return phase_time(flops, s.bytes, s.bytes_written.value_or(0), s.kernels, cal.for_class(s.op_class), hw).time_s;
+  Efficiency e = cal.for_class(s.op_class);
+  if (s.pipe_flops) e.vector_pipe = false;  // its FLOPs are already timed at the peak of their pipes
+  return phase_time(flops, s.bytes, s.bytes_written.value_or(0), s.kernels, e, hw).time_s;
 }
 
 ErrorStats error_stats(std::vector<double> errors) {
@@ -303,6 +319,7 @@ json efficiency_to_json(const Efficiency& e) {
   json j = {{"ppp", factor(e.ppp)}, {"ppp_mem", factor(e.ppp_mem)}, {"samples", e.samples}};
   if (e.ppp_write) j["ppp_write"] = factor(*e.ppp_write);
   if (e.overhead_s) j["overhead_s"] = *e.overhead_s;
+  if (e.vector_pipe) j["flops_pipe"] = "vector";
   return j;
 }
 
@@ -325,6 +342,12 @@ Efficiency efficiency_from_json(const json& j, const std::string& where) {
     e.overhead_s = j["overhead_s"].get<double>();
   }
   if (j.contains("samples") && j["samples"].is_number_integer()) e.samples = j["samples"].get<int>();
+  if (j.contains("flops_pipe")) {
+    const json& pipe = j["flops_pipe"];
+    if (!pipe.is_string() || (pipe != "vector" && pipe != "peak"))
+      throw Error(where + ".flops_pipe: must be \"vector\" (PPP of the vector pipe's peak) or \"peak\" (the precision's)");
+    e.vector_pipe = pipe == "vector";
+  }
   return e;
 }
 

@@ -85,7 +85,7 @@ Bound bound_of(const PhaseTime& t) {
 // Two kernels run one after the other: their terms add.
 PhaseTime add_phases(const PhaseTime& a, const PhaseTime& b) {
   PhaseTime t{a.compute_s + b.compute_s, a.memory_s + b.memory_s, a.overhead_s + b.overhead_s, a.time_s + b.time_s,
-              Bound::None};
+              Bound::None, a.bytes + b.bytes};
   t.bound = bound_of(t);
   return t;
 }
@@ -96,7 +96,9 @@ PhaseTime phase_time(Count flops, Count bytes, Count bytes_written, int kernels,
                      const PredictOptions& opt) {
   RIDGE_ASSERT(bytes_written >= 0 && bytes_written <= bytes, "written bytes are part of the bytes moved");
   PhaseTime t;
-  t.compute_s = scaled_time(to_double(flops), eff.ppp, opt.peak_flop_per_s);
+  const double flop_rate = eff.vector_pipe && opt.pipe_peaks.fp32 > 0 ? opt.pipe_peaks.fp32 : opt.peak_flop_per_s;
+  t.compute_s = scaled_time(to_double(flops), eff.ppp, flop_rate);
+  t.bytes = bytes;
   t.memory_s = scaled_time(to_double(bytes - bytes_written), eff.ppp_mem, opt.bandwidth_bytes_per_s) +
                scaled_time(to_double(bytes_written), eff.ppp_write.value_or(eff.ppp_mem), opt.bandwidth_bytes_per_s);
   t.overhead_s = kernels * eff.overhead_s.value_or(opt.kernel_launch_s);

@@ -190,6 +190,58 @@ TEST(Calibrate, PipeFlopsAreTimedAtThePeakOfThePipeTheyRanOn) {
   EXPECT_EQ(peak_equivalent_flops(mixed, tensor_peak, pipes), mixed.flops);
 }
 
+TEST(Calibrate, AClassWhoseKernelsRanOnTheVectorPipeTimesLayersThere) {
+  // BatchNorm-like kernels: their FLOPs on the fp32 pipe at 0.25 of its peak, 16x below the tensor peak the
+  // prediction runs at. The class is marked vector (its PPP is of that pipe) and a model layer of it, whose FLOPs
+  // are not split by pipe, is timed at the vector peak too: flops / (0.25 x fp32 peak), not / (0.25 x tensor peak).
+  PipePeaks pipes{16 * kPeak, kPeak, kPeak / 2};
+  std::vector<Sample> norms, gemms;
+  for (int i = 1; i <= 4; ++i) {
+    Sample n{"m", "bn" + std::to_string(i), "normalization", Count(i) * 100000000, 0, 0};
+    n.pipe_flops = PipeFlops{0, n.flops, 0, 0};
+    n.time_s = to_double(n.flops) / (0.25 * kPeak);
+    norms.push_back(n);
+    Sample g{"m", "gemm" + std::to_string(i), "gemm", Count(i) * 1000000000, 0, 0};
+    g.pipe_flops = PipeFlops{g.flops, 0, 0, 0};
+    g.time_s = to_double(g.flops) / (0.5 * pipes.tensor);
+    gemms.push_back(g);
+  }
+  std::vector<Sample> all = norms;
+  all.insert(all.end(), gemms.begin(), gemms.end());
+  const Calibration cal = calibrate(all, pipes.tensor, kBw, 3, pipes);
+  const Efficiency& norm = cal.by_class.at("normalization");
+  EXPECT_TRUE(norm.vector_pipe);
+  EXPECT_NEAR(norm.ppp, 0.25, 1e-6);
+  EXPECT_FALSE(cal.by_class.at("gemm").vector_pipe);
+  EXPECT_FALSE(cal.fallback.vector_pipe);  // the tensor FLOPs of all samples outweigh the vector ones
+  // Without a split (or without a known fp32 peak) nothing says which pipe: the PPP stays of the precision's peak.
+  std::vector<Sample> unsplit = norms;
+  for (Sample& n : unsplit) n.pipe_flops.reset();
+  EXPECT_FALSE(calibrate(unsplit, pipes.tensor, kBw, 3, pipes).by_class.at("normalization").vector_pipe);
+  EXPECT_FALSE(calibrate(norms, pipes.tensor, kBw, 3, PipePeaks{pipes.tensor, 0, 0}).by_class.at("normalization").vector_pipe);
+
+  PredictOptions opt = hw();
+  opt.peak_flop_per_s = pipes.tensor;
+  opt.pipe_peaks = pipes;
+  opt.calibration = cal;
+  LayerWork bn{"bn1", "normalization", 400000000, 0};
+  const Prediction p = predict({bn}, opt);
+  EXPECT_NEAR(p.layers[0].forward.compute_s, 4e8 / (0.25 * kPeak), 1e-12);
+  // The measured samples themselves are already timed per pipe: not scaled twice.
+  EXPECT_NEAR(predict_sample(norms[3], cal, opt), norms[3].time_s, 1e-12);
+  opt.pipe_peaks.fp32 = 0;  // a device without a vector peak: the precision's peak
+  EXPECT_NEAR(predict({bn}, opt).layers[0].forward.compute_s, 4e8 / (0.25 * pipes.tensor), 1e-12);
+
+  // The file says which pipe; anything else there is refused.
+  const auto j = calibration_to_json(cal);
+  EXPECT_EQ(j["classes"]["normalization"]["flops_pipe"], "vector");
+  EXPECT_FALSE(j["classes"]["gemm"].contains("flops_pipe"));
+  EXPECT_TRUE(calibration_from_json(j, "cal.json").by_class.at("normalization").vector_pipe);
+  auto bad = j;
+  bad["classes"]["normalization"]["flops_pipe"] = "cuda cores";
+  EXPECT_THROW(calibration_from_json(bad, "cal.json"), Error);
+}
+
 TEST(Calibrate, MeasurementRowsKeepTheirPipeSplitOnlyWhenItAddsUp) {
   const MeasuredRun m = parse_measurement(R"({"kernels": [
       {"name": "a", "time_s": 1e-5, "flops": 30, "flops_tensor": 20, "flops_fp32": 10, "flops_fp16": null, "flops_fp64": 0},

@@ -62,6 +62,7 @@ TEST(IngestDevice, FamiliesAndMatchedLayersSitNextToThePrediction) {
   Prediction pred;
   pred.layers.resize(3);
   pred.layers[0].time_s = 1e-3, pred.layers[1].time_s = 0.5e-3, pred.layers[2].time_s = 0.25e-3;
+  pred.layers[0].forward.bytes = 20, pred.layers[0].backward.bytes = 40;  // what the prediction charged conv1
   const Document d = profile_vs_prediction(p, work, pred, 2, false);
   const Table* f = find_table(d, "families");
   ASSERT_NE(f, nullptr);
@@ -72,6 +73,9 @@ TEST(IngestDevice, FamiliesAndMatchedLayersSitNextToThePrediction) {
   EXPECT_DOUBLE_EQ(std::get<double>(cell(*f, *conv, "time_ratio").value), 1.5);
   EXPECT_EQ(std::get<Count>(cell(*f, *conv, "flops_estimated").value), Count(600));
   EXPECT_DOUBLE_EQ(std::get<double>(cell(*f, *conv, "flops_ratio").value), 1.0);
+  // Estimated bytes are the bytes the prediction charged, both passes (the backward's 40 are the training step's).
+  EXPECT_EQ(std::get<Count>(cell(*f, *conv, "bytes_estimated").value), Count(120));
+  EXPECT_DOUBLE_EQ(std::get<double>(cell(*f, *conv, "bytes_ratio").value), 0.5);
   const auto gemm = row_of(*f, "gemm");
   ASSERT_TRUE(gemm);
   EXPECT_DOUBLE_EQ(std::get<double>(cell(*f, *gemm, "time_ratio").value), 1.0);

@@ -504,7 +504,8 @@ Document profile_vs_prediction(const ingest::Profile& p, const std::vector<Layer
     r.predicted = true;
     r.predicted_s += pred.layers[i].time_s * s;
     r.flops_estimated += (w.flops + (train ? w.bwd_input_flops + w.bwd_weight_flops : 0)) * steps;
-    r.bytes_estimated += w.bytes * steps;
+    // The bytes the prediction charges: the forward's and, in training, the backward's (about twice the forward).
+    r.bytes_estimated += (pred.layers[i].forward.bytes + pred.layers[i].backward.bytes) * steps;
   }
   if (pred.update_s > 0) {  // optimizer kernels (multi_tensor_apply, ...) are elementwise
     Side& r = row("elementwise");
@@ -556,9 +557,9 @@ Document profile_vs_prediction(const ingest::Profile& p, const std::vector<Layer
     if (!rows[key].predicted) doc.notes.push_back("family " + key + ": no layer of the model maps to it (predicted empty)");
     else if (rows[key].launches == 0) doc.notes.push_back("family " + key + ": predicted, but no profiled kernel is of it");
   }
-  doc.notes.push_back(train ? "estimated bytes per family: forward-pass traffic of each layer; the prediction's backward "
-                              "moves about twice that"
-                            : "estimated bytes per family: forward-pass traffic of each layer");
+  doc.notes.push_back(train ? "estimated bytes per family: the bytes the prediction charges each layer, forward and "
+                              "backward (the backward about twice the forward's traffic)"
+                            : "estimated bytes per family: the bytes the prediction charges each layer's forward pass");
   if (steps > 1) doc.notes.push_back(fmt::format("predicted times and estimates are per step x {} steps", steps));
 
   // Per layer: kernels whose NVTX range (any '/' part) or launching operator is a layer's name.
