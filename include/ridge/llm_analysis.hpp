@@ -294,12 +294,15 @@ struct LlmHoldOut {
 /// Fits per-class factors (calibrate(), sum model, per-kernel overhead) to the measurements against `d`'s peak at
 /// `p` and its DRAM bandwidth; classes the profiles lack that are memory-bound kernels ("softmax", "reduction")
 /// take the "elementwise" factors. The result's device is d.id and precision p.
+Calibration fit_operator_classes(const std::vector<LlmOpMeasurement>& ms, const Device& d, Precision p);
+/// fit_operator_classes(), with the "gemm" class refitted under the max model (fit_max_model: loads overlap math)
+/// where that fits the GEMMs better than the sum model: the calibration `serve` and `train` use.
 Calibration fit_llm_calibration(const std::vector<LlmOpMeasurement>& ms, const Device& d, Precision p);
 /// The operators as a CNN calibration sees them: the embedding lookup is dropped, "gemm", "normalization" (RMSNorm)
 /// and "elementwise" (residual add) stay, the rest (rotary, SiLU x up) become "memory" (docs/model.md,
 /// "GEMM-shape calibration").
 std::vector<LlmOpMeasurement> cnn_view_of_operators(const std::vector<LlmOpMeasurement>& ms);
-/// A calibration for CNNs from operator profiles: fit_llm_calibration() on cnn_view_of_operators(), plus the GEMM-shape
+/// A calibration for CNNs from operator profiles: fit_operator_classes() on cnn_view_of_operators(), plus the GEMM-shape
 /// table (fit_gemm_shape_table) for the "gemm" and "conv" classes, and one memory efficiency fitted on every
 /// memory-bound operator pooled for "memory", "pooling", "softmax" and "reduction" (and depthwise convs).
 Calibration fit_cnn_calibration(const std::vector<LlmOpMeasurement>& ms, const Device& d, Precision p);

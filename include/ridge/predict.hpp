@@ -544,6 +544,18 @@ std::vector<Sample> samples_from(const std::vector<MeasuredRun>& ms, int* skippe
 /// Samples that split their FLOPs by pipe are timed at each pipe's peak in `pipes` (peak_equivalent_flops).
 Calibration calibrate(const std::vector<Sample>& samples, double peak_flop_per_s, double bandwidth_bytes_per_s,
                       int min_samples = 3, const PipePeaks& pipes = {});
+/// Fits one class's factors under the max model, time = max(flops/(ppp peak), bytes/(ppp_mem bw)) + overhead (the
+/// roofline's overlap of loads and math, as GEMM kernels run), minimising the same symmetric error as calibrate()
+/// (sum of (sqrt(p) - 1/sqrt(p))^2, p = predicted/measured) by Nelder-Mead from `start` (the class's sum fit).
+/// Returns factors with combine = Max and the error they leave; `start`'s error under the sum model is
+/// `sum_model_loss` for comparison. Samples without time are ignored.
+struct MaxFit {
+  Efficiency factors;
+  double loss = 0;            ///< symmetric error of the max model on the samples
+  double sum_model_loss = 0;  ///< the same error of `start` under the sum model
+};
+MaxFit fit_max_model(const std::vector<Sample>& samples, double peak_flop_per_s, double bandwidth_bytes_per_s,
+                     const Efficiency& start);
 /// Predicted time of one sample under `cal` (sum combine, its kernels; per-pipe FLOPs at hw.pipe_peaks).
 double predict_sample(const Sample& s, const Calibration& cal, const PredictOptions& hw);
 

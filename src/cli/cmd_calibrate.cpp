@@ -46,14 +46,15 @@ Precision precision_flag(const std::string& text) {
 void add_class_row(report::Table& classes, const std::string& name, const Efficiency& e) {
   classes.add_row({Cell::text(name), Cell::count(e.samples), factor_cell(e.ppp), factor_cell(e.ppp_mem),
                    e.ppp_write ? factor_cell(*e.ppp_write) : Cell::text("(= memory)"),
-                   Cell::real(e.overhead_s.value_or(0), Unit::Second), Cell::text(e.vector_pipe ? "vector" : "peak")});
+                   Cell::real(e.overhead_s.value_or(0), Unit::Second), Cell::text(e.vector_pipe ? "vector" : "peak"),
+                   Cell::text(e.combine ? std::string(combine_name(*e.combine)) : "(file's)")});
 }
 
 report::Table class_table(const Calibration& cal) {
   report::Table classes{"classes", "Fitted factors per op class", {{"op_class", "op class", Unit::None},
       {"samples", "layers", Unit::Count}, {"ppp", "PPP", Unit::Ratio}, {"ppp_mem", "PPP memory", Unit::Ratio},
       {"ppp_write", "PPP writes", Unit::Ratio}, {"overhead_s", "overhead", Unit::Second},
-      {"flops_pipe", "FLOPs at", Unit::None}}, {}, {}};
+      {"flops_pipe", "FLOPs at", Unit::None}, {"combine", "combine", Unit::None}}, {}, {}};
   for (const auto& [name, e] : cal.by_class) add_class_row(classes, name, e);
   add_class_row(classes, "(fallback: all layers)", cal.fallback);
   return classes;

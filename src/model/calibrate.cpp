@@ -259,6 +259,104 @@ Calibration calibrate(const std::vector<Sample>& samples, double peak_flop_per_s
   return c;
 }
 
+namespace {
+
+// The symmetric error of factors `e` on `samples` (calibrate()'s loss) under `combine`.
+double symmetric_loss(const std::vector<Sample>& samples, const Efficiency& e, Combine combine, double peak, double bw) {
+  PredictOptions hw;
+  hw.peak_flop_per_s = peak;
+  hw.bandwidth_bytes_per_s = bw;
+  hw.combine = combine;
+  Efficiency f = e;
+  f.combine = combine;
+  double loss = 0;
+  for (const Sample& s : samples) {
+    if (!(s.time_s > 0)) continue;
+    const double p = phase_time(s.flops, s.bytes, s.bytes_written.value_or(0), s.kernels, f, hw).time_s / s.time_s;
+    if (!(p > 0)) return std::numeric_limits<double>::infinity();
+    const double d = std::sqrt(p) - 1 / std::sqrt(p);
+    loss += d * d;
+  }
+  return loss;
+}
+
+// Nelder-Mead minimisation of f over R^n from x0 (initial steps `step`), to a relative spread of 1e-10 or
+// `max_evaluations`.
+template <class F>
+std::vector<double> nelder_mead(const F& f, std::vector<double> x0, double step, int max_evaluations) {
+  const size_t n = x0.size();
+  std::vector<std::vector<double>> pts(n + 1, x0);
+  for (size_t i = 0; i < n; ++i) pts[i + 1][i] += step;
+  std::vector<double> vals(n + 1);
+  for (size_t i = 0; i <= n; ++i) vals[i] = f(pts[i]);
+  int evaluations = static_cast<int>(n + 1);
+  auto mix = [&](const std::vector<double>& a, const std::vector<double>& b, double t) {
+    std::vector<double> r(n);
+    for (size_t i = 0; i < n; ++i) r[i] = a[i] + t * (b[i] - a[i]);
+    return r;
+  };
+  while (evaluations < max_evaluations) {
+    std::vector<size_t> order(n + 1);
+    for (size_t i = 0; i <= n; ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return vals[a] < vals[b]; });
+    const size_t best = order.front(), worst = order.back(), second = order[n - 1];
+    if (std::abs(vals[worst] - vals[best]) <= 1e-10 * (std::abs(vals[best]) + 1e-30)) break;
+    std::vector<double> centroid(n, 0.0);
+    for (size_t i : order)
+      if (i != worst)
+        for (size_t k = 0; k < n; ++k) centroid[k] += pts[i][k] / static_cast<double>(n);
+    const auto reflected = mix(centroid, pts[worst], -1.0);
+    const double fr = f(reflected);
+    ++evaluations;
+    if (fr < vals[best]) {
+      const auto expanded = mix(centroid, pts[worst], -2.0);
+      const double fe = f(expanded);
+      ++evaluations;
+      if (fe < fr) pts[worst] = expanded, vals[worst] = fe;
+      else pts[worst] = reflected, vals[worst] = fr;
+    } else if (fr < vals[second]) {
+      pts[worst] = reflected, vals[worst] = fr;
+    } else {
+      const auto contracted = mix(centroid, pts[worst], 0.5);
+      const double fc = f(contracted);
+      ++evaluations;
+      if (fc < vals[worst]) {
+        pts[worst] = contracted, vals[worst] = fc;
+      } else {  // shrink towards the best point
+        for (size_t i = 0; i <= n; ++i)
+          if (i != best) pts[i] = mix(pts[best], pts[i], 0.5), vals[i] = f(pts[i]), ++evaluations;
+      }
+    }
+  }
+  return pts[static_cast<size_t>(std::min_element(vals.begin(), vals.end()) - vals.begin())];
+}
+
+}  // namespace
+
+MaxFit fit_max_model(const std::vector<Sample>& samples, double peak, double bw, const Efficiency& start) {
+  RIDGE_ASSERT(peak > 0 && bw > 0, "the max-model fit needs a peak and a bandwidth");
+  // Parameters: log(1/ppp), log(1/ppp_mem) and sqrt(overhead in microseconds), so that the factors stay positive
+  // and the overhead non-negative; a term the sum fit priced at zero (infinite factor) starts at PPP 1.
+  auto inverse = [](double factor) { return std::isfinite(factor) && factor > 0 ? std::log(1 / factor) : 0.0; };
+  auto factors = [](const std::vector<double>& x) {
+    Efficiency e;
+    e.ppp = std::exp(-x[0]);
+    e.ppp_mem = std::exp(-x[1]);
+    e.overhead_s = x[2] * x[2] * 1e-6;
+    e.combine = Combine::Max;
+    return e;
+  };
+  const auto loss = [&](const std::vector<double>& x) { return symmetric_loss(samples, factors(x), Combine::Max, peak, bw); };
+  std::vector<double> x = {inverse(start.ppp), inverse(start.ppp_mem), std::sqrt(start.overhead_s.value_or(0) * 1e6)};
+  for (int restart = 0; restart < 3; ++restart) x = nelder_mead(loss, x, 0.2, 4000);
+  MaxFit r;
+  r.factors = factors(x);
+  r.factors.samples = static_cast<int>(samples.size());
+  r.loss = loss(x);
+  r.sum_model_loss = symmetric_loss(samples, start, Combine::Sum, peak, bw);
+  return r;
+}
+
 double predict_sample(const Sample& s, const Calibration& cal, const PredictOptions& hw) {
   const Count flops = peak_equivalent_flops(s, hw.peak_flop_per_s, hw.pipe_peaks);
   Efficiency e = cal.for_class(s.op_class);
@@ -320,6 +418,7 @@ json efficiency_to_json(const Efficiency& e) {
   if (e.ppp_write) j["ppp_write"] = factor(*e.ppp_write);
   if (e.overhead_s) j["overhead_s"] = *e.overhead_s;
   if (e.vector_pipe) j["flops_pipe"] = "vector";
+  if (e.combine) j["combine"] = std::string(combine_name(*e.combine));
   return j;
 }
 
@@ -347,6 +446,11 @@ Efficiency efficiency_from_json(const json& j, const std::string& where) {
     if (!pipe.is_string() || (pipe != "vector" && pipe != "peak"))
       throw Error(where + ".flops_pipe: must be \"vector\" (PPP of the vector pipe's peak) or \"peak\" (the precision's)");
     e.vector_pipe = pipe == "vector";
+  }
+  if (j.contains("combine")) {
+    const auto combine = j["combine"].is_string() ? parse_combine(j["combine"].get<std::string>()) : std::nullopt;
+    if (!combine) throw Error(where + ".combine: expected \"sum\" or \"max\"");
+    e.combine = *combine;
   }
   return e;
 }

@@ -183,13 +183,13 @@ std::vector<LlmOpMeasurement> cnn_view_of_operators(const std::vector<LlmOpMeasu
 
 Calibration fit_cnn_calibration(const std::vector<LlmOpMeasurement>& ms, const Device& d, Precision p) {
   const std::vector<LlmOpMeasurement> ops = cnn_view_of_operators(ms);
-  Calibration c = fit_llm_calibration(ops, d, p);
+  Calibration c = fit_operator_classes(ops, d, p);
   // The one memory efficiency for memory-bound kernels with no counterpart (pooling, depthwise convs, ...): every
   // memory-bound operator pooled.
   std::vector<LlmOpMeasurement> pooled = ops;
   for (LlmOpMeasurement& m : pooled)
     if (m.op_class != "gemm") m.op_class = "memory";
-  const Calibration all = fit_llm_calibration(pooled, d, p);
+  const Calibration all = fit_operator_classes(pooled, d, p);
   const auto gemm = c.by_class.find("gemm");
   const auto memory = all.by_class.find("memory");
   if (gemm == c.by_class.end() || memory == all.by_class.end())

@@ -157,6 +157,39 @@ TEST(LlmCalibrate, FitRecoversKnownEfficienciesFromSyntheticTimes) {
   EXPECT_EQ(e.by_op.size(), 10u);
 }
 
+// GEMMs whose times follow the max model (loads overlapped with math, as GEMM kernels run): the gemm class is refitted
+// under it, recovers the factors, and is chosen because it fits better than the sum model; the other classes keep the
+// sum model (their compute term is zero, where the two agree).
+TEST(LlmCalibrate, GemmsThatOverlapLoadsAndMathGetTheMaxModel) {
+  auto ms = read_vidur_op_csv(write_profile());
+  const Device d = a100();
+  const double peak = d.require_peak(Precision::FP16), bw = d.dram_bandwidth();
+  for (auto& m : ms)
+    m.time_s = m.op_class == "gemm" ? std::max(to_double(m.flops) / (0.7 * peak), to_double(m.bytes) / (0.8 * bw)) + 5e-6
+                                    : to_double(m.bytes) / (0.6 * bw) + 2e-6;
+  const Calibration cal = fit_llm_calibration(ms, d, Precision::FP16);
+  const Efficiency& gemm = cal.by_class.at("gemm");
+  ASSERT_TRUE(gemm.combine.has_value());
+  EXPECT_EQ(*gemm.combine, Combine::Max);
+  EXPECT_NEAR(gemm.ppp, 0.7, 1e-3);
+  EXPECT_NEAR(gemm.ppp_mem, 0.8, 1e-3);
+  EXPECT_NEAR(*gemm.overhead_s, 5e-6, 1e-8);
+  EXPECT_FALSE(cal.by_class.at("elementwise").combine.has_value());
+  EXPECT_LT(evaluate_llm_calibration(ms, cal, d, Precision::FP16).all.p90, 1e-3);
+  // The file keeps the class's combine; the CNN view (fit_operator_classes) stays with the sum model.
+  EXPECT_EQ(calibration_to_json(cal)["classes"]["gemm"]["combine"], "max");
+  EXPECT_EQ(calibration_from_json(calibration_to_json(cal), "x.json").by_class.at("gemm").combine, Combine::Max);
+  EXPECT_FALSE(fit_operator_classes(ms, d, Precision::FP16).by_class.at("gemm").combine.has_value());
+
+  // fit_max_model on its own: the error it leaves against the sum model's.
+  std::vector<Sample> samples;
+  for (const auto& m : ms)
+    if (m.op_class == "gemm") samples.push_back({"m", m.op, "gemm", m.flops, m.bytes, m.time_s, std::nullopt, m.kernels, {}});
+  const MaxFit fit = fit_max_model(samples, peak, bw, fit_operator_classes(ms, d, Precision::FP16).by_class.at("gemm"));
+  EXPECT_LT(fit.loss, 1e-6);
+  EXPECT_GT(fit.sum_model_loss, fit.loss);
+}
+
 TEST(LlmCalibrate, HoldOutRulesSplitByTensorParallelismAndTokens) {
   const auto ms = read_vidur_op_csv(write_profile());
   auto [fit, held] = LlmHoldOut{"tp=8"}.split(ms);
