@@ -414,8 +414,10 @@ PYBIND11_MODULE(_ridge, m) {
          int64_t batch, int64_t steps, bool train, const std::string& device,
          const std::vector<std::string>& device_dirs, const std::string& precision, bool force,
          const std::string& calibration) {
-        report::IngestRequest r{files, input_format, join, arch, tensor_factor, run, group, top, model, batch, steps,
-                                train, device, device_dirs};
+        report::IngestRequest r;
+        r.files = files, r.input_format = input_format, r.join = join, r.arch = arch, r.tensor_factor = tensor_factor;
+        r.run = run, r.group = group, r.top = top, r.model = model, r.batch = batch, r.steps = steps, r.train = train;
+        r.device = device, r.device_dirs = device_dirs;
         r.precision = precision;
         r.calibration = calibration;
         r.force = force;

@@ -225,7 +225,7 @@ Document machine_report(const measure::MachineProfile& p, const measure::Profile
 struct IngestRequest {
   std::vector<std::pair<std::string, std::string>> files;  ///< (profiler output path, label such as "bs=10")
   std::string input_format;               ///< force a format (ingest::format_name) instead of detecting it ("")
-  std::string join = "auto";              ///< combine files launch by launch: auto|id|none
+  std::string join = "auto";              ///< combine files: auto|id|sequence|none (ingest::parse_join_mode)
   std::string arch;                       ///< GPU architecture for the tensor-core factor ("" = from the files)
   std::optional<int64_t> tensor_factor;   ///< FLOPs per tensor-pipe instruction (overrides arch)
   std::optional<size_t> run;              ///< only run N (1-based) when the files hold several

@@ -352,7 +352,9 @@ TEST(LlmServe, FusedModeHasNoEagerCopies) {
   for (const Node& n : g.nodes) {
     EXPECT_NE(n.op, OpKind::Cast) << n.name;
     EXPECT_NE(n.op, OpKind::Expand) << n.name;
-    if (n.op == OpKind::Concat) EXPECT_NE(n.name.find("cat_rotate_half"), std::string::npos) << n.name;
+    if (n.op == OpKind::Concat) {
+      EXPECT_NE(n.name.find("cat_rotate_half"), std::string::npos) << n.name;
+    }
   }
   // Eager copies change no parameter: the same weights in both graphs.
   LlmShape eager{2, 1, 3, DType::F16, true};
