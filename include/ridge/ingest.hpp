@@ -64,12 +64,16 @@ struct Derived {
   std::optional<Count> flops() const;
 };
 
+/// Whether a profile's device text names a GPU ("NVIDIA A100-SXM4-40GB (0)") rather than only its CUDA index ("0", as
+/// ncu's CSV prints it): only a name can be checked against another profile's GPU or a --device.
+bool names_a_gpu(std::string_view device);
+
 /// One kernel launch (or one aggregated kernel signature / memory operation) as read from a file.
 struct KernelRecord {
   std::string name;          ///< demangled name as printed (may be truncated with "..." or "…" by the tool)
   std::string process;       ///< process name (empty if the format does not say)
   int64_t pid = -1;
-  std::string device;        ///< device name or index as printed
+  std::string device;        ///< device name or index as printed (names_a_gpu tells which)
   std::string nvtx;          ///< NVTX range(s) the launch ran in, '/'-joined
   int64_t launch_id = -1;    ///< ncu "ID" (launch index in the session) or nsys/nvprof correlation id
   std::string file;          ///< file it came from

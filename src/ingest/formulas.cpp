@@ -9,6 +9,7 @@
 
 #include "internal.hpp"
 #include "ridge/error.hpp"
+#include "ridge/text.hpp"
 
 namespace ridge::ingest {
 namespace {
@@ -279,6 +280,8 @@ void tensor_ops_notes(Profile& p, const TensorOps& ops, const TensorOpsUse& use,
 }
 
 }  // namespace
+
+bool names_a_gpu(std::string_view device) { return !device.empty() && !all_digits(device); }
 
 std::optional<Count> Derived::flops() const {
   std::optional<Count> total;

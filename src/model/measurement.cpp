@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "ridge/error.hpp"
+#include "ridge/ingest.hpp"
 #include "ridge/ops.hpp"
 #include "ridge/predict.hpp"
 #include "ridge/text.hpp"
@@ -119,7 +120,7 @@ MeasuredRun parse_measurement(const std::string& text, const std::string& origin
       if (adds_up && rest == 0) l.pipe_flops = f;
     }
     if (m.device.empty()) {  // ingested kernels name their GPU per row (ncu's CSV: the CUDA device index, no name)
-      if (auto dev = text_of(row, {"device"}); dev && !dev->empty() && !all_digits(*dev)) m.device = *dev;
+      if (auto dev = text_of(row, {"device"}); dev && ingest::names_a_gpu(*dev)) m.device = *dev;
     }
     m.layers.push_back(std::move(l));
   }

@@ -212,6 +212,18 @@ TEST(H200Gemm, TensorFlopsComeFromTheTensorPathCountersPerPrecision) {
 }
 
 // Without the tensor-path counters (V100/A100 captures, the `tensor` group only) the factor is used as before.
+// ncu's CSV names the GPU by its CUDA index ("0"): kept as printed, but no GPU name that calibrate or ingest --device
+// could check against another GPU (names_a_gpu).
+TEST(H200Gemm, NcuCsvDeviceIsAnIndexNotAName) {
+  const Profile p = load({"ncu_gemm.csv"});
+  ASSERT_FALSE(p.kernels.empty());
+  EXPECT_EQ(p.kernels.front().device, "0");
+  EXPECT_FALSE(names_a_gpu(p.kernels.front().device));
+  EXPECT_FALSE(names_a_gpu(""));
+  EXPECT_TRUE(names_a_gpu("NVIDIA H200 (0)"));
+  EXPECT_TRUE(names_a_gpu("Tesla V100-SXM2-16GB"));
+}
+
 TEST(H200Gemm, WithoutTensorPathCountersTheFactorIsUsed) {
   Profile p = read_file(kDir + "ncu_gemm.csv");
   for (auto& k : p.kernels)

@@ -262,7 +262,7 @@ void add_comparison(Document& doc, const ingest::Profile& p, const ingest::Total
 // The GPU a file's records name ("NVIDIA A100-SXM4-40GB (0)"), or "".
 std::string recorded_device(const ingest::Profile& p, const std::string& file) {
   for (const auto& k : p.kernels)
-    if (k.file == file && !k.device.empty() && !all_digits(k.device)) return k.device;
+    if (k.file == file && ingest::names_a_gpu(k.device)) return k.device;
   return "";
 }
 
