@@ -43,11 +43,11 @@ Precision precision_flag(const std::string& text) {
   return *p;
 }
 
-void add_class_row(report::Table& classes, const std::string& name, const Efficiency& e) {
+void add_class_row(report::Table& classes, const std::string& name, const Efficiency& e, Combine file_combine) {
   classes.add_row({Cell::text(name), Cell::count(e.samples), factor_cell(e.ppp), factor_cell(e.ppp_mem),
                    e.ppp_write ? factor_cell(*e.ppp_write) : Cell::text("(= memory)"),
                    Cell::real(e.overhead_s.value_or(0), Unit::Second), Cell::text(e.vector_pipe ? "vector" : "peak"),
-                   Cell::text(e.combine ? std::string(combine_name(*e.combine)) : "(file's)")});
+                   Cell::text(std::string(combine_name(e.combine.value_or(file_combine))))});
 }
 
 report::Table class_table(const Calibration& cal) {
@@ -55,8 +55,8 @@ report::Table class_table(const Calibration& cal) {
       {"samples", "layers", Unit::Count}, {"ppp", "PPP", Unit::Ratio}, {"ppp_mem", "PPP memory", Unit::Ratio},
       {"ppp_write", "PPP writes", Unit::Ratio}, {"overhead_s", "overhead", Unit::Second},
       {"flops_pipe", "FLOPs at", Unit::None}, {"combine", "combine", Unit::None}}, {}, {}};
-  for (const auto& [name, e] : cal.by_class) add_class_row(classes, name, e);
-  add_class_row(classes, "(fallback: all layers)", cal.fallback);
+  for (const auto& [name, e] : cal.by_class) add_class_row(classes, name, e, cal.combine);
+  add_class_row(classes, "(fallback: all layers)", cal.fallback, cal.combine);
   return classes;
 }
 
