@@ -6,6 +6,7 @@ find_package(CLI11 REQUIRED)           # CLI11::CLI11
 find_package(Threads REQUIRED)
 find_package(Protobuf REQUIRED)        # protobuf::libprotobuf
 find_package(ONNX REQUIRED)            # onnx, onnx_proto
+find_package(NLopt REQUIRED)           # NLopt::nlopt (C API, libnlopt-dev): derivative-free fits
 # oneDNN: Debian's dnnl-config.cmake insists on OpenCL headers we do not need (CPU engine only), so the
 # library is located directly and wrapped in the same target name the package would export.
 find_path(DNNL_INCLUDE_DIR oneapi/dnnl/dnnl.hpp REQUIRED)

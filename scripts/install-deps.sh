@@ -12,6 +12,7 @@ BUILD_PKGS=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
   libdnnl-dev
+  libnlopt-dev   # NLopt: the max-model calibration fit (Nelder-Mead)
   clang-14 libclang-rt-14-dev
   libpng-dev
   librsvg2-bin   # rsvg-convert: SVG -> PNG charts (--plot FILE.png)

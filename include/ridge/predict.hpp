@@ -546,7 +546,7 @@ Calibration calibrate(const std::vector<Sample>& samples, double peak_flop_per_s
                       int min_samples = 3, const PipePeaks& pipes = {});
 /// Fits one class's factors under the max model, time = max(flops/(ppp peak), bytes/(ppp_mem bw)) + overhead (the
 /// roofline's overlap of loads and math, as GEMM kernels run), minimising the same symmetric error as calibrate()
-/// (sum of (sqrt(p) - 1/sqrt(p))^2, p = predicted/measured) by Nelder-Mead from `start` (the class's sum fit).
+/// (sum of (sqrt(p) - 1/sqrt(p))^2, p = predicted/measured) by NLopt's Nelder-Mead from `start` (the class's sum fit).
 /// Returns factors with combine = Max and the error they leave; `start`'s error under the sum model is
 /// `sum_model_loss` for comparison. Samples without time are ignored.
 struct MaxFit {

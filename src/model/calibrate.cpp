@@ -11,6 +11,8 @@
 #include <sstream>
 #include <utility>
 
+#include <nlopt.h>
+
 #include "ridge/error.hpp"
 #include "ridge/predict.hpp"
 #include "text_util.hpp"
@@ -280,57 +282,6 @@ double symmetric_loss(const std::vector<Sample>& samples, const Efficiency& e, C
   return loss;
 }
 
-// Nelder-Mead minimisation of f over R^n from x0 (initial steps `step`), to a relative spread of 1e-10 or
-// `max_evaluations`.
-template <class F>
-std::vector<double> nelder_mead(const F& f, std::vector<double> x0, double step, int max_evaluations) {
-  const size_t n = x0.size();
-  std::vector<std::vector<double>> pts(n + 1, x0);
-  for (size_t i = 0; i < n; ++i) pts[i + 1][i] += step;
-  std::vector<double> vals(n + 1);
-  for (size_t i = 0; i <= n; ++i) vals[i] = f(pts[i]);
-  int evaluations = static_cast<int>(n + 1);
-  auto mix = [&](const std::vector<double>& a, const std::vector<double>& b, double t) {
-    std::vector<double> r(n);
-    for (size_t i = 0; i < n; ++i) r[i] = a[i] + t * (b[i] - a[i]);
-    return r;
-  };
-  while (evaluations < max_evaluations) {
-    std::vector<size_t> order(n + 1);
-    for (size_t i = 0; i <= n; ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return vals[a] < vals[b]; });
-    const size_t best = order.front(), worst = order.back(), second = order[n - 1];
-    if (std::abs(vals[worst] - vals[best]) <= 1e-10 * (std::abs(vals[best]) + 1e-30)) break;
-    std::vector<double> centroid(n, 0.0);
-    for (size_t i : order)
-      if (i != worst)
-        for (size_t k = 0; k < n; ++k) centroid[k] += pts[i][k] / static_cast<double>(n);
-    const auto reflected = mix(centroid, pts[worst], -1.0);
-    const double fr = f(reflected);
-    ++evaluations;
-    if (fr < vals[best]) {
-      const auto expanded = mix(centroid, pts[worst], -2.0);
-      const double fe = f(expanded);
-      ++evaluations;
-      if (fe < fr) pts[worst] = expanded, vals[worst] = fe;
-      else pts[worst] = reflected, vals[worst] = fr;
-    } else if (fr < vals[second]) {
-      pts[worst] = reflected, vals[worst] = fr;
-    } else {
-      const auto contracted = mix(centroid, pts[worst], 0.5);
-      const double fc = f(contracted);
-      ++evaluations;
-      if (fc < vals[worst]) {
-        pts[worst] = contracted, vals[worst] = fc;
-      } else {  // shrink towards the best point
-        for (size_t i = 0; i <= n; ++i)
-          if (i != best) pts[i] = mix(pts[best], pts[i], 0.5), vals[i] = f(pts[i]), ++evaluations;
-      }
-    }
-  }
-  return pts[static_cast<size_t>(std::min_element(vals.begin(), vals.end()) - vals.begin())];
-}
-
 }  // namespace
 
 MaxFit fit_max_model(const std::vector<Sample>& samples, double peak, double bw, const Efficiency& start) {
@@ -346,13 +297,37 @@ MaxFit fit_max_model(const std::vector<Sample>& samples, double peak, double bw,
     e.combine = Combine::Max;
     return e;
   };
-  const auto loss = [&](const std::vector<double>& x) { return symmetric_loss(samples, factors(x), Combine::Max, peak, bw); };
+  struct Objective {
+    const std::vector<Sample>* samples;
+    double peak, bw;
+    decltype(factors)* to_factors;
+  } objective{&samples, peak, bw, &factors};
+  auto loss = [](unsigned n, const double* x, double*, void* data) {
+    const auto* o = static_cast<const Objective*>(data);
+    return symmetric_loss(*o->samples, (*o->to_factors)(std::vector<double>(x, x + n)), Combine::Max, o->peak, o->bw);
+  };
   std::vector<double> x = {inverse(start.ppp), inverse(start.ppp_mem), std::sqrt(start.overhead_s.value_or(0) * 1e6)};
-  for (int restart = 0; restart < 3; ++restart) x = nelder_mead(loss, x, 0.2, 4000);
+  // NLopt's Nelder-Mead simplex (derivative-free: the max makes the error non-smooth), restarted from its own
+  // answer until it stops improving.
+  nlopt_opt opt = nlopt_create(NLOPT_LN_NELDERMEAD, 3);
+  RIDGE_ASSERT(opt != nullptr, "NLopt could not create a Nelder-Mead optimiser");
+  nlopt_set_min_objective(opt, loss, &objective);
+  nlopt_set_ftol_rel(opt, 1e-10);
+  nlopt_set_maxeval(opt, 4000);
+  const double step[3] = {0.2, 0.2, 0.2};
+  nlopt_set_initial_step(opt, step);
+  double best = loss(3, x.data(), nullptr, &objective);
+  for (int restart = 0; restart < 3; ++restart) {
+    std::vector<double> trial = x;
+    double value = 0;
+    if (nlopt_optimize(opt, trial.data(), &value) < 0 || !(value < best)) break;
+    x = trial, best = value;
+  }
+  nlopt_destroy(opt);
   MaxFit r;
   r.factors = factors(x);
   r.factors.samples = static_cast<int>(samples.size());
-  r.loss = loss(x);
+  r.loss = best;
   r.sum_model_loss = symmetric_loss(samples, start, Combine::Sum, peak, bw);
   return r;
 }
