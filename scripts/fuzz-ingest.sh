@@ -21,15 +21,10 @@ flags=(-std=gnu++20 -O1 -g -fno-omit-frame-pointer -Iinclude -Isrc -Ifuzz)
 # and libFuzzer's coverage.
 flags+=(-DRIDGE_SOURCE_DATA_DIR="\"$PWD/data\"" -DRIDGE_INSTALL_DATA_DIR="\"/usr/local/share/ridge\"")
 sources=(src/ingest/*.cpp src/graph/count.cpp src/graph/error.cpp src/graph/data_dir.cpp src/graph/text.cpp)
-objects=()
-for src in "${sources[@]}"; do
-  obj="$out/obj/$(echo "$src" | tr / _).o"
-  if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || [ src/ingest/internal.hpp -nt "$obj" ] || [ include/ridge/ingest.hpp -nt "$obj" ]; then
-    echo "fuzz-ingest: compiling $src" >&2
-    "$CXX" "${flags[@]}" -fsanitize=address,fuzzer-no-link -c "$src" -o "$obj"
-  fi
-  objects+=("$obj")
-done
+deps=(src/ingest/internal.hpp include/ridge/ingest.hpp)
+# shellcheck source=scripts/fuzz-compile.sh
+source scripts/fuzz-compile.sh
+compile_objects fuzz-ingest
 
 status=0
 for p in "${parsers[@]}"; do

@@ -16,17 +16,11 @@ flags+=(-DRIDGE_SOURCE_DATA_DIR="\"$PWD/data\"" -DRIDGE_INSTALL_DATA_DIR="\"/usr
 # The reader, the LLM graph builder and what they use (op rules, graph, costs), instrumented for ASan and
 # libFuzzer's coverage.
 sources=(src/load/hf/*.cpp src/load/closest_names.cpp src/load/zoo/llm.cpp src/load/zoo/builder.cpp src/ops/*.cpp src/graph/*.cpp src/costs/*.cpp)
-objects=()
-for src in "${sources[@]}"; do
-  obj="$out/obj/$(echo "$src" | tr / _).o"
-  if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || [ include/ridge/llm.hpp -nt "$obj" ] \
-     || [ include/ridge/op_rules.hpp -nt "$obj" ] || [ include/ridge/ops.def -nt "$obj" ] \
-     || [ include/ridge/graph.hpp -nt "$obj" ] || [ src/load/zoo/builder.hpp -nt "$obj" ]; then
-    echo "fuzz-llm-config: compiling $src" >&2
-    "$CXX" "${flags[@]}" -fsanitize=address,fuzzer-no-link -c "$src" -o "$obj"
-  fi
-  objects+=("$obj")
-done
+deps=(include/ridge/llm.hpp include/ridge/op_rules.hpp include/ridge/ops.def include/ridge/graph.hpp
+      src/load/zoo/builder.hpp)
+# shellcheck source=scripts/fuzz-compile.sh
+source scripts/fuzz-compile.sh
+compile_objects fuzz-llm-config
 bin="$out/ridge_fuzz_llm_config"
 "$CXX" "${flags[@]}" -fsanitize=address,fuzzer fuzz/llm_config.cpp "${objects[@]}" -lfmt -o "$bin"
 

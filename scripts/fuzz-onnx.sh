@@ -17,17 +17,10 @@ flags+=(-DRIDGE_SOURCE_DATA_DIR="\"$PWD/data\"" -DRIDGE_INSTALL_DATA_DIR="\"/usr
 # The importer and the ops and graph files it uses, instrumented for ASan and libFuzzer's coverage. libonnx and
 # libprotobuf are Debian's (not instrumented).
 sources=(src/load/onnx/*.cpp src/ops/*.cpp src/graph/*.cpp)
-objects=()
-for src in "${sources[@]}"; do
-  obj="$out/obj/$(echo "$src" | tr / _).o"
-  if [ ! -f "$obj" ] || [ "$src" -nt "$obj" ] || [ src/load/onnx/onnx_internal.hpp -nt "$obj" ] \
-     || [ include/ridge/op_rules.hpp -nt "$obj" ] || [ include/ridge/ops.def -nt "$obj" ] \
-     || [ include/ridge/graph.hpp -nt "$obj" ]; then
-    echo "fuzz-onnx: compiling $src" >&2
-    "$CXX" "${flags[@]}" -fsanitize=address,fuzzer-no-link -c "$src" -o "$obj"
-  fi
-  objects+=("$obj")
-done
+deps=(src/load/onnx/onnx_internal.hpp include/ridge/op_rules.hpp include/ridge/ops.def include/ridge/graph.hpp)
+# shellcheck source=scripts/fuzz-compile.sh
+source scripts/fuzz-compile.sh
+compile_objects fuzz-onnx
 bin="$out/ridge_fuzz_onnx"
 "$CXX" "${flags[@]}" -fsanitize=address,fuzzer fuzz/onnx_import.cpp "${objects[@]}" \
   -lonnx -lonnx_proto -lprotobuf -lfmt -o "$bin"
