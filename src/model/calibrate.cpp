@@ -99,6 +99,12 @@ Vec weighted_nnls(const std::vector<Vec>& x, const std::vector<double>& t, const
   return best;
 }
 
+// The symmetric error of one prediction, (sqrt(p) - 1/sqrt(p))^2 with p = predicted/measured, written as
+// (predicted - measured)^2 / (predicted x measured): over- and under-prediction by the same factor weigh the same.
+double symmetric_error(double predicted, double measured) {
+  return (predicted - measured) * (predicted - measured) / (predicted * measured);
+}
+
 // Minimises the symmetric error sum (sqrt(p) - 1/sqrt(p))^2 of the ratios p = predicted/measured, so over- and
 // under-prediction by the same factor weigh the same (plain relative error caps under-prediction at 1 and lets
 // a few tiny layers dictate the fit), by iteratively reweighted least squares with weights
@@ -122,10 +128,7 @@ std::pair<Vec, double> fit_terms(const std::vector<Vec>& x, const std::vector<do
     for (size_t n = 0; n < x.size(); ++n) w[n] = 1.0 / std::sqrt(t[n] * predicted(n, c));
   }
   double loss = 0;
-  for (size_t n = 0; n < x.size(); ++n) {
-    const double p = predicted(n, c);
-    loss += (p - t[n]) * (p - t[n]) / (p * t[n]);
-  }
+  for (size_t n = 0; n < x.size(); ++n) loss += symmetric_error(predicted(n, c), t[n]);
   return {c, loss};
 }
 
@@ -268,43 +271,42 @@ double symmetric_loss(const std::vector<Sample>& samples, const Efficiency& e, C
   PredictOptions hw;
   hw.peak_flop_per_s = peak;
   hw.bandwidth_bytes_per_s = bw;
-  hw.combine = combine;
   Efficiency f = e;
   f.combine = combine;
   double loss = 0;
   for (const Sample& s : samples) {
     if (!(s.time_s > 0)) continue;
-    const double p = phase_time(s.flops, s.bytes, s.bytes_written.value_or(0), s.kernels, f, hw).time_s / s.time_s;
-    if (!(p > 0)) return std::numeric_limits<double>::infinity();
-    const double d = std::sqrt(p) - 1 / std::sqrt(p);
-    loss += d * d;
+    const double predicted = phase_time(s.flops, s.bytes, s.bytes_written.value_or(0), s.kernels, f, hw).time_s;
+    if (!(predicted > 0)) return std::numeric_limits<double>::infinity();
+    loss += symmetric_error(predicted, s.time_s);
   }
   return loss;
+}
+
+// The max model's factors from fit_max_model's parameters: log(1/ppp), log(1/ppp_mem) and sqrt(overhead in us),
+// so that the factors stay positive and the overhead non-negative.
+Efficiency max_model_factors(const double* x) {
+  Efficiency e;
+  e.ppp = std::exp(-x[0]);
+  e.ppp_mem = std::exp(-x[1]);
+  e.overhead_s = x[2] * x[2] * 1e-6;
+  e.combine = Combine::Max;
+  return e;
 }
 
 }  // namespace
 
 MaxFit fit_max_model(const std::vector<Sample>& samples, double peak, double bw, const Efficiency& start) {
   RIDGE_ASSERT(peak > 0 && bw > 0, "the max-model fit needs a peak and a bandwidth");
-  // Parameters: log(1/ppp), log(1/ppp_mem) and sqrt(overhead in microseconds), so that the factors stay positive
-  // and the overhead non-negative; a term the sum fit priced at zero (infinite factor) starts at PPP 1.
+  // Parameters as max_model_factors reads them; a term the sum fit priced at zero (infinite factor) starts at PPP 1.
   auto inverse = [](double factor) { return std::isfinite(factor) && factor > 0 ? std::log(1 / factor) : 0.0; };
-  auto factors = [](const std::vector<double>& x) {
-    Efficiency e;
-    e.ppp = std::exp(-x[0]);
-    e.ppp_mem = std::exp(-x[1]);
-    e.overhead_s = x[2] * x[2] * 1e-6;
-    e.combine = Combine::Max;
-    return e;
-  };
   struct Objective {
     const std::vector<Sample>* samples;
     double peak, bw;
-    decltype(factors)* to_factors;
-  } objective{&samples, peak, bw, &factors};
-  auto loss = [](unsigned n, const double* x, double*, void* data) {
+  } objective{&samples, peak, bw};
+  auto loss = [](unsigned, const double* x, double*, void* data) {
     const auto* o = static_cast<const Objective*>(data);
-    return symmetric_loss(*o->samples, (*o->to_factors)(std::vector<double>(x, x + n)), Combine::Max, o->peak, o->bw);
+    return symmetric_loss(*o->samples, max_model_factors(x), Combine::Max, o->peak, o->bw);
   };
   std::vector<double> x = {inverse(start.ppp), inverse(start.ppp_mem), std::sqrt(start.overhead_s.value_or(0) * 1e6)};
   // NLopt's Nelder-Mead simplex (derivative-free: the max makes the error non-smooth), restarted from its own
@@ -325,7 +327,7 @@ MaxFit fit_max_model(const std::vector<Sample>& samples, double peak, double bw,
   }
   nlopt_destroy(opt);
   MaxFit r;
-  r.factors = factors(x);
+  r.factors = max_model_factors(x.data());
   r.factors.samples = static_cast<int>(samples.size());
   r.loss = best;
   r.sum_model_loss = symmetric_loss(samples, start, Combine::Sum, peak, bw);
@@ -387,6 +389,14 @@ CalibrationCheck check_calibration(const std::vector<Sample>& samples, const Pre
 // ---- files -------------------------------------------------------------------------------------------------
 namespace {
 
+// The "combine" of `j` ("sum" or "max"), nullopt when absent; anything else is refused as `label`: expected ...
+std::optional<Combine> combine_in(const json& j, const std::string& label) {
+  if (!j.contains("combine")) return std::nullopt;
+  const auto combine = j["combine"].is_string() ? parse_combine(j["combine"].get<std::string>()) : std::nullopt;
+  if (!combine) throw Error(label + ": expected \"sum\" or \"max\"");
+  return combine;
+}
+
 json efficiency_to_json(const Efficiency& e) {
   auto factor = [](double v) { return std::isinf(v) ? json(nullptr) : json(v); };
   json j = {{"ppp", factor(e.ppp)}, {"ppp_mem", factor(e.ppp_mem)}, {"samples", e.samples}};
@@ -422,11 +432,7 @@ Efficiency efficiency_from_json(const json& j, const std::string& where) {
       throw Error(where + ".flops_pipe: must be \"vector\" (PPP of the vector pipe's peak) or \"peak\" (the precision's)");
     e.vector_pipe = pipe == "vector";
   }
-  if (j.contains("combine")) {
-    const auto combine = j["combine"].is_string() ? parse_combine(j["combine"].get<std::string>()) : std::nullopt;
-    if (!combine) throw Error(where + ".combine: expected \"sum\" or \"max\"");
-    e.combine = *combine;
-  }
+  e.combine = combine_in(j, where + ".combine");
   return e;
 }
 
@@ -495,11 +501,7 @@ Calibration calibration_from_json(const json& j, const std::string& origin) {
   Calibration c;
   if (j.contains("device") && j["device"].is_string()) c.device = j["device"].get<std::string>();
   if (j.contains("precision") && j["precision"].is_string()) c.precision = j["precision"].get<std::string>();
-  if (j.contains("combine")) {
-    auto comb = j["combine"].is_string() ? parse_combine(j["combine"].get<std::string>()) : std::nullopt;
-    if (!comb) throw Error(origin + ": combine: expected \"sum\" or \"max\"");
-    c.combine = *comb;
-  }
+  if (auto combine = combine_in(j, origin + ": combine")) c.combine = *combine;
   if (j.contains("device_family") && j["device_family"].is_string()) c.device_family = j["device_family"].get<std::string>();
   if (j.contains("scope")) {
     if (!j["scope"].is_string() || (j["scope"] != "cnn" && j["scope"] != "llm"))
