@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Builds the ingest fuzzers (libFuzzer + AddressSanitizer, clang-14) in build-fuzz/ and runs each for a bounded
-# time, seeded with the profiler fixtures read in place (../shared/fixtures/profiles) and the small committed inputs
-# in tests/ingest/data (the torch.profiler Chrome trace). Crash inputs are saved to
-# tests/ingest/regressions/ (ridge_tests_ingest replays every file there).
+# Builds the ingest fuzzers (libFuzzer + AddressSanitizer, clang-14) in build-fuzz/ (objects shared in
+# build-fuzz-obj/, scripts/fuzz-compile.sh) and runs each for a bounded time, seeded with the profiler fixtures read
+# in place (../shared/fixtures/profiles) and the small committed inputs in tests/ingest/data (the torch.profiler
+# Chrome trace). Crash inputs are saved to tests/ingest/regressions/ (ridge_tests_ingest replays every file there).
 # Usage: scripts/fuzz-ingest.sh [SECONDS_PER_PARSER (default 20)] [PARSER...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,14 +14,11 @@ CXX="${CXX:-clang++-14}"
 out=build-fuzz
 seeds="${RIDGE_SHARED_DIR:-../shared}/fixtures/profiles"
 regressions=tests/ingest/regressions
-mkdir -p "$out/obj" "$regressions"
+mkdir -p "$out" "$regressions"
 
-flags=(-std=gnu++20 -O1 -g -fno-omit-frame-pointer -Iinclude -Isrc -Ifuzz)
 # The readers and the graph files they use (data_dir.cpp finds data/gpu/architectures.json), instrumented for ASan
 # and libFuzzer's coverage.
-flags+=(-DRIDGE_SOURCE_DATA_DIR="\"$PWD/data\"" -DRIDGE_INSTALL_DATA_DIR="\"/usr/local/share/ridge\"")
 sources=(src/ingest/*.cpp src/graph/count.cpp src/graph/error.cpp src/graph/data_dir.cpp src/graph/text.cpp)
-deps=(src/ingest/internal.hpp include/ridge/ingest.hpp)
 # shellcheck source=scripts/fuzz-compile.sh
 source scripts/fuzz-compile.sh
 compile_objects fuzz-ingest
@@ -29,7 +26,7 @@ compile_objects fuzz-ingest
 status=0
 for p in "${parsers[@]}"; do
   bin="$out/ridge_fuzz_ingest_$p"
-  "$CXX" "${flags[@]}" -fsanitize=address,fuzzer "fuzz/ingest_$p.cpp" "${objects[@]}" -lfmt -o "$bin"
+  "$CXX" "${fuzz_flags[@]}" -fsanitize=address,fuzzer "fuzz/ingest_$p.cpp" "${objects[@]}" -lfmt -o "$bin"
   corpus="$out/corpus-$p"
   mkdir -p "$corpus"
   seed_dirs=()

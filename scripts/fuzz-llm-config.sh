@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds the Hugging Face config.json fuzzer (libFuzzer + AddressSanitizer, clang-14) in build-fuzz-llm/ and runs it
-# for a bounded time, seeded with the small configs in tests/load/llm_config_seeds (one per model_type family).
-# Crash inputs are saved to tests/load/llm_config_regressions/ (ridge_tests_load replays every file there).
+# Builds the Hugging Face config.json fuzzer (libFuzzer + AddressSanitizer, clang-14) in build-fuzz-llm/ (objects
+# shared in build-fuzz-obj/, scripts/fuzz-compile.sh) and runs it for a bounded time, seeded with the small configs
+# in tests/load/llm_config_seeds (one per model_type family). Crash inputs are saved to
+# tests/load/llm_config_regressions/ (ridge_tests_load replays every file there).
 # Usage: scripts/fuzz-llm-config.sh [SECONDS (default 30)]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,20 +10,16 @@ seconds="${1:-30}"
 CXX="${CXX:-clang++-14}"
 out=build-fuzz-llm
 regressions=tests/load/llm_config_regressions
-mkdir -p "$out/obj" "$out/corpus" "$regressions"
+mkdir -p "$out/corpus" "$regressions"
 
-flags=(-std=gnu++20 -O1 -g -fno-omit-frame-pointer -Iinclude -Isrc)
-flags+=(-DRIDGE_SOURCE_DATA_DIR="\"$PWD/data\"" -DRIDGE_INSTALL_DATA_DIR="\"/usr/local/share/ridge\"")  # src/graph/data_dir.cpp
 # The reader, the LLM graph builder and what they use (op rules, graph, costs), instrumented for ASan and
 # libFuzzer's coverage.
 sources=(src/load/hf/*.cpp src/load/closest_names.cpp src/load/zoo/llm.cpp src/load/zoo/builder.cpp src/ops/*.cpp src/graph/*.cpp src/costs/*.cpp)
-deps=(include/ridge/llm.hpp include/ridge/op_rules.hpp include/ridge/ops.def include/ridge/graph.hpp
-      src/load/zoo/builder.hpp)
 # shellcheck source=scripts/fuzz-compile.sh
 source scripts/fuzz-compile.sh
 compile_objects fuzz-llm-config
 bin="$out/ridge_fuzz_llm_config"
-"$CXX" "${flags[@]}" -fsanitize=address,fuzzer fuzz/llm_config.cpp "${objects[@]}" -lfmt -o "$bin"
+"$CXX" "${fuzz_flags[@]}" -fsanitize=address,fuzzer fuzz/llm_config.cpp "${objects[@]}" -lfmt -o "$bin"
 
 echo "fuzz-llm-config: running for ${seconds}s" >&2
 status=0

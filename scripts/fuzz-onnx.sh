@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Builds the ONNX importer fuzzer (libFuzzer + AddressSanitizer, clang-14) in build-fuzz-onnx/ and runs it for a
-# bounded time, seeded with the fixture .onnx files read in place (../shared/fixtures/onnx). Crash inputs are
-# saved to tests/load/onnx_regressions/ (ridge_tests_load replays every file there).
+# Builds the ONNX importer fuzzer (libFuzzer + AddressSanitizer, clang-14) in build-fuzz-onnx/ (objects shared in
+# build-fuzz-obj/, scripts/fuzz-compile.sh) and runs it for a bounded time, seeded with the fixture .onnx files
+# read in place (../shared/fixtures/onnx). Crash inputs are saved to tests/load/onnx_regressions/ (ridge_tests_load
+# replays every file there).
 # Usage: scripts/fuzz-onnx.sh [SECONDS (default 60)]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,19 +11,16 @@ CXX="${CXX:-clang++-14}"
 out=build-fuzz-onnx
 fixtures="${RIDGE_SHARED_DIR:-../shared}/fixtures/onnx"
 regressions=tests/load/onnx_regressions
-mkdir -p "$out/obj" "$out/corpus" "$out/seeds" "$regressions"
+mkdir -p "$out/corpus" "$out/seeds" "$regressions"
 
-flags=(-std=gnu++20 -O1 -g -fno-omit-frame-pointer -Iinclude -Isrc -DONNX_NAMESPACE=onnx -DONNX_ML=1)
-flags+=(-DRIDGE_SOURCE_DATA_DIR="\"$PWD/data\"" -DRIDGE_INSTALL_DATA_DIR="\"/usr/local/share/ridge\"")  # src/graph/data_dir.cpp
 # The importer and the ops and graph files it uses, instrumented for ASan and libFuzzer's coverage. libonnx and
 # libprotobuf are Debian's (not instrumented).
 sources=(src/load/onnx/*.cpp src/ops/*.cpp src/graph/*.cpp)
-deps=(src/load/onnx/onnx_internal.hpp include/ridge/op_rules.hpp include/ridge/ops.def include/ridge/graph.hpp)
 # shellcheck source=scripts/fuzz-compile.sh
 source scripts/fuzz-compile.sh
 compile_objects fuzz-onnx
 bin="$out/ridge_fuzz_onnx"
-"$CXX" "${flags[@]}" -fsanitize=address,fuzzer fuzz/onnx_import.cpp "${objects[@]}" \
+"$CXX" "${fuzz_flags[@]}" -fsanitize=address,fuzzer fuzz/onnx_import.cpp "${objects[@]}" \
   -lonnx -lonnx_proto -lprotobuf -lfmt -o "$bin"
 
 # Seeds: the fixture models in place (the directory also holds empty .bin files and a README; both are fine
