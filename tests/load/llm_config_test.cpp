@@ -769,6 +769,63 @@ TEST(LlmConfig, CohereAndOlmoNormsWithoutBiasOrWeight) {
       "num_hidden_layers":2,"num_attention_heads":4,"use_qk_norm":true})")).find("use_qk_norm"), std::string::npos);
 }
 
+// OLMo 2 and 3: RMSNorms after attention and after the MLP only (Olmo2DecoderLayer), q_norm / k_norm over the whole
+// q and k projections (H x hd and kv x hd weights), an untied head; OLMo 3 slides a window in three layers of four.
+TEST(LlmConfig, Olmo2NormsAfterEachBlockAndOverWholeProjections) {
+  // allenai/OLMo-2-1124-7B's config: embeddings and head (untied) + 32 x (4 h^2 + 3 h I + q_norm h + k_norm h +
+  // 2 norms of h) + the final norm. The model card says 7B ("7.3B" on the hub); these are the shapes it lists.
+  LlmConfig o = parse_llm_config(json::parse(R"({"model_type":"olmo2","vocab_size":100352,"hidden_size":4096,
+      "intermediate_size":11008,"num_hidden_layers":32,"num_attention_heads":32,"num_key_value_heads":32,
+      "max_position_embeddings":4096,"rms_norm_eps":1e-06,"tie_word_embeddings":false,"attention_bias":false})"),
+      "olmo2");
+  o.name = "olmo2";
+  const Count h = 4096, I = 11008, V = 100352;
+  const Count olmo2 = 2 * V * h + 32 * (4 * h * h + 3 * h * I + 4 * h) + h;
+  EXPECT_EQ(olmo2, Count{7298617344});
+  EXPECT_EQ(llm_params(o).total, olmo2);
+  EXPECT_TRUE(o.qk_norm && o.qk_norm_whole && o.output_norms);
+  EXPECT_EQ(o.sliding_window, 0);
+  // Small shapes with grouped KV heads: the k_norm is kv x hd wide; the graph has the formula's parameters.
+  auto small = [](const char* type, const char* extra) {
+    LlmConfig s = parse_llm_config(json::parse(fmt::format(R"({{"model_type":"{}","vocab_size":64,"hidden_size":32,
+        "intermediate_size":48,"num_hidden_layers":4,"num_attention_heads":4,"num_key_value_heads":2,
+        "max_position_embeddings":64{}}})", type, extra)), type);
+    s.name = type;
+    return s;
+  };
+  const LlmConfig s2 = small("olmo2", ""), sl = small("llama", "");
+  EXPECT_EQ(graph_params(s2), llm_params(s2).total);
+  EXPECT_EQ(llm_params(s2).total, llm_params(sl).total + 4 * (32 + 16));  // + q_norm (32) and k_norm (2 x 8) per layer
+  LlmShape shape;
+  shape.batch = 2, shape.tokens = 8;
+  const Graph g = build_llm(s2, shape);
+  EXPECT_LT(g.find_node("model.layers.0.input_layernorm.pow"), 0);   // no norm before attention
+  for (const char* node : {"model.layers.0.post_attention_layernorm.pow", "model.layers.3.post_feedforward_layernorm.mul_1",
+                           "model.layers.0.self_attn.q_norm.mul_1", "model.layers.0.self_attn.k_norm.mul_1"})
+    EXPECT_GE(g.find_node(node), 0) << node;
+  // The k_norm reduces over kv x hd = 16 values per token, not over each head's 8.
+  const Node& k_mean = g.nodes[static_cast<size_t>(g.find_node("model.layers.0.self_attn.k_norm.mean"))];
+  EXPECT_EQ(g.value(k_mean.inputs[0]).shape, (Shape{{2, 8, 16}}));
+  // llama's FLOPs plus q_norm and k_norm: both have 2 RMSNorms of h per layer, only placed elsewhere. An RMSNorm of
+  // width w over R rows costs 4 w R + 3 R (pow, mean, mul, weight mul per element; add, sqrt, reciprocal per row).
+  const Count R = 2 * 8, q_norm = 4 * 32 * R + 3 * R, k_norm = 4 * 16 * R + 3 * R;
+  EXPECT_EQ(estimate(g).total.flops, estimate(build_llm(sl, shape)).total.flops + 4 * (q_norm + k_norm));
+  // OLMo 3: every fourth layer attends to all positions, the other three slide a window of sliding_window.
+  const LlmConfig s3 = small("olmo3", R"(,"sliding_window":8)");
+  EXPECT_EQ(s3.sliding_window, 8);
+  EXPECT_EQ(s3.window_of(0), 8);
+  EXPECT_EQ(s3.window_of(2), 8);
+  EXPECT_EQ(s3.window_of(3), 0);
+  EXPECT_EQ(small("olmo3", "").sliding_window, 4096);               // Olmo3Config's default
+  EXPECT_EQ(small("olmo3", R"(,"sliding_window":null)").sliding_window, 0);
+  const LlmConfig listed = small("olmo3", R"(,"sliding_window":8,"layer_types":["full_attention","sliding_attention",
+      "sliding_attention","sliding_attention"])");
+  EXPECT_EQ(listed.window_of(0), 0);
+  EXPECT_EQ(listed.window_of(3), 8);
+  EXPECT_EQ(graph_params(s3), llm_params(s3).total);
+  EXPECT_EQ(llm_params(s3).total, llm_params(s2).total);
+}
+
 // Mangled config.json files (a deterministic complement to libFuzzer): parse_llm_config answers with a value or a
 // one-line ridge::Error, never another exception; what it accepts builds a graph whose parameter count equals the
 // formula's (small shapes only, so the test stays fast).
@@ -811,6 +868,8 @@ TEST(LlmConfig, MangledConfigsAreOneLineErrorsOrConsistentGraphs) {
           "num_key_value_heads":2,"intermediate_size":48,"logit_scale":0.0625,"max_position_embeddings":64})",
       R"({"model_type":"olmo","vocab_size":64,"hidden_size":32,"num_hidden_layers":2,"num_attention_heads":4,
           "num_key_value_heads":2,"intermediate_size":48,"clip_qkv":8.0,"max_position_embeddings":64})",
+      R"({"model_type":"olmo3","vocab_size":64,"hidden_size":32,"num_hidden_layers":4,"num_attention_heads":4,
+          "num_key_value_heads":2,"intermediate_size":48,"sliding_window":8,"max_position_embeddings":64})",
   };
   int accepted = 0, built = 0;
   for (const char* seed : seeds)

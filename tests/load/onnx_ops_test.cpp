@@ -411,11 +411,15 @@ TEST(OnnxOps, ONNXRuntimeQuantizedOpsCountIntegerWeightsAsParametersAndTheirMacs
     EXPECT_EQ(g.value(g.nodes[2].outputs[0]).dtype, DType::I32);
     for (const char* name : {"w", "b", "b2"}) {
       for (const Value& v : g.values)
-        if (v.name == name) EXPECT_EQ(v.kind, ValueKind::Param) << name;
+        if (v.name == name) {
+          EXPECT_EQ(v.kind, ValueKind::Param) << name;
+        }
     }
     for (const char* name : {"xs", "xz", "ws", "wz", "ys", "yz", "b2z"}) {
       for (const Value& v : g.values)
-        if (v.name == name) EXPECT_NE(v.kind, ValueKind::Param) << name;
+        if (v.name == name) {
+          EXPECT_NE(v.kind, ValueKind::Param) << name;
+        }
     }
     const ModelCost mc = estimate(g);
     EXPECT_TRUE(mc.complete());

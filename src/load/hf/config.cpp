@@ -30,6 +30,11 @@ class Keys {
     auto it = j_.find(k);
     return it == j_.end() || it->is_null() ? nullptr : &*it;
   }
+  /// True when the config states `k` as null (find() reads that as absent).
+  bool null(const std::string& k) const {
+    auto it = j_.find(k);
+    return it != j_.end() && it->is_null();
+  }
   int64_t req_int(const std::string& k) const {
     if (!find(k)) throw Error(fmt::format("{}: missing required key '{}'", origin_, k));
     return as_int(k);
@@ -634,6 +639,22 @@ void read_olmo(const Keys& k, LlmConfig& c) {
   if (c.clip_qkv < 0) throw Error(fmt::format("{}: clip_qkv must not be negative, not {}", k.origin(), c.clip_qkv));
 }
 
+// olmo2, olmo3 (Olmo2Config, Olmo3Config; OLMo 2 and 3): llama's keys, modules and SiLU-gated MLP
+// (read_llama_like) with RMSNorms after attention and after the MLP instead of before them (Olmo2DecoderLayer:
+// x + post_attention_layernorm(attn(x)), then + post_feedforward_layernorm(mlp(.))) and q_norm / k_norm over the
+// whole q and k projections (heads x head_dim wide). olmo3: every layer but every fourth slides a window of
+// sliding_window (4096) tokens, or as layer_types lists them.
+void read_olmo2(const Keys& k, LlmConfig& c) {
+  read_llama_like(k, c);
+  c.qk_norm = c.qk_norm_whole = true;
+  c.output_norms = true;
+  if (c.family == "olmo3") {
+    c.sliding_window = k.null("sliding_window") ? 0 : k.opt_int("sliding_window", 4096);  // null: no window
+    c.global_every = 4;
+    read_layer_types(k, c);
+  }
+}
+
 struct Family {
   const char* model_type;
   const char* prefix;
@@ -659,6 +680,7 @@ constexpr Family kFamilies[] = {
     {"starcoder2", "Starcoder2", &read_starcoder2}, {"stablelm", "StableLm", &read_stablelm},
     {"granite", "Granite", &read_llama_like},
     {"cohere", "Cohere", &read_cohere},       {"olmo", "Olmo", &read_olmo},
+    {"olmo2", "Olmo2", &read_olmo2},          {"olmo3", "Olmo3", &read_olmo2},
 };
 
 // The config key a family states its routed-expert count in.

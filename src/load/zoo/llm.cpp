@@ -82,13 +82,20 @@ int norm(Ctx& x, int h, const std::string& name) {
   const int sd = b.unary(OpKind::Sqrt, var, "sqrt");
   int r = b.unary(OpKind::Reciprocal, sd, "rsqrt");
   int y = b.binary(OpKind::Mul, h, r, "mul");
-  if (upcast) {
+  // Olmo2RMSNorm multiplies by the weight in float32 and casts after; the others cast, then multiply.
+  const bool weight_in_fp32 = x.c.family == "olmo2" || x.c.family == "olmo3";
+  if (upcast && !weight_in_fp32) {
     for (int v : {h, sq, mean, var, sd, r, y}) x.fp32.push_back(v);
     y = b.unary(OpKind::Cast, y, "to_input_dtype", Attrs{}.set("to", onnx_type_of(x.s.dtype)));
   }
   int w = b.param("weight", Shape{{b.shape(in)[-1]}});
   if (gemma) w = b.binary(OpKind::Add, b.constant("one", Shape{}, dt), w, "add");
-  return b.binary(OpKind::Mul, y, w, "mul");
+  int out = b.binary(OpKind::Mul, y, w, "mul");
+  if (upcast && weight_in_fp32) {
+    for (int v : {h, sq, mean, var, sd, r, y, out}) x.fp32.push_back(v);
+    out = b.unary(OpKind::Cast, out, "to_input_dtype", Attrs{}.set("to", onnx_type_of(x.s.dtype)));
+  }
+  return out;
 }
 
 // apply_rotary_pos_emb on [B, heads, T, hd]: x * cos + rotate_half(x) * sin, rotate_half = cat(-x2, x1);
@@ -290,7 +297,10 @@ int self_attention(Ctx& x, int h, int64_t layer) {
       v = b.unary(OpKind::Clip, v, "clamp_v", clip);
     }
   }
-  if (c.qk_norm) {  // Qwen3: q_norm / k_norm on the [B, T, heads, hd] view, before the transpose
+  if (c.qk_norm && c.qk_norm_whole) {  // OLMo 2 and 3: q_norm / k_norm over the whole [B, T, heads x hd] projections
+    q = norm(x, q, "q_norm");
+    k = norm(x, k, "k_norm");
+  } else if (c.qk_norm) {  // Qwen3: q_norm / k_norm on the [B, T, heads, hd] view, before the transpose
     const Shape s = b.shape(q);
     q = norm(x, b.reshape(q, Shape{{s[0], s[1], H, hd}}), "q_norm");
     k = norm(x, b.reshape(k, Shape{{s[0], s[1], kv, hd}}), "k_norm");
@@ -427,11 +437,17 @@ int feed_forward(Ctx& x, int h, int64_t layer) {
 }
 
 // One decoder layer: pre-norm sequential (llama, gpt2, opt, sequential neox), parallel residual
-// (x + attn(ln1(x)) + mlp(ln2(x) or ln1(x)): neox, falcon, phi) or with norms around both blocks (gemma2, gemma3:
-// x + post_attn(attn(in(x))), then + post_ff(mlp(pre_ff(.)))).
+// (x + attn(ln1(x)) + mlp(ln2(x) or ln1(x)): neox, falcon, phi), with norms around both blocks (gemma2, gemma3:
+// x + post_attn(attn(in(x))), then + post_ff(mlp(pre_ff(.)))) or after them only (olmo2, olmo3:
+// x + post_attn(attn(x)), then + post_ff(mlp(.))).
 int decoder_layer(Ctx& x, int h, int64_t l) {
   Builder& b = x.b;
   const LlmConfig& c = x.c;
+  if (c.output_norms) {
+    auto scope = b.module(std::to_string(l), x.type("DecoderLayer"));
+    h = b.binary(OpKind::Add, h, norm(x, self_attention(x, h, l), "post_attention_layernorm"), "add");
+    return b.binary(OpKind::Add, h, norm(x, feed_forward(x, h, l), "post_feedforward_layernorm"), "add");
+  }
   if (c.sandwich_norms) {
     auto scope = b.module(std::to_string(l), x.type("DecoderLayer"));
     int a = norm(x, self_attention(x, norm(x, h, "input_layernorm"), l), "post_attention_layernorm");

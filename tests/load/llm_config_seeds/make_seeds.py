@@ -49,6 +49,8 @@ SEEDS = {
                     residual_multiplier=0.22, attention_multiplier=0.125, logits_scaling=8.0),
     "cohere": dict(COMMON, model_type="cohere", num_key_value_heads=2, intermediate_size=48, logit_scale=0.0625),
     "olmo": dict(COMMON, model_type="olmo", num_key_value_heads=2, intermediate_size=48, clip_qkv=8.0),
+    "olmo3": dict(COMMON, model_type="olmo3", num_hidden_layers=4, num_key_value_heads=2, intermediate_size=48,
+                  sliding_window=8),
 }
 
 if __name__ == "__main__":
