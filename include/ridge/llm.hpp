@@ -25,7 +25,7 @@ enum class LlmHead : uint8_t { CausalLm, Base, MaskedLm, PreTraining, SequenceCl
 /// a BERT-style encoder (bert, roberta, xlm-roberta, distilbert: causal false, post_norm).
 struct LlmConfig {
   std::string name;                  ///< zoo name or the config file's parent directory name
-  std::string family;                ///< HF model_type: llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3_text, deepseek_v2, deepseek_v3, gpt_oss, phi, phi3, gpt2, gpt_neox, falcon, opt, bloom, gptj, codegen, gpt_bigcode, starcoder2, stablelm, granite, cohere, olmo, olmo2, olmo3; encoders bert, roberta, xlm-roberta, distilbert
+  std::string family;                ///< HF model_type: llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3_text, deepseek_v2, deepseek_v3, gpt_oss, phi, phi3, gpt2, gpt_neox, falcon, opt, bloom, gptj, codegen, gpt_bigcode, starcoder2, stablelm, granite, cohere, olmo, olmo2, olmo3, olmoe; encoders bert, roberta, xlm-roberta, distilbert
   std::string module_prefix;         ///< HF class prefix for module types ("Llama" -> LlamaRMSNorm, LlamaAttention)
   int64_t vocab_size = 0;            ///< vocab_size
   int64_t hidden_size = 0;           ///< hidden_size / n_embd / d_model
@@ -46,7 +46,7 @@ struct LlmConfig {
   bool fused_gate_up = false;        ///< gated MLP with one gate_up_proj, chunked in two (phi3)
   bool qk_norm = false;              ///< RMSNorm over head_dim on every query and key head (qwen3 q_norm, k_norm)
   bool qk_norm_whole = false;        ///< with qk_norm: one RMSNorm over the whole q and k projections (heads x
-                                     ///< head_dim wide: olmo2, olmo3), not one per head
+                                     ///< head_dim wide: olmo2, olmo3, olmoe), not one per head
   bool tied_embeddings = false;      ///< lm_head reuses the token embedding
   bool lm_head_bias = false;         ///< phi's lm_head has a bias
   LlmPosition position = LlmPosition::Rotary;
@@ -71,7 +71,7 @@ struct LlmConfig {
                                      ///< rotary_fraction
   bool norm_scale = true;            ///< the LayerNorms have a weight (OLMo's non-parametric LayerNorm: none)
   double logit_scale = 0;            ///< logits x logit_scale (cohere), a graph op; 0: none
-  double clip_qkv = 0;               ///< q, k, v clamped to [-clip_qkv, clip_qkv] after their projections (olmo); 0: none
+  double clip_qkv = 0;               ///< q, k, v clamped to [-clip_qkv, clip_qkv] after their projections (olmo, olmoe); 0: none
   // Multi-head latent attention (deepseek_v2, deepseek_v3; kv_lora_rank == 0: none): queries through an optional
   // low-rank q_a_proj / q_b_proj, keys and values decompressed from a kv_lora_rank latent, qk heads of
   // qk_nope_head_dim + qk_rope_head_dim (head_dim) and value heads of v_head_dim.

@@ -826,6 +826,40 @@ TEST(LlmConfig, Olmo2NormsAfterEachBlockAndOverWholeProjections) {
   EXPECT_EQ(llm_params(s3).total, llm_params(s2).total);
 }
 
+// OLMoE: llama's pre-norm layers with OLMo 2's whole-projection q_norm / k_norm, and 64 experts (top 8) in every layer.
+TEST(LlmConfig, OlmoeExpertsWithWholeProjectionNorms) {
+  // allenai/OLMoE-1B-7B-0924's shapes: untied embeddings and head + 16 x (4 h^2 + q_norm h + k_norm h + 2 norms of h
+  // + router h x 64 + 64 experts of 3 h I) + the final norm; the paper's "6.9B total, 1.3B active" parameters.
+  LlmConfig o = parse_llm_config(json::parse(R"({"model_type":"olmoe","vocab_size":50304,"hidden_size":2048,
+      "intermediate_size":1024,"num_hidden_layers":16,"num_attention_heads":16,"num_key_value_heads":16,
+      "num_experts":64,"num_experts_per_tok":8,"norm_topk_prob":false,"clip_qkv":null,
+      "max_position_embeddings":4096,"tie_word_embeddings":false})"), "olmoe");
+  o.name = "olmoe";
+  const Count h = 2048, I = 1024, V = 50304, E = 64, K = 8;
+  const Count shared = 4 * h * h + 4 * h + h * E;
+  EXPECT_EQ(llm_params(o).total, 2 * V * h + 16 * (shared + E * 3 * h * I) + h);
+  EXPECT_EQ(llm_params(o).total, Count{6919161856});
+  EXPECT_EQ(llm_params(o).active_per_token, 2 * V * h + 16 * (shared + K * 3 * h * I) + h);
+  EXPECT_EQ(llm_params(o).active_per_token, Count{1282017280});
+  EXPECT_EQ(o.clip_qkv, 0);
+  // Small shapes: the graph has the formula's parameters; pre-norm layers with the projection norms and a router.
+  LlmConfig s = parse_llm_config(json::parse(R"({"model_type":"olmoe","vocab_size":64,"hidden_size":32,
+      "intermediate_size":16,"num_hidden_layers":2,"num_attention_heads":4,"num_key_value_heads":2,"num_experts":4,
+      "num_experts_per_tok":2,"clip_qkv":8.0,"max_position_embeddings":64})"), "olmoe");
+  s.name = "olmoe";
+  EXPECT_EQ(graph_params(s), llm_params(s).total);
+  LlmShape shape;
+  shape.batch = 2, shape.tokens = 8;
+  const Graph g = build_llm(s, shape);
+  for (const char* node : {"model.layers.0.input_layernorm.pow", "model.layers.0.self_attn.q_norm.mul_1",
+                           "model.layers.1.self_attn.clamp_v", "model.layers.1.mlp.gate", "model.layers.1.mlp.experts.3.down_proj"})
+    EXPECT_GE(g.find_node(node), 0) << node;
+  const Node& k_mean = g.nodes[static_cast<size_t>(g.find_node("model.layers.0.self_attn.k_norm.mean"))];
+  EXPECT_EQ(g.value(k_mean.inputs[0]).shape, (Shape{{2, 8, 16}}));  // kv x hd = 2 x 8, over the whole projection
+  EXPECT_NE(error_of(json::parse(R"({"model_type":"olmoe","vocab_size":64,"hidden_size":32,"intermediate_size":16,
+      "num_hidden_layers":2,"num_attention_heads":4,"num_experts":0})")).find("num_experts"), std::string::npos);
+}
+
 // Mangled config.json files (a deterministic complement to libFuzzer): parse_llm_config answers with a value or a
 // one-line ridge::Error, never another exception; what it accepts builds a graph whose parameter count equals the
 // formula's (small shapes only, so the test stays fast).
@@ -870,6 +904,9 @@ TEST(LlmConfig, MangledConfigsAreOneLineErrorsOrConsistentGraphs) {
           "num_key_value_heads":2,"intermediate_size":48,"clip_qkv":8.0,"max_position_embeddings":64})",
       R"({"model_type":"olmo3","vocab_size":64,"hidden_size":32,"num_hidden_layers":4,"num_attention_heads":4,
           "num_key_value_heads":2,"intermediate_size":48,"sliding_window":8,"max_position_embeddings":64})",
+      R"({"model_type":"olmoe","vocab_size":64,"hidden_size":32,"num_hidden_layers":2,"num_attention_heads":4,
+          "num_key_value_heads":2,"intermediate_size":16,"num_experts":4,"num_experts_per_tok":2,"clip_qkv":8.0,
+          "max_position_embeddings":64})",
   };
   int accepted = 0, built = 0;
   for (const char* seed : seeds)

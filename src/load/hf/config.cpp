@@ -655,6 +655,20 @@ void read_olmo2(const Keys& k, LlmConfig& c) {
   }
 }
 
+// olmoe (OlmoeConfig; OLMoE): llama's pre-norm layers (read_llama_like) with OLMo 2's q_norm / k_norm over the whole
+// q and k projections, OLMo's clip_qkv, and an MoE block in every layer: a bias-free `gate` router softmaxed over
+// all num_experts (64), num_experts_per_tok (8) experts of intermediate_size with a gated MLP each, no shared expert.
+// norm_topk_prob renormalizes the k weights only (k values per token: not counted, as for qwen2_moe).
+void read_olmoe(const Keys& k, LlmConfig& c) {
+  read_llama_like(k, c);
+  c.max_positions = k.opt_int("max_position_embeddings", 4096);
+  c.qk_norm = c.qk_norm_whole = true;
+  c.num_experts = k.opt_int("num_experts", 64);
+  c.experts_per_token = k.opt_int("num_experts_per_tok", 8);
+  c.clip_qkv = k.opt_double("clip_qkv", 0);
+  if (c.clip_qkv < 0) throw Error(fmt::format("{}: clip_qkv must not be negative, not {}", k.origin(), c.clip_qkv));
+}
+
 struct Family {
   const char* model_type;
   const char* prefix;
@@ -681,6 +695,7 @@ constexpr Family kFamilies[] = {
     {"granite", "Granite", &read_llama_like},
     {"cohere", "Cohere", &read_cohere},       {"olmo", "Olmo", &read_olmo},
     {"olmo2", "Olmo2", &read_olmo2},          {"olmo3", "Olmo3", &read_olmo2},
+    {"olmoe", "Olmoe", &read_olmoe},
 };
 
 // The config key a family states its routed-expert count in.
@@ -746,7 +761,7 @@ void validate_llm_config(const LlmConfig& c, const std::string& origin) {
                             "and at most head_dim", origin, rot));
   // A mixture-of-experts model type has experts: 0 or fewer would silently become a dense model.
   const bool moe_type = c.family == "mixtral" || c.family == "qwen2_moe" || c.family == "qwen3_moe" ||
-                        c.family == "gpt_oss";
+                        c.family == "gpt_oss" || c.family == "olmoe";
   if (c.num_experts < 0 || (moe_type && c.num_experts < 1))
     throw Error(fmt::format("{}: {} {}: a {} model needs at least one expert", origin, experts_key(c), c.num_experts,
                             c.family));

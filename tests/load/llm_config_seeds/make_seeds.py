@@ -51,6 +51,8 @@ SEEDS = {
     "olmo": dict(COMMON, model_type="olmo", num_key_value_heads=2, intermediate_size=48, clip_qkv=8.0),
     "olmo3": dict(COMMON, model_type="olmo3", num_hidden_layers=4, num_key_value_heads=2, intermediate_size=48,
                   sliding_window=8),
+    "olmoe": dict(COMMON, model_type="olmoe", num_key_value_heads=2, intermediate_size=16, num_experts=4,
+                  num_experts_per_tok=2, clip_qkv=8.0),
 }
 
 if __name__ == "__main__":
