@@ -25,7 +25,7 @@ enum class LlmHead : uint8_t { CausalLm, Base, MaskedLm, PreTraining, SequenceCl
 /// a BERT-style encoder (bert, roberta, xlm-roberta, distilbert: causal false, post_norm).
 struct LlmConfig {
   std::string name;                  ///< zoo name or the config file's parent directory name
-  std::string family;                ///< HF model_type: llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3_text, deepseek_v2, deepseek_v3, gpt_oss, phi, phi3, gpt2, gpt_neox, falcon, opt, bloom, gptj, codegen, gpt_bigcode, starcoder2, stablelm, granite, cohere, olmo, olmo2, olmo3, olmoe; encoders bert, roberta, xlm-roberta, distilbert
+  std::string family;                ///< HF model_type: llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3_text, deepseek_v2, deepseek_v3, gpt_oss, phi, phi3, gpt2, gpt_neox, falcon, opt, bloom, gptj, codegen, gpt_bigcode, starcoder2, stablelm, granite, cohere, olmo, olmo2, olmo3, olmoe, glm, glm4; encoders bert, roberta, xlm-roberta, distilbert
   std::string module_prefix;         ///< HF class prefix for module types ("Llama" -> LlamaRMSNorm, LlamaAttention)
   int64_t vocab_size = 0;            ///< vocab_size
   int64_t hidden_size = 0;           ///< hidden_size / n_embd / d_model
@@ -43,7 +43,7 @@ struct LlmConfig {
   bool o_bias = false;               ///< output projection has a bias
   bool mlp_bias = false;             ///< MLP projections have biases
   bool fused_qkv = false;            ///< one qkv projection (gpt2 c_attn, neox/falcon query_key_value, phi3 qkv_proj)
-  bool fused_gate_up = false;        ///< gated MLP with one gate_up_proj, chunked in two (phi3)
+  bool fused_gate_up = false;        ///< gated MLP with one gate_up_proj, chunked in two (phi3, glm, glm4)
   bool qk_norm = false;              ///< RMSNorm over head_dim on every query and key head (qwen3 q_norm, k_norm)
   bool qk_norm_whole = false;        ///< with qk_norm: one RMSNorm over the whole q and k projections (heads x
                                      ///< head_dim wide: olmo2, olmo3, olmoe), not one per head
@@ -59,7 +59,7 @@ struct LlmConfig {
                                      ///< attends to all positions (gemma2: 2, gemma3: sliding_window_pattern 6)
   int64_t full_first_layers = 0;     ///< with a window: layers l < this attend to all positions (qwen2, qwen3:
                                      ///< max_window_layers; the window slides in layers l >= it)
-  bool sandwich_norms = false;       ///< norms before and after attention and MLP (gemma2, gemma3: 4 per layer)
+  bool sandwich_norms = false;       ///< norms before and after attention and MLP (gemma2, gemma3, glm4: 4 per layer)
   bool output_norms = false;         ///< norms after attention and MLP only, none before: x + norm(attn(x)), then
                                      ///< + norm(mlp(.)) (olmo2, olmo3: 2 per layer)
   double attn_softcap = 0;           ///< scores -> cap x tanh(scores / cap) before the mask (gemma2); 0: none

@@ -860,6 +860,54 @@ TEST(LlmConfig, OlmoeExpertsWithWholeProjectionNorms) {
       "num_hidden_layers":2,"num_attention_heads":4,"num_experts":0})")).find("num_experts"), std::string::npos);
 }
 
+// GLM-4 (glm) and GLM-4-0414 (glm4): q/k/v biases without an o_proj bias, half of each head rotated, Phi-3's fused
+// gate_up_proj; glm4 adds a norm after attention and after the MLP (post_self_attn_layernorm, post_mlp_layernorm).
+TEST(LlmConfig, GlmFusedGateUpHalfRotaryAndGlm4PostNorms) {
+  // THUDM/GLM-4-9B-0414's shapes: untied embeddings and head + 40 x (q h x h + bias, k and v h x 256 + bias each,
+  // o h x h, MLP 3 h I, 4 norms of h) + the final norm ("9.4B" on the hub).
+  const char* shapes = R"("vocab_size":151552,"hidden_size":4096,"intermediate_size":13696,"num_hidden_layers":40,
+      "num_attention_heads":32,"num_key_value_heads":2,"head_dim":128,"attention_bias":true,"partial_rotary_factor":0.5,
+      "max_position_embeddings":32768,"tie_word_embeddings":false)";
+  LlmConfig g4 = parse_llm_config(json::parse(fmt::format(R"({{"model_type":"glm4",{}}})", shapes)), "glm4");
+  LlmConfig g1 = parse_llm_config(json::parse(fmt::format(R"({{"model_type":"glm",{}}})", shapes)), "glm");
+  g4.name = "glm4", g1.name = "glm";
+  const Count h = 4096, I = 13696, V = 151552, kv = 2 * 128;
+  const Count layer = (h * h + h) + 2 * (h * kv + kv) + h * h + 3 * h * I;
+  EXPECT_EQ(llm_params(g4).total, 2 * V * h + 40 * (layer + 4 * h) + h);
+  EXPECT_EQ(llm_params(g4).total, Count{9400279040});
+  EXPECT_EQ(llm_params(g1).total, 2 * V * h + 40 * (layer + 2 * h) + h);
+  EXPECT_EQ(g4.rotary_dim(), 64);
+  EXPECT_TRUE(g4.qkv_bias && !g4.o_bias && g4.fused_gate_up && g4.sandwich_norms && !g1.sandwich_norms);
+  // GlmConfig's defaults: head_dim 128 (not hidden / heads), attention biases on, half rotary.
+  const LlmConfig d = parse_llm_config(json::parse(R"({"model_type":"glm","vocab_size":64,"hidden_size":32,
+      "intermediate_size":48,"num_hidden_layers":2,"num_attention_heads":4,"num_key_value_heads":2})"), "glm");
+  EXPECT_EQ(d.head_dim, 128);
+  EXPECT_TRUE(d.qkv_bias);
+  EXPECT_EQ(d.rotary_dim(), 64);
+  // Small shapes: the graph has the formula's parameters; glm4's norms sit where Glm4DecoderLayer names them.
+  auto small = [](const char* type) {
+    LlmConfig s = parse_llm_config(json::parse(fmt::format(R"({{"model_type":"{}","vocab_size":64,"hidden_size":32,
+        "intermediate_size":48,"num_hidden_layers":2,"num_attention_heads":4,"num_key_value_heads":2,"head_dim":8,
+        "max_position_embeddings":64}})", type)), type);
+    s.name = type;
+    return s;
+  };
+  const LlmConfig s4 = small("glm4"), s1 = small("glm");
+  EXPECT_EQ(graph_params(s4), llm_params(s4).total);
+  EXPECT_EQ(graph_params(s1), llm_params(s1).total);
+  EXPECT_EQ(llm_params(s4).total, llm_params(s1).total + 2 * 2 * 32);
+  LlmShape shape;
+  shape.batch = 2, shape.tokens = 8;
+  const Graph g = build_llm(s4, shape);
+  for (const char* node : {"model.layers.0.input_layernorm.pow", "model.layers.0.post_self_attn_layernorm.pow",
+                           "model.layers.0.post_attention_layernorm.pow", "model.layers.1.post_mlp_layernorm.mul_1",
+                           "model.layers.0.mlp.gate_up_proj", "model.layers.0.mlp.down_proj"})
+    EXPECT_GE(g.find_node(node), 0) << node;
+  // glm4 = glm + two RMSNorms of h per layer, 4 E + 3 R each (R = 16 rows, E = 16 x 32).
+  const Count R = 2 * 8, E = R * 32;
+  EXPECT_EQ(estimate(g).total.flops, estimate(build_llm(s1, shape)).total.flops + 2 * 2 * (4 * E + 3 * R));
+}
+
 // Mangled config.json files (a deterministic complement to libFuzzer): parse_llm_config answers with a value or a
 // one-line ridge::Error, never another exception; what it accepts builds a graph whose parameter count equals the
 // formula's (small shapes only, so the test stays fast).
@@ -907,6 +955,8 @@ TEST(LlmConfig, MangledConfigsAreOneLineErrorsOrConsistentGraphs) {
       R"({"model_type":"olmoe","vocab_size":64,"hidden_size":32,"num_hidden_layers":2,"num_attention_heads":4,
           "num_key_value_heads":2,"intermediate_size":16,"num_experts":4,"num_experts_per_tok":2,"clip_qkv":8.0,
           "max_position_embeddings":64})",
+      R"({"model_type":"glm4","vocab_size":64,"hidden_size":32,"num_hidden_layers":2,"num_attention_heads":4,
+          "num_key_value_heads":2,"head_dim":8,"intermediate_size":48,"max_position_embeddings":64})",
   };
   int accepted = 0, built = 0;
   for (const char* seed : seeds)

@@ -669,6 +669,23 @@ void read_olmoe(const Keys& k, LlmConfig& c) {
   if (c.clip_qkv < 0) throw Error(fmt::format("{}: clip_qkv must not be negative, not {}", k.origin(), c.clip_qkv));
 }
 
+// glm, glm4 (GlmConfig, Glm4Config; GLM-4, GLM-4-0414): llama's keys and attention with GlmConfig's defaults (head_dim
+// 128, 131,072 positions, q/k/v biases with attention_bias true, o_proj without), half of each head rotated
+// (partial_rotary_factor 0.5; the interleaved rotation costs what rotate_half costs) and Phi-3's MLP (one gate_up_proj
+// chunked in two). glm4 adds a norm after attention and after the MLP (post_self_attn_layernorm,
+// post_mlp_layernorm: 4 per layer).
+void read_glm(const Keys& k, LlmConfig& c) {
+  read_llama_like(k, c);
+  c.head_dim = k.opt_int("head_dim", 128);
+  if (c.head_dim < 1) throw Error(fmt::format("{}: head_dim must be positive, not {}", k.origin(), c.head_dim));
+  c.max_positions = k.opt_int("max_position_embeddings", 131072);
+  c.qkv_bias = k.opt_bool("attention_bias", true);
+  c.o_bias = false;
+  c.rotary_fraction = k.opt_double("partial_rotary_factor", 0.5);
+  c.fused_gate_up = true;
+  c.sandwich_norms = c.family == "glm4";
+}
+
 struct Family {
   const char* model_type;
   const char* prefix;
@@ -696,6 +713,7 @@ constexpr Family kFamilies[] = {
     {"cohere", "Cohere", &read_cohere},       {"olmo", "Olmo", &read_olmo},
     {"olmo2", "Olmo2", &read_olmo2},          {"olmo3", "Olmo3", &read_olmo2},
     {"olmoe", "Olmoe", &read_olmoe},
+    {"glm", "Glm", &read_glm},                {"glm4", "Glm4", &read_glm},
 };
 
 // The config key a family states its routed-expert count in.

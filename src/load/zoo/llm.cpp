@@ -437,7 +437,7 @@ int feed_forward(Ctx& x, int h, int64_t layer) {
 }
 
 // One decoder layer: pre-norm sequential (llama, gpt2, opt, sequential neox), parallel residual
-// (x + attn(ln1(x)) + mlp(ln2(x) or ln1(x)): neox, falcon, phi), with norms around both blocks (gemma2, gemma3:
+// (x + attn(ln1(x)) + mlp(ln2(x) or ln1(x)): neox, falcon, phi), with norms around both blocks (gemma2, gemma3, glm4:
 // x + post_attn(attn(in(x))), then + post_ff(mlp(pre_ff(.)))) or after them only (olmo2, olmo3:
 // x + post_attn(attn(x)), then + post_ff(mlp(.))).
 int decoder_layer(Ctx& x, int h, int64_t l) {
@@ -448,11 +448,14 @@ int decoder_layer(Ctx& x, int h, int64_t l) {
     h = b.binary(OpKind::Add, h, norm(x, self_attention(x, h, l), "post_attention_layernorm"), "add");
     return b.binary(OpKind::Add, h, norm(x, feed_forward(x, h, l), "post_feedforward_layernorm"), "add");
   }
-  if (c.sandwich_norms) {
+  if (c.sandwich_norms) {  // Glm4DecoderLayer names the same four norms differently
+    const bool glm4 = c.family == "glm4";
     auto scope = b.module(std::to_string(l), x.type("DecoderLayer"));
-    int a = norm(x, self_attention(x, norm(x, h, "input_layernorm"), l), "post_attention_layernorm");
+    int a = norm(x, self_attention(x, norm(x, h, "input_layernorm"), l),
+                 glm4 ? "post_self_attn_layernorm" : "post_attention_layernorm");
     h = b.binary(OpKind::Add, h, a, "add");
-    int m = norm(x, feed_forward(x, norm(x, h, "pre_feedforward_layernorm"), l), "post_feedforward_layernorm");
+    int m = norm(x, feed_forward(x, norm(x, h, glm4 ? "post_attention_layernorm" : "pre_feedforward_layernorm"), l),
+                 glm4 ? "post_mlp_layernorm" : "post_feedforward_layernorm");
     return b.binary(OpKind::Add, h, m, "add");
   }
   const bool gpt2 = c.family == "gpt2", opt = c.family == "opt", falcon = c.family == "falcon";

@@ -53,6 +53,7 @@ SEEDS = {
                   sliding_window=8),
     "olmoe": dict(COMMON, model_type="olmoe", num_key_value_heads=2, intermediate_size=16, num_experts=4,
                   num_experts_per_tok=2, clip_qkv=8.0),
+    "glm4": dict(COMMON, model_type="glm4", num_key_value_heads=2, head_dim=8, intermediate_size=48),
 }
 
 if __name__ == "__main__":
