@@ -2,6 +2,7 @@
 // the graph builder (src/load/zoo/llm.cpp) and the exact parameter counts. Serving and training analyses are
 // in llm_analysis.hpp. Formulas and sources: docs/llm.md.
 #pragma once
+#include <algorithm>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
@@ -25,7 +26,7 @@ enum class LlmHead : uint8_t { CausalLm, Base, MaskedLm, PreTraining, SequenceCl
 /// a BERT-style encoder (bert, roberta, xlm-roberta, distilbert: causal false, post_norm).
 struct LlmConfig {
   std::string name;                  ///< zoo name or the config file's parent directory name
-  std::string family;                ///< HF model_type: llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3_text, deepseek_v2, deepseek_v3, gpt_oss, phi, phi3, gpt2, gpt_neox, falcon, opt, bloom, gptj, codegen, gpt_bigcode, starcoder2, stablelm, granite, cohere, olmo, olmo2, olmo3, olmoe, glm, glm4; encoders bert, roberta, xlm-roberta, distilbert
+  std::string family;                ///< HF model_type: llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3_text, deepseek_v2, deepseek_v3, gpt_oss, phi, phi3, gpt2, gpt_neox, falcon, opt, bloom, gptj, codegen, gpt_bigcode, starcoder2, stablelm, granite, cohere, olmo, olmo2, olmo3, olmoe, glm, glm4, smollm3; encoders bert, roberta, xlm-roberta, distilbert
   std::string module_prefix;         ///< HF class prefix for module types ("Llama" -> LlamaRMSNorm, LlamaAttention)
   int64_t vocab_size = 0;            ///< vocab_size
   int64_t hidden_size = 0;           ///< hidden_size / n_embd / d_model
@@ -51,6 +52,7 @@ struct LlmConfig {
   bool lm_head_bias = false;         ///< phi's lm_head has a bias
   LlmPosition position = LlmPosition::Rotary;
   double rotary_fraction = 1.0;      ///< partial_rotary_factor / rotary_pct
+  std::vector<int64_t> nope_layers;  ///< layers (0-based, ascending) that skip the rotary embedding (smollm3's NoPE)
   int64_t position_offset = 0;       ///< learned table rows beyond max_positions (OPT: 2)
   bool parallel_residual = false;    ///< attention and MLP read the same input (neox, falcon, phi)
   int parallel_norms = 1;            ///< parallel blocks: one shared input norm, or two (neox, falcon new arch)
@@ -123,6 +125,10 @@ struct LlmConfig {
     return sliding_window > 0 && l >= full_first_layers && !(global_every > 0 && (l + 1) % global_every == 0)
                ? sliding_window
                : 0;
+  }
+  /// True when layer `l` (0-based) applies the rotary embedding to its queries and keys.
+  bool rotary_in(int64_t l) const {
+    return position == LlmPosition::Rotary && !std::binary_search(nope_layers.begin(), nope_layers.end(), l);
   }
   /// True when layer `l` (0-based) has a sparse MoE block.
   bool sparse_layer(int64_t l) const { return moe() && l >= first_dense_layers && (l + 1) % moe_every == 0; }

@@ -908,6 +908,52 @@ TEST(LlmConfig, GlmFusedGateUpHalfRotaryAndGlm4PostNorms) {
   EXPECT_EQ(estimate(g).total.flops, estimate(build_llm(s1, shape)).total.flops + 2 * 2 * (4 * E + 3 * R));
 }
 
+// SmolLM3: llama's layers with NoPE layers (no rotary embedding) listed by no_rope_layers or every
+// no_rope_layer_interval-th layer; SmolLM3Config's defaults (4 KV heads, tied head).
+TEST(LlmConfig, Smollm3NopeLayersSkipTheRotaryEmbedding) {
+  // HuggingFaceTB/SmolLM3-3B's shapes: tied embeddings + 36 x (q, o h x h; k, v h x 512; MLP 3 h I; 2 norms) + norm
+  // ("3.08B" on the hub).
+  LlmConfig o = parse_llm_config(json::parse(R"({"model_type":"smollm3","vocab_size":128256,"hidden_size":2048,
+      "intermediate_size":11008,"num_hidden_layers":36,"num_attention_heads":16,"num_key_value_heads":4,
+      "max_position_embeddings":65536,"tie_word_embeddings":true,"use_sliding_window":false,"sliding_window":null})"),
+      "smollm3");
+  o.name = "smollm3";
+  const Count h = 2048, I = 11008, V = 128256;
+  EXPECT_EQ(llm_params(o).total, V * h + 36 * (2 * h * h + 2 * h * 512 + 3 * h * I + 2 * h) + h);
+  EXPECT_EQ(llm_params(o).total, Count{3075098624});
+  EXPECT_EQ(o.nope_layers, (std::vector<int64_t>{3, 7, 11, 15, 19, 23, 27, 31, 35}));  // every 4th layer
+  EXPECT_TRUE(o.rotary_in(0) && !o.rotary_in(3) && !o.rotary_in(35));
+  auto small = [](const char* type, const char* extra) {
+    LlmConfig s = parse_llm_config(json::parse(fmt::format(R"({{"model_type":"{}","vocab_size":64,"hidden_size":32,
+        "intermediate_size":48,"num_hidden_layers":4,"num_attention_heads":4,"num_key_value_heads":2,
+        "max_position_embeddings":64,"tie_word_embeddings":true{}}})", type, extra)), type);
+    s.name = type;
+    return s;
+  };
+  const LlmConfig listed = small("smollm3", R"(,"no_rope_layers":[0,1,1,0])");
+  EXPECT_EQ(listed.nope_layers, (std::vector<int64_t>{0, 3}));
+  const LlmConfig s3 = small("smollm3", ""), sl = small("llama", "");
+  EXPECT_EQ(graph_params(s3), llm_params(s3).total);
+  EXPECT_EQ(llm_params(s3).total, llm_params(sl).total);
+  LlmShape shape;
+  shape.batch = 2, shape.tokens = 8;
+  const Graph g = build_llm(s3, shape);
+  EXPECT_GE(g.find_node("model.layers.2.self_attn.mul_cos"), 0);
+  EXPECT_LT(g.find_node("model.layers.3.self_attn.mul_cos"), 0);
+  // One layer without rotary: llama's FLOPs less one layer's rotation of q (16 rows x 32) and k (16 x 16), 3.5
+  // FLOPs per element (x cos, rotate_half's negation of half, x sin, add).
+  const Count q = 16 * 32, k = 16 * 16;
+  EXPECT_EQ(estimate(g).total.flops, estimate(build_llm(sl, shape)).total.flops - (7 * q / 2 + 7 * k / 2));
+  for (const char* bad : {R"(,"no_rope_layers":[1,1,0])", R"(,"no_rope_layers":[1,2,1,1])",
+                          R"(,"no_rope_layer_interval":0)", R"(,"use_sliding_window":true,"sliding_window":8)"}) {
+    const std::string text = fmt::format(R"({{"model_type":"smollm3","vocab_size":64,"hidden_size":32,
+        "intermediate_size":48,"num_hidden_layers":4,"num_attention_heads":4{}}})", bad);
+    const std::string e = error_of(json::parse(text));
+    EXPECT_NE(e.find("cfg"), std::string::npos) << bad << ": " << e;
+    EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+  }
+}
+
 // Mangled config.json files (a deterministic complement to libFuzzer): parse_llm_config answers with a value or a
 // one-line ridge::Error, never another exception; what it accepts builds a graph whose parameter count equals the
 // formula's (small shapes only, so the test stays fast).
@@ -957,6 +1003,8 @@ TEST(LlmConfig, MangledConfigsAreOneLineErrorsOrConsistentGraphs) {
           "max_position_embeddings":64})",
       R"({"model_type":"glm4","vocab_size":64,"hidden_size":32,"num_hidden_layers":2,"num_attention_heads":4,
           "num_key_value_heads":2,"head_dim":8,"intermediate_size":48,"max_position_embeddings":64})",
+      R"({"model_type":"smollm3","vocab_size":64,"hidden_size":32,"num_hidden_layers":4,"num_attention_heads":4,
+          "num_key_value_heads":2,"intermediate_size":48,"no_rope_layers":[1,1,1,0],"max_position_embeddings":64})",
   };
   int accepted = 0, built = 0;
   for (const char* seed : seeds)

@@ -686,6 +686,38 @@ void read_glm(const Keys& k, LlmConfig& c) {
   c.sandwich_norms = c.family == "glm4";
 }
 
+// smollm3 (SmolLM3Config): llama's modules (read_llama_like) with SmolLM3Config's defaults (4 key/value heads, 32,768
+// positions, a tied head) and NoPE layers that skip the rotary embedding: no_rope_layers lists 1 (rotary) or 0 (none)
+// per layer, or, without it, every no_rope_layer_interval-th (4) layer has none. use_sliding_window (windows on the
+// NoPE layers only) is refused.
+void read_smollm3(const Keys& k, LlmConfig& c) {
+  read_llama_like(k, c);
+  c.num_kv_heads = k.null("num_key_value_heads") ? c.num_heads : k.opt_int("num_key_value_heads", 4);
+  c.max_positions = k.opt_int("max_position_embeddings", 32768);
+  c.tied_embeddings = k.opt_bool("tie_word_embeddings", true);
+  if (k.opt_bool("use_sliding_window", false))
+    throw Error(fmt::format("{}: use_sliding_window true is not supported (a window on the NoPE layers only)",
+                            k.origin()));
+  if (c.num_layers < 1) return;  // validate_llm_config names the key
+  if (const json* flags = k.find("no_rope_layers")) {
+    if (!flags->is_array() || flags->size() < static_cast<size_t>(c.num_layers))
+      throw Error(fmt::format("{}: no_rope_layers must list 1 (rotary) or 0 (NoPE) for each of the {} layers, not {}",
+                              k.origin(), c.num_layers, flags->dump().substr(0, 80)));
+    for (int64_t l = 0; l < c.num_layers; ++l) {
+      const json& f = (*flags)[static_cast<size_t>(l)];
+      if (!f.is_number_integer() || (f.get<int64_t>() != 0 && f.get<int64_t>() != 1))
+        throw Error(fmt::format("{}: no_rope_layers[{}] must be 1 (rotary) or 0 (NoPE), not {}", k.origin(), l,
+                                f.dump().substr(0, 40)));
+      if (f.get<int64_t>() == 0) c.nope_layers.push_back(l);
+    }
+    return;
+  }
+  const int64_t every = k.opt_int("no_rope_layer_interval", 4);
+  if (every < 1)
+    throw Error(fmt::format("{}: no_rope_layer_interval must be positive, not {}", k.origin(), every));
+  for (int64_t l = every - 1; l < c.num_layers && l < 4096; l += every) c.nope_layers.push_back(l);
+}
+
 struct Family {
   const char* model_type;
   const char* prefix;
@@ -714,6 +746,7 @@ constexpr Family kFamilies[] = {
     {"olmo2", "Olmo2", &read_olmo2},          {"olmo3", "Olmo3", &read_olmo2},
     {"olmoe", "Olmoe", &read_olmoe},
     {"glm", "Glm", &read_glm},                {"glm4", "Glm4", &read_glm},
+    {"smollm3", "SmolLM3", &read_smollm3},
 };
 
 // The config key a family states its routed-expert count in.

@@ -306,7 +306,7 @@ int self_attention(Ctx& x, int h, int64_t layer) {
     k = norm(x, b.reshape(k, Shape{{s[0], s[1], kv, hd}}), "k_norm");
   }
   q = heads_first(b, q, H, hd), k = heads_first(b, k, kv, hd), v = heads_first(b, v, kv, hd);
-  if (c.position == LlmPosition::Rotary) q = rotary(x, q), k = rotary(x, k);
+  if (c.rotary_in(layer)) q = rotary(x, q), k = rotary(x, k);
   const std::string cache = fmt::format("past_key_values.{}", layer);
   k = cached(x, k, cache + ".key", "key");
   v = cached(x, v, cache + ".value", "value");

@@ -54,6 +54,8 @@ SEEDS = {
     "olmoe": dict(COMMON, model_type="olmoe", num_key_value_heads=2, intermediate_size=16, num_experts=4,
                   num_experts_per_tok=2, clip_qkv=8.0),
     "glm4": dict(COMMON, model_type="glm4", num_key_value_heads=2, head_dim=8, intermediate_size=48),
+    "smollm3": dict(COMMON, model_type="smollm3", num_hidden_layers=4, num_key_value_heads=2, intermediate_size=48,
+                    no_rope_layers=[1, 1, 1, 0]),
 }
 
 if __name__ == "__main__":
