@@ -149,7 +149,7 @@ CLI::App* add_sweep_command(CLI::App& app) {
         throw Error(fmt::format("{}: the file fixes its batch at {} (no input has a symbolic batch axis): sweep "
                                 "--batch {} only, or export it with a dynamic batch axis", m, *g.fixed_batch,
                                 *g.fixed_batch));
-      load_model(m, plan.model.load_options(plan.batches.front()));
+      if (plan.batches.front() != 1) load_model(m, plan.model.load_options(plan.batches.front()));  // loads there too
     }
     if (o->on == "slurm") {
       if (o->out_dir.empty()) throw UsageError("--on slurm needs --out DIR for the result files");
