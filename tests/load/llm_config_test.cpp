@@ -33,6 +33,16 @@ std::string error_of(const json& j) {
   return "";
 }
 
+// A small config of `type` (vocabulary 64, hidden 32, MLP 48, 4 heads, 2 KV heads, 64 positions) with `layers`
+// layers and `extra` JSON members appended (",\"key\":value..."), named after its type.
+LlmConfig small_config(const char* type, int layers, const char* extra = "") {
+  LlmConfig s = parse_llm_config(json::parse(fmt::format(R"({{"model_type":"{}","vocab_size":64,"hidden_size":32,
+      "intermediate_size":48,"num_hidden_layers":{},"num_attention_heads":4,"num_key_value_heads":2,
+      "max_position_embeddings":64{}}})", type, layers, extra)), type);
+  s.name = type;
+  return s;
+}
+
 json llama_json() { return json::parse(R"({"model_type":"llama","vocab_size":32000,"hidden_size":4096,
   "intermediate_size":11008,"num_hidden_layers":32,"num_attention_heads":32,"max_position_embeddings":4096})"); }
 
@@ -732,14 +742,8 @@ TEST(LlmConfig, CohereAndOlmoNormsWithoutBiasOrWeight) {
   o.name = "olmo";
   EXPECT_EQ(llm_params(o).total, Count{1176764416});
   // Graphs at small shapes: parameters as the formula, and OLMo's are llama's less its RMSNorm weights.
-  auto small = [](const char* type, const char* extra) {
-    LlmConfig s = parse_llm_config(json::parse(fmt::format(R"({{"model_type":"{}","vocab_size":64,"hidden_size":32,
-        "intermediate_size":48,"num_hidden_layers":2,"num_attention_heads":4,"num_key_value_heads":2,
-        "max_position_embeddings":64{}}})", type, extra)), type);
-    s.name = type;
-    return s;
-  };
-  const LlmConfig sc = small("cohere", ""), so = small("olmo", R"(,"clip_qkv":8.0)"), sl = small("llama", "");
+  const LlmConfig sc = small_config("cohere", 2), so = small_config("olmo", 2, R"(,"clip_qkv":8.0)"),
+                  sl = small_config("llama", 2);
   EXPECT_EQ(graph_params(sc), llm_params(sc).total);
   EXPECT_EQ(graph_params(so), llm_params(so).total);
   EXPECT_EQ(llm_params(so).total, llm_params(sl).total - (2 * 2 + 1) * 32);  // llama's RMSNorm weights, gone
@@ -786,14 +790,7 @@ TEST(LlmConfig, Olmo2NormsAfterEachBlockAndOverWholeProjections) {
   EXPECT_TRUE(o.qk_norm && o.qk_norm_whole && o.output_norms);
   EXPECT_EQ(o.sliding_window, 0);
   // Small shapes with grouped KV heads: the k_norm is kv x hd wide; the graph has the formula's parameters.
-  auto small = [](const char* type, const char* extra) {
-    LlmConfig s = parse_llm_config(json::parse(fmt::format(R"({{"model_type":"{}","vocab_size":64,"hidden_size":32,
-        "intermediate_size":48,"num_hidden_layers":4,"num_attention_heads":4,"num_key_value_heads":2,
-        "max_position_embeddings":64{}}})", type, extra)), type);
-    s.name = type;
-    return s;
-  };
-  const LlmConfig s2 = small("olmo2", ""), sl = small("llama", "");
+  const LlmConfig s2 = small_config("olmo2", 4), sl = small_config("llama", 4);
   EXPECT_EQ(graph_params(s2), llm_params(s2).total);
   EXPECT_EQ(llm_params(s2).total, llm_params(sl).total + 4 * (32 + 16));  // + q_norm (32) and k_norm (2 x 8) per layer
   LlmShape shape;
@@ -811,15 +808,15 @@ TEST(LlmConfig, Olmo2NormsAfterEachBlockAndOverWholeProjections) {
   const Count R = 2 * 8, q_norm = 4 * 32 * R + 3 * R, k_norm = 4 * 16 * R + 3 * R;
   EXPECT_EQ(estimate(g).total.flops, estimate(build_llm(sl, shape)).total.flops + 4 * (q_norm + k_norm));
   // OLMo 3: every fourth layer attends to all positions, the other three slide a window of sliding_window.
-  const LlmConfig s3 = small("olmo3", R"(,"sliding_window":8)");
+  const LlmConfig s3 = small_config("olmo3", 4, R"(,"sliding_window":8)");
   EXPECT_EQ(s3.sliding_window, 8);
   EXPECT_EQ(s3.window_of(0), 8);
   EXPECT_EQ(s3.window_of(2), 8);
   EXPECT_EQ(s3.window_of(3), 0);
-  EXPECT_EQ(small("olmo3", "").sliding_window, 4096);               // Olmo3Config's default
-  EXPECT_EQ(small("olmo3", R"(,"sliding_window":null)").sliding_window, 0);
-  const LlmConfig listed = small("olmo3", R"(,"sliding_window":8,"layer_types":["full_attention","sliding_attention",
-      "sliding_attention","sliding_attention"])");
+  EXPECT_EQ(small_config("olmo3", 4).sliding_window, 4096);  // Olmo3Config's default
+  EXPECT_EQ(small_config("olmo3", 4, R"(,"sliding_window":null)").sliding_window, 0);
+  const LlmConfig listed = small_config("olmo3", 4, R"(,"sliding_window":8,"layer_types":["full_attention",
+      "sliding_attention","sliding_attention","sliding_attention"])");
   EXPECT_EQ(listed.window_of(0), 0);
   EXPECT_EQ(listed.window_of(3), 8);
   EXPECT_EQ(graph_params(s3), llm_params(s3).total);
@@ -885,14 +882,7 @@ TEST(LlmConfig, GlmFusedGateUpHalfRotaryAndGlm4PostNorms) {
   EXPECT_TRUE(d.qkv_bias);
   EXPECT_EQ(d.rotary_dim(), 64);
   // Small shapes: the graph has the formula's parameters; glm4's norms sit where Glm4DecoderLayer names them.
-  auto small = [](const char* type) {
-    LlmConfig s = parse_llm_config(json::parse(fmt::format(R"({{"model_type":"{}","vocab_size":64,"hidden_size":32,
-        "intermediate_size":48,"num_hidden_layers":2,"num_attention_heads":4,"num_key_value_heads":2,"head_dim":8,
-        "max_position_embeddings":64}})", type)), type);
-    s.name = type;
-    return s;
-  };
-  const LlmConfig s4 = small("glm4"), s1 = small("glm");
+  const LlmConfig s4 = small_config("glm4", 2, R"(,"head_dim":8)"), s1 = small_config("glm", 2, R"(,"head_dim":8)");
   EXPECT_EQ(graph_params(s4), llm_params(s4).total);
   EXPECT_EQ(graph_params(s1), llm_params(s1).total);
   EXPECT_EQ(llm_params(s4).total, llm_params(s1).total + 2 * 2 * 32);
@@ -923,16 +913,9 @@ TEST(LlmConfig, Smollm3NopeLayersSkipTheRotaryEmbedding) {
   EXPECT_EQ(llm_params(o).total, Count{3075098624});
   EXPECT_EQ(o.nope_layers, (std::vector<int64_t>{3, 7, 11, 15, 19, 23, 27, 31, 35}));  // every 4th layer
   EXPECT_TRUE(o.rotary_in(0) && !o.rotary_in(3) && !o.rotary_in(35));
-  auto small = [](const char* type, const char* extra) {
-    LlmConfig s = parse_llm_config(json::parse(fmt::format(R"({{"model_type":"{}","vocab_size":64,"hidden_size":32,
-        "intermediate_size":48,"num_hidden_layers":4,"num_attention_heads":4,"num_key_value_heads":2,
-        "max_position_embeddings":64,"tie_word_embeddings":true{}}})", type, extra)), type);
-    s.name = type;
-    return s;
-  };
-  const LlmConfig listed = small("smollm3", R"(,"no_rope_layers":[0,1,1,0])");
+  const LlmConfig listed = small_config("smollm3", 4, R"(,"no_rope_layers":[0,1,1,0])");
   EXPECT_EQ(listed.nope_layers, (std::vector<int64_t>{0, 3}));
-  const LlmConfig s3 = small("smollm3", ""), sl = small("llama", "");
+  const LlmConfig s3 = small_config("smollm3", 4), sl = small_config("llama", 4, R"(,"tie_word_embeddings":true)");
   EXPECT_EQ(graph_params(s3), llm_params(s3).total);
   EXPECT_EQ(llm_params(s3).total, llm_params(sl).total);
   LlmShape shape;

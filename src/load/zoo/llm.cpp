@@ -297,7 +297,7 @@ int self_attention(Ctx& x, int h, int64_t layer) {
       v = b.unary(OpKind::Clip, v, "clamp_v", clip);
     }
   }
-  if (c.qk_norm && c.qk_norm_whole) {  // OLMo 2 and 3: q_norm / k_norm over the whole [B, T, heads x hd] projections
+  if (c.qk_norm && c.qk_norm_whole) {  // OLMo 2, 3, OLMoE: q_norm / k_norm over the whole [B, T, heads x hd] projections
     q = norm(x, q, "q_norm");
     k = norm(x, k, "k_norm");
   } else if (c.qk_norm) {  // Qwen3: q_norm / k_norm on the [B, T, heads, hd] view, before the transpose
