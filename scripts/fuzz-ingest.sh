@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the ingest fuzzers (libFuzzer + AddressSanitizer, clang-14) in build-fuzz/ (objects shared in
-# build-fuzz-obj/, scripts/fuzz-compile.sh) and runs each for a bounded time, seeded with the profiler fixtures read
-# in place (../shared/fixtures/profiles) and the small committed inputs in tests/ingest/data (the torch.profiler
-# Chrome trace). Crash inputs are saved to tests/ingest/regressions/ (ridge_tests_ingest replays every file there).
+# build-fuzz-obj/, scripts/fuzz-compile.sh) and runs each for a bounded time, nproc at once, seeded with the profiler
+# fixtures read in place (../shared/fixtures/profiles) and the small committed inputs in tests/ingest/data (the
+# torch.profiler Chrome trace). Crash inputs are saved to tests/ingest/regressions/ (ridge_tests_ingest replays every file there).
 # Usage: scripts/fuzz-ingest.sh [SECONDS_PER_PARSER (default 20)] [PARSER...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,21 +23,50 @@ sources=(src/ingest/*.cpp src/graph/count.cpp src/graph/error.cpp src/graph/data
 source scripts/fuzz-compile.sh
 compile_objects fuzz-ingest
 
+jobs=$(nproc 2>/dev/null || echo 2)
+# Waits for the oldest of the background jobs in `running` once `jobs` of them run; a failed one sets status.
 status=0
+running=()
+throttle() {
+  if [ "${#running[@]}" -ge "$jobs" ]; then
+    wait "${running[0]}" || status=1
+    running=("${running[@]:1}")
+  fi
+}
+drain() {
+  local pid
+  for pid in "${running[@]}"; do wait "$pid" || status=1; done
+  running=()
+}
+
+# One fuzzer per reader, linked nproc at a time (a failed link fails the script).
 for p in "${parsers[@]}"; do
-  bin="$out/ridge_fuzz_ingest_$p"
-  "$CXX" "${fuzz_flags[@]}" -fsanitize=address,fuzzer "fuzz/ingest_$p.cpp" "${objects[@]}" -lfmt -o "$bin"
-  corpus="$out/corpus-$p"
+  "$CXX" "${fuzz_flags[@]}" -fsanitize=address,fuzzer "fuzz/ingest_$p.cpp" "${objects[@]}" -lfmt \
+    -o "$out/ridge_fuzz_ingest_$p" &
+  running+=("$!")
+  throttle
+done
+drain
+[ "$status" = 0 ] || { echo "fuzz-ingest: a fuzzer failed to link" >&2; exit 1; }
+
+# Each fuzzer runs on one core: nproc of them at a time.
+fuzz_one() {
+  local p=$1 corpus="$out/corpus-$1" seed_dirs=()
   mkdir -p "$corpus"
-  seed_dirs=()
   [ -d "$seeds" ] && seed_dirs+=("$seeds")
   seed_dirs+=(tests/ingest/data)
   echo "fuzz-ingest: running $p for ${seconds}s" >&2
-  if ! "$bin" "$corpus" "${seed_dirs[@]}" -max_total_time="$seconds" -max_len=65536 -timeout=10 \
-       -rss_limit_mb=2048 -artifact_prefix="$regressions/$p-" -print_final_stats=1 2>"$out/$p.log"; then
-    echo "fuzz-ingest: $p FAILED; crash input saved under $regressions/ (log: $out/$p.log)" >&2
-    status=1
-  fi
+  local rc=0
+  "$out/ridge_fuzz_ingest_$p" "$corpus" "${seed_dirs[@]}" -max_total_time="$seconds" -max_len=65536 -timeout=10 \
+    -rss_limit_mb=2048 -artifact_prefix="$regressions/$p-" -print_final_stats=1 2>"$out/$p.log" || rc=1
+  [ "$rc" = 0 ] || echo "fuzz-ingest: $p FAILED; crash input saved under $regressions/ (log: $out/$p.log)" >&2
   grep -E "stat::number_of_executed_units|stat::peak_rss_mb" "$out/$p.log" | sed "s/^/fuzz-ingest: $p /" >&2 || true
+  return $rc
+}
+for p in "${parsers[@]}"; do
+  fuzz_one "$p" &
+  running+=("$!")
+  throttle
 done
+drain
 exit $status
