@@ -26,7 +26,7 @@ enum class LlmHead : uint8_t { CausalLm, Base, MaskedLm, PreTraining, SequenceCl
 /// a BERT-style encoder (bert, roberta, xlm-roberta, distilbert: causal false, post_norm).
 struct LlmConfig {
   std::string name;                  ///< zoo name or the config file's parent directory name
-  std::string family;                ///< HF model_type: llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3_text, deepseek_v2, deepseek_v3, gpt_oss, phi, phi3, gpt2, gpt_neox, falcon, opt, bloom, gptj, codegen, gpt_bigcode, starcoder2, stablelm, granite, cohere, olmo, olmo2, olmo3, olmoe, glm, glm4, smollm3; encoders bert, roberta, xlm-roberta, distilbert
+  std::string family;                ///< HF model_type: llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3_text, deepseek_v2, deepseek_v3, gpt_oss, phi, phi3, gpt2, gpt_neox, falcon, opt, bloom, gptj, codegen, gpt_bigcode, starcoder2, stablelm, granite, cohere, olmo, olmo2, olmo3, olmoe, glm, glm4, smollm3, arcee; encoders bert, roberta, xlm-roberta, distilbert
   std::string module_prefix;         ///< HF class prefix for module types ("Llama" -> LlamaRMSNorm, LlamaAttention)
   int64_t vocab_size = 0;            ///< vocab_size
   int64_t hidden_size = 0;           ///< hidden_size / n_embd / d_model
@@ -39,7 +39,7 @@ struct LlmConfig {
   LlmNorm norm = LlmNorm::RMSNorm;   ///< RMSNorm (llama-like) or LayerNorm (gpt2, neox, falcon, opt, phi)
   bool norm_bias = false;            ///< LayerNorm has a bias
   bool gated_mlp = true;             ///< gate * act(up) (SwiGLU/GeGLU) instead of fc -> act -> fc
-  std::string activation = "silu";   ///< silu, gelu, gelu_tanh, relu
+  std::string activation = "silu";   ///< silu, gelu, gelu_tanh, relu, relu2 (relu(x)^2)
   bool qkv_bias = false;             ///< q/k/v projections have biases (qwen2, gpt2, neox, phi, opt)
   bool o_bias = false;               ///< output projection has a bias
   bool mlp_bias = false;             ///< MLP projections have biases

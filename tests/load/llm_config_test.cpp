@@ -142,7 +142,8 @@ TEST(LlmConfig, WrongTypesAndBadValuesAreOneLineErrors) {
   // positive (transformers takes the layer index modulo it).
   j = llama_json();
   j["hidden_act"] = "foo";
-  EXPECT_EQ(error_of(j), "cfg.json: hidden_act 'foo' is not supported (silu, gelu, gelu_new, gelu_pytorch_tanh, relu)");
+  EXPECT_EQ(error_of(j),
+            "cfg.json: hidden_act 'foo' is not supported (silu, gelu, gelu_new, gelu_pytorch_tanh, relu, relu2)");
   j = llama_json();
   j["head_dim"] = 0;
   EXPECT_EQ(error_of(j), "cfg.json: head_dim must be positive, not 0");
@@ -937,6 +938,29 @@ TEST(LlmConfig, Smollm3NopeLayersSkipTheRotaryEmbedding) {
   }
 }
 
+// Arcee (AFM): llama's attention with a plain MLP, up_proj -> relu(x)^2 -> down_proj.
+TEST(LlmConfig, ArceePlainMlpWithSquaredRelu) {
+  const LlmConfig a = small_config("arcee", 2), l = small_config("llama", 2);
+  EXPECT_FALSE(a.gated_mlp);
+  EXPECT_EQ(a.activation, "relu2");
+  EXPECT_EQ(a.max_positions, 64);
+  EXPECT_EQ(graph_params(a), llm_params(a).total);
+  EXPECT_EQ(llm_params(a).total, llm_params(l).total - 2 * 32 * 48);  // no gate_proj in either layer
+  LlmShape shape;
+  shape.batch = 2, shape.tokens = 8;
+  const Graph g = build_llm(a, shape);
+  for (const char* node : {"model.layers.0.mlp.up_proj", "model.layers.0.mlp.act.relu", "model.layers.0.mlp.act.square",
+                           "model.layers.1.mlp.down_proj"})
+    EXPECT_GE(g.find_node(node), 0) << node;
+  EXPECT_LT(g.find_node("model.layers.0.mlp.gate_proj"), 0);
+  // llama's FLOPs less, per layer, the gate projection (2 x 16 x 32 x 48) and SiLU x up (sigmoid 3, mul, mul: 5 per
+  // element of 16 x 48, docs/counting.md), plus relu and square (2 per element).
+  const Count E = 16 * 48, gate = 2 * 16 * 32 * 48;
+  EXPECT_EQ(estimate(g).total.flops, estimate(build_llm(l, shape)).total.flops - 2 * (gate + 5 * E) + 2 * 2 * E);
+  EXPECT_NE(error_of(json::parse(R"({"model_type":"arcee","vocab_size":64,"hidden_size":32,"intermediate_size":48,
+      "num_hidden_layers":2,"num_attention_heads":4,"hidden_act":"relu3"})")).find("relu2"), std::string::npos);
+}
+
 // Mangled config.json files (a deterministic complement to libFuzzer): parse_llm_config answers with a value or a
 // one-line ridge::Error, never another exception; what it accepts builds a graph whose parameter count equals the
 // formula's (small shapes only, so the test stays fast).
@@ -988,6 +1012,8 @@ TEST(LlmConfig, MangledConfigsAreOneLineErrorsOrConsistentGraphs) {
           "num_key_value_heads":2,"head_dim":8,"intermediate_size":48,"max_position_embeddings":64})",
       R"({"model_type":"smollm3","vocab_size":64,"hidden_size":32,"num_hidden_layers":4,"num_attention_heads":4,
           "num_key_value_heads":2,"intermediate_size":48,"no_rope_layers":[1,1,1,0],"max_position_embeddings":64})",
+      R"({"model_type":"arcee","vocab_size":64,"hidden_size":32,"num_hidden_layers":2,"num_attention_heads":4,
+          "num_key_value_heads":2,"intermediate_size":48,"max_position_embeddings":64})",
   };
   int accepted = 0, built = 0;
   for (const char* seed : seeds)

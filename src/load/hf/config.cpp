@@ -99,7 +99,8 @@ std::string activation_of(const Keys& k, const std::string& key, const std::stri
   if (hf == "gelu_new" || hf == "gelu_pytorch_tanh" || hf == "gelu_fast" || hf == "gelu_tanh") return "gelu_tanh";
   if (hf == "gelu") return "gelu";
   if (hf == "relu") return "relu";
-  throw Error(fmt::format("{}: {} '{}' is not supported (silu, gelu, gelu_new, gelu_pytorch_tanh, relu)", k.origin(),
+  if (hf == "relu2") return "relu2";
+  throw Error(fmt::format("{}: {} '{}' is not supported (silu, gelu, gelu_new, gelu_pytorch_tanh, relu, relu2)", k.origin(),
                           k.find(key) ? key : "the default activation", hf));
 }
 
@@ -718,6 +719,15 @@ void read_smollm3(const Keys& k, LlmConfig& c) {
   for (int64_t l = every - 1; l < c.num_layers && l < 4096; l += every) c.nope_layers.push_back(l);
 }
 
+// arcee (ArceeConfig; AFM): llama's attention and norms (read_llama_like) with a plain MLP, up_proj -> relu2
+// (relu(x)^2, hidden_act's default) -> down_proj, and 4,096 positions by default.
+void read_arcee(const Keys& k, LlmConfig& c) {
+  read_llama_like(k, c);
+  c.activation = activation_of(k, "hidden_act", "relu2");
+  c.gated_mlp = false;
+  c.max_positions = k.opt_int("max_position_embeddings", 4096);
+}
+
 struct Family {
   const char* model_type;
   const char* prefix;
@@ -746,7 +756,7 @@ constexpr Family kFamilies[] = {
     {"olmo2", "Olmo2", &read_olmo2},          {"olmo3", "Olmo3", &read_olmo2},
     {"olmoe", "Olmoe", &read_olmoe},
     {"glm", "Glm", &read_glm},                {"glm4", "Glm4", &read_glm},
-    {"smollm3", "SmolLM3", &read_smollm3},
+    {"smollm3", "SmolLM3", &read_smollm3},    {"arcee", "Arcee", &read_arcee},
 };
 
 // The config key a family states its routed-expert count in.

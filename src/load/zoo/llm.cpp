@@ -39,6 +39,8 @@ constexpr ModuleNames kModuleNames[] = {
     {"gpt_bigcode", "attn", "c_attn", "c_proj", "c_fc", "c_proj", "ln_1", "ln_2", "Block"},
     {"starcoder2", "self_attn", "qkv_proj", "o_proj", "c_fc", "c_proj", "input_layernorm", "post_attention_layernorm",
      "DecoderLayer"},
+    {"arcee", "self_attn", "qkv_proj", "o_proj", "up_proj", "down_proj", "input_layernorm", "post_attention_layernorm",
+     "DecoderLayer"},
 };
 const ModuleNames* module_names(const std::string& family) {
   for (const auto& m : kModuleNames)
@@ -326,6 +328,11 @@ int activation(Ctx& x, int t, const std::string& name) {
     return x.b.binary(OpKind::Mul, t, x.b.unary(OpKind::Sigmoid, t, "sigmoid"), "mul");
   }
   if (a == "relu") return x.b.act(OpKind::Relu, t, name, "ReLU");
+  if (a == "relu2") {  // ReLUSquaredActivation: torch.square(relu(x))
+    auto scope = x.b.module(name, "ReLUSquaredActivation");
+    const int r = x.b.unary(OpKind::Relu, t, "relu");
+    return x.b.binary(OpKind::Pow, r, x.b.constant("two", Shape{}, x.s.dtype), "square");
+  }
   Attrs at;
   if (a == "gelu_tanh") at.set("approximate", std::string("tanh"));
   return x.b.act(OpKind::Gelu, t, name, a == "gelu_tanh" ? "NewGELUActivation" : "GELUActivation", at);

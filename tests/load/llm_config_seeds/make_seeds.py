@@ -56,6 +56,7 @@ SEEDS = {
     "glm4": dict(COMMON, model_type="glm4", num_key_value_heads=2, head_dim=8, intermediate_size=48),
     "smollm3": dict(COMMON, model_type="smollm3", num_hidden_layers=4, num_key_value_heads=2, intermediate_size=48,
                     no_rope_layers=[1, 1, 1, 0]),
+    "arcee": dict(COMMON, model_type="arcee", num_key_value_heads=2, intermediate_size=48),
 }
 
 if __name__ == "__main__":
