@@ -2,7 +2,8 @@
 # Builds the ingest fuzzers (libFuzzer + AddressSanitizer, clang-14) in build-fuzz/ (objects shared in
 # build-fuzz-obj/, scripts/fuzz-compile.sh) and runs each for a bounded time, nproc at once, seeded with the profiler
 # fixtures read in place (../shared/fixtures/profiles) and the small committed inputs in tests/ingest/data (the
-# torch.profiler Chrome trace). Crash inputs are saved to tests/ingest/regressions/ (ridge_tests_ingest replays every file there).
+# torch.profiler Chrome trace). Crash inputs are saved to tests/ingest/regressions/ (ridge_tests_ingest replays
+# every file there).
 # Usage: scripts/fuzz-ingest.sh [SECONDS_PER_PARSER (default 20)] [PARSER...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
