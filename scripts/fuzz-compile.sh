@@ -7,8 +7,25 @@
 # Each object is compiled under a lock of its own, so the fuzz scripts can run at the same time (scripts/test.sh).
 #
 # compile_objects NAME: each of "${sources[@]}" becomes build-fuzz-obj/<path with / as _>.o, compiled by $CXX; up
-# to nproc compiles run at once, and a failed one fails the calling script (set -e). Sets the array `objects`, in
-# source order.
+# to nproc compiles run at once, and a failed one fails the calling script. Sets the array `objects`, in source order.
+#
+# Background jobs, nproc at a time: start one with `cmd & bg_started`; `bg_drain` waits for the rest. A job that
+# fails sets bg_status to 1.
+bg_jobs=$(nproc 2>/dev/null || echo 2)
+bg_running=()
+bg_status=0
+bg_started() {
+  bg_running+=("$!")
+  if [ "${#bg_running[@]}" -ge "$bg_jobs" ]; then
+    wait "${bg_running[0]}" || bg_status=1
+    bg_running=("${bg_running[@]:1}")
+  fi
+}
+bg_drain() {
+  local pid
+  for pid in "${bg_running[@]}"; do wait "$pid" || bg_status=1; done
+  bg_running=()
+}
 fuzz_obj_dir=build-fuzz-obj
 fuzz_flags=(-std=gnu++20 -O1 -g -fno-omit-frame-pointer -Iinclude -Isrc -Ifuzz -DONNX_NAMESPACE=onnx -DONNX_ML=1)
 # src/graph/data_dir.cpp finds data/ (the GPU architecture table, device files) through these.
@@ -26,9 +43,7 @@ fuzz_object_stale() {
 }
 
 compile_objects() {
-  local name=$1 jobs src obj pid
-  local running=()
-  jobs=$(nproc 2>/dev/null || echo 2)
+  local name=$1 src obj
   mkdir -p "$fuzz_obj_dir"
   # Objects compiled with other flags are removed (under a lock: another fuzz script may be checking too).
   (
@@ -50,13 +65,10 @@ compile_objects() {
           "$CXX" "${fuzz_flags[@]}" -fsanitize=address,fuzzer-no-link -MMD -MF "${obj%.o}.d" -c "$src" -o "$obj"
         fi
       ) 9>"$obj.lock" &
-      running+=("$!")
-      if [ "${#running[@]}" -ge "$jobs" ]; then
-        wait "${running[0]}"
-        running=("${running[@]:1}")
-      fi
+      bg_started
     fi
     objects+=("$obj")
   done
-  for pid in "${running[@]}"; do wait "$pid"; done
+  bg_drain
+  [ "$bg_status" = 0 ] || { echo "$name: a compile failed" >&2; exit 1; }
 }

@@ -24,31 +24,14 @@ sources=(src/ingest/*.cpp src/graph/count.cpp src/graph/error.cpp src/graph/data
 source scripts/fuzz-compile.sh
 compile_objects fuzz-ingest
 
-jobs=$(nproc 2>/dev/null || echo 2)
-# Waits for the oldest of the background jobs in `running` once `jobs` of them run; a failed one sets status.
-status=0
-running=()
-throttle() {
-  if [ "${#running[@]}" -ge "$jobs" ]; then
-    wait "${running[0]}" || status=1
-    running=("${running[@]:1}")
-  fi
-}
-drain() {
-  local pid
-  for pid in "${running[@]}"; do wait "$pid" || status=1; done
-  running=()
-}
-
 # One fuzzer per reader, linked nproc at a time (a failed link fails the script).
 for p in "${parsers[@]}"; do
   "$CXX" "${fuzz_flags[@]}" -fsanitize=address,fuzzer "fuzz/ingest_$p.cpp" "${objects[@]}" -lfmt \
     -o "$out/ridge_fuzz_ingest_$p" &
-  running+=("$!")
-  throttle
+  bg_started
 done
-drain
-[ "$status" = 0 ] || { echo "fuzz-ingest: a fuzzer failed to link" >&2; exit 1; }
+bg_drain
+[ "$bg_status" = 0 ] || { echo "fuzz-ingest: a fuzzer failed to link" >&2; exit 1; }
 
 # Each fuzzer runs on one core: nproc of them at a time.
 fuzz_one() {
@@ -66,8 +49,7 @@ fuzz_one() {
 }
 for p in "${parsers[@]}"; do
   fuzz_one "$p" &
-  running+=("$!")
-  throttle
+  bg_started
 done
-drain
-exit $status
+bg_drain
+exit $bg_status

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <utility>
@@ -311,21 +312,20 @@ MaxFit fit_max_model(const std::vector<Sample>& samples, double peak, double bw,
   std::vector<double> x = {inverse(start.ppp), inverse(start.ppp_mem), std::sqrt(start.overhead_s.value_or(0) * 1e6)};
   // NLopt's Nelder-Mead simplex (derivative-free: the max makes the error non-smooth), restarted from its own
   // answer until it stops improving.
-  nlopt_opt opt = nlopt_create(NLOPT_LN_NELDERMEAD, 3);
+  const std::unique_ptr<nlopt_opt_s, decltype(&nlopt_destroy)> opt(nlopt_create(NLOPT_LN_NELDERMEAD, 3), &nlopt_destroy);
   RIDGE_ASSERT(opt != nullptr, "NLopt could not create a Nelder-Mead optimiser");
-  nlopt_set_min_objective(opt, loss, &objective);
-  nlopt_set_ftol_rel(opt, 1e-10);
-  nlopt_set_maxeval(opt, 4000);
+  nlopt_set_min_objective(opt.get(), loss, &objective);
+  nlopt_set_ftol_rel(opt.get(), 1e-10);
+  nlopt_set_maxeval(opt.get(), 4000);
   const double step[3] = {0.2, 0.2, 0.2};
-  nlopt_set_initial_step(opt, step);
+  nlopt_set_initial_step(opt.get(), step);
   double best = loss(3, x.data(), nullptr, &objective);
   for (int restart = 0; restart < 3; ++restart) {
     std::vector<double> trial = x;
     double value = 0;
-    if (nlopt_optimize(opt, trial.data(), &value) < 0 || !(value < best)) break;
+    if (nlopt_optimize(opt.get(), trial.data(), &value) < 0 || !(value < best)) break;
     x = trial, best = value;
   }
-  nlopt_destroy(opt);
   MaxFit r;
   r.factors = max_model_factors(x.data());
   r.factors.samples = static_cast<int>(samples.size());
