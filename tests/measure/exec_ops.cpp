@@ -436,6 +436,25 @@ TEST(ExecOps, ConcatTransposeAndViews) {
   EXPECT_EQ(res.steps.back().kernel, "view");
 }
 
+// A concat of a batch of 1 may hand its consumer a layout that differs from row-major only in the strides of the
+// unit batch dim (oneDNN's bac for [1, 4, 8]): the same bytes. The Add after it (ViT's class token + position
+// embedding) must still get oneDNN's optimised binary kernel, not its reference one (50x slower).
+TEST(ExecOps, AddAfterAUnitBatchConcatRunsTheOptimisedKernel) {
+  ExecCase t;
+  int cls = t.tensor("cls", Shape{{1, 1, 8}});
+  int patches = t.tensor("patches", Shape{{1, 3, 8}});
+  int pos = t.tensor("pos", Shape{{1, 4, 8}}, ValueKind::Param);
+  int c = t.node(OpKind::Concat, {cls, patches}, Shape{{1, 4, 8}}, Attrs{}.set("axis", int64_t{1}));
+  int y = t.node(OpKind::Add, {c, pos}, Shape{{1, 4, 8}});
+  V e(32);
+  for (int i = 0; i < 32; ++i) e[i] = (i < 8 ? t[cls][i] : t[patches][i - 8]) + t[pos][i];
+  ExecResult res;
+  expect_close(t.run(y, &res), e);
+  ASSERT_FALSE(res.steps.empty());
+  EXPECT_EQ(res.steps.back().op, "Add");
+  EXPECT_EQ(res.steps.back().kernel.find("ref"), std::string::npos) << res.steps.back().kernel;
+}
+
 TEST(ExecOps, GatherEmbeddingRows) {
   ExecCase t;
   int table = t.tensor("table", Shape{{10, 4}}, ValueKind::Param);

@@ -268,10 +268,14 @@ void lower_binary(Program& p, int ni) {
                         : n.op == OpKind::Sub ? algorithm::binary_sub
                         : n.op == OpKind::Mul ? algorithm::binary_mul
                                               : algorithm::binary_div;
+  // A plain operand is passed through the row-major descriptor. A layout that differs from it only in the strides
+  // of unit dims (bac for a batch of 1, as a concat may choose) holds the same bytes, but oneDNN's binary kernels
+  // take it for another format and fall back to the reference implementation (50x slower).
   memory src0 = p.value(a);
-  if (src0.get_desc().dims() != ydims) src0 = p.view(p.plain(a, ni), ydims);
+  if (src0.get_desc().dims() != ydims || is_plain(src0.get_desc())) src0 = p.view(p.plain(a, ni), ydims);
   const Dims bdims = padded_dims(shape_of(p, b), rank);
   memory src1 = bdims == ydims ? p.in_layout(b, src0.get_desc(), ni) : p.view(p.plain(b, ni), bdims);
+  if (is_plain(src1.get_desc())) src1 = p.view(src1, bdims);
   std::optional<dnnl::binary::primitive_desc> pd;
   try {
     pd.emplace(dnnl::binary::desc(alg, src0.get_desc(), src1.get_desc(), src0.get_desc()), p.engine());
