@@ -135,7 +135,8 @@ bool infer_shapes(ShapeEnv& env, int node);
 bool cost_node(const Graph& g, const Node& n, const std::vector<bool>& grad, Cost& cost, std::string& reason);
 
 /// True for a Dropout that drops in this graph: attribute training_mode = 1 (zoo graphs built for training) or
-/// ONNX's training_mode input holding true. It masks and scales every element; at inference it is a view.
+/// ONNX's training_mode input holding true, unless its `ratio` attribute is 0 (torch's nn.Dropout(p=0) returns
+/// its input). It masks and scales every element; at inference it is a view.
 bool dropout_active(const Graph& g, const Node& n);
 /// True when the op only reinterprets metadata (no bytes move): views, Dropout at inference, sources.
 bool is_view(const Graph& g, const Node& n);

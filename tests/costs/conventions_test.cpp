@@ -173,6 +173,29 @@ TEST(Conventions, TorchvisionMetaOpsForKnownModels) {
   EXPECT_EQ(count_under(zoo("densenet121", 1), Convention::Torchvision).headline_text.substr(0, 5), "2.834");
 }
 
+// torchvision's Vision Transformers: every weights entry's `num_params` and `_ops` (GMACs, three decimals) in
+// torchvision/models/vision_transformer.py, at the image size its weights were trained at.
+TEST(Conventions, TorchvisionVisionTransformersAtEachWeightsImageSize) {
+  struct Row {
+    const char* model;
+    int64_t image;
+    Count params;
+    const char* ops;
+  };
+  const Row rows[] = {{"vit_b_16", 224, 86567656, "17.564"},   {"vit_b_16", 384, 86859496, "55.484"},
+                      {"vit_b_32", 224, 88224232, "4.409"},    {"vit_l_16", 224, 304326632, "61.555"},
+                      {"vit_l_16", 512, 305174504, "361.986"}, {"vit_l_32", 224, 306535400, "15.378"},
+                      {"vit_h_14", 224, 632045800, "167.295"}, {"vit_h_14", 518, 633470440, "1016.717"}};
+  for (const Row& r : rows) {
+    LoadOptions o;
+    o.input_size = Shape{{3, r.image, r.image}};
+    const Graph g = load_model(r.model, o);
+    EXPECT_EQ(estimate(g).total.params, r.params) << r.model << " at " << r.image;
+    const std::string text = count_under(g, Convention::Torchvision).headline_text;
+    EXPECT_EQ(text.substr(0, text.find(' ')), r.ops) << r.model << " at " << r.image;
+  }
+}
+
 TEST(Conventions, EveryConventionHasANameAndParses) {
   for (const auto& c : conventions()) {
     auto p = parse_convention(c.name);

@@ -69,6 +69,30 @@ TEST(Validation, RidgeReproducesEveryToolOrTheDifferenceIsListed) {
   for (const auto& s : stale) ADD_FAILURE() << s;
 }
 
+// Models that are in the zoo as well as in the harness (exported at a small input): the zoo's hand-built graph must
+// give every tool's own integer and PyTorch's parameter count, as the ONNX export does.
+TEST(Validation, ZooBuildersReproduceTheToolsOnTheHarnessModels) {
+  std::ifstream in(kDir + "results.json");
+  ASSERT_TRUE(in) << "missing " << kDir << "results.json";
+  const nlohmann::json results = nlohmann::json::parse(in);
+  int zoo_models = 0;
+  for (const auto& [model, rec] : results.items()) {
+    if (!find_zoo_entry(model)) continue;
+    ++zoo_models;
+    const auto shape = rec["input_shape"].get<std::vector<int64_t>>();
+    ASSERT_EQ(shape.size(), 4u) << model;
+    LoadOptions o;
+    o.batch = shape[0];
+    o.input_size = Shape{{shape[1], shape[2], shape[3]}};
+    const Graph g = load_model(model, o);
+    EXPECT_EQ(estimate(g).total.params, rec["params"].get<int64_t>()) << model;
+    for (const auto& [tool, value] : rec["tools"].items())
+      EXPECT_EQ(to_string(count_under(g, *parse_convention(tool)).total), to_string(value.get<int64_t>()))
+          << model << " / " << tool;
+  }
+  EXPECT_GE(zoo_models, 1);  // vit_b_16 at 64 x 64
+}
+
 TEST(Validation, HandBuiltOpset18And23DecodersAreCostedCompletely) {
   // validation/export.py's decoder block (seq 16, d 64, 4 heads, MLP 128, vocab 100) at opset 18 (LayerNorm and
   // MatMul attention) and 23 (RMSNormalization and the Attention op): every node costed, the same MACs:

@@ -5,12 +5,13 @@
 #include "ridge/error.hpp"
 #include "ridge/llm.hpp"
 #include "ridge/load.hpp"
+#include "ridge/op_rules.hpp"
 
 namespace ridge {
 namespace {
 
 TEST(Zoo, EveryModelMatchesItsPublishedParameterCount) {
-  ASSERT_EQ(zoo_entries().size(), 26u + llm_zoo_configs().size());  // + the LLM zoo (tests/load/llm_config_test.cpp)
+  ASSERT_EQ(zoo_entries().size(), 31u + llm_zoo_configs().size());  // + the LLM zoo (tests/load/llm_config_test.cpp)
   for (const auto& e : zoo_entries()) {
     Graph g = build_zoo_model(e.name, LoadOptions{});
     EXPECT_EQ(estimate(g).total.params, e.published_params) << e.name;
@@ -94,6 +95,58 @@ TEST(Zoo, ErrorsSayWhichAndWhy) {
   LoadOptions zero;
   zero.batch = 0;
   EXPECT_NE(error_of("mnist", zero).find("--batch"), std::string::npos);
+}
+
+// torchvision's VisionTransformer: module paths as torchvision names them, a class token in front of the patches,
+// and its dropouts (p = 0.0) no-ops while training, as torch skips them.
+TEST(Zoo, VisionTransformersAsTorchvisionBuildsThem) {
+  auto shape_of = [](const Graph& g, const std::string& name) {
+    for (const auto& v : g.values)
+      if (v.name == name) return v.shape;
+    ADD_FAILURE() << "no value " << name;
+    return Shape{};
+  };
+  LoadOptions o;
+  o.batch = 2;
+  Graph g = build_zoo_model("vit_b_16", o);
+  for (const char* path : {"conv_proj", "encoder.layers.encoder_layer_0.ln_1",
+                           "encoder.layers.encoder_layer_11.self_attention.in_proj",
+                           "encoder.layers.encoder_layer_11.self_attention.out_proj",
+                           "encoder.layers.encoder_layer_3.mlp.0", "encoder.layers.encoder_layer_3.mlp.3", "encoder.ln",
+                           "heads.head"})
+    EXPECT_GE(g.find_node(path), 0) << path;
+  EXPECT_EQ(shape_of(g, "encoder.pos_embedding"), (Shape{{1, 197, 768}}));
+  EXPECT_EQ(g.value(g.outputs[0]).shape, (Shape{{2, 1000}}));
+  int matmuls = 0, softmaxes = 0;
+  for (const auto& n : g.nodes) {
+    matmuls += n.op == OpKind::MatMul;
+    softmaxes += n.op == OpKind::Softmax;
+  }
+  EXPECT_EQ(matmuls, 24);  // q k^T and weights v in each of 12 blocks
+  EXPECT_EQ(softmaxes, 12);
+  // Training: nn.Dropout(p=0.0) returns its input, so a training graph's forward FLOPs equal inference's.
+  LoadOptions t = o;
+  t.training = true;
+  Graph gt = build_zoo_model("vit_b_16", t);
+  int dropouts = 0;
+  for (const auto& n : gt.nodes)
+    if (n.op == OpKind::Dropout) {
+      ++dropouts;
+      EXPECT_FALSE(ops::dropout_active(gt, n)) << n.name;
+    }
+  EXPECT_EQ(dropouts, 1 + 12 * 3);  // the encoder's, then each block's and its MLP's two
+  EXPECT_EQ(estimate(gt).total.flops, estimate(g).total.flops);
+  // A larger image is torchvision's VisionTransformer(image_size=...): the position embedding grows with it.
+  LoadOptions big;
+  big.input_size = Shape{{3, 384, 384}};
+  Graph g384 = build_zoo_model("vit_b_16", big);
+  EXPECT_EQ(shape_of(g384, "encoder.pos_embedding"), (Shape{{1, 577, 768}}));
+  // torchvision asserts a square input whose side is a multiple of the patch size.
+  for (Shape bad : {Shape{{3, 224, 240}}, Shape{{3, 230, 230}}, Shape{{3, 8, 8}}}) {
+    LoadOptions b;
+    b.input_size = bad;
+    EXPECT_NE(error_of("vit_b_16", b).find("multiple of its patch size 16"), std::string::npos) << to_string(bad);
+  }
 }
 
 TEST(Zoo, ClosestNames) {

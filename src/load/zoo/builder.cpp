@@ -194,8 +194,10 @@ int Builder::embedding(int ids, const std::string& name, int64_t vocab, int64_t 
   return add(OpKind::Gather, name, "Embedding", {w, ids}, Attrs{}.set("axis", int64_t{0}), dtype_);
 }
 
-int Builder::dropout(int x, const std::string& name, const std::string& type) {
-  return add(OpKind::Dropout, name, type, {x});
+int Builder::dropout(int x, const std::string& name, const std::string& type, double p) {
+  Attrs attrs;
+  if (p != 0.5) attrs.set("ratio", p);
+  return add(OpKind::Dropout, name, type, {x}, std::move(attrs));
 }
 
 int Builder::act(OpKind op, int x, const std::string& module_name, const std::string& type, Attrs attrs,

@@ -59,7 +59,8 @@ class Builder {
   /// LayerNorm over the last dim with a weight (`scale`) and a bias (`bias`) as the module has them.
   int layernorm(int x, const std::string& name, bool scale = true, bool bias = true);
   int embedding(int ids, const std::string& name, int64_t vocab, int64_t dim);
-  int dropout(int x, const std::string& name, const std::string& type = "Dropout");
+  /// nn.Dropout(p); p = 0 is recorded (attribute `ratio`) and stays a no-op while training, as in torch.
+  int dropout(int x, const std::string& name, const std::string& type = "Dropout", double p = 0.5);
   /// An activation module (ReLU, ReLU6, Tanh, GELU ...), or a functional call when module_name is empty.
   /// `captured` marks a functional activation stored in an attribute at construction time (e.g.
   /// `self.activation = F.relu`), which function-patching profilers do not see.

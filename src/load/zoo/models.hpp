@@ -30,6 +30,11 @@ Graph densenet121(const BuildArgs& a);
 Graph transformer_lm(const BuildArgs& a);
 Graph gpt2(const BuildArgs& a);
 Graph distilbert(const BuildArgs& a);
+/// A torchvision VisionTransformer's hyper-parameters (vit_b_16: patch 16, 12 layers, 12 heads, hidden 768, mlp 3072).
+struct VitShape {
+  int64_t patch, layers, heads, hidden, mlp;
+};
+Graph vit(const BuildArgs& a, const VitShape& v);
 /// The LLM zoo entries (llama-2-7b, mixtral-8x7b, ...; configs in src/load/hf/zoo_configs.cpp).
 Graph llm_zoo(const BuildArgs& a);
 

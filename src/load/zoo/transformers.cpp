@@ -1,17 +1,22 @@
-// Transformer language models: the pytorch/examples word-language-model TransformerModel, GPT-2 (124M) and
-// DistilBERT-base, decomposed into the ops their PyTorch implementations run.
+// Transformers: the pytorch/examples word-language-model TransformerModel, GPT-2 (124M), DistilBERT-base and
+// torchvision's Vision Transformers, decomposed into the ops their PyTorch implementations run.
+#include <fmt/format.h>
+
 #include <cmath>
 
 #include "load/zoo/builder.hpp"
 #include "load/zoo/models.hpp"
+#include "ridge/error.hpp"
 
 namespace ridge::zoo {
 
 namespace {
 
 /// Scaled dot-product attention on [.., heads, seq, head_dim] q/k/v: matmul, scale, optional mask, softmax,
-/// matmul. `mask_add` adds a float mask (baddbmm); `mask_where` selects with a bool mask.
-int attention_core(Builder& b, int q, int k, int v, int mask_add, int mask_where, int mask_fill, bool scale_q) {
+/// matmul. `mask_add` adds a float mask (baddbmm); `mask_where` selects with a bool mask; `dropout` false: the
+/// attention dropout probability is 0 (scaled_dot_product_attention skips it).
+int attention_core(Builder& b, int q, int k, int v, int mask_add, int mask_where, int mask_fill, bool scale_q,
+                   bool dropout = true) {
   const Shape qs = b.shape(q);
   const int r = qs.rank();
   int scale = b.constant("scale", Shape{}, DType::F32);
@@ -25,7 +30,7 @@ int attention_core(Builder& b, int q, int k, int v, int mask_add, int mask_where
   if (mask_add >= 0) scores = b.binary(OpKind::Add, scores, mask_add, "add_mask", "baddbmm");
   if (mask_where >= 0) scores = b.where(mask_where, mask_fill, scores);
   int w = b.softmax(scores, -1);
-  w = b.dropout(w, "attn_dropout");
+  if (dropout) w = b.dropout(w, "attn_dropout");
   return b.matmul(w, v, "matmul");
 }
 
@@ -198,6 +203,83 @@ Graph distilbert(const BuildArgs& a) {
       }
       x = b.layernorm(b.binary(OpKind::Add, f, sa, "add"), "output_layer_norm");
     }
+  }
+  return b.finish({x});
+}
+
+// torchvision.models.VisionTransformer (vit_b_16, vit_b_32, vit_l_16, vit_l_32, vit_h_14): a patch-embedding
+// convolution, a class token, learned position embeddings, pre-norm encoder blocks of nn.MultiheadAttention
+// (batch_first, need_weights=False: one packed in_proj, scaled_dot_product_attention, out_proj) and a GELU MLP,
+// a final LayerNorm and the head on the class token. Dropout and attention dropout are 0.0 (torchvision's default):
+// no-ops, even while training. The input must be square and a multiple of the patch size; its side is the
+// constructor's image_size, which sizes the position embedding (torchvision refuses any other input).
+Graph vit(const BuildArgs& a, const VitShape& v) {
+  const int64_t H = a.sample[1], W = a.sample[2], B = a.batch, d = v.hidden, heads = v.heads;
+  if (H != W || H % v.patch != 0 || H < v.patch)
+    throw Error(fmt::format("--input-size: {} takes a square image whose side is a multiple of its patch size {} "
+                            "(torchvision's VisionTransformer asserts both), not {}x{}",
+                            a.name, v.patch, H, W));
+  const int64_t patches = (H / v.patch) * (W / v.patch), S = patches + 1, hd = d / heads;
+  Builder b(a.name, a.dtype);
+  int x = b.input("x", a.nchw(), a.dtype);
+  // _process_input: conv_proj, then reshape(n, hidden, n_h * n_w).permute(0, 2, 1).
+  x = b.conv2d(x, "conv_proj", d, v.patch, v.patch);
+  x = b.reshape(x, Shape{{B, d, patches}}, "reshape");
+  x = b.transpose(x, {0, 2, 1}, "permute");
+  int cls = b.param("class_token", Shape{{1, 1, d}});
+  cls = b.expand(cls, Shape{{B, 1, d}});
+  x = b.concat({cls, x}, 1);
+  {
+    auto enc = b.module("encoder", "Encoder");
+    x = b.binary(OpKind::Add, x, b.param("pos_embedding", Shape{{1, S, d}}), "add");
+    x = b.dropout(x, "dropout", "Dropout", 0.0);
+    {
+      auto ls = b.module("layers", "Sequential");
+      for (int64_t l = 0; l < v.layers; ++l) {
+        auto blk = b.module("encoder_layer_" + std::to_string(l), "EncoderBlock");
+        const int input = x;
+        x = b.layernorm(x, "ln_1");
+        {
+          auto mha = b.module("self_attention", "MultiheadAttention");
+          int t = b.transpose(x, {1, 0, 2});  // batch_first: (seq, batch, d) inside
+          int proj = b.linear(t, "in_proj", 3 * d, true, /*type=*/"");
+          auto qkv = b.split(proj, 2, {d, d, d}, "chunk");
+          int hq[3];
+          for (int i = 0; i < 3; ++i) {
+            int r = b.reshape(qkv[i], Shape{{S, B * heads, hd}});
+            r = b.transpose(r, {1, 0, 2});
+            hq[i] = b.reshape(r, Shape{{B, heads, S, hd}});
+          }
+          int o = attention_core(b, hq[0], hq[1], hq[2], -1, -1, -1, /*scale_q=*/false, /*dropout=*/false);
+          o = b.transpose(o, {2, 0, 1, 3}, "permute");
+          o = b.reshape(o, Shape{{S * B, d}});
+          // F.linear with out_proj's weights: the out_proj module itself is never called (its hooks never run).
+          o = b.linear(o, "out_proj", d, true, /*type=*/"");
+          o = b.reshape(o, Shape{{S, B, d}});
+          x = b.transpose(o, {1, 0, 2});
+        }
+        x = b.dropout(x, "dropout", "Dropout", 0.0);
+        x = b.binary(OpKind::Add, x, input, "add");
+        int y = b.layernorm(x, "ln_2");
+        {
+          auto mlp = b.module("mlp", "MLPBlock");
+          y = b.linear(y, "0", v.mlp);
+          y = b.act(OpKind::Gelu, y, "1", "GELU");
+          y = b.dropout(y, "2", "Dropout", 0.0);
+          y = b.linear(y, "3", d);
+          y = b.dropout(y, "4", "Dropout", 0.0);
+        }
+        x = b.binary(OpKind::Add, x, y, "add");
+      }
+    }
+    x = b.layernorm(x, "ln");
+  }
+  // x[:, 0]: the class token's row.
+  x = b.slice(x, 1, 0, 1, "getitem");
+  x = b.reshape(x, Shape{{B, d}}, "getitem");
+  {
+    auto heads_scope = b.module("heads", "Sequential");
+    x = b.linear(x, "head", 1000);
   }
   return b.finish({x});
 }

@@ -97,6 +97,17 @@ const std::vector<ZooRow>& rows() {
         R"({"model_type": "distilbert", "architectures": ["DistilBertModel"], "vocab_size": 30522, "dim": 768,
             "n_layers": 6, "n_heads": 12, "hidden_dim": 3072, "max_position_embeddings": 512, "activation": "gelu"})"},
        &zoo::distilbert, 512},
+      {{"vit_b_16", "vit", "torchvision.models.vit_b_16", kImageNet, false, 86567656},
+       [](const BuildArgs& a) { return zoo::vit(a, {16, 12, 12, 768, 3072}); }},
+      {{"vit_b_32", "vit", "torchvision.models.vit_b_32", kImageNet, false, 88224232},
+       [](const BuildArgs& a) { return zoo::vit(a, {32, 12, 12, 768, 3072}); }},
+      {{"vit_l_16", "vit", "torchvision.models.vit_l_16", kImageNet, false, 304326632},
+       [](const BuildArgs& a) { return zoo::vit(a, {16, 24, 16, 1024, 4096}); }},
+      {{"vit_l_32", "vit", "torchvision.models.vit_l_32", kImageNet, false, 306535400},
+       [](const BuildArgs& a) { return zoo::vit(a, {32, 24, 16, 1024, 4096}); }},
+      {{"vit_h_14", "vit", "torchvision.models.vit_h_14 (image_size 224, the SWAG linear-probe weights' size)",
+        kImageNet, false, 632045800},
+       [](const BuildArgs& a) { return zoo::vit(a, {14, 32, 16, 1280, 5120}); }},
   });
   return kRows;
 }
