@@ -528,6 +528,26 @@ TEST(ExecOps, WhereAndEqualBroadcast) {
   expect_close(t.run(w), e);
 }
 
+// GPT-2's causal mask: a [1, 1, T, T] condition over [B, H, T, T] scores, a scalar fill; and a condition broadcast
+// along the last axis ([T, 1]), where every row reads one element. Checked element by element.
+TEST(ExecOps, WhereBroadcastsTheConditionRowByRow) {
+  for (const Shape& cond_shape : {Shape{{1, 1, 4, 5}}, Shape{{4, 1}}}) {
+    ExecCase t;
+    int cond = t.tensor("cond", cond_shape);
+    for (size_t i = 0; i < t.data["cond"].data.size(); ++i) t.data["cond"].data[i] = i % 3 == 0 ? 0.f : 1.f;
+    int x = t.tensor("x", Shape{{2, 3, 4, 5}});
+    int fill = t.tensor("fill", Shape{});
+    int w = t.node(OpKind::Where, {cond, x, fill}, Shape{{2, 3, 4, 5}});
+    V e(120);
+    for (int i = 0; i < 120; ++i) {
+      const int row = (i / 5) % 4, col = i % 5;
+      const float c = cond_shape.rank() == 4 ? t[cond][row * 5 + col] : t[cond][row];
+      e[i] = c != 0.f ? t[x][i] : t[fill][0];
+    }
+    expect_close(t.run(w), e);
+  }
+}
+
 TEST(ExecOps, PadModesOnOneAxis) {
   struct Case {
     std::string mode;

@@ -20,16 +20,19 @@ std::vector<int64_t> broadcast_strides(const Dims& in, const Dims& out) {
   return strides;
 }
 
-/// Calls f(out_index, in_offsets) over every output element in row-major order.
+/// Calls f(out_index, in_offsets) at the start of every row (last axis) of the output, in row-major order; along a
+/// row, input k advances by strides[k].back() per element.
 template <typename F>
-void for_each_broadcast(const Dims& out, const std::vector<std::vector<int64_t>>& strides, F f) {
+void for_each_broadcast_row(const Dims& out, const std::vector<std::vector<int64_t>>& strides, F f) {
   const int rank = static_cast<int>(out.size());
-  int64_t total = 1;
-  for (auto d : out) total *= d;
+  const int64_t inner = rank == 0 ? 1 : out.back();
+  int64_t rows = 1;
+  for (int ax = 0; ax + 1 < rank; ++ax) rows *= out[ax];
+  if (inner == 0) return;
   std::vector<int64_t> idx(rank, 0), off(strides.size(), 0);
-  for (int64_t i = 0; i < total; ++i) {
-    f(i, off);
-    for (int ax = rank - 1; ax >= 0; --ax) {
+  for (int64_t r = 0; r < rows; ++r) {
+    f(r * inner, off);
+    for (int ax = rank - 2; ax >= 0; --ax) {
       ++idx[ax];
       for (size_t k = 0; k < strides.size(); ++k) off[k] += strides[k][ax];
       if (idx[ax] < out[ax]) break;
@@ -124,20 +127,35 @@ void lower_reference_elementwise(Program& p, int ni) {
   memory dst = p.alloc(plain_desc(out));
   p.set_value(Y, dst);
   const OpKind op = n.op;
-  p.add_step(ni, "reference", [ins, strides, dst, out, op] {
+  // One row (the output's last axis) at a time, the op chosen once per row: each input advances by 0 (broadcast)
+  // or 1 along it, so the inner loops are plain strided loops (GPT-2's causal Where over 12 x 1024 x 1024 scores
+  // took 10 ns per element through a per-element index walk and op switch).
+  std::vector<int64_t> along(arity, 0);
+  for (int k = 0; k < arity; ++k) along[k] = out.empty() ? 0 : strides[k].back();
+  const int64_t inner = out.empty() ? 1 : out.back();
+  p.add_step(ni, "reference", [ins, strides, along, dst, out, op, inner] {
     float* y = data_of(dst);
     std::vector<const float*> x;
     for (const auto& m : ins) x.push_back(data_of(m));
-    for_each_broadcast(out, strides, [&](int64_t i, const std::vector<int64_t>& o) {
+    const int64_t s0 = along[0], s1 = along.size() > 1 ? along[1] : 0, s2 = along.size() > 2 ? along[2] : 0;
+    for_each_broadcast_row(out, strides, [&](int64_t i, const std::vector<int64_t>& o) {
+      float* yr = y + i;
+      const float* a = x[0] + o[0];
+      const float* b = x.size() > 1 ? x[1] + o[1] : nullptr;
+      const float* c = x.size() > 2 ? x[2] + o[2] : nullptr;
       switch (op) {
-        case OpKind::Add: y[i] = x[0][o[0]] + x[1][o[1]]; break;
-        case OpKind::Sub: y[i] = x[0][o[0]] - x[1][o[1]]; break;
-        case OpKind::Mul: y[i] = x[0][o[0]] * x[1][o[1]]; break;
-        case OpKind::Div: y[i] = x[0][o[0]] / x[1][o[1]]; break;
-        case OpKind::Pow: y[i] = std::pow(x[0][o[0]], x[1][o[1]]); break;
-        case OpKind::Equal: y[i] = x[0][o[0]] == x[1][o[1]] ? 1.f : 0.f; break;
-        case OpKind::Where: y[i] = x[0][o[0]] != 0.f ? x[1][o[1]] : x[2][o[2]]; break;
-        default: y[i] = x[0][o[0]]; break;  // Expand
+        case OpKind::Add: for (int64_t j = 0; j < inner; ++j) yr[j] = a[j * s0] + b[j * s1]; break;
+        case OpKind::Sub: for (int64_t j = 0; j < inner; ++j) yr[j] = a[j * s0] - b[j * s1]; break;
+        case OpKind::Mul: for (int64_t j = 0; j < inner; ++j) yr[j] = a[j * s0] * b[j * s1]; break;
+        case OpKind::Div: for (int64_t j = 0; j < inner; ++j) yr[j] = a[j * s0] / b[j * s1]; break;
+        case OpKind::Pow: for (int64_t j = 0; j < inner; ++j) yr[j] = std::pow(a[j * s0], b[j * s1]); break;
+        case OpKind::Equal:
+          for (int64_t j = 0; j < inner; ++j) yr[j] = a[j * s0] == b[j * s1] ? 1.f : 0.f;
+          break;
+        case OpKind::Where:
+          for (int64_t j = 0; j < inner; ++j) yr[j] = a[j * s0] != 0.f ? b[j * s1] : c[j * s2];
+          break;
+        default: for (int64_t j = 0; j < inner; ++j) yr[j] = a[j * s0]; break;  // Expand
       }
     });
   });
