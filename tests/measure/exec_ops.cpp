@@ -285,7 +285,13 @@ INSTANTIATE_TEST_SUITE_P(
         UnaryParam{OpKind::HardSigmoid, [](float v) { return std::clamp(0.2f * v + 0.5f, 0.f, 1.f); }, {}, -4, 4},
         UnaryParam{OpKind::HardSwish, [](float v) { return v * std::clamp(v / 6.f + 0.5f, 0.f, 1.f); }, {}, -4, 4},
         UnaryParam{OpKind::Neg, [](float v) { return -v; }, {}, -1, 1},
-        UnaryParam{OpKind::Reciprocal, [](float v) { return 1.f / v; }, {}, 0.5f, 2}));
+        UnaryParam{OpKind::Reciprocal, [](float v) { return 1.f / v; }, {}, 0.5f, 2},
+        UnaryParam{OpKind::Silu, [](float v) { return v / (1.f + std::exp(-v)); }, {}, -4, 4},
+        UnaryParam{OpKind::Elu, [](float v) { return v > 0 ? v : 0.5f * (std::exp(v) - 1.f); },
+                   Attrs{}.set("alpha", 0.5), -2, 2},
+        UnaryParam{OpKind::Abs, [](float v) { return std::fabs(v); }, {}, -2, 2},
+        UnaryParam{OpKind::Mish, [](float v) { return v * std::tanh(std::log1p(std::exp(v))); }, {}, -4, 4},
+        UnaryParam{OpKind::Softplus, [](float v) { return std::log1p(std::exp(v)); }, {}, -4, 4}));
 
 /// Reference numpy-style broadcasting binary op on row-major data.
 V ref_broadcast(const V& a, const Shape& as, const V& b, const Shape& bs, const Shape& ys, float (*f)(float, float)) {

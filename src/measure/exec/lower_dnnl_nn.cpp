@@ -192,6 +192,11 @@ constexpr EltwiseRow kEltwise[] = {
     {OpKind::Neg, algorithm::eltwise_linear, -1.f, 0.f, nullptr, nullptr},
     {OpKind::Reciprocal, algorithm::eltwise_pow, 1.f, -1.f, nullptr, nullptr},
     {OpKind::Clip, algorithm::eltwise_clip, -FLT_MAX, FLT_MAX, "min", "max"},
+    {OpKind::Silu, algorithm::eltwise_swish, 1.f, 0.f, nullptr, nullptr},  // x sigmoid(alpha x), alpha 1
+    {OpKind::Elu, algorithm::eltwise_elu, 1.f, 0.f, "alpha", nullptr},
+    {OpKind::Abs, algorithm::eltwise_abs, 0.f, 0.f, nullptr, nullptr},
+    {OpKind::Mish, algorithm::eltwise_mish, 0.f, 0.f, nullptr, nullptr},
+    {OpKind::Softplus, algorithm::eltwise_soft_relu, 0.f, 0.f, nullptr, nullptr},  // log(1 + e^x)
 };
 
 /// The eltwise function of a node of the table; throws NoKernel when a Clip bound is not a known constant.
