@@ -554,6 +554,26 @@ TEST(ExecOps, WhereBroadcastsTheConditionRowByRow) {
   }
 }
 
+// RMSNormalization over the last axis and over the last two, with a per-element scale.
+TEST(ExecOps, RmsNormalizationOverTheTrailingAxes) {
+  for (int64_t axis : {-1, 1}) {
+    ExecCase t;
+    int x = t.tensor("x", Shape{{2, 3, 4}});
+    const int64_t inner = axis == -1 ? 4 : 12;
+    int w = t.tensor("w", Shape{{inner}}, ValueKind::Param);
+    int y = t.node(OpKind::RMSNormalization, {x, w}, Shape{{2, 3, 4}},
+                   Attrs{}.set("axis", axis).set("epsilon", 1e-3));
+    V e(24);
+    for (int64_t r = 0; r < 24 / inner; ++r) {
+      double sum = 0;
+      for (int64_t j = 0; j < inner; ++j) sum += t[x][r * inner + j] * t[x][r * inner + j];
+      const double inv = 1.0 / std::sqrt(sum / inner + 1e-3);
+      for (int64_t j = 0; j < inner; ++j) e[r * inner + j] = static_cast<float>(t[x][r * inner + j] * inv * t[w][j]);
+    }
+    expect_close(t.run(y), e);
+  }
+}
+
 TEST(ExecOps, PadModesOnOneAxis) {
   struct Case {
     std::string mode;

@@ -37,6 +37,7 @@ constexpr LoweringRow kLowerings[] = {
     {OpKind::Abs, lower_eltwise},
     {OpKind::Mish, lower_eltwise},
     {OpKind::Softplus, lower_eltwise},
+    {OpKind::RMSNormalization, lower_rms_norm},
     {OpKind::Erf, lower_reference_unary},
     {OpKind::Add, lower_binary},
     {OpKind::Sub, lower_binary},

@@ -1,5 +1,5 @@
 // Views (no copy) and reference kernels for ops oneDNN has no primitive for (Erf, Gather, ArgMax, Where, Pow,
-// Equal, Expand, Cast, and binary ops that broadcast their first operand).
+// Equal, Expand, Cast, RMSNormalization, and binary ops that broadcast their first operand).
 #include <cmath>
 
 #include "lowerings.hpp"
@@ -160,6 +160,39 @@ void lower_reference_elementwise(Program& p, int ni) {
     });
   });
   if (p.needs_grad(Y)) p.note(std::string(op_name(op)) + " (reference kernel) has no backward in the executor");
+}
+
+// RMSNormalization (opset 23): y = x / sqrt(mean(x^2) + epsilon) * scale over the axes from `axis` on; oneDNN 2.x
+// has no RMS flag on its layer normalization. Accumulates in double, as stash_type 1 (float) asks at least.
+void lower_rms_norm(Program& p, int ni) {
+  const Node& n = node_of(p, ni);
+  const int X = input_at(n, 0), S = input_at(n, 1), Y = n.outputs.at(0);
+  if (S < 0) throw NoKernel{"RMSNormalization without a scale input"};
+  const Shape& xs = shape_of(p, X);
+  const int axis = static_cast<int>(normalize_axis(n.attrs.i("axis", -1), xs.rank(), n));
+  int64_t rows = 1, inner = 1;
+  for (int i = 0; i < xs.rank(); ++i) (i < axis ? rows : inner) *= xs[i];
+  const int64_t scale_elems = static_cast<int64_t>(shape_of(p, S).elements());
+  if (scale_elems != inner && scale_elems != 1)
+    throw NoKernel{"RMSNormalization scale of " + std::to_string(scale_elems) + " elements over rows of " +
+                   std::to_string(inner)};
+  const float eps = static_cast<float>(n.attrs.f("epsilon", 1e-5));
+  memory src = p.plain(X, ni), scale = p.plain(S, ni);
+  memory dst = p.alloc(plain_desc(to_dims(xs)));
+  p.set_value(Y, dst);
+  const int64_t scale_step = scale_elems == 1 ? 0 : 1;
+  p.add_step(ni, "reference", [src, scale, dst, rows, inner, eps, scale_step] {
+    const float *x = data_of(src), *w = data_of(scale);
+    float* y = data_of(dst);
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* xr = x + r * inner;
+      double sum = 0;
+      for (int64_t j = 0; j < inner; ++j) sum += static_cast<double>(xr[j]) * xr[j];
+      const float inv = static_cast<float>(1.0 / std::sqrt(sum / static_cast<double>(inner) + eps));
+      for (int64_t j = 0; j < inner; ++j) y[r * inner + j] = xr[j] * inv * w[j * scale_step];
+    }
+  });
+  if (p.needs_grad(Y)) p.note("RMSNormalization (reference kernel) has no backward in the executor");
 }
 
 void lower_gather(Program& p, int ni) {

@@ -34,6 +34,7 @@ void lower_gather(Program& p, int ni);
 void lower_reference_unary(Program& p, int ni);  ///< Erf, HardSigmoid
 void lower_reference_elementwise(Program& p, int ni);  ///< Pow/Equal/Where/Expand with broadcasting
 void lower_argmax(Program& p, int ni);
+void lower_rms_norm(Program& p, int ni);  ///< RMSNormalization (opset 23), forward only
 void lower_cast(Program& p, int ni);
 
 // reference data movement (lower_ref_move.cpp)
