@@ -33,7 +33,14 @@ void copy_attributes(const onnx::NodeProto& n, Attrs& attrs) {
         if (auto ints = int_payload(a.t()); ints && ints->size() == 1) attrs.set(a.name(), (*ints)[0]);
         else if (auto reals = float_payload(a.t()); reals && reals->size() == 1) attrs.set(a.name(), (*reals)[0]);
         break;
-      default: break;  // graphs (If/Loop bodies), string lists: not attributes ridge uses
+      case onnx::AttributeProto::STRINGS:  // RNN/GRU/LSTM activations, joined with commas ("Sigmoid,Tanh,Tanh")
+        if (a.name() == "activations") {
+          std::string joined;
+          for (const auto& s : a.strings()) joined += (joined.empty() ? "" : ",") + s;
+          attrs.set(a.name(), joined);
+        }
+        break;
+      default: break;  // graphs (If/Loop bodies), other string lists: not attributes ridge uses
     }
   }
 }

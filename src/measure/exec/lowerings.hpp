@@ -27,6 +27,8 @@ void lower_reduce(Program& p, int ni);
 void lower_transpose(Program& p, int ni);
 void lower_slice(Program& p, int ni);
 void lower_split(Program& p, int ni);
+// recurrent cells (lower_dnnl_rnn.cpp)
+void lower_rnn(Program& p, int ni);  ///< RNN, GRU, LSTM: forward only
 
 // views and reference kernels (lower_ref.cpp)
 void lower_view(Program& p, int ni);
