@@ -138,6 +138,9 @@ bool cost_node(const Graph& g, const Node& n, const std::vector<bool>& grad, Cos
 /// ONNX's training_mode input holding true, unless its `ratio` attribute is 0 (torch's nn.Dropout(p=0) returns
 /// its input). It masks and scales every element; at inference it is a view.
 bool dropout_active(const Graph& g, const Node& n);
+/// True for a Dropout whose `ratio` attribute is 0 (torch's nn.Dropout(p=0), or an ONNX export's constant ratio 0):
+/// it returns its input in training too, and saves no mask.
+bool dropout_drops_nothing(const Node& n);
 /// True when the op only reinterprets metadata (no bytes move): views, Dropout at inference, sources.
 bool is_view(const Graph& g, const Node& n);
 /// True for a Conv into which an eval-mode export folded a BatchNorm (attribute folded_batchnorm = 1).

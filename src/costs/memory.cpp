@@ -66,7 +66,9 @@ void saved_by(const Graph& g, const Node& n, std::vector<int>& values, Count& ex
       act(x);
       extra += out * 8;  // int64 indices of the maxima
       break;
-    case Saves::Mask: extra += out; break;  // bool mask in training mode
+    case Saves::Mask:  // bool mask in training mode (none when the ratio is 0)
+      if (!ops::dropout_drops_nothing(n)) extra += out;
+      break;
     case Saves::Index:
       if (n.inputs.size() > 1) act(n.inputs[1]);
       break;

@@ -98,11 +98,15 @@ bool cost_node(const Graph& g, const Node& n, const std::vector<bool>& grad, Cos
 
 bool dropout_active(const Graph& g, const Node& n) {
   if (n.op != OpKind::Dropout) return false;
-  if (n.attrs.has("ratio") && n.attrs.f("ratio", 0.5) == 0.0) return false;  // p = 0: torch returns the input
+  if (dropout_drops_nothing(n)) return false;
   if (n.attrs.i("training_mode", 0) != 0) return true;
   if (n.inputs.size() < 3 || n.inputs[2] < 0) return false;
   const Value& mode = g.value(n.inputs[2]);
   return mode.has_int_data && mode.int_data.size() == 1 && mode.int_data[0] != 0;
+}
+
+bool dropout_drops_nothing(const Node& n) {
+  return n.op == OpKind::Dropout && n.attrs.has("ratio") && n.attrs.f("ratio", 0.5) == 0.0;
 }
 
 bool is_view(const Graph& g, const Node& n) {

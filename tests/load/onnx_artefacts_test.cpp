@@ -5,6 +5,7 @@
 #include "load/onnx_tiny_model.hpp"
 #include "ridge/cost.hpp"
 #include "ridge/onnx_import.hpp"
+#include "ridge/op_rules.hpp"
 
 namespace ridge {
 namespace {
@@ -32,6 +33,33 @@ Graph import(TinyModel& m, const std::string& label) {
   LoadOptions o;
   o.batch = 2;
   return import_onnx_bytes(m.bytes(), label, o, {});
+}
+
+// torch exports F.dropout(x, p=0.0, training=True) (torchvision's Swin) as Dropout with ratio 0 and training_mode
+// true: it drops nothing. The ratio becomes the node's attribute; the node costs nothing and saves no mask, while a
+// ratio of 0.1 still drops.
+TEST(OnnxArtefacts, DropoutWithAConstantRatioOfZeroDropsNothingInTraining) {
+  for (float ratio : {0.f, 0.1f}) {
+    TinyModel m;
+    m.input("x", {-1, 4, 8}).weight("w", {8, 8});
+    m.node("MatMul", {"x", "w"}, {"h"}, "proj");  // a parameter upstream: the backward needs the mask
+    scalar_constant(m, "ratio", ratio, "ratio_const");
+    auto& mode = m.node("Constant", {}, {"mode"}, "mode_const");
+    auto* a = mode.add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    a->mutable_t()->set_data_type(onnx::TensorProto::BOOL);
+    a->mutable_t()->add_int32_data(1);
+    m.node("Dropout", {"h", "ratio", "mode"}, {"y"}, "drop");
+    m.output("y");
+    const Graph g = import(m, "dropout.onnx");
+    const Node& n = g.nodes[g.find_node("drop")];
+    EXPECT_DOUBLE_EQ(n.attrs.f("ratio", -1), ratio);
+    EXPECT_EQ(ops::dropout_active(g, n), ratio != 0.f) << ratio;
+    EXPECT_EQ(estimate(g).nodes.at(g.find_node("drop")).cost.flops, ratio == 0.f ? Count{0} : Count{2 * 4 * 8});
+    // Saved for backward: the MatMul's input x (fp32), plus the dropout's bool mask only when it drops.
+    EXPECT_EQ(estimate_memory(g).saved_bytes, Count{2 * 4 * 8 * 4} + (ratio == 0.f ? 0 : 2 * 4 * 8)) << ratio;
+  }
 }
 
 TEST(OnnxArtefacts, FoldedBatchNormConvsAreMarkedAndNoted) {

@@ -132,9 +132,19 @@ void note_unknown_ops(Work& w) {
                                   fmt::join(parts, ", ")));
 }
 
+/// Dropout's ratio as the attribute `ratio` (opset 12 moved it from an attribute to input 1) when input 1 is a
+/// constant scalar: torch exports F.dropout(p=0.0, training=True) with training_mode true and ratio 0, which drops
+/// nothing (ops::dropout_active reads the attribute).
+void record_dropout_ratios(Work& w) {
+  for (Node& n : w.g.nodes)
+    if (n.op == OpKind::Dropout && n.inputs.size() > 1)
+      if (auto ratio = constant_scalar(w, n.inputs[1])) n.attrs.set("ratio", *ratio);
+}
+
 }  // namespace
 
 void recognise_artefacts(Work& w) {
+  record_dropout_ratios(w);
   restore_adaptive_pools(w);
   mark_folded_batchnorm(w);
   drop_multiplications_by_one(w);

@@ -4,6 +4,7 @@
 
 #include "lowerings.hpp"
 #include "ridge/error.hpp"
+#include "ridge/op_rules.hpp"
 
 namespace ridge::exec {
 
@@ -50,7 +51,8 @@ void lower_view(Program& p, int ni) {
   const Node& n = node_of(p, ni);
   const int X = input_at(n, 0), Y = n.outputs.at(0);
   if (n.op == OpKind::Dropout && p.training()) p.note("Dropout runs as identity (no mask) when training");
-  if (n.op == OpKind::Dropout && input_at(n, 2) >= 0 && scalar_input(p, n, 2).value_or(1.f) != 0.f)
+  if (n.op == OpKind::Dropout && !ops::dropout_drops_nothing(n) && input_at(n, 2) >= 0 &&
+      scalar_input(p, n, 2).value_or(1.f) != 0.f)
     throw NoKernel{"Dropout in training mode (random mask)"};
   memory src = p.plain(X, ni);
   p.set_value(Y, p.view(src, to_dims(shape_of(p, Y))));
