@@ -45,9 +45,9 @@ struct LlmConfig {
   bool mlp_bias = false;             ///< MLP projections have biases
   bool fused_qkv = false;            ///< one qkv projection (gpt2 c_attn, neox/falcon query_key_value, phi3 qkv_proj)
   bool fused_gate_up = false;        ///< gated MLP with one gate_up_proj, chunked in two (phi3, glm, glm4)
-  bool qk_norm = false;              ///< RMSNorm over head_dim on every query and key head (qwen3 q_norm, k_norm)
-  bool qk_norm_whole = false;        ///< with qk_norm: one RMSNorm over the whole q and k projections (heads x
-                                     ///< head_dim wide: olmo2, olmo3, olmoe), not one per head
+  /// RMSNorms on the queries and keys: none; over head_dim on every head (qwen3, gemma3 q_norm, k_norm); or one
+  /// over the whole q and k projections, heads x head_dim wide (olmo2, olmo3, olmoe).
+  enum class QkNorm { None, PerHead, Whole } qk_norm = QkNorm::None;
   bool tied_embeddings = false;      ///< lm_head reuses the token embedding
   bool lm_head_bias = false;         ///< phi's lm_head has a bias
   LlmPosition position = LlmPosition::Rotary;

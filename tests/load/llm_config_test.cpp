@@ -241,7 +241,7 @@ TEST(LlmConfig, Qwen3NormsEachHeadAndPhi3FusesItsProjections) {
       "intermediate_size":3072,"num_hidden_layers":28,"num_attention_heads":16,"num_key_value_heads":8,"head_dim":128,
       "max_position_embeddings":40960,"tie_word_embeddings":true})"), "qwen3-0.6b");
   q.name = "qwen3-0.6b";
-  EXPECT_TRUE(q.qk_norm);
+  EXPECT_EQ(q.qk_norm, LlmConfig::QkNorm::PerHead);
   EXPECT_EQ(llm_params(q).total, Count{596049920});
   EXPECT_EQ(llm_params(q).total - Count{151936} * 1024, Count{440467456});
   EXPECT_EQ(graph_params(q), llm_params(q).total);
@@ -310,7 +310,7 @@ TEST(LlmConfig, Gemma2And3HaveLocalAndGlobalLayers) {
   EXPECT_EQ(estimate(g).nodes[static_cast<size_t>(cap)].cost.flops, Count{8} * 5001);
 
   const LlmConfig& g3 = *find_llm_config("gemma-3-1b");
-  EXPECT_TRUE(g3.qk_norm);
+  EXPECT_EQ(g3.qk_norm, LlmConfig::QkNorm::PerHead);
   EXPECT_EQ(g3.attn_softcap, 0.0);
   for (int64_t l = 0; l < g3.num_layers; ++l) EXPECT_EQ(g3.window_of(l), (l + 1) % 6 == 0 ? 0 : 512) << l;
   EXPECT_EQ(llm_params(g3).total, Count{999885952});  // "1B"
@@ -788,7 +788,7 @@ TEST(LlmConfig, Olmo2NormsAfterEachBlockAndOverWholeProjections) {
   const Count olmo2 = 2 * V * h + 32 * (4 * h * h + 3 * h * I + 4 * h) + h;
   EXPECT_EQ(olmo2, Count{7298617344});
   EXPECT_EQ(llm_params(o).total, olmo2);
-  EXPECT_TRUE(o.qk_norm && o.qk_norm_whole && o.output_norms);
+  EXPECT_TRUE(o.qk_norm == LlmConfig::QkNorm::Whole && o.output_norms);
   EXPECT_EQ(o.sliding_window, 0);
   // Small shapes with grouped KV heads: the k_norm is kv x hd wide; the graph has the formula's parameters.
   const LlmConfig s2 = small_config("olmo2", 4), sl = small_config("llama", 4);

@@ -194,7 +194,7 @@ void read_llama_like(const Keys& k, LlmConfig& c) {
     c.o_bias = false;
   }
   // Qwen3Attention: q_norm and k_norm over head_dim; q/k/v/o biases follow attention_bias
-  if (c.family == "qwen3" || c.family == "qwen3_moe") c.qk_norm = true;
+  if (c.family == "qwen3" || c.family == "qwen3_moe") c.qk_norm = LlmConfig::QkNorm::PerHead;
   if (gemma) {
     c.scale_embeddings = true;
     c.tied_embeddings = true;  // Gemma*ForCausalLM always ties lm_head to embed_tokens
@@ -210,7 +210,7 @@ void read_llama_like(const Keys& k, LlmConfig& c) {
                               k.origin(), c.global_every));
     c.attn_softcap = k.opt_double("attn_logit_softcapping", c.family == "gemma2" ? 50.0 : 0.0);
     c.final_softcap = k.opt_double("final_logit_softcapping", c.family == "gemma2" ? 30.0 : 0.0);
-    c.qk_norm = c.family == "gemma3_text";
+    c.qk_norm = c.family == "gemma3_text" ? LlmConfig::QkNorm::PerHead : LlmConfig::QkNorm::None;
     read_layer_types(k, c);
     if (c.global_every < 0 || c.attn_softcap < 0 || c.final_softcap < 0)
       throw Error(fmt::format("{}: sliding_window_pattern and the soft-caps must not be negative", k.origin()));
@@ -647,7 +647,7 @@ void read_olmo(const Keys& k, LlmConfig& c) {
 // sliding_window (4096) tokens, or as layer_types lists them.
 void read_olmo2(const Keys& k, LlmConfig& c) {
   read_llama_like(k, c);
-  c.qk_norm = c.qk_norm_whole = true;
+  c.qk_norm = LlmConfig::QkNorm::Whole;
   c.output_norms = true;
   if (c.family == "olmo3") {
     c.sliding_window = k.null("sliding_window") ? 0 : k.opt_int("sliding_window", 4096);  // null: no window
@@ -663,7 +663,7 @@ void read_olmo2(const Keys& k, LlmConfig& c) {
 void read_olmoe(const Keys& k, LlmConfig& c) {
   read_llama_like(k, c);
   c.max_positions = k.opt_int("max_position_embeddings", 4096);
-  c.qk_norm = c.qk_norm_whole = true;
+  c.qk_norm = LlmConfig::QkNorm::Whole;
   c.num_experts = k.opt_int("num_experts", 64);
   c.experts_per_token = k.opt_int("num_experts_per_tok", 8);
   c.clip_qkv = k.opt_double("clip_qkv", 0);

@@ -186,8 +186,10 @@ LayerParts layer_parts(const LlmConfig& c) {
   auto mlp = [&](Count width) {
     return c.gated_mlp ? 3 * h * width + (c.mlp_bias ? 2 * width + h : 0) : 2 * h * width + (c.mlp_bias ? width + h : 0);
   };
-  Count attn = h * (H + 2 * kv) * hd + (c.qkv_bias ? (H + 2 * kv) * hd : 0) + H * hd * h + (c.o_bias ? h : 0) +
-               (c.qk_norm ? (c.qk_norm_whole ? (H + kv) * hd : 2 * hd) : 0);
+  const Count qk_norm = c.qk_norm == LlmConfig::QkNorm::Whole     ? (H + kv) * hd
+                        : c.qk_norm == LlmConfig::QkNorm::PerHead ? 2 * hd
+                                                                  : 0;
+  Count attn = h * (H + 2 * kv) * hd + (c.qkv_bias ? (H + 2 * kv) * hd : 0) + H * hd * h + (c.o_bias ? h : 0) + qk_norm;
   if (c.mla()) {  // q (low-rank with its norm, or one q_proj), the latent kv_a_proj + norm, kv_b_proj, o_proj
     const Count ql = c.q_lora_rank, kl = c.kv_lora_rank, rope = c.qk_rope_head_dim, vd = c.value_dim();
     const Count bias = c.qkv_bias ? 1 : 0;
