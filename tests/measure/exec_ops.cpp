@@ -574,6 +574,27 @@ TEST(ExecOps, RmsNormalizationOverTheTrailingAxes) {
   }
 }
 
+// A recurrent node whose inputs disagree in shape (here the recurrence weights) is refused with the reason, not
+// read out of bounds; a well-formed one runs.
+TEST(ExecOps, LstmWithMismatchedRecurrenceWeightsIsRefused) {
+  for (int64_t r_width : {2, 5}) {
+    ExecCase t;
+    int x = t.tensor("x", Shape{{3, 1, 4}});
+    int w = t.tensor("w", Shape{{1, 8, 4}}, ValueKind::Param);  // 4 gates x hidden 2
+    int r = t.tensor("r", Shape{{1, 8, r_width}}, ValueKind::Param);
+    int y = t.node(OpKind::LSTM, {x, w, r}, Shape{{3, 1, 1, 2}}, Attrs{}.set("hidden_size", int64_t{2}));
+    ExecResult res;
+    t.run(y, &res);
+    const StepInfo& step = res.steps.back();
+    if (r_width == 2) {
+      EXPECT_EQ(step.status, StepStatus::Executed) << step.reason;
+    } else {
+      EXPECT_EQ(step.status, StepStatus::NotExecuted);
+      EXPECT_NE(step.reason.find("recurrence weights 1x8x5, expected 1x8x2"), std::string::npos) << step.reason;
+    }
+  }
+}
+
 TEST(ExecOps, PadModesOnOneAxis) {
   struct Case {
     std::string mode;

@@ -92,7 +92,17 @@ void lower_rnn(Program& p, int ni) {
   if (xs.rank() != 3 || ws.rank() != 3) throw NoKernel{"RNN input or weights not 3-D"};
   const int64_t G = cell == RnnCell::Lstm ? 4 : cell == RnnCell::Rnn ? 1 : 3;
   const RnnSizes s{xs[0], xs[1], xs[2], ws[1] / G, ws[0], G};
-  if (s.H * G != ws[1] || ws[2] != s.I) throw NoKernel{"RNN weights " + to_string(ws) + " do not match the input"};
+  if (s.H * G != ws[1] || ws[2] != s.I || s.D < 1 || s.D > 2)
+    throw NoKernel{"RNN weights " + to_string(ws) + " do not match the input " + to_string(xs)};
+  // The other inputs are read as these shapes (the host copies below index them directly).
+  auto expect = [&](int vid, const Shape& want, const char* what) {
+    if (vid >= 0 && shape_of(p, vid) != want)
+      throw NoKernel{std::string("RNN ") + what + " " + to_string(shape_of(p, vid)) + ", expected " + to_string(want)};
+  };
+  expect(R, Shape{{s.D, G * s.H, s.H}}, "recurrence weights");
+  expect(B, Shape{{s.D, 2 * G * s.H}}, "bias");
+  expect(H0, Shape{{s.D, s.N, s.H}}, "initial_h");
+  expect(C0, Shape{{s.D, s.N, s.H}}, "initial_c");
   rnn_check_supported(p, n, cell, s);
   const std::string direction = n.attrs.s("direction", "forward");
   const auto dir = direction == "reverse"         ? dnnl::rnn_direction::unidirectional_right2left
