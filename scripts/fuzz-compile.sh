@@ -5,9 +5,9 @@
 # several fuzzers use (src/ops, src/graph) is compiled once. Sources compile in unity batches, as the main build's
 # do (cmake/Options.cmake): up to `fuzz_unity_batch` consecutive files of one folder become one translation unit,
 # so the headers every file includes (nlohmann/json, fmt, the standard library) are parsed once per batch. With
-# -gline-tables-only instead of -g, this took the fuzzers' build from 414 s to about 300 s of CPU. A batch's object is rebuilt when it is missing, older than its generated unity file, or
-# older than any file its clang dependency file (-MMD) lists (its sources and their headers); when the flags change,
-# every object is. Each object is compiled under a lock of its own, so the fuzz scripts can run at the same time
+# -gline-tables-only instead of -g, batches of 8 took the fuzzers' build from 414 s to about 300 s of CPU. A batch's
+# object is rebuilt when it is missing, older than its generated unity file, or older than any file its clang
+# dependency file (-MMD) lists (its sources and their headers); when the flags change, every object is. Each object is compiled under a lock of its own, so the fuzz scripts can run at the same time
 # (scripts/test.sh).
 #
 # compile_objects NAME: "${sources[@]}" (in order) are compiled in batches into build-fuzz-obj/; up to nproc
@@ -36,7 +36,7 @@ fuzz_flags=(-std=gnu++20 -O1 -gline-tables-only -fno-omit-frame-pointer -Iinclud
 # src/graph/data_dir.cpp finds data/ (the GPU architecture table, device files) through these.
 fuzz_flags+=(-DRIDGE_SOURCE_DATA_DIR="\"$PWD/data\"" -DRIDGE_INSTALL_DATA_DIR="\"/usr/local/share/ridge\"")
 
-fuzz_unity_batch=8
+fuzz_unity_batch=16
 
 # 0 when $1 (an object) must be compiled from $2 (its unity file): missing, older than it or than a file it used.
 fuzz_object_stale() {

@@ -175,30 +175,30 @@ class TraceReader : public nlohmann::json_sax<json> {
   static bool keep(const Event& e) { return e.ph.kind == Field::Kind::String && e.ph.text == "X"; }
 };
 
-enum class Kind : uint8_t { Kernel, Memcpy, Memset, Op, Annotation, Runtime, Other };
+enum class EventKind : uint8_t { Kernel, Memcpy, Memset, Op, Annotation, Runtime, Other };
 
 // Category names of kineto (lower-case since 2021; "Kernel", "Memcpy", "Operator", "Runtime" before) and the
 // legacy profiler's "CPU functions" / "CUDA functions" process names.
-Kind kind_of(const Event& e) {
+EventKind kind_of(const Event& e) {
   const std::string cat = ascii_lower(e.cat.text);
-  if (cat == "kernel") return Kind::Kernel;
-  if (cat == "gpu_memcpy" || cat == "memcpy") return Kind::Memcpy;
-  if (cat == "gpu_memset" || cat == "memset") return Kind::Memset;
-  if (cat == "cpu_op" || cat == "operator") return Kind::Op;
-  if (cat == "user_annotation") return Kind::Annotation;
-  if (cat == "cuda_runtime" || cat == "cuda_driver" || cat == "runtime") return Kind::Runtime;
+  if (cat == "kernel") return EventKind::Kernel;
+  if (cat == "gpu_memcpy" || cat == "memcpy") return EventKind::Memcpy;
+  if (cat == "gpu_memset" || cat == "memset") return EventKind::Memset;
+  if (cat == "cpu_op" || cat == "operator") return EventKind::Op;
+  if (cat == "user_annotation") return EventKind::Annotation;
+  if (cat == "cuda_runtime" || cat == "cuda_driver" || cat == "runtime") return EventKind::Runtime;
   if (!e.cat.present() && e.pid.kind == Field::Kind::String) {
-    if (e.pid.text == "CUDA functions") return Kind::Kernel;
-    if (e.pid.text == "CPU functions") return Kind::Op;
+    if (e.pid.text == "CUDA functions") return EventKind::Kernel;
+    if (e.pid.text == "CPU functions") return EventKind::Op;
   }
-  return Kind::Other;
+  return EventKind::Other;
 }
 
-std::string_view kind_label(Kind k) {
+std::string_view kind_label(EventKind k) {
   switch (k) {
-    case Kind::Kernel: return "kernel";
-    case Kind::Memcpy: return "memcpy";
-    case Kind::Memset: return "memset";
+    case EventKind::Kernel: return "kernel";
+    case EventKind::Memcpy: return "memcpy";
+    case EventKind::Memset: return "memset";
     default: return "event";
   }
 }
@@ -251,7 +251,7 @@ std::string_view precision_of(const std::string& input_types) {
 /// Problems of one kind, reported once with a count and the first event.
 struct Skips {
   std::map<std::string, std::pair<int, std::string>> by_reason;
-  void add(const std::string& reason, const Event& e, Kind k) {
+  void add(const std::string& reason, const Event& e, EventKind k) {
     auto& [n, first] = by_reason[reason];
     if (n++ == 0)
       first = fmt::format("traceEvents[{}] {} '{}'", e.index, kind_label(k), e.name.text.substr(0, 60));
@@ -271,11 +271,11 @@ struct Span {
   int parent = -1;        ///< enclosing span (index into spans)
 };
 
-std::vector<Span> nest(const std::vector<Event>& events, const std::vector<Kind>& kinds, Skips& skips) {
+std::vector<Span> nest(const std::vector<Event>& events, const std::vector<EventKind>& kinds, Skips& skips) {
   std::vector<Span> spans;
   std::map<std::pair<std::string, std::string>, std::vector<size_t>> by_thread;
   for (size_t i = 0; i < events.size(); ++i) {
-    if (kinds[i] != Kind::Op && kinds[i] != Kind::Annotation) continue;
+    if (kinds[i] != EventKind::Op && kinds[i] != EventKind::Annotation) continue;
     std::string why;
     auto ts = timestamp(events[i].ts);
     auto dur = microseconds(events[i].dur, &why);
@@ -283,7 +283,7 @@ std::vector<Span> nest(const std::vector<Event>& events, const std::vector<Kind>
       skips.add(ts ? why + " on a CPU-side event" : "CPU-side event without a numeric ts", events[i], kinds[i]);
       continue;
     }
-    spans.push_back(Span{i, kinds[i] == Kind::Op, *ts, *ts + dur->real / 1e3});
+    spans.push_back(Span{i, kinds[i] == EventKind::Op, *ts, *ts + dur->real / 1e3});
     by_thread[{events[i].pid.text, events[i].tid.text}].push_back(spans.size() - 1);
   }
   for (auto& [thread, members] : by_thread) {
@@ -318,12 +318,12 @@ void parse_torch_trace(const Source& s, Profile& out) {
     warn(out, s, 0, "torch trace: no \"traceEvents\" list (not a torch.profiler Chrome trace)");
     return;
   }
-  std::vector<Kind> kinds;
+  std::vector<EventKind> kinds;
   kinds.reserve(r.events.size());
   std::map<std::string, int> other;
   for (const Event& e : r.events) {
     kinds.push_back(kind_of(e));
-    if (kinds.back() == Kind::Other) ++other[e.cat.present() ? e.cat.text : "(no category)"];
+    if (kinds.back() == EventKind::Other) ++other[e.cat.present() ? e.cat.text : "(no category)"];
   }
   Skips skips;
   std::vector<Span> spans = nest(r.events, kinds, skips);
@@ -336,7 +336,7 @@ void parse_torch_trace(const Source& s, Profile& out) {
     if (ext.kind == Field::Kind::Number) span_of_external.emplace(ext.text, i);
   }
   for (size_t i = 0; i < r.events.size(); ++i)
-    if (kinds[i] == Kind::Runtime && r.events[i].correlation.kind == Field::Kind::Number)
+    if (kinds[i] == EventKind::Runtime && r.events[i].correlation.kind == Field::Kind::Number)
       runtime_of.emplace(r.events[i].correlation.text, &r.events[i]);
 
   // the span that launched a GPU event: its External id, else the External id of the runtime call it correlates to
@@ -359,7 +359,7 @@ void parse_torch_trace(const Source& s, Profile& out) {
     if (!spans[i].op || !f.present()) continue;
     auto v = whole_number(f);
     if (!v) {
-      if (bad_flops++ == 0) skips.add("'flops' is not a whole number", r.events[spans[i].event], Kind::Op);
+      if (bad_flops++ == 0) skips.add("'flops' is not a whole number", r.events[spans[i].event], EventKind::Op);
       continue;
     }
     has_flops[i] = *v > 0;
@@ -377,8 +377,8 @@ void parse_torch_trace(const Source& s, Profile& out) {
   std::map<int, size_t> longest;  // operator with FLOPs -> its longest kernel (index into out.kernels)
   int kernels = 0, linked = 0;
   for (size_t i = 0; i < r.events.size(); ++i) {
-    const Kind k = kinds[i];
-    if (k != Kind::Kernel && k != Kind::Memcpy && k != Kind::Memset) continue;
+    const EventKind k = kinds[i];
+    if (k != EventKind::Kernel && k != EventKind::Memcpy && k != EventKind::Memset) continue;
     const Event& e = r.events[i];
     std::string why;
     auto dur = microseconds(e.dur, &why);
@@ -392,7 +392,7 @@ void parse_torch_trace(const Source& s, Profile& out) {
     }
     KernelRecord rec = new_record(s, 0);
     rec.name = e.name.text;
-    rec.memop = k != Kind::Kernel;
+    rec.memop = k != EventKind::Kernel;
     const Field& dev = e.device.present() ? e.device : e.pid;
     auto named = r.device_names.find(dev.text);
     rec.device = named != r.device_names.end() ? named->second : dev.text;
@@ -400,7 +400,7 @@ void parse_torch_trace(const Source& s, Profile& out) {
     add_counter(rec, "Duration", *dur);
     if (auto b = whole_number(e.bytes); b && rec.memop) add_counter(rec, "Bytes transferred", Value{to_double(*b), b, "byte"});
     const int span = launcher(e);
-    if (k == Kind::Kernel) ++kernels, linked += span >= 0;
+    if (k == EventKind::Kernel) ++kernels, linked += span >= 0;
     std::vector<std::string> ranges;
     for (int p = span; p >= 0; p = spans[p].parent) {
       const Event& owner = r.events[spans[p].event];
@@ -409,7 +409,7 @@ void parse_torch_trace(const Source& s, Profile& out) {
     }
     for (auto it = ranges.rbegin(); it != ranges.rend(); ++it) rec.nvtx += (rec.nvtx.empty() ? "" : "/") + *it;
     out.kernels.push_back(std::move(rec));
-    if (k != Kind::Kernel) continue;
+    if (k != EventKind::Kernel) continue;
     const int owner = flops_owner(span);
     if (owner < 0) continue;
     auto [it, fresh] = longest.try_emplace(owner, out.kernels.size() - 1);

@@ -69,7 +69,7 @@ TEST(Zoo, BatchAndSizesBind) {
   EXPECT_EQ(lm.value(lm.inputs[0]).shape, (Shape{{35, 1}}));  // sequence first
 }
 
-std::string error_of(const std::string& name, LoadOptions o = {}) {
+std::string zoo_error_of(const std::string& name, LoadOptions o = {}) {
   try {
     build_zoo_model(name, o);
   } catch (const Error& e) {
@@ -79,22 +79,22 @@ std::string error_of(const std::string& name, LoadOptions o = {}) {
 }
 
 TEST(Zoo, ErrorsSayWhichAndWhy) {
-  EXPECT_NE(error_of("resnet5").find("did you mean resnet50"), std::string::npos) << error_of("resnet5");
-  EXPECT_NE(error_of("vgg").find("vgg11"), std::string::npos);
+  EXPECT_NE(zoo_error_of("resnet5").find("did you mean resnet50"), std::string::npos) << zoo_error_of("resnet5");
+  EXPECT_NE(zoo_error_of("vgg").find("vgg11"), std::string::npos);
   LoadOptions bad_size;
   bad_size.input_size = Shape{{3, 28, 28}};
-  EXPECT_NE(error_of("mnist", bad_size).find("--input-size"), std::string::npos);
+  EXPECT_NE(zoo_error_of("mnist", bad_size).find("--input-size"), std::string::npos);
   bad_size.input_size = Shape{{1, 20, 20}};
-  EXPECT_NE(error_of("mnist", bad_size).find("fc1"), std::string::npos);
+  EXPECT_NE(zoo_error_of("mnist", bad_size).find("fc1"), std::string::npos);
   LoadOptions tiny;
   tiny.input_size = Shape{{3, 8, 8}};
-  EXPECT_NE(error_of("alexnet", tiny).find("too small"), std::string::npos);
+  EXPECT_NE(zoo_error_of("alexnet", tiny).find("too small"), std::string::npos);
   LoadOptions seq;
   seq.seq_len = 5000;
-  EXPECT_NE(error_of("gpt2", seq).find("--seq-len"), std::string::npos);
+  EXPECT_NE(zoo_error_of("gpt2", seq).find("--seq-len"), std::string::npos);
   LoadOptions zero;
   zero.batch = 0;
-  EXPECT_NE(error_of("mnist", zero).find("--batch"), std::string::npos);
+  EXPECT_NE(zoo_error_of("mnist", zero).find("--batch"), std::string::npos);
 }
 
 // torchvision's VisionTransformer: module paths as torchvision names them, a class token in front of the patches,
@@ -145,7 +145,7 @@ TEST(Zoo, VisionTransformersAsTorchvisionBuildsThem) {
   for (Shape bad : {Shape{{3, 224, 240}}, Shape{{3, 230, 230}}, Shape{{3, 8, 8}}}) {
     LoadOptions b;
     b.input_size = bad;
-    EXPECT_NE(error_of("vit_b_16", b).find("multiple of its patch size 16"), std::string::npos) << to_string(bad);
+    EXPECT_NE(zoo_error_of("vit_b_16", b).find("multiple of its patch size 16"), std::string::npos) << to_string(bad);
   }
 }
 

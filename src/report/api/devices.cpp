@@ -1,15 +1,11 @@
 // The device database as a document (`ridge devices`).
+#include <fmt/format.h>
+
 #include "ridge/api.hpp"
 #include "ridge/error.hpp"
 
 namespace ridge::report {
 namespace {
-
-std::string joined(const std::vector<std::string>& items) {
-  std::string s;
-  for (const auto& i : items) s += (s.empty() ? "" : ", ") + i;
-  return s;
-}
 
 // The measured ceilings of the devices that have them, next to the peak each is measured against.
 Table achieved_table(const std::vector<Device>& devices) {
@@ -54,7 +50,7 @@ Document devices_document(const std::vector<Device>& devices, const std::string&
   t.columns.push_back({"name", "name", Unit::None});
   nlohmann::json full = nlohmann::json::array();
   for (const Device& d : devices) {
-    std::vector<Cell> row = {Cell::text(d.id), Cell::text(joined(d.aliases))};
+    std::vector<Cell> row = {Cell::text(d.id), Cell::text(fmt::format("{}", fmt::join(d.aliases, ", ")))};
     for (const auto& p : precisions()) {
       auto v = d.peak(p.id);
       row.push_back(v ? Cell::real(*v, Unit::FlopPerSecond) : Cell::empty(Unit::FlopPerSecond));

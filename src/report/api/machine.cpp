@@ -11,11 +11,6 @@ namespace {
 Cell number(double v) { return v > 0 ? Cell::real(v) : Cell::empty(); }
 Cell number(const std::optional<double>& v) { return v ? Cell::real(*v) : Cell::empty(); }
 
-std::string joined(const std::vector<std::string>& flags) {
-  std::string out;
-  for (const auto& f : flags) out += (out.empty() ? "" : ", ") + f;
-  return out;
-}
 // "busy-machine" when a result's spread (IQR / median) is above timing_flags' limit.
 std::vector<std::string> spread_flags(double spread) { return timing_flags(1.0, 0.0, spread); }
 // "2-thread-peak-below-1-thread" when the all-thread figure is below the one-thread one (both measured).
@@ -103,7 +98,7 @@ Table peaks_table(const measure::MachineProfile& p) {
     t.add_row({Cell::text(std::string(dtype_name(r.dtype))), Cell::text(std::string(measure::isa_info(r.isa).name)),
                Cell::count(r.threads), number(r.gflops), number(r.theoretical_gflops),
                r.theoretical_gflops > 0 ? Cell::real(r.gflops / r.theoretical_gflops, Unit::Ratio) : Cell::empty(),
-               Cell::real(100 * r.spread, Unit::Percent), Cell::text(joined(spread_flags(r.spread)))});
+               Cell::real(100 * r.spread, Unit::Percent), Cell::text(fmt::format("{}", fmt::join(spread_flags(r.spread), ", ")))});
   return t;
 }
 
@@ -121,7 +116,7 @@ Table levels_table(const measure::MachineProfile& p) {
   for (const auto& l : p.levels)
     t.add_row({Cell::text(l.level), l.capacity_bytes > 0 ? Cell::count(l.capacity_bytes, Unit::Byte) : Cell::empty(Unit::Byte),
                number(l.read_gbs_one), number(l.triad_gbs_one), number(l.read_gbs_all), number(l.triad_gbs_all),
-               Cell::text(joined(all_below_one(l.triad_gbs_one, l.triad_gbs_all)))});
+               Cell::text(fmt::format("{}", fmt::join(all_below_one(l.triad_gbs_one, l.triad_gbs_all), ", ")))});
   return t;
 }
 
@@ -163,7 +158,7 @@ Document machine_report(const measure::MachineProfile& p, const measure::Profile
   d.notes = p.notes;
   const auto flags = machine_flags(p);
   Fields shown{"flags", "Sanity flags", {}};
-  shown.add("flags", "flags", Cell::text(flags.empty() ? "none" : joined(flags)));
+  shown.add("flags", "flags", Cell::text(flags.empty() ? "none" : fmt::format("{}", fmt::join(flags, ", "))));
   d.blocks.insert(d.blocks.begin() + 1, std::move(shown));
   for (const auto& f : flags) d.notes.push_back("flag " + f);
   for (const char* level : {"L1", "L2", "L3", "DRAM"})
