@@ -461,6 +461,24 @@ TEST(ExecOps, AddAfterAUnitBatchConcatRunsTheOptimisedKernel) {
   EXPECT_EQ(res.steps.back().kernel.find("ref"), std::string::npos) << res.steps.back().kernel;
 }
 
+// A broadcast along a middle axis (Swin's attention mask, [1, 9, 1, 49, 49] over [1, 9, 3, 49, 49]): right values,
+// and never oneDNN's reference binary kernel (50x slower than ridge's row loop, which runs instead where oneDNN has
+// no optimised kernel for the pattern).
+TEST(ExecOps, MiddleAxisBroadcastAddAvoidsTheReferenceBinary) {
+  ExecCase t;
+  int a = t.tensor("a", Shape{{1, 2, 3, 4, 5}});
+  int m = t.tensor("m", Shape{{1, 2, 1, 4, 5}});
+  int y = t.node(OpKind::Add, {a, m}, Shape{{1, 2, 3, 4, 5}});
+  V e(120);
+  for (int i = 0; i < 120; ++i) {
+    const int w = i / 60, k = i % 20;
+    e[i] = t[a][i] + t[m][w * 20 + k];
+  }
+  ExecResult res;
+  expect_close(t.run(y, &res), e);
+  EXPECT_NE(res.steps.back().kernel, "ref:any");
+}
+
 TEST(ExecOps, GatherEmbeddingRows) {
   ExecCase t;
   int table = t.tensor("table", Shape{{10, 4}}, ValueKind::Param);
