@@ -43,6 +43,7 @@ void for_each_broadcast_row(const Dims& out, const std::vector<std::vector<int64
   }
 }
 
+/// Elements of a memory (builds its dims vector: call it once per loop, not per element).
 int64_t elements(const memory& m) { return element_count(m.get_desc()); }
 
 }  // namespace
@@ -76,7 +77,7 @@ void lower_cast(Program& p, int ni) {
   p.add_step(ni, "reference", [src, dst, to_bool] {
     const float* x = data_of(src);
     float* y = data_of(dst);
-    for (int64_t i = 0; i < elements(dst); ++i) y[i] = to_bool ? (x[i] != 0.f) : std::trunc(x[i]);
+    for (int64_t i = 0, count = elements(dst); i < count; ++i) y[i] = to_bool ? (x[i] != 0.f) : std::trunc(x[i]);
   });
 }
 
@@ -91,7 +92,7 @@ void lower_reference_unary(Program& p, int ni) {
     p.add_step(ni, "reference", [src, dst, alpha, beta] {
       const float* x = data_of(src);
       float* y = data_of(dst);
-      for (int64_t i = 0; i < elements(dst); ++i) y[i] = std::clamp(alpha * x[i] + beta, 0.f, 1.f);
+      for (int64_t i = 0, count = elements(dst); i < count; ++i) y[i] = std::clamp(alpha * x[i] + beta, 0.f, 1.f);
     });
     if (p.needs_grad(Y)) p.note("HardSigmoid has no backward in the executor (its input gets no gradient)");
     return;
@@ -99,7 +100,7 @@ void lower_reference_unary(Program& p, int ni) {
   Step& step = p.add_step(ni, "reference", [src, dst] {
     const float* x = data_of(src);
     float* y = data_of(dst);
-    for (int64_t i = 0; i < elements(dst); ++i) y[i] = std::erf(x[i]);
+    for (int64_t i = 0, count = elements(dst); i < count; ++i) y[i] = std::erf(x[i]);
   });
   if (!p.needs_grad(Y) || !p.needs_grad(X)) return;
   memory diff = p.alloc(src.get_desc()), dy = p.grad(Y);
@@ -107,7 +108,7 @@ void lower_reference_unary(Program& p, int ni) {
   step.backward = sequence({[src, dy, diff] {
                               const float *x = data_of(src), *g = data_of(dy);
                               float* d = data_of(diff);
-                              for (int64_t i = 0; i < elements(diff); ++i)
+                              for (int64_t i = 0, count = elements(diff); i < count; ++i)
                                 d[i] = g[i] * 1.1283791670955126f * std::exp(-x[i] * x[i]);
                             },
                             p.accumulate_into_grad(X, diff)});
