@@ -5,10 +5,10 @@
 # several fuzzers use (src/ops, src/graph) is compiled once. Sources compile in unity batches, as the main build's
 # do (cmake/Options.cmake): up to `fuzz_unity_batch` consecutive files of one folder become one translation unit,
 # so the headers every file includes (nlohmann/json, fmt, the standard library) are parsed once per batch. With
-# -gline-tables-only instead of -g, batches of 8 took the fuzzers' build from 414 s to about 300 s of CPU. A batch's
-# object is rebuilt when it is missing, older than its generated unity file, or older than any file its clang
-# dependency file (-MMD) lists (its sources and their headers); when the flags change, every object is. Each object is compiled under a lock of its own, so the fuzz scripts can run at the same time
-# (scripts/test.sh).
+# -gline-tables-only instead of -g, batches of 16 took the fuzzers' build from 414 s to 243 s of CPU (2-core VM). A
+# batch's object is rebuilt when it is missing, older than its generated unity file, or older than any file its
+# clang dependency file (-MMD) lists (its sources and their headers); when the flags change, every object is. Each
+# object is compiled under a lock of its own, so the fuzz scripts can run at the same time (scripts/test.sh).
 #
 # compile_objects NAME: "${sources[@]}" (in order) are compiled in batches into build-fuzz-obj/; up to nproc
 # compiles run at once, and a failed one fails the calling script. Sets the array `objects`.
@@ -32,7 +32,8 @@ bg_drain() {
 }
 fuzz_obj_dir=build-fuzz-obj
 # -gline-tables-only: file and line in AddressSanitizer's reports at a fifth less compile time than -g.
-fuzz_flags=(-std=gnu++20 -O1 -gline-tables-only -fno-omit-frame-pointer -Iinclude -Isrc -Ifuzz -DONNX_NAMESPACE=onnx -DONNX_ML=1)
+fuzz_flags=(-std=gnu++20 -O1 -gline-tables-only -fno-omit-frame-pointer -Iinclude -Isrc -Ifuzz
+            -DONNX_NAMESPACE=onnx -DONNX_ML=1)
 # src/graph/data_dir.cpp finds data/ (the GPU architecture table, device files) through these.
 fuzz_flags+=(-DRIDGE_SOURCE_DATA_DIR="\"$PWD/data\"" -DRIDGE_INSTALL_DATA_DIR="\"/usr/local/share/ridge\"")
 

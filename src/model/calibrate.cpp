@@ -312,7 +312,8 @@ MaxFit fit_max_model(const std::vector<Sample>& samples, double peak, double bw,
   std::vector<double> x = {inverse(start.ppp), inverse(start.ppp_mem), std::sqrt(start.overhead_s.value_or(0) * 1e6)};
   // NLopt's Nelder-Mead simplex (derivative-free: the max makes the error non-smooth), restarted from its own
   // answer until it stops improving.
-  const std::unique_ptr<nlopt_opt_s, decltype(&nlopt_destroy)> opt(nlopt_create(NLOPT_LN_NELDERMEAD, 3), &nlopt_destroy);
+  const std::unique_ptr<nlopt_opt_s, decltype(&nlopt_destroy)> opt(nlopt_create(NLOPT_LN_NELDERMEAD, 3),
+                                                                   &nlopt_destroy);
   RIDGE_ASSERT(opt != nullptr, "NLopt could not create a Nelder-Mead optimiser");
   nlopt_set_min_objective(opt.get(), loss, &objective);
   nlopt_set_ftol_rel(opt.get(), 1e-10);

@@ -100,8 +100,8 @@ std::string activation_of(const Keys& k, const std::string& key, const std::stri
   if (hf == "gelu") return "gelu";
   if (hf == "relu") return "relu";
   if (hf == "relu2") return "relu2";
-  throw Error(fmt::format("{}: {} '{}' is not supported (silu, gelu, gelu_new, gelu_pytorch_tanh, relu, relu2)", k.origin(),
-                          k.find(key) ? key : "the default activation", hf));
+  throw Error(fmt::format("{}: {} '{}' is not supported (silu, gelu, gelu_new, gelu_pytorch_tanh, relu, relu2)",
+                          k.origin(), k.find(key) ? key : "the default activation", hf));
 }
 
 // The four keys every transformers config with HF's standard names has; num_kv_heads starts equal to num_heads.

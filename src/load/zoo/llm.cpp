@@ -299,10 +299,12 @@ int self_attention(Ctx& x, int h, int64_t layer) {
       v = b.unary(OpKind::Clip, v, "clamp_v", clip);
     }
   }
-  if (c.qk_norm == LlmConfig::QkNorm::Whole) {  // OLMo 2, 3, OLMoE: q_norm / k_norm over the whole [B, T, heads x hd] projections
+  if (c.qk_norm == LlmConfig::QkNorm::Whole) {
+    // OLMo 2, 3, OLMoE: q_norm / k_norm over the whole [B, T, heads x hd] projections
     q = norm(x, q, "q_norm");
     k = norm(x, k, "k_norm");
-  } else if (c.qk_norm == LlmConfig::QkNorm::PerHead) {  // Qwen3: q_norm / k_norm on the [B, T, heads, hd] view, before the transpose
+  } else if (c.qk_norm == LlmConfig::QkNorm::PerHead) {
+    // Qwen3, Gemma 3: q_norm / k_norm on the [B, T, heads, hd] view, before the transpose
     const Shape s = b.shape(q);
     q = norm(x, b.reshape(q, Shape{{s[0], s[1], H, hd}}), "q_norm");
     k = norm(x, b.reshape(k, Shape{{s[0], s[1], kv, hd}}), "k_norm");

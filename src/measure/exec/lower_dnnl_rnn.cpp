@@ -2,6 +2,7 @@
 // ONNX and oneDNN order the gates and lay out the weights differently: the weights and biases are rearranged once
 // while the program is built (not timed), as other weights are reordered.
 #include <cstring>
+#include <vector>
 
 #include "lowerings.hpp"
 #include "ridge/error.hpp"
@@ -63,7 +64,9 @@ void rnn_check_supported(Program& p, const Node& n, RnnCell cell, const RnnSizes
   if (n.attrs.i("input_forget", 0) != 0) throw NoKernel{"LSTM input_forget"};
   if (cell == RnnCell::Lstm && input_at(n, 7) >= 0) throw NoKernel{"LSTM peepholes"};
   if (n.attrs.has("activations")) {  // the importer joins the list with commas; each direction lists its own
-    const std::string one = cell == RnnCell::Lstm ? "Sigmoid,Tanh,Tanh" : cell == RnnCell::Rnn ? "Tanh" : "Sigmoid,Tanh";
+    const std::string one = cell == RnnCell::Lstm  ? "Sigmoid,Tanh,Tanh"
+                            : cell == RnnCell::Rnn ? "Tanh"
+                                                   : "Sigmoid,Tanh";
     const std::string acts = n.attrs.s("activations", "");
     if (acts != one && acts != one + "," + one) throw NoKernel{"RNN activations " + acts};
   }
@@ -120,36 +123,38 @@ void lower_rnn(Program& p, int ni) {
   dnnl::primitive prim;
   memory::desc w_layer_want, w_iter_want;
   std::string kernel;
+  auto use = [&](const auto& pd, dnnl::primitive made) {
+    prim = std::move(made);
+    w_layer_want = pd.weights_layer_desc(), w_iter_want = pd.weights_iter_desc(), kernel = impl_name(pd);
+  };
   if (cell == RnnCell::Lstm) {
     dnnl::lstm_forward::primitive_desc pd(
         dnnl::lstm_forward::desc(prop, dir, src_layer, state, state, w_layer, w_iter, bias, dst_layer, state, state),
         p.engine());
-    prim = dnnl::lstm_forward(pd);
-    w_layer_want = pd.weights_layer_desc(), w_iter_want = pd.weights_iter_desc(), kernel = impl_name(pd);
+    use(pd, dnnl::lstm_forward(pd));
   } else if (cell == RnnCell::Rnn) {
     dnnl::vanilla_rnn_forward::primitive_desc pd(
         dnnl::vanilla_rnn_forward::desc(prop, dnnl::algorithm::eltwise_tanh, dir, src_layer, state, w_layer, w_iter,
                                         bias, dst_layer, state),
         p.engine());
-    prim = dnnl::vanilla_rnn_forward(pd);
-    w_layer_want = pd.weights_layer_desc(), w_iter_want = pd.weights_iter_desc(), kernel = impl_name(pd);
+    use(pd, dnnl::vanilla_rnn_forward(pd));
   } else if (cell == RnnCell::Gru) {
     dnnl::gru_forward::primitive_desc pd(
         dnnl::gru_forward::desc(prop, dir, src_layer, state, w_layer, w_iter, bias, dst_layer, state), p.engine());
-    prim = dnnl::gru_forward(pd);
-    w_layer_want = pd.weights_layer_desc(), w_iter_want = pd.weights_iter_desc(), kernel = impl_name(pd);
+    use(pd, dnnl::gru_forward(pd));
   } else {
     dnnl::lbr_gru_forward::primitive_desc pd(
         dnnl::lbr_gru_forward::desc(prop, dir, src_layer, state, w_layer, w_iter, bias, dst_layer, state), p.engine());
-    prim = dnnl::lbr_gru_forward(pd);
-    w_layer_want = pd.weights_layer_desc(), w_iter_want = pd.weights_iter_desc(), kernel = impl_name(pd);
+    use(pd, dnnl::lbr_gru_forward(pd));
   }
 
   // Weights and bias in oneDNN's gate order, then in the layout the primitive chose (once, not timed).
+  // The ldigo copy is a host buffer of this call: the program keeps only the primitive's layout.
   auto packed = [&](int vid, int64_t C, const memory::desc& want) {
-    memory ldigo = p.alloc(memory::desc({1, s.D, C, G, s.H}, memory::data_type::f32, tag::ldigo));
-    rnn_weights_to_ldigo(data_of(p.plain(vid, ni)), data_of(ldigo), s, C, cell);
-    if (ldigo.get_desc() == want) return ldigo;
+    const memory::desc ldigo_desc({1, s.D, C, G, s.H}, memory::data_type::f32, tag::ldigo);
+    std::vector<float> host(ldigo_desc.get_size() / sizeof(float));
+    rnn_weights_to_ldigo(data_of(p.plain(vid, ni)), host.data(), s, C, cell);
+    const memory ldigo(ldigo_desc, p.engine(), host.data());
     memory out = p.alloc(want);
     p.run_now(dnnl::reorder(ldigo, out), {{DNNL_ARG_FROM, ldigo}, {DNNL_ARG_TO, out}});
     return out;
@@ -175,7 +180,9 @@ void lower_rnn(Program& p, int ni) {
   // Outputs: Y [T, D, N, H] (oneDNN writes [T, N, D*H]: a view when D = 1, else one reorder), Y_h and Y_c
   // [D, N, H] (views of the final states).
   std::function<void()> to_y;
-  auto output = [&](size_t i) { return i < n.outputs.size() && !p.graph().value(n.outputs[i]).omitted ? n.outputs[i] : -1; };
+  auto output = [&](size_t i) {
+    return i < n.outputs.size() && !p.graph().value(n.outputs[i]).omitted ? n.outputs[i] : -1;
+  };
   if (const int Y = output(0); Y >= 0) {
     const memory& dl = args.at(DNNL_ARG_DST_LAYER);
     if (s.D == 1) {

@@ -98,7 +98,8 @@ Table peaks_table(const measure::MachineProfile& p) {
     t.add_row({Cell::text(std::string(dtype_name(r.dtype))), Cell::text(std::string(measure::isa_info(r.isa).name)),
                Cell::count(r.threads), number(r.gflops), number(r.theoretical_gflops),
                r.theoretical_gflops > 0 ? Cell::real(r.gflops / r.theoretical_gflops, Unit::Ratio) : Cell::empty(),
-               Cell::real(100 * r.spread, Unit::Percent), Cell::text(fmt::format("{}", fmt::join(spread_flags(r.spread), ", ")))});
+               Cell::real(100 * r.spread, Unit::Percent),
+               Cell::text(fmt::format("{}", fmt::join(spread_flags(r.spread), ", ")))});
   return t;
 }
 
