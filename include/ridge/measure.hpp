@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ridge/bench_loop.hpp"
@@ -61,6 +62,12 @@ struct StepInfo {
   Count bytes_moved = 0;          ///< reorders: bytes read + written (nodes take theirs from the cost model)
   std::vector<int> fused_nodes;   ///< end-to-end program: the nodes this step also runs (as post-ops or folded)
 };
+
+/// True when `kernel` (StepInfo::kernel) names a reference implementation: oneDNN's "ref:any" (its RNN cells
+/// too, which call its GEMMs), a fused chain "ref_fused_convolution:any:A:isa:B:isa" when one of its parts is one,
+/// and ridge's own single-threaded "reference" loops. Correct everywhere, and tens to thousands of times slower
+/// than the optimised kernels.
+bool reference_kernel(std::string_view kernel);
 
 /// Result of one forward pass.
 struct ExecResult {

@@ -8,6 +8,21 @@
 
 namespace ridge {
 
+bool reference_kernel(std::string_view kernel) {
+  if (kernel.rfind("ref", 0) != 0) return false;
+  constexpr std::string_view chain = "ref_fused_convolution:any:";
+  if (kernel.rfind(chain, 0) != 0 || kernel.size() == chain.size()) return true;
+  // The chain's parts, name:isa pairs: "jit_1x1:avx2:jit_dw:avx2" is optimised, "ref:any:ref:any" is not.
+  for (std::string_view parts = kernel.substr(chain.size()); !parts.empty();) {
+    if (parts.rfind("ref", 0) == 0) return true;
+    const size_t name_end = parts.find(':');
+    const size_t isa_end = name_end == std::string_view::npos ? name_end : parts.find(':', name_end + 1);
+    if (isa_end == std::string_view::npos) break;
+    parts.remove_prefix(isa_end + 1);
+  }
+  return false;
+}
+
 ExecResult execute(const Graph& g, const ExecOptions& opts) {
   check_memory_fits(g, opts.train, opts.available_bytes);
   exec::Program prog(g, opts);

@@ -85,7 +85,8 @@ void bind_fused_dw(Program& p, int ni, const Epilogue& e, const PD& pd, Args& ar
 /// ConvTranspose share it through oneDNN's convolution and deconvolution primitives, whose descriptors have the
 /// same signatures. `wei_as` is the weight's plain buffer seen with oneDNN's weight dims. `preferred` kernels
 /// (end-to-end program) are tried first, each with its post-ops (all but the last only when building those adds
-/// no step: eltwise ops and an in-place sum); the last resort is `alg` with layouts of oneDNN's choice.
+/// no step: eltwise ops and an in-place sum); a choice oneDNN runs only in a reference kernel is passed over. The
+/// last resort is `alg` with layouts of oneDNN's choice.
 template <typename Fwd, typename BwdData, typename BwdWeights>
 void lower_windowed(Program& p, int ni, dnnl::algorithm alg, const Window& w, const memory::desc& wei_as,
                     const std::vector<ConvChoice>& preferred = {}) {
@@ -107,6 +108,7 @@ void lower_windowed(Program& p, int ni, dnnl::algorithm alg, const Window& w, co
   for (size_t k = 0; k < preferred.size() && !pd; ++k) {
     try {
       typename Fwd::primitive_desc plain_pd(desc(preferred[k]), p.engine());
+      if (reference_kernel(impl_name(plain_pd))) continue;  // the last resort below does better
       bool pure = true;
       if (ep)
         for (size_t i = 0; i < ep->ops.size(); ++i)
@@ -115,7 +117,7 @@ void lower_windowed(Program& p, int ni, dnnl::algorithm alg, const Window& w, co
       pd.emplace(desc(preferred[k]), post_op_attr(p, ni, ep, plain_pd.dst_desc(), args), p.engine());
       const memory::desc want =
           dw ? memory::desc(to_dims(shape_of(p, Y)), memory::data_type::f32, preferred[k].dst) : plain_pd.dst_desc();
-      if (pd->dst_desc() != want) pd.reset();
+      if (pd->dst_desc() != want || reference_kernel(impl_name(*pd))) pd.reset();
     } catch (const dnnl::error&) {  // no kernel for this choice: try the next
       pd.reset();
     }
@@ -231,17 +233,32 @@ void lower_conv(Program& p, int ni) {
     wdims[1] /= groups;
   }
   const Window w = window_of(n, xs, shape_of(p, n.outputs.at(0)), Dims(ws.dims.begin() + 2, ws.dims.end()));
-  // End-to-end program of a graph with Winograd convs: every conv in nChw16c (no reorder between convs).
+  // End-to-end program of a graph with Winograd convs or fused depthwise pairs: every conv in the blocked
+  // layout of the CPU's vector width (no reorder between convs). Only optimised kernels are taken in it.
   std::vector<ConvChoice> preferred;
   if (p.blocked_convs() && xs.rank() == 4) {
     using tag = memory::format_tag;
-    // 16 channels or more: nChw16c (24 channels are padded to 32, still faster than nhwc on mobilenet_v2)
-    const tag src = xs[1] >= 16 ? tag::nChw16c : tag::any, dst = ws[0] >= 16 ? tag::nChw16c : tag::any;
+    const int64_t block = conv_channel_block();
+    const tag blocked = block == 16 ? tag::nChw16c : tag::nChw8c;
+    // A block of channels or more: blocked (24 channels are padded to 32, still faster than nhwc on mobilenet_v2)
+    const tag src = xs[1] >= block ? blocked : tag::any, dst = ws[0] >= block ? blocked : tag::any;
     if (winograd_conv(p.graph(), n)) preferred.push_back({dnnl::algorithm::convolution_winograd, src, dst});
     preferred.push_back({dnnl::algorithm::convolution_direct, src, dst});
   }
   lower_windowed<dnnl::convolution_forward, dnnl::convolution_backward_data, dnnl::convolution_backward_weights>(
       p, ni, dnnl::algorithm::convolution_direct, w, plain_desc(wdims), preferred);
+}
+
+int64_t conv_channel_block() {
+  switch (dnnl::get_effective_cpu_isa()) {
+    case dnnl::cpu_isa::avx512_mic:
+    case dnnl::cpu_isa::avx512_mic_4ops:
+    case dnnl::cpu_isa::avx512_core:
+    case dnnl::cpu_isa::avx512_core_vnni:
+    case dnnl::cpu_isa::avx512_core_bf16:
+    case dnnl::cpu_isa::avx512_core_amx: return 16;
+    default: return 8;
+  }
 }
 
 bool winograd_conv(const Graph& g, const Node& n) {

@@ -290,7 +290,7 @@ void lower_binary(Program& p, int ni) {
   }
   // A broadcast oneDNN's optimised kernels do not cover (Swin's [1, 9, 1, 49, 49] mask over [1, 9, 3, 49, 49]
   // scores) gets its reference kernel, 50x slower than ridge's row-by-row loop: at inference, that loop instead.
-  if (bdims != ydims && !p.training() && impl_name(*pd).rfind("ref", 0) == 0) {
+  if (bdims != ydims && !p.training() && reference_kernel(impl_name(*pd))) {
     lower_reference_elementwise(p, ni);
     return;
   }

@@ -93,5 +93,8 @@ template <typename PD>
 std::string impl_name(const PD& pd) {
   return pd.impl_info_str();
 }
+/// Channels per block of the blocked conv layouts this CPU's optimised kernels take: 16 with AVX-512 (nChw16c),
+/// else 8 (nChw8c: AVX2's and SSE4.1's kernels; nChw16c there runs only in the reference kernel).
+int64_t conv_channel_block();
 
 }  // namespace ridge::exec

@@ -137,7 +137,8 @@ class Program {
   /// The value node `node` finally produces: its epilogue's output, else its first output.
   int final_output(int node) const;
   /// End-to-end program of a graph with a Winograd-eligible conv (winograd_conv) or a fused 1x1 + depthwise
-  /// pair: convs run in the blocked nChw16c layout those kernels need, so no reorder runs between convs.
+  /// pair: convs run in the blocked layout those kernels need (nChw16c, nChw8c without AVX-512), so no reorder
+  /// runs between convs.
   bool blocked_convs() const { return blocked_convs_; }
 
   // ---- used by the executor ----------------------------------------------------------------------------
