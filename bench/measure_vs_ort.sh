@@ -7,7 +7,9 @@
 #   e.g. bench/measure_vs_ort.sh build "mobilenet_v2 distilbert.op13" 1
 # Environment: RIDGE_ORT_CACHE (where onnxruntime-node is installed; default ~/.cache/ridge/ort-node),
 #              REPEAT (cap on timed repeats per side, default 10), MAX_SECONDS (per side, default 30),
-#              THREADS (intra-op threads on both sides, default 2).
+#              THREADS (intra-op threads on both sides, default 2), ROUNDS (ORT and ridge alternate this many
+#              times per model and batch; medians are compared, each round's ratio printed; default 1: on a
+#              shared VM whose speed drifts, use 3 or more).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-build}
@@ -18,6 +20,7 @@ threads=${THREADS:-2}
 seq=128
 repeat=${REPEAT:-10}
 max_seconds=${MAX_SECONDS:-30}
+rounds=${ROUNDS:-1}
 fixtures=${RIDGE_SHARED_DIR:-$here/../shared}/fixtures/onnx
 cache=${RIDGE_ORT_CACHE:-$HOME/.cache/ridge/ort-node}
 out=$(mktemp -d)
@@ -91,8 +94,9 @@ const [file, batch, threads, seq, repeat, maxSeconds] = process.argv.slice(2);
 EOF
 }
 
-echo "onnxruntime-node $ort_version, $threads threads; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-printf "%-16s %5s %12s %12s %12s %10s %10s\n" model batch ort_s per_layer_s end_to_end_s ort/e2e fusion_gain
+echo "onnxruntime-node $ort_version, $threads threads, $rounds round(s); load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+printf "%-16s %5s %12s %12s %12s %10s %10s %s\n" model batch ort_s per_layer_s end_to_end_s ort/e2e fusion_gain \
+  "$([ "$rounds" -gt 1 ] && echo "ort/e2e per round")"
 for model in $models; do
   src=$fixtures/$model.ext_emptybin.onnx
   if [ ! -f "$src" ]; then echo "measure_vs_ort: no fixture $src (skipped)" >&2; continue; fi
@@ -100,17 +104,26 @@ for model in $models; do
   fill_weights "$src" "$file"
   for batch in $batches; do
     extra=""; [[ $model == distilbert* ]] && extra="--seq-len $seq"
-    ort_s=$(ort_time "$file" "$batch") || ort_s=nan
-    # shellcheck disable=SC2086
-    "$ridge" measure "$file" --batch "$batch" $extra --threads $threads --repeat "$repeat" --max-seconds "$max_seconds" \
-      --machine none --end-to-end --format json >"$out/r.json" 2>"$out/r.err" || { cat "$out/r.err" >&2; continue; }
-    /usr/bin/python3 - "$out/r.json" "$model" "$batch" "$ort_s" <<'EOF'
-import json, math, sys
-j = json.load(open(sys.argv[1])); model, batch, ort = sys.argv[2], sys.argv[3], float(sys.argv[4])
-e = j["end_to_end"]
-e2e = e["end_to_end_time_s"]
-print("%-16s %5s %12.4f %12.4f %12.4f %9.2fx %9.1f%%" % (model, batch, ort, j["total_time_s"], e2e,
-      ort / e2e if e2e > 0 and not math.isnan(ort) else float("nan"), e["fusion_gain_percent"]))
+    : >"$out/rounds.txt"
+    for ((round = 1; round <= rounds; ++round)); do  # ORT and ridge alternate: drift of a shared VM cancels
+      ort_s=$(ort_time "$file" "$batch") || ort_s=nan
+      # shellcheck disable=SC2086
+      "$ridge" measure "$file" --batch "$batch" $extra --threads $threads --repeat "$repeat" \
+        --max-seconds "$max_seconds" --machine none --end-to-end --format json >"$out/r.json" 2>"$out/r.err" ||
+        { cat "$out/r.err" >&2; continue 2; }
+      /usr/bin/python3 -c 'import json, sys
+j = json.load(open(sys.argv[1])); e = j["end_to_end"]
+print(sys.argv[2], j["total_time_s"], e["end_to_end_time_s"])' "$out/r.json" "$ort_s" >>"$out/rounds.txt"
+    done
+    /usr/bin/python3 - "$out/rounds.txt" "$model" "$batch" <<'EOF'
+import math, statistics, sys
+rows = [[float(x) for x in line.split()] for line in open(sys.argv[1])]
+model, batch = sys.argv[2], sys.argv[3]
+ort, per_layer, e2e = (statistics.median(r[i] for r in rows) for i in range(3))
+ratio = lambda o, e: o / e if e > 0 and not math.isnan(o) else float("nan")
+per_round = " ".join("%.2f" % ratio(r[0], r[2]) for r in rows) if len(rows) > 1 else ""
+print("%-16s %5s %12.4f %12.4f %12.4f %9.2fx %9.1f%% %s" % (model, batch, ort, per_layer, e2e, ratio(ort, e2e),
+      100 * (per_layer - e2e) / e2e if e2e > 0 else float("nan"), per_round))
 EOF
   done
 done
