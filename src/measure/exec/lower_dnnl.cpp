@@ -324,19 +324,21 @@ std::function<void()> bind_matmul(Program& p, const memory& a, memory b, const m
   Args args{{DNNL_ARG_SRC, a}, {DNNL_ARG_DST, dst}};
   const dnnl::primitive_attr attr = post_op_attr(p, ni, ep, dst.get_desc(), args);
   dnnl::matmul::primitive_desc pd(d, attr, p.engine());
-  // oneDNN's gemm kernel asks for row-major weights, and on AVX2 runs 1.7x faster on them transposed at
-  // K = 768, N = 3,072, M = 128 and 197 (distilbert's and ViT-B's first MLP matmul); at N <= K the two layouts
-  // were within 7 % (docs/measure.md). Wide packed weights (N > K) are given to it transposed.
+  // oneDNN's gemm kernel asks for row-major weights (K x N), and on AVX2 runs 1.7x faster on them transposed at
+  // K = 768, N = 3,072, M = 128 and 197 (distilbert's and ViT-B's first MLP matmul), and no slower at the other
+  // shapes measured (docs/measure.md). Weights stored transposed (Gemm transB, as PyTorch's Linear exports them)
+  // stay as they are: no copy. Row-major ones are given to it transposed when wide (N > K).
   const Dims bd = b.get_desc().dims();
-  const bool wide = bd.size() >= 2 && bd[bd.size() - 1] > bd[bd.size() - 2];
-  if (pack_b && wide && pd.weights_desc() == plain_desc(bd) && impl_name(pd).rfind("gemm", 0) == 0) {
+  if (pack_b && bd.size() >= 2 && pd.weights_desc() == plain_desc(bd) && impl_name(pd).rfind("gemm", 0) == 0) {
     Dims stored = bd;
     std::swap(stored[stored.size() - 1], stored[stored.size() - 2]);
     const memory::desc bt = matrix_desc(stored, true);
-    dnnl::matmul::primitive_desc tpd(bias ? dnnl::matmul::desc(a.get_desc(), bt, bias.get_desc(), dst.get_desc())
-                                          : dnnl::matmul::desc(a.get_desc(), bt, dst.get_desc()),
-                                     attr, p.engine(), true);
-    if (tpd && !reference_kernel(impl_name(tpd))) pd = tpd;
+    if (b.get_desc() == bt || bd[bd.size() - 1] > bd[bd.size() - 2]) {
+      dnnl::matmul::primitive_desc tpd(bias ? dnnl::matmul::desc(a.get_desc(), bt, bias.get_desc(), dst.get_desc())
+                                            : dnnl::matmul::desc(a.get_desc(), bt, dst.get_desc()),
+                                       attr, p.engine(), true);
+      if (tpd && !reference_kernel(impl_name(tpd))) pd = tpd;
+    }
   }
   if (pd.weights_desc() != b.get_desc()) {
     memory packed = p.alloc(pd.weights_desc());
