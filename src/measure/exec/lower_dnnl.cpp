@@ -318,12 +318,13 @@ memory::desc matrix_desc(const Dims& stored, bool transposed) {
 std::function<void()> bind_matmul(Program& p, const memory& a, memory b, const memory& bias, const memory& dst,
                                   std::string* impl = nullptr, int ni = -1, const Epilogue* ep = nullptr,
                                   bool pack_b = false) {
-  const memory::desc b_md = pack_b ? any_desc(b.get_desc().dims()) : b.get_desc();
-  dnnl::matmul::desc d = bias ? dnnl::matmul::desc(a.get_desc(), b_md, bias.get_desc(), dst.get_desc())
-                              : dnnl::matmul::desc(a.get_desc(), b_md, dst.get_desc());
+  auto desc = [&](const memory::desc& b_md) {
+    return bias ? dnnl::matmul::desc(a.get_desc(), b_md, bias.get_desc(), dst.get_desc())
+                : dnnl::matmul::desc(a.get_desc(), b_md, dst.get_desc());
+  };
   Args args{{DNNL_ARG_SRC, a}, {DNNL_ARG_DST, dst}};
   const dnnl::primitive_attr attr = post_op_attr(p, ni, ep, dst.get_desc(), args);
-  dnnl::matmul::primitive_desc pd(d, attr, p.engine());
+  dnnl::matmul::primitive_desc pd(desc(pack_b ? any_desc(b.get_desc().dims()) : b.get_desc()), attr, p.engine());
   // oneDNN's gemm kernel asks for row-major weights (K x N), and on AVX2 runs 1.7x faster on them transposed at
   // K = 768, N = 3,072, M = 128 and 197 (distilbert's and ViT-B's first MLP matmul), and no slower at the other
   // shapes measured (docs/measure.md). Weights stored transposed (Gemm transB, as PyTorch's Linear exports them)
@@ -334,9 +335,7 @@ std::function<void()> bind_matmul(Program& p, const memory& a, memory b, const m
     std::swap(stored[stored.size() - 1], stored[stored.size() - 2]);
     const memory::desc bt = matrix_desc(stored, true);
     if (b.get_desc() == bt || bd[bd.size() - 1] > bd[bd.size() - 2]) {
-      dnnl::matmul::primitive_desc tpd(bias ? dnnl::matmul::desc(a.get_desc(), bt, bias.get_desc(), dst.get_desc())
-                                            : dnnl::matmul::desc(a.get_desc(), bt, dst.get_desc()),
-                                       attr, p.engine(), true);
+      const dnnl::matmul::primitive_desc tpd(desc(bt), attr, p.engine(), /*allow_empty=*/true);
       if (tpd && !reference_kernel(impl_name(tpd))) pd = tpd;
     }
   }
