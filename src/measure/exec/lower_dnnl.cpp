@@ -312,6 +312,83 @@ memory::desc matrix_desc(const Dims& stored, bool transposed) {
   return d.permute_axes(perm);
 }
 
+/// The same bytes as a [rows, cols] matrix descriptor `d` (any strides), seen as a 1-D convolution's tensor
+/// {1, cols, rows}: rows as its spatial axis, cols as its channels (row-major [rows, cols] is `nwc`).
+memory::desc as_conv_activation(const memory::desc& d) {
+  const Dims dims = d.dims();
+  return d.reshape({1, dims[0], dims[1]}).permute_axes({0, 2, 1});
+}
+
+/// Constant [K, N] matmul weights `b` (any strides) seen as a 1x1 convolution's weights {N, K, 1}.
+memory::desc as_conv_weights(const memory::desc& b) {
+  const Dims dims = b.dims();
+  return b.reshape({dims[0], dims[1], 1}).permute_axes({1, 0, 2});
+}
+
+/// dst = a x b (+ bias) as oneDNN's 1x1 convolution over M positions, K channels in and N out, with its
+/// weights packed now; empty when oneDNN has no optimised kernel for it. On AVX2, oneDNN's `jit_1x1` runs such
+/// products 5-45 % faster than its matmul's `gemm:jit` (M >= 2, N >= 8; measured in docs/measure.md); at M = 1
+/// (a matrix-vector product) and N < 8 it is slower. `args` gets the post-op operands re-seen the same way.
+std::function<void()> bind_matmul_as_conv(Program& p, const memory& a, const memory& b, const memory& bias,
+                                          const memory& dst, const dnnl::primitive_attr& matmul_attr,
+                                          const Args& matmul_args, std::string* impl) {
+  const Dims ad = a.get_desc().dims(), bd = b.get_desc().dims();
+  if (ad.size() != 2 || bd.size() != 2 || !is_plain(a.get_desc()) || !is_plain(dst.get_desc()) || ad[0] < 2 ||
+      bd[1] < conv_channel_block())
+    return {};
+  // The matmul's post-ops, their binary operands' [M, N] descriptors re-seen as the conv's {1, N, M}
+  dnnl::post_ops ops;
+  Args args;
+  const dnnl::post_ops mm_ops = matmul_attr.get_post_ops();
+  for (int i = 0; i < mm_ops.len(); ++i) {
+    switch (mm_ops.kind(i)) {
+      case dnnl::primitive::kind::eltwise: {
+        float scale, alpha, beta;
+        dnnl::algorithm alg;
+        mm_ops.get_params_eltwise(i, scale, alg, alpha, beta);
+        ops.append_eltwise(scale, alg, alpha, beta);
+        break;
+      }
+      case dnnl::primitive::kind::sum: {
+        float scale;
+        mm_ops.get_params_sum(i, scale);
+        ops.append_sum(scale);
+        break;
+      }
+      case dnnl::primitive::kind::binary: {
+        dnnl::algorithm alg;
+        memory::desc src1;
+        mm_ops.get_params_binary(i, alg, src1);
+        const int key = DNNL_ARG_ATTR_MULTIPLE_POST_OP(i) | DNNL_ARG_SRC_1;
+        const memory::desc seen = as_conv_activation(src1);
+        ops.append_binary(alg, seen);
+        args[key] = memory(seen, p.engine(), matmul_args.at(key).get_data_handle());
+        break;
+      }
+      default: return {};
+    }
+  }
+  dnnl::primitive_attr attr;
+  attr.set_post_ops(ops);
+  const memory::desc x = as_conv_activation(a.get_desc()), y = as_conv_activation(dst.get_desc());
+  const memory::desc b1 = bias ? plain_desc({bd[1]}) : memory::desc();
+  const dnnl::convolution_forward::primitive_desc pd(
+      dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, x,
+                                      any_desc({bd[1], bd[0], 1}), b1, y, {1}, {0}, {0}),
+      attr, p.engine(), /*allow_empty=*/true);
+  if (!pd || reference_kernel(impl_name(pd)) || pd.src_desc() != x || pd.dst_desc() != y) return {};
+  const memory wei(as_conv_weights(b.get_desc()), p.engine(), b.get_data_handle());
+  memory packed = p.alloc(pd.weights_desc());
+  p.run_now(dnnl::reorder(wei, packed), {{DNNL_ARG_FROM, wei}, {DNNL_ARG_TO, packed}});
+  args[DNNL_ARG_SRC] = memory(x, p.engine(), a.get_data_handle());
+  args[DNNL_ARG_DST] = memory(y, p.engine(), dst.get_data_handle());
+  args[DNNL_ARG_WEIGHTS] = packed;
+  if (bias) args[DNNL_ARG_BIAS] = memory(b1, p.engine(), bias.get_data_handle());
+  if (impl) *impl = impl_name(pd);
+  dnnl::convolution_forward prim(pd);
+  return [&p, prim, args] { prim.execute(p.stream(), args); };
+}
+
 /// A matmul primitive dst = a x b (+ bias) bound to existing memories (descs may be strided views).
 /// With an epilogue (end-to-end program), its post-ops run on dst; with `pack_b` (constant weights), b is
 /// reordered once, now, into the layout the kernel prefers.
@@ -330,7 +407,14 @@ std::function<void()> bind_matmul(Program& p, const memory& a, memory b, const m
   // shapes measured (docs/measure.md). Weights stored transposed (Gemm transB, as PyTorch's Linear exports them)
   // stay as they are: no copy. Row-major ones are given to it transposed when wide (N > K).
   const Dims bd = b.get_desc().dims();
-  if (pack_b && bd.size() >= 2 && pd.weights_desc() == plain_desc(bd) && impl_name(pd).rfind("gemm", 0) == 0) {
+  const bool gemm = impl_name(pd).rfind("gemm", 0) == 0;
+  if (pack_b && gemm) {  // see bind_matmul_as_conv
+    try {
+      if (auto conv = bind_matmul_as_conv(p, a, b, bias, dst, attr, args, impl)) return conv;
+    } catch (const dnnl::error&) {  // a descriptor oneDNN cannot re-see as a conv's: the matmul runs
+    }
+  }
+  if (pack_b && bd.size() >= 2 && pd.weights_desc() == plain_desc(bd) && gemm) {
     Dims stored = bd;
     std::swap(stored[stored.size() - 1], stored[stored.size() - 2]);
     const memory::desc bt = matrix_desc(stored, true);
