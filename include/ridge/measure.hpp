@@ -175,6 +175,11 @@ struct ModelMeasurement {
 /// the cap is reached, timing every step; with opts.end_to_end then does the same for the fused program and
 /// fills `end_to_end`. Never depends on machine speed for correctness.
 ModelMeasurement measure_graph(const Graph& g, const MeasureOptions& opts);
+
+/// The note measure_graph() adds when executed steps of `m` ran in reference kernels (reference_kernel()):
+/// how many, the slowest by name with time and kernel, and their share of the sum of layer medians; empty when
+/// none did. Their times are correct measurements of slow code, not of what an optimised runtime takes.
+std::string reference_kernel_note(const ModelMeasurement& m);
 /// Fills every row's roofline columns (attainable GFLOP/s at its intensity, percent, roofline time) from a
 /// machine profile, at the measurement's thread count.
 void apply_roofline(ModelMeasurement& m, const measure::MachineProfile& machine);

@@ -387,6 +387,43 @@ TEST(ExecFused, ReferenceKernelsAreToldFromOptimisedOnes) {
     EXPECT_FALSE(reference_kernel(k)) << k;
 }
 
+/// The measurement names the steps that ran in reference kernels, slowest first, with their share of the time.
+TEST(ExecFused, StepsInReferenceKernelsAreNamedInANote) {
+  ModelMeasurement m;
+  auto layer = [&](const char* name, const char* kernel, double s, StepStatus status = StepStatus::Executed) {
+    LayerMeasurement l;
+    l.step.name = name;
+    l.step.kernel = kernel;
+    l.step.status = status;
+    l.forward.median_s = s;
+    l.forward.samples = 5;
+    m.layers.push_back(l);
+    m.layers_sum_s += status == StepStatus::Executed ? s : 0;
+  };
+  layer("conv", "jit:avx2", 0.006);
+  EXPECT_EQ(reference_kernel_note(m), "");
+  layer("gather", "reference", 0.001);
+  layer("pool", "ref:any", 0.003);
+  layer("skipped", "reference", 0.0, StepStatus::NotExecuted);
+  EXPECT_EQ(reference_kernel_note(m),
+            "2 steps ran in reference kernels (correct but not optimised: an optimised runtime may be faster): "
+            "pool 3 ms (ref:any), gather 1 ms (reference); 40.0 % of the sum of layer medians");
+  // measure_graph() adds it: Erf runs in ridge's own loop, Relu in oneDNN's kernel
+  for (OpKind op : {OpKind::Erf, OpKind::Relu}) {
+    ExecCase t;
+    const Shape s{{4, 64}};
+    t.g.outputs = {t.node(op, {t.tensor("x", s)}, s)};
+    MeasureOptions o;
+    o.min_repeats = o.max_repeats = 1;
+    o.warmup = 0;
+    const ModelMeasurement run = measure_graph(t.g, o);
+    const bool noted = std::any_of(run.notes.begin(), run.notes.end(), [&](const std::string& n) {
+      return n.find("1 step ran in reference kernels") != std::string::npos && n.find(run.layers.at(0).step.name) != std::string::npos;
+    });
+    EXPECT_EQ(noted, op == OpKind::Erf) << run.layers.at(0).step.kernel;
+  }
+}
+
 TEST(ExecFused, ZooModelsMatchPerLayer) {
   for (const char* name : {"mnist", "resnet18"}) {
     LoadOptions lo;

@@ -1,6 +1,8 @@
 // measure_graph(): warm-up, repeated passes with per-step timers, statistics, costs next to times.
 #include <sys/resource.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <map>
@@ -148,6 +150,7 @@ ModelMeasurement measure_program(const Graph& g, const MeasureOptions& opts, con
   const MemoryEstimate mem = estimate_memory(g, Optimizer::SGD);
   m.estimated_peak_bytes = m.train ? mem.training_peak_bytes : mem.inference_peak_bytes;
   m.notes = prog.notes();
+  if (std::string note = reference_kernel_note(m); !note.empty()) m.notes.push_back(std::move(note));
   if (const std::string& why = measure::counters_unavailable_reason(); !why.empty())
     m.notes.push_back("hardware counters unavailable: " + why + " (per-layer counter columns omitted)");
   if (!costs.complete()) m.notes.push_back("some nodes have no cost estimate: their FLOP columns are empty");
@@ -189,6 +192,28 @@ EndToEndMeasurement compare_end_to_end(const Graph& g, const ModelMeasurement& p
 }
 
 }  // namespace
+
+std::string reference_kernel_note(const ModelMeasurement& m) {
+  std::vector<const LayerMeasurement*> ref;
+  double ref_s = 0;
+  for (const auto& l : m.layers)
+    if (l.step.status == StepStatus::Executed && reference_kernel(l.step.kernel)) {
+      ref.push_back(&l);
+      ref_s += l.forward.median_s + l.backward.median_s;
+    }
+  if (ref.empty()) return {};
+  std::stable_sort(ref.begin(), ref.end(), [](auto* a, auto* b) { return a->forward.median_s > b->forward.median_s; });
+  constexpr size_t kNamed = 5;
+  std::string names;
+  for (size_t i = 0; i < std::min(ref.size(), kNamed); ++i)
+    names += fmt::format("{}{} {:.3g} ms ({})", i ? ", " : "", ref[i]->step.name, 1e3 * ref[i]->forward.median_s,
+                         ref[i]->step.kernel);
+  if (ref.size() > kNamed) names += fmt::format(" and {} more", ref.size() - kNamed);
+  const double share = m.layers_sum_s > 0 ? 100 * ref_s / m.layers_sum_s : 0;
+  return fmt::format("{} step{} ran in reference kernels (correct but not optimised: an optimised runtime may be "
+                     "faster): {}; {:.1f} % of the sum of layer medians",
+                     ref.size(), ref.size() == 1 ? "" : "s", names, share);
+}
 
 ModelMeasurement measure_graph(const Graph& g, const MeasureOptions& opts) {
   check_memory_fits(g, opts.exec.train, opts.exec.available_bytes);
