@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "measure/exec_support.hpp"
@@ -187,6 +188,18 @@ TEST(ExecGradients, ConvTransposePadResizeSlice) {
                   Shape{{1, 6, 8, 5}});
   t.g.outputs = {t.node(OpKind::Mul, {sl, sl}, Shape{{1, 6, 8, 5}})};
   expect_gradients_match(t);
+}
+
+// The hand-built opset-23 decoder (tests/data/validation: RMSNormalization and the Attention op, causal) runs
+// every node, with finite outputs.
+TEST(ExecModels, Opset23DecoderWithTheAttentionOpRunsEveryNode) {
+  const Graph g =
+      load_model(std::string(RIDGE_SOURCE_DIR) + "/tests/data/validation/decoder_opset23.ext_emptybin.onnx", LoadOptions{});
+  ASSERT_TRUE(std::any_of(g.nodes.begin(), g.nodes.end(), [](const Node& n) { return n.op == OpKind::Attention; }));
+  const ExecResult r = execute(g, ExecOptions{});
+  for (const auto& s : r.steps) EXPECT_NE(s.status, StepStatus::NotExecuted) << s.name << " " << s.reason;
+  for (const auto& [name, out] : r.outputs)
+    EXPECT_TRUE(std::all_of(out.data.begin(), out.data.end(), [](float x) { return std::isfinite(x); })) << name;
 }
 
 TEST(ExecModels, OnnxTestdataReproducesPyTorch) {

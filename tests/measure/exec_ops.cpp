@@ -814,3 +814,137 @@ TEST(ExecOps, SliceWithStepsAndNegativeSteps) {
 
 }  // namespace
 }  // namespace ridge::test
+
+namespace ridge::test {
+namespace {
+
+/// Brute-force attention on 4-D [B, H, len, size] tensors: K/V already hold past + new keys, `bias` is the full
+/// [B, Hq, L, T] additive bias (-inf masked), query head h reads K/V head h / (Hq / Hkv).
+V brute_attention(const V& q, const V& k, const V& v, const V& bias, int64_t B, int64_t Hq, int64_t Hkv, int64_t L,
+                  int64_t T, int64_t E, int64_t Ev, double scale, double softcap) {
+  V y(static_cast<size_t>(B * Hq * L * Ev));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < Hq; ++h)
+      for (int64_t i = 0; i < L; ++i) {
+        const int64_t hk = h / (Hq / Hkv);
+        std::vector<double> s(T);
+        double best = -INFINITY, sum = 0;
+        for (int64_t t = 0; t < T; ++t) {
+          double dot = 0;
+          for (int64_t e = 0; e < E; ++e) dot += q[((b * Hq + h) * L + i) * E + e] * k[((b * Hkv + hk) * T + t) * E + e];
+          dot *= scale;
+          if (softcap > 0) dot = softcap * std::tanh(dot / softcap);
+          s[t] = dot + bias[((b * Hq + h) * L + i) * T + t];
+          best = std::max(best, s[t]);
+        }
+        for (auto& x : s) sum += x = std::exp(x - best);
+        for (int64_t e = 0; e < Ev; ++e) {
+          double acc = 0;
+          for (int64_t t = 0; t < T; ++t) acc += s[t] / sum * v[((b * Hkv + hk) * T + t) * Ev + e];
+          y[((b * Hq + h) * L + i) * Ev + e] = static_cast<float>(acc);
+        }
+      }
+  return y;
+}
+
+/// Adds output `index` (shape `s`) to the node that produced `first_out`; returns its value id.
+int extra_output(ExecCase& t, int first_out, Shape s) {
+  Value v;
+  v.name = "out" + std::to_string(t.g.values.size());
+  v.shape = std::move(s);
+  const int id = t.g.add_value(v);
+  t.g.nodes[t.g.value(first_out).producer].outputs.push_back(id);
+  t.g.values[id].producer = t.g.value(first_out).producer;
+  return id;
+}
+
+}  // namespace
+
+// ONNX Attention (opset 23), 4-D: grouped-query heads (4 query heads on 2 K/V heads), past key/value (present
+// outputs are past + new), is_causal offset by the past, softcap, scale, and a float mask broadcast over heads.
+TEST(ExecOps, AttentionWithPastCausalSoftcapAndGroupedHeads) {
+  const int64_t B = 2, Hq = 4, Hkv = 2, L = 3, Tn = 2, P = 2, T = P + Tn, E = 4, Ev = 5;
+  ExecCase t;
+  int q = t.tensor("q", Shape{{B, Hq, L, E}}), k = t.tensor("k", Shape{{B, Hkv, Tn, E}}),
+      v = t.tensor("v", Shape{{B, Hkv, Tn, Ev}}), mask = t.tensor("mask", Shape{{B, 1, L, T}}),
+      pk = t.tensor("pk", Shape{{B, Hkv, P, E}}), pv = t.tensor("pv", Shape{{B, Hkv, P, Ev}});
+  int y = t.node(OpKind::Attention, {q, k, v, mask, pk, pv}, Shape{{B, Hq, L, Ev}},
+                 Attrs{}.set("is_causal", int64_t{1}).set("softcap", 2.0).set("scale", 0.4));
+  int present_k = extra_output(t, y, Shape{{B, Hkv, T, E}}), present_v = extra_output(t, y, Shape{{B, Hkv, T, Ev}});
+  // present = concat(past, new) on the sequence axis
+  auto concat = [&](int past, int now, int64_t size) {
+    V c;
+    for (int64_t bh = 0; bh < B * Hkv; ++bh) {
+      c.insert(c.end(), t[past].begin() + bh * P * size, t[past].begin() + (bh + 1) * P * size);
+      c.insert(c.end(), t[now].begin() + bh * Tn * size, t[now].begin() + (bh + 1) * Tn * size);
+    }
+    return c;
+  };
+  const V kc = concat(pk, k, E), vc = concat(pv, v, Ev);
+  V bias(static_cast<size_t>(B * Hq * L * T));
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t h = 0; h < Hq; ++h)
+      for (int64_t i = 0; i < L; ++i)
+        for (int64_t j = 0; j < T; ++j)
+          bias[((b * Hq + h) * L + i) * T + j] = j > i + P ? -INFINITY : t[mask][(b * L + i) * T + j];
+  const V want = brute_attention(t[q], kc, vc, bias, B, Hq, Hkv, L, T, E, Ev, 0.4, 2.0);
+  expect_close(t.run(y), want);
+  expect_close(t.run(present_k), kc, 0, 0);
+  expect_close(t.run(present_v), vc, 0, 0);
+}
+
+// 3-D inputs [B, L, heads * size] with q_num_heads / kv_num_heads, the default scale 1/sqrt(E), and a bool
+// mask shorter than the keys (the keys past its end are masked, as ONNX's reference pads it with False).
+TEST(ExecOps, AttentionThreeDimensionalWithShortBoolMask) {
+  const int64_t B = 1, Hq = 2, Hkv = 1, L = 3, T = 4, E = 4, Ev = 3;
+  ExecCase t;
+  int q = t.tensor("q", Shape{{B, L, Hq * E}}), k = t.tensor("k", Shape{{B, T, Hkv * E}}),
+      v = t.tensor("v", Shape{{B, T, Hkv * Ev}});
+  int mask = t.floats("mask", {1, 0, 1, 1, 1, 0, 0, 1, 1});  // [3, 3]: attend where 1
+  t.g.values[mask].shape = Shape{{L, 3}};
+  t.g.values[mask].dtype = DType::Bool;
+  t.data["mask"].shape = Shape{{L, 3}};
+  int y = t.node(OpKind::Attention, {q, k, v, mask}, Shape{{B, L, Hq * Ev}},
+                 Attrs{}.set("q_num_heads", Hq).set("kv_num_heads", Hkv));
+  // the same in 4-D: Q [B, L, Hq, E] -> [B, Hq, L, E]; K and V have one head
+  V q4(t[q].size());
+  for (int64_t i = 0; i < L; ++i)
+    for (int64_t h = 0; h < Hq; ++h)
+      for (int64_t e = 0; e < E; ++e) q4[(h * L + i) * E + e] = t[q][(i * Hq + h) * E + e];
+  V bias(static_cast<size_t>(Hq * L * T));
+  const V& m = t[mask];
+  for (int64_t h = 0; h < Hq; ++h)
+    for (int64_t i = 0; i < L; ++i)
+      for (int64_t j = 0; j < T; ++j) bias[(h * L + i) * T + j] = j < 3 && m[i * 3 + j] != 0 ? 0.f : -INFINITY;
+  const V y4 = brute_attention(q4, t[k], t[v], bias, B, Hq, Hkv, L, T, E, Ev, 1 / std::sqrt(4.0), 0);
+  V want(y4.size());  // back to [B, L, Hq * Ev]
+  for (int64_t i = 0; i < L; ++i)
+    for (int64_t h = 0; h < Hq; ++h)
+      for (int64_t e = 0; e < Ev; ++e) want[(i * Hq + h) * Ev + e] = y4[(h * L + i) * Ev + e];
+  ExecResult res;
+  expect_close(t.run(y, &res), want);
+  EXPECT_EQ(res.steps.back().kernel, "reference");
+}
+
+// What the kernel does not run is refused with the reason: the qk_matmul_output output, disagreeing shapes.
+TEST(ExecOps, AttentionQkOutputIsRefused) {
+  ExecCase t;
+  int q = t.tensor("q", Shape{{1, 1, 2, 4}}), k = t.tensor("k", Shape{{1, 1, 2, 4}}), v = t.tensor("v", Shape{{1, 1, 2, 4}});
+  int y = t.node(OpKind::Attention, {q, k, v}, Shape{{1, 1, 2, 4}});
+  extra_output(t, y, Shape{{1, 1, 2, 4}});
+  extra_output(t, y, Shape{{1, 1, 2, 4}});
+  extra_output(t, y, Shape{{1, 1, 2, 2}});
+  ExecResult res;
+  t.run(y, &res);
+  EXPECT_EQ(res.steps.back().status, StepStatus::NotExecuted);
+  EXPECT_NE(res.steps.back().reason.find("qk_matmul_output"), std::string::npos) << res.steps.back().reason;
+  // K with another head size than Q (a malformed file): refused, never read out of bounds
+  ExecCase bad;
+  int bq = bad.tensor("q", Shape{{1, 1, 2, 4}}), bk = bad.tensor("k", Shape{{1, 1, 2, 3}}),
+      bv = bad.tensor("v", Shape{{1, 1, 2, 4}});
+  bad.run(bad.node(OpKind::Attention, {bq, bk, bv}, Shape{{1, 1, 2, 4}}), &res);
+  EXPECT_EQ(res.steps.back().status, StepStatus::NotExecuted);
+  EXPECT_NE(res.steps.back().reason.find("disagree"), std::string::npos) << res.steps.back().reason;
+}
+
+}  // namespace ridge::test

@@ -38,6 +38,7 @@ constexpr LoweringRow kLowerings[] = {
     {OpKind::Mish, lower_eltwise},
     {OpKind::Softplus, lower_eltwise},
     {OpKind::RMSNormalization, lower_rms_norm},
+    {OpKind::Attention, lower_attention},
     {OpKind::RNN, lower_rnn},
     {OpKind::GRU, lower_rnn},
     {OpKind::LSTM, lower_rnn},

@@ -1,6 +1,7 @@
 // Views (no copy) and reference kernels for ops oneDNN has no primitive for (Erf, Gather, ArgMax, Where, Pow,
 // Equal, Expand, Cast, RMSNormalization, and binary ops that broadcast their first operand).
 #include <cmath>
+#include <limits>
 
 #include "lowerings.hpp"
 #include "ridge/error.hpp"
@@ -270,6 +271,137 @@ void lower_argmax(Program& p, int ni) {
         y[o * inner + k] = static_cast<float>(best);
       }
   });
+}
+
+}  // namespace ridge::exec
+
+namespace ridge::exec {
+
+namespace {
+
+/// Element strides of a tensor of shape `s` broadcast (numpy rules, right-aligned) to `to`: 0 on broadcast axes.
+std::vector<int64_t> broadcast_strides(const Shape& s, const std::vector<int64_t>& to) {
+  std::vector<int64_t> st(to.size(), 0);
+  int64_t step = 1;
+  for (int i = s.rank() - 1, j = static_cast<int>(to.size()) - 1; i >= 0 && j >= 0; --i, --j) {
+    st[j] = s[i] == 1 ? 0 : step;
+    step *= s[i];
+  }
+  return st;
+}
+
+}  // namespace
+
+void lower_attention(Program& p, int ni) {
+  const Node& n = node_of(p, ni);
+  const int Q = input_at(n, 0), K = input_at(n, 1), V = input_at(n, 2), M = input_at(n, 3), PK = input_at(n, 4),
+            PV = input_at(n, 5);
+  if (Q < 0 || K < 0 || V < 0) throw NoKernel{"Attention needs Q, K and V"};
+  if (input_at(n, 6) >= 0) throw NoKernel{"Attention with nonpad_kv_seqlen (opset 24)"};
+  if ((PK >= 0) != (PV >= 0)) throw NoKernel{"Attention with only one of past_key and past_value"};
+  if (n.outputs.size() > 3 && n.outputs[3] >= 0) throw NoKernel{"Attention's qk_matmul_output"};
+  const Shape &qs = shape_of(p, Q), &ks = shape_of(p, K), &vs = shape_of(p, V);
+  const bool three_d = qs.rank() == 3;
+  if (qs.rank() != ks.rank() || qs.rank() != vs.rank() || (qs.rank() != 3 && qs.rank() != 4))
+    throw NoKernel{"Attention: Q, K and V must all be 3-D or all 4-D"};
+  const int64_t B = qs[0];
+  const int64_t Hq = three_d ? n.attrs.i("q_num_heads", 0) : qs[1], Hkv = three_d ? n.attrs.i("kv_num_heads", 0) : ks[1];
+  if (Hq <= 0 || Hkv <= 0 || Hq % Hkv != 0) throw NoKernel{"Attention: head counts"};
+  const int64_t L = three_d ? qs[1] : qs[2], Tn = three_d ? ks[1] : ks[2];
+  const int64_t E = three_d ? qs[2] / Hq : qs[3], Ev = three_d ? vs[2] / Hkv : vs[3];
+  const int64_t P = PK >= 0 && shape_of(p, PK).rank() == 4 ? shape_of(p, PK)[2] : 0, T = P + Tn;
+  // Every operand's shape must agree with the heads read from Q (the loops index by them)
+  auto agrees = [](const Shape& s, std::vector<int64_t> want) { return s.dims == want; };
+  const bool shapes_agree =
+      (three_d ? qs[2] == Hq * E && agrees(ks, {B, Tn, Hkv * E}) && agrees(vs, {B, Tn, Hkv * Ev})
+               : agrees(ks, {B, Hkv, Tn, E}) && agrees(vs, {B, Hkv, Tn, Ev})) &&
+      (PK < 0 || (agrees(shape_of(p, PK), {B, Hkv, P, E}) && agrees(shape_of(p, PV), {B, Hkv, P, Ev}))) &&
+      shape_of(p, n.outputs.at(0)).elements() == static_cast<uint64_t>(B * Hq * L * Ev);
+  if (!shapes_agree || E <= 0 || Ev <= 0) throw NoKernel{"Attention: Q, K, V and past shapes disagree on heads or sizes"};
+  const float scale = static_cast<float>(n.attrs.f("scale", 1.0 / std::sqrt(static_cast<double>(E))));
+  const float softcap = static_cast<float>(n.attrs.f("softcap", 0.0));
+  const bool causal = n.attrs.i("is_causal", 0) != 0;
+  const std::vector<int64_t> full{B, Hq, L, T};
+  std::vector<int64_t> mstride;
+  int64_t mask_len = 0;
+  bool mask_bool = false;
+  if (M >= 0) {
+    const Shape& ms = shape_of(p, M);
+    if (ms.rank() < 1 || ms.rank() > 4) throw NoKernel{"Attention mask of rank " + std::to_string(ms.rank())};
+    mask_len = ms[-1];
+    if (mask_len > T) throw NoKernel{"Attention mask longer than the keys"};
+    for (int i = 0; i + 1 < ms.rank(); ++i)
+      if (ms[i] != 1 && ms[i] != full[4 - ms.rank() + i]) throw NoKernel{"Attention mask does not broadcast"};
+    std::vector<int64_t> to = full;
+    to[3] = mask_len;
+    mstride = broadcast_strides(ms, to);
+    mask_bool = p.graph().value(M).dtype == DType::Bool;
+  }
+  auto plain_or_none = [&](int v) { return v >= 0 ? p.plain(v, ni) : memory(); };
+  memory q = p.plain(Q, ni), k = p.plain(K, ni), v = p.plain(V, ni), mask = plain_or_none(M), pk = plain_or_none(PK),
+         pv = plain_or_none(PV);
+  auto out_or_scratch = [&](size_t i, const Dims& d) {
+    memory m = p.alloc(plain_desc(d));
+    if (i < n.outputs.size() && n.outputs[i] >= 0) p.set_value(n.outputs[i], m);
+    return m;
+  };
+  memory y = out_or_scratch(0, to_dims(shape_of(p, n.outputs.at(0))));
+  memory kc = out_or_scratch(1, {B, Hkv, T, E}), vc = out_or_scratch(2, {B, Hkv, T, Ev});  // present K and V
+  p.add_step(ni, "reference", [=] {
+    // present = concat(past, new) along the sequence, [B, Hkv, T, size]; 3-D inputs are [B, Tn, Hkv * size]
+    auto gather = [&](const memory& past, const memory& now, const memory& cache, int64_t size) {
+      float* c = data_of(cache);
+      for (int64_t b = 0; b < B; ++b)
+        for (int64_t h = 0; h < Hkv; ++h)
+          for (int64_t t = 0; t < T; ++t) {
+            const float* src = t < P ? data_of(past) + ((b * Hkv + h) * P + t) * size
+                               : three_d ? data_of(now) + ((b * Tn + t - P) * Hkv + h) * size
+                                         : data_of(now) + ((b * Hkv + h) * Tn + t - P) * size;
+            std::copy_n(src, size, c + ((b * Hkv + h) * T + t) * size);
+          }
+    };
+    gather(pk, k, kc, E);
+    gather(pv, v, vc, Ev);
+    const float *qd = data_of(q), *kd = data_of(kc), *vd = data_of(vc), *md = mask ? data_of(mask) : nullptr;
+    float* yd = data_of(y);
+    const float inf = std::numeric_limits<float>::infinity();
+    std::vector<float> s(static_cast<size_t>(T));
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t h = 0; h < Hq; ++h) {
+        const int64_t hk = h / (Hq / Hkv);
+        for (int64_t i = 0; i < L; ++i) {
+          const float* qi = three_d ? qd + ((b * L + i) * Hq + h) * E : qd + ((b * Hq + h) * L + i) * E;
+          float best = -inf;
+          for (int64_t t = 0; t < T; ++t) {
+            const float* kt = kd + ((b * Hkv + hk) * T + t) * E;
+            double dot = 0;
+            for (int64_t e = 0; e < E; ++e) dot += static_cast<double>(qi[e]) * kt[e];
+            float x = static_cast<float>(dot) * scale;
+            if (softcap > 0) x = softcap * std::tanh(x / softcap);
+            if (md) {
+              if (t >= mask_len) {
+                x = -inf;
+              } else {
+                const float m = md[b * mstride[0] + h * mstride[1] + i * mstride[2] + t * mstride[3]];
+                x = mask_bool ? (m != 0 ? x : -inf) : x + m;
+              }
+            }
+            if (causal && t > i + P) x = -inf;
+            s[t] = x;
+            best = std::max(best, x);
+          }
+          double sum = 0;
+          for (int64_t t = 0; t < T; ++t) sum += s[t] = best == -inf ? 0.f : std::exp(s[t] - best);
+          float* yi = three_d ? yd + ((b * L + i) * Hq + h) * Ev : yd + ((b * Hq + h) * L + i) * Ev;
+          for (int64_t e = 0; e < Ev; ++e) {
+            double acc = 0;
+            for (int64_t t = 0; t < T; ++t) acc += static_cast<double>(s[t]) * vd[((b * Hkv + hk) * T + t) * Ev + e];
+            yi[e] = sum > 0 ? static_cast<float>(acc / sum) : std::numeric_limits<float>::quiet_NaN();
+          }
+        }
+      }
+  });
+  if (p.needs_grad(n.outputs.at(0))) p.note("Attention (reference kernel) has no backward in the executor");
 }
 
 }  // namespace ridge::exec

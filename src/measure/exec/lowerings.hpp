@@ -37,6 +37,10 @@ void lower_reference_unary(Program& p, int ni);  ///< Erf, HardSigmoid
 void lower_reference_elementwise(Program& p, int ni);  ///< Pow/Equal/Where/Expand with broadcasting
 void lower_argmax(Program& p, int ni);
 void lower_rms_norm(Program& p, int ni);  ///< RMSNormalization (opset 23), forward only
+/// Attention (opset 23): 3-D or 4-D heads, grouped-query K/V, past key/value (present outputs), float or bool
+/// mask (broadcast, shorter than the keys: padded as masked), is_causal (offset by the past), scale, softcap.
+/// Forward only; qk_matmul_output and nonpad_kv_seqlen are refused.
+void lower_attention(Program& p, int ni);
 void lower_cast(Program& p, int ni);
 
 // reference data movement (lower_ref_move.cpp)
