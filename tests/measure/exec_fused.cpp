@@ -122,8 +122,9 @@ TEST(ExecFused, MatMulBiasGeluResidualMatchPerLayer) {
 /// Products with constant weights that oneDNN's matmul would run in its gemm kernel run as a 1x1 convolution
 /// (M rows as positions) in the end-to-end program when M >= 2 and N is a channel block or more: row-major and
 /// transposed (transB) weights, bias, GELU, a residual read as a binary post-op and one added in place. A
-/// matrix-vector product (M = 1) and a product with N = 2 keep the matmul. The kernels asserted depend on what
-/// oneDNN dispatches here (with AVX-512 its matmul is not `gemm`, and nothing changes); the values never do.
+/// matrix-vector product (M = 1), a product with N = 2 and a Gemm whose C is a full [M, N] matrix keep the
+/// matmul. The kernels asserted depend on what oneDNN dispatches here (with AVX-512 its matmul is not `gemm`, and
+/// nothing changes); the values never do.
 TEST(ExecFused, GemmKernelProductsRunAsOneByOneConvs) {
   ExecCase t;
   const Shape tok{{3, 8, 24}}, hid{{3, 8, 40}};
@@ -145,7 +146,10 @@ TEST(ExecFused, GemmKernelProductsRunAsOneByOneConvs) {
   int mv = t.node(OpKind::MatMul, {v, w3}, Shape{{1, 24}});  // M = 1
   int w4 = t.tensor("w4", Shape{{24, 2}}, ValueKind::Param, -0.3f, 0.3f);
   int narrow = t.node(OpKind::MatMul, {y2, w4}, Shape{{24, 2}});  // N = 2
-  t.g.outputs = {y2, mv, narrow};
+  // A Gemm's C as a full [M, N] matrix is no conv bias (oneDNN 2.6 runs that matmul in ref:any on AVX2 anyway)
+  int c = t.tensor("c", out, ValueKind::Param);
+  int full_c = t.node(OpKind::Gemm, {y2, w3, c}, out);
+  t.g.outputs = {y2, mv, narrow, full_c};
   ExecOptions o;
   for (const auto& [name, data] : t.data) (name == "x" || name == "v" || name == "r" || name == "z" ? o.inputs : o.weights)[name] = data;
   ExecOptions alone = o;
@@ -165,7 +169,7 @@ TEST(ExecFused, GemmKernelProductsRunAsOneByOneConvs) {
     EXPECT_EQ(kernel(fused, node).rfind("jit_1x1", 0), 0u) << t.g.nodes[node].name << ": " << kernel(fused, node);
     ++as_conv;
   }
-  for (int node : {producer(mv), producer(narrow)})
+  for (int node : {producer(mv), producer(narrow), producer(full_c)})
     EXPECT_NE(kernel(fused, node).rfind("jit_1x1", 0), 0u) << t.g.nodes[node].name;
   if (as_conv == 0) GTEST_LOG_(INFO) << "oneDNN's matmul is not its gemm kernel here: the 1x1-conv rule is not live";
 }

@@ -336,6 +336,7 @@ std::function<void()> bind_matmul_as_conv(Program& p, const memory& a, const mem
   if (ad.size() != 2 || bd.size() != 2 || !is_plain(a.get_desc()) || !is_plain(dst.get_desc()) || ad[0] < 2 ||
       bd[1] < conv_channel_block())
     return {};
+  if (bias && element_count(bias.get_desc()) != bd[1]) return {};  // a Gemm's C of [M, N] is no conv bias
   // The matmul's post-ops, their binary operands' [M, N] descriptors re-seen as the conv's {1, N, M}
   dnnl::post_ops ops;
   Args args;
