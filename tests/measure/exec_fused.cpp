@@ -123,8 +123,8 @@ TEST(ExecFused, MatMulBiasGeluResidualMatchPerLayer) {
 /// (M rows as positions) in the end-to-end program when M >= 2 and N is a channel block or more: row-major and
 /// transposed (transB) weights, bias, GELU, a residual read as a binary post-op and one added in place. A
 /// matrix-vector product (M = 1), a product with N = 2 and a Gemm whose C is a full [M, N] matrix keep the
-/// matmul. The kernels asserted depend on what oneDNN dispatches here (with AVX-512 its matmul is not `gemm`, and
-/// nothing changes); the values never do.
+/// matmul. The kernels asserted depend on what oneDNN dispatches here (where its matmul is not `gemm`, the rule
+/// does not apply and only the values are checked); the values never depend on it.
 TEST(ExecFused, GemmKernelProductsRunAsOneByOneConvs) {
   ExecCase t;
   const Shape tok{{3, 8, 24}}, hid{{3, 8, 40}};
