@@ -403,11 +403,6 @@ std::function<void()> bind_matmul(Program& p, const memory& a, memory b, const m
   Args args{{DNNL_ARG_SRC, a}, {DNNL_ARG_DST, dst}};
   const dnnl::primitive_attr attr = post_op_attr(p, ni, ep, dst.get_desc(), args);
   dnnl::matmul::primitive_desc pd(desc(pack_b ? any_desc(b.get_desc().dims()) : b.get_desc()), attr, p.engine());
-  // oneDNN's gemm kernel asks for row-major weights (K x N), and on AVX2 runs 1.7x faster on them transposed at
-  // K = 768, N = 3,072, M = 128 and 197 (distilbert's and ViT-B's first MLP matmul), and no slower at the other
-  // shapes measured (docs/measure.md). Weights stored transposed (Gemm transB, as PyTorch's Linear exports them)
-  // stay as they are: no copy. Row-major ones are given to it transposed when wide (N > K).
-  const Dims bd = b.get_desc().dims();
   const bool gemm = impl_name(pd).rfind("gemm", 0) == 0;
   if (pack_b && gemm) {  // see bind_matmul_as_conv
     try {
@@ -415,6 +410,11 @@ std::function<void()> bind_matmul(Program& p, const memory& a, memory b, const m
     } catch (const dnnl::error&) {  // a descriptor oneDNN cannot re-see as a conv's: the matmul runs
     }
   }
+  // oneDNN's gemm kernel asks for row-major weights (K x N), and on AVX2 runs 1.7x faster on them transposed at
+  // K = 768, N = 3,072, M = 128 and 197 (distilbert's and ViT-B's first MLP matmul), and no slower at the other
+  // shapes measured (docs/measure.md). Weights stored transposed (Gemm transB, as PyTorch's Linear exports them)
+  // stay as they are: no copy. Row-major ones are given to it transposed when wide (N > K).
+  const Dims bd = b.get_desc().dims();
   if (pack_b && bd.size() >= 2 && pd.weights_desc() == plain_desc(bd) && gemm) {
     Dims stored = bd;
     std::swap(stored[stored.size() - 1], stored[stored.size() - 2]);

@@ -273,25 +273,6 @@ void lower_argmax(Program& p, int ni) {
   });
 }
 
-}  // namespace ridge::exec
-
-namespace ridge::exec {
-
-namespace {
-
-/// Element strides of a tensor of shape `s` broadcast (numpy rules, right-aligned) to `to`: 0 on broadcast axes.
-std::vector<int64_t> broadcast_strides(const Shape& s, const std::vector<int64_t>& to) {
-  std::vector<int64_t> st(to.size(), 0);
-  int64_t step = 1;
-  for (int i = s.rank() - 1, j = static_cast<int>(to.size()) - 1; i >= 0 && j >= 0; --i, --j) {
-    st[j] = s[i] == 1 ? 0 : step;
-    step *= s[i];
-  }
-  return st;
-}
-
-}  // namespace
-
 void lower_attention(Program& p, int ni) {
   const Node& n = node_of(p, ni);
   const int Q = input_at(n, 0), K = input_at(n, 1), V = input_at(n, 2), M = input_at(n, 3), PK = input_at(n, 4),
@@ -321,7 +302,7 @@ void lower_attention(Program& p, int ni) {
   const float scale = static_cast<float>(n.attrs.f("scale", 1.0 / std::sqrt(static_cast<double>(E))));
   const float softcap = static_cast<float>(n.attrs.f("softcap", 0.0));
   const bool causal = n.attrs.i("is_causal", 0) != 0;
-  const std::vector<int64_t> full{B, Hq, L, T};
+  const Dims full{B, Hq, L, T};
   std::vector<int64_t> mstride;
   int64_t mask_len = 0;
   bool mask_bool = false;
@@ -332,9 +313,9 @@ void lower_attention(Program& p, int ni) {
     if (mask_len > T) throw NoKernel{"Attention mask longer than the keys"};
     for (int i = 0; i + 1 < ms.rank(); ++i)
       if (ms[i] != 1 && ms[i] != full[4 - ms.rank() + i]) throw NoKernel{"Attention mask does not broadcast"};
-    std::vector<int64_t> to = full;
+    Dims to = full;
     to[3] = mask_len;
-    mstride = broadcast_strides(ms, to);
+    mstride = broadcast_strides(to_dims(ms), to);
     mask_bool = p.graph().value(M).dtype == DType::Bool;
   }
   auto plain_or_none = [&](int v) { return v >= 0 ? p.plain(v, ni) : memory(); };
