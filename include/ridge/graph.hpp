@@ -50,6 +50,9 @@ struct Value {
   bool has_int_data = false;
   bool needs_grad = false;  ///< a graph input into which a gradient flows (one-node graphs cut from a model)
   bool omitted = false;     ///< placeholder of an omitted optional output (ONNX's empty name): never shaped or read
+  /// The name in the source file when the importer gave the value a readable one ("onnx::MatMul_1234" became
+  /// "fc1.weight"); payloads read from that file (`read_onnx_weights`) are keyed by it. Empty when not renamed.
+  std::string source_name;
 
   Count bytes() const { return shape.elements() * dtype_bytes(dtype); }
   bool is_weight() const { return kind == ValueKind::Param || kind == ValueKind::Buffer; }

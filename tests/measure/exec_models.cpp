@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <limits>
 
+#include "load/onnx_tiny_model.hpp"
 #include "measure/exec_support.hpp"
 #include "ridge/perf_counters.hpp"
 #include "ridge/error.hpp"
@@ -190,6 +192,24 @@ TEST(ExecGradients, ConvTransposePadResizeSlice) {
   expect_gradients_match(t);
 }
 
+// ScatterND's backward: replace (the data's gradient is zero where an update landed) then add (it passes
+// through), both updates' gradients gathered at their rows; indices are a constant payload.
+TEST(ExecGradients, ScatterNdReplaceThenAdd) {
+  ExecCase t;
+  int x = t.tensor("x", Shape{{4, 3}});
+  int w = t.tensor("w", Shape{{4, 3}}, ValueKind::Param);
+  int data = t.node(OpKind::Mul, {x, w}, Shape{{4, 3}});
+  int u1 = t.tensor("u1", Shape{{2, 3}}, ValueKind::Param), u2 = t.tensor("u2", Shape{{2, 3}}, ValueKind::Param);
+  int s1 = t.node(OpKind::ScatterND, {data, t.floats("i1", {2, 0}), u1}, Shape{{4, 3}});
+  t.g.values[t.g.nodes.back().inputs[1]].shape = Shape{{2, 1}};
+  int s2 = t.node(OpKind::ScatterND, {s1, t.floats("i2", {0, 3}), u2}, Shape{{4, 3}},
+                  Attrs{}.set("reduction", std::string("add")));
+  t.g.values[t.g.nodes.back().inputs[1]].shape = Shape{{2, 1}};
+  t.data["i1"].shape = t.data["i2"].shape = Shape{{2, 1}};
+  t.g.outputs = {t.node(OpKind::Mul, {s2, s2}, Shape{{4, 3}})};
+  expect_gradients_match(t);
+}
+
 // The hand-built opset-23 decoder (tests/data/validation: RMSNormalization and the Attention op, causal) runs
 // every node, with finite outputs.
 TEST(ExecModels, Opset23DecoderWithTheAttentionOpRunsEveryNode) {
@@ -222,6 +242,39 @@ TEST(ExecModels, OnnxTestdataReproducesPyTorch) {
     EXPECT_TRUE(c.passed) << name << ": max abs diff " << c.max_abs_diff << ", " << to_string(c.mismatches)
                           << " mismatches";
   }
+}
+
+// torch exports a Linear's weight as a transposed copy named "onnx::MatMul_N"; the importer names it
+// "fc.weight" (as torch does). The file's payload must still be the one that runs: before, it was looked up
+// under the new name, not found, and the weight was random (swin_t's MLPs gave wrong outputs in `ridge run`).
+TEST(ExecModels, RenamedLinearWeightsRunWithTheFilesPayload) {
+  TinyModel m;
+  m.input("x", {2, 3});
+  auto* w = m.proto().mutable_graph()->add_initializer();
+  w->set_name("onnx::MatMul_9");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(3);
+  w->add_dims(2);
+  for (float v : {1.f, 2.f, 3.f, 4.f, 5.f, 6.f}) w->add_float_data(v);
+  m.floats("fc.bias", {0.5f, -0.5f});
+  m.node("MatMul", {"x", "onnx::MatMul_9"}, {"p"}, "/fc/MatMul");
+  m.node("Add", {"fc.bias", "p"}, {"y"}, "/fc/Add");
+  m.output("y");
+  const std::string file = temp_dir() + "/renamed_linear.onnx";
+  {
+    std::ofstream out(file, std::ios::binary);
+    out << m.bytes();
+  }
+  const Graph g = load_model(file, LoadOptions{});
+  ASSERT_EQ(g.nodes.size(), 1u);
+  ASSERT_EQ(g.value(g.nodes[0].inputs[1]).name, "fc.weight");
+  ExecOptions eo;
+  eo.weights = read_onnx_weights(file);
+  eo.inputs["x"] = HostTensor{Shape{{2, 3}}, {1, 0, 0, 0, 1, -1}};
+  const ExecResult r = execute(g, eo);
+  EXPECT_EQ(r.outputs.at("y").data, (std::vector<float>{1.5f, 1.5f, -1.5f, -2.5f}))
+      << "row 0 = W[0] + b, row 1 = W[1] - W[2] + b";
+  for (const std::string& note : r.notes) EXPECT_EQ(note.find("random"), std::string::npos) << note;
 }
 
 TEST(ExecCli, RunReproducesTestdataAndFailsOnWrongExpectation) {

@@ -948,3 +948,105 @@ TEST(ExecOps, AttentionQkOutputIsRefused) {
 }
 
 }  // namespace ridge::test
+
+namespace ridge::test {
+
+// ScatterND against a brute-force scatter: whole rows (index length 1) and single elements (length 2), replace
+// and add, negative indices, indices read when the step runs (a computed tensor, not a folded constant).
+TEST(ExecOps, ScatterNdReplacesAndReducesAtRunTimeIndices) {
+  struct Row {
+    std::vector<float> idx;
+    Shape idx_shape, upd_shape;
+    std::string reduction;
+  };
+  const Row rows[] = {{{2, 0}, Shape{{2, 1}}, Shape{{2, 3}}, "none"},
+                      {{1, 2, -1, 0, 1, 2}, Shape{{3, 2}}, Shape{{3}}, "add"},
+                      {{3, 1}, Shape{{2, 1}}, Shape{{2, 3}}, "max"}};
+  for (const Row& r : rows) {
+    ExecCase t;
+    int data = t.tensor("data", Shape{{4, 3}});
+    int idx_in = t.tensor("idx", r.idx_shape);
+    t.data["idx"].data = r.idx;
+    int upd = t.tensor("upd", r.upd_shape);
+    // Identity makes the indices a computed value: the kernel reads them at run time
+    int idx = t.node(OpKind::Identity, {idx_in}, r.idx_shape);
+    int y = t.node(OpKind::ScatterND, {data, idx, upd}, Shape{{4, 3}}, Attrs{}.set("reduction", r.reduction));
+    V e = t[data];
+    const int64_t k = r.idx_shape.dims.back(), slice = k == 1 ? 3 : 1;
+    for (size_t u = 0; u < r.idx.size() / k; ++u) {
+      int64_t off = 0;
+      for (int64_t j = 0; j < k; ++j) {
+        int64_t i = static_cast<int64_t>(r.idx[u * k + j]);
+        if (i < 0) i += j == 0 ? 4 : 3;
+        off = off * (j == 0 ? 4 : 3) + i;
+      }
+      for (int64_t s = 0; s < slice; ++s) {
+        float& to = e[off * slice + s];
+        const float from = t[upd][u * slice + s];
+        to = r.reduction == "add" ? to + from : r.reduction == "max" ? std::max(to, from) : from;
+      }
+    }
+    ExecResult res;
+    expect_close(t.run(y, &res), e);
+    EXPECT_EQ(res.steps.back().kernel, "reference") << r.reduction;
+  }
+}
+
+// An index outside the data is a one-line error naming the node, when the step runs; updates that do not match
+// the indices are refused with the reason, never read out of bounds.
+TEST(ExecOps, ScatterNdOutOfRangeIndexAndMismatchedUpdatesAreRefused) {
+  ExecCase t;
+  int data = t.tensor("data", Shape{{4, 3}});
+  int idx = t.tensor("idx", Shape{{1, 1}});
+  t.data["idx"].data = {4};
+  int upd = t.tensor("upd", Shape{{1, 3}});
+  int y = t.node(OpKind::ScatterND, {data, idx, upd}, Shape{{4, 3}});
+  try {
+    t.run(y);
+    ADD_FAILURE() << "no error for index 4 on an axis of 4";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("ScatterND index 4 out of range [0, 4)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(t.g.nodes.back().name), std::string::npos) << e.what();
+  }
+  ExecCase bad;
+  int bd = bad.tensor("data", Shape{{4, 3}}), bi = bad.tensor("idx", Shape{{2, 1}}), bu = bad.tensor("upd", Shape{{2, 2}});
+  ExecResult res;
+  bad.run(bad.node(OpKind::ScatterND, {bd, bi, bu}, Shape{{4, 3}}), &res);
+  EXPECT_EQ(res.steps.back().status, StepStatus::NotExecuted);
+  EXPECT_NE(res.steps.back().reason.find("do not match"), std::string::npos) << res.steps.back().reason;
+}
+
+// Swin's shifted-window mask in miniature, as torchvision exports it: a float ConstantOfShape filled with
+// region numbers by ScatterND, its indices an integer Concat computed at run time (too large for ridge to fold
+// at import), then != 0 as Not(Equal) selecting -100 or 0. Every step runs, in the right values.
+TEST(ExecOps, ShiftedWindowMaskFromConstantOfShapeScatterNdConcatAndNot) {
+  ExecCase t;
+  int shape = t.ints("shape", {4});
+  int zeros = t.node(OpKind::ConstantOfShape, {shape}, Shape{{4}});  // no value attribute: float 0
+  // integer index columns, as computed values of dtype int64 (not folded): rows {1, 3} then {2}
+  int a_in = t.tensor("a", Shape{{2, 1}}), b_in = t.tensor("b", Shape{{1, 1}});
+  t.data["a"].data = {1, 3};
+  t.data["b"].data = {2};
+  int a = t.node(OpKind::Identity, {a_in}, Shape{{2, 1}}), b = t.node(OpKind::Identity, {b_in}, Shape{{1, 1}});
+  int idx = t.node(OpKind::Concat, {a, b}, Shape{{3, 1}}, Attrs{}.set("axis", int64_t{0}));
+  for (int v : {a_in, b_in, a, b, idx}) t.g.values[v].dtype = DType::I64;
+  int regions = t.node(OpKind::ConstantOfShape, {t.ints("shape3", {3})}, Shape{{3}}, Attrs{}.set("value", 2.0));
+  int mask = t.node(OpKind::ScatterND, {zeros, idx, regions}, Shape{{4}});
+  int eq = t.node(OpKind::Equal, {mask, t.floats("zero", {0.f})}, Shape{{4}});
+  int ne = t.node(OpKind::Not, {eq}, Shape{{4}});
+  for (int v : {eq, ne}) t.g.values[v].dtype = DType::Bool;
+  int y = t.node(OpKind::Where, {ne, t.floats("minus100", {-100.f}), t.floats("zerof", {0.f})}, Shape{{4}});
+  ExecResult res;
+  expect_close(t.run(y, &res), {0.f, -100.f, -100.f, -100.f});
+  for (const auto& s : res.steps) EXPECT_NE(s.status, StepStatus::NotExecuted) << s.name << ": " << s.reason;
+  // an integer fill (an int64 value attribute, an I64 output too large to fold at import) runs as well
+  ExecCase ti;
+  int filled = ti.node(OpKind::ConstantOfShape, {ti.ints("shape", {5000})}, Shape{{5000}},
+                       Attrs{}.set("value", int64_t{7}));
+  ti.g.values[filled].dtype = DType::I64;
+  const HostTensor out = ti.run(filled, &res);
+  EXPECT_EQ(res.steps.back().status, StepStatus::Executed) << res.steps.back().reason;
+  EXPECT_EQ(out.data, std::vector<float>(5000, 7.f));
+}
+
+}  // namespace ridge::test

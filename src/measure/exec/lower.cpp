@@ -43,6 +43,7 @@ constexpr LoweringRow kLowerings[] = {
     {OpKind::GRU, lower_rnn},
     {OpKind::LSTM, lower_rnn},
     {OpKind::Erf, lower_reference_unary},
+    {OpKind::Not, lower_reference_unary},
     {OpKind::Add, lower_binary},
     {OpKind::Sub, lower_binary},
     {OpKind::Mul, lower_binary},
@@ -76,6 +77,8 @@ constexpr LoweringRow kLowerings[] = {
     {OpKind::Split, lower_split},
     {OpKind::Pad, lower_pad},
     {OpKind::Resize, lower_resize},
+    {OpKind::ConstantOfShape, lower_constant_of_shape},
+    {OpKind::ScatterND, lower_scatter_nd},
 };
 
 Lowering find_lowering(OpKind op) {
@@ -84,10 +87,13 @@ Lowering find_lowering(OpKind op) {
   return nullptr;
 }
 
-/// Ops that only move, index or compare values: integer tensors pass through them exactly (as floats, up to 2^24).
+/// Ops that only fill, move, index or compare values: integer tensors pass through them exactly (as floats, up
+/// to 2^24).
 bool exact_for_integers(OpKind op) {
-  return op == OpKind::Cast || op == OpKind::ArgMax || op == OpKind::Equal || op == OpKind::Gather ||
-         op == OpKind::Pad || op == OpKind::Slice || find_lowering(op) == lower_view;
+  return op == OpKind::Cast || op == OpKind::ArgMax || op == OpKind::Equal || op == OpKind::Not ||
+         op == OpKind::Gather || op == OpKind::Pad || op == OpKind::Slice || op == OpKind::Concat ||
+         op == OpKind::Expand || op == OpKind::Where || op == OpKind::ConstantOfShape || op == OpKind::ScatterND ||
+         op == OpKind::Transpose || op == OpKind::Split || find_lowering(op) == lower_view;
 }
 
 }  // namespace

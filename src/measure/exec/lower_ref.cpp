@@ -1,4 +1,4 @@
-// Views (no copy) and reference kernels for ops oneDNN has no primitive for (Erf, Gather, ArgMax, Where, Pow,
+// Views (no copy) and reference kernels for ops oneDNN has no primitive for (Erf, Not, Gather, ArgMax, Where, Pow,
 // Equal, Expand, Cast, RMSNormalization, and binary ops that broadcast their first operand).
 #include <cmath>
 #include <limits>
@@ -97,6 +97,14 @@ void lower_reference_unary(Program& p, int ni) {
     });
     if (p.needs_grad(Y)) p.note("HardSigmoid has no backward in the executor (its input gets no gradient)");
     return;
+  }
+  if (n.op == OpKind::Not) {  // booleans are carried as 0 / 1 floats
+    p.add_step(ni, "reference", [src, dst] {
+      const float* x = data_of(src);
+      float* y = data_of(dst);
+      for (int64_t i = 0, count = elements(dst); i < count; ++i) y[i] = x[i] == 0.f ? 1.f : 0.f;
+    });
+    return;  // logic has no gradient
   }
   Step& step = p.add_step(ni, "reference", [src, dst] {
     const float* x = data_of(src);

@@ -1,12 +1,14 @@
 // Reference kernels that move data through per-axis index tables: Pad, Slice with steps != 1, and Resize
 // (nearest as an index copy, linear as one interpolation pass per resized axis). Tables are built once when the
-// program is built; every kernel has a backward (the transposed gather).
+// program is built; every kernel has a backward (the transposed gather). Also the fill of ConstantOfShape and
+// ScatterND, whose indices are read when the step runs (exporters compute them: Swin's shifted-window mask).
 #include <algorithm>
 #include <cmath>
 #include <memory>
 #include <string_view>
 
 #include "lowerings.hpp"
+#include "ridge/error.hpp"
 
 namespace ridge::exec {
 
@@ -270,6 +272,112 @@ void lower_resize(Program& p, int ni) {
     for (int64_t j = 0; j < ys[a]; ++j)
       maps[a].push_back(nearest_index(source_coord(ctm, j, xs[a], ys[a], scale[a]), nearest, xs[a]));
   lower_index_copy(p, ni, std::move(maps), 0.f);
+}
+
+void lower_constant_of_shape(Program& p, int ni) {
+  const Node& n = node_of(p, ni);
+  const int Y = n.outputs.at(0);
+  float fill = 0.f;  // ONNX's default: a float 0
+  if (const auto it = n.attrs.items.find("value"); it != n.attrs.items.end()) {
+    if (const auto* i = std::get_if<int64_t>(&it->second)) fill = static_cast<float>(*i);
+    else if (const auto* f = std::get_if<double>(&it->second)) fill = static_cast<float>(*f);
+    else throw NoKernel{"ConstantOfShape value that is not one number"};
+  }
+  memory dst = p.alloc(plain_desc(to_dims(shape_of(p, Y))));
+  p.set_value(Y, dst);
+  p.add_step(ni, "reference", [dst, fill] {
+    float* y = data_of(dst);
+    std::fill(y, y + element_count(dst.get_desc()), fill);
+  });
+}
+
+void lower_scatter_nd(Program& p, int ni) {
+  const Node& n = node_of(p, ni);
+  const int D = input_at(n, 0), I = input_at(n, 1), U = input_at(n, 2), Y = n.outputs.at(0);
+  if (D < 0 || I < 0 || U < 0) throw NoKernel{"ScatterND needs data, indices and updates"};
+  const Shape &ds = shape_of(p, D), &is = shape_of(p, I), &us = shape_of(p, U);
+  const std::string reduction = n.attrs.s("reduction", "none");
+  if (reduction != "none" && reduction != "add" && reduction != "mul" && reduction != "max" && reduction != "min")
+    throw NoKernel{"ScatterND reduction " + reduction};
+  if (is.rank() < 1) throw NoKernel{"ScatterND indices of rank 0"};
+  const int64_t k = is.dims.back();
+  if (k < 1 || k > ds.rank()) throw NoKernel{"ScatterND index length " + std::to_string(k) + " for data of rank " +
+                                             std::to_string(ds.rank())};
+  const Dims data_dims = to_dims(ds);
+  int64_t slice = 1;
+  for (size_t a = static_cast<size_t>(k); a < data_dims.size(); ++a) slice *= data_dims[a];
+  const int64_t count = static_cast<int64_t>(is.elements()) / k;
+  if (static_cast<int64_t>(us.elements()) != count * slice)
+    throw NoKernel{"ScatterND updates " + to_string(us) + " do not match indices " + to_string(is) + " and data " +
+                   to_string(ds)};
+  memory data = p.plain(D, ni), idx = p.plain(I, ni), upd = p.plain(U, ni);
+  memory dst = p.alloc(data.get_desc());
+  p.set_value(Y, dst);
+  const std::string where = n.name;
+  // Offset (in slices) of update u: indices are integers carried as floats (exact up to 2^24), read at run time.
+  auto offset_of = [data_dims, k, where](const float* ix, int64_t u) {
+    int64_t offset = 0;
+    for (int64_t j = 0; j < k; ++j) {
+      const int64_t dim = data_dims[j];
+      int64_t i = static_cast<int64_t>(ix[u * k + j]);
+      if (i < 0) i += dim;
+      if (i < 0 || i >= dim)
+        throw Error("node '" + where + "': ScatterND index " + std::to_string(static_cast<int64_t>(ix[u * k + j])) +
+                    " out of range [0, " + std::to_string(dim) + ") on axis " + std::to_string(j));
+      offset = offset * dim + i;
+    }
+    return offset;
+  };
+  const char op = reduction == "none" ? '=' : reduction == "add" ? '+' : reduction == "mul" ? '*'
+                  : reduction == "max" ? '>' : '<';
+  Step& step = p.add_step(ni, "reference", [=] {
+    const float *x = data_of(data), *ix = data_of(idx), *up = data_of(upd);
+    float* y = data_of(dst);
+    std::copy_n(x, element_count(dst.get_desc()), y);
+    for (int64_t u = 0; u < count; ++u) {
+      float* to = y + offset_of(ix, u) * slice;
+      const float* from = up + u * slice;
+      for (int64_t e = 0; e < slice; ++e)
+        switch (op) {
+          case '+': to[e] += from[e]; break;
+          case '*': to[e] *= from[e]; break;
+          case '>': to[e] = std::max(to[e], from[e]); break;
+          case '<': to[e] = std::min(to[e], from[e]); break;
+          default: to[e] = from[e]; break;
+        }
+    }
+  });
+  if (!p.needs_grad(Y) || (!p.needs_grad(D) && !p.needs_grad(U))) return;
+  if (op != '=' && op != '+') {
+    p.note("ScatterND with reduction " + reduction + " has no backward in the executor (its inputs get no gradient)");
+    return;
+  }
+  // dData = dY where no update landed (replace) or everywhere (add); dUpdates = dY gathered at the updates' slices.
+  memory dy = p.grad(Y);
+  std::vector<std::function<void()>> parts;
+  if (p.needs_grad(D)) {
+    memory diff = p.alloc(data.get_desc());
+    parts.push_back([=] {
+      const float* g = data_of(dy);
+      const float* ix = data_of(idx);
+      float* d = data_of(diff);
+      std::copy_n(g, element_count(diff.get_desc()), d);
+      if (op == '=')
+        for (int64_t u = 0; u < count; ++u) std::fill_n(d + offset_of(ix, u) * slice, slice, 0.f);
+    });
+    parts.push_back(p.accumulate_into_grad(D, diff));
+  }
+  if (p.needs_grad(U)) {
+    memory diff = p.alloc(upd.get_desc());
+    parts.push_back([=] {
+      const float *g = data_of(dy), *ix = data_of(idx);
+      float* d = data_of(diff);
+      for (int64_t u = 0; u < count; ++u) std::copy_n(g + offset_of(ix, u) * slice, slice, d + u * slice);
+    });
+    parts.push_back(p.accumulate_into_grad(U, diff));
+  }
+  step.info.has_backward = true;
+  step.backward = sequence(std::move(parts));
 }
 
 }  // namespace ridge::exec

@@ -33,7 +33,7 @@ void lower_rnn(Program& p, int ni);  ///< RNN, GRU, LSTM: forward only
 // views and reference kernels (lower_ref.cpp)
 void lower_view(Program& p, int ni);
 void lower_gather(Program& p, int ni);
-void lower_reference_unary(Program& p, int ni);  ///< Erf, HardSigmoid
+void lower_reference_unary(Program& p, int ni);  ///< Erf, HardSigmoid, Not
 void lower_reference_elementwise(Program& p, int ni);  ///< Pow/Equal/Where/Expand with broadcasting
 void lower_argmax(Program& p, int ni);
 void lower_rms_norm(Program& p, int ni);  ///< RMSNormalization (opset 23), forward only
@@ -46,6 +46,9 @@ void lower_cast(Program& p, int ni);
 // reference data movement (lower_ref_move.cpp)
 void lower_pad(Program& p, int ni);  ///< constant / reflect / edge / wrap
 void lower_resize(Program& p, int ni);  ///< nearest and linear
+void lower_constant_of_shape(Program& p, int ni);  ///< the fill, once per run (a number as the value attribute)
+/// ScatterND (reduction none/add/mul/max/min), indices read at run time and checked; backward for none and add.
+void lower_scatter_nd(Program& p, int ni);
 
 // ---- helpers shared by the lowerings -------------------------------------------------------------------
 

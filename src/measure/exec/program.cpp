@@ -123,6 +123,7 @@ const HostTensor* Program::payload(int vid) const {
   const Value& v = g_.value(vid);
   const auto& map = v.kind == ValueKind::Input ? opts_.inputs : opts_.weights;
   auto it = map.find(v.name);
+  if (it == map.end() && !v.source_name.empty()) it = map.find(v.source_name);  // renamed by the importer
   return it == map.end() ? nullptr : &it->second;
 }
 
