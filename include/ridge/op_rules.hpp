@@ -141,6 +141,10 @@ bool dropout_active(const Graph& g, const Node& n);
 /// True for a Dropout whose `ratio` attribute is 0 (torch's nn.Dropout(p=0), or an ONNX export's constant ratio 0):
 /// it returns its input in training too, and saves no mask.
 bool dropout_drops_nothing(const Node& n);
+/// True for a BatchNormalization that normalises with the batch's own statistics (ONNX's training mode): attribute
+/// training_mode = 1 (opset 14-15), or, before opset 14 (no such attribute), running or saved statistics asked for
+/// as extra outputs (torch exports a model left in train() so). Its running-stat outputs are updated by momentum.
+bool batchnorm_uses_batch_statistics(const Graph& g, const Node& n);
 /// True when the op only reinterprets metadata (no bytes move): views, Dropout at inference, sources.
 bool is_view(const Graph& g, const Node& n);
 /// True for a Conv into which an eval-mode export folded a BatchNorm (attribute folded_batchnorm = 1).

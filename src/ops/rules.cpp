@@ -105,6 +105,14 @@ bool dropout_active(const Graph& g, const Node& n) {
   return mode.has_int_data && mode.int_data.size() == 1 && mode.int_data[0] != 0;
 }
 
+bool batchnorm_uses_batch_statistics(const Graph& g, const Node& n) {
+  if (n.op != OpKind::BatchNormalization) return false;
+  if (n.attrs.has("training_mode")) return n.attrs.i("training_mode", 0) != 0;
+  for (size_t i = 1; i < n.outputs.size(); ++i)
+    if (n.outputs[i] >= 0 && !g.value(n.outputs[i]).omitted) return true;
+  return false;
+}
+
 bool dropout_drops_nothing(const Node& n) {
   return n.op == OpKind::Dropout && n.attrs.has("ratio") && n.attrs.f("ratio", 0.5) == 0.0;
 }

@@ -1050,3 +1050,39 @@ TEST(ExecOps, ShiftedWindowMaskFromConstantOfShapeScatterNdConcatAndNot) {
 }
 
 }  // namespace ridge::test
+
+namespace ridge::test {
+
+// A BatchNormalization in ONNX's training mode (an opset-13 export of a model in train(): running and saved
+// statistics asked for as outputs; or training_mode = 1) normalises with the batch's statistics, as ONNX Runtime
+// does, and its running-mean / running-variance outputs are updated by momentum. Before, it used the running
+// statistics: resnet18.train's output differed from ONNX Runtime's by 1.06.
+TEST(ExecOps, BatchNormInTrainingModeUsesTheBatchStatistics) {
+  for (const bool by_attribute : {false, true}) {
+    ExecCase t;
+    int x = t.tensor("x", Shape{{2, 3, 2, 2}});
+    int s = t.tensor("s", Shape{{3}}, ValueKind::Param), b = t.tensor("b", Shape{{3}}, ValueKind::Param);
+    int m = t.tensor("m", Shape{{3}}, ValueKind::Buffer), v = t.tensor("v", Shape{{3}}, ValueKind::Buffer, 0.5f, 1.5f);
+    Attrs a = Attrs{}.set("epsilon", 1e-3).set("momentum", 0.8);
+    if (by_attribute) a.set("training_mode", int64_t{1});
+    int y = t.node(OpKind::BatchNormalization, {x, s, b, m, v}, Shape{{2, 3, 2, 2}}, a);
+    int running_mean = extra_output(t, y, Shape{{3}}), running_var = extra_output(t, y, Shape{{3}});
+    if (!by_attribute) extra_output(t, y, Shape{{3}}), extra_output(t, y, Shape{{3}});  // saved mean, var
+    V want_y(t[x].size()), want_mean(3), want_var(3);
+    for (size_t c = 0; c < 3; ++c) {
+      double sum = 0, sq = 0;
+      for (size_t i = 0; i < want_y.size(); ++i)
+        if ((i / 4) % 3 == c) sum += t[x][i], sq += double(t[x][i]) * t[x][i];
+      const double mean = sum / 8, var = sq / 8 - mean * mean;  // population variance, as ONNX
+      for (size_t i = 0; i < want_y.size(); ++i)
+        if ((i / 4) % 3 == c) want_y[i] = static_cast<float>((t[x][i] - mean) / std::sqrt(var + 1e-3) * t[s][c] + t[b][c]);
+      want_mean[c] = static_cast<float>(t[m][c] * 0.8 + mean * 0.2);
+      want_var[c] = static_cast<float>(t[v][c] * 0.8 + var * 0.2);
+    }
+    expect_close(t.run(y), want_y);
+    expect_close(t.run(running_mean), want_mean);
+    expect_close(t.run(running_var), want_var);
+  }
+}
+
+}  // namespace ridge::test

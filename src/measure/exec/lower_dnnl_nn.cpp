@@ -4,6 +4,7 @@
 
 #include "lowerings.hpp"
 #include "ridge/error.hpp"
+#include "ridge/op_rules.hpp"
 
 namespace ridge::exec {
 
@@ -81,25 +82,65 @@ SliceAxes slice_axes(Program& p, const Node& n, const Shape& in) {
 
 // ---- normalisation -----------------------------------------------------------------------------------------
 
+namespace {
+
+/// The extra outputs of a BatchNormalization in training mode, where the graph has them: running mean and variance
+/// updated by momentum (ONNX: running * momentum + batch * (1 - momentum)), then (before opset 14) the batch's
+/// saved mean and variance. `mean` and `var` hold the batch statistics once the primitive has run.
+std::function<void()> running_stat_outputs(Program& p, int ni, const memory& mean, const memory& var) {
+  const Node& n = node_of(p, ni);
+  const float momentum = static_cast<float>(n.attrs.f("momentum", 0.9));
+  std::vector<std::function<void()>> parts;
+  for (size_t k = 1; k < n.outputs.size() && k <= 4; ++k) {
+    const int out = n.outputs[k];
+    if (out < 0 || p.graph().value(out).omitted) continue;
+    const memory& batch = k % 2 == 1 ? mean : var;
+    memory dst = p.alloc(batch.get_desc());
+    p.set_value(out, dst);
+    if (k >= 3) {  // saved statistics: the batch's own
+      parts.push_back([batch, dst] { std::copy_n(data_of(batch), element_count(dst.get_desc()), data_of(dst)); });
+      continue;
+    }
+    memory running = p.plain(input_at(n, k == 1 ? 3 : 4), ni);
+    parts.push_back([batch, running, dst, momentum] {
+      const float *b = data_of(batch), *r = data_of(running);
+      float* y = data_of(dst);
+      for (int64_t c = 0, count = element_count(dst.get_desc()); c < count; ++c)
+        y[c] = r[c] * momentum + b[c] * (1.f - momentum);
+    });
+  }
+  return sequence(std::move(parts));
+}
+
+}  // namespace
+
 void lower_batchnorm(Program& p, int ni) {
   const Node& n = node_of(p, ni);
   const int X = input_at(n, 0), S = input_at(n, 1), B = input_at(n, 2), Y = n.outputs.at(0);
   const float eps = static_cast<float>(n.attrs.f("epsilon", 1e-5));
   auto flags = dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
-  if (!p.training()) flags |= dnnl::normalization_flags::use_global_stats;
+  // batch statistics when the program trains, or when the node is in ONNX's training mode (an export of a model in
+  // train(): ONNX Runtime normalises such a node with the batch's statistics too)
+  const bool batch_stats = p.training() || ops::batchnorm_uses_batch_statistics(p.graph(), n);
+  if (!batch_stats) flags |= dnnl::normalization_flags::use_global_stats;
   memory src = p.value(X);
   dnnl::batch_normalization_forward::primitive_desc pd(
-      dnnl::batch_normalization_forward::desc(forward_prop(p), src.get_desc(), eps, flags), p.engine());
+      // oneDNN writes the batch statistics out only when training (at inference its mean_desc is empty)
+      dnnl::batch_normalization_forward::desc(batch_stats ? prop_kind::forward_training : forward_prop(p),
+                                              src.get_desc(), eps, flags),
+      p.engine());
   memory dst = p.alloc(pd.dst_desc());
   memory scale = p.plain(S, ni), shift = p.plain(B, ni);
-  memory mean = p.training() ? p.alloc(pd.mean_desc()) : p.plain(input_at(n, 3), ni);
-  memory var = p.training() ? p.alloc(pd.variance_desc()) : p.plain(input_at(n, 4), ni);
+  memory mean = batch_stats ? p.alloc(pd.mean_desc()) : p.plain(input_at(n, 3), ni);
+  memory var = batch_stats ? p.alloc(pd.variance_desc()) : p.plain(input_at(n, 4), ni);
   p.set_value(Y, dst);
   dnnl::batch_normalization_forward prim(pd);
   Args args{{DNNL_ARG_SRC, src},   {DNNL_ARG_DST, dst},       {DNNL_ARG_SCALE, scale},
             {DNNL_ARG_SHIFT, shift}, {DNNL_ARG_MEAN, mean}, {DNNL_ARG_VARIANCE, var}};
   if (pd.workspace_desc().get_size() > 0) args[DNNL_ARG_WORKSPACE] = p.alloc(pd.workspace_desc());
-  Step& step = p.add_step(ni, impl_name(pd), [&p, prim, args] { prim.execute(p.stream(), args); });
+  std::function<void()> run = [&p, prim, args] { prim.execute(p.stream(), args); };
+  if (batch_stats) run = sequence({run, running_stat_outputs(p, ni, mean, var)});
+  Step& step = p.add_step(ni, impl_name(pd), run);
   if (!p.needs_grad(Y)) return;
   dnnl::batch_normalization_backward::primitive_desc bpd(
       dnnl::batch_normalization_backward::desc(prop_kind::backward, dst.get_desc(), src.get_desc(), eps, flags),
