@@ -25,7 +25,9 @@ Count executor_memory_need(const Graph& g, bool train) {
   const MemoryEstimate m = estimate_memory(g, Optimizer::SGD);
   // The executor keeps every activation (no buffer reuse) next to the weights; training adds one gradient
   // per activation and parameter.
-  Count need = m.param_bytes + m.buffer_bytes + m.input_bytes + m.activation_bytes;
+  // Sources the executor fills (a ConstantOfShape too large to fold) count as views in activation_bytes; the
+  // live peak counts them.
+  Count need = m.param_bytes + m.buffer_bytes + m.input_bytes + std::max(m.activation_bytes, m.inference_peak_bytes);
   if (train) need += m.grad_bytes + m.activation_bytes;
   return need;
 }

@@ -130,7 +130,16 @@ const HostTensor* Program::payload(int vid) const {
 memory Program::alloc(const memory::desc& d) {
   const size_t k = allocs_.size();
   const bool shared = arena_ && k < plan_->offset.size() && plan_->offset[k] >= 0;
-  memory m = shared ? memory(d, eng_, arena_.get() + plan_->offset[k]) : memory(d, eng_);
+  memory m;
+  try {
+    m = shared ? memory(d, eng_, arena_.get() + plan_->offset[k]) : memory(d, eng_);
+  } catch (const dnnl::error&) {  // oneDNN says only "could not create a memory object"
+    throw Error("could not allocate " + std::to_string(d.get_size()) + " bytes" +
+                (current_node_ >= 0 && current_node_ < static_cast<int>(g_.nodes.size())
+                     ? " for node '" + g_.nodes[current_node_].name + "'"
+                     : std::string()) +
+                " (out of memory)");
+  }
   std::memset(m.get_data_handle(), 0, d.get_size());
   allocs_.push_back({static_cast<const char*>(m.get_data_handle()), d.get_size(), current_node_, false});
   if (!shared) buffer_bytes_ += static_cast<Count>(d.get_size());
