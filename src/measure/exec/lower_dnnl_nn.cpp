@@ -1,6 +1,7 @@
 // oneDNN lowerings of normalisation, elementwise, pooling, softmax, reductions and data movement.
 #include <algorithm>
 #include <cfloat>
+#include <optional>
 
 #include "lowerings.hpp"
 #include "ridge/error.hpp"
@@ -297,6 +298,22 @@ void lower_eltwise(Program& p, int ni) {
   add_backward(p, step, X, Y, dnnl::eltwise_backward(bpd), bpd.diff_src_desc(), {{DNNL_ARG_SRC, src}});
 }
 
+namespace {
+
+/// oneDNN's channel-blocked tag (aBcd16b, aBcde8b, ...) that `d` is in, if it is one of them.
+std::optional<memory::format_tag> channel_blocked_tag(const memory::desc& d) {
+  using tag = memory::format_tag;
+  const Dims dims = d.dims();
+  for (tag t : {tag::aBc16b, tag::aBc8b, tag::aBcd16b, tag::aBcd8b, tag::aBcde16b, tag::aBcde8b})
+    try {
+      if (memory::desc(dims, memory::data_type::f32, t) == d) return t;
+    } catch (const dnnl::error&) {  // the tag's rank differs from d's
+    }
+  return std::nullopt;
+}
+
+}  // namespace
+
 void lower_binary(Program& p, int ni) {
   const Node& n = node_of(p, ni);
   int a = input_at(n, 0), b = input_at(n, 1);
@@ -328,6 +345,20 @@ void lower_binary(Program& p, int ni) {
   } catch (const dnnl::error&) {  // a blocked src0 with a broadcast src1: fall back to plain
     src0 = p.view(p.plain(a, ni), ydims);
     pd.emplace(dnnl::binary::desc(alg, src0.get_desc(), src1.get_desc(), src0.get_desc()), p.engine());
+  }
+  // A channel-blocked src0 (end to end, between convs) with a per-channel src1 (squeeze-excitation's x * scale):
+  // oneDNN 2.6 runs that pair optimised only when src1 has the same blocking, else in its reference kernel
+  // (the plain per-layer pair runs jit). The [N, C, 1, 1] operand is reordered, a step of N x C elements.
+  if (bdims != ydims && reference_kernel(impl_name(*pd)) && !is_plain(src0.get_desc())) {
+    if (const auto tag = channel_blocked_tag(src0.get_desc())) {
+      try {
+        const memory blocked_b = p.in_layout(b, memory::desc(bdims, memory::data_type::f32, *tag), ni);
+        dnnl::binary::primitive_desc again(
+            dnnl::binary::desc(alg, src0.get_desc(), blocked_b.get_desc(), src0.get_desc()), p.engine());
+        if (!reference_kernel(impl_name(again))) src1 = blocked_b, pd.emplace(again);
+      } catch (const dnnl::error&) {  // no kernel for it: the choices below
+      }
+    }
   }
   // A broadcast oneDNN's optimised kernels do not cover (Swin's [1, 9, 1, 49, 49] mask over [1, 9, 3, 49, 49]
   // scores) gets its reference kernel, 50x slower than ridge's row-by-row loop: at inference, that loop instead.
