@@ -5,6 +5,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>
+#include <filesystem>
 #include <cmath>
 
 #include "measure/exec_support.hpp"
@@ -122,10 +123,10 @@ TEST(ExecFused, SqueezeExcitationScaleOfABlockedActivationRunsOptimised) {
   t.g.outputs = {t.node(OpKind::Conv, {se, w2}, Shape{{2, 32, 8, 8}}, conv_attrs(3, 1))};
   ExecOptions o;
   for (const auto& [name, data] : t.data) (name == "x" ? o.inputs : o.weights)[name] = data;
-  const ExecResult fused = expect_fused_matches(t.g, o);  // fails a step run in a reference kernel only when fused
-  const auto mul = std::find_if(fused.steps.begin(), fused.steps.end(), [](const auto& s) { return s.op == "Mul"; });
-  ASSERT_NE(mul, fused.steps.end());
-  EXPECT_FALSE(reference_kernel(mul->kernel)) << mul->kernel;
+  // fails the Mul if it runs in a reference kernel fused but optimised alone (with SSE4.1 only, oneDNN 2.6 runs
+  // this broadcast in its reference kernel either way)
+  const ExecResult fused = expect_fused_matches(t.g, o);
+  EXPECT_EQ(std::count_if(fused.steps.begin(), fused.steps.end(), [](const auto& s) { return s.op == "Mul"; }), 1);
 }
 
 TEST(ExecFused, MatMulBiasGeluResidualMatchPerLayer) {
@@ -473,6 +474,24 @@ TEST(ExecFused, OnnxModelsMatchPerLayer) {
     const ExecResult r = expect_fused_matches(g, o);
     EXPECT_GT(fused_node_count(r), 0u) << name;
     EXPECT_EQ(fused_depthwise_steps(g, r), 16u) << name;  // every expand 1x1 with its depthwise conv
+  }
+}
+
+// Every hand-made and torchvision export in tests/data/validation (CNNs with squeeze-excitation, 3-D and
+// transposed convs, RNNs, transformers, Swin's mask, the opset-23 decoder) at its own small input: the end-to-end
+// program equals the per-layer one, executes every step, and runs no step in a reference kernel that runs
+// optimised alone. Its first run found squeeze-excitation products in the reference loop end to end.
+TEST(ExecFused, EveryValidationExportMatchesPerLayer) {
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(std::string(RIDGE_SOURCE_DIR) + "/tests/data/validation"))
+    if (e.path().string().find(".ext_emptybin.onnx") != std::string::npos) files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  ASSERT_GE(files.size(), 40u);
+  for (const std::string& f : files) {
+    SCOPED_TRACE(f);
+    ExecOptions o;
+    o.weights = read_onnx_weights(f);  // Constant nodes; the weights are random
+    expect_fused_matches(load_model(f, LoadOptions{}), o);
   }
 }
 
