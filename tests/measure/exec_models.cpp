@@ -233,6 +233,19 @@ TEST(ExecGradients, ScatterNdReplaceThenAdd) {
   expect_gradients_match(t);
 }
 
+// Dropout's backward when training: the kept elements' gradient scaled by 1 / (1 - ratio), the dropped ones' 0
+// (each pass of one program draws its own mask; every execute() starts from the same seed, so the finite
+// differences see the mask the backward used).
+TEST(ExecGradients, DropoutWhenTraining) {
+  ExecCase t;
+  int x = t.tensor("x", Shape{{6, 5}});
+  int w = t.tensor("w", Shape{{6, 5}}, ValueKind::Param);
+  int d = t.node(OpKind::Dropout, {t.node(OpKind::Mul, {x, w}, Shape{{6, 5}}), t.floats("ratio", {0.4f})},
+                 Shape{{6, 5}});
+  t.g.outputs = {t.node(OpKind::Mul, {d, d}, Shape{{6, 5}})};
+  expect_gradients_match(t);
+}
+
 // The hand-built opset-23 decoder (tests/data/validation: RMSNormalization and the Attention op, causal) runs
 // every node, with finite outputs.
 TEST(ExecModels, Opset23DecoderWithTheAttentionOpRunsEveryNode) {

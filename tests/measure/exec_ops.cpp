@@ -1086,3 +1086,33 @@ TEST(ExecOps, BatchNormInTrainingModeUsesTheBatchStatistics) {
 }
 
 }  // namespace ridge::test
+
+namespace ridge::test {
+
+// Dropout in ONNX's training mode (an export of a model in train()) runs: every element is dropped (0) or kept and
+// scaled by 1 / (1 - ratio), the mask output says which, about 1 - ratio are kept; with training_mode false it is
+// the identity. Before, such a node was "not executed" (mnist_cnn.train).
+TEST(ExecOps, DropoutInTrainingModeMasksAndScales) {
+  for (const int64_t training : {1, 0}) {
+    ExecCase t;
+    int x = t.tensor("x", Shape{{40, 100}}, ValueKind::Input, 0.5f, 1.5f);
+    int y = t.node(OpKind::Dropout, {x, t.floats("ratio", {0.25f}), t.ints("training_mode", {training})},
+                   Shape{{40, 100}});
+    int mask = extra_output(t, y, Shape{{40, 100}});
+    const HostTensor out = t.run(y);
+    if (!training) {
+      expect_close(out, t[x]);
+      continue;
+    }
+    const HostTensor m = t.run(mask);
+    size_t kept = 0;
+    for (size_t i = 0; i < out.data.size(); ++i) {
+      ASSERT_TRUE(m.data[i] == 0.f || m.data[i] == 1.f) << m.data[i];
+      kept += m.data[i] == 1.f;
+      EXPECT_FLOAT_EQ(out.data[i], m.data[i] * t[x][i] / 0.75f) << i;
+    }
+    EXPECT_NEAR(static_cast<double>(kept) / out.data.size(), 0.75, 0.03);
+  }
+}
+
+}  // namespace ridge::test

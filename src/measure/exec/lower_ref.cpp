@@ -2,6 +2,7 @@
 // Equal, Expand, Cast, RMSNormalization, and binary ops that broadcast their first operand).
 #include <cmath>
 #include <limits>
+#include <memory>
 
 #include "lowerings.hpp"
 #include "ridge/error.hpp"
@@ -52,10 +53,7 @@ int64_t elements(const memory& m) { return element_count(m.get_desc()); }
 void lower_view(Program& p, int ni) {
   const Node& n = node_of(p, ni);
   const int X = input_at(n, 0), Y = n.outputs.at(0);
-  if (n.op == OpKind::Dropout && p.training()) p.note("Dropout runs as identity (no mask) when training");
-  if (n.op == OpKind::Dropout && !ops::dropout_drops_nothing(n) && input_at(n, 2) >= 0 &&
-      scalar_input(p, n, 2).value_or(1.f) != 0.f)
-    throw NoKernel{"Dropout in training mode (random mask)"};
+  if (n.op == OpKind::Dropout && dropout_masks(p, n)) return lower_dropout(p, ni);
   memory src = p.plain(X, ni);
   p.set_value(Y, p.view(src, to_dims(shape_of(p, Y))));
   Step& step = p.add_step(ni, "view", [] {});
@@ -63,6 +61,57 @@ void lower_view(Program& p, int ni) {
     step.info.has_backward = true;
     step.backward = p.accumulate_into_grad(X, p.grad(Y));
   }
+}
+
+bool dropout_masks(Program& p, const Node& n) {
+  if (ops::dropout_drops_nothing(n)) return false;
+  if (p.training() || n.attrs.i("training_mode", 0) != 0) return true;
+  // ONNX's training_mode input: a value not known here (a graph input) is taken as training, as it may be
+  return input_at(n, 2) >= 0 && scalar_input(p, n, 2).value_or(1.f) != 0.f;
+}
+
+void lower_dropout(Program& p, int ni) {
+  const Node& n = node_of(p, ni);
+  const int X = input_at(n, 0), Y = n.outputs.at(0);
+  const int M = n.outputs.size() > 1 && n.outputs[1] >= 0 && !p.graph().value(n.outputs[1]).omitted ? n.outputs[1] : -1;
+  float ratio = static_cast<float>(n.attrs.f("ratio", 0.5));  // opset < 12: an attribute; later input 1
+  if (input_at(n, 1) >= 0) {
+    if (const auto r = scalar_input(p, n, 1)) ratio = *r;
+    else p.note("Dropout ratio of '" + n.name + "' not known: 0.5 taken");
+  }
+  if (!(ratio >= 0.f && ratio <= 1.f)) throw NoKernel{"Dropout ratio " + std::to_string(ratio) + " outside [0, 1]"};
+  memory src = p.plain(X, ni);
+  memory dst = p.alloc(src.get_desc()), mask = p.alloc(src.get_desc());
+  p.set_value(Y, dst);
+  if (M >= 0) p.set_value(M, mask);
+  p.note("Dropout in training mode draws a new random mask every pass (seed " + std::to_string(p.options().seed) +
+         "): outputs differ from another runtime's");
+  // A new mask per pass, as training draws one per step: a 64-bit xorshift per element (its cost is part of
+  // the step's time, as the RNG is of a framework's dropout kernel).
+  auto state = std::make_shared<uint64_t>(p.options().seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(ni) + 1);
+  const float keep = 1.f - ratio, scale = keep > 0.f ? 1.f / keep : 0.f;
+  const auto threshold = static_cast<uint64_t>(static_cast<double>(keep) * 18446744073709551616.0 /* 2^64 */);
+  Step& step = p.add_step(ni, "reference", [src, dst, mask, state, keep, scale, threshold] {
+    const float* x = data_of(src);
+    float *y = data_of(dst), *m = data_of(mask);
+    uint64_t z = *state;
+    for (int64_t i = 0, count = elements(dst); i < count; ++i) {
+      z ^= z << 13, z ^= z >> 7, z ^= z << 17;
+      const bool kept = keep >= 1.f || z < threshold;
+      m[i] = kept ? 1.f : 0.f;
+      y[i] = kept ? x[i] * scale : 0.f;
+    }
+    *state = z;
+  });
+  if (!p.needs_grad(Y) || !p.needs_grad(X)) return;
+  memory diff = p.alloc(src.get_desc()), dy = p.grad(Y);
+  step.info.has_backward = true;
+  step.backward = sequence({[diff, dy, mask, scale] {
+                              const float *g = data_of(dy), *m = data_of(mask);
+                              float* d = data_of(diff);
+                              for (int64_t i = 0, count = elements(diff); i < count; ++i) d[i] = g[i] * m[i] * scale;
+                            },
+                            p.accumulate_into_grad(X, diff)});
 }
 
 void lower_cast(Program& p, int ni) {

@@ -42,6 +42,12 @@ void lower_rms_norm(Program& p, int ni);  ///< RMSNormalization (opset 23), forw
 /// Forward only; qk_matmul_output and nonpad_kv_seqlen are refused.
 void lower_attention(Program& p, int ni);
 void lower_cast(Program& p, int ni);
+/// True for a Dropout that masks in this program: when training, or in ONNX's training mode (attribute, or a
+/// training_mode input that is true or not known), unless its ratio is 0.
+bool dropout_masks(Program& p, const Node& n);
+/// Dropout that masks: a new random mask each pass (seeded), kept elements scaled by 1 / (1 - ratio), the mask
+/// output when asked for; backward dX = dY * mask / (1 - ratio). Other Dropouts are views (lower_view).
+void lower_dropout(Program& p, int ni);
 
 // reference data movement (lower_ref_move.cpp)
 void lower_pad(Program& p, int ni);  ///< constant / reflect / edge / wrap
