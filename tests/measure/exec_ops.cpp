@@ -1008,6 +1008,15 @@ TEST(ExecOps, ScatterNdOutOfRangeIndexAndMismatchedUpdatesAreRefused) {
     EXPECT_NE(std::string(e.what()).find("ScatterND index 4 out of range [0, 4)"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find(t.g.nodes.back().name), std::string::npos) << e.what();
   }
+  for (const float nonsense : {std::nanf(""), 1e30f}) {  // never converted to an integer (undefined behaviour)
+    t.data["idx"].data = {nonsense};
+    try {
+      t.run(y);
+      ADD_FAILURE() << "no error for index " << nonsense;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("is not an integer in range"), std::string::npos) << e.what();
+    }
+  }
   ExecCase bad;
   int bd = bad.tensor("data", Shape{{4, 3}}), bi = bad.tensor("idx", Shape{{2, 1}}), bu = bad.tensor("upd", Shape{{2, 2}});
   ExecResult res;
@@ -1113,6 +1122,11 @@ TEST(ExecOps, DropoutInTrainingModeMasksAndScales) {
     }
     EXPECT_NEAR(static_cast<double>(kept) / out.data.size(), 0.75, 0.03);
   }
+  // ratio 0 given as an input (not the attribute that makes it a view): every element kept, unscaled
+  ExecCase t;
+  int x = t.tensor("x", Shape{{3, 4}});
+  int y = t.node(OpKind::Dropout, {x, t.floats("ratio", {0.f}), t.ints("training_mode", {1})}, Shape{{3, 4}});
+  expect_close(t.run(y), t[x]);
 }
 
 }  // namespace ridge::test

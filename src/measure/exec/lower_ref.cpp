@@ -1,6 +1,7 @@
 // Views (no copy) and reference kernels for ops oneDNN has no primitive for (Erf, Not, Gather, ArgMax, Where, Pow,
 // Equal, Expand, Cast, RMSNormalization, and binary ops that broadcast their first operand).
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <memory>
 
@@ -90,7 +91,8 @@ void lower_dropout(Program& p, int ni) {
   // the step's time, as the RNG is of a framework's dropout kernel).
   auto state = std::make_shared<uint64_t>(p.options().seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(ni) + 1);
   const float keep = 1.f - ratio, scale = keep > 0.f ? 1.f / keep : 0.f;
-  const auto threshold = static_cast<uint64_t>(static_cast<double>(keep) * 18446744073709551616.0 /* 2^64 */);
+  const uint64_t threshold =  // keep * 2^64, computed only below 1 (2^64 itself does not convert)
+      keep >= 1.f ? UINT64_MAX : static_cast<uint64_t>(static_cast<double>(keep) * 18446744073709551616.0);
   Step& step = p.add_step(ni, "reference", [src, dst, mask, state, keep, scale, threshold] {
     const float* x = data_of(src);
     float *y = data_of(dst), *m = data_of(mask);
@@ -272,6 +274,8 @@ void lower_gather(Program& p, int ni) {
   p.set_value(Y, dst);
   const std::string where = n.name;
   auto index = [extent, where](float f) {
+    if (!(std::abs(f) < 9.2e18f))  // NaN or beyond int64: not converted (undefined), reported below as is
+      throw Error("node '" + where + "': Gather index " + std::to_string(f) + " is not an integer in range");
     int64_t k = static_cast<int64_t>(f);
     if (k < 0) k += extent;
     if (k < 0 || k >= extent)

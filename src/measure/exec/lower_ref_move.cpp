@@ -319,6 +319,9 @@ void lower_scatter_nd(Program& p, int ni) {
     int64_t offset = 0;
     for (int64_t j = 0; j < k; ++j) {
       const int64_t dim = data_dims[j];
+      if (!(std::abs(ix[u * k + j]) < 9.2e18f))  // NaN or beyond int64: not converted (undefined)
+        throw Error("node '" + where + "': ScatterND index " + std::to_string(ix[u * k + j]) +
+                    " is not an integer in range on axis " + std::to_string(j));
       int64_t i = static_cast<int64_t>(ix[u * k + j]);
       if (i < 0) i += dim;
       if (i < 0 || i >= dim)
