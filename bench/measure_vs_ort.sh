@@ -26,43 +26,11 @@ cache=${RIDGE_ORT_CACHE:-$HOME/.cache/ridge/ort-node}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
-# ONNX Runtime from npm: --ignore-scripts skips the install script (it would download GPU binaries from a host
-# this machine cannot reach); the CPU build ships inside the package.
-if ! command -v npm >/dev/null || ! command -v node >/dev/null; then
-  echo "measure_vs_ort: npm/node not available; nothing to compare against (skipped)" >&2
-  exit 0
-fi
-if [ ! -d "$cache/node_modules/onnxruntime-node" ]; then
-  echo "measure_vs_ort: installing onnxruntime-node into $cache ..." >&2
-  mkdir -p "$cache"
-  if ! npm install --ignore-scripts --no-audit --no-fund --prefix "$cache" onnxruntime-node >"$out/npm.log" 2>&1; then
-    echo "measure_vs_ort: npm install onnxruntime-node failed (skipped):" >&2
-    tail -5 "$out/npm.log" >&2
-    exit 0
-  fi
-fi
-ort_version=$(node -e "console.log(require('$cache/node_modules/onnxruntime-node/package.json').version)")
-
-# Weightless fixtures (NAME.ext_emptybin.onnx) get random weights (fixed seed) in one self-contained file.
-fill_weights() {
-  /usr/bin/python3 - "$1" "$2" <<'EOF'
-import sys, numpy as np, onnx
-from onnx import numpy_helper
-src, dst = sys.argv[1:3]
-m = onnx.load(src, load_external_data=False)
-rng = np.random.default_rng(42)
-for i, init in enumerate(m.graph.initializer):
-    if init.data_location != onnx.TensorProto.EXTERNAL:
-        continue
-    dtype = onnx.mapping.TENSOR_TYPE_TO_NP_TYPE[init.data_type]
-    shape = tuple(init.dims)
-    fan_in = int(np.prod(shape[1:])) if len(shape) > 1 else 1
-    data = (rng.uniform(-1, 1, shape) / np.sqrt(fan_in)).astype(dtype)
-    t = numpy_helper.from_array(data, init.name)
-    m.graph.initializer[i].CopyFrom(t)
-onnx.save(m, dst)
-EOF
-}
+me=measure_vs_ort
+# shellcheck source=bench/ort_common.sh
+. "$here/bench/ort_common.sh"
+ort_install || exit 0
+ort_version=$(ort_version)
 
 ort_time() {  # FILE BATCH -> median seconds of one forward pass
   NODE_PATH="$cache/node_modules" node - "$1" "$2" "$threads" "$seq" "$repeat" "$max_seconds" <<'EOF'

@@ -24,36 +24,19 @@ fi
 cache=${RIDGE_ORT_CACHE:-$HOME/.cache/ridge/ort-node}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-if ! command -v npm >/dev/null || ! command -v node >/dev/null; then
-  echo "run_vs_ort: npm/node not available; nothing to compare against (skipped)" >&2
-  exit 0
-fi
-if [ ! -d "$cache/node_modules/onnxruntime-node" ]; then
-  echo "run_vs_ort: installing onnxruntime-node into $cache ..." >&2
-  mkdir -p "$cache"
-  # --ignore-scripts: the install script would fetch GPU binaries from an unreachable host; the CPU build ships inside
-  npm install --ignore-scripts --no-audit --no-fund --prefix "$cache" onnxruntime-node >"$out/npm.log" 2>&1 ||
-    { echo "run_vs_ort: npm install onnxruntime-node failed (skipped)" >&2; tail -5 "$out/npm.log" >&2; exit 0; }
-fi
+me=run_vs_ort
+# shellcheck source=bench/ort_common.sh
+. "$here/bench/ort_common.sh"
+ort_install || exit 0
 
-prepare() {  # SRC DIR: filled model, inputs as .pb (for ridge) and raw + inputs.json (for ORT)
-  /usr/bin/python3 - "$1" "$2" <<'EOF'
+prepare() {  # SRC DIR: filled model (fill_weights), inputs as .pb (for ridge) and raw + inputs.json (for ORT)
+  fill_weights "$1" "$2/model.onnx" || return 1
+  /usr/bin/python3 - "$2" <<'EOF'
 import json, sys, numpy as np, onnx
 from onnx import numpy_helper
-src, d = sys.argv[1:3]
-m = onnx.load(src, load_external_data=False)
-rng = np.random.default_rng(42)
-for i, init in enumerate(m.graph.initializer):
-    if init.data_location != onnx.TensorProto.EXTERNAL:
-        continue
-    dtype = onnx.mapping.TENSOR_TYPE_TO_NP_TYPE[init.data_type]
-    shape = tuple(init.dims)
-    fan_in = int(np.prod(shape[1:])) if len(shape) > 1 else 1
-    if np.issubdtype(dtype, np.integer): data = rng.integers(0, 2, shape)
-    elif "var" in init.name: data = rng.uniform(0.5, 1.5, shape)  # a negative variance is NaN in ORT, 0 after oneDNN's ReLU
-    else: data = rng.uniform(-1, 1, shape) / np.sqrt(fan_in)
-    m.graph.initializer[i].CopyFrom(numpy_helper.from_array(data.astype(dtype), init.name))
-onnx.save(m, d + "/model.onnx")
+d = sys.argv[1]
+m = onnx.load(d + "/model.onnx")
+rng = np.random.default_rng(7)
 inits = {i.name for i in m.graph.initializer}
 manifest = []
 for k, inp in enumerate(i for i in m.graph.input if i.name not in inits):
@@ -104,7 +87,7 @@ status = "pass" if j["passed"] else "n/a" if missing else "FAIL"
 print("%-34s %-5s %12.3g  %s" % (sys.argv[2], status, diff, "; ".join(missing[:3]) or "-"))
 sys.exit(1 if status == "FAIL" else 0)'
 
-echo "onnxruntime-node $(node -e "console.log(require('$cache/node_modules/onnxruntime-node/package.json').version)"), ridge run --rtol 1e-3 --atol 1e-4"
+echo "onnxruntime-node $(ort_version), ridge run --rtol 1e-3 --atol 1e-4"
 printf '%-34s %-5s %12s  %s\n' model match "max |diff|" "not executed"
 failed=0
 for src in "${models[@]}"; do
