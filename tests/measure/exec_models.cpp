@@ -246,6 +246,20 @@ TEST(ExecGradients, DropoutWhenTraining) {
   expect_gradients_match(t);
 }
 
+// RMSNormalization's backward (over the last axis with a per-element scale, and over the last two with a scalar
+// scale) against finite differences; it had none.
+TEST(ExecGradients, RmsNormalization) {
+  for (const int64_t axis : {-1, 1}) {
+    ExecCase t;
+    int x = t.tensor("x", Shape{{2, 3, 4}});
+    int w = t.tensor("w", axis == -1 ? Shape{{4}} : Shape{{1}}, ValueKind::Param, 0.5f, 1.5f);
+    int in = t.node(OpKind::Mul, {x, t.tensor("a", Shape{{2, 3, 4}}, ValueKind::Param)}, Shape{{2, 3, 4}});
+    int y = t.node(OpKind::RMSNormalization, {in, w}, Shape{{2, 3, 4}}, Attrs{}.set("axis", axis).set("epsilon", 1e-3));
+    t.g.outputs = {t.node(OpKind::Mul, {y, y}, Shape{{2, 3, 4}})};
+    expect_gradients_match(t);
+  }
+}
+
 // The hand-built opset-23 decoder (tests/data/validation: RMSNormalization and the Attention op, causal) runs
 // every node, with finite outputs.
 TEST(ExecModels, Opset23DecoderWithTheAttentionOpRunsEveryNode) {

@@ -226,7 +226,8 @@ void lower_reference_elementwise(Program& p, int ni) {
 }
 
 // RMSNormalization (opset 23): y = x / sqrt(mean(x^2) + epsilon) * scale over the axes from `axis` on; oneDNN 2.x
-// has no RMS flag on its layer normalization. Accumulates in double, as stash_type 1 (float) asks at least.
+// has no RMS flag on its layer normalization. Accumulates in double, as stash_type 1 (float) asks at least. With a
+// backward (input and scale).
 void lower_rms_norm(Program& p, int ni) {
   const Node& n = node_of(p, ni);
   const int X = input_at(n, 0), S = input_at(n, 1), Y = n.outputs.at(0);
@@ -244,18 +245,43 @@ void lower_rms_norm(Program& p, int ni) {
   memory dst = p.alloc(plain_desc(to_dims(xs)));
   p.set_value(Y, dst);
   const int64_t scale_step = scale_elems == 1 ? 0 : 1;
-  p.add_step(ni, "reference", [src, scale, dst, rows, inner, eps, scale_step] {
+  auto inv_rms = [inner, eps](const float* xr) {
+    double sum = 0;
+    for (int64_t j = 0; j < inner; ++j) sum += static_cast<double>(xr[j]) * xr[j];
+    return 1.0 / std::sqrt(sum / static_cast<double>(inner) + eps);
+  };
+  Step& step = p.add_step(ni, "reference", [src, scale, dst, rows, inner, scale_step, inv_rms] {
     const float *x = data_of(src), *w = data_of(scale);
     float* y = data_of(dst);
     for (int64_t r = 0; r < rows; ++r) {
       const float* xr = x + r * inner;
-      double sum = 0;
-      for (int64_t j = 0; j < inner; ++j) sum += static_cast<double>(xr[j]) * xr[j];
-      const float inv = static_cast<float>(1.0 / std::sqrt(sum / static_cast<double>(inner) + eps));
+      const float inv = static_cast<float>(inv_rms(xr));
       for (int64_t j = 0; j < inner; ++j) y[r * inner + j] = xr[j] * inv * w[j * scale_step];
     }
   });
-  if (p.needs_grad(Y)) p.note("RMSNormalization (reference kernel) has no backward in the executor");
+  if (!p.needs_grad(Y) || (!p.needs_grad(X) && !p.needs_grad(S))) return;
+  // Per row, with g = dY * scale and inv = 1 / rms: dX = inv * g - x * inv^3 * mean(g * x); dScale += dY * x * inv.
+  memory dy = p.grad(Y), dx = p.alloc(src.get_desc()), dw = p.alloc(scale.get_desc());
+  std::vector<std::function<void()>> parts{[src, scale, dy, dx, dw, rows, inner, scale_step, inv_rms] {
+    const float *x = data_of(src), *w = data_of(scale), *g = data_of(dy);
+    float *d = data_of(dx), *ds = data_of(dw);
+    std::fill(ds, ds + element_count(dw.get_desc()), 0.f);
+    for (int64_t r = 0; r < rows; ++r) {
+      const float *xr = x + r * inner, *gr = g + r * inner;
+      const double inv = inv_rms(xr);
+      double dot = 0;
+      for (int64_t j = 0; j < inner; ++j) dot += static_cast<double>(gr[j]) * w[j * scale_step] * xr[j];
+      const double k = inv * inv * inv * dot / static_cast<double>(inner);
+      for (int64_t j = 0; j < inner; ++j) {
+        d[r * inner + j] = static_cast<float>(inv * gr[j] * w[j * scale_step] - xr[j] * k);
+        ds[j * scale_step] += static_cast<float>(gr[j] * xr[j] * inv);
+      }
+    }
+  }};
+  if (p.needs_grad(X)) parts.push_back(p.accumulate_into_grad(X, dx));
+  if (p.needs_grad(S)) parts.push_back(p.accumulate_into_grad(S, dw));
+  step.info.has_backward = true;
+  step.backward = sequence(std::move(parts));
 }
 
 void lower_gather(Program& p, int ni) {
