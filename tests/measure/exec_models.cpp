@@ -260,6 +260,31 @@ TEST(ExecGradients, RmsNormalization) {
   }
 }
 
+// Elementwise ops with broadcasting, in oneDNN's binary (second operand broadcast: Mul, Div) and in the reference
+// loop (first operand broadcast: Sub, Div; Pow, Where, Expand), and GPT-2's position embedding ([T, C] onto
+// [1, T, C], which a reorder could not take): gradients against finite differences. Before, Mul and Div with
+// broadcasting and every reference elementwise op had no backward, and that Add was not executed when training.
+TEST(ExecGradients, BroadcastingElementwiseOps) {
+  ExecCase t;
+  const Shape full{{2, 3, 4}}, row{{3, 1}}, col{{4}};
+  int x = t.tensor("x", full, ValueKind::Input, 0.5f, 1.5f);
+  int a = t.node(OpKind::Mul, {x, t.tensor("pa", full, ValueKind::Param, 0.5f, 1.5f)}, full);
+  int r = t.tensor("pr", row, ValueKind::Param, 0.5f, 1.5f), c = t.tensor("pc", col, ValueKind::Param, 0.5f, 1.5f);
+  int mul = t.node(OpKind::Mul, {a, r}, full);                     // oneDNN, broadcast second operand
+  int div = t.node(OpKind::Div, {mul, c}, full);                   // oneDNN
+  int sub = t.node(OpKind::Sub, {r, div}, full);                   // reference: first operand broadcast
+  int rdiv = t.node(OpKind::Div, {c, t.node(OpKind::Add, {sub, t.floats("three", {3.f})}, full)}, full);  // reference
+  int pw = t.node(OpKind::Pow, {t.node(OpKind::Add, {rdiv, t.floats("two", {2.f})}, full), c}, full);
+  int cond = t.tensor("cond", Shape{{3, 4}}, ValueKind::Buffer);
+  for (size_t i = 0; i < t.data["cond"].data.size(); ++i) t.data["cond"].data[i] = i % 3 == 0 ? 0.f : 1.f;
+  int wh = t.node(OpKind::Where, {cond, pw, r}, full);
+  int ex = t.node(OpKind::Expand, {c, t.ints("shape", {2, 3, 4})}, full);
+  int pos = t.tensor("pos", Shape{{3, 4}}, ValueKind::Param);
+  int emb = t.node(OpKind::Add, {t.node(OpKind::Mul, {wh, ex}, full), pos}, full);
+  t.g.outputs = {t.node(OpKind::Mul, {emb, emb}, full)};
+  expect_gradients_match(t);
+}
+
 // The hand-built opset-23 decoder (tests/data/validation: RMSNormalization and the Attention op, causal) runs
 // every node, with finite outputs.
 TEST(ExecModels, Opset23DecoderWithTheAttentionOpRunsEveryNode) {

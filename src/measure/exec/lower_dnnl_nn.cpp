@@ -337,7 +337,10 @@ void lower_binary(Program& p, int ni) {
   memory src0 = p.value(a);
   if (src0.get_desc().dims() != ydims || is_plain(src0.get_desc())) src0 = p.view(p.plain(a, ni), ydims);
   const Dims bdims = padded_dims(shape_of(p, b), rank);
-  memory src1 = bdims == ydims ? p.in_layout(b, src0.get_desc(), ni) : p.view(p.plain(b, ni), bdims);
+  // same elements as the output but of lower rank (GPT-2's [T, C] position embedding onto [1, T, C]): a view, as a
+  // reorder cannot change the rank
+  const bool same_rank = p.value(b).get_desc().dims() == ydims;
+  memory src1 = bdims == ydims && same_rank ? p.in_layout(b, src0.get_desc(), ni) : p.view(p.plain(b, ni), bdims);
   if (is_plain(src1.get_desc())) src1 = p.view(src1, bdims);
   std::optional<dnnl::binary::primitive_desc> pd;
   try {
@@ -376,34 +379,35 @@ void lower_binary(Program& p, int ni) {
   memory dy = p.grad(Y);
   if (dy.get_desc().dims() != ydims) dy = p.view(dy, ydims);
   std::vector<std::function<void()>> parts;
-  // d(a op b)/da and /db for add, sub, mul: a scaled or multiplied copy of dY, reduced to each operand's shape
-  auto grad_through = [&](int vid, const memory& other, float scale) {
+  // d(a op b)/da and /db: dY through a chain of binary ops (operands broadcast as in the forward), then scaled,
+  // and reduced to the operand's shape. Div: da = dY / b, db = -(dY * y) / b.
+  auto grad_chain = [&](int vid, std::vector<std::pair<algorithm, memory>> chain, float scale) {
     if (!p.needs_grad(vid)) return;
-    memory d = p.alloc(dy.get_desc());
-    if (other) {
-      dnnl::binary mul(dnnl::binary::primitive_desc(
-          dnnl::binary::desc(algorithm::binary_mul, dy.get_desc(), other.get_desc(), dy.get_desc()), p.engine()));
-      parts.push_back([&p, mul, dy, other, d] {
-        mul.execute(p.stream(), {{DNNL_ARG_SRC_0, dy}, {DNNL_ARG_SRC_1, other}, {DNNL_ARG_DST, d}});
+    memory d = p.alloc(dy.get_desc()), from = dy;
+    for (const auto& [op, x] : chain) {
+      dnnl::binary prim(dnnl::binary::primitive_desc(
+          dnnl::binary::desc(op, from.get_desc(), x.get_desc(), d.get_desc()), p.engine()));
+      parts.push_back([&p, prim, from, x = x, d] {
+        prim.execute(p.stream(), {{DNNL_ARG_SRC_0, from}, {DNNL_ARG_SRC_1, x}, {DNNL_ARG_DST, d}});
       });
-    } else {
+      from = d;
+    }
+    if (chain.empty() || scale != 1.f) {
       dnnl::eltwise_forward lin(dnnl::eltwise_forward::primitive_desc(
-          dnnl::eltwise_forward::desc(prop_kind::forward_inference, algorithm::eltwise_linear, dy.get_desc(), scale,
+          dnnl::eltwise_forward::desc(prop_kind::forward_inference, algorithm::eltwise_linear, from.get_desc(), scale,
                                       0.f),
           p.engine()));
-      parts.push_back([&p, lin, dy, d] { lin.execute(p.stream(), {{DNNL_ARG_SRC, dy}, {DNNL_ARG_DST, d}}); });
+      parts.push_back([&p, lin, from, d] { lin.execute(p.stream(), {{DNNL_ARG_SRC, from}, {DNNL_ARG_DST, d}}); });
     }
     parts.push_back(reduce_into_grad(p, vid, d));
   };
-  if (n.op == OpKind::Add || n.op == OpKind::Sub) {
-    grad_through(a, memory(), 1.f);
-    grad_through(b, memory(), n.op == OpKind::Sub ? -1.f : 1.f);
-  } else if (n.op == OpKind::Mul && bdims == ydims) {
-    grad_through(a, src1, 1.f);
-    grad_through(b, src0, 1.f);
-  } else {
-    p.note(std::string(op_name(n.op)) + " with broadcasting has no backward in the executor");
-    return;
+  switch (n.op) {
+    case OpKind::Add: grad_chain(a, {}, 1.f), grad_chain(b, {}, 1.f); break;
+    case OpKind::Sub: grad_chain(a, {}, 1.f), grad_chain(b, {}, -1.f); break;
+    case OpKind::Mul: grad_chain(a, {{algorithm::binary_mul, src1}}, 1.f), grad_chain(b, {{algorithm::binary_mul, src0}}, 1.f); break;
+    default:  // Div
+      grad_chain(a, {{algorithm::binary_div, src1}}, 1.f);
+      grad_chain(b, {{algorithm::binary_mul, dst}, {algorithm::binary_div, src1}}, -1.f);  // dst: y, dims ydims
   }
   step.info.has_backward = !parts.empty();
   step.backward = sequence(parts);

@@ -196,7 +196,7 @@ void lower_reference_elementwise(Program& p, int ni) {
   std::vector<int64_t> along(arity, 0);
   for (int k = 0; k < arity; ++k) along[k] = out.empty() ? 0 : strides[k].back();
   const int64_t inner = out.empty() ? 1 : out.back();
-  p.add_step(ni, "reference", [ins, strides, along, dst, out, op, inner] {
+  Step& step = p.add_step(ni, "reference", [ins, strides, along, dst, out, op, inner] {
     float* y = data_of(dst);
     std::vector<const float*> x;
     for (const auto& m : ins) x.push_back(data_of(m));
@@ -222,7 +222,44 @@ void lower_reference_elementwise(Program& p, int ni) {
       }
     });
   });
-  if (p.needs_grad(Y)) p.note(std::string(op_name(op)) + " (reference kernel) has no backward in the executor");
+  if (!p.needs_grad(Y) || op == OpKind::Equal) return;  // comparisons pass no gradient
+  // Backward: per input, its local derivative times dY at every output element (the input read at its broadcast
+  // position), summed down to the input's shape. Where's condition gets none.
+  memory dy = p.grad(Y);
+  std::vector<std::function<void()>> parts;
+  for (int k = op == OpKind::Where ? 1 : 0; k < arity; ++k) {
+    const int vid = input_at(n, k);
+    if (!p.needs_grad(vid)) continue;
+    memory diff = p.alloc(plain_desc(out));
+    parts.push_back([ins, strides, along, dst, dy, diff, out, op, inner, k] {
+      const float *y = data_of(dst), *g = data_of(dy);
+      float* d = data_of(diff);
+      std::vector<const float*> x;
+      for (const auto& m : ins) x.push_back(data_of(m));
+      for_each_broadcast_row(out, strides, [&](int64_t i, const std::vector<int64_t>& o) {
+        for (int64_t j = 0; j < inner; ++j) {
+          const float a = x[0][o[0] + j * along[0]], b = x.size() > 1 ? x[1][o[1] + j * along[1]] : 0.f;
+          const float gj = g[i + j];
+          float v = gj;  // Add, Expand; and input 0 of Sub
+          switch (op) {
+            case OpKind::Sub: v = k == 0 ? gj : -gj; break;
+            case OpKind::Mul: v = gj * (k == 0 ? b : a); break;
+            case OpKind::Div: v = k == 0 ? gj / b : -gj * a / (b * b); break;
+            case OpKind::Pow:
+              v = k == 0 ? gj * b * std::pow(a, b - 1.f) : (a > 0.f ? gj * y[i + j] * std::log(a) : 0.f);
+              break;
+            case OpKind::Where: v = (a != 0.f) == (k == 1) ? gj : 0.f; break;
+            default: break;
+          }
+          d[i + j] = v;
+        }
+      });
+    });
+    parts.push_back(reduce_into_grad(p, vid, diff));
+  }
+  if (parts.empty()) return;
+  step.info.has_backward = true;
+  step.backward = sequence(std::move(parts));
 }
 
 // RMSNormalization (opset 23): y = x / sqrt(mean(x^2) + epsilon) * scale over the axes from `axis` on; oneDNN 2.x
