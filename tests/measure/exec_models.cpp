@@ -285,6 +285,22 @@ TEST(ExecGradients, BroadcastingElementwiseOps) {
   expect_gradients_match(t);
 }
 
+// ReduceMean (MnasNet's and ShuffleNet's pooling), ReduceSum, ReduceMax (keepdims 0 and 1) and HardSigmoid
+// (MobileNetV3's squeeze-excitation gate): backwards against finite differences; they had none.
+TEST(ExecGradients, ReductionsAndHardSigmoid) {
+  ExecCase t;
+  const Shape full{{2, 3, 4}};
+  int x = t.node(OpKind::Mul, {t.tensor("x", full), t.tensor("w", full, ValueKind::Param)}, full);
+  int mean = t.node(OpKind::ReduceMean, {x}, Shape{{2, 3}}, Attrs{}.set("axes", std::vector<int64_t>{2}).set("keepdims", int64_t{0}));
+  int sum = t.node(OpKind::ReduceSum, {x, t.ints("axes", {0})}, Shape{{1, 3, 4}});
+  int max = t.node(OpKind::ReduceMax, {x}, Shape{{2, 1, 1}}, Attrs{}.set("axes", std::vector<int64_t>{1, 2}));
+  int hs = t.node(OpKind::HardSigmoid, {x}, full, Attrs{}.set("alpha", 2.0).set("beta", 0.5));
+  int a = t.node(OpKind::Mul, {t.node(OpKind::Add, {hs, sum}, full), t.node(OpKind::Unsqueeze, {mean, t.ints("ax", {2})}, Shape{{2, 3, 1}})}, full);
+  int y = t.node(OpKind::Mul, {a, max}, full);
+  t.g.outputs = {t.node(OpKind::Mul, {y, y}, full)};
+  expect_gradients_match(t);
+}
+
 // The hand-built opset-23 decoder (tests/data/validation: RMSNormalization and the Attention op, causal) runs
 // every node, with finite outputs.
 TEST(ExecModels, Opset23DecoderWithTheAttentionOpRunsEveryNode) {

@@ -533,10 +533,39 @@ void lower_reduce(Program& p, int ni) {
                                      p.engine());
   dnnl::reduction prim(pd);
   p.set_value(Y, p.view(dst, to_dims(shape_of(p, Y))));
-  p.add_step(ni, impl_name(pd), [&p, prim, src, dst] {
+  Step& step = p.add_step(ni, impl_name(pd), [&p, prim, src, dst] {
     prim.execute(p.stream(), {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
   });
-  if (p.needs_grad(Y)) p.note(std::string(op_name(n.op)) + " has no backward in the executor");
+  if (!p.needs_grad(Y) || !p.needs_grad(X)) return;
+  // dX = dY broadcast over the reduced axes: / N for the mean; for the max, only where x equals the maximum.
+  // dY is seen with the reduced dims kept (keepdims 0 drops them: the same bytes).
+  memory dy = p.view(p.grad(Y), reduced), diff = p.alloc(src.get_desc());  // grad(Y): plain, as Y
+  std::vector<std::function<void()>> parts;
+  auto binary = [&](algorithm op, const memory& a, const memory& b, const memory& out) {
+    dnnl::binary prim(dnnl::binary::primitive_desc(dnnl::binary::desc(op, a.get_desc(), b.get_desc(), out.get_desc()),
+                                                   p.engine()));
+    parts.push_back([&p, prim, a, b, out] {
+      prim.execute(p.stream(), {{DNNL_ARG_SRC_0, a}, {DNNL_ARG_SRC_1, b}, {DNNL_ARG_DST, out}});
+    });
+  };
+  if (n.op == OpKind::ReduceMax) {
+    binary(algorithm::binary_eq, src, dst, diff);  // 1 where x is its slice's maximum (each tie gets it)
+    binary(algorithm::binary_mul, diff, dy, diff);
+  } else {
+    const memory zeros = p.alloc(src.get_desc());  // never written: zeros
+    binary(algorithm::binary_add, zeros, dy, diff);
+    if (n.op == OpKind::ReduceMean) {
+      const float inv = static_cast<float>(element_count(dst.get_desc())) / static_cast<float>(element_count(src.get_desc()));
+      dnnl::eltwise_forward lin(dnnl::eltwise_forward::primitive_desc(
+          dnnl::eltwise_forward::desc(prop_kind::forward_inference, algorithm::eltwise_linear, diff.get_desc(), inv,
+                                      0.f),
+          p.engine()));
+      parts.push_back([&p, lin, diff] { lin.execute(p.stream(), {{DNNL_ARG_SRC, diff}, {DNNL_ARG_DST, diff}}); });
+    }
+  }
+  parts.push_back(p.accumulate_into_grad(X, diff));
+  step.info.has_backward = true;
+  step.backward = sequence(std::move(parts));
 }
 
 // ---- data movement -------------------------------------------------------------------------------------------

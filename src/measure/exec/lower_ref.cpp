@@ -141,12 +141,23 @@ void lower_reference_unary(Program& p, int ni) {
   p.set_value(Y, dst);
   if (n.op == OpKind::HardSigmoid) {  // max(0, min(1, alpha x + beta))
     const float alpha = static_cast<float>(n.attrs.f("alpha", 0.2)), beta = static_cast<float>(n.attrs.f("beta", 0.5));
-    p.add_step(ni, "reference", [src, dst, alpha, beta] {
+    Step& step = p.add_step(ni, "reference", [src, dst, alpha, beta] {
       const float* x = data_of(src);
       float* y = data_of(dst);
       for (int64_t i = 0, count = elements(dst); i < count; ++i) y[i] = std::clamp(alpha * x[i] + beta, 0.f, 1.f);
     });
-    if (p.needs_grad(Y)) p.note("HardSigmoid has no backward in the executor (its input gets no gradient)");
+    if (!p.needs_grad(Y) || !p.needs_grad(X)) return;
+    memory diff = p.alloc(src.get_desc()), dy = p.grad(Y);  // alpha dY inside the ramp, 0 on the flat parts
+    step.info.has_backward = true;
+    step.backward = sequence({[src, dy, diff, alpha, beta] {
+                                const float *x = data_of(src), *g = data_of(dy);
+                                float* d = data_of(diff);
+                                for (int64_t i = 0, count = elements(diff); i < count; ++i) {
+                                  const float v = alpha * x[i] + beta;
+                                  d[i] = v > 0.f && v < 1.f ? alpha * g[i] : 0.f;
+                                }
+                              },
+                              p.accumulate_into_grad(X, diff)});
     return;
   }
   if (n.op == OpKind::Not) {  // booleans are carried as 0 / 1 floats
