@@ -301,6 +301,48 @@ TEST(ExecGradients, ReductionsAndHardSigmoid) {
   expect_gradients_match(t);
 }
 
+// The Attention op's backward (4-D, grouped-query heads, past key/value, causal, softcap, a float mask; and 3-D
+// with the default scale): dQ, dK, dV and the past's gradients, the present outputs' gradients included (the
+// loss sums every output), against finite differences; it had none.
+TEST(ExecGradients, AttentionWithPastAndGroupedHeads) {
+  for (const bool four_d : {true, false}) {
+    const int64_t B = 2, Hq = 4, Hkv = 2, L = 3, Tn = 2, P = four_d ? 2 : 0, T = P + Tn, E = 4, Ev = 3;
+    ExecCase t;
+    auto param_times = [&](const std::string& name, const Shape& s) {  // an activation that depends on a param
+      return t.node(OpKind::Mul, {t.tensor(name, s), t.tensor(name + ".w", s, ValueKind::Param, 0.5f, 1.5f)}, s);
+    };
+    std::vector<int> ins;
+    Attrs a;
+    Shape out;
+    if (four_d) {
+      ins = {param_times("q", Shape{{B, Hq, L, E}}), param_times("k", Shape{{B, Hkv, Tn, E}}),
+             param_times("v", Shape{{B, Hkv, Tn, Ev}}), t.tensor("mask", Shape{{B, 1, L, T}}, ValueKind::Buffer),
+             param_times("pk", Shape{{B, Hkv, P, E}}), param_times("pv", Shape{{B, Hkv, P, Ev}})};
+      a = Attrs{}.set("is_causal", int64_t{1}).set("softcap", 0.5).set("scale", 1.0);  // scores reach the cap
+      out = Shape{{B, Hq, L, Ev}};
+    } else {
+      ins = {param_times("q", Shape{{B, L, Hq * E}}), param_times("k", Shape{{B, Tn, Hkv * E}}),
+             param_times("v", Shape{{B, Tn, Hkv * Ev}})};
+      a = Attrs{}.set("q_num_heads", Hq).set("kv_num_heads", Hkv);
+      out = Shape{{B, L, Hq * Ev}};
+    }
+    int y = t.node(OpKind::Attention, ins, out, a);
+    std::vector<int> outs{y};
+    for (const Shape& present : four_d ? std::vector<Shape>{Shape{{B, Hkv, T, E}}, Shape{{B, Hkv, T, Ev}}} : std::vector<Shape>{}) {
+      Value v;  // present key / value: outputs 1 and 2 of the Attention node
+      v.name = "present" + std::to_string(outs.size());
+      v.shape = present;
+      const int id = t.g.add_value(v);
+      t.g.nodes[t.g.value(y).producer].outputs.push_back(id);
+      t.g.values[id].producer = t.g.value(y).producer;
+      outs.push_back(id);
+    }
+    t.g.outputs.clear();
+    for (int o : outs) t.g.outputs.push_back(t.node(OpKind::Mul, {o, o}, t.g.value(o).shape));
+    expect_gradients_match(t);
+  }
+}
+
 // The hand-built opset-23 decoder (tests/data/validation: RMSNormalization and the Attention op, causal) runs
 // every node, with finite outputs.
 TEST(ExecModels, Opset23DecoderWithTheAttentionOpRunsEveryNode) {

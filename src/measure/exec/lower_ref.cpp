@@ -463,7 +463,7 @@ void lower_attention(Program& p, int ni) {
   };
   memory y = out_or_scratch(0, to_dims(shape_of(p, n.outputs.at(0))));
   memory kc = out_or_scratch(1, {B, Hkv, T, E}), vc = out_or_scratch(2, {B, Hkv, T, Ev});  // present K and V
-  p.add_step(ni, "reference", [=] {
+  Step& step = p.add_step(ni, "reference", [=] {
     // present = concat(past, new) along the sequence, [B, Hkv, T, size]; 3-D inputs are [B, Tn, Hkv * size]
     auto gather = [&](const memory& past, const memory& now, const memory& cache, int64_t size) {
       float* c = data_of(cache);
@@ -517,7 +517,106 @@ void lower_attention(Program& p, int ni) {
         }
       }
   });
-  if (p.needs_grad(n.outputs.at(0))) p.note("Attention (reference kernel) has no backward in the executor");
+  // Backward: the probabilities recomputed per query row; dV += p dY, dp = dY . v, ds = p (dp - sum p dp) (times
+  // 1 - tanh^2 under a softcap), dQ += scale ds K, dK += scale ds q, on the present (past + new) K and V, which
+  // also take the present outputs' gradients; then split into the new and the past parts.
+  const int Y = n.outputs.at(0);
+  auto wants = [&](int vid) { return vid >= 0 && p.needs_grad(vid); };
+  if (!p.needs_grad(Y) || !(wants(Q) || wants(K) || wants(V) || wants(PK) || wants(PV))) return;
+  if (wants(M)) p.note("Attention's mask gets no gradient in the executor");
+  memory dy = p.grad(Y), dq = p.alloc(q.get_desc()), dkc = p.alloc(kc.get_desc()), dvc = p.alloc(vc.get_desc());
+  auto grad_of_output = [&](size_t i) {
+    return i < n.outputs.size() && n.outputs[i] >= 0 && p.needs_grad(n.outputs[i]) ? p.grad(n.outputs[i]) : memory();
+  };
+  const memory dpresent_k = grad_of_output(1), dpresent_v = grad_of_output(2);
+  memory dk = p.alloc(k.get_desc()), dv = p.alloc(v.get_desc());
+  memory dpk = pk ? p.alloc(pk.get_desc()) : memory(), dpv = pv ? p.alloc(pv.get_desc()) : memory();
+  std::vector<std::function<void()>> parts{[=] {
+    const float *qd = data_of(q), *kd = data_of(kc), *vd = data_of(vc), *md = mask ? data_of(mask) : nullptr;
+    const float* g = data_of(dy);
+    float *gq = data_of(dq), *gk = data_of(dkc), *gv = data_of(dvc);
+    std::fill(gq, gq + element_count(dq.get_desc()), 0.f);
+    auto start_from = [](float* to, const memory& from, const memory& like) {  // the present outputs' gradients
+      const int64_t count = element_count(like.get_desc());
+      if (from) std::copy_n(data_of(from), count, to);
+      else std::fill(to, to + count, 0.f);
+    };
+    start_from(gk, dpresent_k, dkc);
+    start_from(gv, dpresent_v, dvc);
+    const float inf = std::numeric_limits<float>::infinity();
+    std::vector<float> prob(static_cast<size_t>(T)), cap(static_cast<size_t>(T)), dp(static_cast<size_t>(T));
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t h = 0; h < Hq; ++h) {
+        const int64_t hk = h / (Hq / Hkv);
+        for (int64_t i = 0; i < L; ++i) {
+          const int64_t qoff = three_d ? ((b * L + i) * Hq + h) * E : ((b * Hq + h) * L + i) * E;
+          const float* gi = g + (three_d ? ((b * L + i) * Hq + h) * Ev : ((b * Hq + h) * L + i) * Ev);
+          float best = -inf;
+          for (int64_t t = 0; t < T; ++t) {  // the forward's scores, as there
+            const float* kt = kd + ((b * Hkv + hk) * T + t) * E;
+            double dot = 0;
+            for (int64_t e = 0; e < E; ++e) dot += static_cast<double>(qd[qoff + e]) * kt[e];
+            float x = static_cast<float>(dot) * scale;
+            cap[t] = 1.f;
+            if (softcap > 0) {
+              const float th = std::tanh(x / softcap);
+              x = softcap * th, cap[t] = 1.f - th * th;
+            }
+            if (md) {
+              if (t >= mask_len) {
+                x = -inf;
+              } else {
+                const float m = md[b * mstride[0] + h * mstride[1] + i * mstride[2] + t * mstride[3]];
+                x = mask_bool ? (m != 0 ? x : -inf) : x + m;
+              }
+            }
+            if (causal && t > i + P) x = -inf;
+            prob[t] = x;
+            best = std::max(best, x);
+          }
+          double sum = 0;
+          for (int64_t t = 0; t < T; ++t) sum += prob[t] = best == -inf ? 0.f : std::exp(prob[t] - best);
+          if (sum <= 0) continue;  // every key masked: the output is NaN, no gradient
+          double pdp = 0;
+          for (int64_t t = 0; t < T; ++t) {
+            prob[t] = static_cast<float>(prob[t] / sum);
+            const float* vt = vd + ((b * Hkv + hk) * T + t) * Ev;
+            float* gvt = gv + ((b * Hkv + hk) * T + t) * Ev;
+            double d = 0;
+            for (int64_t e = 0; e < Ev; ++e) d += static_cast<double>(gi[e]) * vt[e], gvt[e] += prob[t] * gi[e];
+            dp[t] = static_cast<float>(d);
+            pdp += static_cast<double>(prob[t]) * d;
+          }
+          for (int64_t t = 0; t < T; ++t) {
+            const float ds = prob[t] * (dp[t] - static_cast<float>(pdp)) * cap[t] * scale;
+            if (ds == 0.f) continue;
+            const float* kt = kd + ((b * Hkv + hk) * T + t) * E;
+            float* gkt = gk + ((b * Hkv + hk) * T + t) * E;
+            for (int64_t e = 0; e < E; ++e) gq[qoff + e] += ds * kt[e], gkt[e] += ds * qd[qoff + e];
+          }
+        }
+      }
+    // present [B, Hkv, T, size] -> past [B, Hkv, P, size] and new ([B, Hkv, Tn, size], or 3-D [B, Tn, Hkv * size])
+    auto split = [&](const float* c, const memory& past, const memory& now, int64_t size) {
+      for (int64_t b = 0; b < B; ++b)
+        for (int64_t hh = 0; hh < Hkv; ++hh)
+          for (int64_t t = 0; t < T; ++t) {
+            float* to = t < P ? (past ? data_of(past) + ((b * Hkv + hh) * P + t) * size : nullptr)
+                        : three_d ? data_of(now) + ((b * Tn + t - P) * Hkv + hh) * size
+                                  : data_of(now) + ((b * Hkv + hh) * Tn + t - P) * size;
+            if (to) std::copy_n(c + ((b * Hkv + hh) * T + t) * size, size, to);
+          }
+    };
+    split(gk, dpk, dk, E);
+    split(gv, dpv, dv, Ev);
+  }};
+  if (wants(Q)) parts.push_back(p.accumulate_into_grad(Q, dq));
+  if (wants(K)) parts.push_back(p.accumulate_into_grad(K, dk));
+  if (wants(V)) parts.push_back(p.accumulate_into_grad(V, dv));
+  if (wants(PK)) parts.push_back(p.accumulate_into_grad(PK, dpk));
+  if (wants(PV)) parts.push_back(p.accumulate_into_grad(PV, dpv));
+  step.info.has_backward = true;
+  step.backward = sequence(std::move(parts));
 }
 
 }  // namespace ridge::exec
