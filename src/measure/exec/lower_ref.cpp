@@ -463,6 +463,42 @@ void lower_attention(Program& p, int ni) {
   };
   memory y = out_or_scratch(0, to_dims(shape_of(p, n.outputs.at(0))));
   memory kc = out_or_scratch(1, {B, Hkv, T, E}), vc = out_or_scratch(2, {B, Hkv, T, Ev});  // present K and V
+  // Unnormalised probabilities of query row (b, h, i) over the T present keys kd (scale, softcap, mask, causal)
+  // into s, and their sum; with `cap`, the softcap's derivative 1 - tanh^2 per key. A row with every key masked
+  // gives zeros and sum 0.
+  auto row_probabilities = [=](const float* qi, const float* kd, const float* md, int64_t b, int64_t h, int64_t i,
+                               float* s, float* cap) {
+    const int64_t hk = h / (Hq / Hkv);
+    const float inf = std::numeric_limits<float>::infinity();
+    float best = -inf;
+    for (int64_t t = 0; t < T; ++t) {
+      const float* kt = kd + ((b * Hkv + hk) * T + t) * E;
+      double dot = 0;
+      for (int64_t e = 0; e < E; ++e) dot += static_cast<double>(qi[e]) * kt[e];
+      float x = static_cast<float>(dot) * scale;
+      if (softcap > 0) {
+        const float th = std::tanh(x / softcap);
+        x = softcap * th;
+        if (cap) cap[t] = 1.f - th * th;
+      } else if (cap) {
+        cap[t] = 1.f;
+      }
+      if (md) {
+        if (t >= mask_len) {
+          x = -inf;
+        } else {
+          const float m = md[b * mstride[0] + h * mstride[1] + i * mstride[2] + t * mstride[3]];
+          x = mask_bool ? (m != 0 ? x : -inf) : x + m;
+        }
+      }
+      if (causal && t > i + P) x = -inf;
+      s[t] = x;
+      best = std::max(best, x);
+    }
+    double sum = 0;
+    for (int64_t t = 0; t < T; ++t) sum += s[t] = best == -inf ? 0.f : std::exp(s[t] - best);
+    return sum;
+  };
   Step& step = p.add_step(ni, "reference", [=] {
     // present = concat(past, new) along the sequence, [B, Hkv, T, size]; 3-D inputs are [B, Tn, Hkv * size]
     auto gather = [&](const memory& past, const memory& now, const memory& cache, int64_t size) {
@@ -480,34 +516,13 @@ void lower_attention(Program& p, int ni) {
     gather(pv, v, vc, Ev);
     const float *qd = data_of(q), *kd = data_of(kc), *vd = data_of(vc), *md = mask ? data_of(mask) : nullptr;
     float* yd = data_of(y);
-    const float inf = std::numeric_limits<float>::infinity();
     std::vector<float> s(static_cast<size_t>(T));
     for (int64_t b = 0; b < B; ++b)
       for (int64_t h = 0; h < Hq; ++h) {
         const int64_t hk = h / (Hq / Hkv);
         for (int64_t i = 0; i < L; ++i) {
           const float* qi = three_d ? qd + ((b * L + i) * Hq + h) * E : qd + ((b * Hq + h) * L + i) * E;
-          float best = -inf;
-          for (int64_t t = 0; t < T; ++t) {
-            const float* kt = kd + ((b * Hkv + hk) * T + t) * E;
-            double dot = 0;
-            for (int64_t e = 0; e < E; ++e) dot += static_cast<double>(qi[e]) * kt[e];
-            float x = static_cast<float>(dot) * scale;
-            if (softcap > 0) x = softcap * std::tanh(x / softcap);
-            if (md) {
-              if (t >= mask_len) {
-                x = -inf;
-              } else {
-                const float m = md[b * mstride[0] + h * mstride[1] + i * mstride[2] + t * mstride[3]];
-                x = mask_bool ? (m != 0 ? x : -inf) : x + m;
-              }
-            }
-            if (causal && t > i + P) x = -inf;
-            s[t] = x;
-            best = std::max(best, x);
-          }
-          double sum = 0;
-          for (int64_t t = 0; t < T; ++t) sum += s[t] = best == -inf ? 0.f : std::exp(s[t] - best);
+          const double sum = row_probabilities(qi, kd, md, b, h, i, s.data(), nullptr);
           float* yi = three_d ? yd + ((b * L + i) * Hq + h) * Ev : yd + ((b * Hq + h) * L + i) * Ev;
           for (int64_t e = 0; e < Ev; ++e) {
             double acc = 0;
@@ -543,7 +558,6 @@ void lower_attention(Program& p, int ni) {
     };
     start_from(gk, dpresent_k, dkc);
     start_from(gv, dpresent_v, dvc);
-    const float inf = std::numeric_limits<float>::infinity();
     std::vector<float> prob(static_cast<size_t>(T)), cap(static_cast<size_t>(T)), dp(static_cast<size_t>(T));
     for (int64_t b = 0; b < B; ++b)
       for (int64_t h = 0; h < Hq; ++h) {
@@ -551,31 +565,7 @@ void lower_attention(Program& p, int ni) {
         for (int64_t i = 0; i < L; ++i) {
           const int64_t qoff = three_d ? ((b * L + i) * Hq + h) * E : ((b * Hq + h) * L + i) * E;
           const float* gi = g + (three_d ? ((b * L + i) * Hq + h) * Ev : ((b * Hq + h) * L + i) * Ev);
-          float best = -inf;
-          for (int64_t t = 0; t < T; ++t) {  // the forward's scores, as there
-            const float* kt = kd + ((b * Hkv + hk) * T + t) * E;
-            double dot = 0;
-            for (int64_t e = 0; e < E; ++e) dot += static_cast<double>(qd[qoff + e]) * kt[e];
-            float x = static_cast<float>(dot) * scale;
-            cap[t] = 1.f;
-            if (softcap > 0) {
-              const float th = std::tanh(x / softcap);
-              x = softcap * th, cap[t] = 1.f - th * th;
-            }
-            if (md) {
-              if (t >= mask_len) {
-                x = -inf;
-              } else {
-                const float m = md[b * mstride[0] + h * mstride[1] + i * mstride[2] + t * mstride[3]];
-                x = mask_bool ? (m != 0 ? x : -inf) : x + m;
-              }
-            }
-            if (causal && t > i + P) x = -inf;
-            prob[t] = x;
-            best = std::max(best, x);
-          }
-          double sum = 0;
-          for (int64_t t = 0; t < T; ++t) sum += prob[t] = best == -inf ? 0.f : std::exp(prob[t] - best);
+          const double sum = row_probabilities(qd + qoff, kd, md, b, h, i, prob.data(), cap.data());
           if (sum <= 0) continue;  // every key masked: the output is NaN, no gradient
           double pdp = 0;
           for (int64_t t = 0; t < T; ++t) {
