@@ -22,10 +22,6 @@ repeat=${REPEAT:-10}
 max_seconds=${MAX_SECONDS:-30}
 rounds=${ROUNDS:-1}
 fixtures=${RIDGE_SHARED_DIR:-$here/../shared}/fixtures/onnx
-cache=${RIDGE_ORT_CACHE:-$HOME/.cache/ridge/ort-node}
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
-
 me=measure_vs_ort
 # shellcheck source=bench/ort_common.sh
 . "$here/bench/ort_common.sh"

@@ -1,6 +1,11 @@
 # Shared by measure_vs_ort.sh and run_vs_ort.sh (sourced, not run): ONNX Runtime from npm, and random weights for
-# the weightless fixtures. The sourcing script sets `cache` (install folder), `out` (its temp folder) and `me`
-# (its name, for messages) first.
+# the weightless fixtures. The sourcing script sets `me` (its name, for messages) first; this file sets `cache`
+# (where onnxruntime-node is installed: RIDGE_ORT_CACHE, default ~/.cache/ridge/ort-node) and `out` (a temp
+# folder, removed at exit).
+
+cache=${RIDGE_ORT_CACHE:-$HOME/.cache/ridge/ort-node}
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
 
 # ort_install: onnxruntime-node into $cache when missing; returns 1 (after a message) when npm is unavailable or
 # the install fails. --ignore-scripts skips the install script (it would download GPU binaries from a host this

@@ -21,9 +21,6 @@ if [ ${#models[@]} -eq 0 ]; then
   shared=${RIDGE_SHARED_DIR:-$here/../shared}/fixtures/onnx
   if [ -d "$shared" ]; then models+=("$shared"/*.ext_emptybin.onnx); else echo "run_vs_ort: no $shared (skipped)" >&2; fi
 fi
-cache=${RIDGE_ORT_CACHE:-$HOME/.cache/ridge/ort-node}
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
 me=run_vs_ort
 # shellcheck source=bench/ort_common.sh
 . "$here/bench/ort_common.sh"
