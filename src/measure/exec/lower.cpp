@@ -1,7 +1,9 @@
 // The op -> lowering table and helpers shared by the lowerings.
 #include <array>
+#include <cmath>
 
 #include "lowerings.hpp"
+#include "ridge/error.hpp"
 
 namespace ridge::exec {
 
@@ -152,6 +154,18 @@ std::optional<std::vector<float>> float_input(Program& p, const Node& n, size_t 
   if (v.has_int_data) return std::vector<float>(v.int_data.begin(), v.int_data.end());
   if (const HostTensor* t = p.payload(vid)) return t->data;
   return std::nullopt;
+}
+
+int64_t checked_index(float f, int64_t extent, const std::string& what, int64_t axis) {
+  auto fail = [&](const std::string& why) {
+    throw Error(what + " " + why + (axis >= 0 ? " on axis " + std::to_string(axis) : std::string()));
+  };
+  if (!(std::abs(f) < 9.2e18f)) fail(std::to_string(f) + " is not an integer in range");
+  int64_t i = static_cast<int64_t>(f);
+  const int64_t given = i;
+  if (i < 0) i += extent;
+  if (i < 0 || i >= extent) fail(std::to_string(given) + " out of range [0, " + std::to_string(extent) + ")");
+  return i;
 }
 
 Dims padded_dims(const Shape& s, int rank) {

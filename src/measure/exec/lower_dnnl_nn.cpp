@@ -300,6 +300,23 @@ void lower_eltwise(Program& p, int ni) {
 
 namespace {
 
+/// A oneDNN binary primitive out = a op b (b may broadcast; out may be a), bound to those memories: a backward part.
+std::function<void()> binary_step(Program& p, algorithm op, const memory& a, const memory& b, const memory& out) {
+  dnnl::binary prim(
+      dnnl::binary::primitive_desc(dnnl::binary::desc(op, a.get_desc(), b.get_desc(), out.get_desc()), p.engine()));
+  return [&p, prim, a, b, out] {
+    prim.execute(p.stream(), {{DNNL_ARG_SRC_0, a}, {DNNL_ARG_SRC_1, b}, {DNNL_ARG_DST, out}});
+  };
+}
+
+/// A oneDNN eltwise primitive out = scale * from (out may be from): a backward part.
+std::function<void()> scale_step(Program& p, const memory& from, const memory& out, float scale) {
+  dnnl::eltwise_forward lin(dnnl::eltwise_forward::primitive_desc(
+      dnnl::eltwise_forward::desc(prop_kind::forward_inference, algorithm::eltwise_linear, from.get_desc(), scale, 0.f),
+      p.engine()));
+  return [&p, lin, from, out] { lin.execute(p.stream(), {{DNNL_ARG_SRC, from}, {DNNL_ARG_DST, out}}); };
+}
+
 /// oneDNN's channel-blocked tag (aBcd16b, aBcde8b, ...) that `d` is in, if it is one of them.
 std::optional<memory::format_tag> channel_blocked_tag(const memory::desc& d) {
   using tag = memory::format_tag;
@@ -339,8 +356,8 @@ void lower_binary(Program& p, int ni) {
   const Dims bdims = padded_dims(shape_of(p, b), rank);
   // same elements as the output but of lower rank (GPT-2's [T, C] position embedding onto [1, T, C]): a view, as a
   // reorder cannot change the rank
-  const bool same_rank = p.value(b).get_desc().dims() == ydims;
-  memory src1 = bdims == ydims && same_rank ? p.in_layout(b, src0.get_desc(), ni) : p.view(p.plain(b, ni), bdims);
+  const bool b_has_output_dims = p.value(b).get_desc().dims() == ydims;
+  memory src1 = b_has_output_dims ? p.in_layout(b, src0.get_desc(), ni) : p.view(p.plain(b, ni), bdims);
   if (is_plain(src1.get_desc())) src1 = p.view(src1, bdims);
   std::optional<dnnl::binary::primitive_desc> pd;
   try {
@@ -385,20 +402,10 @@ void lower_binary(Program& p, int ni) {
     if (!p.needs_grad(vid)) return;
     memory d = p.alloc(dy.get_desc()), from = dy;
     for (const auto& [op, x] : chain) {
-      dnnl::binary prim(dnnl::binary::primitive_desc(
-          dnnl::binary::desc(op, from.get_desc(), x.get_desc(), d.get_desc()), p.engine()));
-      parts.push_back([&p, prim, from, x = x, d] {
-        prim.execute(p.stream(), {{DNNL_ARG_SRC_0, from}, {DNNL_ARG_SRC_1, x}, {DNNL_ARG_DST, d}});
-      });
+      parts.push_back(binary_step(p, op, from, x, d));
       from = d;
     }
-    if (chain.empty() || scale != 1.f) {
-      dnnl::eltwise_forward lin(dnnl::eltwise_forward::primitive_desc(
-          dnnl::eltwise_forward::desc(prop_kind::forward_inference, algorithm::eltwise_linear, from.get_desc(), scale,
-                                      0.f),
-          p.engine()));
-      parts.push_back([&p, lin, from, d] { lin.execute(p.stream(), {{DNNL_ARG_SRC, from}, {DNNL_ARG_DST, d}}); });
-    }
+    if (chain.empty() || scale != 1.f) parts.push_back(scale_step(p, from, d, scale));
     parts.push_back(reduce_into_grad(p, vid, d));
   };
   switch (n.op) {
@@ -541,27 +548,16 @@ void lower_reduce(Program& p, int ni) {
   // dY is seen with the reduced dims kept (keepdims 0 drops them: the same bytes).
   memory dy = p.view(p.grad(Y), reduced), diff = p.alloc(src.get_desc());  // grad(Y): plain, as Y
   std::vector<std::function<void()>> parts;
-  auto binary = [&](algorithm op, const memory& a, const memory& b, const memory& out) {
-    dnnl::binary prim(dnnl::binary::primitive_desc(dnnl::binary::desc(op, a.get_desc(), b.get_desc(), out.get_desc()),
-                                                   p.engine()));
-    parts.push_back([&p, prim, a, b, out] {
-      prim.execute(p.stream(), {{DNNL_ARG_SRC_0, a}, {DNNL_ARG_SRC_1, b}, {DNNL_ARG_DST, out}});
-    });
-  };
   if (n.op == OpKind::ReduceMax) {
-    binary(algorithm::binary_eq, src, dst, diff);  // 1 where x is its slice's maximum (each tie gets it)
-    binary(algorithm::binary_mul, diff, dy, diff);
+    parts.push_back(binary_step(p, algorithm::binary_eq, src, dst, diff));  // 1 where x is its slice's maximum
+    parts.push_back(binary_step(p, algorithm::binary_mul, diff, dy, diff));  // (each tie gets dY)
   } else {
     const memory zeros = p.alloc(src.get_desc());  // never written: zeros
-    binary(algorithm::binary_add, zeros, dy, diff);
-    if (n.op == OpKind::ReduceMean) {
-      const float inv = static_cast<float>(element_count(dst.get_desc())) / static_cast<float>(element_count(src.get_desc()));
-      dnnl::eltwise_forward lin(dnnl::eltwise_forward::primitive_desc(
-          dnnl::eltwise_forward::desc(prop_kind::forward_inference, algorithm::eltwise_linear, diff.get_desc(), inv,
-                                      0.f),
-          p.engine()));
-      parts.push_back([&p, lin, diff] { lin.execute(p.stream(), {{DNNL_ARG_SRC, diff}, {DNNL_ARG_DST, diff}}); });
-    }
+    parts.push_back(binary_step(p, algorithm::binary_add, zeros, dy, diff));
+    if (n.op == OpKind::ReduceMean)
+      parts.push_back(scale_step(p, diff, diff,
+                                 static_cast<float>(element_count(dst.get_desc())) /
+                                     static_cast<float>(element_count(src.get_desc()))));
   }
   parts.push_back(p.accumulate_into_grad(X, diff));
   step.info.has_backward = true;

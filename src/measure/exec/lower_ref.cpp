@@ -346,17 +346,8 @@ void lower_gather(Program& p, int ni) {
   const int64_t count = static_cast<int64_t>(shape_of(p, I).elements());
   memory dst = p.alloc(plain_desc(to_dims(shape_of(p, Y))));
   p.set_value(Y, dst);
-  const std::string where = n.name;
-  auto index = [extent, where](float f) {
-    if (!(std::abs(f) < 9.2e18f))  // NaN or beyond int64: not converted (undefined), reported below as is
-      throw Error("node '" + where + "': Gather index " + std::to_string(f) + " is not an integer in range");
-    int64_t k = static_cast<int64_t>(f);
-    if (k < 0) k += extent;
-    if (k < 0 || k >= extent)
-      throw Error("node '" + where + "': Gather index " + std::to_string(static_cast<int64_t>(f)) +
-                  " out of range [0, " + std::to_string(extent) + ")");
-    return k;
-  };
+  const std::string what = "node '" + n.name + "': Gather index";
+  auto index = [extent, what](float f) { return checked_index(f, extent, what); };
   Step& step = p.add_step(ni, "reference", [=] {
     const float *x = data_of(data), *ix = data_of(idx);
     float* y = data_of(dst);

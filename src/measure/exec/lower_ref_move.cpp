@@ -8,7 +8,6 @@
 #include <string_view>
 
 #include "lowerings.hpp"
-#include "ridge/error.hpp"
 
 namespace ridge::exec {
 
@@ -313,22 +312,11 @@ void lower_scatter_nd(Program& p, int ni) {
   memory data = p.plain(D, ni), idx = p.plain(I, ni), upd = p.plain(U, ni);
   memory dst = p.alloc(data.get_desc());
   p.set_value(Y, dst);
-  const std::string where = n.name;
+  const std::string what = "node '" + n.name + "': ScatterND index";
   // Offset (in slices) of update u: indices are integers carried as floats (exact up to 2^24), read at run time.
-  auto offset_of = [data_dims, k, where](const float* ix, int64_t u) {
+  auto offset_of = [data_dims, k, what](const float* ix, int64_t u) {
     int64_t offset = 0;
-    for (int64_t j = 0; j < k; ++j) {
-      const int64_t dim = data_dims[j];
-      if (!(std::abs(ix[u * k + j]) < 9.2e18f))  // NaN or beyond int64: not converted (undefined)
-        throw Error("node '" + where + "': ScatterND index " + std::to_string(ix[u * k + j]) +
-                    " is not an integer in range on axis " + std::to_string(j));
-      int64_t i = static_cast<int64_t>(ix[u * k + j]);
-      if (i < 0) i += dim;
-      if (i < 0 || i >= dim)
-        throw Error("node '" + where + "': ScatterND index " + std::to_string(static_cast<int64_t>(ix[u * k + j])) +
-                    " out of range [0, " + std::to_string(dim) + ") on axis " + std::to_string(j));
-      offset = offset * dim + i;
-    }
+    for (int64_t j = 0; j < k; ++j) offset = offset * data_dims[j] + checked_index(ix[u * k + j], data_dims[j], what, j);
     return offset;
   };
   const char op = reduction == "none" ? '=' : reduction == "add" ? '+' : reduction == "mul" ? '*'

@@ -77,6 +77,11 @@ std::optional<std::vector<int64_t>> int_input(Program& p, const Node& n, size_t 
 std::optional<float> scalar_input(Program& p, const Node& n, size_t i);
 /// Float payload of input `i` (e.g. Resize scales) when its value is known, else nullopt.
 std::optional<std::vector<float>> float_input(Program& p, const Node& n, size_t i);
+/// Index `f` (an integer carried as a float, read when a step runs) into an axis of `extent`, negatives counted from
+/// the end. Throws ridge::Error "<what> F is not an integer in range" for NaN or beyond int64 (never converted:
+/// that is undefined) and "<what> I out of range [0, extent)" otherwise, each followed by " on axis N" when
+/// `axis` >= 0. `what` names the node and the op: "node 'g': Gather index".
+int64_t checked_index(float f, int64_t extent, const std::string& what, int64_t axis = -1);
 /// Shape `s` left-padded with 1s to `rank` dims.
 Dims padded_dims(const Shape& s, int rank);
 /// Spatial window of a conv or pool: kernel, strides, oneDNN dilation (ONNX dilation - 1) and paddings chosen
