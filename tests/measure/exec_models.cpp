@@ -328,15 +328,8 @@ TEST(ExecGradients, AttentionWithPastAndGroupedHeads) {
     }
     int y = t.node(OpKind::Attention, ins, out, a);
     std::vector<int> outs{y};
-    for (const Shape& present : four_d ? std::vector<Shape>{Shape{{B, Hkv, T, E}}, Shape{{B, Hkv, T, Ev}}} : std::vector<Shape>{}) {
-      Value v;  // present key / value: outputs 1 and 2 of the Attention node
-      v.name = "present" + std::to_string(outs.size());
-      v.shape = present;
-      const int id = t.g.add_value(v);
-      t.g.nodes[t.g.value(y).producer].outputs.push_back(id);
-      t.g.values[id].producer = t.g.value(y).producer;
-      outs.push_back(id);
-    }
+    if (four_d)  // present key / value: outputs 1 and 2 of the Attention node
+      outs.push_back(t.extra_output(y, Shape{{B, Hkv, T, E}})), outs.push_back(t.extra_output(y, Shape{{B, Hkv, T, Ev}}));
     t.g.outputs.clear();
     for (int o : outs) t.g.outputs.push_back(t.node(OpKind::Mul, {o, o}, t.g.value(o).shape));
     expect_gradients_match(t);

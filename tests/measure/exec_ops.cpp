@@ -813,9 +813,6 @@ TEST(ExecOps, SliceWithStepsAndNegativeSteps) {
 }
 
 }  // namespace
-}  // namespace ridge::test
-
-namespace ridge::test {
 namespace {
 
 /// Brute-force attention on 4-D [B, H, len, size] tensors: K/V already hold past + new keys, `bias` is the full
@@ -847,17 +844,6 @@ V brute_attention(const V& q, const V& k, const V& v, const V& bias, int64_t B, 
   return y;
 }
 
-/// Adds output `index` (shape `s`) to the node that produced `first_out`; returns its value id.
-int extra_output(ExecCase& t, int first_out, Shape s) {
-  Value v;
-  v.name = "out" + std::to_string(t.g.values.size());
-  v.shape = std::move(s);
-  const int id = t.g.add_value(v);
-  t.g.nodes[t.g.value(first_out).producer].outputs.push_back(id);
-  t.g.values[id].producer = t.g.value(first_out).producer;
-  return id;
-}
-
 }  // namespace
 
 // ONNX Attention (opset 23), 4-D: grouped-query heads (4 query heads on 2 K/V heads), past key/value (present
@@ -870,7 +856,7 @@ TEST(ExecOps, AttentionWithPastCausalSoftcapAndGroupedHeads) {
       pk = t.tensor("pk", Shape{{B, Hkv, P, E}}), pv = t.tensor("pv", Shape{{B, Hkv, P, Ev}});
   int y = t.node(OpKind::Attention, {q, k, v, mask, pk, pv}, Shape{{B, Hq, L, Ev}},
                  Attrs{}.set("is_causal", int64_t{1}).set("softcap", 2.0).set("scale", 0.4));
-  int present_k = extra_output(t, y, Shape{{B, Hkv, T, E}}), present_v = extra_output(t, y, Shape{{B, Hkv, T, Ev}});
+  int present_k = t.extra_output(y, Shape{{B, Hkv, T, E}}), present_v = t.extra_output(y, Shape{{B, Hkv, T, Ev}});
   // present = concat(past, new) on the sequence axis
   auto concat = [&](int past, int now, int64_t size) {
     V c;
@@ -931,9 +917,9 @@ TEST(ExecOps, AttentionQkOutputIsRefused) {
   ExecCase t;
   int q = t.tensor("q", Shape{{1, 1, 2, 4}}), k = t.tensor("k", Shape{{1, 1, 2, 4}}), v = t.tensor("v", Shape{{1, 1, 2, 4}});
   int y = t.node(OpKind::Attention, {q, k, v}, Shape{{1, 1, 2, 4}});
-  extra_output(t, y, Shape{{1, 1, 2, 4}});
-  extra_output(t, y, Shape{{1, 1, 2, 4}});
-  extra_output(t, y, Shape{{1, 1, 2, 2}});
+  t.extra_output(y, Shape{{1, 1, 2, 4}});
+  t.extra_output(y, Shape{{1, 1, 2, 4}});
+  t.extra_output(y, Shape{{1, 1, 2, 2}});
   ExecResult res;
   t.run(y, &res);
   EXPECT_EQ(res.steps.back().status, StepStatus::NotExecuted);
@@ -946,10 +932,6 @@ TEST(ExecOps, AttentionQkOutputIsRefused) {
   EXPECT_EQ(res.steps.back().status, StepStatus::NotExecuted);
   EXPECT_NE(res.steps.back().reason.find("disagree"), std::string::npos) << res.steps.back().reason;
 }
-
-}  // namespace ridge::test
-
-namespace ridge::test {
 
 // ScatterND against a brute-force scatter: whole rows (index length 1) and single elements (length 2), replace
 // and add, negative indices, indices read when the step runs (a computed tensor, not a folded constant).
@@ -1058,10 +1040,6 @@ TEST(ExecOps, ShiftedWindowMaskFromConstantOfShapeScatterNdConcatAndNot) {
   EXPECT_EQ(out.data, std::vector<float>(5000, 7.f));
 }
 
-}  // namespace ridge::test
-
-namespace ridge::test {
-
 // A BatchNormalization in ONNX's training mode (an opset-13 export of a model in train(): running and saved
 // statistics asked for as outputs; or training_mode = 1) normalises with the batch's statistics, as ONNX Runtime
 // does, and its running-mean / running-variance outputs are updated by momentum. Before, it used the running
@@ -1075,8 +1053,8 @@ TEST(ExecOps, BatchNormInTrainingModeUsesTheBatchStatistics) {
     Attrs a = Attrs{}.set("epsilon", 1e-3).set("momentum", 0.8);
     if (by_attribute) a.set("training_mode", int64_t{1});
     int y = t.node(OpKind::BatchNormalization, {x, s, b, m, v}, Shape{{2, 3, 2, 2}}, a);
-    int running_mean = extra_output(t, y, Shape{{3}}), running_var = extra_output(t, y, Shape{{3}});
-    if (!by_attribute) extra_output(t, y, Shape{{3}}), extra_output(t, y, Shape{{3}});  // saved mean, var
+    int running_mean = t.extra_output(y, Shape{{3}}), running_var = t.extra_output(y, Shape{{3}});
+    if (!by_attribute) t.extra_output(y, Shape{{3}}), t.extra_output(y, Shape{{3}});  // saved mean, var
     V want_y(t[x].size()), want_mean(3), want_var(3);
     for (size_t c = 0; c < 3; ++c) {
       double sum = 0, sq = 0;
@@ -1094,10 +1072,6 @@ TEST(ExecOps, BatchNormInTrainingModeUsesTheBatchStatistics) {
   }
 }
 
-}  // namespace ridge::test
-
-namespace ridge::test {
-
 // Dropout in ONNX's training mode (an export of a model in train()) runs: every element is dropped (0) or kept and
 // scaled by 1 / (1 - ratio), the mask output says which, about 1 - ratio are kept; with training_mode false it is
 // the identity. Before, such a node was "not executed" (mnist_cnn.train).
@@ -1107,7 +1081,7 @@ TEST(ExecOps, DropoutInTrainingModeMasksAndScales) {
     int x = t.tensor("x", Shape{{40, 100}}, ValueKind::Input, 0.5f, 1.5f);
     int y = t.node(OpKind::Dropout, {x, t.floats("ratio", {0.25f}), t.ints("training_mode", {training})},
                    Shape{{40, 100}});
-    int mask = extra_output(t, y, Shape{{40, 100}});
+    int mask = t.extra_output(y, Shape{{40, 100}});
     const HostTensor out = t.run(y);
     if (!training) {
       expect_close(out, t[x]);

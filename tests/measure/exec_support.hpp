@@ -64,6 +64,17 @@ struct ExecCase {
     g.add_node(n);
     return id;
   }
+  /// Adds the next output (shape `s`) to the node that produced `first_out`; returns its value id.
+  int extra_output(int first_out, Shape s) {
+    Value v;
+    v.name = "out" + std::to_string(g.values.size());
+    v.shape = std::move(s);
+    const int id = g.add_value(v);
+    const int producer = g.value(first_out).producer;
+    g.nodes[producer].outputs.push_back(id);
+    g.values[id].producer = producer;
+    return id;
+  }
   /// Runs the graph with `output` as its only output.
   HostTensor run(int output, ExecResult* result = nullptr, bool train = false) {
     g.outputs = {output};
