@@ -66,8 +66,8 @@ void lower_view(Program& p, int ni) {
 
 bool dropout_masks(Program& p, const Node& n) {
   if (ops::dropout_drops_nothing(n)) return false;
-  if (p.training() || n.attrs.i("training_mode", 0) != 0) return true;
-  // ONNX's training_mode input: a value not known here (a graph input) is taken as training, as it may be
+  if (p.training() || ops::dropout_active(p.graph(), n)) return true;  // attribute, or an input folded true
+  // a training_mode input not folded at import: its payload, or when not known (a graph input) taken as true
   return input_at(n, 2) >= 0 && scalar_input(p, n, 2).value_or(1.f) != 0.f;
 }
 
