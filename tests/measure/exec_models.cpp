@@ -119,14 +119,9 @@ TEST(ExecModels, TrainingStepRunsBackwardForEveryLayer) {
 
 /// Sum of the graph's outputs for the case's data with one weight element nudged.
 double loss_with(ExecCase& t, const std::string& param, size_t k, float delta) {
-  ExecOptions o;
+  ExecOptions o = t.options();
   o.train = true;  // the same forward the gradients are taken of (BatchNorm uses batch statistics)
-  for (auto [name, tensor] : t.data) {
-    if (name == param) tensor.data[k] += delta;
-    bool input = false;
-    for (int id : t.g.inputs) input |= t.g.value(id).name == name;
-    (input ? o.inputs : o.weights)[name] = tensor;
-  }
+  o.weights.at(param).data.at(k) += delta;
   double sum = 0;
   for (const auto& [name, out] : execute(t.g, o).outputs)
     for (float v : out.data) sum += v;
@@ -136,13 +131,7 @@ double loss_with(ExecCase& t, const std::string& param, size_t k, float delta) {
 /// Backward kernels against central finite differences of the forward pass (loss = sum of outputs).
 /// Tolerance: 2e-2 relative + 5e-3 absolute (fp32 forward, step 1e-3; ReLU/max kinks stay rare at that step).
 void expect_gradients_match(ExecCase& t) {
-  ExecOptions o;
-  for (const auto& [name, tensor] : t.data) {
-    bool input = false;
-    for (int id : t.g.inputs) input |= t.g.value(id).name == name;
-    (input ? o.inputs : o.weights)[name] = tensor;
-  }
-  const TensorMap grads = parameter_gradients(t.g, o);
+  const TensorMap grads = parameter_gradients(t.g, t.options());
   ASSERT_FALSE(grads.empty());
   for (const auto& [name, g] : grads) {
     for (size_t k = 0; k < g.data.size(); k += std::max<size_t>(1, g.data.size() / 3)) {

@@ -75,9 +75,8 @@ struct ExecCase {
     g.values[id].producer = producer;
     return id;
   }
-  /// Runs the graph with `output` as its only output.
-  HostTensor run(int output, ExecResult* result = nullptr, bool train = false) {
-    g.outputs = {output};
+  /// Executor options carrying the case's data: graph inputs as inputs, everything else as weights.
+  ExecOptions options() const {
     ExecOptions o;
     for (const auto& [name, t] : data) {
       int vid = -1;
@@ -85,6 +84,12 @@ struct ExecCase {
         if (g.values[i].name == name) vid = static_cast<int>(i);
       (g.values[vid].kind == ValueKind::Input ? o.inputs : o.weights)[name] = t;
     }
+    return o;
+  }
+  /// Runs the graph with `output` as its only output.
+  HostTensor run(int output, ExecResult* result = nullptr, bool train = false) {
+    g.outputs = {output};
+    ExecOptions o = options();
     o.train = train;
     ExecResult r = execute(g, o);
     HostTensor out = r.outputs.at(g.value(output).name);
