@@ -85,6 +85,11 @@ ExecResult execute(const Graph& g, const ExecOptions& opts);
 /// taken as the sum of all graph outputs (before any update). For checking backward kernels.
 TensorMap parameter_gradients(const Graph& g, const ExecOptions& opts);
 
+/// Every trainable parameter after `steps` training steps (forward in training mode, backward with the loss the
+/// sum of the outputs, SGD update by opts.learning_rate), by name. Checks that the updates reach the kernels: a
+/// kernel reading a packed copy of a weight must see each step's update.
+TensorMap trained_parameters(const Graph& g, const ExecOptions& opts, int steps);
+
 /// Bytes the executor needs for `g` (weights + every activation, + gradients and saved tensors when training),
 /// from ridge::estimate_memory.
 Count executor_memory_need(const Graph& g, bool train);

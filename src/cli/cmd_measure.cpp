@@ -61,7 +61,7 @@ CLI::App* add_measure_command(CLI::App& app) {
     if (is_onnx_file(o->model)) req.model_file = o->model;  // its payloads: weights, Constants, Clip bounds
     const ModelMeasurement m = report::measure_model(g, req, [&] {
       progress(fmt::format("measuring {} at batch {} (up to {} repeats; repeats stop after {}) ...", g.name,
-                           o->m.batch, o->repeat, format_duration(o->max_seconds)));
+                           g.fixed_batch.value_or(o->m.batch), o->repeat, format_duration(o->max_seconds)));
     });
     const report::Document doc = report::measure_report(g, m);
     o->out.emit(doc);

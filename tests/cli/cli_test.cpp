@@ -243,3 +243,16 @@ TEST(Cli, PlotOnEveryCommandThatShowsData) {
 }
 
 }  // namespace
+
+// Training a recurrent model from a file that fixes its shapes (12x1x32, sequence first): the progress line and the
+// table name the batch the measurement runs at (the file's, not --batch's default 1), and every LSTM step has a
+// backward (the tool said "runs forward only" before).
+TEST(Cli, MeasureTrainsARecurrentModelAtTheFilesBatch) {
+  const auto r = run_ridge("measure " + std::string(RIDGE_SOURCE_DIR) +
+                           "/tests/data/validation/nn_lstm_bi2.ext_emptybin.onnx --train --repeat 2 --machine none");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("at batch 12 "), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("(training step, batch 12,"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("no backward"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("forward only"), std::string::npos) << r.out;
+}

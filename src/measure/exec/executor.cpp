@@ -37,21 +37,47 @@ ExecResult execute(const Graph& g, const ExecOptions& opts) {
   return r;
 }
 
-TensorMap parameter_gradients(const Graph& g, const ExecOptions& opts) {
-  check_memory_fits(g, true, opts.available_bytes);
-  ExecOptions training = opts;
-  training.train = true;
-  exec::Program prog(g, training);
+namespace {
+
+/// One training step of `prog`: forward in training mode, backward with the loss taken as the sum of the outputs,
+/// and (with `update`) the SGD update.
+void training_step(exec::Program& prog, bool update) {
   for (auto& s : prog.steps())
     if (s.forward) s.forward();
   prog.start_backward();
   for (auto s = prog.steps().rbegin(); s != prog.steps().rend(); ++s)
     if (s->backward) s->backward();
+  if (update) prog.sgd_update();
   prog.stream().wait();
+}
+
+/// Every Param of the graph by name, read through `read(vid)`.
+template <typename Read>
+TensorMap params(const Graph& g, Read read) {
   TensorMap out;
   for (size_t v = 0; v < g.values.size(); ++v)
-    if (g.values[v].kind == ValueKind::Param) out[g.values[v].name] = prog.read_grad(static_cast<int>(v));
+    if (g.values[v].kind == ValueKind::Param) out[g.values[v].name] = read(static_cast<int>(v));
   return out;
+}
+
+}  // namespace
+
+TensorMap parameter_gradients(const Graph& g, const ExecOptions& opts) {
+  check_memory_fits(g, true, opts.available_bytes);
+  ExecOptions training = opts;
+  training.train = true;
+  exec::Program prog(g, training);
+  training_step(prog, false);
+  return params(g, [&](int v) { return prog.read_grad(v); });
+}
+
+TensorMap trained_parameters(const Graph& g, const ExecOptions& opts, int steps) {
+  check_memory_fits(g, true, opts.available_bytes);
+  ExecOptions training = opts;
+  training.train = true;
+  exec::Program prog(g, training);
+  for (int i = 0; i < steps; ++i) training_step(prog, true);
+  return params(g, [&](int v) { return prog.read(v); });
 }
 
 }  // namespace ridge

@@ -28,7 +28,7 @@ void lower_transpose(Program& p, int ni);
 void lower_slice(Program& p, int ni);
 void lower_split(Program& p, int ni);
 // recurrent cells (lower_dnnl_rnn.cpp)
-void lower_rnn(Program& p, int ni);  ///< RNN, GRU, LSTM: forward only
+void lower_rnn(Program& p, int ni);  ///< RNN, GRU, LSTM: forward, and backward when training
 
 // views and reference kernels (lower_ref.cpp)
 void lower_view(Program& p, int ni);

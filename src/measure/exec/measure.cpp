@@ -42,7 +42,7 @@ class Runner {
       p_.start_backward();
       for (size_t i = steps.size(); i-- > 0;) run(steps[i].backward, timed ? &bwd_[i] : nullptr);
       const double t = now_s();
-      sgd_update();
+      p_.sgd_update();
       if (timed) update_.push_back(now_s() - t);
     }
     return now_s() - start;
@@ -70,16 +70,6 @@ class Runner {
       for (const auto& [name, v] : counters_.read().values) (*counts)[name] += v;
     }
   }
-  void sgd_update() {
-    const float lr = p_.options().learning_rate;
-    for (auto& [w, g] : p_.param_grads()) {
-      float* pw = exec::data_of(w);
-      const float* pg = exec::data_of(g);
-      const size_t n = w.get_desc().get_size() / sizeof(float);
-      for (size_t i = 0; i < n; ++i) pw[i] -= lr * pg[i];
-    }
-  }
-
   exec::Program& p_;
   std::vector<std::vector<double>> fwd_, bwd_;
   std::vector<double> update_;

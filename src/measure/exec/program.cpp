@@ -301,11 +301,15 @@ memory Program::weight_as(int vid, const memory::desc& as, const memory::desc& w
   return src;
 }
 
-std::vector<std::pair<memory, memory>> Program::param_grads() {
-  std::vector<std::pair<memory, memory>> out;
-  for (size_t v = 0; v < grads_.size(); ++v)
-    if (grads_[v] && is_param(static_cast<int>(v))) out.emplace_back(vals_[v], grads_[v]);
-  return out;
+void Program::sgd_update() {
+  const float lr = opts_.learning_rate;
+  for (size_t v = 0; v < grads_.size(); ++v) {
+    if (!grads_[v] || !is_param(static_cast<int>(v))) continue;
+    float* w = data_of(vals_[v]);
+    const float* g = data_of(grads_[v]);
+    const size_t n = grads_[v].get_desc().get_size() / sizeof(float);
+    for (size_t i = 0; i < n; ++i) w[i] -= lr * g[i];
+  }
 }
 
 Step& Program::add_step(int node, std::string kernel, std::function<void()> forward) {
@@ -326,30 +330,27 @@ void Program::note(const std::string& s) {
   notes_.push_back(s);
 }
 
-HostTensor Program::read(int vid) {
-  HostTensor t;
-  t.shape = g_.value(vid).shape;
-  memory src = value(vid);
-  memory plain_mem = src;
-  if (!is_plain(src.get_desc())) {
-    plain_mem = memory(plain_desc(src.get_desc().dims()), eng_);
-    run_now(dnnl::reorder(src, plain_mem), {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, plain_mem}});
-  }
-  const float* p = data_of(plain_mem);
-  t.data.assign(p, p + element_count(plain_mem.get_desc()));
-  return t;
-}
+HostTensor Program::read(int vid) { return read_in_graph_order(vid, value(vid)); }
 
 HostTensor Program::read_grad(int vid) {
+  if (grads_[vid]) return read_in_graph_order(vid, grads_[vid]);
   HostTensor t;
   t.shape = g_.value(vid).shape;
   t.data.assign(static_cast<size_t>(t.shape.elements()), 0.f);
-  if (!grads_[vid]) return t;
-  memory src = grads_[vid];
+  return t;
+}
+
+HostTensor Program::read_in_graph_order(int vid, const memory& src) {
+  HostTensor t;
+  t.shape = g_.value(vid).shape;
   const bool reshaped = !graph_order_[vid].is_zero() && graph_order_[vid].dims() == src.get_desc().dims();
-  memory dst(reshaped ? graph_order_[vid] : plain_desc(src.get_desc().dims()), eng_);
-  run_now(dnnl::reorder(src, dst), {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}});
-  std::copy_n(data_of(dst), t.data.size(), t.data.begin());
+  memory dst = src;
+  if (reshaped || !is_plain(src.get_desc())) {
+    dst = memory(reshaped ? graph_order_[vid] : plain_desc(src.get_desc().dims()), eng_);
+    run_now(dnnl::reorder(src, dst), {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}});
+  }
+  const float* p = data_of(dst);
+  t.data.assign(p, p + element_count(dst.get_desc()));
   return t;
 }
 

@@ -143,7 +143,7 @@ class Program {
 
   // ---- used by the executor ----------------------------------------------------------------------------
   std::vector<Step>& steps() { return steps_; }
-  /// Copies a value out as a plain host tensor (shape from the graph).
+  /// Copies a value out as a plain host tensor in the graph's element order (shape from the graph).
   HostTensor read(int vid);
   /// Copies the gradient of a value out as a plain host tensor (zeros when it has none).
   HostTensor read_grad(int vid);
@@ -151,8 +151,9 @@ class Program {
   const std::vector<std::string>& notes() const { return notes_; }
   /// Zeroes every gradient buffer and seeds the graph outputs' gradients with ones (loss = sum of outputs).
   void start_backward();
-  /// Params with their gradient buffers, for the SGD update.
-  std::vector<std::pair<memory, memory>> param_grads();
+  /// The SGD update: every param with a gradient moves by -learning_rate x gradient (both in the param's layout,
+  /// so the kernels read the updated values).
+  void sgd_update();
 
  private:
   Program(const Graph& g, const ExecOptions& opts, std::shared_ptr<const AllocPlan> plan);
@@ -162,6 +163,8 @@ class Program {
   void fill_value(int vid);
   void lower_all();
   std::string try_lower(int ni);  ///< lowers one node; "" or why it has no kernel
+  /// `src` (value vid's buffer or gradient, any layout) as a host tensor in the graph's element order.
+  HostTensor read_in_graph_order(int vid, const memory& src);
   bool materialized(int vid) const;  ///< a graph output, or read by a node that is not absorbed
   AllocPlan plan_buffers() const;
 
