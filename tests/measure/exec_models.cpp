@@ -363,8 +363,9 @@ TEST(ExecGradients, RecurrentCells) {
 }
 
 // The SGD update reaches what the kernels read: parameters after two training steps equal those after one minus
-// the learning rate times the gradient taken at them. Convs and Gemms update their packed weights in place; the
-// recurrent cells re-pack theirs from the graph's each step (before, nothing checked either).
+// the learning rate times the gradient taken at them. Convs and Gemms update their packed weights in place (read
+// back in the graph's element order); the recurrent cells re-pack theirs from the graph's each step (before,
+// nothing checked either).
 TEST(ExecGradients, TrainingUpdatesReachTheKernels) {
   int y = -1;
   std::vector<ExecCase> cases;
@@ -372,6 +373,13 @@ TEST(ExecGradients, TrainingUpdatesReachTheKernels) {
   cases.back().g.outputs = {y};
   cases.push_back(recurrent_case(OpKind::LSTM, "bidirectional"));
   cases.push_back(recurrent_case(OpKind::GRU, "forward", 1));
+  {  // ConvTranspose: its weights are kept as [out, in/g, k, k], read back in the graph's [in, out/g, k, k]
+    ExecCase& t = cases.emplace_back();
+    int x = t.tensor("x", Shape{{1, 4, 3, 3}});
+    int w = t.tensor("up.w", Shape{{4, 3, 3, 3}}, ValueKind::Param, -0.3f, 0.3f);
+    int up = t.node(OpKind::ConvTranspose, {x, w}, Shape{{1, 6, 5, 5}}, Attrs{}.set("group", int64_t{2}));
+    t.g.outputs = {t.node(OpKind::Mul, {up, up}, Shape{{1, 6, 5, 5}})};
+  }
   for (ExecCase& t : cases) {
     ExecOptions o = t.options();
     o.learning_rate = 0.05f;
