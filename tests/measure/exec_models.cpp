@@ -325,6 +325,24 @@ TEST(ExecGradients, AttentionWithPastAndGroupedHeads) {
   }
 }
 
+// MatMul with broadcast batch dims (and 1-D operands): each operand's gradient is summed over the batch dims it
+// was broadcast across; before, such MatMuls had no backward.
+TEST(ExecGradients, MatMulWithBroadcastBatchDims) {
+  struct Case {
+    Shape a, b, y;
+  };
+  for (const Case& c : {Case{Shape{{2, 1, 3, 4}}, Shape{{5, 4, 2}}, Shape{{2, 5, 3, 2}}},
+                        Case{Shape{{4}}, Shape{{2, 4, 3}}, Shape{{2, 3}}}, Case{Shape{{2, 3, 4}}, Shape{{4}}, Shape{{2, 3}}},
+                        Case{Shape{{1, 3, 4}}, Shape{{2, 4, 2}}, Shape{{2, 3, 2}}}}) {
+    SCOPED_TRACE(to_string(c.a) + " x " + to_string(c.b));
+    ExecCase t;
+    int a = t.node(OpKind::Mul, {t.tensor("a", c.a), t.tensor("a.w", c.a, ValueKind::Param, 0.5f, 1.5f)}, c.a);
+    int y = t.node(OpKind::MatMul, {a, t.tensor("b", c.b, ValueKind::Param)}, c.y);
+    t.g.outputs = {t.node(OpKind::Mul, {y, y}, c.y)};
+    expect_gradients_match(t);
+  }
+}
+
 /// An LSTM, GRU or RNN node over an input and initial states that depend on params, its outputs squared.
 /// Sequence 3, batch 2, input 3, hidden 2.
 ExecCase recurrent_case(OpKind op, const std::string& direction, int64_t linear_before_reset = 0) {

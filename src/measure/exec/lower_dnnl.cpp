@@ -45,9 +45,9 @@ Window window_of(const Node& n, const Shape& x, const Shape& y, const Dims& kern
 
 memory alias(Program& p, const memory& m, const memory::desc& d) { return memory(d, p.engine(), m.get_data_handle()); }
 
-std::function<void()> reduce_into_grad(Program& p, int vid, const memory& diff) {
+std::function<void()> reduce_into_grad(Program& p, int vid, const memory& diff, std::optional<Dims> reduced) {
   const Dims from = diff.get_desc().dims();
-  Dims to = padded_dims(shape_of(p, vid), static_cast<int>(from.size()));
+  const Dims to = reduced ? *reduced : padded_dims(shape_of(p, vid), static_cast<int>(from.size()));
   if (to == from) return p.accumulate_into_grad(vid, diff);
   memory sum = p.alloc(plain_desc(to));
   dnnl::reduction::primitive_desc pd(
@@ -459,40 +459,36 @@ void matmul_step(Program& p, int ni, int A, int Bv, int C, const memory& a, cons
   Step& step = p.add_step(ni, impl, fwd);
   if (!p.needs_grad(Y)) return;
   memory dy = p.view(p.grad(Y), out);
-  const bool batch_broadcast = adims.size() != bdims.size() ||
-                               !std::equal(adims.begin(), adims.end() - 2, bdims.begin());
-  if (batch_broadcast) {
-    p.note("MatMul with broadcast batch dims has no backward in the executor (its inputs get no gradient)");
-    return;
-  }
   const int r = static_cast<int>(adims.size());
   std::vector<int> swap_last(r);
   for (int i = 0; i < r; ++i) swap_last[i] = i;
   std::swap(swap_last[r - 1], swap_last[r - 2]);
   std::vector<std::function<void()>> parts;
   // Gradients are written dense in each operand's stored order (a strided dst would select slow kernels):
-  // dA = dY B^T, or (dA)^T = B dY^T when A is stored transposed; dB = A^T dY, or (dB)^T = dY^T A.
+  // dA = dY B^T, or (dA)^T = B dY^T when A is stored transposed; dB = A^T dY, or (dB)^T = dY^T A. Each product
+  // has the output's batch dims; an operand broadcast over some of them gets the sum over those.
   auto t = [&](const memory& m) { return alias(p, m, m.get_desc().permute_axes(swap_last)); };
-  auto grad_into = [&](int vid, const memory& lhs, const memory& rhs) {
-    Dims d = lhs.get_desc().dims();
-    d.back() = rhs.get_desc().dims().back();
+  auto grad_into = [&](int vid, const memory& lhs, const memory& rhs, const Dims& operand) {
+    Dims d = out;
+    d[r - 2] = lhs.get_desc().dims()[r - 2];
+    d[r - 1] = rhs.get_desc().dims()[r - 1];
+    Dims reduced = d;
+    std::copy(operand.begin(), operand.end() - 2, reduced.begin());
     memory g = p.alloc(plain_desc(d));
     parts.push_back(bind_matmul(p, lhs, rhs, memory(), g));
-    parts.push_back(p.accumulate_into_grad(vid, p.view(g, to_dims(shape_of(p, vid)))));
+    parts.push_back(reduce_into_grad(p, vid, g, reduced));
   };
   if (A >= 0 && p.needs_grad(A)) {
-    if (is_plain(a.get_desc())) grad_into(A, dy, t(b));
-    else grad_into(A, b, t(dy));
+    if (is_plain(a.get_desc())) grad_into(A, dy, t(b), adims);
+    else grad_into(A, b, t(dy), adims);
   }
   if (Bv >= 0 && p.needs_grad(Bv)) {
-    if (is_plain(b.get_desc())) grad_into(Bv, t(a), dy);
-    else grad_into(Bv, t(dy), a);
+    if (is_plain(b.get_desc())) grad_into(Bv, t(a), dy, bdims);
+    else grad_into(Bv, t(dy), a, bdims);
   }
   if (C >= 0 && p.needs_grad(C)) parts.push_back(reduce_into_grad(p, C, dy));
   step.info.has_backward = !parts.empty();
-  step.backward = [parts] {
-    for (const auto& f : parts) f();
-  };
+  step.backward = sequence(parts);
 }
 
 }  // namespace

@@ -99,8 +99,10 @@ using AxisMaps = std::vector<std::vector<int64_t>>;
 void lower_index_copy(Program& p, int ni, AxisMaps maps, float fill, int fill_from = -1);
 /// Memory over the same buffer as `m` with descriptor `d`.
 memory alias(Program& p, const memory& m, const memory::desc& d);
-/// Sums `diff` down to the dims of value `vid` (broadcast axes reduced) and adds it into its gradient.
-std::function<void()> reduce_into_grad(Program& p, int vid, const memory& diff);
+/// Sums `diff` down to `reduced` (its broadcast axes summed; by default value `vid`'s dims left-padded to diff's
+/// rank) and adds it into vid's gradient (same element count as `reduced`).
+std::function<void()> reduce_into_grad(Program& p, int vid, const memory& diff,
+                                       std::optional<Dims> reduced = std::nullopt);
 /// Runs closures in order (a step's backward made of parts).
 inline std::function<void()> sequence(std::vector<std::function<void()>> parts) {
   return [parts = std::move(parts)] {
