@@ -352,7 +352,10 @@ void run_onnx_inference(onnx::ModelProto& m, Work& w,
 /// Why a value's shape is unknown, for Value::shape_note.
 std::string unknown_reason(const Work& w, int v) {
   const Value& val = w.g.value(v);
-  if (val.producer < 0) return fmt::format("'{}' has no shape in the file and none was bound", val.name);
+  if (val.producer < 0 && val.shape.rank() > 0)
+    return fmt::format("'{}' has a symbolic dim that was not bound: pass --seq-len N or --input {}=SHAPE", val.name,
+                       val.name);
+  if (val.producer < 0) return fmt::format("'{}' has no shape in the file: pass --input {}=SHAPE", val.name, val.name);
   const Node& n = w.g.nodes[val.producer];
   for (int in : n.inputs)
     if (in >= 0 && !w.g.value(in).shape.known())
