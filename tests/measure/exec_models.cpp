@@ -290,9 +290,10 @@ TEST(ExecGradients, ReductionsAndHardSigmoid) {
   expect_gradients_match(t);
 }
 
-// The Attention op's backward (4-D, grouped-query heads, past key/value, causal, softcap, a float mask; and 3-D
-// with the default scale): dQ, dK, dV and the past's gradients, the present outputs' gradients included (the
-// loss sums every output), against finite differences; it had none.
+// The Attention op's backward (4-D, grouped-query heads, past key/value, causal, softcap, a float mask broadcast
+// over the heads, as a learned position bias is; and 3-D with the default scale): dQ, dK, dV, the mask's and the
+// past's gradients, the present outputs' gradients included (the loss sums every output), against finite
+// differences; it had none.
 TEST(ExecGradients, AttentionWithPastAndGroupedHeads) {
   for (const bool four_d : {true, false}) {
     const int64_t B = 2, Hq = 4, Hkv = 2, L = 3, Tn = 2, P = four_d ? 2 : 0, T = P + Tn, E = 4, Ev = 3;
@@ -305,7 +306,7 @@ TEST(ExecGradients, AttentionWithPastAndGroupedHeads) {
     Shape out;
     if (four_d) {
       ins = {param_times("q", Shape{{B, Hq, L, E}}), param_times("k", Shape{{B, Hkv, Tn, E}}),
-             param_times("v", Shape{{B, Hkv, Tn, Ev}}), t.tensor("mask", Shape{{B, 1, L, T}}, ValueKind::Buffer),
+             param_times("v", Shape{{B, Hkv, Tn, Ev}}), param_times("mask", Shape{{B, 1, L, T}}),
              param_times("pk", Shape{{B, Hkv, P, E}}), param_times("pv", Shape{{B, Hkv, P, Ev}})};
       a = Attrs{}.set("is_causal", int64_t{1}).set("softcap", 0.5).set("scale", 1.0);  // scores reach the cap
       out = Shape{{B, Hq, L, Ev}};

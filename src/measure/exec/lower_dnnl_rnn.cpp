@@ -1,7 +1,8 @@
 // ONNX RNN, GRU and LSTM through oneDNN's recurrent primitives (vanilla_rnn, gru / lbr_gru, lstm), forward and,
 // when training, backward (gradients to the input, the initial states, the weights and the biases).
 // ONNX and oneDNN order the gates and lay out the weights differently: the weights and biases are rearranged once
-// while the program is built (not timed), as other weights are reordered.
+// while the program is built (not timed), as other weights are reordered; when training, at the start of every
+// forward step (timed), since the SGD update changes the graph's copy.
 #include <cstring>
 #include <vector>
 
@@ -331,8 +332,8 @@ void lower_rnn(Program& p, int ni) {
   if (wants(H0)) parts.push_back(p.accumulate_into_grad(H0, bargs.at(DNNL_ARG_DIFF_SRC_ITER)));
   if (wants(C0)) parts.push_back(p.accumulate_into_grad(C0, bargs.at(DNNL_ARG_DIFF_SRC_ITER_C)));
   // Weight gradients: oneDNN's layout -> ldigo (a reorder when it chose another) -> ONNX's gate order.
-  for (auto [vid, diff, ldigo, C] : {std::tuple{W, diff_wl, ldigo_layer, s.I}, std::tuple{R, diff_wi, ldigo_iter, s.H}}) {
-    if (!wants(vid)) continue;
+  auto weight_grad = [&](int vid, const memory& diff, const memory::desc& ldigo, int64_t C) {
+    if (!wants(vid)) return;
     memory in_ldigo = diff;
     if (diff.get_desc() != ldigo) {
       in_ldigo = p.alloc(ldigo);
@@ -346,7 +347,9 @@ void lower_rnn(Program& p, int ni) {
       for_each_weight(s, C, cell, [&](int64_t o, int64_t l) { to[o] = from[l]; });
     });
     parts.push_back(p.accumulate_into_grad(vid, onnx));
-  }
+  };
+  weight_grad(W, diff_wl, ldigo_layer, s.I);
+  weight_grad(R, diff_wi, ldigo_iter, s.H);
   if (wants(B)) {
     const memory onnx = p.alloc(p.value(B).get_desc());
     parts.push_back([diff_bias, onnx, s, cell] {

@@ -523,13 +523,15 @@ void lower_attention(Program& p, int ni) {
         }
       }
   });
-  // Backward: the probabilities recomputed per query row; dV += p dY, dp = dY . v, ds = p (dp - sum p dp) (times
-  // 1 - tanh^2 under a softcap), dQ += scale ds K, dK += scale ds q, on the present (past + new) K and V, which
-  // also take the present outputs' gradients; then split into the new and the past parts.
+  // Backward: the probabilities recomputed per query row; dV += p dY, dp = dY . v, dm = p (dp - sum p dp) (a
+  // float mask's gradient, summed where it broadcasts), ds = dm (times 1 - tanh^2 under a softcap), dQ += scale ds
+  // K, dK += scale ds q, on the present (past + new) K and V, which also take the present outputs' gradients; then
+  // split into the new and the past parts.
   const int Y = n.outputs.at(0);
   auto wants = [&](int vid) { return vid >= 0 && p.needs_grad(vid); };
-  if (!p.needs_grad(Y) || !(wants(Q) || wants(K) || wants(V) || wants(PK) || wants(PV))) return;
-  if (wants(M)) p.note("Attention's mask gets no gradient in the executor");
+  const bool mask_grad = wants(M) && !mask_bool;
+  if (!p.needs_grad(Y) || !(wants(Q) || wants(K) || wants(V) || wants(PK) || wants(PV) || mask_grad)) return;
+  const memory dmask = mask_grad ? p.alloc(mask.get_desc()) : memory();
   memory dy = p.grad(Y), dq = p.alloc(q.get_desc()), dkc = p.alloc(kc.get_desc()), dvc = p.alloc(vc.get_desc());
   auto grad_of_output = [&](size_t i) {
     return i < n.outputs.size() && n.outputs[i] >= 0 && p.needs_grad(n.outputs[i]) ? p.grad(n.outputs[i]) : memory();
@@ -542,6 +544,8 @@ void lower_attention(Program& p, int ni) {
     const float* g = data_of(dy);
     float *gq = data_of(dq), *gk = data_of(dkc), *gv = data_of(dvc);
     std::fill(gq, gq + element_count(dq.get_desc()), 0.f);
+    float* gm = dmask ? data_of(dmask) : nullptr;
+    if (gm) std::fill(gm, gm + element_count(dmask.get_desc()), 0.f);
     auto start_from = [](float* to, const memory& from, const memory& like) {  // the present outputs' gradients
       const int64_t count = element_count(like.get_desc());
       if (from) std::copy_n(data_of(from), count, to);
@@ -569,7 +573,8 @@ void lower_attention(Program& p, int ni) {
             pdp += static_cast<double>(prob[t]) * d;
           }
           for (int64_t t = 0; t < T; ++t) {
-            const float ds = prob[t] * (dp[t] - static_cast<float>(pdp)) * cap[t] * scale;
+            const float dm = prob[t] * (dp[t] - static_cast<float>(pdp)), ds = dm * cap[t] * scale;
+            if (gm && t < mask_len) gm[b * mstride[0] + h * mstride[1] + i * mstride[2] + t * mstride[3]] += dm;
             if (ds == 0.f) continue;
             const float* kt = kd + ((b * Hkv + hk) * T + t) * E;
             float* gkt = gk + ((b * Hkv + hk) * T + t) * E;
@@ -596,6 +601,7 @@ void lower_attention(Program& p, int ni) {
   if (wants(V)) parts.push_back(p.accumulate_into_grad(V, dv));
   if (wants(PK)) parts.push_back(p.accumulate_into_grad(PK, dpk));
   if (wants(PV)) parts.push_back(p.accumulate_into_grad(PV, dpv));
+  if (mask_grad) parts.push_back(p.accumulate_into_grad(M, dmask));
   step.info.has_backward = true;
   step.backward = sequence(std::move(parts));
 }

@@ -39,7 +39,7 @@ void lower_argmax(Program& p, int ni);
 void lower_rms_norm(Program& p, int ni);  ///< RMSNormalization (opset 23), forward and backward
 /// Attention (opset 23): 3-D or 4-D heads, grouped-query K/V, past key/value (present outputs), float or bool
 /// mask (broadcast, shorter than the keys: padded as masked), is_causal (offset by the past), scale, softcap.
-/// Backward to Q, K, V and the past (the present outputs' gradients included); qk_matmul_output and
+/// Backward to Q, K, V, a float mask and the past (the present outputs' gradients included); qk_matmul_output and
 /// nonpad_kv_seqlen are refused.
 void lower_attention(Program& p, int ni);
 void lower_cast(Program& p, int ni);
