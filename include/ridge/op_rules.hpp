@@ -33,7 +33,8 @@ struct ShapeEnv {
   explicit ShapeEnv(Graph& graph);
   /// Adds a value with nothing known about its shape yet; returns its id.
   int add_value(Value v);
-  /// Merges a computed shape into value `v`: unknown dims are filled, a missing rank is set.
+  /// Merges a computed shape into value `v`: unknown dims are filled, a missing rank is set. Throws RuleError when
+  /// `v` already has a shape (declared by the file) of another rank or with another known dim.
   void merge_shape(int v, const Shape& s);
 };
 

@@ -36,7 +36,10 @@ void ShapeEnv::merge_shape(int v, const Shape& s) {
     rank_known[v] = 1;
     return;
   }
-  if (val.shape.rank() != s.rank()) return;  // first source wins on a rank conflict
+  bool agree = val.shape.rank() == s.rank();
+  for (int i = 0; agree && i < s.rank(); ++i) agree = val.shape.dims[i] < 0 || s.dims[i] < 0 || val.shape.dims[i] == s.dims[i];
+  if (!agree)  // a shape the file declares that the op cannot produce: costs and buffers would follow the wrong one
+    throw RuleError(fmt::format("'{}' is declared {} but the op gives {}", val.name, to_string(val.shape), to_string(s)));
   for (int i = 0; i < s.rank(); ++i)
     if (val.shape.dims[i] < 0 && s.dims[i] >= 0) val.shape.dims[i] = s.dims[i];
 }
@@ -78,7 +81,17 @@ int RuleContext::axis(int64_t a, int rank) const {
 bool infer_shapes(ShapeEnv& env, int node) {
   Node& n = env.g.nodes.at(node);
   RuleContext c{env, n};
-  return op_rule(n.op).infer(c);
+  const bool inferred = op_rule(n.op).infer(c);
+  // A view keeps its input's elements; a declared output shape of another size (a rule that cannot know the
+  // target, e.g. a Squeeze whose axes are computed) is not a shape the op can give.
+  if (op_family(n.op) == OpFamily::View && !n.inputs.empty() && n.inputs[0] >= 0 && !n.outputs.empty() &&
+      n.outputs[0] >= 0) {
+    const Shape &in = env.g.value(n.inputs[0]).shape, &out = env.g.value(n.outputs[0]).shape;
+    if (in.known() && out.known() && in.elements() != out.elements())
+      throw RuleError(fmt::format("'{}' is declared {} ({} elements) but its input {} has {}", env.g.value(n.outputs[0]).name,
+                                  to_string(out), out.elements(), to_string(in), in.elements()));
+  }
+  return inferred;
 }
 
 // ---- cost context -----------------------------------------------------------------------------------------

@@ -270,7 +270,11 @@ std::function<void()> Program::accumulate_into_grad(int vid, const memory& diff)
 
 memory Program::view(const memory& m, const Dims& dims) {
   RIDGE_ASSERT(is_plain(m.get_desc()), "view of a non-plain memory");
-  return memory(plain_desc(dims), eng_, m.get_data_handle());
+  const memory::desc d = plain_desc(dims);
+  if (d.get_size() > m.get_desc().get_size())  // the graph's shapes disagree with what the op computes
+    throw NoKernel{"a view of " + std::to_string(element_count(d)) + " elements over a buffer of " +
+                   std::to_string(element_count(m.get_desc()))};
+  return memory(d, eng_, m.get_data_handle());
 }
 
 memory Program::weight_as(int vid, const memory::desc& as, const memory::desc& want) {

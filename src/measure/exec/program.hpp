@@ -115,7 +115,8 @@ class Program {
   /// Reorders once at build time and makes that layout the weight's own, so SGD updates what kernels read;
   /// read_grad() gives its gradient back in the graph's element order.
   memory weight_as(int vid, const memory::desc& as, const memory::desc& want);
-  /// A plain memory of `dims` sharing `m`'s buffer (m must be plain with as many elements).
+  /// A plain memory of `dims` sharing `m`'s buffer (m must be plain). Throws NoKernel when `dims` hold more
+  /// elements than `m` (the graph's shapes disagree with what an op computes).
   memory view(const memory& m, const Dims& dims);
   /// True when a value needs a gradient (training).
   bool needs_grad(int vid) const { return opts_.train && need_grad_.at(vid); }
