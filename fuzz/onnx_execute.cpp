@@ -1,9 +1,14 @@
 // libFuzzer target for the executor (`ridge run`, `ridge measure`): any bytes that import either run or fail with
-// ridge::Error. Each input runs the per-layer program; one in three also the end-to-end (fused) program, and one
-// in three a training step (forward, backward). A crash, a sanitizer report, a hang, or any other exception
-// escaping (a dnnl::error, std::bad_alloc, ...) is a bug: the CLI would print an internal error.
+// ridge::Error. The file's payloads are read as `ridge run` reads them (read_onnx_weights, from a file written for
+// it); each input runs the per-layer program; one in three also the end-to-end (fused) program, and one in three a
+// training step (forward, backward). A crash, a sanitizer report, a hang, or any other exception escaping (a
+// dnnl::error, std::bad_alloc, ...) is a bug: the CLI would print an internal error.
+#include <unistd.h>
+
 #include <cstddef>
 #include <cstdint>
+#include <fstream>
+#include <string>
 #include <string_view>
 
 #include "ridge/error.hpp"
@@ -22,6 +27,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   ridge::ExecOptions opts;
+  static const std::string file = "/tmp/ridge-fuzz-exec-" + std::to_string(getpid()) + ".onnx";
+  std::ofstream(file, std::ios::binary | std::ios::trunc).write(reinterpret_cast<const char*>(data), size);
+  try {
+    opts.weights = ridge::read_onnx_weights(file);
+  } catch (const ridge::Error&) {
+  }
   opts.threads = 1;
   opts.available_bytes = ridge::Count(int64_t{256} << 20);  // the memory check refuses what the fuzzer cannot hold
   try {

@@ -229,6 +229,21 @@ TEST(OnnxMalformed, FilesThatAreNotThere) {
   EXPECT_THROW(import_onnx(test::temp_dir(), LoadOptions{}), Error);
 }
 
+// An input the op's schema requires, left out or named "" (found by the executor's fuzzer: a MatMul without B
+// reached the executor, which read value -1), is refused naming the node and the input; optional inputs may be
+// left out.
+TEST(OnnxMalformed, RequiredInputsMustBeNamed) {
+  expect_error(one_node({2, 3}, [](TinyModel& m) { m.node("MatMul", {"x", ""}, {"y"}, "/bad"); }),
+               "node '/bad' (MatMul): required input 1 (B) is missing");
+  expect_error(one_node({1, 2, 4, 4}, [](TinyModel& m) { m.node("Conv", {"x"}, {"y"}, "/bad"); }),
+               "node '/bad' (Conv): required input 1 (W) is missing");
+  EXPECT_EQ(error_of(one_node({2, 3}, [](TinyModel& m) {
+              m.weight("w", {3, 4});
+              m.node("Gemm", {"x", "w", ""}, {"y"});  // C is optional
+            })),
+            "");
+}
+
 // A shape the file declares for a node's output that the op cannot produce (found by the executor's fuzzer: a
 // ReduceMean whose axes attribute was misspelt reduces everything, but the file says 3x2; a Squeeze declared with
 // more elements than its input) is refused with both shapes; before, the file's shape won silently, and the

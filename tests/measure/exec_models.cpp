@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <limits>
 
 #include "load/onnx_tiny_model.hpp"
@@ -115,9 +116,72 @@ TEST(ExecModels, AnOutputOfTheWrongSizeIsNotExecuted) {
   EXPECT_NE(step.reason.find("a view of 6 elements over a buffer of 1"), std::string::npos) << step.reason;
 }
 
-// Inputs saved by scripts/fuzz-exec.sh (tests/measure/exec_regressions/): each imports as the fuzzer imports it and
-// either fails with a ridge::Error or runs per layer, end to end and as a training step without any other exception
-// (and, under the fuzzer's sanitizer, without a memory error).
+// Tensor payloads a file can hold but not honestly describe are one-line errors naming the tensor, before any
+// allocation: dims whose product overflows, a raw payload too short for its dims (it used to reserve the dims'
+// size first: 32 GB here), external-data offsets or lengths that are not byte counts (std::stoll threw
+// std::invalid_argument, which the CLI reports as an internal error) or negative.
+TEST(ExecModels, MalformedTensorPayloadsAreOneLineErrors) {
+  const std::string dir = test::temp_dir();
+  std::ofstream(dir + "/data.bin", std::ios::binary) << std::string(64, '\0');
+  auto error_of = [&](const std::function<void(onnx::TensorProto&)>& fill) {
+    onnx::TensorProto t;
+    t.set_name("w");
+    t.set_data_type(onnx::TensorProto::FLOAT);
+    fill(t);
+    const std::string path = dir + "/t.pb";
+    std::ofstream(path, std::ios::binary) << t.SerializeAsString();
+    try {
+      read_tensor_pb(path);
+    } catch (const Error& e) {
+      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos);
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  auto external = [](onnx::TensorProto& t, const std::string& key, const std::string& value) {
+    t.set_data_location(onnx::TensorProto::EXTERNAL);
+    auto* e = t.add_external_data();
+    e->set_key("location"), e->set_value("data.bin");
+    e = t.add_external_data();
+    e->set_key(key), e->set_value(value);
+  };
+  EXPECT_NE(error_of([](onnx::TensorProto& t) {
+              t.add_dims(int64_t{1} << 40), t.add_dims(int64_t{1} << 40);
+            }).find("its dims hold more than 2^63 elements"),
+            std::string::npos);
+  EXPECT_NE(error_of([](onnx::TensorProto& t) {
+              t.add_dims(int64_t{1} << 31), t.add_dims(4), t.set_raw_data(std::string(8, '\0'));
+            }).find("payload has 8 bytes, expected 8589934592 x 4"),
+            std::string::npos);
+  for (const std::string& bad : {"abc", "-5", "12x", "99999999999999999999"})
+    EXPECT_NE(error_of([&](onnx::TensorProto& t) {
+                t.add_dims(2);
+                external(t, "offset", bad);
+              }).find("external data offset '" + bad + "' is not a byte count"),
+              std::string::npos)
+        << bad;
+  // An offset past the file, or a length beyond it, is missing data, as before.
+  EXPECT_NE(error_of([&](onnx::TensorProto& t) {
+              t.add_dims(2);
+              external(t, "offset", "1000");
+            }).find("external data is missing"),
+            std::string::npos);
+  EXPECT_NE(error_of([&](onnx::TensorProto& t) {
+              t.add_dims(2);
+              external(t, "length", "65");
+            }).find("external data is missing"),
+            std::string::npos);
+  EXPECT_EQ(error_of([&](onnx::TensorProto& t) {  // 2 floats at offset 8 of the 64 bytes: fine
+              t.add_dims(2);
+              external(t, "offset", "8");
+              t.add_external_data()->set_key("length"), t.mutable_external_data(2)->set_value("8");
+            }),
+            "");
+}
+
+// Inputs saved by scripts/fuzz-exec.sh (tests/measure/exec_regressions/): each imports (and its payloads are read)
+// as the fuzzer does, and either fails with a ridge::Error or runs per layer, end to end and as a training step
+// without any other exception (and, under the fuzzer's sanitizer, without a memory error).
 TEST(ExecModels, FuzzerRegressionInputsRunOrFailCleanly) {
   const std::filesystem::path dir = std::filesystem::path(RIDGE_SOURCE_DIR) / "tests/measure/exec_regressions";
   int replayed = 0;
@@ -136,6 +200,10 @@ TEST(ExecModels, FuzzerRegressionInputsRunOrFailCleanly) {
       continue;
     }
     ExecOptions o;
+    try {
+      o.weights = read_onnx_weights(entry.path().string());
+    } catch (const Error&) {
+    }
     o.available_bytes = Count(int64_t{256} << 20);
     for (const bool fuse : {false, true}) {
       o.fuse = fuse;

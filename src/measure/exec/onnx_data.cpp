@@ -1,6 +1,7 @@
 // Weight payloads and test tensors from ONNX files (the importer keeps shapes only), and output comparison.
 #include <onnx/onnx_pb.h>
 
+#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -34,12 +35,12 @@ float half_to_float(uint16_t h) {
 /// Element values of a TensorProto as floats; `bytes` is its raw payload (raw_data or external data).
 std::vector<float> decode(const onnx::TensorProto& t, const std::string& bytes, int64_t count, const std::string& what) {
   std::vector<float> out;
-  out.reserve(count);
   auto from_raw = [&](auto sample) {
     using T = decltype(sample);
-    if (bytes.size() != static_cast<size_t>(count) * sizeof(T))
+    if (bytes.size() / sizeof(T) != static_cast<uint64_t>(count) || bytes.size() % sizeof(T) != 0)
       throw Error(what + ": payload has " + std::to_string(bytes.size()) + " bytes, expected " +
-                  std::to_string(count * sizeof(T)));
+                  std::to_string(count) + " x " + std::to_string(sizeof(T)));
+    out.reserve(static_cast<size_t>(count));
     for (int64_t i = 0; i < count; ++i) {
       T v;
       std::memcpy(&v, bytes.data() + i * sizeof(T), sizeof(T));
@@ -101,24 +102,32 @@ std::optional<HostTensor> to_host(const onnx::TensorProto& t, const std::string&
   int64_t count = 1;
   for (auto d : t.dims()) {
     if (d < 0) throw Error(what + ": negative dim");
+    if (__builtin_mul_overflow(count, d, &count)) throw Error(what + ": its dims hold more than 2^63 elements");
     h.shape.dims.push_back(d);
-    count *= d;
   }
   std::string bytes = t.raw_data();
   if (t.data_location() == onnx::TensorProto::EXTERNAL) {
     std::string location;
     int64_t offset = 0, length = -1;
+    auto number = [&](const std::string& key, const std::string& text) {  // a byte count: digits only
+      int64_t v = -1;
+      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+      if (ec != std::errc() || end != text.data() + text.size() || v < 0)
+        throw Error(what + ": external data " + key + " '" + text + "' is not a byte count");
+      return v;
+    };
     for (const auto& e : t.external_data()) {
       if (e.key() == "location") location = e.value();
-      else if (e.key() == "offset") offset = std::stoll(e.value());
-      else if (e.key() == "length") length = std::stoll(e.value());
+      else if (e.key() == "offset") offset = number("offset", e.value());
+      else if (e.key() == "length") length = number("length", e.value());
     }
     std::ifstream in(std::filesystem::path(dir) / location, std::ios::binary);
     if (!in) return std::nullopt;
     in.seekg(0, std::ios::end);
     const int64_t size = in.tellg();
+    if (offset > size) return count == 0 ? std::optional(h) : std::nullopt;
     if (length < 0) length = size - offset;
-    if (offset + length > size || length == 0) return count == 0 ? std::optional(h) : std::nullopt;
+    if (length > size - offset || length == 0) return count == 0 ? std::optional(h) : std::nullopt;
     bytes.resize(length);
     in.seekg(offset);
     in.read(bytes.data(), length);
