@@ -119,7 +119,7 @@ TEST(ExecModels, AnOutputOfTheWrongSizeIsNotExecuted) {
 // Tensor payloads a file can hold but not honestly describe are one-line errors naming the tensor, before any
 // allocation: dims whose product overflows, a raw payload too short for its dims (it used to reserve the dims'
 // size first: 32 GB here), external-data offsets or lengths that are not byte counts (std::stoll threw
-// std::invalid_argument, which the CLI reports as an internal error) or negative.
+// std::invalid_argument, which the CLI reported as "error: stoll") or negative, or far beyond the dims.
 TEST(ExecModels, MalformedTensorPayloadsAreOneLineErrors) {
   const std::string dir = test::temp_dir();
   std::ofstream(dir + "/data.bin", std::ios::binary) << std::string(64, '\0');
@@ -170,6 +170,19 @@ TEST(ExecModels, MalformedTensorPayloadsAreOneLineErrors) {
               t.add_dims(2);
               external(t, "length", "65");
             }).find("external data is missing"),
+            std::string::npos);
+  // A location that is a directory (it reads as endless: the fuzzer's allocation of 2^63 bytes) is missing data;
+  // a length far beyond what the dims can use is refused before it is read.
+  EXPECT_NE(error_of([&](onnx::TensorProto& t) {
+              t.add_dims(2);
+              external(t, "offset", "0");
+              t.mutable_external_data(0)->set_value(".");
+            }).find("external data is missing"),
+            std::string::npos);
+  EXPECT_NE(error_of([&](onnx::TensorProto& t) {
+              t.add_dims(2);
+              external(t, "length", "64");
+            }).find("external data of 64 bytes for 2 elements"),
             std::string::npos);
   EXPECT_EQ(error_of([&](onnx::TensorProto& t) {  // 2 floats at offset 8 of the 64 bytes: fine
               t.add_dims(2);
@@ -341,6 +354,30 @@ TEST(ExecGradients, ScatterNdReplaceThenAdd) {
   t.data["i1"].shape = t.data["i2"].shape = Shape{{2, 1}};
   t.g.outputs = {t.node(OpKind::Mul, {s2, s2}, Shape{{4, 3}})};
   expect_gradients_match(t);
+}
+
+// ScatterND's backward with reduction mul (two updates on one row: each factor gets the product of the others; a
+// zero factor included), max and min (the gradient goes to the factor that won), against finite differences;
+// these had none.
+TEST(ExecGradients, ScatterNdMulMaxMin) {
+  for (const std::string reduction : {"mul", "max", "min"}) {
+    SCOPED_TRACE(reduction);
+    ExecCase t;
+    int x = t.tensor("x", Shape{{4, 3}});
+    int data = t.node(OpKind::Mul, {x, t.tensor("w", Shape{{4, 3}}, ValueKind::Param)}, Shape{{4, 3}});
+    int u = t.tensor("u", Shape{{3, 3}}, ValueKind::Param);
+    if (reduction == "mul") {  // row 0, column 0: data 0.9 x 0.8, then u[3] = 0 (a zero factor) and u[6] = 0.7
+      t.data["x"].data[0] = 0.9f, t.data["w"].data[0] = 0.8f;
+      t.data["u"].data[3] = 0.f, t.data["u"].data[6] = 0.7f;
+    }
+    int s = t.node(OpKind::ScatterND, {data, t.floats("i", {2, 0, 0}), u}, Shape{{4, 3}},
+                   Attrs{}.set("reduction", reduction));
+    t.g.values[t.g.nodes.back().inputs[1]].shape = Shape{{3, 1}};
+    t.data["i"].shape = Shape{{3, 1}};
+    // Weighted, not squared: dY stays non-zero where the zero factor makes the output 0.
+    t.g.outputs = {t.node(OpKind::Mul, {s, t.tensor("c", Shape{{4, 3}}, ValueKind::Buffer, 0.5f, 1.5f)}, Shape{{4, 3}})};
+    expect_gradients_match(t);
+  }
 }
 
 // Dropout's backward when training: the kept elements' gradient scaled by 1 / (1 - ratio), the dropped ones' 0

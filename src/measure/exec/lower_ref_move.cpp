@@ -339,34 +339,48 @@ void lower_scatter_nd(Program& p, int ni) {
     }
   });
   if (!p.needs_grad(Y) || (!p.needs_grad(D) && !p.needs_grad(U))) return;
-  if (op != '=' && op != '+') {
-    p.note("ScatterND with reduction " + reduction + " has no backward in the executor (its inputs get no gradient)");
-    return;
-  }
-  // dData = dY where no update landed (replace) or everywhere (add); dUpdates = dY gathered at the updates' slices.
+  // Each factor of an output element (the data element, then the updates that landed on it) gets dY times its
+  // share: replace, 1 for the last update and 0 for the rest; add, 1; mul, the product of the other factors
+  // (zeros counted, so a zero factor is exact); max and min, 1 for every factor equal to the result (each tie).
   memory dy = p.grad(Y);
-  std::vector<std::function<void()>> parts;
-  if (p.needs_grad(D)) {
-    memory diff = p.alloc(data.get_desc());
-    parts.push_back([=] {
-      const float* g = data_of(dy);
-      const float* ix = data_of(idx);
-      float* d = data_of(diff);
-      std::copy_n(g, element_count(diff.get_desc()), d);
-      if (op == '=')
-        for (int64_t u = 0; u < count; ++u) std::fill_n(d + offset_of(ix, u) * slice, slice, 0.f);
-    });
-    parts.push_back(p.accumulate_into_grad(D, diff));
-  }
-  if (p.needs_grad(U)) {
-    memory diff = p.alloc(upd.get_desc());
-    parts.push_back([=] {
-      const float *g = data_of(dy), *ix = data_of(idx);
-      float* d = data_of(diff);
-      for (int64_t u = 0; u < count; ++u) std::copy_n(g + offset_of(ix, u) * slice, slice, d + u * slice);
-    });
-    parts.push_back(p.accumulate_into_grad(U, diff));
-  }
+  const memory ddata = p.needs_grad(D) ? p.alloc(data.get_desc()) : memory(),
+               dupd = p.needs_grad(U) ? p.alloc(upd.get_desc()) : memory();
+  std::vector<std::function<void()>> parts{[=] {
+    const float *g = data_of(dy), *x = data_of(data), *y = data_of(dst), *ix = data_of(idx), *up = data_of(upd);
+    const int64_t elements = element_count(data.get_desc());
+    std::vector<int64_t> last(static_cast<size_t>(elements), -1);  // replace: the update that landed last
+    std::vector<int32_t> zeros(op == '*' ? elements : 0);          // mul: zero factors per element
+    std::vector<double> product(op == '*' ? elements : 0);         // mul: product of the non-zero factors
+    for (int64_t o = 0; o < static_cast<int64_t>(product.size()); ++o) {
+      zeros[o] = x[o] == 0;
+      product[o] = x[o] == 0 ? 1.0 : x[o];
+    }
+    for (int64_t u = 0; u < count; ++u)
+      for (int64_t e = 0, at = offset_of(ix, u) * slice; e < slice; ++e) {
+        last[at + e] = u * slice + e;
+        if (op != '*') continue;
+        const float f = up[u * slice + e];
+        if (f == 0) ++zeros[at + e];
+        else product[at + e] *= f;
+      }
+    auto share = [&](int64_t o, float f, bool is_last) -> float {
+      switch (op) {
+        case '=': return is_last ? 1.f : 0.f;
+        case '+': return 1.f;
+        case '*': return f != 0 ? (zeros[o] > 0 ? 0.f : static_cast<float>(product[o] / f))
+                                : (zeros[o] > 1 ? 0.f : static_cast<float>(product[o]));
+        default: return f == y[o] ? 1.f : 0.f;
+      }
+    };
+    if (ddata)
+      for (int64_t o = 0; o < elements; ++o) data_of(ddata)[o] = g[o] * share(o, x[o], last[o] < 0);
+    if (dupd)
+      for (int64_t u = 0; u < count; ++u)
+        for (int64_t e = 0, at = offset_of(ix, u) * slice; e < slice; ++e)
+          data_of(dupd)[u * slice + e] = g[at + e] * share(at + e, up[u * slice + e], last[at + e] == u * slice + e);
+  }};
+  if (ddata) parts.push_back(p.accumulate_into_grad(D, ddata));
+  if (dupd) parts.push_back(p.accumulate_into_grad(U, dupd));
   step.info.has_backward = true;
   step.backward = sequence(std::move(parts));
 }

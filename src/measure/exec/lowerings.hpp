@@ -54,7 +54,7 @@ void lower_dropout(Program& p, int ni);
 void lower_pad(Program& p, int ni);  ///< constant / reflect / edge / wrap
 void lower_resize(Program& p, int ni);  ///< nearest and linear
 void lower_constant_of_shape(Program& p, int ni);  ///< the fill, once per run (a number as the value attribute)
-/// ScatterND (reduction none/add/mul/max/min), indices read at run time and checked; backward for none and add.
+/// ScatterND (reduction none/add/mul/max/min), indices read at run time and checked; backward for each reduction.
 void lower_scatter_nd(Program& p, int ni);
 
 // ---- helpers shared by the lowerings -------------------------------------------------------------------

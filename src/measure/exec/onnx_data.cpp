@@ -121,13 +121,19 @@ std::optional<HostTensor> to_host(const onnx::TensorProto& t, const std::string&
       else if (e.key() == "offset") offset = number("offset", e.value());
       else if (e.key() == "length") length = number("length", e.value());
     }
-    std::ifstream in(std::filesystem::path(dir) / location, std::ios::binary);
+    const std::filesystem::path file = std::filesystem::path(dir) / location;
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(file, ec)) return std::nullopt;  // a directory reads as endless
+    std::ifstream in(file, std::ios::binary);
     if (!in) return std::nullopt;
     in.seekg(0, std::ios::end);
     const int64_t size = in.tellg();
     if (offset > size) return count == 0 ? std::optional(h) : std::nullopt;
     if (length < 0) length = size - offset;
     if (length > size - offset || length == 0) return count == 0 ? std::optional(h) : std::nullopt;
+    // Read no more than the dims can use (8 bytes per element at most); decode() checks the exact size.
+    if (length / 8 > count) throw Error(what + ": external data of " + std::to_string(length) +
+                                        " bytes for " + std::to_string(count) + " elements");
     bytes.resize(length);
     in.seekg(offset);
     in.read(bytes.data(), length);
