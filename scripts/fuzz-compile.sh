@@ -13,6 +13,10 @@
 # compile_objects NAME: "${sources[@]}" (in order) are compiled in batches into build-fuzz-obj/; up to nproc
 # compiles run at once, and a failed one fails the calling script. Sets the array `objects`.
 #
+# run_fuzzer NAME LOG PREFIX BIN ARGS...: runs the libFuzzer binary BIN on ARGS (corpus, seeds, limits), its output
+# in LOG and crash inputs saved as PREFIX* (a regressions folder and a file prefix); prints a failure line and the
+# run's statistics, each starting with NAME; returns 1 when the fuzzer found something.
+#
 # Background jobs, nproc at a time: start one with `cmd & bg_started`; `bg_drain` waits for the rest. A job that
 # fails sets bg_status to 1.
 bg_jobs=$(nproc 2>/dev/null || echo 2)
@@ -99,4 +103,13 @@ compile_objects() {
   done < <(fuzz_unity_batches)
   bg_drain
   [ "$bg_status" = 0 ] || { echo "$name: a compile failed" >&2; exit 1; }
+}
+
+run_fuzzer() {
+  local name=$1 log=$2 prefix=$3 bin=$4 rc=0
+  shift 4
+  "$bin" "$@" -artifact_prefix="$prefix" -print_final_stats=1 2>"$log" || rc=1
+  [ "$rc" = 0 ] || echo "$name: FAILED; crash input saved under $(dirname "$prefix")/ (log: $log)" >&2
+  grep -E "stat::number_of_executed_units|stat::peak_rss_mb" "$log" | sed "s/^/$name: /" >&2 || true
+  return $rc
 }

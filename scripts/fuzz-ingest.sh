@@ -40,12 +40,8 @@ fuzz_one() {
   [ -d "$seeds" ] && seed_dirs+=("$seeds")
   seed_dirs+=(tests/ingest/data)
   echo "fuzz-ingest: running $p for ${seconds}s" >&2
-  local rc=0
-  "$out/ridge_fuzz_ingest_$p" "$corpus" "${seed_dirs[@]}" -max_total_time="$seconds" -max_len=65536 -timeout=10 \
-    -rss_limit_mb=2048 -artifact_prefix="$regressions/$p-" -print_final_stats=1 2>"$out/$p.log" || rc=1
-  [ "$rc" = 0 ] || echo "fuzz-ingest: $p FAILED; crash input saved under $regressions/ (log: $out/$p.log)" >&2
-  grep -E "stat::number_of_executed_units|stat::peak_rss_mb" "$out/$p.log" | sed "s/^/fuzz-ingest: $p /" >&2 || true
-  return $rc
+  run_fuzzer "fuzz-ingest: $p" "$out/$p.log" "$regressions/$p-" "$out/ridge_fuzz_ingest_$p" "$corpus" \
+    "${seed_dirs[@]}" -max_total_time="$seconds" -max_len=65536 -timeout=10 -rss_limit_mb=2048
 }
 for p in "${parsers[@]}"; do
   fuzz_one "$p" &

@@ -22,12 +22,5 @@ bin="$out/ridge_fuzz_llm_config"
 "$CXX" "${fuzz_flags[@]}" -fsanitize=address,fuzzer fuzz/llm_config.cpp "${objects[@]}" -lfmt -o "$bin"
 
 echo "fuzz-llm-config: running for ${seconds}s" >&2
-status=0
-if ! ASAN_OPTIONS=detect_leaks=0 "$bin" "$out/corpus" tests/load/llm_config_seeds -max_total_time="$seconds" \
-     -max_len=8192 -timeout=20 -rss_limit_mb=4096 -artifact_prefix="$regressions/config-" -print_final_stats=1 \
-     2>"$out/fuzz.log"; then
-  echo "fuzz-llm-config: FAILED; crash input saved under $regressions/ (log: $out/fuzz.log)" >&2
-  status=1
-fi
-grep -E "stat::number_of_executed_units|stat::peak_rss_mb" "$out/fuzz.log" | sed "s/^/fuzz-llm-config: /" >&2 || true
-exit $status
+ASAN_OPTIONS=detect_leaks=0 run_fuzzer fuzz-llm-config "$out/fuzz.log" "$regressions/config-" "$bin" "$out/corpus" \
+  tests/load/llm_config_seeds -max_total_time="$seconds" -max_len=8192 -timeout=20 -rss_limit_mb=4096

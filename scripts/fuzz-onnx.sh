@@ -32,11 +32,5 @@ if [ -d "$fixtures" ]; then
   seed_args+=("$out/seeds")
 fi
 echo "fuzz-onnx: running for ${seconds}s" >&2
-status=0
-if ! ASAN_OPTIONS=detect_leaks=0 "$bin" "$out/corpus" "${seed_args[@]}" -max_total_time="$seconds" -max_len=131072 \
-     -timeout=20 -rss_limit_mb=4096 -artifact_prefix="$regressions/onnx-" -print_final_stats=1 2>"$out/fuzz.log"; then
-  echo "fuzz-onnx: FAILED; crash input saved under $regressions/ (log: $out/fuzz.log)" >&2
-  status=1
-fi
-grep -E "stat::number_of_executed_units|stat::peak_rss_mb" "$out/fuzz.log" | sed "s/^/fuzz-onnx: /" >&2 || true
-exit $status
+ASAN_OPTIONS=detect_leaks=0 run_fuzzer fuzz-onnx "$out/fuzz.log" "$regressions/onnx-" "$bin" "$out/corpus" \
+  "${seed_args[@]}" -max_total_time="$seconds" -max_len=131072 -timeout=20 -rss_limit_mb=4096
