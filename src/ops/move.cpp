@@ -334,7 +334,13 @@ bool slice(RuleContext& c) {
 bool expand(RuleContext& c) {
   const Shape* x = c.shape(0);
   const auto* target = c.ints(1);
-  if (!x || !target) return false;
+  if (!x) return false;
+  if (!target) {  // a computed target: an output shape the file declares must be one the input broadcasts to
+    const Shape& declared = c.env.g.value(c.n.outputs.at(0)).shape;
+    if (declared.known() && broadcast_shapes(*x, declared, "Expand") != declared)
+      throw RuleError("Expand of " + to_string(*x) + " cannot give the declared " + to_string(declared));
+    return false;
+  }
   for (int64_t d : *target)
     if (d < 0 || d > kMaxDim) throw RuleError("Expand to a negative or absurd dim");
   const Shape out = broadcast_shapes(*x, Shape{*target}, "Expand");

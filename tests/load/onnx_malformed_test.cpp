@@ -246,7 +246,8 @@ TEST(OnnxMalformed, RequiredInputsMustBeNamed) {
 
 // A shape the file declares for a node's output that the op cannot produce (found by the executor's fuzzer: a
 // ReduceMean whose axes attribute was misspelt reduces everything, but the file says 3x2; a Squeeze declared with
-// more elements than its input) is refused with both shapes; before, the file's shape won silently, and the
+// more elements than its input; an Expand to a declared shape its input does not broadcast to) is refused with
+// both shapes; before, the file's shape won silently, and the
 // executor read past the op's buffer.
 TEST(OnnxMalformed, DeclaredOutputShapesTheOpCannotProduceAreRefused) {
   for (const auto& [dims, want] : {std::pair{std::vector<int64_t>{3, 2}, "'y' is declared 3x2 but the op gives scalar"},
@@ -269,6 +270,15 @@ TEST(OnnxMalformed, DeclaredOutputShapesTheOpCannotProduceAreRefused) {
   st->set_elem_type(onnx::TensorProto::FLOAT);
   for (int64_t d : {3, 10, 5}) st->mutable_shape()->add_dim()->set_dim_value(d);
   expect_error(squeeze.bytes(), "node '/bad' (Squeeze): 'y' is declared 3x10x5 (150 elements) but its input 1x3x4x5 has 60");
+  // So is an Expand with a computed target whose declared output its input cannot broadcast to.
+  TinyModel expand;
+  expand.input("x", {3}).input("shape", {2}, onnx::TensorProto::INT64);
+  expand.node("Expand", {"x", "shape"}, {"y"}, "/bad");
+  expand.output("y");
+  auto* et = expand.proto().mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type();
+  et->set_elem_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : {3, 4}) et->mutable_shape()->add_dim()->set_dim_value(d);
+  expect_error(expand.bytes(), "node '/bad' (Expand): Expand: shapes 3 and 3x4 do not broadcast");
   // Agreeing declarations, and a declared symbolic dim, import.
   TinyModel ok;
   ok.input("x", {-1, 2, 2});

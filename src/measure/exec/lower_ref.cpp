@@ -13,12 +13,15 @@ namespace ridge::exec {
 
 namespace {
 
-/// Strides of `in` (row-major) seen from an output of dims `out`: 0 along broadcast axes.
+/// Strides of `in` (row-major) seen from an output of dims `out`: 0 along broadcast axes. Throws NoKernel when `in`
+/// does not broadcast to `out` (a dim other than 1 and the output's, or a higher rank).
 std::vector<int64_t> broadcast_strides(const Dims& in, const Dims& out) {
   std::vector<int64_t> strides(out.size(), 0);
   int64_t s = 1;
   for (int i = static_cast<int>(in.size()) - 1, o = static_cast<int>(out.size()) - 1; i >= 0; --i, --o) {
-    if (o >= 0 && in[i] != 1) strides[o] = s;
+    if (in[i] != 1 && (o < 0 || in[i] != out[o]))
+      throw NoKernel{"an input of dims " + to_string(Shape{in}) + " does not broadcast to " + to_string(Shape{out})};
+    if (in[i] != 1) strides[o] = s;
     s *= in[i];
   }
   return strides;
