@@ -37,9 +37,11 @@ void ShapeEnv::merge_shape(int v, const Shape& s) {
     return;
   }
   bool agree = val.shape.rank() == s.rank();
-  for (int i = 0; agree && i < s.rank(); ++i) agree = val.shape.dims[i] < 0 || s.dims[i] < 0 || val.shape.dims[i] == s.dims[i];
+  for (int i = 0; agree && i < s.rank(); ++i)
+    agree = val.shape.dims[i] < 0 || s.dims[i] < 0 || val.shape.dims[i] == s.dims[i];
   if (!agree)  // a shape the file declares that the op cannot produce: costs and buffers would follow the wrong one
-    throw RuleError(fmt::format("'{}' is declared {} but the op gives {}", val.name, to_string(val.shape), to_string(s)));
+    throw RuleError(
+        fmt::format("'{}' is declared {} but the op gives {}", val.name, to_string(val.shape), to_string(s)));
   for (int i = 0; i < s.rank(); ++i)
     if (val.shape.dims[i] < 0 && s.dims[i] >= 0) val.shape.dims[i] = s.dims[i];
 }
@@ -86,10 +88,11 @@ bool infer_shapes(ShapeEnv& env, int node) {
   // target, e.g. a Squeeze whose axes are computed) is not a shape the op can give.
   if (op_family(n.op) == OpFamily::View && !n.inputs.empty() && n.inputs[0] >= 0 && !n.outputs.empty() &&
       n.outputs[0] >= 0) {
-    const Shape &in = env.g.value(n.inputs[0]).shape, &out = env.g.value(n.outputs[0]).shape;
+    const Value& y = env.g.value(n.outputs[0]);
+    const Shape &in = env.g.value(n.inputs[0]).shape, &out = y.shape;
     if (in.known() && out.known() && in.elements() != out.elements())
-      throw RuleError(fmt::format("'{}' is declared {} ({} elements) but its input {} has {}", env.g.value(n.outputs[0]).name,
-                                  to_string(out), out.elements(), to_string(in), in.elements()));
+      throw RuleError(fmt::format("'{}' is declared {} ({} elements) but its input {} has {}", y.name, to_string(out),
+                                  out.elements(), to_string(in), in.elements()));
   }
   return inferred;
 }

@@ -244,9 +244,12 @@ void lower_rnn(Program& p, int ni) {
     std::memset(data_of(zeros), 0, descs.state.get_size());
     return zeros;
   };
-  std::unordered_map<int, memory> args{{DNNL_ARG_SRC_LAYER, p.plain(X, ni)}, {DNNL_ARG_SRC_ITER, initial(H0)},
-                                       {DNNL_ARG_WEIGHTS_LAYER, packs[0].fwd}, {DNNL_ARG_WEIGHTS_ITER, packs[1].fwd},
-                                       {DNNL_ARG_BIAS, bias},                  {DNNL_ARG_DST_LAYER, p.alloc(descs.dst_layer)},
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC_LAYER, p.plain(X, ni)},
+                                       {DNNL_ARG_SRC_ITER, initial(H0)},
+                                       {DNNL_ARG_WEIGHTS_LAYER, packs[0].fwd},
+                                       {DNNL_ARG_WEIGHTS_ITER, packs[1].fwd},
+                                       {DNNL_ARG_BIAS, bias},
+                                       {DNNL_ARG_DST_LAYER, p.alloc(descs.dst_layer)},
                                        {DNNL_ARG_DST_ITER, p.alloc(descs.state)}};
   if (cell == RnnCell::Lstm) {
     args[DNNL_ARG_SRC_ITER_C] = initial(C0);
@@ -338,7 +341,8 @@ void lower_rnn(Program& p, int ni) {
     if (diff.get_desc() != ldigo) {
       in_ldigo = p.alloc(ldigo);
       dnnl::reorder r(diff, in_ldigo);
-      parts.push_back([&p, r, diff, in_ldigo] { r.execute(p.stream(), {{DNNL_ARG_FROM, diff}, {DNNL_ARG_TO, in_ldigo}}); });
+      parts.push_back(
+          [&p, r, diff, in_ldigo] { r.execute(p.stream(), {{DNNL_ARG_FROM, diff}, {DNNL_ARG_TO, in_ldigo}}); });
     }
     const memory onnx = p.alloc(p.value(vid).get_desc());
     parts.push_back([in_ldigo, onnx, s, C, cell] {
