@@ -497,6 +497,26 @@ TEST(ExecGradients, MatMulWithBroadcastBatchDims) {
   }
 }
 
+// Every export in tests/data/validation built as a training step (its small fixed input): every step executes, and
+// no node whose float inputs and outputs need gradients lacks a backward (the executor notes such a node, so an op
+// added without one is never silently frozen).
+TEST(ExecGradients, EveryValidationExportHasABackwardForEveryNode) {
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(std::string(RIDGE_SOURCE_DIR) + "/tests/data/validation"))
+    if (e.path().string().find(".ext_emptybin.onnx") != std::string::npos) files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  ASSERT_GE(files.size(), 40u);
+  for (const std::string& f : files) {
+    SCOPED_TRACE(f);
+    ExecOptions o;
+    o.weights = read_onnx_weights(f);  // Constant nodes; the weights are random
+    o.train = true;
+    const ExecResult r = execute(load_model(f, LoadOptions{}), o);
+    for (const auto& s : r.steps) EXPECT_NE(s.status, StepStatus::NotExecuted) << s.name << ": " << s.reason;
+    for (const auto& n : r.notes) EXPECT_EQ(n.find("has no backward"), std::string::npos) << n;
+  }
+}
+
 /// An LSTM, GRU or RNN node over an input and initial states that depend on params, its outputs squared.
 /// Sequence 3, batch 2, input 3, hidden 2.
 ExecCase recurrent_case(OpKind op, const std::string& direction, int64_t linear_before_reset = 0) {

@@ -476,6 +476,17 @@ std::string Program::try_lower(int ni) {
   }
 }
 
+void Program::note_missing_backward(int ni, size_t first_step) {
+  const Node& n = g_.nodes[ni];
+  auto differentiable = [&](int vid) { return vid >= 0 && is_float(g_.value(vid).dtype) && needs_grad(vid); };
+  if (std::none_of(n.outputs.begin(), n.outputs.end(), differentiable) ||
+      std::none_of(n.inputs.begin(), n.inputs.end(), differentiable))
+    return;
+  for (size_t s = first_step; s < steps_.size(); ++s)
+    if (steps_[s].backward) return;
+  note(std::string(op_name(n.op)) + " '" + n.name + "' has no backward in the executor: its inputs get no gradient");
+}
+
 void Program::lower_all() {
   for (int ni : topo_order(g_)) {
     current_node_ = ni;
@@ -528,6 +539,8 @@ void Program::lower_all() {
     } else if (const Epilogue* e = epilogue(ni)) {
       for (size_t s = first_step; s < steps_.size(); ++s)
         if (steps_[s].info.op != "Reorder") steps_[s].info.fused_nodes = e->nodes;
+    } else if (opts_.train) {
+      note_missing_backward(ni, first_step);
     }
     for (int out : n.outputs)
       if (!vals_[out] && materialized(out)) fill_value(out);  // optional outputs nobody computes (masks, saved statistics)

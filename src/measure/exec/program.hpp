@@ -164,6 +164,9 @@ class Program {
   void fill_value(int vid);
   void lower_all();
   std::string try_lower(int ni);  ///< lowers one node; "" or why it has no kernel
+  /// Training: notes node `ni` (lowered into steps from `first_step` on) when a float input and a float output
+  /// need gradients but none of its steps has a backward, so an op added without one is never silently frozen.
+  void note_missing_backward(int ni, size_t first_step);
   /// `src` (value vid's buffer or gradient, any layout) as a host tensor in the graph's element order.
   HostTensor read_in_graph_order(int vid, const memory& src);
   bool materialized(int vid) const;  ///< a graph output, or read by a node that is not absorbed
