@@ -480,10 +480,7 @@ TEST(ExecFused, OnnxModelsMatchPerLayer) {
 // program equals the per-layer one, executes every step, and runs no step in a reference kernel that runs
 // optimised alone. Its first run found squeeze-excitation products in the reference loop end to end.
 TEST(ExecFused, EveryValidationExportMatchesPerLayer) {
-  std::vector<std::string> files;
-  for (const auto& e : std::filesystem::directory_iterator(std::string(RIDGE_SOURCE_DIR) + "/tests/data/validation"))
-    if (e.path().string().find(".ext_emptybin.onnx") != std::string::npos) files.push_back(e.path().string());
-  std::sort(files.begin(), files.end());
+  const std::vector<std::string> files = validation_exports();
   ASSERT_GE(files.size(), 40u);
   for (const std::string& f : files) {
     SCOPED_TRACE(f);

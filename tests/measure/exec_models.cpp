@@ -501,10 +501,7 @@ TEST(ExecGradients, MatMulWithBroadcastBatchDims) {
 // no node whose float inputs and outputs need gradients lacks a backward (the executor notes such a node, so an op
 // added without one is never silently frozen).
 TEST(ExecGradients, EveryValidationExportHasABackwardForEveryNode) {
-  std::vector<std::string> files;
-  for (const auto& e : std::filesystem::directory_iterator(std::string(RIDGE_SOURCE_DIR) + "/tests/data/validation"))
-    if (e.path().string().find(".ext_emptybin.onnx") != std::string::npos) files.push_back(e.path().string());
-  std::sort(files.begin(), files.end());
+  const std::vector<std::string> files = validation_exports();
   ASSERT_GE(files.size(), 40u);
   for (const std::string& f : files) {
     SCOPED_TRACE(f);

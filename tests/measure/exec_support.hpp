@@ -3,7 +3,11 @@
 #pragma once
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <random>
+#include <string>
+#include <vector>
 
 #include "ridge/measure.hpp"
 
@@ -109,6 +113,16 @@ inline void expect_close(const HostTensor& actual, const std::vector<float>& exp
     if (diff > atol + rtol * std::abs(expected[i]) && reported++ < 5)
       ADD_FAILURE() << "element " << i << ": got " << actual.data[i] << ", expected " << expected[i];
   }
+}
+
+/// The weightless exports in tests/data/validation (hand-made and torchvision models, each at its own small fixed
+/// input), sorted by path.
+inline std::vector<std::string> validation_exports() {
+  std::vector<std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(std::string(RIDGE_SOURCE_DIR) + "/tests/data/validation"))
+    if (e.path().string().find(".ext_emptybin.onnx") != std::string::npos) files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  return files;
 }
 
 }  // namespace ridge::test
