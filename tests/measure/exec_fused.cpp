@@ -480,14 +480,7 @@ TEST(ExecFused, OnnxModelsMatchPerLayer) {
 // program equals the per-layer one, executes every step, and runs no step in a reference kernel that runs
 // optimised alone. Its first run found squeeze-excitation products in the reference loop end to end.
 TEST(ExecFused, EveryValidationExportMatchesPerLayer) {
-  const std::vector<std::string> files = validation_exports();
-  ASSERT_GE(files.size(), 40u);
-  for (const std::string& f : files) {
-    SCOPED_TRACE(f);
-    ExecOptions o;
-    o.weights = read_onnx_weights(f);  // Constant nodes; the weights are random
-    expect_fused_matches(load_model(f, LoadOptions{}), o);
-  }
+  for_each_validation_export([](const Graph& g, const ExecOptions& o) { expect_fused_matches(g, o); });
 }
 
 TEST(ExecFused, OnnxDistilbertMatchesPerLayer) {  // attention scale, GELU, LayerNorm, in-place Softmax

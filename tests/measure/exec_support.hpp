@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "ridge/load.hpp"
 #include "ridge/measure.hpp"
 
 namespace ridge::test {
@@ -115,14 +116,22 @@ inline void expect_close(const HostTensor& actual, const std::vector<float>& exp
   }
 }
 
-/// The weightless exports in tests/data/validation (hand-made and torchvision models, each at its own small fixed
-/// input), sorted by path.
-inline std::vector<std::string> validation_exports() {
+/// Calls f(graph, options) for every weightless export in tests/data/validation (hand-made and torchvision models,
+/// each at its own small fixed input), in path order under a SCOPED_TRACE of its path; options carry the file's
+/// Constant payloads (the weights are random).
+template <typename F>
+void for_each_validation_export(F f) {
   std::vector<std::string> files;
   for (const auto& e : std::filesystem::directory_iterator(std::string(RIDGE_SOURCE_DIR) + "/tests/data/validation"))
     if (e.path().string().find(".ext_emptybin.onnx") != std::string::npos) files.push_back(e.path().string());
   std::sort(files.begin(), files.end());
-  return files;
+  ASSERT_GE(files.size(), 40u);
+  for (const std::string& file : files) {
+    SCOPED_TRACE(file);
+    ExecOptions o;
+    o.weights = read_onnx_weights(file);
+    f(load_model(file, LoadOptions{}), o);
+  }
 }
 
 }  // namespace ridge::test
