@@ -238,11 +238,8 @@ void lower_rnn(Program& p, int ni) {
   };
   pack();
 
-  auto initial = [&](int vid) {
-    if (vid >= 0) return p.view(p.plain(vid, ni), {1, s.D, s.N, s.H});
-    memory zeros = p.alloc(descs.state);
-    std::memset(data_of(zeros), 0, descs.state.get_size());
-    return zeros;
+  auto initial = [&](int vid) {  // absent: a buffer never written, zeros (alloc zero-fills)
+    return vid >= 0 ? p.view(p.plain(vid, ni), {1, s.D, s.N, s.H}) : p.alloc(descs.state);
   };
   std::unordered_map<int, memory> args{{DNNL_ARG_SRC_LAYER, p.plain(X, ni)},
                                        {DNNL_ARG_SRC_ITER, initial(H0)},
@@ -294,17 +291,12 @@ void lower_rnn(Program& p, int ni) {
   // backward (which adds into its weight gradients: they are zeroed first), then each gradient back in the
   // graph's layout, added into the input's.
   std::vector<std::function<void()>> parts;
-  auto zeros = [&](const memory::desc& d) {
-    memory m = p.alloc(d);
-    std::memset(data_of(m), 0, d.get_size());
-    return m;
-  };
   std::unordered_map<int, memory> bargs = args;
   bargs[DNNL_ARG_WEIGHTS_LAYER] = packs[0].bwd;
   bargs[DNNL_ARG_WEIGHTS_ITER] = packs[1].bwd;
   memory& diff_dst = bargs[DNNL_ARG_DIFF_DST_LAYER];
   if (!wants(Y)) {
-    diff_dst = zeros(descs.dst_layer);
+    diff_dst = p.alloc(descs.dst_layer);  // never written: zeros
   } else if (s.D == 1) {
     diff_dst = p.view(p.grad(Y), {s.T, s.N, s.H});
   } else {
@@ -313,7 +305,9 @@ void lower_rnn(Program& p, int ni) {
     dnnl::reorder r(gy, seen);
     parts.push_back([&p, r, gy, seen] { r.execute(p.stream(), {{DNNL_ARG_FROM, gy}, {DNNL_ARG_TO, seen}}); });
   }
-  auto state_grad = [&](int vid) { return wants(vid) ? p.view(p.grad(vid), {1, s.D, s.N, s.H}) : zeros(descs.state); };
+  auto state_grad = [&](int vid) {  // no gradient: a buffer never written, zeros
+    return wants(vid) ? p.view(p.grad(vid), {1, s.D, s.N, s.H}) : p.alloc(descs.state);
+  };
   bargs[DNNL_ARG_DIFF_DST_ITER] = state_grad(Yh);
   bargs[DNNL_ARG_DIFF_SRC_LAYER] = p.alloc(descs.src_layer);
   bargs[DNNL_ARG_DIFF_SRC_ITER] = p.alloc(descs.state);
