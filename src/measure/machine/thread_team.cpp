@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
 #include "ridge/error.hpp"
@@ -42,31 +43,58 @@ void pin_to_allowed_cpu(int index) {
   }
 }
 
-ThreadTeam::ThreadTeam(int size) : size_(size < 1 ? 1 : size), start_(size_), done_(size_) {
+ThreadTeam::ThreadTeam(int size, double hot_window_s) : size_(size < 1 ? 1 : size), hot_window_s_(hot_window_s) {
   for (int i = 1; i < size_; ++i) workers_.emplace_back([this, i] { worker(i); });
 }
 
 ThreadTeam::~ThreadTeam() {
-  stopping_ = true;
-  start_.arrive_and_wait();
+  stopping_.store(true, std::memory_order_relaxed);
+  generation_.fetch_add(1, std::memory_order_release);
+  generation_.notify_all();
   for (auto& t : workers_) t.join();
+}
+
+namespace {
+void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+}  // namespace
+
+uint64_t ThreadTeam::await_generation(uint64_t seen) const {
+  const auto hot_until = std::chrono::steady_clock::now() + std::chrono::duration<double>(hot_window_s_);
+  for (uint32_t spins = 1;; ++spins) {
+    const uint64_t g = generation_.load(std::memory_order_acquire);
+    if (g != seen) return g;
+    cpu_relax();
+    if (spins % 4096 == 0 && std::chrono::steady_clock::now() > hot_until) break;
+  }
+  for (;;) {
+    generation_.wait(seen, std::memory_order_acquire);
+    const uint64_t g = generation_.load(std::memory_order_acquire);
+    if (g != seen) return g;
+  }
 }
 
 void ThreadTeam::worker(int index) {
   pin_to_allowed_cpu(index);
+  uint64_t seen = 0;
   for (;;) {
-    start_.arrive_and_wait();
-    if (stopping_) return;
+    seen = await_generation(seen);
+    if (stopping_.load(std::memory_order_relaxed)) return;
     (*job_)(index);
-    done_.arrive_and_wait();
+    pending_.fetch_sub(1, std::memory_order_release);
   }
 }
 
 void ThreadTeam::run(const std::function<void(int)>& job) {
   job_ = &job;
-  start_.arrive_and_wait();
+  pending_.store(size_ - 1, std::memory_order_relaxed);
+  generation_.fetch_add(1, std::memory_order_release);
+  generation_.notify_all();
   job(0);
-  done_.arrive_and_wait();
+  while (pending_.load(std::memory_order_acquire) != 0) cpu_relax();
   job_ = nullptr;
 }
 

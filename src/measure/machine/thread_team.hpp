@@ -2,19 +2,22 @@
 #pragma once
 #include <sched.h>
 
-#include <barrier>
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <thread>
 #include <vector>
 
 namespace ridge::measure {
 
-/// `size` threads (the caller is thread 0), each pinned to one allowed CPU, started once and reused: run()
-/// costs two barrier waits, so short timed runs are not dominated by thread start-up.
+/// `size` threads (the caller is thread 0), each pinned to one allowed CPU, started once and reused, so short
+/// timed runs are not dominated by thread start-up. Between runs the workers spin for `hot_window_s` before they
+/// sleep: a sleeping worker's CPU may halt, and in a VM waking a halted vCPU took 0.5-1.7 ms, so a sleeping
+/// team started up to 1.7 ms late in runs of 1 ms and all-thread peaks read near zero.
 class ThreadTeam {
  public:
-  explicit ThreadTeam(int size);
+  explicit ThreadTeam(int size, double hot_window_s = 0.2);
   ~ThreadTeam();
   ThreadTeam(const ThreadTeam&) = delete;
   ThreadTeam& operator=(const ThreadTeam&) = delete;
@@ -26,12 +29,15 @@ class ThreadTeam {
 
  private:
   void worker(int index);
+  /// Waits until generation_ moves past `seen` (spinning, then sleeping) and returns the new generation.
+  uint64_t await_generation(uint64_t seen) const;
 
   int size_;
-  std::barrier<> start_;
-  std::barrier<> done_;
-  const std::function<void(int)>* job_ = nullptr;
-  bool stopping_ = false;
+  double hot_window_s_;
+  std::atomic<uint64_t> generation_{0};  ///< bumped once per run (and once to stop)
+  std::atomic<int> pending_{0};          ///< workers still in the current job
+  std::atomic<bool> stopping_{false};
+  const std::function<void(int)>* job_ = nullptr;  ///< published by the release bump of generation_
   std::vector<std::thread> workers_;
 };
 
