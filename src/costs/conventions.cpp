@@ -4,6 +4,7 @@
 // except functions captured in attributes before patching (attr torch_fn = "captured").
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <map>
@@ -64,18 +65,30 @@ const std::string& module_type_of(const Graph& g, const std::string& path) {
   return kNone;
 }
 
+/// True when the module at `path` is torch.nn.Transformer: typed "Transformer" with a TransformerEncoder or
+/// TransformerDecoder child. HF models have classes of that name too (DistilBERT's `Transformer` holds a `layer`
+/// list of TransformerBlocks), which fx traces through.
+bool is_torch_nn_transformer(const Graph& g, const std::string& path) {
+  if (module_type_of(g, path) != "Transformer") return false;
+  for (const auto& m : g.modules)
+    if (m.path.size() > path.size() + 1 && m.path.rfind(path + ".", 0) == 0 &&
+        m.path.find('.', path.size() + 1) == std::string::npos &&
+        (m.type == "TransformerEncoder" || m.type == "TransformerDecoder"))
+      return true;
+  return false;
+}
+
 /// True when an ancestor module is a torch.nn container that torch.fx treats as an opaque leaf.
 bool inside_fx_leaf(const Graph& g, const Node& n) {
-  // torch.nn classes only (HF models have their own classes, e.g. DistilBERT's `Transformer`, which fx traces
-  // through).
-  static const std::array<std::string_view, 6> kLeaf = {"MultiheadAttention", "TransformerEncoder",
+  static const std::array<std::string_view, 5> kLeaf = {"MultiheadAttention", "TransformerEncoder",
                                                         "TransformerEncoderLayer", "TransformerDecoder",
-                                                        "TransformerDecoderLayer", "Transformer"};
+                                                        "TransformerDecoderLayer"};
   std::string path = n.module;
   while (!path.empty()) {
     const std::string& t = module_type_of(g, path);
-    for (auto l : kLeaf)
-      if (t == l && !(n.module_call && path == n.module)) return true;
+    const bool leaf = std::find(kLeaf.begin(), kLeaf.end(), std::string_view(t)) != kLeaf.end() ||
+                      is_torch_nn_transformer(g, path);
+    if (leaf && !(n.module_call && path == n.module)) return true;
     size_t dot = path.rfind('.');
     path = dot == std::string::npos ? "" : path.substr(0, dot);
   }

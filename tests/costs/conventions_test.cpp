@@ -78,6 +78,26 @@ TEST(Conventions, PthflopsCountsTorchvisionsFxWrappedWindowAttentionAsZero) {
   EXPECT_EQ(total(window_attention("other"), Convention::Pthflops), 16 * 8 * 24 + 16 * 24 * 8 + 2 * 16 * 8);
 }
 
+/// A Linear inside module "model" typed "Transformer", whose child "model.<child>" is typed `child_type`.
+Graph linear_inside_transformer(const std::string& child, const std::string& child_type) {
+  Tiny t;
+  int x = t.input(Shape{{1, 3}});
+  int y = t.node(OpKind::Gemm, "model." + child + ".lin", {x, t.param("w", Shape{{2, 3}})}, Shape{{1, 2}},
+                 Attrs{}.set("transB", int64_t{1}), "Linear");
+  t.g.nodes[0].module = "model." + child + ".lin";
+  t.g.modules = {{"", "Root", {}}, {"model", "Transformer", {}}, {"model." + child, child_type, {}},
+                 {"model." + child + ".lin", "Linear", {}}};
+  return t.done({y});
+}
+
+TEST(Conventions, PthflopsTreatsOnlyTorchNnTransformerAsAnFxLeaf) {
+  // torch.nn.Transformer (encoder and decoder children) is a torch.nn class: fx keeps it as one opaque call.
+  EXPECT_EQ(total(linear_inside_transformer("encoder", "TransformerEncoder"), Convention::Pthflops), 0);
+  // HF DistilBERT's own `Transformer` class (a `layer` list of TransformerBlocks) is traced through: the
+  // Linear counts its MACs plus nothing for a missing bias.
+  EXPECT_EQ(total(linear_inside_transformer("layer", "ModuleList"), Convention::Pthflops), 6);
+}
+
 TEST(Conventions, ThopConvIgnoresBias) {
   Tiny t;
   int x = t.input(Shape{{1, 3, 32, 32}});
