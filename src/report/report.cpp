@@ -178,13 +178,17 @@ ColumnText format_column(const Table& t, size_t c) {
   const Column& col = t.columns[c];
   ColumnText out;
   out.header = col.title.empty() ? col.key : col.title;
+  const Unit u = col.unit;
   std::vector<double> mags;
   bool all_counts = true;
-  for (const auto& r : t.rows) {
-    if (auto v = numeric(r[c]); v && *v != 0 && std::isfinite(*v)) mags.push_back(std::fabs(*v));
-    all_counts &= !std::holds_alternative<double>(r[c].value);
+  for (const auto& r : t.rows) all_counts &= !std::holds_alternative<double>(r[c].value);
+  // The time columns of one table share one unit (compute, memory and total time side by side read in the same
+  // unit), chosen from all their cells; other columns from their own.
+  for (size_t k = 0; k < t.columns.size(); ++k) {
+    if (k != c && (u != Unit::Second || t.columns[k].unit != Unit::Second)) continue;
+    for (const auto& r : t.rows)
+      if (auto v = numeric(r[k]); v && *v != 0 && std::isfinite(*v)) mags.push_back(std::fabs(*v));
   }
-  const Unit u = col.unit;
   const bool integral = all_counts && (col.exact || u == Unit::Count || u == Unit::Param || u == Unit::None);
   // The column's one unit: the prefix of its median magnitude (so that most cells read 1..999 and the rare
   // large one gets separators); fractions are never prefixed, except times (ms, us, ns are units of their own).

@@ -85,10 +85,29 @@ Table flops_table() {
 
 TEST(Units, AUnitLetterInsideATitleStillGetsItsUnit) {
   Table t;
-  t.columns = {{"request_latency_s", "request latency", Unit::Second}, {"time_ms", "time (ms)", Unit::Second}};
-  t.add_row({Cell::real(3.29, Unit::Second), Cell::real(0.002, Unit::Second)});
+  t.columns = {{"request_latency_s", "request latency", Unit::Second}};
+  t.add_row({Cell::real(3.29, Unit::Second)});
   EXPECT_EQ(format_column(t, 0).header, "request latency [s]");
-  EXPECT_EQ(format_column(t, 1).header, "time (ms)");
+  Table titled;
+  titled.columns = {{"time_ms", "time (ms)", Unit::Second}};
+  titled.add_row({Cell::real(0.002, Unit::Second)});
+  EXPECT_EQ(format_column(titled, 0).header, "time (ms)");
+}
+
+TEST(Units, TheTimeColumnsOfATableShareOneUnit) {
+  // A roofline row: compute and memory time side by side must read in the same unit to be compared.
+  Table t;
+  t.columns = {{"compute_s", "compute", Unit::Second}, {"memory_s", "memory", Unit::Second},
+               {"bytes", "bytes", Unit::Byte}};
+  t.add_row({Cell::real(387e-6, Unit::Second), Cell::real(628e-6, Unit::Second), Cell::real(2048, Unit::Byte)});
+  t.add_row({Cell::real(2.6e-9, Unit::Second), Cell::real(1057e-6, Unit::Second), Cell::real(4096, Unit::Byte)});
+  t.add_row({Cell::real(1.3e-9, Unit::Second), Cell::real(1057e-6, Unit::Second), Cell::real(4096, Unit::Byte)});
+  const ColumnText compute = format_column(t, 0), memory = format_column(t, 1);
+  EXPECT_EQ(compute.header, "compute [us]");  // alone, its median (2.6 ns) would make it [ns]
+  EXPECT_EQ(memory.header, "memory [us]");
+  EXPECT_EQ(compute.cells[0], "387");
+  EXPECT_EQ(memory.cells[0], "628");
+  EXPECT_EQ(format_column(t, 2).header, "bytes [KiB]");  // other units keep their own choice
 }
 
 TEST(Units, OneUnitPerColumn) {
