@@ -29,6 +29,9 @@ Graph load_model(const std::string& model, const LoadOptions& opts) {
   if (is_model_file(model)) {
     std::error_code ec;
     if (!std::filesystem::exists(model, ec)) throw Error(fmt::format("{}: no such file", model));
+    if (std::filesystem::is_directory(model, ec))
+      throw Error(fmt::format("{}: a directory without a config.json (MODEL is a zoo name, an .onnx file, or a Hugging "
+                              "Face config.json or the directory holding it)", model));
     return import_onnx(model, opts);
   }
   return build_zoo_model(model, opts);

@@ -116,6 +116,24 @@ TEST(LlmConfig, MissingKeyNamesTheKeyAndFile) {
   EXPECT_EQ(error_of(g), "cfg.json: missing required key 'n_embd'");
 }
 
+TEST(LlmConfig, ADirectoryWithoutAConfigSaysSo) {
+  const std::string dir = test::temp_dir() + "/no_config_here";
+  std::filesystem::create_directories(dir);
+  try {
+    load_model(dir, LoadOptions{});
+    FAIL() << "a directory without config.json loaded";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind(dir + ": a directory without a config.json (MODEL is a zoo name", 0), 0)
+        << e.what();
+  }
+  try {
+    load_model(dir + "/absent.onnx", LoadOptions{});
+    FAIL() << "a missing file loaded";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), dir + "/absent.onnx: no such file");
+  }
+}
+
 TEST(LlmConfig, WrongTypesAndBadValuesAreOneLineErrors) {
   json j = llama_json();
   j["hidden_size"] = "4096";
