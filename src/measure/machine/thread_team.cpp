@@ -68,7 +68,10 @@ uint64_t ThreadTeam::await_generation(uint64_t seen) const {
     const uint64_t g = generation_.load(std::memory_order_acquire);
     if (g != seen) return g;
     cpu_relax();
-    if (spins % 4096 == 0 && std::chrono::steady_clock::now() > hot_until) break;
+    if (spins % 4096 == 0) {
+      if (std::chrono::steady_clock::now() > hot_until) break;
+      std::this_thread::yield();  // more threads than CPUs (--threads above the CPU count): let the others run
+    }
   }
   for (;;) {
     generation_.wait(seen, std::memory_order_acquire);
