@@ -58,6 +58,11 @@ TEST(CliFrame, RangeErrorsInWords) {
     EXPECT_EQ(r.err.find("000000"), std::string::npos) << args << ": " << r.err;
   }
   EXPECT_NE(run_ridge("machine --quick --threads 0").err.find("0 is not a positive number"), std::string::npos);
+  // More threads than CPUs would time the scheduler (all-thread peaks of 0.0005 GFLOP/s were printed): refused,
+  // before anything is measured or cached.
+  const auto many = run_ridge("machine --quick --refresh --cache /nonexistent/m.json --threads 100000");
+  EXPECT_EQ(many.exit_code, 2) << many.err;
+  EXPECT_NE(many.err.find("--threads 100000: this process may run on "), std::string::npos) << many.err;
   EXPECT_NE(run_ridge("summary mnist --depth 99").err.find("99 is not between 0 and 64"), std::string::npos);
   EXPECT_EQ(ridge::cli::usage_message("--ppp: Value 2 not in range 0.000001 to 1.000000"),
             "--ppp: 2 is not between 0.000001 and 1");

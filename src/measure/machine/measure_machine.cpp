@@ -303,7 +303,12 @@ class Machine {
 }  // namespace
 
 MachineProfile measure_machine(const MachineOptions& options) {
-  return Machine(options, options.cpu ? *options.cpu : detect_cpu()).run();
+  CpuFacts cpu = options.cpu ? *options.cpu : detect_cpu();
+  if (options.threads > cpu.logical_cpus)
+    throw UsageError(fmt::format("--threads {}: this process may run on {} CPU(s); more threads than CPUs take turns "
+                                 "on them, and the all-thread figures would time the scheduler",
+                                 options.threads, cpu.logical_cpus));
+  return Machine(options, std::move(cpu)).run();
 }
 
 }  // namespace ridge::measure
