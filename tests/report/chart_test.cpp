@@ -72,6 +72,13 @@ TEST(Roofline, HasCeilingsRidgePointsAndEveryPoint) {
   EXPECT_TRUE(contains(ticks, "10"));
   ASSERT_EQ(c.markers.size(), 2u);
   EXPECT_NEAR(c.markers[0].x, 19.5e12 / 1.555e12, 1e-9);
+  // Labels are drawn over the roofs with a white outline under their glyphs, so a crossing roof stays legible.
+  const std::string svg = render_svg(c);
+  const size_t label = svg.find("FP32 19.5TFLOP/s</text>");
+  ASSERT_NE(label, std::string::npos) << svg;
+  const size_t open = svg.rfind("<text", label);
+  ASSERT_NE(open, std::string::npos);
+  EXPECT_NE(svg.substr(open, label - open).find("paint-order=\"stroke\""), std::string::npos);
 }
 
 TEST(Roofline, PointsALogAxisCannotShowAreCountedInANote) {

@@ -24,6 +24,8 @@ struct Style {
 };
 
 constexpr const char* kDash[] = {"", "7 4", "2 3", "8 3 2 3"};
+// A white outline drawn under a label's glyphs, so that a label stays legible where a roof or grid line crosses it.
+constexpr const char* kHalo = " stroke=\"white\" stroke-width=\"3\" stroke-linejoin=\"round\" paint-order=\"stroke\"";
 
 double text_width(const std::string& s, double px) {
   size_t chars = 0;
@@ -254,8 +256,8 @@ Drawn draw_xy(const Chart& chart, const std::string& id) {
         Box b{x1 - w, base - Style::label_px, x1, base + 2};
         if (std::any_of(taken.begin(), taken.end(), [&](const Box& o) { return o.overlaps(b); })) continue;
         taken.push_back(b);
-        ceiling_labels += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"{}\" text-anchor=\"end\" fill=\"{}\">{}</text>\n",
-                                      x1, base, Style::label_px, colour, xml_escape(c.label));
+        ceiling_labels += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"{}\" text-anchor=\"end\" fill=\"{}\"{}>{}</text>\n",
+                                      x1, base, Style::label_px, colour, kHalo, xml_escape(c.label));
         break;
       }
       continue;
@@ -272,8 +274,8 @@ Drawn draw_xy(const Chart& chart, const std::string& id) {
     const double along = 0.06 + 0.16 * static_cast<double>(sloped_labels++ % 4);
     double lx = sx0 + (sx1 - sx0) * along, ly = sy0 + (sy1 - sy0) * along;
     ceiling_labels += fmt::format(
-        "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"{}\" fill=\"{}\" transform=\"rotate({:.1f} {:.1f} {:.1f})\" dy=\"-5\">{}</text>\n",
-        lx, ly, Style::label_px, colour, angle, lx, ly, xml_escape(c.label));
+        "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"{}\" fill=\"{}\"{} transform=\"rotate({:.1f} {:.1f} {:.1f})\" dy=\"-5\">{}</text>\n",
+        lx, ly, Style::label_px, colour, kHalo, angle, lx, ly, xml_escape(c.label));
   }
   for (size_t i = 0; i < chart.series.size(); ++i) {
     const Series& s = chart.series[i];
@@ -291,8 +293,8 @@ Drawn draw_xy(const Chart& chart, const std::string& id) {
     Box b{mx + 8, my + 4, mx + 8 + text_width(m.label, Style::label_px), my + 6 + Style::label_px};
     if (b.x1 > f.left + f.plot_w || std::any_of(taken.begin(), taken.end(), [&](const Box& o) { return o.overlaps(b); })) continue;
     taken.push_back(b);
-    labels += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"{}\" fill=\"{}\">{}</text>\n", b.x0, b.y1 - 2,
-                          Style::label_px, colour_of(m.colour), xml_escape(m.label));
+    labels += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"{}\" fill=\"{}\"{}>{}</text>\n", b.x0, b.y1 - 2,
+                          Style::label_px, colour_of(m.colour), kHalo, xml_escape(m.label));
   }
   for (size_t i = 0; i < chart.series.size(); ++i) {
     const Series& s = chart.series[i];
@@ -320,8 +322,8 @@ Drawn draw_xy(const Chart& chart, const std::string& id) {
       if (b.y0 < f.top || std::any_of(taken.begin(), taken.end(), [&](const Box& o) { return o.overlaps(b); })) continue;
       taken.push_back(b);
       ++drawn;
-      labels += fmt::format("<text class=\"pt-label\" x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"{}\" fill=\"{}\">{}</text>\n", b.x0,
-                            py - 5, Style::label_px, Style::ink, xml_escape(text));
+      labels += fmt::format("<text class=\"pt-label\" x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"{}\" fill=\"{}\"{}>{}</text>\n",
+                            b.x0, py - 5, Style::label_px, Style::ink, kHalo, xml_escape(text));
     }
   }
   for (const Marker& m : chart.markers) {
