@@ -232,7 +232,7 @@ TEST(OnnxMalformed, FilesThatAreNotThere) {
 // An input the op's schema requires, left out or named "" (found by the executor's fuzzer: a MatMul without B
 // reached the executor, which read value -1), is refused naming the node and the input; optional inputs may be
 // left out.
-TEST(OnnxMalformed, RequiredInputsMustBeNamed) {
+TEST(OnnxMalformed, RequiredInputsAndOutputsMustBeNamed) {
   expect_error(one_node({2, 3}, [](TinyModel& m) { m.node("MatMul", {"x", ""}, {"y"}, "/bad"); }),
                "node '/bad' (MatMul): required input 1 (B) is missing");
   expect_error(one_node({1, 2, 4, 4}, [](TinyModel& m) { m.node("Conv", {"x"}, {"y"}, "/bad"); }),
@@ -241,6 +241,13 @@ TEST(OnnxMalformed, RequiredInputsMustBeNamed) {
               m.weight("w", {3, 4});
               m.node("Gemm", {"x", "w", ""}, {"y"});  // C is optional
             })),
+            "");
+  // A ReduceMax without its output (the executor fuzzer's: std::out_of_range reached terminate in the lowering).
+  TinyModel no_output;
+  no_output.input("x", {3, 2, 2});
+  no_output.node("ReduceMax", {"x"}, {}, "/bad");
+  expect_error(no_output.bytes(), "node '/bad' (ReduceMax): required output 0 (reduced) is missing");
+  EXPECT_EQ(error_of(one_node({1, 4}, [](TinyModel& m) { m.node("Dropout", {"x"}, {"y"}); })),  // mask optional
             "");
 }
 

@@ -109,10 +109,30 @@ TEST(Sweep, EstimatedAndMeasuredAreSeparateSeriesWithBatchTicks) {
 }
 
 TEST(Sweep, LinearAxisWhenTheRangeIsNarrow) {
-  Chart c = sweep_chart("s", {"Batch size"}, {"Memory", "B"}, {{"memory", {{1, 1e6}, {2, 2e6}, {3, 3e6}}, false}});
+  const double mib = 1048576;
+  Chart c = sweep_chart("s", {"Batch size"}, {"Memory", "B"}, {{"memory", {{1, mib}, {2, 2 * mib}, {3, 3 * mib}}, false}});
   EXPECT_EQ(c.x.scale, Scale::Linear);
   XmlInfo info = parse(render_svg(c));
-  EXPECT_TRUE(contains(info.text_by_class["tick"], "3M"));
+  // A byte axis is drawn in the binary unit of its largest value, as the tables print memory.
+  EXPECT_TRUE(contains(info.text_by_class["tick"], "3"));
+  EXPECT_TRUE(contains(info.text_by_class["axis-title"], "Memory (MiB)"));
+}
+
+TEST(Bars, AStackedByteAxisReadsInBinaryUnitsWithRoomPastItsLimit) {
+  Chart c;
+  c.kind = Kind::Bars;
+  c.stacked = true;
+  c.x = {"memory per GPU", "B"};
+  c.categories = {"batch 1", "batch 87"};
+  const double gib = 1073741824.0;
+  // Bar values are in y (x is the category) and drawn on the x axis.
+  c.series = {{"weights", Mark::Bars, {{0, 12.6 * gib}, {1, 12.6 * gib}}},
+              {"KV cache", Mark::Bars, {{0, 0.3 * gib}, {1, 27.2 * gib}}}};
+  c.markers = {{40 * gib, 0, "a100 memory"}};
+  XmlInfo info = parse(render_svg(c));
+  EXPECT_TRUE(contains(info.text_by_class["axis-title"], "memory per GPU (GiB)"));
+  EXPECT_TRUE(contains(info.text_by_class["tick"], "40"));
+  EXPECT_TRUE(contains(info.text_by_class["tick"], "50"));  // the 40 GiB limit line is not on the frame
 }
 
 // A prefix joins a unit symbol ("4GFLOP") but not a word: samples/s read "4.53k samples/s", never "4.53ksamples/s".
@@ -187,6 +207,29 @@ TEST(Svg, SideBySideChartsHaveDistinctClipIds) {
   EXPECT_EQ(info.elements["clipPath"], 2);
   EXPECT_NE(svg.find("id=\"c0-plot\""), std::string::npos);
   EXPECT_NE(svg.find("id=\"c1-plot\""), std::string::npos);
+}
+
+/// The width and height attributes of an SVG document.
+std::pair<double, double> svg_size(const std::string& svg) {
+  auto attr = [&](const std::string& name) {
+    const size_t at = svg.find(name + "=\"");
+    return at == std::string::npos ? 0.0 : std::stod(svg.substr(at + name.size() + 2));
+  };
+  return {attr("width"), attr("height")};
+}
+
+TEST(Svg, TwoChartsShareARowAndFourMakeATwoByTwoGrid) {
+  auto devs = two_devices();
+  const Chart one = roofline_chart("a", {devs[0]}, {});
+  const auto [w1, h1] = svg_size(render_svg(one));
+  const auto [w2, h2] = svg_size(render_svg_row({one, one}));
+  EXPECT_DOUBLE_EQ(w2, 2 * w1);
+  EXPECT_DOUBLE_EQ(h2, h1);
+  const std::string four = render_svg_row({one, one, one, one});
+  const auto [w4, h4] = svg_size(four);
+  EXPECT_DOUBLE_EQ(w4, 2 * w1);
+  EXPECT_DOUBLE_EQ(h4, 2 * h1);
+  EXPECT_NE(four.find(fmt::format("translate({:.0f},{:.0f})", w1, h1)), std::string::npos);  // the fourth
 }
 
 TEST(WriteChart, SvgAndPngByExtension) {

@@ -123,15 +123,19 @@ int check_model(const onnx::ModelProto& m, const std::string& label) {
       throw Error(fmt::format("{}: node '{}' ({}) uses domain '{}' that the model does not import", label, n.name(),
                               n.op_type(), domain));
     if (n.op_type().empty()) throw Error(fmt::format("{}: node '{}' has no op_type", label, n.name()));
-    // Inputs the op's schema requires (not optional, not variadic) must be named: the rules and kernels read them.
+    // Inputs and outputs the op's schema requires (not optional, not variadic) must be named: the rules and kernels
+    // read and write them (the executor fuzzer fed a ReduceMax without its output).
     const onnx::OpSchema* schema = domain.empty() ? onnx::OpSchemaRegistry::Schema(n.op_type(), opset, "") : nullptr;
     if (!schema) continue;
-    const auto& formal = schema->inputs();
-    for (size_t i = 0; i < formal.size(); ++i)
-      if (formal[i].GetOption() == onnx::OpSchema::Single &&
-          (static_cast<int>(i) >= n.input_size() || n.input(static_cast<int>(i)).empty()))
-        throw Error(fmt::format("{}: node '{}' ({}): required input {} ({}) is missing", label, n.name(), n.op_type(),
-                                i, formal[i].GetName()));
+    auto check = [&](const auto& formal, const auto& actual, const char* what) {
+      for (size_t i = 0; i < formal.size(); ++i)
+        if (formal[i].GetOption() == onnx::OpSchema::Single &&
+            (static_cast<int>(i) >= actual.size() || actual.Get(static_cast<int>(i)).empty()))
+          throw Error(fmt::format("{}: node '{}' ({}): required {} {} ({}) is missing", label, n.name(), n.op_type(),
+                                  what, i, formal[i].GetName()));
+    };
+    check(schema->inputs(), n.input(), "input");
+    check(schema->outputs(), n.output(), "output");
   }
   return opset;
 }

@@ -357,8 +357,8 @@ Drawn draw_bars(const Chart& chart, const std::string& id) {
       }
       hi = std::max(hi, p.y);
     }
-  if (stacked)
-    for (const auto& m : chart.markers) hi = std::max(hi, m.x);
+  if (stacked)  // a little room past a limit line, which would otherwise sit on the frame at a round value
+    for (const auto& m : chart.markers) hi = std::max(hi, m.x * 1.02);
   AxisMap xm{Scale::Linear};
   std::tie(xm.lo, xm.hi) = axis_range(chart.x, 0, hi);
   const std::vector<Tick> xt = axis_ticks(chart.x, xm.lo, xm.hi);
@@ -441,24 +441,89 @@ std::string xml_escape(const std::string& text) {
   return out;
 }
 
-Drawn draw_chart(const Chart& chart, const std::string& id) {
+namespace {
+
+/// The binary unit ("B", "KiB" ... "PiB") of a byte quantity as large as `largest`, and its size in bytes.
+std::pair<double, std::string> binary_byte_unit(double largest) {
+  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  int k = 0;
+  while (k < 5 && largest >= std::pow(1024.0, k + 1)) ++k;
+  return {std::pow(1024.0, k), kUnits[k]};
+}
+
+/// Rescales an axis whose unit is bytes ("B") to the binary unit of its largest value, as the tables print every
+/// memory figure ("12.6 GiB"): SI ticks on raw bytes read "13.5G" beside the table's 12.6 GiB. `values` are the
+/// coordinates drawn on that axis; `largest` is at least their largest magnitude (a stack's sum may exceed it).
+void to_binary_bytes(Axis& axis, const std::vector<double*>& values, double largest = 0) {
+  if (axis.unit != "B") return;
+  for (const double* v : values) largest = std::max(largest, std::fabs(*v));
+  if (axis.max) largest = std::max(largest, *axis.max);
+  const auto [size, unit] = binary_byte_unit(largest);
+  if (size == 1) return;
+  for (double* v : values) *v /= size;
+  for (double& t : axis.ticks) t /= size;
+  if (axis.min) *axis.min /= size;
+  if (axis.max) *axis.max /= size;
+  axis.unit = unit;
+}
+
+/// The chart with its byte axes in binary units. Horizontal bars keep their values in y and draw them on x.
+Chart with_binary_byte_axes(Chart c) {
+  const bool bars = c.kind == Kind::Bars;
+  std::vector<double*> xs, ys;
+  for (auto& s : c.series)
+    for (auto& p : s.points) {
+      xs.push_back(bars ? &p.y : &p.x);
+      if (!bars) ys.push_back(&p.y);
+    }
+  for (auto& m : c.markers) {
+    xs.push_back(&m.x);
+    if (!bars) ys.push_back(&m.y);
+  }
+  for (auto& ceiling : c.ceilings)
+    if (ceiling.slope == 0) ys.push_back(&ceiling.level);
+  double tallest_stack = 0;
+  if (bars && c.stacked) {
+    std::vector<double> sums(c.categories.size());
+    for (const auto& s : c.series)
+      for (const auto& p : s.points)
+        if (p.x >= 0 && static_cast<size_t>(p.x) < sums.size()) sums[static_cast<size_t>(p.x)] += p.y;
+    for (double v : sums) tallest_stack = std::max(tallest_stack, v);
+  }
+  to_binary_bytes(c.x, xs, tallest_stack);
+  to_binary_bytes(c.y, ys);
+  return c;
+}
+
+}  // namespace
+
+Drawn draw_chart(const Chart& original, const std::string& id) {
+  const Chart chart = with_binary_byte_axes(original);
   return chart.kind == Kind::Bars ? draw_bars(chart, id) : draw_xy(chart, id);
 }
 
 std::string svg_document(const std::vector<Drawn>& charts, bool inline_svg) {
+  // One row for one or two charts; more wrap into a grid of ceil(sqrt(n)) columns (four panels as 2 x 2, not one
+  // strip eight times wider than tall). Each row is as tall as its tallest chart.
+  const size_t columns = std::max<size_t>(1, static_cast<size_t>(std::ceil(std::sqrt(static_cast<double>(charts.size())))));
+  std::string body;
   double width = 0, height = 0;
-  for (const Drawn& d : charts) width += d.width, height = std::max(height, d.height);
+  for (size_t row = 0; row * columns < charts.size(); ++row) {
+    double x = 0, row_height = 0;
+    for (size_t i = row * columns; i < std::min(charts.size(), (row + 1) * columns); ++i) {
+      body += fmt::format("<g transform=\"translate({:.0f},{:.0f})\">\n", x, height) + charts[i].body + "</g>\n";
+      x += charts[i].width;
+      row_height = std::max(row_height, charts[i].height);
+    }
+    width = std::max(width, x);
+    height += row_height;
+  }
   std::string out = inline_svg ? "" : "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   out += fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" width=\"{:.0f}\" height=\"{:.0f}\" viewBox=\"0 0 {:.0f} {:.0f}\" "
       "font-family=\"{}\" fill=\"{}\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n",
       width, height, width, height, Style::font, Style::ink);
-  double x = 0;
-  for (const Drawn& d : charts) {
-    out += fmt::format("<g transform=\"translate({:.0f},0)\">\n", x) + d.body + "</g>\n";
-    x += d.width;
-  }
-  return out + "</svg>\n";
+  return out + body + "</svg>\n";
 }
 
 }  // namespace ridge::chart::detail
