@@ -246,7 +246,12 @@ TEST(OnnxMalformed, RequiredInputsAndOutputsMustBeNamed) {
   TinyModel no_output;
   no_output.input("x", {3, 2, 2});
   no_output.node("ReduceMax", {"x"}, {}, "/bad");
-  expect_error(no_output.bytes(), "node '/bad' (ReduceMax): required output 0 (reduced) is missing");
+  expect_error(no_output.bytes(), "node '/bad' (ReduceMax) has no output");
+  expect_error(one_node({1, 4}, [](TinyModel& m) {
+                 m.node("Relu", {"x"}, {"y"});
+                 m.node("Dropout", {"y"}, {"", "mask"}, "/bad");
+               }),
+               "node '/bad' (Dropout): required output 0 (output) is missing");
   EXPECT_EQ(error_of(one_node({1, 4}, [](TinyModel& m) { m.node("Dropout", {"x"}, {"y"}); })),  // mask optional
             "");
 }

@@ -123,6 +123,8 @@ int check_model(const onnx::ModelProto& m, const std::string& label) {
       throw Error(fmt::format("{}: node '{}' ({}) uses domain '{}' that the model does not import", label, n.name(),
                               n.op_type(), domain));
     if (n.op_type().empty()) throw Error(fmt::format("{}: node '{}' has no op_type", label, n.name()));
+    if (std::all_of(n.output().begin(), n.output().end(), [](const std::string& o) { return o.empty(); }))
+      throw Error(fmt::format("{}: node '{}' ({}) has no output", label, n.name(), n.op_type()));
     // Inputs and outputs the op's schema requires (not optional, not variadic) must be named: the rules and kernels
     // read and write them (the executor fuzzer fed a ReduceMax without its output).
     const onnx::OpSchema* schema = domain.empty() ? onnx::OpSchemaRegistry::Schema(n.op_type(), opset, "") : nullptr;
