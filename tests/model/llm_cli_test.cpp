@@ -191,6 +191,23 @@ TEST(LlmCli, TrainJsonAndLayoutErrors) {
   EXPECT_NE(r.err.find("is not --gpus 8"), std::string::npos) << r.err;
 }
 
+// A layout that does not fit still prints its times (for comparing layouts), but its first line says so and
+// names the cheapest memory saver that fits.
+TEST(LlmCli, TrainLayoutThatDoesNotFitSaysSoFirst) {
+  const auto r = run_ridge("train llama-2-7b --device a100-sxm4-40gb --gpus 8");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("DOES NOT FIT: 129 GiB per GPU with this layout, a100-sxm4-40gb has 40.0 GiB; fits with "
+                        "--zero 2 --recompute selective",
+                        0),
+            0u)
+      << r.out.substr(0, 300);
+  const auto j = nlohmann::json::parse(run_ridge("train llama-2-7b --device a100-sxm4-40gb --gpus 8 -f json").out);
+  EXPECT_EQ(j["fits"], false);
+  EXPECT_EQ(j["fits_with"], "--zero 2 --recompute selective");
+  EXPECT_EQ(run_ridge("train llama-2-7b --device a100-sxm4-80gb --gpus 8 --zero 3").out.find("DOES NOT FIT"),
+            std::string::npos);
+}
+
 // An encoder config (bert-base-uncased's config.json) through the commands: summary, flops, predict, train and
 // sweep work; serve refuses it in one line, naming what applies.
 TEST(LlmCli, EncoderConfigRunsEverywhereButServe) {

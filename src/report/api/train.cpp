@@ -137,6 +137,12 @@ Document train_report(const TrainResult& r, const LlmConfig& c, const std::optio
                                     "slowest stage sets the time and the fullest the memory per GPU", c.num_layers,
                                     o.pp, r.layers_per_stage));
   if (!r.fits) {
+    // First line of every output, as INCOMPLETE is: a time for a layout that cannot run must not be read alone.
+    doc.alert = fmt::format("DOES NOT FIT: {} per GPU with this layout, {} has {}; {} (the times below assume it "
+                            "ran)", format_bytes(to_double(r.memory.total())), r.device,
+                            format_bytes(to_double(r.device_memory_bytes)),
+                            fits_with ? "fits with " + *fits_with
+                                      : std::string("no ZeRO stage or recomputation makes it fit"));
     doc.notes.push_back("does not fit in one GPU's memory with this layout");
     doc.extra["fits_with"] = fits_with ? nlohmann::json(*fits_with) : nlohmann::json(nullptr);
     doc.notes.push_back(fits_with ? fmt::format("fits with {} (the cheapest memory saver that suffices)", *fits_with)
