@@ -55,7 +55,7 @@ void run(PredictArgs& a) {
   if (a.flops) a.req.flops = flops_arg(*a.flops);
   const report::Document doc = report::predict_report(a.req);
   a.out.emit(doc);
-  plot_layer_shares(doc, "predicted time and FLOPs per layer", {{"time_s", "predicted time"}, {"flops", "FLOPs"}},
+  plot_layer_shares(doc, doc.title + ": share per layer", {{"time_s", "predicted time"}, {"flops", "FLOPs"}},
                     a.plot);
 }
 
