@@ -81,6 +81,25 @@ TEST(Roofline, HasCeilingsRidgePointsAndEveryPoint) {
   EXPECT_NE(svg.substr(open, label - open).find("paint-order=\"stroke\""), std::string::npos);
 }
 
+/// x and y of the <text> element whose content starts with `label`.
+std::pair<double, double> text_anchor(const std::string& svg, const std::string& label) {
+  const size_t at = svg.find(">" + label);
+  if (at == std::string::npos) return {NAN, NAN};
+  const size_t open = svg.rfind("<text", at);
+  const size_t x = svg.find(" x=\"", open), y = svg.find(" y=\"", open);
+  return {std::stod(svg.substr(x + 4)), std::stod(svg.substr(y + 4))};
+}
+
+TEST(Roofline, LabelsOfNearlyEqualMemoryRoofsDoNotShareAStretchOfTheDiagonal) {
+  // A device's data-sheet DRAM and its measured DRAM run almost on top of each other (h200: 4.8 and 4.28 TB/s).
+  const std::string svg =
+      render_svg(roofline_chart("r", {{"gpu", {{"FP32", 67e12}}, {{"DRAM", 4.8e12}, {"DRAM measured", 4.28e12}}}}, {}));
+  const auto [x1, y1] = text_anchor(svg, "DRAM 4.8");
+  const auto [x2, y2] = text_anchor(svg, "DRAM measured");
+  ASSERT_TRUE(std::isfinite(x1) && std::isfinite(x2)) << svg;
+  EXPECT_GT(std::hypot(x2 - x1, y2 - y1), 100.0);  // "DRAM measured 4.28TB/s" is about 120 px long
+}
+
 TEST(Roofline, PointsALogAxisCannotShowAreCountedInANote) {
   Chart c = roofline_chart("r", two_devices(), {{"s", "ok", 10, 1e12}, {"s", "zero", 0, 1e12}, {"s", "nan", 5, NAN}});
   std::string svg = render_svg(c);

@@ -241,7 +241,10 @@ Drawn draw_xy(const Chart& chart, const std::string& id) {
   svg.out += fmt::format("<g clip-path=\"url(#{}-plot)\">\n", id);
   std::vector<Box> taken;
   std::string ceiling_labels;
-  int sloped_labels = 0;
+  struct SlopedLabel {
+    double x, y, w;
+  };
+  std::vector<SlopedLabel> sloped;  // anchors of the sloped labels placed so far
   for (const Ceiling& c : chart.ceilings) {
     std::string colour = colour_of(c.colour);
     if (c.slope == 0) {
@@ -270,9 +273,27 @@ Drawn draw_xy(const Chart& chart, const std::string& id) {
     double sx0 = xm(x0), sy0 = ym(c.slope * x0), sx1 = xm(x1), sy1 = ym(c.slope * x1);
     svg.line(sx0, sy0, sx1, sy1, colour, 1.8, c.dash, " class=\"ceiling\"");
     double angle = std::atan2(sy1 - sy0, sx1 - sx0) * 180 / M_PI;
-    // Each further sloped label sits further along its line, so that close bandwidths' labels do not overlap.
-    const double along = 0.06 + 0.16 * static_cast<double>(sloped_labels++ % 4);
-    double lx = sx0 + (sx1 - sx0) * along, ly = sy0 + (sy1 - sy0) * along;
+    // Each further sloped label sits further along its line, at the first of six places clear of every earlier
+    // label: close bandwidths (DRAM and DRAM measured) run almost on top of each other, so their labels must not
+    // share a stretch of the diagonal.
+    const double w = text_width(c.label, Style::label_px);
+    auto anchor = [&](size_t k) {
+      const double along = 0.06 + 0.16 * static_cast<double>((sloped.size() + k) % 6);
+      return std::pair{sx0 + (sx1 - sx0) * along, sy0 + (sy1 - sy0) * along};
+    };
+    // Memory roofs are parallel on log-log axes: a label is clear of another when it sits a text line away across
+    // the diagonal, or past both labels' length along it.
+    const double ux = std::cos(angle * M_PI / 180), uy = std::sin(angle * M_PI / 180);
+    auto clear = [&](std::pair<double, double> a) {
+      return std::all_of(sloped.begin(), sloped.end(), [&](const SlopedLabel& o) {
+        const double dx = a.first - o.x, dy = a.second - o.y;
+        return std::fabs(dx * uy - dy * ux) > Style::label_px + 4 || std::fabs(dx * ux + dy * uy) > std::max(w, o.w) + 8;
+      });
+    };
+    size_t k = 0;
+    while (k < 6 && !clear(anchor(k))) ++k;
+    const auto [lx, ly] = anchor(k < 6 ? k : 0);
+    sloped.push_back({lx, ly, w});
     ceiling_labels += fmt::format(
         "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"{}\" fill=\"{}\"{} transform=\"rotate({:.1f} {:.1f} {:.1f})\" dy=\"-5\">{}</text>\n",
         lx, ly, Style::label_px, colour, kHalo, angle, lx, ly, xml_escape(c.label));
