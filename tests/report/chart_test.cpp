@@ -127,6 +127,19 @@ TEST(Sweep, EstimatedAndMeasuredAreSeparateSeriesWithBatchTicks) {
   EXPECT_NE(svg.find("stroke-dasharray"), std::string::npos);
 }
 
+TEST(Sweep, CrowdedBatchTicksLeaveLabelsOutRatherThanOverlap) {
+  // `sweep -b 1:257:32` on a log axis: 161, 193, 225 and 257 fall within a label's width of each other.
+  SweepSeries s{"FLOPs", {}, false};
+  for (int b = 1; b <= 257; b += 32) s.xy.push_back({double(b), 4e9 * b});
+  const Chart c = sweep_chart("sweep", {"Batch size"}, {"FLOPs", "FLOP"}, {s});
+  ASSERT_EQ(c.x.scale, Scale::Log);
+  const auto& ticks = parse(render_svg(c)).text_by_class["tick"];
+  for (const char* t : {"1", "33", "65", "257"}) EXPECT_TRUE(contains(ticks, t)) << t;  // the last is always kept
+  int crowded = 0;
+  for (const char* t : {"161", "193", "225"}) crowded += contains(ticks, t);
+  EXPECT_LT(crowded, 3);
+}
+
 TEST(Sweep, LinearAxisWhenTheRangeIsNarrow) {
   const double mib = 1048576;
   Chart c = sweep_chart("s", {"Batch size"}, {"Memory", "B"}, {{"memory", {{1, mib}, {2, 2 * mib}, {3, 3 * mib}}, false}});
