@@ -65,7 +65,7 @@ CLI::App* add_measure_command(CLI::App& app) {
     });
     const report::Document doc = report::measure_report(g, m);
     o->out.emit(doc);
-    plot_layer_shares(doc, g.name + ": measured time vs FLOPs per layer", {{"time_s", "measured time"}, {"flops", "FLOPs"}},
+    plot_layer_shares(doc, doc.title + ": share per layer", {{"time_s", "measured time"}, {"flops", "FLOPs"}},
                       o->plot);
   });
   return cmd;
