@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <iosfwd>
 #include <string>
+#include <utility>
 #include <string_view>
 #include <variant>
 #include <vector>
@@ -113,6 +114,8 @@ std::string plain(double v, int sig = 3);
 std::string si(double v, int sig = 3);
 /// Binary-prefixed bytes: 102760448 -> "98.0 MiB", 512 -> "512 B".
 std::string format_bytes(double bytes);
+/// The binary unit that format_bytes would print `bytes` in, and its size: 102760448 -> {1048576, "MiB"}.
+std::pair<double, std::string> binary_byte_unit(double bytes);
 /// Seconds with a fitting unit: 0.00123 -> "1.23 ms".
 std::string format_seconds(double s);
 /// Least-squares results at floating-point noise level print as 0: returns 0 when |v| <= 1e-9 * scale (scale =

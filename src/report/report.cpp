@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 #include <optional>
+#include <tuple>
 
 #include "ridge/report.hpp"
 #include "ridge/text.hpp"
@@ -99,13 +100,18 @@ std::string si(double v, int sig) {
   return fmt::format("{:.{}f} {}", x, decimals, kDecimal[i]);
 }
 
+std::pair<double, std::string> binary_byte_unit(double bytes) {
+  const int i = std::isfinite(bytes) ? prefix_index(std::fabs(bytes), 1024.0) : 0;
+  return {std::pow(1024.0, i), std::string(kBinary[i]) + "B"};
+}
+
 std::string format_bytes(double b) {
   if (!std::isfinite(b) || std::fabs(b) < 1023.5) return plain(b, 3) + " B";
-  const int i = prefix_index(std::fabs(b), 1024.0);
-  const double x = b / std::pow(1024.0, i);
+  const auto [size, unit] = binary_byte_unit(b);
+  const double x = b / size;
   const double a = std::fabs(x);
   const int decimals = a >= 99.95 ? 0 : a >= 9.995 ? 1 : 2;
-  return fmt::format("{:.{}f} {}B", x, decimals, kBinary[i]);
+  return fmt::format("{:.{}f} {}", x, decimals, unit);
 }
 
 std::string format_seconds(double s) {
@@ -200,8 +206,7 @@ ColumnText format_column(const Table& t, size_t c) {
     const double med = mags[mid];
     switch (u) {
       case Unit::Byte: {
-        const int i = prefix_index(med, 1024.0);
-        div = std::pow(1024.0, i), unit_label = std::string(kBinary[i]) + "B";
+        std::tie(div, unit_label) = binary_byte_unit(med);
         break;
       }
       case Unit::Flop: case Unit::Mac: case Unit::FlopPerSecond: case Unit::BytePerSecond: {

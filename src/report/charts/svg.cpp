@@ -478,14 +478,6 @@ std::string xml_escape(const std::string& text) {
 
 namespace {
 
-/// The binary unit ("B", "KiB" ... "PiB") of a byte quantity as large as `largest`, and its size in bytes.
-std::pair<double, std::string> binary_byte_unit(double largest) {
-  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-  int k = 0;
-  while (k < 5 && largest >= std::pow(1024.0, k + 1)) ++k;
-  return {std::pow(1024.0, k), kUnits[k]};
-}
-
 /// Rescales an axis whose unit is bytes ("B") to the binary unit of its largest value, as the tables print every
 /// memory figure ("12.6 GiB"): SI ticks on raw bytes read "13.5G" beside the table's 12.6 GiB. `values` are the
 /// coordinates drawn on that axis; `largest` is at least their largest magnitude (a stack's sum may exceed it).
@@ -493,7 +485,7 @@ void to_binary_bytes(Axis& axis, const std::vector<double*>& values, double larg
   if (axis.unit != "B") return;
   for (const double* v : values) largest = std::max(largest, std::fabs(*v));
   if (axis.max) largest = std::max(largest, *axis.max);
-  const auto [size, unit] = binary_byte_unit(largest);
+  const auto [size, unit] = report::binary_byte_unit(largest);
   if (size == 1) return;
   for (double* v : values) *v /= size;
   for (double& t : axis.ticks) t /= size;
