@@ -145,17 +145,17 @@ void draw_x_ticks(Svg& svg, const AxisMap& map, const std::vector<Tick>& ticks, 
     const double x = map(t.value), half = text_width(t.label, Style::tick_px) / 2 + 3;
     return std::pair{x - half, x + half};
   };
-  std::optional<std::pair<double, double>> last;
-  for (auto t = ticks.rbegin(); t != ticks.rend() && !last; ++t)
-    if (!t->label.empty()) last = span(*t);
+  size_t last = ticks.size();
+  for (size_t i = 0; i < ticks.size(); ++i)
+    if (!ticks[i].label.empty()) last = i;
   double right_of_kept = -1e300;
-  for (const Tick& t : ticks) {
+  for (size_t i = 0; i < ticks.size(); ++i) {
+    const Tick& t = ticks[i];
     double x = map(t.value);
     svg.line(x, f.top, x, bottom, t.major ? Style::grid : Style::minor_grid, 1);
     if (t.label.empty()) continue;
     const auto [x0, x1] = span(t);
-    const bool is_last = last && x0 == last->first;
-    if (!is_last && (x0 < right_of_kept || (last && x1 > last->first))) continue;
+    if (i != last && (x0 < right_of_kept || x1 > span(ticks[last]).first)) continue;
     right_of_kept = x1;
     svg.line(x, bottom, x, bottom + 5, Style::frame, 1);
     svg.text(x, bottom + 8 + Style::tick_px, t.label, Style::tick_px, "middle", " class=\"tick\"");
