@@ -46,6 +46,7 @@ struct Incompleteness {
     std::string name;    ///< node name
     std::string op;      ///< op type as in the model ("NonMaxSuppression")
     std::string reason;  ///< NodeCost::reason
+    CostStatus status = CostStatus::Unsupported;  ///< NodeCost::status (never Ok)
   };
   std::vector<Item> nodes;                       ///< every excluded node, in graph order
   std::vector<std::pair<std::string, int>> ops;  ///< op type -> excluded nodes, most nodes first (then by name)
@@ -61,7 +62,9 @@ struct Incompleteness {
 /// The nodes of `mc` (from estimate(g)) that were not costed.
 Incompleteness incompleteness(const Graph& g, const ModelCost& mc);
 /// The one-line warning that heads every human report of an incomplete model: "INCOMPLETE: 3 nodes not costed
-/// (NonMaxSuppression x2, Loop) — totals are lower bounds (--strict makes this an error)"; "" when complete.
+/// (NonMaxSuppression x2, Loop) — totals are lower bounds (--strict makes this an error)"; "" when complete. When
+/// nodes were left out for unknown shapes it adds how many and the first one's reason, which names the fix (an
+/// unbound symbolic input dim: "pass --seq-len N ..."), so a reader does not take "Mul x84" for a missing rule.
 std::string incomplete_line(const Incompleteness& inc);
 /// --strict: throws ridge::Error naming the first node that was not costed and why; returns when complete.
 void require_complete(const Incompleteness& inc, const std::string& model);

@@ -75,13 +75,13 @@ ModelCost estimate(const Graph& g) {
       nc.reason = fmt::format("op {} has no cost rule", n.op_type.empty() ? "?" : n.op_type);
     } else if (!shapes_known) {
       nc.status = CostStatus::UnknownShape;
-      nc.reason = "shapes not fully known";
-      for (int v : n.inputs)
-        if (v >= 0 && !g.value(v).shape.known()) {
-          nc.reason = fmt::format("shape of '{}' unknown{}", g.value(v).name,
-                                  g.value(v).shape_note.empty() ? "" : ": " + g.value(v).shape_note);
-          break;
-        }
+      // The first unknown input names the cause; with every input known, the first unknown output's note does.
+      std::vector<int> suspects(n.inputs);
+      suspects.insert(suspects.end(), n.outputs.begin(), n.outputs.end());
+      const auto unknown = std::find_if(suspects.begin(), suspects.end(),
+                                        [&](int v) { return v >= 0 && !g.value(v).shape.known(); });
+      const Value& u = g.value(*unknown);  // exists: shapes_known is false
+      nc.reason = fmt::format("shape of '{}' unknown{}", u.name, u.shape_note.empty() ? "" : ": " + u.shape_note);
     } else {
       std::string reason;
       if (!ops::cost_node(g, n, grad, nc.cost, reason)) {
@@ -120,7 +120,7 @@ Incompleteness incompleteness(const Graph& g, const ModelCost& mc) {
     if (nc.status == CostStatus::Ok) continue;
     const Node& n = g.nodes[nc.node];
     const std::string op = n.op_type.empty() ? std::string(op_name(n.op)) : n.op_type;
-    inc.nodes.push_back({nc.node, n.name, op, nc.reason});
+    inc.nodes.push_back({nc.node, n.name, op, nc.reason, nc.status});
     ++per_op[op];
   }
   inc.ops.assign(per_op.begin(), per_op.end());
@@ -135,8 +135,17 @@ std::string incomplete_line(const Incompleteness& inc) {
   for (size_t i = 0; i < inc.ops.size() && i < kShown; ++i)
     ops.push_back(inc.ops[i].second > 1 ? fmt::format("{} x{}", inc.ops[i].first, inc.ops[i].second) : inc.ops[i].first);
   if (inc.ops.size() > kShown) ops.push_back(fmt::format("+{} more op types", inc.ops.size() - kShown));
-  return fmt::format("INCOMPLETE: {} node{} not costed ({}) — totals are lower bounds (--strict makes this an error)",
-                     inc.nodes.size(), inc.nodes.size() == 1 ? "" : "s", fmt::join(ops, ", "));
+  std::string line =
+      fmt::format("INCOMPLETE: {} node{} not costed ({}) — totals are lower bounds (--strict makes this an error)",
+                  inc.nodes.size(), inc.nodes.size() == 1 ? "" : "s", fmt::join(ops, ", "));
+  const auto unknown_shape = [](const Incompleteness::Item& i) { return i.status == CostStatus::UnknownShape; };
+  const auto first = std::find_if(inc.nodes.begin(), inc.nodes.end(), unknown_shape);
+  if (first == inc.nodes.end()) return line;
+  const auto count = std::count_if(inc.nodes.begin(), inc.nodes.end(), unknown_shape);
+  const bool all = static_cast<size_t>(count) == inc.nodes.size();
+  return fmt::format("{}; {} for unknown shapes, first node '{}': {}", line,
+                     all ? (count == 1 ? std::string("it is") : fmt::format("all {}", count)) : fmt::format("{} of them", count),
+                     first->name, first->reason);
 }
 
 void require_complete(const Incompleteness& inc, const std::string& model) {

@@ -166,6 +166,36 @@ TEST(Rules, UnknownShapeIsReportedWithTheTensorName) {
   EXPECT_FALSE(mc.complete());
 }
 
+TEST(Rules, IncompleteLineSaysWhenNodesWereLeftOutForUnknownShapesAndWhy) {
+  // A reader of "Mul x84 not costed" must learn that the shapes are missing (and the fix), not that Mul has no rule.
+  Tiny t;
+  int x = t.input(Shape{{1, 4}});
+  int a = t.node(OpKind::Relu, "relu", {x}, Shape{{-1, 4}});
+  t.g.values[a].shape_note = "'ids' has a symbolic dim that was not bound: pass --seq-len N";
+  int b = t.node(OpKind::Relu, "relu2", {a}, Shape{{-1, 4}});
+  int c = t.node(OpKind::Unknown, "loop", {b}, Shape{{1, 4}});
+  t.g.nodes[2].op_type = "Loop";
+  const Graph& g = t.done({c});
+  const Incompleteness some = incompleteness(g, estimate(g));
+  ASSERT_EQ(some.nodes.size(), 3u);  // relu's own output shape is unknown too
+  EXPECT_EQ(some.nodes[0].status, CostStatus::UnknownShape);
+  EXPECT_EQ(some.nodes[1].status, CostStatus::UnknownShape);
+  EXPECT_EQ(some.nodes[2].status, CostStatus::Unsupported);
+  const std::string line = incomplete_line(some);
+  EXPECT_EQ(line.rfind("INCOMPLETE: 3 nodes not costed (Relu x2, Loop) — totals are lower bounds (--strict makes this "
+                       "an error); 2 of them for unknown shapes, first node 'relu': ",
+                       0),
+            0u)
+      << line;
+  EXPECT_NE(line.find("pass --seq-len N"), std::string::npos) << line;
+
+  Incompleteness all = some;
+  all.nodes.pop_back();
+  EXPECT_NE(incomplete_line(all).find("; all 2 for unknown shapes, first node 'relu'"), std::string::npos);
+  all.nodes.pop_back();
+  EXPECT_NE(incomplete_line(all).find("; it is for unknown shapes"), std::string::npos);
+}
+
 TEST(Rules, TiedEmbeddingParamsCountedOnce) {
   LoadOptions o;
   o.seq_len = 8;
