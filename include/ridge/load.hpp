@@ -67,8 +67,11 @@ const std::vector<ZooEntry>& zoo_entries();
 const ZooEntry* find_zoo_entry(const std::string& name);
 /// Builds a zoo model. Throws ridge::Error for unknown names (listing the closest) and bad sizes.
 Graph build_zoo_model(const std::string& name, const LoadOptions& opts);
-/// Up to `n` known names closest to `name` (edit distance), best first.
-std::vector<std::string> closest_names(const std::string& name, const std::vector<std::string>& known, size_t n = 3);
+/// Up to `n` known names closest to `name` (edit distance, case-insensitive; a name containing the query, or
+/// contained in it, counts as distance 1), best first, none further than `max_distance` edits (0: the default
+/// max(3, half the query's length), loose enough for model and device names).
+std::vector<std::string> closest_names(const std::string& name, const std::vector<std::string>& known, size_t n = 3,
+                                       size_t max_distance = 0);
 /// " (did you mean a, b?)" for the closest_names of `name`, or "" when none is close: for error messages.
 std::string did_you_mean(const std::string& name, const std::vector<std::string>& known);
 

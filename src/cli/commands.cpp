@@ -2,12 +2,14 @@
 
 #include "ridge/chart.hpp"
 #include "ridge/error.hpp"
+#include "ridge/load.hpp"
 
 #include <fmt/format.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -236,6 +238,33 @@ std::string usage_message(const std::string& m) {
     words = fmt::format("{} is not between {} and {}", v, bound(lo), bound(hi));
   }
   return mt.prefix().str() + words + mt.suffix().str();
+}
+
+std::vector<std::string> meant_names(const std::string& typed, const std::vector<std::string>& known, size_t n) {
+  return closest_names(typed, known, n, typed.size() <= 3 ? 1 : 2);
+}
+
+std::string unexpected_arguments_message(const CLI::App& cmd, const std::vector<std::string>& extras) {
+  const auto option = std::find_if(extras.begin(), extras.end(), [](const std::string& a) {
+    return a.size() > 1 && a[0] == '-' && !std::isdigit(static_cast<unsigned char>(a[1])) && a[1] != '.';
+  });
+  if (option == extras.end()) {
+    std::vector<std::string> quoted;
+    for (const std::string& a : extras) quoted.push_back("'" + a + "'");
+    return fmt::format("unexpected argument{} {}", extras.size() == 1 ? "" : "s", fmt::join(quoted, ", "));
+  }
+  const std::string typed = option->substr(0, option->find('='));  // --gen=128 -> --gen
+  std::string hint;
+  const std::string bare = typed.substr(std::min(typed.size(), typed.find_first_not_of('-')));  // "---": ""
+  if (bare.size() >= 3) {  // one or two letters are close to too many names to suggest one
+    std::vector<std::string> names;
+    for (const CLI::Option* o : cmd.get_options())
+      for (const std::string& n : o->get_lnames()) names.push_back(n);
+    std::vector<std::string> near = meant_names(bare, names);
+    for (std::string& n : near) n = "--" + n;
+    if (!near.empty()) hint = fmt::format(" (did you mean {}?)", fmt::join(near, ", "));
+  }
+  return fmt::format("unknown option {}{}", typed, hint);
 }
 
 void plot_layer_shares(const report::Document& doc, const std::string& title,

@@ -54,6 +54,14 @@ nlohmann::json option_values(const CLI::App& cmd);
 /// positive number".
 std::string usage_message(const std::string& cli11_message);
 
+/// CLI11's "The following arguments were not expected" in words, for the arguments `extras` that `cmd` did not take:
+/// "unknown option --gen (did you mean --generate?)" for the first one that looks like an option (its value, if
+/// any, is among the extras too), else "unexpected argument '3'" (or "arguments '3', '4'").
+std::string unexpected_arguments_message(const CLI::App& cmd, const std::vector<std::string>& extras);
+/// Up to `n` of `known` (option or command names) that `typed` was probably meant as: at most one edit away for a
+/// name of up to three letters, two for a longer one, or starting with what was typed.
+std::vector<std::string> meant_names(const std::string& typed, const std::vector<std::string>& known, size_t n = 3);
+
 /// Draws the shares chart of the document's table `table_key` (rows named by column `name_key`; columns
 /// `metrics`: key, title) to `path` (.svg or .png). Does nothing when `path` is empty.
 void plot_layer_shares(const report::Document& doc, const std::string& title,

@@ -5,6 +5,9 @@
 #include <iostream>
 #include <new>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "commands.hpp"
 #include "ridge/error.hpp"
 #include "ridge/text.hpp"
@@ -17,6 +20,11 @@ std::string command_list(const CLI::App& app) {
   for (const CLI::App* sub : app.get_subcommands({}))
     if (!sub->get_group().empty()) out += (out.empty() ? "" : ", ") + sub->get_name();
   return out;
+}
+
+// Where the options of the command in argv are explained.
+std::string help_of(char** argv) {
+  return argv[1][0] != '-' ? "ridge " + std::string(argv[1]) + " --help" : "ridge --help";
 }
 
 }  // namespace
@@ -47,8 +55,13 @@ int main(int argc, char** argv) {
     return false;
   };
   if (argv[1][0] != '-' && !known(argv[1])) {
-    std::cerr << "ridge: usage error: unknown command '" << argv[1] << "' (commands: " << command_list(app)
-              << "; run `ridge --help`)\n";
+    std::vector<std::string> names;
+    for (const CLI::App* sub : app.get_subcommands({}))
+      if (!sub->get_group().empty()) names.push_back(sub->get_name());
+    const std::vector<std::string> near = ridge::cli::meant_names(argv[1], names, 2);
+    std::cerr << "ridge: usage error: unknown command '" << ridge::printable(argv[1]) << "'"
+              << (near.empty() ? "" : " (did you mean " + fmt::format("{}", fmt::join(near, ", ")) + "?)")
+              << "; commands: " << command_list(app) << "; run `ridge --help`\n";
     return 2;
   }
   try {
@@ -60,11 +73,22 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     std::cout << e.what() << "\n";
     return 0;
+  } catch (const CLI::ExtrasError& e) {
+    // Arguments the command did not take: name the first unknown option and the ones it may have meant.
+    const CLI::App* cmd = &app;
+    for (const CLI::App* sub : app.get_subcommands({}))
+      if (sub->check_name(argv[1])) cmd = sub;
+    std::vector<std::string> extras = cmd->remaining();
+    if (extras.empty()) extras = app.remaining();
+    const std::string message = extras.empty() ? ridge::cli::usage_message(e.what())
+                                               : ridge::cli::unexpected_arguments_message(*cmd, extras);
+    std::cerr << "ridge: usage error: " << ridge::printable(message) << " (run `" << ridge::printable(help_of(argv))
+              << "`)\n";
+    return 2;
   } catch (const CLI::ParseError& e) {
     // One line: the complaint, then where the options of the command are explained.
-    const std::string help = argv[1][0] != '-' ? "ridge " + std::string(argv[1]) + " --help" : "ridge --help";
     std::cerr << "ridge: usage error: " << ridge::printable(ridge::cli::usage_message(e.what())) << " (run `"
-              << ridge::printable(help) << "`)\n";
+              << ridge::printable(help_of(argv)) << "`)\n";
     return 2;
   } catch (const ridge::UsageError& e) {
     std::cerr << "ridge: usage error: " << ridge::printable(e.what()) << "\n";

@@ -31,7 +31,9 @@ size_t edit_distance(const std::string& a, const std::string& b) {
 
 }  // namespace
 
-std::vector<std::string> closest_names(const std::string& name, const std::vector<std::string>& known, size_t n) {
+std::vector<std::string> closest_names(const std::string& name, const std::vector<std::string>& known, size_t n,
+                                       size_t max_distance) {
+  if (max_distance == 0) max_distance = std::max<size_t>(3, name.size() / 2);
   std::vector<std::pair<size_t, std::string>> scored;
   for (const auto& k : known) {
     size_t d = edit_distance(name, k);
@@ -42,7 +44,7 @@ std::vector<std::string> closest_names(const std::string& name, const std::vecto
   std::stable_sort(scored.begin(), scored.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
   std::vector<std::string> out;
   for (const auto& [d, k] : scored) {
-    if (out.size() >= n || d > std::max<size_t>(3, name.size() / 2)) break;
+    if (out.size() >= n || d > max_distance) break;
     if (std::find(out.begin(), out.end(), k) == out.end()) out.push_back(k);  // aliases may repeat a name
   }
   return out;

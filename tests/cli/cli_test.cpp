@@ -83,6 +83,18 @@ TEST(Cli, FlopsAllConventions) {
   EXPECT_TRUE(found);
   auto t = run_ridge("flops resnet18 --all-conventions");
   EXPECT_NE(t.out.find("what differs"), std::string::npos);
+  EXPECT_EQ(t.out.find("other tools' headlines"), std::string::npos);  // they are all in the table
+}
+
+TEST(Cli, FlopsWithOnlyRidgesCountSaysHowFarTheOtherToolsSpread) {
+  // The command exists to show why tools disagree: without -a the reader still learns that they do.
+  const auto r = run_ridge("flops resnet50");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("other tools' headlines for this model run from torchvision 4,089,184,256 MAC (0.498x ridge's "
+                       "FLOPs) to calflops 8,211,108,352 FLOP (0.999x ridge's FLOPs); --all-conventions (-a) lists "
+                       "all 9"),
+            std::string::npos)
+      << r.out;
 }
 
 TEST(Cli, SweepHasPointsAndFits) {

@@ -49,6 +49,31 @@ TEST(CliFrame, UnknownCommandSaysSoAndListsTheCommands) {
   EXPECT_NE(none.err.find("no command given"), std::string::npos) << none.err;
 }
 
+TEST(CliFrame, MistypedCommandsAndOptionsGetTheNameTheyProbablyMeant) {
+  const auto command = run_ridge("sumary resnet50");
+  EXPECT_EQ(command.exit_code, 2);
+  EXPECT_NE(command.err.find("unknown command 'sumary' (did you mean summary?)"), std::string::npos) << command.err;
+  EXPECT_EQ(run_ridge("xyz resnet50").err.find("did you mean"), std::string::npos);  // nothing close: no guess
+
+  // CLI11 said "The following arguments were not expected: 128 --gen" (its value first).
+  for (const auto& [args, said] : std::vector<std::pair<std::string, std::string>>{
+           {"serve llama-2-7b -d h100 --gen 128", "unknown option --gen (did you mean --generate?)"},
+           {"serve llama-2-7b -d h100 --gen=128", "unknown option --gen (did you mean --generate?)"},
+           {"summary resnet50 --bacth 3", "unknown option --bacth (did you mean --batch?)"},
+           {"summary resnet50 --zzzzzzzz", "unknown option --zzzzzzzz (run `ridge summary --help`)"},
+           {"summary resnet50 -x", "unknown option -x (run `ridge summary --help`)"},
+           {"summary resnet50 extra1 extra2", "unexpected arguments 'extra1', 'extra2' (run `ridge summary --help`)"},
+           {"summary resnet50 -- -5", "unexpected argument '-5'"},
+           {"summary resnet50 ---", "unknown option ---"},  // dashes only: nothing to compare (was an abort)
+           {"summary resnet50 --=5", "unknown option --"}}) {
+    const auto r = run_ridge(args);
+    EXPECT_EQ(r.exit_code, 2) << args;
+    EXPECT_NE(r.err.find("ridge: usage error: " + said), std::string::npos) << args << ": " << r.err;
+  }
+  EXPECT_EQ(ridge::cli::meant_names("gen", {"generate", "help", "tp"}), std::vector<std::string>{"generate"});
+  EXPECT_EQ(ridge::cli::meant_names("bacth", {"batch", "depth"}), std::vector<std::string>{"batch"});
+}
+
 TEST(CliFrame, RangeErrorsInWords) {
   for (const char* args : {"machine --quick --threads 0", "profile-cmd --slurm --batch-sizes -3 -- app {bs}",
                            "summary mnist --depth 99"}) {

@@ -1,6 +1,8 @@
 // The headline counts under every tool's convention (`ridge flops`).
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "ridge/api.hpp"
 #include "ridge/llm_analysis.hpp"
 
@@ -15,6 +17,28 @@ std::vector<Convention> flops_conventions(bool all, std::optional<Convention> on
   if (one && !all) which.push_back(*one);
   return which;
 }
+
+namespace {
+
+// When only ridge's count is shown: how far the other tools' headlines spread, so the reader knows they differ.
+std::string other_tools_note(const Graph& g, const ModelCost& mc) {
+  std::vector<std::pair<ConventionCount, const ConventionInfo*>> others;
+  for (const auto& c : conventions())
+    if (c.id != Convention::Ridge) others.push_back({count_under(g, c.id), &c});
+  const auto [low, high] = std::minmax_element(others.begin(), others.end(),
+                                               [](const auto& a, const auto& b) { return a.first.total < b.first.total; });
+  const auto said = [&](const auto& o) {
+    const std::string ratio = mc.total.flops > 0 ? fmt::format(" ({:.3g}x ridge's FLOPs)",
+                                                                to_double(o.first.total) / to_double(mc.total.flops))
+                                                 : "";
+    return fmt::format("{} {} {}{}", o.second->name, with_commas(o.first.total), o.second->unit, ratio);
+  };
+  return fmt::format("other tools' headlines for this model run from {} to {}; --all-conventions (-a) lists all {} "
+                     "with what each counts differently",
+                     said(*low), said(*high), others.size());
+}
+
+}  // namespace
 
 Document flops_report(const Graph& g, const std::vector<Convention>& which, const LlmConfig* llm) {
   const ModelCost mc = estimate(g);
@@ -60,6 +84,7 @@ Document flops_report(const Graph& g, const std::vector<Convention>& which, cons
                        Cell::text(r.differs)});
     d.blocks.push_back(std::move(presets));
   }
+  if (which.size() == 1) d.notes.push_back(other_tools_note(g, mc));
   for (const auto& [op, count] : mc.excluded_ops)
     d.notes.push_back(fmt::format("{} node(s) of op {} could not be costed and are EXCLUDED from every count", count, op));
   for (const auto& n : g.notes) d.notes.push_back(n);
