@@ -514,5 +514,81 @@ TEST(OnnxOps, ABiasSlicedIntoTheAddAfterAMatMulIsAParameterAndAPositionalTableIs
   EXPECT_EQ(to_string(estimate(g).total.params), std::to_string(8 * 8 + 24));
 }
 
+// A body graph for a control-flow node's GRAPH attribute.
+onnx::GraphProto* add_body(onnx::NodeProto& n, const std::string& attr) {
+  auto* a = n.add_attribute();
+  a->set_name(attr);
+  a->set_type(onnx::AttributeProto::GRAPH);
+  a->mutable_g()->set_name(attr);
+  return a->mutable_g();
+}
+onnx::NodeProto* body_node(onnx::GraphProto* g, const std::string& op, std::vector<std::string> in,
+                           std::vector<std::string> out) {
+  auto* n = g->add_node();
+  n->set_op_type(op);
+  n->set_name(g->name() + "/" + op);
+  for (auto& i : in) n->add_input(i);
+  for (auto& o : out) n->add_output(o);
+  return n;
+}
+
+TEST(OnnxOps, ControlFlowBodiesKeepWhatTheyReadAliveAndItsParametersCounted) {
+  // torch exports nn.EmbeddingBag as a Loop whose body gathers from the table: the table is a parameter of the
+  // model (800 here) even though ridge costs no Loop; an If branch that reads an activation keeps it alive.
+  TinyModel m;
+  m.input("x", {4, 8});
+  m.weight("emb.weight", {100, 8});
+  m.ints("trip", {4}, true);
+  m.node("Relu", {"x"}, {"act"});
+  auto& loop = m.node("Loop", {"trip", ""}, {"rows"}, "bag");
+  auto* body = add_body(loop, "body");
+  for (const auto& [name, type] : {std::pair{"i", TP::INT64}, std::pair{"cond", TP::BOOL}}) {
+    auto* in = body->add_input();
+    in->set_name(name);
+    in->mutable_type()->mutable_tensor_type()->set_elem_type(type);
+    in->mutable_type()->mutable_tensor_type()->mutable_shape();
+  }
+  body_node(body, "Identity", {"cond"}, {"cond_out"});
+  body_node(body, "Gather", {"emb.weight", "i"}, {"row"});
+  body->add_output()->set_name("cond_out");
+  body->add_output()->set_name("row");
+  m.ints("flag", {1}, true);
+  auto& branch = m.node("If", {"flag"}, {"picked"}, "pick");
+  body_node(add_body(branch, "then_branch"), "Neg", {"act"}, {"neg"});
+  branch.mutable_attribute(0)->mutable_g()->add_output()->set_name("neg");
+  body_node(add_body(branch, "else_branch"), "Identity", {"act"}, {"same"});
+  branch.mutable_attribute(1)->mutable_g()->add_output()->set_name("same");
+  m.output("rows").output("picked");
+  const Graph g = import_onnx_bytes(m.bytes(), "control-flow.onnx", LoadOptions{});
+
+  const auto value_named = [&](const std::string& name) {
+    for (size_t v = 0; v < g.values.size(); ++v)
+      if (g.values[v].name == name) return static_cast<int>(v);
+    return -1;
+  };
+  const int table = value_named("emb.weight"), act = value_named("act");
+  ASSERT_GE(table, 0);
+  EXPECT_EQ(g.value(table).kind, ValueKind::Param);
+  const Node& bag = g.nodes[static_cast<size_t>(g.find_node("bag"))];
+  EXPECT_NE(std::find(bag.inputs.begin(), bag.inputs.end(), table), bag.inputs.end());
+  const Node& pick = g.nodes[static_cast<size_t>(g.find_node("pick"))];
+  EXPECT_NE(std::find(pick.inputs.begin(), pick.inputs.end(), act), pick.inputs.end());  // read by both branches
+  EXPECT_EQ(std::count(pick.inputs.begin(), pick.inputs.end(), act), 1);
+  const ModelCost mc = estimate(g);
+  EXPECT_EQ(mc.total.params, 800);  // was 0: the table was read only inside the body
+  EXPECT_EQ(mc.excluded_ops.count("Loop"), 1u);  // still named as not costed
+  EXPECT_EQ(mc.excluded_ops.count("If"), 1u);
+
+  // A body that reads a tensor nobody defines is refused, naming the node and the tensor.
+  body_node(body, "Neg", {"nowhere"}, {"lost"});
+  try {
+    import_onnx_bytes(m.bytes(), "control-flow.onnx", LoadOptions{});
+    FAIL() << "a body reading an undefined tensor was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("node 'bag' (Loop): its body reads 'nowhere'"), std::string::npos)
+        << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace ridge

@@ -95,6 +95,29 @@ void apply_constant(Work& w, const onnx::NodeProto& n, int v) {
 
 int add_value(Work& w, Value v) { return w.env.add_value(std::move(v)); }
 
+// The outer-scope tensors that a control-flow node's bodies (the GRAPH attributes of If, Loop and Scan, nested
+// ones included) read, in first-use order, added to `out`. ridge costs no body, but what a body reads stays alive
+// across the node, and a parameter read there is still a parameter (torch exports nn.EmbeddingBag as a Loop whose
+// body gathers from the table): as inputs of an op without a rule they count as ridge counts such inputs.
+void collect_body_reads(const onnx::NodeProto& n, const std::set<std::string>& defined, std::vector<std::string>& out) {
+  for (const auto& a : n.attribute()) {
+    std::vector<const onnx::GraphProto*> bodies;
+    if (a.has_g()) bodies.push_back(&a.g());
+    for (const auto& g : a.graphs()) bodies.push_back(&g);
+    for (const onnx::GraphProto* body : bodies) {
+      std::set<std::string> inside = defined;
+      for (const auto& in : body->input()) inside.insert(in.name());
+      for (const auto& t : body->initializer()) inside.insert(t.name());
+      for (const auto& bn : body->node()) {
+        for (const std::string& in : bn.input())
+          if (!in.empty() && !inside.count(in) && std::find(out.begin(), out.end(), in) == out.end()) out.push_back(in);
+        collect_body_reads(bn, inside, out);
+        for (const auto& o : bn.output()) inside.insert(o);
+      }
+    }
+  }
+}
+
 /// How an initializer is used decides whether it is a trainable parameter, a buffer or a constant: the role
 /// of its input position in the op's record (ops.def).
 void classify_initializers(Work& w, const std::vector<int>& initializers, const std::set<int>& declared_buffers) {
@@ -565,6 +588,19 @@ std::optional<Graph> build_graph(BoundModel& bm, const std::string& label, const
         throw Error(fmt::format("{}: node '{}' ({}): input '{}' is not produced by any node, input or initializer",
                                 label, kept[i]->name(), kept[i]->op_type(), in));
       w.g.nodes[i].inputs.push_back(it->second);
+    }
+    // A control-flow node's bodies: what they read from this graph follows the explicit inputs (names defined
+    // by nodes after this one in the file are left to the topological order, as for explicit inputs).
+    std::vector<std::string> reads;
+    collect_body_reads(*kept[i], {}, reads);
+    for (const std::string& name : reads) {
+      auto it = ids.find(name);
+      if (it == ids.end())
+        throw Error(fmt::format("{}: node '{}' ({}): its body reads '{}', which is not produced by any node, input "
+                                "or initializer",
+                                label, kept[i]->name(), kept[i]->op_type(), name));
+      auto& inputs = w.g.nodes[i].inputs;
+      if (std::find(inputs.begin(), inputs.end(), it->second) == inputs.end()) inputs.push_back(it->second);
     }
   }
   for (const auto& o : graph.output()) {
