@@ -48,8 +48,14 @@ struct RuleContext {
   const Value* in(int i) const { return present(i) ? &env.g.value(n.inputs[i]) : nullptr; }
   /// Shape of input i when its rank is known (dims may still be -1).
   const Shape* shape(int i) const;
+  /// Shape of output k when its rank is known (declared by the file, inferred by ONNX or by an earlier rule);
+  /// nullptr while it is not, which an empty Shape (a scalar) must not be taken for.
+  const Shape* out_shape(int k) const;
   /// Integer payload of input i when known.
   const std::vector<int64_t>* ints(int i) const;
+  /// Input i's payload as integers: the integer payload, else a float payload whose every value is a whole number
+  /// within 2^53 (exporters compute shapes in float: ceil(h / 32.0) * 32); nullopt otherwise.
+  std::optional<std::vector<int64_t>> integral(int i) const;
   /// Float payload of input i when known, falling back to the integer payload.
   std::optional<std::vector<double>> reals(int i) const;
   DType dtype(int i) const { return present(i) ? in(i)->dtype : DType::Unknown; }

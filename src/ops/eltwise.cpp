@@ -1,6 +1,7 @@
 // Elementwise family: unary ops (per-element FLOPs from the op's record), binary arithmetic with broadcasting,
 // Where and Dropout — shape inference (folding integer payloads of shape arithmetic) and cost.
 #include <algorithm>
+#include <cstdlib>
 
 #include "ops/family.hpp"
 
@@ -23,10 +24,14 @@ bool unary_infer(RuleContext& c) {
   const Shape* x = c.shape(0);
   if (!x) return false;
   c.out(0, *x);
-  if (const auto* d = c.ints(0); d && (c.n.op == OpKind::Neg || c.n.op == OpKind::Not)) {
-    std::vector<int64_t> v = *d;
-    for (auto& e : v) e = c.n.op == OpKind::Neg ? -e : int64_t{e == 0};
-    c.out_ints(0, std::move(v));
+  const OpKind op = c.n.op;
+  // Shape arithmetic: Neg and Not of integers; Ceil, Floor, Round and Abs of whole numbers (torchvision's
+  // detection transform pads to ceil(h / 32.0) * 32 in float).
+  const bool whole = op == OpKind::Ceil || op == OpKind::Floor || op == OpKind::Round || op == OpKind::Abs;
+  if (op != OpKind::Neg && op != OpKind::Not && !whole) return true;
+  if (auto v = whole ? c.integral(0) : (c.ints(0) ? std::optional(*c.ints(0)) : std::nullopt)) {
+    for (auto& e : *v) e = op == OpKind::Neg ? -e : op == OpKind::Not ? int64_t{e == 0} : op == OpKind::Abs ? std::abs(e) : e;
+    c.out_ints(0, std::move(*v));
   }
   return true;
 }
@@ -50,10 +55,18 @@ bool binary_infer(RuleContext& c) {
   const bool integral = is_integral(c.dtype(0));
   fold_elementwise(c, out, 0, 2, [&](const std::vector<int64_t>& v) -> std::optional<int64_t> {
     const int64_t x = v[0], y = v[1];
+    // A result past int64 (folded shape arithmetic on a hostile file) is left unfolded, never wrapped.
+    int64_t r = 0;
     switch (op) {
-      case OpKind::Add: return x + y;
-      case OpKind::Sub: return x - y;
-      case OpKind::Mul: return x * y;
+      case OpKind::Add:
+        if (__builtin_add_overflow(x, y, &r)) return std::nullopt;
+        return r;
+      case OpKind::Sub:
+        if (__builtin_sub_overflow(x, y, &r)) return std::nullopt;
+        return r;
+      case OpKind::Mul:
+        if (__builtin_mul_overflow(x, y, &r)) return std::nullopt;
+        return r;
       case OpKind::Equal: return x == y;
       case OpKind::Greater: return x > y;
       case OpKind::Less: return x < y;
@@ -63,8 +76,8 @@ bool binary_infer(RuleContext& c) {
       case OpKind::Or: return x || y;
       case OpKind::Xor: return (x != 0) != (y != 0);
       case OpKind::Mod: {  // fmod=0: the sign of the divisor (Python's %); fmod=1: the dividend's (C's %)
-        if (y == 0) return std::nullopt;
-        const int64_t r = x % y;
+        if (y == 0 || y == -1) return y == 0 ? std::nullopt : std::optional<int64_t>(0);  // INT64_MIN % -1 traps
+        r = x % y;
         return c.n.attrs.i("fmod", 0) == 0 && r != 0 && ((r < 0) != (y < 0)) ? r + y : r;
       }
       case OpKind::BitShift: {
@@ -73,12 +86,13 @@ bool binary_infer(RuleContext& c) {
         return static_cast<int64_t>(c.n.attrs.s("direction", "") == "LEFT" ? u << y : u >> y);
       }
       case OpKind::Div:
-        if (y == 0 || (!integral && x % y != 0)) return std::nullopt;
+        if (y == 0 || (y == -1 && x == INT64_MIN) || (!integral && x % y != 0)) return std::nullopt;
         return x / y;
       case OpKind::Pow: {
         if (y < 0 || y > 62) return std::nullopt;
-        int64_t r = 1;
-        for (int64_t i = 0; i < y; ++i) r *= x;
+        r = 1;
+        for (int64_t i = 0; i < y; ++i)
+          if (__builtin_mul_overflow(r, x, &r)) return std::nullopt;
         return r;
       }
       default: return std::nullopt;

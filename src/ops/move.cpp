@@ -31,9 +31,12 @@ bool unary_passthrough(RuleContext& c) {
       for (auto& e : v) e = e != 0;
     c.out_ints(0, std::move(v));
   } else if (cast && is_integral(t)) {
-    if (auto reals = c.reals(0)) {
+    if (auto reals = c.reals(0)) {  // truncated toward zero; NaN, inf and values past int64 leave it unfolded
       std::vector<int64_t> v;
-      for (double r : *reals) v.push_back(static_cast<int64_t>(r));
+      for (double r : *reals) {
+        if (!std::isfinite(r) || std::fabs(r) >= 9.2e18) return true;
+        v.push_back(static_cast<int64_t>(r));
+      }
       c.out_ints(0, std::move(v));
     }
   }
@@ -336,9 +339,9 @@ bool expand(RuleContext& c) {
   const auto* target = c.ints(1);
   if (!x) return false;
   if (!target) {  // a computed target: an output shape the file declares must be one the input broadcasts to
-    const Shape& declared = c.env.g.value(c.n.outputs.at(0)).shape;
-    if (declared.known() && broadcast_shapes(*x, declared, "Expand") != declared)
-      throw RuleError("Expand of " + to_string(*x) + " cannot give the declared " + to_string(declared));
+    const Shape* declared = c.out_shape(0);
+    if (declared && declared->known() && broadcast_shapes(*x, *declared, "Expand") != *declared)
+      throw RuleError("Expand of " + to_string(*x) + " cannot give the declared " + to_string(*declared));
     return false;
   }
   for (int64_t d : *target)

@@ -1,4 +1,5 @@
 // Reduction family: Softmax/LogSoftmax and ReduceMean/Sum/Max/ArgMax — shape inference and cost.
+#include <algorithm>
 #include <set>
 
 #include "ops/family.hpp"
@@ -6,6 +7,35 @@
 namespace ridge::ops {
 
 namespace {
+
+// Shape arithmetic through a reduction: ReduceMax, ReduceMin, ReduceSum and ReduceProd of a small whole-number
+// payload (torchvision's detection transform takes the max over its images' sizes, in float).
+void fold_reduction(RuleContext& c, const Shape& x, const std::set<int>& reduced, const Shape& out) {
+  const OpKind op = c.n.op;
+  if (op != OpKind::ReduceMax && op != OpKind::ReduceMin && op != OpKind::ReduceSum && op != OpKind::ReduceProd) return;
+  const auto v = c.integral(0);
+  if (!v || !x.known() || !out.known() || static_cast<int64_t>(v->size()) != product(x.dims) || v->empty() ||
+      static_cast<int64_t>(v->size()) > kMaxFoldElements)
+    return;
+  std::vector<int64_t> result(static_cast<size_t>(product(out.dims)));
+  std::vector<char> seen(result.size(), 0);
+  std::vector<int64_t> index(static_cast<size_t>(x.rank()), 0);
+  for (int64_t value : *v) {
+    int64_t at = 0;  // the output element this input element reduces into (reduced dims dropped or kept as 1)
+    for (int d = 0; d < x.rank(); ++d)
+      if (!reduced.count(d)) at = at * x.dims[static_cast<size_t>(d)] + index[static_cast<size_t>(d)];
+    int64_t& r = result[static_cast<size_t>(at)];
+    if (!seen[static_cast<size_t>(at)]) r = value;
+    else if (op == OpKind::ReduceMax) r = std::max(r, value);
+    else if (op == OpKind::ReduceMin) r = std::min(r, value);
+    else if (op == OpKind::ReduceSum ? __builtin_add_overflow(r, value, &r) : __builtin_mul_overflow(r, value, &r))
+      return;  // past int64: left unfolded
+    seen[static_cast<size_t>(at)] = 1;
+    for (int d = x.rank() - 1; d >= 0 && ++index[static_cast<size_t>(d)] == x.dims[static_cast<size_t>(d)]; --d)
+      index[static_cast<size_t>(d)] = 0;
+  }
+  c.out_ints(0, std::move(result));
+}
 
 bool reduce_infer(RuleContext& c) {
   const Shape* x = c.shape(0);
@@ -36,6 +66,7 @@ bool reduce_infer(RuleContext& c) {
     else if (keep) out.dims.push_back(1);
   }
   c.out(0, out, arg ? DType::I64 : DType::Unknown);
+  fold_reduction(c, *x, reduced, out);
   return true;
 }
 

@@ -1,6 +1,7 @@
 // The op rule table (one entry per record of ops.def), the contexts rules see, and the dispatch used by the
 // importer, the zoo builder, descriptors (infer_shapes) and the costs stage (cost_node).
 #include <array>
+#include <cmath>
 
 #include "ops/family.hpp"
 #include "ridge/error.hpp"
@@ -50,8 +51,24 @@ const Shape* RuleContext::shape(int i) const {
   return present(i) && env.rank_known[n.inputs[i]] ? &in(i)->shape : nullptr;
 }
 
+const Shape* RuleContext::out_shape(int k) const {
+  return k < outputs() && n.outputs[k] >= 0 && env.rank_known[n.outputs[k]] ? &env.g.value(n.outputs[k]).shape
+                                                                              : nullptr;
+}
+
 const std::vector<int64_t>* RuleContext::ints(int i) const {
   return present(i) && in(i)->has_int_data ? &in(i)->int_data : nullptr;
+}
+
+std::optional<std::vector<int64_t>> RuleContext::integral(int i) const {
+  if (const auto* d = ints(i)) return *d;
+  if (!present(i) || !env.float_data[n.inputs[i]]) return std::nullopt;
+  std::vector<int64_t> out;
+  for (double r : *env.float_data[n.inputs[i]]) {
+    if (!std::isfinite(r) || std::trunc(r) != r || std::fabs(r) > 9007199254740992.0) return std::nullopt;
+    out.push_back(static_cast<int64_t>(r));
+  }
+  return out;
 }
 
 std::optional<std::vector<double>> RuleContext::reals(int i) const {
@@ -90,7 +107,8 @@ bool infer_shapes(ShapeEnv& env, int node) {
       n.outputs[0] >= 0) {
     const Value& y = env.g.value(n.outputs[0]);
     const Shape &in = env.g.value(n.inputs[0]).shape, &out = y.shape;
-    if (in.known() && out.known() && in.elements() != out.elements())
+    if (env.rank_known[n.inputs[0]] && env.rank_known[n.outputs[0]] && in.known() && out.known() &&
+        in.elements() != out.elements())
       throw RuleError(fmt::format("'{}' is declared {} ({} elements) but its input {} has {}", y.name, to_string(out),
                                   out.elements(), to_string(in), in.elements()));
   }
@@ -178,15 +196,19 @@ int64_t broadcast_index(const Shape& out, const Shape& in, int64_t flat) {
 bool fold_elementwise(RuleContext& c, const Shape& out, int first, int count,
                       const std::function<std::optional<int64_t>(const std::vector<int64_t>&)>& f) {
   if (!out.known() || product(out.dims) > kMaxFoldElements) return false;
-  for (int i = first; i < first + count; ++i)
-    if (!c.ints(i) || !c.shape(i) || !c.shape(i)->known() ||
-        static_cast<int64_t>(c.ints(i)->size()) != product(c.shape(i)->dims))
+  std::vector<std::vector<int64_t>> operands;
+  for (int i = first; i < first + count; ++i) {
+    auto v = c.integral(i);
+    if (!v || !c.shape(i) || !c.shape(i)->known() || static_cast<int64_t>(v->size()) != product(c.shape(i)->dims))
       return false;
+    operands.push_back(std::move(*v));
+  }
   std::vector<int64_t> result;
   const int64_t n = product(out.dims);
   for (int64_t e = 0; e < n; ++e) {
     std::vector<int64_t> args;
-    for (int i = first; i < first + count; ++i) args.push_back(c.ints(i)->at(broadcast_index(out, *c.shape(i), e)));
+    for (int i = first; i < first + count; ++i)
+      args.push_back(operands[static_cast<size_t>(i - first)].at(broadcast_index(out, *c.shape(i), e)));
     auto r = f(args);
     if (!r) return false;
     result.push_back(*r);

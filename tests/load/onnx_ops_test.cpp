@@ -514,6 +514,73 @@ TEST(OnnxOps, ABiasSlicedIntoTheAddAfterAMatMulIsAParameterAndAPositionalTableIs
   EXPECT_EQ(to_string(estimate(g).total.params), std::to_string(8 * 8 + 24));
 }
 
+TEST(OnnxOps, ShapeArithmeticInFloatFoldsAsTorchvisionsDetectionTransformComputesItsPadding) {
+  // GeneralizedRCNNTransform pads the batch to ceil(max(h) / 32.0) * 32: a ReduceMax over float sizes, casts, a
+  // float Div and Ceil. With both engines and with ridge's rules alone the pads fold and the Conv after is costed
+  // (before: every later node had an unknown shape, and SSD's anchor Expand was refused as "declared scalar").
+  for (const bool onnx_inference : {true, false}) {
+    SCOPED_TRACE(onnx_inference);
+    TinyModel m;
+    m.input("x", {1, 3, 300, 300});
+    m.weight("w", {8, 3, 3, 3});
+    m.floats("heights", {300, 250}).floats("stride", {32}).ints("zero", {0}, true);
+    set_attr(m.node("ReduceMax", {"heights"}, {"h"}), "keepdims", int64_t{0});
+    set_attr(m.node("Cast", {"h"}, {"h_int"}), "to", int64_t{TP::INT64});
+    set_attr(m.node("Cast", {"h_int"}, {"h_float"}), "to", int64_t{TP::FLOAT});
+    m.node("Div", {"h_float", "stride"}, {"q"});  // 300 / 32 = 9.375: not whole, so not folded...
+    m.node("Ceil", {"q"}, {"q_up"});
+    m.floats("whole", {320});  // ...but 320 / 32 is
+    m.node("Div", {"whole", "stride"}, {"k"});
+    m.node("Ceil", {"k"}, {"k_up"});
+    m.node("Mul", {"k_up", "stride"}, {"padded"});
+    set_attr(m.node("Cast", {"padded"}, {"padded_int"}), "to", int64_t{TP::INT64});
+    m.node("Sub", {"padded_int", "h_int"}, {"extra"});  // [320] - 300 = [20]
+    m.ints("axes", {0});
+    m.node("Unsqueeze", {"zero", "axes"}, {"z1"});
+    set_attr(m.node("Concat", {"z1", "z1", "z1", "z1", "z1", "z1", "extra", "extra"}, {"pads"}), "axis", int64_t{0});
+    m.node("Pad", {"x", "pads"}, {"xp"});
+    m.node("Conv", {"xp", "w"}, {"y"});
+    m.output("y").output("q_up");
+    const Graph g = import_onnx_bytes(m.bytes(), "pad-to-32.onnx", LoadOptions{}, OnnxImportOptions{onnx_inference, true});
+    const ModelCost mc = estimate(g);
+    const Node& conv = g.nodes[static_cast<size_t>(g.find_node("conv"))];
+    EXPECT_EQ(to_string(g.value(conv.outputs[0]).shape), "1x8x318x318");  // 300 + 20 padded, 3x3 kernel
+    EXPECT_EQ(mc.nodes[static_cast<size_t>(g.find_node("conv"))].cost.macs, int64_t{318} * 318 * 8 * 27);
+  }
+}
+
+TEST(OnnxOps, ExpandToAComputedShapeWhoseRankIsNotKnownYetIsNotTakenForAScalar) {
+  // SSD's anchor generator: Expand(x, Concat(Shape(a), Shape(b))) where a and b have data-dependent extents. The
+  // output's rank is unknown until the rule runs; an empty Shape there is not a declared scalar.
+  TinyModel m;
+  m.input("x", {2, 3});
+  m.node("NonZero", {"x"}, {"nz"});
+  m.ints("flat", {-1});
+  m.node("Reshape", {"nz", "flat"}, {"v"});
+  m.node("Shape", {"v"}, {"n"});
+  m.ints("one", {1});
+  set_attr(m.node("Concat", {"n", "one"}, {"target"}), "axis", int64_t{0});
+  m.node("Reshape", {"v", "target"}, {"col"});
+  m.node("Expand", {"col", "target"}, {"y"});
+  m.output("y");
+  for (const bool onnx_inference : {true, false}) {
+    SCOPED_TRACE(onnx_inference);
+    const Graph g = import_onnx_bytes(m.bytes(), "anchors.onnx", LoadOptions{}, OnnxImportOptions{onnx_inference, true});
+    EXPECT_EQ(estimate(g).nodes[static_cast<size_t>(g.find_node("expand"))].status, CostStatus::UnknownShape);
+  }
+}
+
+TEST(OnnxOps, IntegerShapeArithmeticPastInt64IsLeftUnfoldedNotWrapped) {
+  TinyModel m;
+  m.input("x", {2, 3});
+  m.ints("big", {int64_t{1} << 62}).ints("four", {4});
+  m.node("Mul", {"big", "four"}, {"wrapped"});  // 2^64: wrapped to 0 before, a Reshape to [0] would follow
+  m.node("Reshape", {"x", "wrapped"}, {"y"});
+  m.output("y");
+  const Graph g = import_onnx_bytes(m.bytes(), "overflow.onnx", LoadOptions{}, OnnxImportOptions{false, true});
+  EXPECT_FALSE(g.value(g.nodes[static_cast<size_t>(g.find_node("mul"))].outputs[0]).has_int_data);
+}
+
 // A body graph for a control-flow node's GRAPH attribute.
 onnx::GraphProto* add_body(onnx::NodeProto& n, const std::string& attr) {
   auto* a = n.add_attribute();
