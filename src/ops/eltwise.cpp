@@ -1,6 +1,7 @@
 // Elementwise family: unary ops (per-element FLOPs from the op's record), binary arithmetic with broadcasting,
 // Where and Dropout — shape inference (folding integer payloads of shape arithmetic) and cost.
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 
 #include "ops/family.hpp"
@@ -28,10 +29,30 @@ bool unary_infer(RuleContext& c) {
   // Shape arithmetic: Neg and Not of integers; Ceil, Floor, Round and Abs of whole numbers (torchvision's
   // detection transform pads to ceil(h / 32.0) * 32 in float).
   const bool whole = op == OpKind::Ceil || op == OpKind::Floor || op == OpKind::Round || op == OpKind::Abs;
-  if (op != OpKind::Neg && op != OpKind::Not && !whole) return true;
-  if (auto v = whole ? c.integral(0) : (c.ints(0) ? std::optional(*c.ints(0)) : std::nullopt)) {
-    for (auto& e : *v) e = op == OpKind::Neg ? -e : op == OpKind::Not ? int64_t{e == 0} : op == OpKind::Abs ? std::abs(e) : e;
-    c.out_ints(0, std::move(*v));
+  if (whole || op == OpKind::Neg || op == OpKind::Not) {
+    if (auto v = whole ? c.integral(0) : (c.ints(0) ? std::optional(*c.ints(0)) : std::nullopt)) {
+      for (auto& e : *v) e = op == OpKind::Neg ? -e : op == OpKind::Not ? int64_t{e == 0} : op == OpKind::Abs ? std::abs(e) : e;
+      c.out_ints(0, std::move(*v));
+      return true;
+    }
+  }
+  // Float scale arithmetic (a detection transform's min(320 / min(h, w), ...)): Reciprocal and Neg of floats,
+  // and Floor, Ceil and Round of them, whose whole results fold on as integers (a Resize's sizes).
+  if (op == OpKind::Floor || op == OpKind::Ceil || op == OpKind::Round) {
+    auto r = c.reals(0);
+    if (!r || static_cast<int64_t>(r->size()) > kMaxFoldElements) return true;
+    std::vector<int64_t> v;
+    for (double e : *r) {
+      const double w = op == OpKind::Floor ? std::floor(e) : op == OpKind::Ceil ? std::ceil(e) : std::nearbyint(e);
+      if (!std::isfinite(w) || std::fabs(w) > 9007199254740992.0) return true;
+      v.push_back(static_cast<int64_t>(w));
+    }
+    c.out_ints(0, std::move(v));
+  } else if (op == OpKind::Reciprocal || op == OpKind::Neg) {
+    fold_reals(c, *x, 0, 1, [&](const std::vector<double>& v) -> std::optional<double> {
+      if (op == OpKind::Neg) return -v[0];
+      return v[0] != 0 ? std::optional(1 / v[0]) : std::nullopt;
+    });
   }
   return true;
 }
@@ -53,7 +74,7 @@ bool binary_infer(RuleContext& c) {
     throw RuleError(fmt::format("BitShift direction '{}' is neither LEFT nor RIGHT", c.n.attrs.s("direction", "")));
   c.out(0, out, op_record(op).bwd_flops_a < 0 ? DType::Bool : DType::Unknown);  // comparisons and logic
   const bool integral = is_integral(c.dtype(0));
-  fold_elementwise(c, out, 0, 2, [&](const std::vector<int64_t>& v) -> std::optional<int64_t> {
+  (void)(fold_elementwise(c, out, 0, 2, [&](const std::vector<int64_t>& v) -> std::optional<int64_t> {
     const int64_t x = v[0], y = v[1];
     // A result past int64 (folded shape arithmetic on a hostile file) is left unfolded, never wrapped.
     int64_t r = 0;
@@ -97,7 +118,15 @@ bool binary_infer(RuleContext& c) {
       }
       default: return std::nullopt;
     }
-  });
+  }) || fold_reals(c, out, 0, 2, [&](const std::vector<double>& v) -> std::optional<double> {
+    switch (op) {
+      case OpKind::Add: return v[0] + v[1];
+      case OpKind::Sub: return v[0] - v[1];
+      case OpKind::Mul: return v[0] * v[1];
+      case OpKind::Div: return v[1] != 0 ? std::optional(v[0] / v[1]) : std::nullopt;
+      default: return std::nullopt;
+    }
+  }));
   return true;
 }
 
@@ -130,7 +159,7 @@ bool variadic_infer(RuleContext& c) {
   }
   c.out(0, out);
   const OpKind op = c.n.op;
-  fold_elementwise(c, out, 0, c.inputs(), [&](const std::vector<int64_t>& v) -> std::optional<int64_t> {
+  (void)(fold_elementwise(c, out, 0, c.inputs(), [&](const std::vector<int64_t>& v) -> std::optional<int64_t> {
     int64_t r = v[0];
     for (size_t i = 1; i < v.size(); ++i) {
       if (op == OpKind::Max) r = std::max(r, v[i]);
@@ -142,7 +171,11 @@ bool variadic_infer(RuleContext& c) {
       r /= static_cast<int64_t>(v.size());
     }
     return r;
-  });
+  }) || fold_reals(c, out, 0, c.inputs(), [&](const std::vector<double>& v) -> std::optional<double> {
+    if (op == OpKind::Max) return *std::max_element(v.begin(), v.end());
+    if (op == OpKind::Min) return *std::min_element(v.begin(), v.end());
+    return std::nullopt;
+  }));
   return true;
 }
 

@@ -24,6 +24,11 @@ bool same_as_input(RuleContext& c);
 /// Elementwise fold of integer payloads over broadcast operands [first, first+count); false when any is missing.
 bool fold_elementwise(RuleContext& c, const Shape& out, int first, int count,
                       const std::function<std::optional<int64_t>(const std::vector<int64_t>&)>& f);
+/// As fold_elementwise, on float payloads of a float output (values rounded to float32 when the output is fp32,
+/// as the exporter's arithmetic was): the scale factors of torchvision's detection transform
+/// (min(320 / min(h, w), 640 / max(h, w))), whose floor becomes a Resize size. Returns false when not folded.
+bool fold_reals(RuleContext& c, const Shape& out, int first, int count,
+                const std::function<std::optional<double>(const std::vector<double>&)>& f);
 /// The element type named by attribute `dtype` (an ONNX TensorProto type; RuleError beyond 1..23), else `fallback`
 /// (move.cpp).
 DType attr_dtype(const RuleContext& c, DType fallback);

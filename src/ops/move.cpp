@@ -30,6 +30,8 @@ bool unary_passthrough(RuleContext& c) {
     if (cast && t == DType::Bool)
       for (auto& e : v) e = e != 0;
     c.out_ints(0, std::move(v));
+  } else if (cast && is_float(t)) {  // float to float: the payload at the new precision
+    fold_reals(c, *x, 0, 1, [](const std::vector<double>& v) -> std::optional<double> { return v[0]; });
   } else if (cast && is_integral(t)) {
     if (auto reals = c.reals(0)) {  // truncated toward zero; NaN, inf and values past int64 leave it unfolded
       std::vector<int64_t> v;

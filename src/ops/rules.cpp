@@ -217,6 +217,31 @@ bool fold_elementwise(RuleContext& c, const Shape& out, int first, int count,
   return true;
 }
 
+bool fold_reals(RuleContext& c, const Shape& out, int first, int count,
+                const std::function<std::optional<double>(const std::vector<double>&)>& f) {
+  if (c.outputs() == 0 || !out.known() || product(out.dims) > kMaxFoldElements) return false;
+  const DType t = c.env.g.value(c.n.outputs[0]).dtype;
+  if (!is_float(t)) return false;
+  std::vector<std::vector<double>> operands;
+  for (int i = first; i < first + count; ++i) {
+    auto v = c.reals(i);
+    if (!v || !c.shape(i) || !c.shape(i)->known() || static_cast<int64_t>(v->size()) != product(c.shape(i)->dims))
+      return false;
+    operands.push_back(std::move(*v));
+  }
+  std::vector<double> result;
+  for (int64_t e = 0; e < product(out.dims); ++e) {
+    std::vector<double> args;
+    for (int i = first; i < first + count; ++i)
+      args.push_back(operands[static_cast<size_t>(i - first)].at(broadcast_index(out, *c.shape(i), e)));
+    auto r = f(args);
+    if (!r || !std::isfinite(*r)) return false;
+    result.push_back(t == DType::F32 ? static_cast<double>(static_cast<float>(*r)) : *r);
+  }
+  c.env.float_data[c.n.outputs[0]] = std::move(result);
+  return true;
+}
+
 // ---- the rule for ops ridge does not know -----------------------------------------------------------------
 
 namespace {

@@ -549,6 +549,35 @@ TEST(OnnxOps, ShapeArithmeticInFloatFoldsAsTorchvisionsDetectionTransformCompute
   }
 }
 
+TEST(OnnxOps, FloatScaleArithmeticFoldsIntoAResizesSizesAsTorchvisionsDetectionTransformComputesThem) {
+  // GeneralizedRCNNTransform resizes by scale = min_size / min(h, w) in float32, then sizes floor(h * scale):
+  // 300x400 to min side 320 gives 320x426. Faster R-CNN and RetinaNet stopped there, every later node unknown.
+  for (const bool onnx_inference : {true, false}) {
+    SCOPED_TRACE(onnx_inference);
+    TinyModel m;
+    m.input("x", {1, 3, 300, 400});
+    m.floats("hw", {300, 400}).floats("min_size", {320}).floats("h", {300}).floats("w", {400});
+    m.ints("nc", {1, 3});
+    set_attr(m.node("ReduceMin", {"hw"}, {"short"}), "keepdims", int64_t{1});
+    m.node("Reciprocal", {"short"}, {"inv"});
+    m.node("Mul", {"inv", "min_size"}, {"scale"});
+    m.node("Mul", {"h", "scale"}, {"h_scaled"});
+    m.node("Mul", {"w", "scale"}, {"w_scaled"});
+    m.node("Floor", {"h_scaled"}, {"h_new"});
+    m.node("Floor", {"w_scaled"}, {"w_new"});
+    set_attr(m.node("Concat", {"h_new", "w_new"}, {"hw_new"}), "axis", int64_t{0});
+    set_attr(m.node("Cast", {"hw_new"}, {"hw_int"}), "to", int64_t{TP::INT64});
+    set_attr(m.node("Concat", {"nc", "hw_int"}, {"sizes"}), "axis", int64_t{0});
+    set_attr(m.node("Resize", {"x", "", "", "sizes"}, {"y"}), "mode", std::string("linear"));
+    m.output("y");
+    const Graph g = import_onnx_bytes(m.bytes(), "resize-to-min-side.onnx", LoadOptions{},
+                                      OnnxImportOptions{onnx_inference, true});
+    const Node& resize = g.nodes[static_cast<size_t>(g.find_node("resize"))];
+    EXPECT_EQ(to_string(g.value(resize.outputs[0]).shape), "1x3x320x426");
+    EXPECT_EQ(estimate(g).nodes[static_cast<size_t>(g.find_node("resize"))].status, CostStatus::Ok);
+  }
+}
+
 TEST(OnnxOps, ExpandToAComputedShapeWhoseRankIsNotKnownYetIsNotTakenForAScalar) {
   // SSD's anchor generator: Expand(x, Concat(Shape(a), Shape(b))) where a and b have data-dependent extents. The
   // output's rank is unknown until the rule runs; an empty Shape there is not a declared scalar.
