@@ -254,3 +254,19 @@ def test_in_place_op_on_the_input_exports_and_leaves_the_callers_tensor():
     x = torch.zeros(2, 8)
     ridge.summary(AddInPlace(), example_inputs=x)
     assert not x.any() and not x.requires_grad
+
+
+def test_detection_models_cost_their_backbone_and_heads_and_name_the_post_processing():
+    # torchvision's detection transform computes its resize and padding in float arithmetic; ridge folds it, so
+    # the backbone and heads are costed (they were refused, or left with unknown shapes, before 2026-12-07) and
+    # the data-dependent post-processing is named as not costed.
+    torch.manual_seed(0)
+    m = torchvision.models.detection.ssdlite320_mobilenet_v3_large(weights=None, weights_backbone=None)
+    r = ridge.summary(m, example_inputs=([torch.rand(3, 320, 320)],))
+    assert r.totals["params"] == sum(p.numel() for p in m.parameters())  # 3,440,060
+    assert r.data["complete"] is False
+    assert "NonZero" in repr(r).splitlines()[0] or "nonzero" in repr(r).splitlines()[0]
+    # The classification and box heads ran on the six feature maps: ~0.6 GMACs (torchvision lists 0.58).
+    assert 1.1e9 < r.totals["flops"] < 1.3e9
+    convs = [row for row in r.layers if row["op"] == "Conv"]
+    assert len(convs) > 90 and all(row["status"] == "ok" for row in convs)
