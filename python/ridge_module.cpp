@@ -72,11 +72,25 @@ ModelSource source_of(const std::string& kind, std::string payload, std::string 
 /// type and shape and no payload (marked external), so that ridge counts them as parameters and buffers like any
 /// exported file's; `buffers` (the module's named_buffers()) are declared buffers (kDeclaredBufferDoc).
 /// Exporting without weights is about twice as fast.
+/// `parameters` (the module's named_parameters(): name -> elements) that the graph does not take are listed under
+/// kParametersNotInGraphKey, so that every result notes them.
 py::bytes params_to_initializers(const std::string& bytes, const std::set<std::string>& keep,
-                                 const std::string& label, const std::set<std::string>& buffers) {
+                                 const std::string& label, const std::set<std::string>& buffers,
+                                 const std::vector<std::pair<std::string, int64_t>>& parameters) {
   onnx::ModelProto m;
   if (!m.ParseFromString(bytes)) throw Error(label + ": torch.onnx.export wrote something that is not an ONNX model");
   onnx::GraphProto* g = m.mutable_graph();
+  std::set<std::string> in_graph;
+  for (const auto& in : g->input()) in_graph.insert(in.name());
+  for (const auto& t : g->initializer()) in_graph.insert(t.name());
+  std::string unused;
+  for (const auto& [name, elements] : parameters)
+    if (!in_graph.count(name)) unused += (unused.empty() ? "" : ",") + name + ":" + std::to_string(elements);
+  if (!unused.empty()) {
+    auto* prop = m.add_metadata_props();
+    prop->set_key(kParametersNotInGraphKey);
+    prop->set_value(unused);
+  }
   google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> inputs;
   for (const auto& in : g->input()) {
     if (keep.count(in.name())) {
@@ -249,7 +263,8 @@ PYBIND11_MODULE(_ridge, m) {
       });
 
   m.def("params_to_initializers", &params_to_initializers, py::arg("onnx_bytes"), py::arg("keep"), py::arg("label"),
-        py::arg("buffers") = std::set<std::string>{});
+        py::arg("buffers") = std::set<std::string>{},
+        py::arg("parameters") = std::vector<std::pair<std::string, int64_t>>{});
   m.def(
       "activation_dtype",
       [](const std::string& precision) {

@@ -23,6 +23,11 @@ struct OnnxImportOptions {
 /// counted as a buffer whatever its uses (a normalisation mean multiplied in reads like an elementwise weight).
 inline constexpr const char* kDeclaredBufferDoc = "ridge: non-trainable buffer";
 
+/// metadata_props key under which a writer lists the parameters of its source module that the exported graph does
+/// not use ("name:elements" joined by commas; Python: a torch.nn.Module's auxiliary heads that only run in training,
+/// such as googlenet's aux1 and aux2). The importer notes them: counted by torch, absent from the graph, not counted.
+inline constexpr const char* kParametersNotInGraphKey = "ridge.parameters_not_in_graph";
+
 /// import_onnx with explicit engine switches.
 Graph import_onnx(const std::string& path, const LoadOptions& opts, const OnnxImportOptions& engines);
 

@@ -457,7 +457,8 @@ def _export_module(module: Any, input_size: Optional[Tuple[int, ...]], example_i
     data = buf.getvalue()
     if not kwargs["export_params"]:
         data = _ridge.params_to_initializers(data, set(names), type(module).__name__,
-                                             {n for n, _ in module.named_buffers()})
+                                             {n for n, _ in module.named_buffers()},
+                                             [(n, p.numel()) for n, p in module.named_parameters()])
     if state is not None:
         _EXPORTS[module] = (key, data)
     else:

@@ -610,6 +610,26 @@ TEST(OnnxOps, IntegerShapeArithmeticPastInt64IsLeftUnfoldedNotWrapped) {
   EXPECT_FALSE(g.value(g.nodes[static_cast<size_t>(g.find_node("mul"))].outputs[0]).has_int_data);
 }
 
+TEST(OnnxOps, ParametersTheWriterSaysTheGraphDoesNotUseAreNoted) {
+  // The Python API lists a module's parameters that its traced forward does not reach (googlenet's aux1/aux2): the
+  // totals stay the graph's, and every output says how many torch counts besides. A malformed entry is skipped.
+  TinyModel m;
+  m.input("x", {1, 4});
+  m.node("Relu", {"x"}, {"y"});
+  m.output("y");
+  auto* prop = m.proto().add_metadata_props();
+  prop->set_key(kParametersNotInGraphKey);
+  prop->set_value("aux1.conv.weight:1000,aux1.fc.bias:10,aux2.fc.weight:2000,broken,aux3.w:-5,aux4.w:12x");
+  const Graph g = import_onnx_bytes(m.bytes(), "aux.onnx", LoadOptions{});
+  std::string note;
+  for (const auto& n : g.notes)
+    if (n.find("that its traced forward pass does not use") != std::string::npos) note = n;
+  EXPECT_EQ(note, "the module has 3,010 parameters (3 tensors, in aux1, aux2) that its traced forward pass does not "
+                  "use (e.g. auxiliary heads that run only in training): torch's parameter count includes them, "
+                  "ridge's totals do not");
+  EXPECT_EQ(estimate(g).total.params, 0);
+}
+
 // A body graph for a control-flow node's GRAPH attribute.
 onnx::GraphProto* add_body(onnx::NodeProto& n, const std::string& attr) {
   auto* a = n.add_attribute();

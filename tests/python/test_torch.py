@@ -270,3 +270,15 @@ def test_detection_models_cost_their_backbone_and_heads_and_name_the_post_proces
     assert 1.1e9 < r.totals["flops"] < 1.3e9
     convs = [row for row in r.layers if row["op"] == "Conv"]
     assert len(convs) > 90 and all(row["status"] == "ok" for row in convs)
+
+
+def test_parameters_forward_does_not_use_are_noted_with_torchs_count():
+    # googlenet built without weights keeps its aux classifiers, which forward runs only in training: torch counts
+    # 13,004,888 parameters, the eval-mode graph has torchvision's published 6,624,904; the note gives the rest.
+    torch.manual_seed(0)
+    m = torchvision.models.googlenet(weights=None, aux_logits=True, init_weights=False)
+    r = ridge.summary(m, input_size=(3, 224, 224))
+    assert r.totals["params"] == 6624904
+    notes = [n for n in r.notes if "traced forward pass does not use" in n]
+    assert len(notes) == 1 and "6,379,984 parameters" in notes[0] and "aux1, aux2" in notes[0]
+    assert 6624904 + 6379984 == sum(p.numel() for p in m.parameters())

@@ -1,6 +1,7 @@
 // The ONNX importer's pipeline: parse -> check -> bind inputs -> ONNX inference -> Graph -> ridge's shape
 // rules -> names and modules -> artefacts -> notes -> validate.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <onnx/shape_inference/implementation.h>
 
 #include <sys/wait.h>
@@ -8,6 +9,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstdlib>
 #include <cerrno>
 #include <filesystem>
 #include <optional>
@@ -460,6 +462,41 @@ bool typed_completely(const Work& w) {
 
 /// The Graph of a bound model with the given engines; with `complete_or_nothing`, nothing when ridge's rules
 /// leave a tensor untyped or an op unknown.
+/// The note for kParametersNotInGraphKey: how many parameters of the source module the graph does not use, and
+/// the modules they belong to (names up to the last dot; the first few).
+void note_parameters_not_in_graph(Work& w, const onnx::ModelProto& m) {
+  for (const auto& prop : m.metadata_props()) {
+    if (prop.key() != kParametersNotInGraphKey) continue;
+    Count elements = 0;
+    int tensors = 0;
+    std::vector<std::string> modules;
+    for (size_t at = 0; at < prop.value().size();) {
+      const size_t end = std::min(prop.value().find(',', at), prop.value().size());
+      const std::string item = prop.value().substr(at, end - at);
+      at = end + 1;
+      const size_t colon = item.rfind(':');
+      if (colon == std::string::npos) continue;
+      char* stop = nullptr;
+      const long long n = std::strtoll(item.c_str() + colon + 1, &stop, 10);
+      if (n <= 0 || *stop != '\0') continue;  // a hand-made value: what parses
+      elements += n;
+      ++tensors;
+      const std::string name = item.substr(0, colon);
+      const std::string module = name.substr(0, name.rfind('.') == std::string::npos ? 0 : name.rfind('.'));
+      const std::string top = module.substr(0, module.find('.'));  // aux1.conv.conv -> aux1
+      if (std::find(modules.begin(), modules.end(), top) == modules.end()) modules.push_back(top);
+    }
+    if (tensors == 0) return;
+    constexpr size_t kShown = 4;
+    std::string named = fmt::format("{}", fmt::join(modules.begin(), modules.begin() + std::min(kShown, modules.size()), ", "));
+    if (modules.size() > kShown) named += fmt::format(" and {} more", modules.size() - kShown);
+    w.g.notes.push_back(fmt::format(
+        "the module has {} parameters ({} tensors, in {}) that its traced forward pass does not use (e.g. auxiliary "
+        "heads that run only in training): torch's parameter count includes them, ridge's totals do not",
+        with_commas(elements), tensors, named));
+  }
+}
+
 std::optional<Graph> build_graph(BoundModel& bm, const std::string& label, const LoadOptions& opts,
                                  const OnnxImportOptions& engines, bool complete_or_nothing) {
   Work w;
@@ -544,6 +581,7 @@ std::optional<Graph> build_graph(BoundModel& bm, const std::string& label, const
     }
     kept.push_back(&n);
   }
+  note_parameters_not_in_graph(w, m);
   if (!copies.empty())
     w.g.notes.push_back(fmt::format("{} Identity node(s) give an initializer's value to another tensor ({}), as "
                                     "torch's export does for parameters of equal value: each is counted as its own",
