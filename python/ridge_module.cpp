@@ -72,8 +72,9 @@ ModelSource source_of(const std::string& kind, std::string payload, std::string 
 /// type and shape and no payload (marked external), so that ridge counts them as parameters and buffers like any
 /// exported file's; `buffers` (the module's named_buffers()) are declared buffers (kDeclaredBufferDoc).
 /// Exporting without weights is about twice as fast.
-/// `parameters` (the module's named_parameters(): name -> elements) that the graph does not take are listed under
-/// kParametersNotInGraphKey, so that every result notes them.
+/// `parameters` (the module's named_parameters(): name -> elements) are declared parameters
+/// (kDeclaredParameterDoc); those the graph does not take are listed under kParametersNotInGraphKey, so that every
+/// result notes them.
 py::bytes params_to_initializers(const std::string& bytes, const std::set<std::string>& keep,
                                  const std::string& label, const std::set<std::string>& buffers,
                                  const std::vector<std::pair<std::string, int64_t>>& parameters) {
@@ -83,6 +84,8 @@ py::bytes params_to_initializers(const std::string& bytes, const std::set<std::s
   std::set<std::string> in_graph;
   for (const auto& in : g->input()) in_graph.insert(in.name());
   for (const auto& t : g->initializer()) in_graph.insert(t.name());
+  std::set<std::string> in_module;
+  for (const auto& [name, elements] : parameters) in_module.insert(name);
   std::string unused;
   for (const auto& [name, elements] : parameters)
     if (!in_graph.count(name)) unused += (unused.empty() ? "" : ",") + name + ":" + std::to_string(elements);
@@ -100,6 +103,7 @@ py::bytes params_to_initializers(const std::string& bytes, const std::set<std::s
     onnx::TensorProto* t = g->add_initializer();
     t->set_name(in.name());
     if (buffers.count(in.name())) t->set_doc_string(kDeclaredBufferDoc);
+    else if (in_module.count(in.name())) t->set_doc_string(kDeclaredParameterDoc);
     t->set_data_type(in.type().tensor_type().elem_type());
     for (const auto& d : in.type().tensor_type().shape().dim()) {
       if (!d.has_dim_value()) throw Error(label + ": parameter " + in.name() + " has a symbolic dimension");

@@ -22,6 +22,10 @@ struct OnnxImportOptions {
 /// doc_string of an initializer its writer declares a non-trainable buffer (Python: a module's named_buffers()):
 /// counted as a buffer whatever its uses (a normalisation mean multiplied in reads like an elementwise weight).
 inline constexpr const char* kDeclaredBufferDoc = "ridge: non-trainable buffer";
+/// doc_string of an initializer its writer declares a trainable parameter (Python: a module's named_parameters()):
+/// counted as a parameter whatever its uses (Swin V2's logit_scale, [heads, 1, 1], is only clamped, exponentiated
+/// and multiplied in, which reads like a buffer).
+inline constexpr const char* kDeclaredParameterDoc = "ridge: trainable parameter";
 
 /// metadata_props key under which a writer lists the parameters of its source module that the exported graph does
 /// not use ("name:elements" joined by commas; Python: a torch.nn.Module's auxiliary heads that only run in training,

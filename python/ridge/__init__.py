@@ -402,6 +402,36 @@ def _state_of(module: Any, torch: Any) -> Optional[Tuple[Any, ...]]:
         return None
 
 
+# ATen ops torch.onnx cannot export (torch 1.13), each as an ONNX expression of the same shape and type: ridge reads
+# shapes, never values. aten::zero is Tensor.zero_(), which Swin V2's attention applies to a slice of its qkv bias.
+_SHAPE_ONLY_SYMBOLICS = {
+    "aten::zero": lambda g, self: g.op("ConstantOfShape", g.op("Shape", self)),  # zeros: no arithmetic
+}
+
+
+@_contextlib.contextmanager
+def _shape_only_symbolics(torch: Any, ops: List[str], opset: int):
+    """Registers the _SHAPE_ONLY_SYMBOLICS for `ops` for one export, and removes them after, leaving torch's
+    registry as it was (torch 1.13's unregister leaves an empty entry behind, on which a later export of the op
+    fails with "min() arg is an empty sequence" instead of torch's own message)."""
+    try:
+        from torch.onnx._internal import registration
+        table = registration.registry._registry
+    except (ImportError, AttributeError):  # another torch: its public unregister is all there is
+        table = None
+    absent = [op for op in ops if table is not None and op not in table]
+    for op in ops:
+        torch.onnx.register_custom_op_symbolic(op, _SHAPE_ONLY_SYMBOLICS[op], opset)
+    try:
+        yield
+    finally:
+        for op in ops:
+            if hasattr(torch.onnx, "unregister_custom_op_symbolic"):
+                torch.onnx.unregister_custom_op_symbolic(op, opset)
+            if op in absent:
+                table.pop(op, None)
+
+
 def _export_module(module: Any, input_size: Optional[Tuple[int, ...]], example_inputs: Any,
                    export_kwargs: Dict[str, Any]) -> bytes:
     """torch.onnx.export into memory, weights as shapes only. From input_size the batch axis is symbolic (ridge
@@ -449,7 +479,15 @@ def _export_module(module: Any, input_size: Optional[Tuple[int, ...]], example_i
     module.eval()
     try:
         with torch.enable_grad(), _as_the_module_is(torch):
-            torch.onnx.export(module, args, buf, **kwargs)
+            try:
+                torch.onnx.export(module, args, buf, **kwargs)
+            except Exception as e:
+                missing = [op for op in _SHAPE_ONLY_SYMBOLICS if "'{}'".format(op) in str(e)]
+                if not missing:
+                    raise
+                buf = _io.BytesIO()  # again, with ops torch cannot export given what ridge needs of them: shapes
+                with _shape_only_symbolics(torch, missing, kwargs.get("opset_version", 13)):
+                    torch.onnx.export(module, args, buf, **kwargs)
     except Exception as e:  # torch's own message, with what ridge was doing
         raise Error("{}: torch.onnx.export failed: {}".format(type(module).__name__, str(e).splitlines()[0])) from e
     finally:

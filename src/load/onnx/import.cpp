@@ -123,7 +123,8 @@ void collect_body_reads(const onnx::NodeProto& n, const std::set<std::string>& d
 
 /// How an initializer is used decides whether it is a trainable parameter, a buffer or a constant: the role
 /// of its input position in the op's record (ops.def).
-void classify_initializers(Work& w, const std::vector<int>& initializers, const std::set<int>& declared_buffers) {
+void classify_initializers(Work& w, const std::vector<int>& initializers, const std::set<int>& declared_buffers,
+                           const std::set<int>& declared_parameters) {
   std::vector<int> weight_uses(w.g.values.size()), stat_uses(w.g.values.size());
   for (const Node& n : w.g.nodes)
     for (size_t k = 0; k < n.inputs.size(); ++k) {
@@ -238,6 +239,7 @@ void classify_initializers(Work& w, const std::vector<int>& initializers, const 
     const bool quantized_weight = quantized[static_cast<size_t>(v)] && weight_uses[v] &&
                                   (val.dtype == DType::I8 || val.dtype == DType::U8 || val.dtype == DType::I32);
     if (declared_buffers.count(v)) val.kind = ValueKind::Buffer;
+    else if (declared_parameters.count(v)) val.kind = ValueKind::Param;
     else if (quantized_weight && val.shape.rank() > 0) val.kind = ValueKind::Param;
     else if (!is_float(val.dtype) || val.shape.rank() == 0) val.kind = ValueKind::Constant;
     else if (weight_uses[v]) val.kind = ValueKind::Param;
@@ -535,7 +537,7 @@ std::optional<Graph> build_graph(BoundModel& bm, const std::string& label, const
     if (shape) merge_shape(w, id, *shape);
   }
   std::vector<int> initializers;
-  std::set<int> declared_buffers;
+  std::set<int> declared_buffers, declared_parameters;
   for (const auto& t : graph.initializer()) {
     Value v;
     v.kind = ValueKind::Param;
@@ -551,6 +553,7 @@ std::optional<Graph> build_graph(BoundModel& bm, const std::string& label, const
     w.env.float_data[id] = float_payload(t);
     initializers.push_back(id);
     if (t.doc_string() == kDeclaredBufferDoc) declared_buffers.insert(id);
+    if (t.doc_string() == kDeclaredParameterDoc) declared_parameters.insert(id);
   }
 
   // An Identity over an initializer is torch's eval-mode export of two parameters with equal values (fresh
@@ -668,7 +671,7 @@ std::optional<Graph> build_graph(BoundModel& bm, const std::string& label, const
   }
 
   reorder_nodes(w, topological(w));
-  classify_initializers(w, initializers, declared_buffers);
+  classify_initializers(w, initializers, declared_buffers, declared_parameters);
   if (engines.ridge_rules)
     for (size_t i = 0; i < w.g.nodes.size(); ++i) apply_shape_rule(w, static_cast<int>(i));
   if (complete_or_nothing && !typed_completely(w)) return std::nullopt;
