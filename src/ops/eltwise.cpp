@@ -30,8 +30,14 @@ bool unary_infer(RuleContext& c) {
   // detection transform pads to ceil(h / 32.0) * 32 in float).
   const bool whole = op == OpKind::Ceil || op == OpKind::Floor || op == OpKind::Round || op == OpKind::Abs;
   if (whole || op == OpKind::Neg || op == OpKind::Not) {
-    if (auto v = whole ? c.integral(0) : (c.ints(0) ? std::optional(*c.ints(0)) : std::nullopt)) {
-      for (auto& e : *v) e = op == OpKind::Neg ? -e : op == OpKind::Not ? int64_t{e == 0} : op == OpKind::Abs ? std::abs(e) : e;
+    auto v = whole ? c.integral(0) : (c.ints(0) ? std::optional(*c.ints(0)) : std::nullopt);
+    // -INT64_MIN does not exist: such a payload is left unfolded.
+    if (v && (op == OpKind::Not || std::find(v->begin(), v->end(), INT64_MIN) == v->end())) {
+      for (auto& e : *v) {
+        if (op == OpKind::Neg) e = -e;
+        else if (op == OpKind::Not) e = e == 0;
+        else if (op == OpKind::Abs) e = std::abs(e);
+      }
       c.out_ints(0, std::move(*v));
       return true;
     }
@@ -74,7 +80,7 @@ bool binary_infer(RuleContext& c) {
     throw RuleError(fmt::format("BitShift direction '{}' is neither LEFT nor RIGHT", c.n.attrs.s("direction", "")));
   c.out(0, out, op_record(op).bwd_flops_a < 0 ? DType::Bool : DType::Unknown);  // comparisons and logic
   const bool integral = is_integral(c.dtype(0));
-  (void)(fold_elementwise(c, out, 0, 2, [&](const std::vector<int64_t>& v) -> std::optional<int64_t> {
+  if (!fold_elementwise(c, out, 0, 2, [&](const std::vector<int64_t>& v) -> std::optional<int64_t> {
     const int64_t x = v[0], y = v[1];
     // A result past int64 (folded shape arithmetic on a hostile file) is left unfolded, never wrapped.
     int64_t r = 0;
@@ -118,15 +124,16 @@ bool binary_infer(RuleContext& c) {
       }
       default: return std::nullopt;
     }
-  }) || fold_reals(c, out, 0, 2, [&](const std::vector<double>& v) -> std::optional<double> {
-    switch (op) {
-      case OpKind::Add: return v[0] + v[1];
-      case OpKind::Sub: return v[0] - v[1];
-      case OpKind::Mul: return v[0] * v[1];
-      case OpKind::Div: return v[1] != 0 ? std::optional(v[0] / v[1]) : std::nullopt;
-      default: return std::nullopt;
-    }
-  }));
+  }))
+    fold_reals(c, out, 0, 2, [&](const std::vector<double>& v) -> std::optional<double> {
+      switch (op) {
+        case OpKind::Add: return v[0] + v[1];
+        case OpKind::Sub: return v[0] - v[1];
+        case OpKind::Mul: return v[0] * v[1];
+        case OpKind::Div: return v[1] != 0 ? std::optional(v[0] / v[1]) : std::nullopt;
+        default: return std::nullopt;
+      }
+    });
   return true;
 }
 
@@ -159,7 +166,7 @@ bool variadic_infer(RuleContext& c) {
   }
   c.out(0, out);
   const OpKind op = c.n.op;
-  (void)(fold_elementwise(c, out, 0, c.inputs(), [&](const std::vector<int64_t>& v) -> std::optional<int64_t> {
+  if (!fold_elementwise(c, out, 0, c.inputs(), [&](const std::vector<int64_t>& v) -> std::optional<int64_t> {
     int64_t r = v[0];
     for (size_t i = 1; i < v.size(); ++i) {
       if (op == OpKind::Max) r = std::max(r, v[i]);
@@ -171,11 +178,12 @@ bool variadic_infer(RuleContext& c) {
       r /= static_cast<int64_t>(v.size());
     }
     return r;
-  }) || fold_reals(c, out, 0, c.inputs(), [&](const std::vector<double>& v) -> std::optional<double> {
-    if (op == OpKind::Max) return *std::max_element(v.begin(), v.end());
-    if (op == OpKind::Min) return *std::min_element(v.begin(), v.end());
-    return std::nullopt;
-  }));
+  }))
+    fold_reals(c, out, 0, c.inputs(), [&](const std::vector<double>& v) -> std::optional<double> {
+      if (op == OpKind::Max) return *std::max_element(v.begin(), v.end());
+      if (op == OpKind::Min) return *std::min_element(v.begin(), v.end());
+      return std::nullopt;
+    });
   return true;
 }
 

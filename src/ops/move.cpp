@@ -25,6 +25,7 @@ bool unary_passthrough(RuleContext& c) {
   c.out(0, *x, t);
   if (const auto* d = c.ints(0)) {
     std::vector<int64_t> v = *d;
+    if (c.n.op == OpKind::Neg && std::find(v.begin(), v.end(), INT64_MIN) != v.end()) return true;  // no -INT64_MIN
     if (c.n.op == OpKind::Neg)
       for (auto& e : v) e = -e;
     if (cast && t == DType::Bool)

@@ -485,12 +485,13 @@ void note_parameters_not_in_graph(Work& w, const onnx::ModelProto& m) {
       ++tensors;
       const std::string name = item.substr(0, colon);
       const std::string module = name.substr(0, name.rfind('.') == std::string::npos ? 0 : name.rfind('.'));
-      const std::string top = module.substr(0, module.find('.'));  // aux1.conv.conv -> aux1
+      const std::string top = module.empty() ? "the root module" : module.substr(0, module.find('.'));  // aux1
       if (std::find(modules.begin(), modules.end(), top) == modules.end()) modules.push_back(top);
     }
     if (tensors == 0) return;
     constexpr size_t kShown = 4;
-    std::string named = fmt::format("{}", fmt::join(modules.begin(), modules.begin() + std::min(kShown, modules.size()), ", "));
+    const auto shown = modules.begin() + static_cast<std::ptrdiff_t>(std::min(kShown, modules.size()));
+    std::string named = fmt::format("{}", fmt::join(modules.begin(), shown, ", "));
     if (modules.size() > kShown) named += fmt::format(" and {} more", modules.size() - kShown);
     w.g.notes.push_back(fmt::format(
         "the module has {} parameters ({} tensors, in {}) that its traced forward pass does not use (e.g. auxiliary "
