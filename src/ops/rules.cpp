@@ -193,52 +193,54 @@ int64_t broadcast_index(const Shape& out, const Shape& in, int64_t flat) {
 }
 }  // namespace
 
-bool fold_elementwise(RuleContext& c, const Shape& out, int first, int count,
-                      const std::function<std::optional<int64_t>(const std::vector<int64_t>&)>& f) {
-  if (!out.known() || product(out.dims) > kMaxFoldElements) return false;
-  std::vector<std::vector<int64_t>> operands;
+namespace {
+// The elementwise fold both payload kinds share: operands [first, first+count) read by `payload(i)` (each with a
+// known shape holding exactly its elements), broadcast to `out`, `f` per output element; nullopt when an operand is
+// missing or `f` gives up on any element.
+template <class T, class Payload, class F>
+std::optional<std::vector<T>> fold_broadcast(const RuleContext& c, const Shape& out, int first, int count,
+                                             Payload payload, const F& f) {
+  if (!out.known() || product(out.dims) > kMaxFoldElements) return std::nullopt;
+  std::vector<std::vector<T>> operands;
   for (int i = first; i < first + count; ++i) {
-    auto v = c.integral(i);
+    auto v = payload(i);
     if (!v || !c.shape(i) || !c.shape(i)->known() || static_cast<int64_t>(v->size()) != product(c.shape(i)->dims))
-      return false;
+      return std::nullopt;
     operands.push_back(std::move(*v));
   }
-  std::vector<int64_t> result;
-  const int64_t n = product(out.dims);
-  for (int64_t e = 0; e < n; ++e) {
-    std::vector<int64_t> args;
+  std::vector<T> result;
+  for (int64_t e = 0; e < product(out.dims); ++e) {
+    std::vector<T> args;
     for (int i = first; i < first + count; ++i)
       args.push_back(operands[static_cast<size_t>(i - first)].at(broadcast_index(out, *c.shape(i), e)));
     auto r = f(args);
-    if (!r) return false;
+    if (!r) return std::nullopt;
     result.push_back(*r);
   }
-  c.out_ints(0, std::move(result));
+  return result;
+}
+}  // namespace
+
+bool fold_elementwise(RuleContext& c, const Shape& out, int first, int count,
+                      const std::function<std::optional<int64_t>(const std::vector<int64_t>&)>& f) {
+  auto result = fold_broadcast<int64_t>(c, out, first, count, [&](int i) { return c.integral(i); }, f);
+  if (!result) return false;
+  c.out_ints(0, std::move(*result));
   return true;
 }
 
 bool fold_reals(RuleContext& c, const Shape& out, int first, int count,
                 const std::function<std::optional<double>(const std::vector<double>&)>& f) {
-  if (c.outputs() == 0 || !out.known() || product(out.dims) > kMaxFoldElements) return false;
-  const DType t = c.env.g.value(c.n.outputs[0]).dtype;
-  if (!is_float(t)) return false;
-  std::vector<std::vector<double>> operands;
-  for (int i = first; i < first + count; ++i) {
-    auto v = c.reals(i);
-    if (!v || !c.shape(i) || !c.shape(i)->known() || static_cast<int64_t>(v->size()) != product(c.shape(i)->dims))
-      return false;
-    operands.push_back(std::move(*v));
-  }
-  std::vector<double> result;
-  for (int64_t e = 0; e < product(out.dims); ++e) {
-    std::vector<double> args;
-    for (int i = first; i < first + count; ++i)
-      args.push_back(operands[static_cast<size_t>(i - first)].at(broadcast_index(out, *c.shape(i), e)));
-    auto r = f(args);
-    if (!r || !std::isfinite(*r)) return false;
-    result.push_back(t == DType::F32 ? static_cast<double>(static_cast<float>(*r)) : *r);
-  }
-  c.env.float_data[c.n.outputs[0]] = std::move(result);
+  if (c.outputs() == 0 || !is_float(c.env.g.value(c.n.outputs[0]).dtype)) return false;
+  const bool fp32 = c.env.g.value(c.n.outputs[0]).dtype == DType::F32;
+  auto result = fold_broadcast<double>(c, out, first, count, [&](int i) { return c.reals(i); },
+                                       [&](const std::vector<double>& args) -> std::optional<double> {
+                                         const auto r = f(args);
+                                         if (!r || !std::isfinite(*r)) return std::nullopt;
+                                         return fp32 ? static_cast<double>(static_cast<float>(*r)) : *r;
+                                       });
+  if (!result) return false;
+  c.env.float_data[c.n.outputs[0]] = std::move(*result);
   return true;
 }
 
