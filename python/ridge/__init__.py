@@ -22,6 +22,7 @@ import io as _io
 import json as _json
 import operator as _operator
 import os as _os
+import re as _re
 import weakref as _weakref
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
@@ -477,17 +478,28 @@ def _export_module(module: Any, input_size: Optional[Tuple[int, ...]], example_i
     buf = _io.BytesIO()
     was_training = module.training
     module.eval()
+    # Two failures are retried: an op torch cannot export at all, with a shape-only stand-in (_SHAPE_ONLY_SYMBOLICS),
+    # and an op torch exports only from a later opset ("added in version 16": RAFT's grid_sample), at that opset
+    # unless the caller chose one (ridge reads opsets up to 23).
+    stand_ins: List[str] = []
     try:
         with torch.enable_grad(), _as_the_module_is(torch):
-            try:
-                torch.onnx.export(module, args, buf, **kwargs)
-            except Exception as e:
-                missing = [op for op in _SHAPE_ONLY_SYMBOLICS if "'{}'".format(op) in str(e)]
-                if not missing:
-                    raise
-                buf = _io.BytesIO()  # again, with ops torch cannot export given what ridge needs of them: shapes
-                with _shape_only_symbolics(torch, missing, kwargs.get("opset_version", 13)):
-                    torch.onnx.export(module, args, buf, **kwargs)
+            for attempt in range(4):
+                buf = _io.BytesIO()
+                try:
+                    with _shape_only_symbolics(torch, stand_ins, kwargs["opset_version"]):
+                        torch.onnx.export(module, args, buf, **kwargs)
+                    break
+                except Exception as e:
+                    missing = [op for op in _SHAPE_ONLY_SYMBOLICS if "'{}'".format(op) in str(e) and op not in stand_ins]
+                    later = _re.search(r"added in version (\d+), try exporting with this version", str(e))
+                    if missing and attempt < 3:
+                        stand_ins += missing
+                    elif later and "opset_version" not in export_kwargs and attempt < 3 and \
+                            kwargs["opset_version"] < int(later.group(1)) <= 23:
+                        kwargs["opset_version"] = int(later.group(1))
+                    else:
+                        raise
     except Exception as e:  # torch's own message, with what ridge was doing
         raise Error("{}: torch.onnx.export failed: {}".format(type(module).__name__, str(e).splitlines()[0])) from e
     finally:

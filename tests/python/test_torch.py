@@ -314,3 +314,19 @@ def test_parameters_used_only_elementwise_count_and_zero_exports_for_the_call_on
 
     with pytest.raises(Exception, match="aten::zero"):
         torch.onnx.export(Zero(), (torch.randn(1, 8),), str(tmp_path / "z.onnx"), opset_version=13)
+
+
+class _Warp(torch.nn.Module):
+    """grid_sample: torch 1.13 exports it from opset 16 only (RAFT's flow warping)."""
+
+    def forward(self, x, grid):
+        return torch.nn.functional.grid_sample(x, grid, align_corners=False)
+
+
+def test_an_op_torch_exports_from_a_later_opset_is_exported_at_that_opset_unless_one_was_chosen():
+    inputs = (torch.rand(1, 2, 8, 8), torch.rand(1, 4, 4, 2))
+    r = ridge.summary(_Warp(), example_inputs=inputs)
+    assert r.data["complete"] is True
+    assert [row["op"] for row in r.layers] == ["GridSample"]
+    with pytest.raises(ridge.Error, match="version 16"):  # the caller's opset is kept, and torch says why
+        ridge.summary(ridge.load(_Warp(), example_inputs=inputs, opset_version=13))
