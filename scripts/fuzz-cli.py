@@ -35,7 +35,7 @@ SHARED = os.environ.get("RIDGE_SHARED_DIR", os.path.join(os.path.dirname(__file_
 PROFILE = os.path.join(SHARED, "fixtures/profiles/01_ncu_text_nyu_A100_resnet18_bs10_train_smsp_flops_dram.log")
 VIDUR = os.path.join(SHARED, "reference/measured/vidur/a100_Llama-2-7b-hf_mlp.csv")
 BASE = {
-    "list": [], "summary": ["mnist"], "flops": ["mnist"], "sweep": ["mnist"], "measure": ["mnist", "--quick"],
+    "list": [], "summary": ["mnist"], "flops": ["mnist"], "sweep": ["mnist"], "measure": ["mnist", "--repeat", "2", "--max-seconds", "1", "--machine", "none"],
     "run": ["mnist"], "machine": ["--quick"], "devices": [], "roofline": ["mnist", "-d", "a100"],
     "predict": ["mnist", "-d", "a100"], "calibrate": [VIDUR, "-d", "a100", "-o", "{tmp}/cal.json"], "ingest": [PROFILE],
     "profile-cmd": ["--tool", "ncu", "--", "python3", "train.py"], "report": ["mnist", "-o", "{tmp}/r.html"],
@@ -90,14 +90,25 @@ def main():
     with open(os.path.join(tmp, "bad-devices", "gpu.json"), "w") as f:
         f.write('{"id": "bad", "memory_bytes": -1, "peaks": {"fp32": "fast"}}')
     values = [v.replace("{tmp}", tmp) for v in VALUES]
-    # A copy of the binary, so a rebuild during the sweep changes nothing (ridge finds data/ by a built-in path).
+    # A copy of the binary and of the backends it loads from its own folder, so a rebuild during the sweep changes
+    # nothing (ridge finds data/ by a built-in path).
     shutil.copy2(a.ridge, os.path.join(tmp, "ridge"))
+    backends = os.path.join(os.path.dirname(os.path.abspath(a.ridge)), "libridge_backends.so")
+    if os.path.exists(backends):
+        shutil.copy2(backends, tmp)
     a.ridge = os.path.join(tmp, "ridge")
     cases = []
     for command in a.commands or sorted(BASE):
         base = [x.replace("{tmp}", tmp) for x in BASE[command]]
         if command == "machine":
             base += ["--cache", f"{tmp}/machine.json"]
+        # The base invocation must work, or every case would fail on it and test nothing.
+        ok = subprocess.run([a.ridge, command] + base, capture_output=True, cwd=tmp, timeout=120,
+                            env=dict(os.environ, XDG_CACHE_HOME=tmp))
+        if ok.returncode != 0:
+            print(f"fuzz-cli: the base invocation `ridge {command} {' '.join(base)}` fails: "
+                  f"{ok.stderr.decode('utf-8', 'replace').strip()[-300:]}", file=sys.stderr)
+            return 1
         if base and not base[0].startswith("-"):  # the first positional (MODEL, FILE) itself
             cases += [[command, v] + base[1:] for v in values]
         for stray in STRAY:  # words that are no option of any command, before and after the base arguments

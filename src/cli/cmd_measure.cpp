@@ -37,7 +37,9 @@ CLI::App* add_measure_command(CLI::App& app) {
   cmd->add_flag("--train", o->train, "Measure a training step: forward, backward and SGD update");
   cmd->add_flag("--end-to-end", o->end_to_end,
                 "Also measure the whole graph as one fused program (post-ops, folded BatchNorm, shared buffers)");
-  cmd->add_option("--seed", o->seed, "Seed of the random weights and inputs")->capture_default_str();
+  cmd->add_option("--seed", o->seed, "Seed of the random weights and inputs")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--machine", o->machine, "Machine profile for the roofline columns (default: the cached one; none)")
       ->type_name("FILE|none");
   o->out.add_to(cmd);

@@ -44,7 +44,9 @@ CLI::App* add_run_command(CLI::App& app) {
   cmd->add_option("--atol", a->req.atol, "Absolute tolerance of the comparison")->capture_default_str();
   cmd->add_option("--batch,-b", a->req.batch, "Batch size when no input file binds the shapes")->check(CLI::PositiveNumber);
   cmd->add_option("--threads,-t", a->req.threads, "oneDNN threads (0 = runtime default)")->check(CLI::Range(0, 4096));
-  cmd->add_option("--seed", a->req.seed, "Seed of random inputs/weights that no file provides")->capture_default_str();
+  cmd->add_option("--seed", a->req.seed, "Seed of random inputs/weights that no file provides")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--save", a->save_dir, "Write the outputs as DIR/output_N.pb")->type_name("DIR");
   a->out.add_to(cmd);
   cmd->callback([a] { run(*a); });

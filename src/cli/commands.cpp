@@ -226,6 +226,7 @@ std::string usage_message(const std::string& m) {
   if (*end != '\0' || v.empty()) words = v + " is not a number";
   else if (hi >= 1e300 && x < 0) words = v + " is negative";  // NonNegativeNumber, or PositiveNumber
   else if (hi >= 1e300) words = v + " is not a positive number";  // 0 fails only PositiveNumber
+  else if (x >= lo && x <= hi) words = v + " is not a whole number";  // in range: it failed as an integer
   else {
     auto bound = [](double b) {  // 64.0000 -> 64, 0.000001 stays
       std::string t = report::plain(b, 6);
@@ -238,6 +239,22 @@ std::string usage_message(const std::string& m) {
     words = fmt::format("{} is not between {} and {}", v, bound(lo), bound(hi));
   }
   return mt.prefix().str() + words + mt.suffix().str();
+}
+
+std::string conversion_message(const CLI::App& cmd, const std::string& m) {
+  static const std::regex kConvert(R"(Could not convert: (\S+) = (.*))");
+  std::smatch mt;
+  if (!std::regex_search(m, mt, kConvert)) return usage_message(m);
+  const std::string name = mt[1].str(), value = mt[2].str();
+  const CLI::Option* opt = cmd.get_option_no_throw(name);
+  if (opt && opt->get_expected_max() == 0)
+    return fmt::format("{} is a flag: give it alone or as {}=true|false, not '{}'", name, name, value);
+  const std::string type = opt ? opt->get_type_name() : "";
+  const std::string what = type.rfind("UINT", 0) == 0  ? "a whole number of 0 or more"
+                           : type.rfind("INT", 0) == 0 ? "a whole number"
+                           : type.rfind("FLOAT", 0) == 0 ? "a number"
+                                                         : "a value this option takes";
+  return fmt::format("{}: '{}' is not {}", name, value, what);
 }
 
 std::vector<std::string> meant_names(const std::string& typed, const std::vector<std::string>& known, size_t n) {

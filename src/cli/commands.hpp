@@ -58,6 +58,10 @@ std::string usage_message(const std::string& cli11_message);
 /// "unknown option --gen (did you mean --generate?)" for the first one that looks like an option (its value, if
 /// any, is among the extras too), else "unexpected argument '3'" (or "arguments '3', '4'").
 std::string unexpected_arguments_message(const CLI::App& cmd, const std::vector<std::string>& extras);
+/// CLI11's "Could not convert: --batch = abc" in words, with what the option of `cmd` takes: "--batch: 'abc' is not
+/// a whole number"; for a flag, "--strict is a flag: give it alone or as --strict=true|false, not 'maybe'".
+std::string conversion_message(const CLI::App& cmd, const std::string& cli11_message);
+
 /// Up to `n` of `known` (option or command names) that `typed` was probably meant as: at most one edit away for a
 /// name of up to three letters, two for a longer one, or starting with what was typed.
 std::vector<std::string> meant_names(const std::string& typed, const std::vector<std::string>& known, size_t n = 3);

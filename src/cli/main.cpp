@@ -22,6 +22,13 @@ std::string command_list(const CLI::App& app) {
   return out;
 }
 
+// The subcommand argv names (argv[1]), else the app itself.
+const CLI::App& command_of(const CLI::App& app, char** argv) {
+  for (const CLI::App* sub : app.get_subcommands({}))
+    if (sub->check_name(argv[1])) return *sub;
+  return app;
+}
+
 // Where the options of the command in argv are explained.
 std::string help_of(char** argv) {
   return argv[1][0] != '-' ? "ridge " + std::string(argv[1]) + " --help" : "ridge --help";
@@ -73,11 +80,14 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     std::cout << e.what() << "\n";
     return 0;
+  } catch (const CLI::ConversionError& e) {
+    std::cerr << "ridge: usage error: "
+              << ridge::printable(ridge::cli::conversion_message(command_of(app, argv), e.what())) << " (run `"
+              << ridge::printable(help_of(argv)) << "`)\n";
+    return 2;
   } catch (const CLI::ExtrasError& e) {
     // Arguments the command did not take: name the first unknown option and the ones it may have meant.
-    const CLI::App* cmd = &app;
-    for (const CLI::App* sub : app.get_subcommands({}))
-      if (sub->check_name(argv[1])) cmd = sub;
+    const CLI::App* cmd = &command_of(app, argv);
     std::vector<std::string> extras = cmd->remaining();
     if (extras.empty()) extras = app.remaining();
     const std::string message = extras.empty() ? ridge::cli::usage_message(e.what())

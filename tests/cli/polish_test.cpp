@@ -74,6 +74,21 @@ TEST(CliFrame, MistypedCommandsAndOptionsGetTheNameTheyProbablyMeant) {
   EXPECT_EQ(ridge::cli::meant_names("bacth", {"batch", "depth"}), std::vector<std::string>{"batch"});
 }
 
+TEST(CliFrame, ValuesOfTheWrongKindAreNamedWithWhatTheOptionTakes) {
+  // CLI11 said "Could not convert: --batch = abc"; a negative --seed wrapped to 18446744073709551615.
+  for (const auto& [args, said] : std::vector<std::pair<std::string, std::string>>{
+           {"summary mnist --batch abc", "--batch: 'abc' is not a whole number"},
+           {"summary mnist --strict=maybe", "--strict is a flag: give it alone or as --strict=true|false, not 'maybe'"},
+           {"predict mnist -d a100 --ppp x", "--ppp: x is not a number"},
+           {"summary mnist --depth 1.5", "--depth: 1.5 is not a whole number"},
+           {"measure mnist --seed -1", "--seed: -1 is negative"},
+           {"run mnist --seed -1", "--seed: -1 is negative"}}) {
+    const auto r = run_ridge(args);
+    EXPECT_EQ(r.exit_code, 2) << args;
+    EXPECT_NE(r.err.find("ridge: usage error: " + said), std::string::npos) << args << ": " << r.err;
+  }
+}
+
 TEST(CliFrame, RangeErrorsInWords) {
   for (const char* args : {"machine --quick --threads 0", "profile-cmd --slurm --batch-sizes -3 -- app {bs}",
                            "summary mnist --depth 99"}) {
