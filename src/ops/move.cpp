@@ -25,13 +25,10 @@ bool unary_passthrough(RuleContext& c) {
   c.out(0, *x, t);
   if (const auto* d = c.ints(0)) {
     std::vector<int64_t> v = *d;
-    if (c.n.op == OpKind::Neg && std::find(v.begin(), v.end(), INT64_MIN) != v.end()) return true;  // no -INT64_MIN
-    if (c.n.op == OpKind::Neg)
-      for (auto& e : v) e = -e;
     if (cast && t == DType::Bool)
       for (auto& e : v) e = e != 0;
     c.out_ints(0, std::move(v));
-  } else if (cast && is_float(t)) {  // float to float: the payload at the new precision
+  } else if (!cast || is_float(t)) {  // Identity, or float to float: the payload (at the new precision)
     fold_reals(c, *x, 0, 1, [](const std::vector<double>& v) -> std::optional<double> { return v[0]; });
   } else if (cast && is_integral(t)) {
     if (auto reals = c.reals(0)) {  // truncated toward zero; NaN, inf and values past int64 leave it unfolded

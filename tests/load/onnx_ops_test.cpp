@@ -561,8 +561,9 @@ TEST(OnnxOps, FloatScaleArithmeticFoldsIntoAResizesSizesAsTorchvisionsDetectionT
     set_attr(m.node("ReduceMin", {"hw"}, {"short"}), "keepdims", int64_t{1});
     m.node("Reciprocal", {"short"}, {"inv"});
     m.node("Mul", {"inv", "min_size"}, {"scale"});
-    m.node("Mul", {"h", "scale"}, {"h_scaled"});
-    m.node("Mul", {"w", "scale"}, {"w_scaled"});
+    m.node("Identity", {"scale"}, {"scale_copy"});  // a float payload passes an Identity too
+    m.node("Mul", {"h", "scale_copy"}, {"h_scaled"});
+    m.node("Mul", {"w", "scale_copy"}, {"w_scaled"});
     m.node("Floor", {"h_scaled"}, {"h_new"});
     m.node("Floor", {"w_scaled"}, {"w_new"});
     set_attr(m.node("Concat", {"h_new", "w_new"}, {"hw_new"}), "axis", int64_t{0});
