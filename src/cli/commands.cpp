@@ -261,6 +261,13 @@ std::vector<std::string> meant_names(const std::string& typed, const std::vector
   return closest_names(typed, known, n, typed.size() <= 3 ? 1 : 2);
 }
 
+std::string meant_hint(const std::string& typed, const std::vector<std::string>& known, const std::string& prefix,
+                       size_t n) {
+  std::vector<std::string> near = meant_names(typed, known, n);
+  for (std::string& name : near) name = prefix + name;
+  return near.empty() ? "" : fmt::format(" (did you mean {}?)", fmt::join(near, ", "));
+}
+
 std::string unexpected_arguments_message(const CLI::App& cmd, const std::vector<std::string>& extras) {
   const auto option = std::find_if(extras.begin(), extras.end(), [](const std::string& a) {
     return a.size() > 1 && a[0] == '-' && !std::isdigit(static_cast<unsigned char>(a[1])) && a[1] != '.';
@@ -277,9 +284,7 @@ std::string unexpected_arguments_message(const CLI::App& cmd, const std::vector<
     std::vector<std::string> names;
     for (const CLI::Option* o : cmd.get_options())
       for (const std::string& n : o->get_lnames()) names.push_back(n);
-    std::vector<std::string> near = meant_names(bare, names);
-    for (std::string& n : near) n = "--" + n;
-    if (!near.empty()) hint = fmt::format(" (did you mean {}?)", fmt::join(near, ", "));
+    hint = meant_hint(bare, names, "--");
   }
   return fmt::format("unknown option {}{}", typed, hint);
 }

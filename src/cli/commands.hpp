@@ -65,6 +65,10 @@ std::string conversion_message(const CLI::App& cmd, const std::string& cli11_mes
 /// Up to `n` of `known` (option or command names) that `typed` was probably meant as: at most one edit away for a
 /// name of up to three letters, two for a longer one, or starting with what was typed.
 std::vector<std::string> meant_names(const std::string& typed, const std::vector<std::string>& known, size_t n = 3);
+/// " (did you mean --a, --b?)": meant_names(typed, known, n) each written after `prefix` ("--" for options); ""
+/// when none is close.
+std::string meant_hint(const std::string& typed, const std::vector<std::string>& known, const std::string& prefix,
+                       size_t n = 3);
 
 /// Draws the shares chart of the document's table `table_key` (rows named by column `name_key`; columns
 /// `metrics`: key, title) to `path` (.svg or .png). Does nothing when `path` is empty.

@@ -14,13 +14,15 @@
 
 namespace {
 
-// "list, summary, ..." (the visible commands, as `ridge --help` lists them).
-std::string command_list(const CLI::App& app) {
-  std::string out;
+// The visible commands, as `ridge --help` lists them.
+std::vector<std::string> command_names(const CLI::App& app) {
+  std::vector<std::string> out;
   for (const CLI::App* sub : app.get_subcommands({}))
-    if (!sub->get_group().empty()) out += (out.empty() ? "" : ", ") + sub->get_name();
+    if (!sub->get_group().empty()) out.push_back(sub->get_name());
   return out;
 }
+// "list, summary, ...".
+std::string command_list(const CLI::App& app) { return fmt::format("{}", fmt::join(command_names(app), ", ")); }
 
 // The subcommand argv names (argv[1]), else the app itself.
 const CLI::App& command_of(const CLI::App& app, char** argv) {
@@ -29,9 +31,12 @@ const CLI::App& command_of(const CLI::App& app, char** argv) {
   return app;
 }
 
-// Where the options of the command in argv are explained.
-std::string help_of(char** argv) {
-  return argv[1][0] != '-' ? "ridge " + std::string(argv[1]) + " --help" : "ridge --help";
+// A command line CLI11 could not parse: one line, the complaint, then where the options of the command in argv
+// are explained; exit status 2.
+int parse_error(const std::string& message, char** argv) {
+  const std::string help = argv[1][0] != '-' ? "ridge " + std::string(argv[1]) + " --help" : "ridge --help";
+  std::cerr << "ridge: usage error: " << ridge::printable(message) << " (run `" << ridge::printable(help) << "`)\n";
+  return 2;
 }
 
 }  // namespace
@@ -62,13 +67,9 @@ int main(int argc, char** argv) {
     return false;
   };
   if (argv[1][0] != '-' && !known(argv[1])) {
-    std::vector<std::string> names;
-    for (const CLI::App* sub : app.get_subcommands({}))
-      if (!sub->get_group().empty()) names.push_back(sub->get_name());
-    const std::vector<std::string> near = ridge::cli::meant_names(argv[1], names, 2);
     std::cerr << "ridge: usage error: unknown command '" << ridge::printable(argv[1]) << "'"
-              << (near.empty() ? "" : " (did you mean " + fmt::format("{}", fmt::join(near, ", ")) + "?)")
-              << "; commands: " << command_list(app) << "; run `ridge --help`\n";
+              << ridge::cli::meant_hint(argv[1], command_names(app), "", 2) << "; commands: " << command_list(app)
+              << "; run `ridge --help`\n";
     return 2;
   }
   try {
@@ -81,25 +82,17 @@ int main(int argc, char** argv) {
     std::cout << e.what() << "\n";
     return 0;
   } catch (const CLI::ConversionError& e) {
-    std::cerr << "ridge: usage error: "
-              << ridge::printable(ridge::cli::conversion_message(command_of(app, argv), e.what())) << " (run `"
-              << ridge::printable(help_of(argv)) << "`)\n";
-    return 2;
+    return parse_error(ridge::cli::conversion_message(command_of(app, argv), e.what()), argv);
   } catch (const CLI::ExtrasError& e) {
     // Arguments the command did not take: name the first unknown option and the ones it may have meant.
-    const CLI::App* cmd = &command_of(app, argv);
-    std::vector<std::string> extras = cmd->remaining();
+    const CLI::App& cmd = command_of(app, argv);
+    std::vector<std::string> extras = cmd.remaining();
     if (extras.empty()) extras = app.remaining();
-    const std::string message = extras.empty() ? ridge::cli::usage_message(e.what())
-                                               : ridge::cli::unexpected_arguments_message(*cmd, extras);
-    std::cerr << "ridge: usage error: " << ridge::printable(message) << " (run `" << ridge::printable(help_of(argv))
-              << "`)\n";
-    return 2;
+    return parse_error(extras.empty() ? ridge::cli::usage_message(e.what())
+                                      : ridge::cli::unexpected_arguments_message(cmd, extras),
+                       argv);
   } catch (const CLI::ParseError& e) {
-    // One line: the complaint, then where the options of the command are explained.
-    std::cerr << "ridge: usage error: " << ridge::printable(ridge::cli::usage_message(e.what())) << " (run `"
-              << ridge::printable(help_of(argv)) << "`)\n";
-    return 2;
+    return parse_error(ridge::cli::usage_message(e.what()), argv);
   } catch (const ridge::UsageError& e) {
     std::cerr << "ridge: usage error: " << ridge::printable(e.what()) << "\n";
     return 2;
