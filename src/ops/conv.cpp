@@ -49,7 +49,8 @@ bool conv_infer(RuleContext& c) {
   const Shape* x = c.shape(0);
   const Shape* wt = c.shape(1);
   if (!x || !wt) return false;
-  return windowed(c, wt->dims[0], conv_kernel(c, *x, *wt));
+  const auto kernel = conv_kernel(c, *x, *wt);  // first: it checks the weight's rank that dims[0] needs
+  return windowed(c, wt->dims[0], kernel);
 }
 
 bool conv_transpose_infer(RuleContext& c) {
