@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the ONNX importer fuzzer (libFuzzer + AddressSanitizer, clang-14) in build-fuzz-onnx/ (objects shared in
 # build-fuzz-obj/, scripts/fuzz-compile.sh) and runs it for a bounded time, seeded with the fixture .onnx files
-# read in place (../shared/fixtures/onnx). Crash inputs are saved to tests/load/onnx_regressions/ (ridge_tests_load
+# read in place (../shared/fixtures/onnx) and tests/load/onnx_control_flow_seeds/. Crash inputs are saved to tests/load/onnx_regressions/ (ridge_tests_load
 # replays every file there).
 # Usage: scripts/fuzz-onnx.sh [SECONDS (default 60)]
 set -euo pipefail
@@ -31,6 +31,9 @@ if [ -d "$fixtures" ]; then
   while read -r f; do ln -sf "$(realpath "$f")" "$out/seeds/$(echo "$f" | tr / _)"; done < "$out/seed-list"
   seed_args+=("$out/seeds")
 fi
+# And small models with control flow and sequences (tests/load/make_control_flow_seeds.py), which the importer
+# inlines.
+seed_args+=(tests/load/onnx_control_flow_seeds)
 echo "fuzz-onnx: running for ${seconds}s" >&2
 ASAN_OPTIONS=detect_leaks=0 run_fuzzer fuzz-onnx "$out/fuzz.log" "$regressions/onnx-" "$bin" "$out/corpus" \
   "${seed_args[@]}" -max_total_time="$seconds" -max_len=131072 -timeout=20 -rss_limit_mb=4096

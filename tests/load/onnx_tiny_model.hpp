@@ -101,4 +101,29 @@ inline void set_attr(onnx::NodeProto& n, const std::string& name, const std::vec
   for (int64_t x : v) a->add_ints(x);
 }
 
+/// A body graph for a control-flow node's GRAPH attribute (If's branches, Loop's body).
+inline onnx::GraphProto* add_body(onnx::NodeProto& n, const std::string& attr) {
+  auto* a = n.add_attribute();
+  a->set_name(attr);
+  a->set_type(onnx::AttributeProto::GRAPH);
+  a->mutable_g()->set_name(attr);
+  return a->mutable_g();
+}
+/// A node of a body graph, named after the body and the op.
+inline onnx::NodeProto* body_node(onnx::GraphProto* g, const std::string& op, std::vector<std::string> in,
+                                  std::vector<std::string> out) {
+  auto* n = g->add_node();
+  n->set_op_type(op);
+  n->set_name(g->name() + "/" + op);
+  for (auto& i : in) n->add_input(i);
+  for (auto& o : out) n->add_output(o);
+  return n;
+}
+/// A body graph input of an element type with no shape given.
+inline void body_input(onnx::GraphProto* g, const std::string& name, int elem) {
+  auto* in = g->add_input();
+  in->set_name(name);
+  in->mutable_type()->mutable_tensor_type()->set_elem_type(elem);
+}
+
 }  // namespace ridge::test

@@ -651,6 +651,49 @@ TEST(ExecModels, RenamedLinearWeightsRunWithTheFilesPayload) {
   for (const std::string& note : r.notes) EXPECT_EQ(note.find("random"), std::string::npos) << note;
 }
 
+// Two tensors the file stores once: torch's Identity copy of an equal-valued parameter ("b.bias" = "a.bias"),
+// and a Constant inside a Loop body that the importer unrolls (one copy per iteration). Each copy runs with the
+// file's payload; before, both were random in `ridge run` (torch exports of freshly built models gave wrong
+// outputs wherever two LayerNorms or two zero biases were equal).
+TEST(ExecModels, CopiedWeightsAndUnrolledLoopConstantsRunWithTheFilesPayloads) {
+  TinyModel m;
+  m.input("x", {3});
+  m.floats("a.bias", {1.f, 2.f, 3.f});
+  m.ints("trip", {2}, true);
+  m.node("Identity", {"a.bias"}, {"b.bias"});
+  m.node("Add", {"x", "a.bias"}, {"y1"});
+  m.node("Add", {"y1", "b.bias"}, {"y2"});
+  auto& loop = m.node("Loop", {"trip", "", "y2"}, {"y"}, "/loop");
+  auto* body = test::add_body(loop, "body");
+  test::body_input(body, "i", onnx::TensorProto::INT64);
+  test::body_input(body, "c", onnx::TensorProto::BOOL);
+  test::body_input(body, "acc", onnx::TensorProto::FLOAT);
+  auto* step = test::body_node(body, "Constant", {}, {"step"});
+  auto* value = step->add_attribute();
+  value->set_name("value");
+  value->set_type(onnx::AttributeProto::TENSOR);
+  value->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
+  value->mutable_t()->add_dims(3);
+  for (float v : {10.f, 20.f, 30.f}) value->mutable_t()->add_float_data(v);
+  test::body_node(body, "Add", {"acc", "step"}, {"next"});
+  test::body_node(body, "Identity", {"c"}, {"c_out"});
+  for (const char* o : {"c_out", "next"}) body->add_output()->set_name(o);
+  m.output("y");
+  const std::string file = temp_dir() + "/copied_payloads.onnx";
+  {
+    std::ofstream out(file, std::ios::binary);
+    out << m.bytes();
+  }
+  const Graph g = load_model(file, LoadOptions{});
+  ExecOptions eo;
+  eo.weights = read_onnx_weights(file);
+  eo.inputs["x"] = HostTensor{Shape{{3}}, {0.5f, 0.f, -1.f}};
+  const ExecResult r = execute(g, eo);
+  for (const auto& s : r.steps) EXPECT_NE(s.status, StepStatus::NotExecuted) << s.name << " " << s.reason;
+  EXPECT_EQ(r.outputs.at("y").data, (std::vector<float>{22.5f, 44.f, 65.f})) << "x + 2 bias + 2 step";
+  for (const std::string& note : r.notes) EXPECT_EQ(note.find("random"), std::string::npos) << note;
+}
+
 TEST(ExecCli, RunReproducesTestdataAndFailsOnWrongExpectation) {
   RIDGE_REQUIRE_SHARED();
   const std::string dir = fixture("onnx/testdata/mnist_cnn");

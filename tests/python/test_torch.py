@@ -330,3 +330,23 @@ def test_an_op_torch_exports_from_a_later_opset_is_exported_at_that_opset_unless
     assert [row["op"] for row in r.layers] == ["GridSample"]
     with pytest.raises(ridge.Error, match="version 16"):  # the caller's opset is kept, and torch says why
         ridge.summary(ridge.load(_Warp(), example_inputs=inputs, opset_version=13))
+
+
+def test_mvit_pooling_split_unrolls_to_torchs_count_and_is_complete():
+    # torchvision's MViT splits off its class token with torch.tensor_split, which torch exports as a Loop that
+    # fills a tensor sequence, read back with SequenceAt; the model also tests a shape in an If. ridge unrolls the
+    # loop (its trip count is known from the shapes) and takes the branch: every node is costed. Before
+    # 2026-12-07, 1,056 (mvit_v1_b) and 4,793 (mvit_v2_s) nodes had unknown shapes.
+    from torchvision.models.video.mvit import MSBlockConfig, MViT
+    torch.manual_seed(0)
+    blocks = [MSBlockConfig(num_heads=1, input_channels=16, output_channels=16, kernel_q=[3, 3, 3],
+                            kernel_kv=[3, 3, 3], stride_q=[1, 1, 1], stride_kv=[1, 2, 2]),
+              MSBlockConfig(num_heads=2, input_channels=16, output_channels=32, kernel_q=[3, 3, 3],
+                            kernel_kv=[3, 3, 3], stride_q=[1, 2, 2], stride_kv=[1, 1, 1])]
+    m = MViT(spatial_size=(32, 32), temporal_size=4, block_setting=blocks, residual_pool=True,
+             residual_with_cls_embed=False, rel_pos_embed=True, proj_after_attn=True, num_classes=10).eval()
+    r = ridge.summary(m, input_size=(3, 4, 32, 32))
+    assert r.data["complete"] is True
+    assert r.totals["params"] == sum(p.numel() for p in m.parameters())  # 26,282
+    assert any("Loop(s) unrolled" in n and "If(s) replaced" in n and "sequence op(s)" in n for n in r.notes)
+    assert not [row for row in r.layers if row["op"] in ("Loop", "If", "SequenceAt", "SequenceInsert")]

@@ -447,6 +447,7 @@ struct BoundModel {
   std::vector<std::pair<std::string, std::optional<Shape>>> bound;  ///< graph inputs and their bound shapes
   std::vector<std::string> notes;                                   ///< what binding noted
   std::optional<int64_t> fixed_batch;                               ///< the file's own batch (bind_inputs)
+  std::unordered_map<std::string, std::string> source_of;           ///< inlined copies' file names (InlineLog)
 };
 
 /// Every tensor typed and shaped and every op known: what ONNX's inference could add is nothing ridge uses.
@@ -462,8 +463,13 @@ bool typed_completely(const Work& w) {
   return true;
 }
 
-/// The Graph of a bound model with the given engines; with `complete_or_nothing`, nothing when ridge's rules
-/// leave a tensor untyped or an op unknown.
+/// How far build_graph goes.
+enum class Finish {
+  Full,               ///< the Graph, with modules, names, artefacts and notes
+  CompleteOrNothing,  ///< the same, or nothing when ridge's rules leave a tensor untyped or an op unknown
+  ShapesOnly,         ///< stops after the shape rules: names, shapes and payloads, for inline_round
+};
+
 /// The note for kParametersNotInGraphKey: how many parameters of the source module the graph does not use, and
 /// the modules they belong to (names up to the last dot; the first few).
 void note_parameters_not_in_graph(Work& w, const onnx::ModelProto& m) {
@@ -500,8 +506,9 @@ void note_parameters_not_in_graph(Work& w, const onnx::ModelProto& m) {
   }
 }
 
+/// The Graph of a bound model with the given engines, as far as `finish` says.
 std::optional<Graph> build_graph(BoundModel& bm, const std::string& label, const LoadOptions& opts,
-                                 const OnnxImportOptions& engines, bool complete_or_nothing) {
+                                 const OnnxImportOptions& engines, Finish finish) {
   Work w;
   w.label = label;
   w.opset = bm.opset;
@@ -576,6 +583,7 @@ std::optional<Graph> build_graph(BoundModel& bm, const std::string& label, const
       copy.dtype = w.g.value(source).dtype;
       copy.int_data = w.g.value(source).int_data;
       copy.has_int_data = w.g.value(source).has_int_data;
+      copy.source_name = n.input(0);  // its payload is the source's (ridge run)
       const int id = define(n.output(0), copy);
       merge_shape(w, id, w.g.value(source).shape);
       w.env.float_data[id] = w.env.float_data[source];
@@ -671,11 +679,16 @@ std::optional<Graph> build_graph(BoundModel& bm, const std::string& label, const
     w.g.value(it->second).has_int_data = true;
   }
 
+  for (Value& v : w.g.values) {  // copies made by inlining keep their payloads' names in the file
+    const std::string& own = v.source_name.empty() ? v.name : v.source_name;
+    if (auto it = bm.source_of.find(own); it != bm.source_of.end()) v.source_name = it->second;
+  }
   reorder_nodes(w, topological(w));
   classify_initializers(w, initializers, declared_buffers, declared_parameters);
   if (engines.ridge_rules)
     for (size_t i = 0; i < w.g.nodes.size(); ++i) apply_shape_rule(w, static_cast<int>(i));
-  if (complete_or_nothing && !typed_completely(w)) return std::nullopt;
+  if (finish == Finish::ShapesOnly) return std::move(w.g);
+  if (finish == Finish::CompleteOrNothing && !typed_completely(w)) return std::nullopt;
   for (Value& v : w.g.values)
     if (v.dtype == DType::Unknown && v.kind == ValueKind::Activation) v.dtype = DType::F32;
   retype_floats(w, opts.dtype);
@@ -689,6 +702,29 @@ std::optional<Graph> build_graph(BoundModel& bm, const std::string& label, const
   return std::move(w.g);
 }
 
+/// Rewrites the control flow and sequences of `bm` whose shape is known into plain ops (inline.cpp), round after
+/// round: a round sees the shapes ridge's rules give the model as the last round left it. ONNX's inference (the
+/// slower engine) joins a round only when ridge's rules alone made no progress. Notes what it did.
+void inline_known_control_flow(BoundModel& bm, const std::string& label, const LoadOptions& opts,
+                               const OnnxImportOptions& engines) {
+  constexpr int kMaxRounds = 256;  // each round resolves at least one node; MViT-v2-S needs 4
+  InlineLog log;
+  bool with_inference = false;
+  for (int round = 0; round < kMaxRounds; ++round) {
+    std::optional<Graph> g;
+    try {
+      g = build_graph(bm, label, opts, {with_inference, true, false}, Finish::ShapesOnly);
+    } catch (const Error&) {
+      break;  // the full import below reports it
+    }
+    const bool progress = inline_round(bm.m, bm.opset, *g, log);
+    if (!has_inlinable_ops(bm.m.graph()) || (!progress && (with_inference || !engines.onnx_inference))) break;
+    with_inference = !progress;
+  }
+  for (auto& note : log.notes()) bm.notes.push_back(std::move(note));
+  bm.source_of = std::move(log.source_of);
+}
+
 /// Checks and binds `m`, then builds its Graph. With both engines and `onnx_inference_for_gaps_only`, ridge's
 /// rules go alone first and their Graph is kept when complete; ONNX's inference (a child process: most of an
 /// import's cost, many times over in a process as large as Python with torch) runs only when they fall short.
@@ -698,13 +734,14 @@ Graph import_model(onnx::ModelProto m, const std::string& label, const LoadOptio
   bm.m = std::move(m);
   bm.opset = check_model(bm.m, label);
   bm.bound = bind_inputs(*bm.m.mutable_graph(), opts, label, bm.notes, bm.fixed_batch);
+  if (engines.ridge_rules && has_inlinable_ops(bm.m.graph())) inline_known_control_flow(bm, label, opts, engines);
   if (engines.onnx_inference && engines.ridge_rules && engines.onnx_inference_for_gaps_only) {
     try {
-      if (auto g = build_graph(bm, label, opts, {false, true, false}, true)) return std::move(*g);
+      if (auto g = build_graph(bm, label, opts, {false, true, false}, Finish::CompleteOrNothing)) return std::move(*g);
     } catch (const Error&) {  // a rule that needed what ONNX's inference knows: the full import decides
     }
   }
-  return std::move(*build_graph(bm, label, opts, engines, false));
+  return std::move(*build_graph(bm, label, opts, engines, Finish::Full));
 }
 
 /// One printable line: names from a hostile file may hold control characters or be huge.

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "ridge/graph.hpp"
@@ -51,6 +52,31 @@ std::optional<std::vector<double>> float_payload(const onnx::TensorProto& t);
 std::vector<std::pair<std::string, std::optional<Shape>>> bind_inputs(onnx::GraphProto& graph, const LoadOptions& opts,
                                                        const std::string& label, std::vector<std::string>& notes,
                                                        std::optional<int64_t>& fixed_batch);
+
+// ---- control flow and sequences of known shape (inline.cpp) ----------------------------------------------
+
+/// What inlining did over all rounds, for the graph's notes.
+struct InlineLog {
+  int loops_unrolled = 0;
+  int64_t iterations = 0;             ///< Loop iterations unrolled, all loops together
+  int64_t unrolled_nodes = 0;         ///< body nodes copied, all loops together (bounded: nested loops multiply)
+  int64_t nested_copies = 0;          ///< control-flow nodes among them
+  int ifs_taken = 0;
+  int sequence_ops = 0;               ///< sequence nodes rewritten or dropped
+  std::vector<std::string> kept;      ///< control-flow nodes the last round left, each with why
+  /// Copies of payload-holding tensors (a body's initializers and Constant outputs) and the name the file gives
+  /// them, where `read_onnx_weights` finds their payloads (Value::source_name).
+  std::unordered_map<std::string, std::string> source_of;
+  std::vector<std::string> notes() const;
+};
+/// Whether the top-level graph has a Loop, an If or a sequence op that inline_round may rewrite.
+bool has_inlinable_ops(const onnx::GraphProto& graph);
+/// One round over the top-level graph of `m`, against the shapes and payloads that ridge's rules gave `g` (built
+/// from `m` as it is): unrolls each Loop whose trip count is known and whose condition cannot end it early (up to
+/// 4,096 iterations), replaces each If whose condition is known by its branch, and turns sequence values whose
+/// elements and positions are known into their tensors. New names never collide with existing ones. Returns
+/// whether it rewrote anything: what a rewrite exposes (a later Loop's trip count) needs another round.
+bool inline_round(onnx::ModelProto& m, int opset, const Graph& g, InlineLog& log);
 
 // ---- shapes (the ops stage's rules, through import.cpp) --------------------------------------------------
 

@@ -330,7 +330,7 @@ void name_linear_weights(Work& w) {
     Value& weight = w.g.value(n.inputs[1]);
     const std::string name = n.module + ".weight";
     if (weight.name.rfind("onnx::", 0) != 0 || uses[n.inputs[1]] != 1 || names.count(name)) continue;
-    weight.source_name = weight.name;  // the file's weights stay bound to it (ridge run, measure)
+    if (weight.source_name.empty()) weight.source_name = weight.name;  // the file's weights stay bound to it
     weight.name = name;
     names.insert(name);
   }

@@ -142,6 +142,41 @@ std::optional<HostTensor> to_host(const onnx::TensorProto& t, const std::string&
   return h;
 }
 
+/// The payloads of a graph's initializers and Constant nodes, and of those in its nodes' bodies (If, Loop: the
+/// importer unrolls known loops, and their copies read the body's payloads under the body's names).
+void read_graph_payloads(const onnx::GraphProto& graph, const std::string& dir, const std::string& path,
+                         TensorMap& out, int& missing) {
+  for (const auto& init : graph.initializer()) {
+    auto h = to_host(init, dir, "model '" + path + "' initializer '" + init.name() + "'");
+    if (h) out.emplace(init.name(), std::move(*h));  // an outer graph's name wins over a body's
+    else ++missing;
+  }
+  for (const auto& node : graph.node()) {
+    if (node.op_type() != "Constant" || node.output_size() != 1) continue;
+    for (const auto& a : node.attribute()) {
+      const std::string what = "model '" + path + "' Constant '" + node.output(0) + "'";
+      if (a.name() == "value") {
+        if (auto h = to_host(a.t(), dir, what)) out.emplace(node.output(0), std::move(*h));
+      } else if (a.name() == "value_float") {
+        out.emplace(node.output(0), HostTensor{Shape{}, {a.f()}});
+      } else if (a.name() == "value_int") {
+        out.emplace(node.output(0), HostTensor{Shape{}, {static_cast<float>(a.i())}});
+      } else if (a.name() == "value_floats") {
+        out.emplace(node.output(0), HostTensor{Shape{{a.floats_size()}}, {a.floats().begin(), a.floats().end()}});
+      } else if (a.name() == "value_ints") {
+        HostTensor h{Shape{{a.ints_size()}}, {}};
+        for (auto v : a.ints()) h.data.push_back(static_cast<float>(v));
+        out.emplace(node.output(0), std::move(h));
+      }
+    }
+  }
+  for (const auto& node : graph.node())  // bodies after the graph around them
+    for (const auto& a : node.attribute()) {
+      if (a.has_g()) read_graph_payloads(a.g(), dir, path, out, missing);
+      for (const auto& g : a.graphs()) read_graph_payloads(g, dir, path, out, missing);
+    }
+}
+
 }  // namespace
 
 TensorMap read_onnx_weights(const std::string& path, std::vector<std::string>* notes) {
@@ -151,30 +186,7 @@ TensorMap read_onnx_weights(const std::string& path, std::vector<std::string>* n
   const std::string dir = std::filesystem::path(path).parent_path().string();
   TensorMap out;
   int missing = 0;
-  for (const auto& init : model.graph().initializer()) {
-    auto h = to_host(init, dir, "model '" + path + "' initializer '" + init.name() + "'");
-    if (h) out[init.name()] = std::move(*h);
-    else ++missing;
-  }
-  for (const auto& node : model.graph().node()) {
-    if (node.op_type() != "Constant" || node.output_size() != 1) continue;
-    for (const auto& a : node.attribute()) {
-      const std::string what = "model '" + path + "' Constant '" + node.output(0) + "'";
-      if (a.name() == "value") {
-        if (auto h = to_host(a.t(), dir, what)) out[node.output(0)] = std::move(*h);
-      } else if (a.name() == "value_float") {
-        out[node.output(0)] = HostTensor{Shape{}, {a.f()}};
-      } else if (a.name() == "value_int") {
-        out[node.output(0)] = HostTensor{Shape{}, {static_cast<float>(a.i())}};
-      } else if (a.name() == "value_floats") {
-        out[node.output(0)] = HostTensor{Shape{{a.floats_size()}}, {a.floats().begin(), a.floats().end()}};
-      } else if (a.name() == "value_ints") {
-        HostTensor h{Shape{{a.ints_size()}}, {}};
-        for (auto v : a.ints()) h.data.push_back(static_cast<float>(v));
-        out[node.output(0)] = h;
-      }
-    }
-  }
+  read_graph_payloads(model.graph(), dir, path, out, missing);
   if (missing > 0 && notes)
     notes->push_back(std::to_string(missing) + " initializers of " + path +
                      " have no payload (external data missing or empty): they are random");
