@@ -48,6 +48,7 @@ std::string notes_of(const Graph& g) {
 onnx::GraphProto* accumulate_loop(TinyModel& m, const std::string& trip, const std::string& cond = "") {
   auto& loop = m.node("Loop", {trip, cond, "x"}, {"acc", "rows"}, "/accumulate/Loop");
   auto* body = add_body(loop, "body");
+  body->set_name("/accumulate");  // torch names body nodes in the Loop's scope: "/accumulate/Add"
   body_input(body, "i", TP::INT64);
   body_input(body, "c", TP::BOOL);
   body_input(body, "acc_in", TP::FLOAT);
@@ -93,6 +94,9 @@ TEST_P(UnrolledLoop, CostsWhatTheSameOpsWrittenOutCost) {
   EXPECT_EQ(shape_of(g, "acc"), (Shape{{2, 3}}));
   EXPECT_EQ(shape_of(g, "rows"), (Shape{{3, 3}}));  // 3 iterations of a [3] row
   EXPECT_EQ(shape_of(g, "t@iter0"), (Shape{{2, 3}}));
+  for (const ModuleInfo& module : g.modules)  // the copies sit in the Loop's scope, not in a module of its own
+    EXPECT_EQ(module.path.find("Loop"), std::string::npos) << module.path;
+  EXPECT_NE(g.find_node("accumulate.add"), -1);
   const ModelCost mc = estimate(g), expected = estimate(plain);
   EXPECT_TRUE(mc.excluded_ops.empty());
   EXPECT_EQ(mc.total.params, 15);  // the table, once

@@ -301,7 +301,7 @@ class Rewriter {
   void squeeze_op(std::vector<onnx::NodeProto>& out, const std::string& op, const std::string& in, int64_t axis,
                   const std::string& result, const std::string& name) {
     if (opset_ >= 13) {
-      const std::string axes = constant(out, name + "/axes", {axis}, false);
+      const std::string axes = constant(out, name + "_axes", {axis}, false);
       add(out, op, {in, axes}, {result}, name);
     } else {
       set_ints(add(out, op, {in}, {result}, name), "axes", {axis});
@@ -317,8 +317,8 @@ class Rewriter {
         inputs.push_back(parts[k]);
         continue;
       }
-      inputs.push_back(fresh(fmt::format("{}/unsqueezed{}", result, k)));
-      squeeze_op(out, "Unsqueeze", parts[k], axis, inputs.back(), fmt::format("{}/unsqueeze{}", name, k));
+      inputs.push_back(fresh(fmt::format("{}_unsqueezed{}", result, k)));
+      squeeze_op(out, "Unsqueeze", parts[k], axis, inputs.back(), fmt::format("{}_unsqueeze{}", name, k));
     }
     set_int(add(out, "Concat", inputs, {result}, name), "axis", axis);
   }
@@ -374,9 +374,9 @@ class Rewriter {
       const std::string suffix = fmt::format("@iter{}", k);
       Names to = hoisted;
       if (read.count(body->input(0).name()))
-        to[body->input(0).name()] = constant(out, tag + "/iteration" + suffix, {k}, true);
+        to[body->input(0).name()] = constant(out, tag + "_iteration" + suffix, {k}, true);
       if (read.count(body->input(1).name()))
-        to[body->input(1).name()] = constant(out, tag + "/condition" + suffix, {1}, true, onnx::TensorProto::BOOL);
+        to[body->input(1).name()] = constant(out, tag + "_condition" + suffix, {1}, true, onnx::TensorProto::BOOL);
       for (int i = 0; i < carried; ++i) to[body->input(2 + i).name()] = current[static_cast<size_t>(i)];
       for (const auto& name : defined) to[name] = fresh(name + suffix);
       for (const auto& n : body->node()) copy_node(n, to, suffix, out);
@@ -390,11 +390,11 @@ class Rewriter {
     }
     for (int i = 0; i < carried; ++i)
       if (!loop.output(i).empty())
-        add(out, "Identity", {current[static_cast<size_t>(i)]}, {loop.output(i)}, tag + "/final" + std::to_string(i));
+        add(out, "Identity", {current[static_cast<size_t>(i)]}, {loop.output(i)}, tag + "_final" + std::to_string(i));
     for (int j = 0; j < scans; ++j)
       if (!loop.output(carried + j).empty())
         concat(out, scanned[static_cast<size_t>(j)], 0, true, loop.output(carried + j),
-               tag + "/scan" + std::to_string(j));
+               tag + "_scan" + std::to_string(j));
     replaced_.insert(loop.output().begin(), loop.output().end());
     ++log_.loops_unrolled;
     log_.iterations += *trips;
@@ -417,7 +417,7 @@ class Rewriter {
       if (n.output(i).empty()) continue;
       auto it = to.find(branch->output(i).name());
       add(out, "Identity", {it == to.end() ? branch->output(i).name() : it->second}, {n.output(i)},
-          tag + (*cond ? "/then" : "/else") + std::to_string(i));
+          tag + (*cond ? "_then" : "_else") + std::to_string(i));
     }
     replaced_.insert(n.output().begin(), n.output().end());
     ++log_.ifs_taken;
@@ -564,21 +564,21 @@ class Rewriter {
     if (sizes.empty() || total != dim || static_cast<int64_t>(sizes.size()) > kMaxIterations) return std::nullopt;
     const size_t before = out.size();
     std::vector<std::string> parts;
-    for (size_t k = 0; k < sizes.size(); ++k) parts.push_back(fresh(fmt::format("{}/part{}", n.output(0), k)));
+    for (size_t k = 0; k < sizes.size(); ++k) parts.push_back(fresh(fmt::format("{}_part{}", n.output(0), k)));
     std::vector<std::string> split_outputs = parts;
     if (squeeze)
-      for (auto& p : split_outputs) p = fresh(p + "/kept");
+      for (auto& p : split_outputs) p = fresh(p + "_kept");
     if (opset_ >= 13) {
-      const std::string sizes_name = constant(out, n.output(0) + "/sizes", sizes, false);
-      set_int(add(out, "Split", {n.input(0), sizes_name}, split_outputs, n.name() + "/split"), "axis", axis);
+      const std::string sizes_name = constant(out, n.output(0) + "_sizes", sizes, false);
+      set_int(add(out, "Split", {n.input(0), sizes_name}, split_outputs, n.name() + "_split"), "axis", axis);
     } else {
-      auto& split = add(out, "Split", {n.input(0)}, split_outputs, n.name() + "/split");
+      auto& split = add(out, "Split", {n.input(0)}, split_outputs, n.name() + "_split");
       set_int(split, "axis", axis);
       set_ints(split, "split", sizes);
     }
     if (squeeze)
       for (size_t k = 0; k < parts.size(); ++k)
-        squeeze_op(out, "Squeeze", split_outputs[k], axis, parts[k], fmt::format("{}/squeeze{}", n.name(), k));
+        squeeze_op(out, "Squeeze", split_outputs[k], axis, parts[k], fmt::format("{}_squeeze{}", n.name(), k));
     builds_sequence.resize(builds_sequence.size() + (out.size() - before), 0);
     return parts;
   }
