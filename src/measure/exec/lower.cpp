@@ -65,6 +65,7 @@ constexpr LoweringRow kLowerings[] = {
     {OpKind::ReduceSum, lower_reduce},
     {OpKind::ReduceMax, lower_reduce},
     {OpKind::ArgMax, lower_argmax},
+    {OpKind::Einsum, lower_einsum},
     {OpKind::Gather, lower_gather},
     {OpKind::Reshape, lower_view},
     {OpKind::Flatten, lower_view},

@@ -1,5 +1,6 @@
 // Views (no copy) and reference kernels for ops oneDNN has no primitive for (Erf, Not, Gather, ArgMax, Where, Pow,
-// Equal, Expand, Cast, RMSNormalization, and binary ops that broadcast their first operand).
+// Equal, Expand, Cast, RMSNormalization, Einsum, and binary ops that broadcast their first operand).
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -609,4 +610,182 @@ void lower_attention(Program& p, int ni) {
   step.backward = sequence(std::move(parts));
 }
 
+namespace {
+
+/// An Einsum equation resolved against its operands' shapes: every letter's extent and each operand's (and the
+/// output's) stride per letter (a letter repeated in one term, a diagonal, sums its strides).
+struct EinsumPlan {
+  std::vector<int64_t> extent;                 ///< per letter, in order of first appearance
+  std::vector<std::vector<int64_t>> strides;   ///< per operand, per letter (0 where the operand lacks it)
+  std::vector<int64_t> out_strides;            ///< per letter (0 for summed letters)
+};
+
+EinsumPlan plan_einsum(Program& p, const Node& n) {
+  std::string eq;
+  for (char c : n.attrs.s("equation", ""))
+    if (c != ' ') eq += c;
+  const size_t arrow = eq.find("->");
+  std::vector<std::string> terms(1);
+  for (char c : eq.substr(0, arrow)) {
+    if (c == ',') terms.emplace_back();
+    else terms.back() += c;
+  }
+  if (terms.size() != n.inputs.size()) throw NoKernel{"Einsum equation does not match its inputs"};
+  std::vector<Dims> dims;
+  for (int vid : n.inputs) {
+    const Shape& s = shape_of(p, vid);
+    dims.emplace_back(s.dims.begin(), s.dims.end());
+  }
+  // An ellipsis stands for an operand's leading dims beyond its letters, right-aligned across operands (and
+  // broadcast where they are 1): each of those dims becomes a letter of its own, below any printable one.
+  constexpr char kEllipsisLetter = 1;
+  constexpr const char* kEllipsis = "...";
+  std::vector<size_t> ellipsis_dims(terms.size(), 0);
+  size_t ellipsis_rank = 0;
+  for (size_t k = 0; k < terms.size(); ++k) {
+    if (terms[k].find(kEllipsis) == std::string::npos) continue;
+    const size_t named = terms[k].size() - 3;
+    if (dims[k].size() < named) throw NoKernel{"Einsum term " + std::to_string(k) + " has more letters than dims"};
+    ellipsis_dims[k] = dims[k].size() - named;
+    ellipsis_rank = std::max(ellipsis_rank, ellipsis_dims[k]);
+  }
+  for (size_t k = 0; k < terms.size(); ++k) {
+    const size_t at = terms[k].find(kEllipsis);
+    if (at == std::string::npos) continue;
+    std::string spelled;  // right-aligned: fewer dims take the last placeholder letters
+    for (size_t i = ellipsis_rank - ellipsis_dims[k]; i < ellipsis_rank; ++i)
+      spelled += static_cast<char>(kEllipsisLetter + i);
+    terms[k].replace(at, 3, spelled);
+  }
+  std::string letters;
+  for (const auto& t : terms)
+    for (char c : t)
+      if (letters.find(c) == std::string::npos) letters += c;
+  std::string ellipsis_letters;
+  for (size_t i = 0; i < ellipsis_rank; ++i) ellipsis_letters += static_cast<char>(kEllipsisLetter + i);
+  std::string rhs;
+  if (arrow != std::string::npos) {
+    rhs = eq.substr(arrow + 2);
+    if (const size_t at = rhs.find(kEllipsis); at != std::string::npos) rhs.replace(at, 3, ellipsis_letters);
+  } else {  // implicit output: the ellipsis dims, then the letters that appear once, in alphabetical order
+    for (char c : letters) {
+      if (c < ' ') continue;
+      int seen = 0;
+      for (const auto& t : terms) seen += static_cast<int>(std::count(t.begin(), t.end(), c));
+      if (seen == 1) rhs += c;
+    }
+    std::sort(rhs.begin(), rhs.end());
+    rhs = ellipsis_letters + rhs;
+  }
+  EinsumPlan plan;
+  plan.extent.assign(letters.size(), -1);
+  auto letter = [&](char c) {
+    const size_t l = letters.find(c);
+    if (l == std::string::npos) throw NoKernel{std::string("Einsum output letter '") + c + "' is in no input"};
+    return l;
+  };
+  for (size_t k = 0; k < terms.size(); ++k) {  // extents: a dim of 1 broadcasts only under an ellipsis
+    if (terms[k].size() != dims[k].size())
+      throw NoKernel{"Einsum term " + std::to_string(k) + " does not match its operand's rank"};
+    for (size_t a = 0; a < dims[k].size(); ++a) {
+      int64_t& e = plan.extent[letter(terms[k][a])];
+      if (terms[k][a] < ' ' && dims[k][a] == 1) continue;
+      if (e >= 0 && e != dims[k][a]) throw NoKernel{"Einsum letter extents disagree"};
+      e = dims[k][a];
+    }
+  }
+  for (int64_t& e : plan.extent) e = std::max<int64_t>(e, 1);  // an ellipsis dim of 1 everywhere
+  auto strides_of = [&](const std::string& term, const Dims& d) {
+    std::vector<int64_t> st(letters.size(), 0);
+    int64_t s = 1;
+    for (size_t a = term.size(); a-- > 0;) {
+      const size_t l = letter(term[a]);
+      if (d[a] == plan.extent[l]) st[l] += s;
+      else if (d[a] != 1 || term[a] >= ' ') throw NoKernel{"Einsum dims disagree with their letters' extents"};
+      // else an ellipsis dim of 1 that broadcasts: stride 0
+      s *= d[a];
+    }
+    return st;
+  };
+  for (size_t k = 0; k < terms.size(); ++k) plan.strides.push_back(strides_of(terms[k], dims[k]));
+  const Shape& ys = shape_of(p, n.outputs.at(0));
+  const Dims out(ys.dims.begin(), ys.dims.end());
+  if (rhs.size() != out.size()) throw NoKernel{"Einsum output does not match the output's rank"};
+  plan.out_strides = strides_of(rhs, out);
+  return plan;
+}
+
+/// Calls f(offsets) for every point of the index space of `plan` (all letters), offsets[k] into operand k and
+/// offsets.back() into the output; an odometer over the letters, last letter fastest.
+template <typename F>
+void for_each_einsum_point(const EinsumPlan& plan, F f) {
+  const size_t letters = plan.extent.size(), operands = plan.strides.size();
+  for (int64_t e : plan.extent)
+    if (e == 0) return;
+  std::vector<int64_t> idx(letters, 0), off(operands + 1, 0);
+  while (true) {
+    f(off);
+    size_t l = letters;
+    while (l-- > 0) {
+      for (size_t k = 0; k < operands; ++k) off[k] += plan.strides[k][l];
+      off[operands] += plan.out_strides[l];
+      if (++idx[l] < plan.extent[l]) break;
+      for (size_t k = 0; k < operands; ++k) off[k] -= plan.strides[k][l] * plan.extent[l];
+      off[operands] -= plan.out_strides[l] * plan.extent[l];
+      idx[l] = 0;
+    }
+    if (l == static_cast<size_t>(-1)) return;
+  }
+}
+
+}  // namespace
+
+void lower_einsum(Program& p, int ni) {
+  const Node& n = node_of(p, ni);
+  for (int vid : n.inputs)
+    if (vid < 0) throw NoKernel{"Einsum with an omitted input"};
+  const EinsumPlan plan = plan_einsum(p, n);
+  const int Y = n.outputs.at(0);
+  std::vector<memory> ins;
+  for (int vid : n.inputs) ins.push_back(p.plain(vid, ni));
+  memory dst = p.alloc(plain_desc(to_dims(shape_of(p, Y))));
+  p.set_value(Y, dst);
+  Step& step = p.add_step(ni, "reference", [plan, ins, dst] {
+    std::vector<const float*> x;
+    for (const memory& m : ins) x.push_back(data_of(m));
+    float* y = data_of(dst);
+    std::fill(y, y + elements(dst), 0.f);
+    for_each_einsum_point(plan, [&](const std::vector<int64_t>& off) {
+      float product = 1.f;
+      for (size_t k = 0; k < x.size(); ++k) product *= x[k][off[k]];
+      y[off.back()] += product;
+    });
+  });
+  // The gradient of operand k: dY times every other operand, summed over the letters k lacks (the same loop).
+  if (!p.needs_grad(Y)) return;
+  std::vector<std::pair<size_t, memory>> diffs;
+  for (size_t k = 0; k < ins.size(); ++k)
+    if (p.needs_grad(n.inputs[k])) diffs.emplace_back(k, p.alloc(ins[k].get_desc()));
+  if (diffs.empty()) return;
+  memory dy = p.grad(Y);
+  std::vector<std::function<void()>> parts{[plan, ins, dy, diffs] {
+    std::vector<const float*> x;
+    for (const memory& m : ins) x.push_back(data_of(m));
+    const float* g = data_of(dy);
+    for (const auto& [k, d] : diffs) std::fill(data_of(d), data_of(d) + elements(d), 0.f);
+    for_each_einsum_point(plan, [&](const std::vector<int64_t>& off) {
+      for (const auto& [k, d] : diffs) {
+        float product = g[off.back()];
+        for (size_t j = 0; j < x.size(); ++j)
+          if (j != k) product *= x[j][off[j]];
+        data_of(d)[off[k]] += product;
+      }
+    });
+  }};
+  for (const auto& [k, d] : diffs) parts.push_back(p.accumulate_into_grad(n.inputs[k], d));
+  step.info.has_backward = true;
+  step.backward = sequence(std::move(parts));
+}
+
 }  // namespace ridge::exec
+

@@ -36,6 +36,9 @@ void lower_gather(Program& p, int ni);
 void lower_reference_unary(Program& p, int ni);  ///< Erf, HardSigmoid, Not
 void lower_reference_elementwise(Program& p, int ni);  ///< Pow/Equal/Where/Expand with broadcasting
 void lower_argmax(Program& p, int ni);
+/// Einsum without an ellipsis (diagonals and implicit outputs included): one loop over every index of the
+/// equation; backward to every operand that needs it.
+void lower_einsum(Program& p, int ni);
 void lower_rms_norm(Program& p, int ni);  ///< RMSNormalization (opset 23), forward and backward
 /// Attention (opset 23): 3-D or 4-D heads, grouped-query K/V, past key/value (present outputs), float or bool
 /// mask (broadcast, shorter than the keys: padded as masked), is_causal (offset by the past), scale, softcap.
