@@ -43,17 +43,23 @@ std::string notes_of(const Graph& g) {
   return all;
 }
 
+/// The body of a Loop that runs its whole trip count, in scope `scope`: inputs `{p}i` (iteration), `{p}c`
+/// (condition) and `{p}in` (the carried value, float), and the condition passed on as `{p}c_out`, its first output.
+onnx::GraphProto* counting_body(onnx::NodeProto& loop, const std::string& scope, const std::string& p) {
+  auto* body = add_body(loop, "body");
+  body->set_name(scope);  // torch names body nodes in the Loop's scope: "/accumulate/Add"
+  body_input(body, p + "i", TP::INT64);
+  body_input(body, p + "c", TP::BOOL);
+  body_input(body, p + "in", TP::FLOAT);
+  body_node(body, "Identity", {p + "c"}, {p + "c_out"});
+  return body;
+}
+
 /// A Loop over `trip` whose body runs until the trip count: it adds x to the carried `acc` and scans out row
 /// `i` of the table. `body_cond` makes the body's condition output (default: its condition input, passed on).
 onnx::GraphProto* accumulate_loop(TinyModel& m, const std::string& trip, const std::string& cond = "") {
-  auto& loop = m.node("Loop", {trip, cond, "x"}, {"acc", "rows"}, "/accumulate/Loop");
-  auto* body = add_body(loop, "body");
-  body->set_name("/accumulate");  // torch names body nodes in the Loop's scope: "/accumulate/Add"
-  body_input(body, "i", TP::INT64);
-  body_input(body, "c", TP::BOOL);
-  body_input(body, "acc_in", TP::FLOAT);
-  body_node(body, "Identity", {"c"}, {"c_out"});
-  body_node(body, "Add", {"acc_in", "x"}, {"t"});
+  auto* body = counting_body(m.node("Loop", {trip, cond, "x"}, {"acc", "rows"}, "/accumulate/Loop"), "/accumulate", "");
+  body_node(body, "Add", {"in", "x"}, {"t"});
   body_node(body, "Gather", {"table", "i"}, {"row"});
   for (const char* o : {"c_out", "t", "row"}) body->add_output()->set_name(o);
   return body;
@@ -154,24 +160,12 @@ TEST(OnnxControlFlow, NestedLoopsUnrollRoundAfterRound) {
   // unrolled. Iterations 0 and 1 run 1 and 2 inner Adds.
   TinyModel m;
   m.input("x", {2, 3}).weight("table", {5, 3}).ints("trip", {2}, true).ints("one", {1}, true);
-  auto& outer = m.node("Loop", {"trip", "", "x"}, {"acc"}, "/outer/Loop");
-  auto* body = add_body(outer, "body");
-  body->set_name("outer");
-  body_input(body, "j", TP::INT64);
-  body_input(body, "oc", TP::BOOL);
-  body_input(body, "o_in", TP::FLOAT);
-  body_node(body, "Identity", {"oc"}, {"oc_out"});
-  body_node(body, "Add", {"j", "one"}, {"inner_trip"});
-  auto* inner = body_node(body, "Loop", {"inner_trip", "", "o_in"}, {"o_out"});
-  auto* inner_body = add_body(*inner, "body");
-  inner_body->set_name("inner");
-  body_input(inner_body, "i", TP::INT64);
-  body_input(inner_body, "c", TP::BOOL);
-  body_input(inner_body, "a_in", TP::FLOAT);
-  body_node(inner_body, "Identity", {"c"}, {"c_out"});
-  body_node(inner_body, "Add", {"a_in", "x"}, {"a_out"});
-  for (const char* o : {"c_out", "a_out"}) inner_body->add_output()->set_name(o);
-  for (const char* o : {"oc_out", "o_out"}) body->add_output()->set_name(o);
+  auto* body = counting_body(m.node("Loop", {"trip", "", "x"}, {"acc"}, "/outer/Loop"), "/outer", "o_");
+  body_node(body, "Add", {"o_i", "one"}, {"inner_trip"});
+  auto* inner = counting_body(*body_node(body, "Loop", {"inner_trip", "", "o_in"}, {"o_out"}), "/outer/inner", "a_");
+  body_node(inner, "Add", {"a_in", "x"}, {"a_out"});
+  for (const char* o : {"a_c_out", "a_out"}) inner->add_output()->set_name(o);
+  for (const char* o : {"o_c_out", "o_out"}) body->add_output()->set_name(o);
   const Graph g = import_onnx_bytes(m.output("acc").bytes(), "nested.onnx", LoadOptions{});
   EXPECT_EQ(count_ops(g, "Loop"), 0) << notes_of(g);
   EXPECT_EQ(count_ops(g, "Add"), 2 + 3);  // the trip-count Adds, then 1 + 2 inner Adds of x

@@ -507,29 +507,38 @@ class Rewriter {
       out.push_back(std::move(n));
       builds_sequence.push_back(builder ? 1 : 0);
     }
-    // Drop sequence builders that nothing reads any more, last first (a chain of inserts goes in one pass).
-    std::unordered_set<std::string> read;
-    for (const auto& o : m_.graph().output()) read.insert(o.name());
-    for (size_t i = 0; i < out.size(); ++i)
-      if (!builds_sequence[i]) {
-        for (const auto& in : out[i].input()) read.insert(in);
-        for (const auto* sub : subgraphs(out[i])) read_names(*sub, read);
-      }
-    std::vector<char> dropped(out.size(), 0);
-    for (size_t i = out.size(); i-- > 0;) {
-      if (!builds_sequence[i]) continue;
-      if (std::none_of(out[i].output().begin(), out[i].output().end(), [&](const auto& o) { return read.count(o); })) {
-        dropped[i] = 1;
-        ++rewritten;
-      } else {
-        for (const auto& in : out[i].input()) read.insert(in);
-      }
-    }
-    nodes.clear();
-    for (size_t i = 0; i < out.size(); ++i)
-      if (!dropped[i]) nodes.push_back(std::move(out[i]));
+    rewritten += drop_unread_builders(out, builds_sequence);
+    nodes = std::move(out);
     log_.sequence_ops += rewritten;
     return rewritten > 0;
+  }
+
+  /// Drops the nodes marked in `builds_sequence` whose outputs nothing reads any more (graph outputs and bodies
+  /// count), last first: a chain of inserts goes in one pass. Returns how many it dropped.
+  int drop_unread_builders(std::vector<onnx::NodeProto>& nodes, const std::vector<char>& builds_sequence) const {
+    std::unordered_set<std::string> read;
+    for (const auto& o : m_.graph().output()) read.insert(o.name());
+    for (size_t i = 0; i < nodes.size(); ++i)
+      if (!builds_sequence[i]) {
+        for (const auto& in : nodes[i].input()) read.insert(in);
+        for (const auto* sub : subgraphs(nodes[i])) read_names(*sub, read);
+      }
+    std::vector<char> dropped(nodes.size(), 0);
+    int count = 0;
+    for (size_t i = nodes.size(); i-- > 0;) {
+      if (!builds_sequence[i]) continue;
+      if (std::none_of(nodes[i].output().begin(), nodes[i].output().end(), [&](const auto& o) { return read.count(o); })) {
+        dropped[i] = 1;
+        ++count;
+      } else {
+        for (const auto& in : nodes[i].input()) read.insert(in);
+      }
+    }
+    std::vector<onnx::NodeProto> kept;
+    for (size_t i = 0; i < nodes.size(); ++i)
+      if (!dropped[i]) kept.push_back(std::move(nodes[i]));
+    nodes = std::move(kept);
+    return count;
   }
 
   /// SplitToSequence of a tensor whose split dim is known: a Split (and Squeezes without keepdims) ahead of the
