@@ -29,7 +29,7 @@ bin="$out/ridge_fuzz_exec"
 
 seed_args=()
 n=0
-for f in build/exec_node_tests/node/*/model.onnx tests/data/validation/*.onnx; do
+for f in build/exec_node_tests/node/*/model.onnx tests/data/validation/*.onnx tests/load/onnx_control_flow_seeds/*.onnx; do
   [ -f "$f" ] || continue
   ln -sf "$(realpath "$f")" "$out/seeds/$(echo "$f" | tr / _)"
   n=$((n + 1))

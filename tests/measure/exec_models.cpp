@@ -65,6 +65,57 @@ TEST(ExecModels, UnsupportedOpIsReportedAndTheRestRuns) {
   for (float v : out.data) EXPECT_GE(v, 0.f);
 }
 
+// Integer Add, Sub and Mul (index arithmetic: MViT-v2's relative positions) run in fp32, exact up to 2^24; they
+// were not executed before. A result past 2^24 stops the run with an error naming the node, never a rounded value.
+TEST(ExecModels, IntegerArithmeticRunsExactlyAndRefusesWhatFp32CannotHold) {
+  for (const float big : {4000.f, 5000.f}) {  // 4000^2 = 16,000,000 <= 2^24 < 25,000,000 = 5000^2
+    ExecCase t;
+    const int x = t.tensor("x", Shape{{3}});
+    t.g.value(x).dtype = DType::I64;
+    const int sum = t.node(OpKind::Add, {x, x}, Shape{{3}});
+    const int diff = t.node(OpKind::Sub, {sum, x}, Shape{{3}});
+    const int square = t.node(OpKind::Mul, {diff, diff}, Shape{{3}});
+    for (int v : {sum, diff, square}) t.g.value(v).dtype = DType::I64;
+    t.g.outputs = {square};
+    ExecOptions o = t.options();
+    o.inputs["x"] = HostTensor{Shape{{3}}, {-3.f, 7.f, big}};
+    if (big == 4000.f) {
+      const ExecResult r = execute(t.g, o);
+      for (const auto& s : r.steps) EXPECT_EQ(s.status, StepStatus::Executed) << s.name << ": " << s.reason;
+      EXPECT_EQ(r.outputs.at(t.g.value(square).name).data, (std::vector<float>{9.f, 49.f, 16000000.f}));
+      continue;
+    }
+    try {
+      execute(t.g, o);
+      ADD_FAILURE() << "25,000,000 was rounded instead of refused";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("(Mul, int64): integer result 25000000 is outside [-16777216, 16777216]"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
+TEST(ExecModels, Uint8ArithmeticThatWouldWrapIsRefused) {  // ONNX wraps 200 + 100 around to 44
+  ExecCase t;
+  const int x = t.tensor("x", Shape{{2}});
+  t.g.value(x).dtype = DType::U8;
+  const int y = t.node(OpKind::Add, {x, x}, Shape{{2}});
+  t.g.value(y).dtype = DType::U8;
+  t.g.outputs = {y};
+  ExecOptions o = t.options();
+  o.inputs["x"] = HostTensor{Shape{{2}}, {100.f, 127.f}};
+  EXPECT_EQ(execute(t.g, o).outputs.at(t.g.value(y).name).data, (std::vector<float>{200.f, 254.f}));
+  o.inputs["x"] = HostTensor{Shape{{2}}, {100.f, 150.f}};
+  try {
+    execute(t.g, o);
+    ADD_FAILURE() << "300 was kept instead of refused";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("(Add, uint8): integer result 300 is outside [0, 255]"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(ExecModels, RefusesABatchThatDoesNotFit) {
   int y = -1;
   ExecCase t = tiny_cnn(&y);

@@ -99,6 +99,10 @@ bool exact_for_integers(OpKind op) {
          op == OpKind::Transpose || op == OpKind::Split || find_lowering(op) == lower_view;
 }
 
+/// Integer arithmetic the executor runs in fp32, exact while every value stays within 2^24 (index arithmetic:
+/// MViT-v2's relative positions); the reference kernel refuses a result past that at run time.
+bool integer_arithmetic(OpKind op) { return op == OpKind::Add || op == OpKind::Sub || op == OpKind::Mul; }
+
 }  // namespace
 
 bool is_view_op(OpKind op) { return find_lowering(op) == lower_view; }
@@ -109,13 +113,17 @@ void lower_node(Program& p, int ni) {
   Lowering lower = find_lowering(e && e->composite != OpKind::Unknown ? e->composite : n.op);
   if (!lower)
     throw NoKernel{"no kernel for op " + (n.op == OpKind::Unknown ? n.op_type : std::string(op_name(n.op)))};
+  bool integer = false;
   for (int out : n.outputs) {
     if (out < 0) continue;
     const Value& v = p.graph().value(out);
-    if (!is_float(v.dtype) && v.dtype != DType::Unknown && !v.has_int_data && !exact_for_integers(n.op))
+    if (is_float(v.dtype) || v.dtype == DType::Unknown || v.has_int_data || exact_for_integers(n.op)) continue;
+    if (!integer_arithmetic(n.op))
       throw NoKernel{"integer-valued " + std::string(op_name(n.op)) + " is not executed (fp32 executor)"};
+    integer = true;
   }
-  lower(p, ni);
+  if (integer) lower_reference_elementwise(p, ni);  // checks that every result is an integer fp32 holds exactly
+  else lower(p, ni);
 }
 
 int64_t normalize_axis(int64_t axis, int rank, const Node& n) {

@@ -1,5 +1,7 @@
 // Views (no copy) and reference kernels for ops oneDNN has no primitive for (Erf, Not, Gather, ArgMax, Where, Pow,
 // Equal, Expand, Cast, RMSNormalization, Einsum, and binary ops that broadcast their first operand).
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -205,13 +207,22 @@ void lower_reference_elementwise(Program& p, int ni) {
   memory dst = p.alloc(plain_desc(out));
   p.set_value(Y, dst);
   const OpKind op = n.op;
+  const DType dtype = p.graph().value(Y).dtype;
+  // An integer result (index arithmetic) is exact in fp32 up to 2^24; past that, or past what its type holds (ONNX
+  // wraps int8 and uint8 around), the step stops with an error.
+  const bool integer = !is_float(dtype) && dtype != DType::Unknown &&
+                       (op == OpKind::Add || op == OpKind::Sub || op == OpKind::Mul);
+  constexpr float kExact = 16777216.f;  // 2^24: every integer up to it is a float
+  const float lowest = dtype == DType::I8 ? -128.f : dtype == DType::U8 || dtype == DType::Bool ? 0.f : -kExact;
+  const float highest = dtype == DType::I8 ? 127.f : dtype == DType::U8 ? 255.f : dtype == DType::Bool ? 1.f : kExact;
+  const std::string what = fmt::format("node '{}' ({}, {})", n.name, op_name(op), dtype_name(dtype));
   // One row (the output's last axis) at a time, the op chosen once per row: each input advances by 0 (broadcast)
   // or 1 along it, so the inner loops are plain strided loops (GPT-2's causal Where over 12 x 1024 x 1024 scores
   // took 10 ns per element through a per-element index walk and op switch).
   std::vector<int64_t> along(arity, 0);
   for (int k = 0; k < arity; ++k) along[k] = out.empty() ? 0 : strides[k].back();
   const int64_t inner = out.empty() ? 1 : out.back();
-  Step& step = p.add_step(ni, "reference", [ins, strides, along, dst, out, op, inner] {
+  Step& step = p.add_step(ni, "reference", [ins, strides, along, dst, out, op, inner, integer, lowest, highest, what] {
     float* y = data_of(dst);
     std::vector<const float*> x;
     for (const auto& m : ins) x.push_back(data_of(m));
@@ -236,6 +247,12 @@ void lower_reference_elementwise(Program& p, int ni) {
         default: for (int64_t j = 0; j < inner; ++j) yr[j] = a[j * s0]; break;  // Expand
       }
     });
+    if (!integer) return;
+    for (int64_t i = 0, count = elements(dst); i < count; ++i)
+      if (!(y[i] >= lowest && y[i] <= highest))
+        throw Error(fmt::format("{}: integer result {} is outside [{}, {}], what the fp32 executor holds exactly in "
+                                "this type",
+                                what, y[i], lowest, highest));
   });
   if (!p.needs_grad(Y) || op == OpKind::Equal) return;  // comparisons pass no gradient
   // Backward: per input, its local derivative times dY at every output element (the input read at its broadcast
