@@ -99,11 +99,9 @@ bool exact_for_integers(OpKind op) {
          op == OpKind::Transpose || op == OpKind::Split || find_lowering(op) == lower_view;
 }
 
-/// Integer arithmetic the executor runs in fp32, exact while every value stays within 2^24 (index arithmetic:
-/// MViT-v2's relative positions); the reference kernel refuses a result past that at run time.
-bool integer_arithmetic(OpKind op) { return op == OpKind::Add || op == OpKind::Sub || op == OpKind::Mul; }
-
 }  // namespace
+
+bool integer_arithmetic(OpKind op) { return op == OpKind::Add || op == OpKind::Sub || op == OpKind::Mul; }
 
 bool is_view_op(OpKind op) { return find_lowering(op) == lower_view; }
 

@@ -210,8 +210,7 @@ void lower_reference_elementwise(Program& p, int ni) {
   const DType dtype = p.graph().value(Y).dtype;
   // An integer result (index arithmetic) is exact in fp32 up to 2^24; past that, or past what its type holds (ONNX
   // wraps int8 and uint8 around), the step stops with an error.
-  const bool integer = !is_float(dtype) && dtype != DType::Unknown &&
-                       (op == OpKind::Add || op == OpKind::Sub || op == OpKind::Mul);
+  const bool integer = !is_float(dtype) && dtype != DType::Unknown && integer_arithmetic(op);
   constexpr float kExact = 16777216.f;  // 2^24: every integer up to it is a float
   const float lowest = dtype == DType::I8 ? -128.f : dtype == DType::U8 || dtype == DType::Bool ? 0.f : -kExact;
   const float highest = dtype == DType::I8 ? 127.f : dtype == DType::U8 ? 255.f : dtype == DType::Bool ? 1.f : kExact;

@@ -62,6 +62,9 @@ void lower_scatter_nd(Program& p, int ni);
 
 // ---- helpers shared by the lowerings -------------------------------------------------------------------
 
+/// Integer arithmetic the executor runs in fp32 (Add, Sub, Mul: index arithmetic, MViT-v2's relative positions),
+/// exact while every value stays within 2^24; lower_reference_elementwise refuses a result past that at run time.
+bool integer_arithmetic(OpKind op);
 /// True for ops the executor runs as views of their input's buffer (Reshape, Flatten, ...).
 bool is_view_op(OpKind op);
 inline const Node& node_of(Program& p, int ni) { return p.graph().nodes.at(ni); }
