@@ -174,6 +174,35 @@ TEST(OnnxControlFlow, NestedLoopsUnrollRoundAfterRound) {
   EXPECT_TRUE(estimate(g).excluded_ops.empty());
 }
 
+TEST(OnnxControlFlow, NamelessControlFlowWithoutOutputsInsideABodyInlines) {
+  // A Loop that carries and scans nothing and an If without outputs, both unnamed, inside another Loop's body
+  // (the top level refuses nodes without outputs, bodies are not checked): once the outer Loop is unrolled, their
+  // copies are named after the op. Reading the first output's name had failed the import of this valid model
+  // ("malformed model (CHECK failed: (index) < (current_size_))").
+  TinyModel m;
+  m.input("x", {2, 3}).ints("trip", {2}, true).ints("yes", {1}, true);
+  auto* outer = counting_body(m.node("Loop", {"trip", "", "x"}, {"acc"}, "/outer/Loop"), "/outer", "o_");
+  auto* loop = body_node(outer, "Loop", {"trip", ""}, {});
+  loop->clear_name();
+  auto* body = add_body(*loop, "body");
+  body_input(body, "i", TP::INT64);
+  body_input(body, "c", TP::BOOL);
+  body_node(body, "Identity", {"c"}, {"c_out"});
+  body_node(body, "Relu", {"x"}, {"unused"});
+  body->add_output()->set_name("c_out");
+  auto* branch = body_node(outer, "If", {"yes"}, {});
+  branch->clear_name();
+  body_node(add_body(*branch, "then_branch"), "Neg", {"x"}, {"neg"});
+  add_body(*branch, "else_branch");
+  body_node(outer, "Sigmoid", {"o_in"}, {"o_out"});
+  for (const char* o : {"o_c_out", "o_out"}) outer->add_output()->set_name(o);
+  const Graph g = import_onnx_bytes(m.output("acc").bytes(), "nameless.onnx", LoadOptions{});
+  EXPECT_EQ(count_ops(g, "Loop") + count_ops(g, "If"), 0) << notes_of(g);
+  EXPECT_EQ(count_ops(g, "Relu"), 2 * 2);
+  EXPECT_EQ(count_ops(g, "Neg"), 2);
+  EXPECT_EQ(shape_of(g, "acc"), (Shape{{2, 3}}));
+}
+
 TEST(OnnxControlFlow, IfWithAKnownConditionBecomesItsBranch) {
   // torchvision's MViT tests a shape (Equal of a dim and a constant) and squeezes in one branch.
   for (int64_t dim : {2, 7}) {

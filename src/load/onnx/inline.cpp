@@ -115,6 +115,12 @@ bool keeps_integers(const onnx::NodeProto& n) {
   return n.op_type() == "Cast" && (to == onnx::TensorProto::INT64 || to == onnx::TensorProto::BOOL);
 }
 
+/// What the nodes made from a control-flow node are named after: its name, else its first output, else its op.
+std::string tag_of(const onnx::NodeProto& n) {
+  if (!n.name().empty()) return n.name();
+  return n.output_size() > 0 && !n.output(0).empty() ? n.output(0) : n.op_type();
+}
+
 /// One round of rewriting over the top-level graph of a model, against the shapes and payloads of `g` (the
 /// Graph ridge's rules built from the model as it was before the round).
 class Rewriter {
@@ -369,7 +375,7 @@ class Rewriter {
     read_names(*body, read);
     std::vector<std::string> current(loop.input().begin() + 2, loop.input().end());
     std::vector<std::vector<std::string>> scanned(static_cast<size_t>(scans));
-    const std::string tag = loop.name().empty() ? loop.output(0) : loop.name();
+    const std::string tag = tag_of(loop);
     for (int64_t k = 0; k < *trips; ++k) {
       const std::string suffix = fmt::format("@iter{}", k);
       Names to = hoisted;
@@ -412,7 +418,7 @@ class Rewriter {
     defined_names(*branch, false, defined);
     for (const auto& name : defined) to[name] = fresh(name);
     for (const auto& bn : branch->node()) copy_node(bn, to, "", out);
-    const std::string tag = n.name().empty() ? n.output(0) : n.name();
+    const std::string tag = tag_of(n);
     for (int i = 0; i < n.output_size(); ++i) {
       if (n.output(i).empty()) continue;
       auto it = to.find(branch->output(i).name());
