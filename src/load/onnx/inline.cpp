@@ -284,11 +284,17 @@ class Rewriter {
     a->set_i(value);
   }
 
-  /// A Constant node holding `values` (a scalar or a 1-D tensor) of `elem`; returns its output's name.
+  /// A Constant node holding `values` (a scalar or a 1-D tensor) of `elem`, under a fresh name from `base`.
   std::string constant(std::vector<onnx::NodeProto>& out, const std::string& base, const std::vector<int64_t>& values,
                        bool scalar, int elem = onnx::TensorProto::INT64) {
     const std::string name = fresh(base);
-    auto& n = add(out, "Constant", {}, {name}, name);
+    constant_named(out, name, name, values, scalar, elem);
+    return name;
+  }
+  /// The same, writing tensor `name` (a node's own output) from a node called `node_name`.
+  void constant_named(std::vector<onnx::NodeProto>& out, const std::string& name, const std::string& node_name,
+                      const std::vector<int64_t>& values, bool scalar, int elem = onnx::TensorProto::INT64) {
+    auto& n = add(out, "Constant", {}, {name}, node_name);
     auto* a = n.add_attribute();
     a->set_name("value");
     a->set_type(onnx::AttributeProto::TENSOR);
@@ -300,7 +306,6 @@ class Rewriter {
       else t->add_int32_data(static_cast<int32_t>(v));  // bool
     }
     ints_[name] = values;
-    return name;
   }
 
   /// Unsqueeze or Squeeze along one axis, as the model's opset writes it.
@@ -485,15 +490,8 @@ class Rewriter {
           continue;
         }
       } else if (s && op == "SequenceLength") {
-        const std::string name = n.output(0);
-        auto& c = add(out, "Constant", {}, {name}, n.name());
-        auto* a = c.add_attribute();
-        a->set_name("value");
-        a->set_type(onnx::AttributeProto::TENSOR);
-        a->mutable_t()->set_data_type(onnx::TensorProto::INT64);
-        a->mutable_t()->add_int64_data(size);
-        ints_[name] = {size};
-        replaced_.insert(name);
+        constant_named(out, n.output(0), n.name(), {size}, true);
+        replaced_.insert(n.output(0));
         builds_sequence.push_back(0);
         ++rewritten;
         continue;
