@@ -48,6 +48,15 @@ Count pool_taps(const Graph& g, const Node& n);
 /// AdaptiveAvgPool: sum over output positions of the window size (exact, PyTorch's start/end rule), per N*C.
 Count adaptive_window_sum(int64_t in_h, int64_t in_w, int64_t out_h, int64_t out_w);
 
+/// An Einsum equation split into its operands' terms and its output term, spaces removed. Without "->", the
+/// output is implicit: "..." when any term has one, then the letters that appear once, in alphabetical order.
+/// Terms keep their "..." (what it stands for depends on the operands' ranks).
+struct EinsumEquation {
+  std::vector<std::string> terms;  ///< one per operand
+  std::string output;
+};
+EinsumEquation parse_einsum(const std::string& equation);
+
 /// Einsum MACs: product of the extents of every distinct index; nullopt if the equation cannot be parsed.
 std::optional<Count> einsum_macs(const Graph& g, const Node& n);
 

@@ -131,23 +131,51 @@ Count pool_taps(const Graph& g, const Node& n) {
   return taps;
 }
 
-std::optional<Count> einsum_macs(const Graph& g, const Node& n) {
-  std::string eq = n.attrs.s("equation", "");
-  std::string lhs = eq.substr(0, eq.find("->"));
-  if (lhs.find("...") != std::string::npos || lhs.empty()) return std::nullopt;
-  std::map<char, int64_t> extent;
-  size_t operand = 0, pos = 0;
-  for (char c : lhs) {
-    if (c == ',') {
-      ++operand;
-      pos = 0;
-      continue;
+EinsumEquation parse_einsum(const std::string& equation) {
+  std::string eq;
+  for (char c : equation)
+    if (c != ' ') eq += c;
+  const size_t arrow = eq.find("->");
+  EinsumEquation e;
+  e.terms.emplace_back();
+  for (char c : eq.substr(0, arrow)) {
+    if (c == ',') e.terms.emplace_back();
+    else e.terms.back() += c;
+  }
+  if (arrow != std::string::npos) {
+    e.output = eq.substr(arrow + 2);
+    return e;
+  }
+  std::map<char, int> count;  // ordered: the implicit output's letters come out alphabetical
+  bool ellipsis = false;
+  for (const auto& t : e.terms) {
+    const size_t dots = t.find("...");
+    ellipsis |= dots != std::string::npos;
+    for (size_t i = 0; i < t.size(); ++i) {
+      if (i == dots) i += 2;
+      else ++count[t[i]];
     }
-    if (c == ' ') continue;
-    if (operand >= n.inputs.size() || n.inputs[operand] < 0) return std::nullopt;
-    const Shape& s = g.value(n.inputs[operand]).shape;
-    if (static_cast<int>(pos) >= s.rank()) return std::nullopt;
-    extent[c] = s.dims[pos++];
+  }
+  if (ellipsis) e.output = "...";
+  for (auto [c, n] : count)
+    if (n == 1) e.output += c;
+  return e;
+}
+
+std::optional<Count> einsum_macs(const Graph& g, const Node& n) {
+  const std::string equation = n.attrs.s("equation", "");
+  if (equation.substr(0, equation.find("->")).empty()) return std::nullopt;
+  const EinsumEquation e = parse_einsum(equation);
+  std::map<char, int64_t> extent;
+  for (size_t operand = 0; operand < e.terms.size(); ++operand) {
+    const std::string& term = e.terms[operand];
+    if (term.find("...") != std::string::npos) return std::nullopt;
+    for (size_t pos = 0; pos < term.size(); ++pos) {
+      if (operand >= n.inputs.size() || n.inputs[operand] < 0) return std::nullopt;
+      const Shape& s = g.value(n.inputs[operand]).shape;
+      if (static_cast<int>(pos) >= s.rank()) return std::nullopt;
+      extent[term[pos]] = s.dims[pos];
+    }
   }
   Count macs = 1;
   for (auto& [c, e] : extent) macs *= e;

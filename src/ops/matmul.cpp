@@ -93,21 +93,10 @@ bool matmul_integer_cost(const CostContext& c, Cost& cost, std::string&) {
 
 /// Einsum: every letter's extent from the operands, output from the explicit or implicit right-hand side.
 bool einsum_infer(RuleContext& c) {
-  std::string eq;
-  for (char ch : c.n.attrs.s("equation", ""))
-    if (ch != ' ') eq += ch;
-  const size_t arrow = eq.find("->");
-  const std::string lhs = eq.substr(0, arrow);
-  std::vector<std::string> terms;
-  for (size_t start = 0;;) {
-    size_t comma = lhs.find(',', start);
-    terms.push_back(lhs.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
+  const EinsumEquation eq = parse_einsum(c.n.attrs.s("equation", ""));
+  const std::vector<std::string>& terms = eq.terms;
   if (static_cast<int>(terms.size()) != c.inputs()) throw RuleError("Einsum equation does not match the inputs");
   std::map<char, int64_t> extent;
-  std::map<char, int> count;
   Shape ellipsis;
   for (size_t t = 0; t < terms.size(); ++t) {
     const Shape* s = c.shape(static_cast<int>(t));
@@ -128,21 +117,13 @@ bool einsum_infer(RuleContext& c) {
       }
       const char ch = term[i];
       const int64_t d = s->dims[dim++];
-      ++count[ch];
       auto [it, fresh] = extent.emplace(ch, d);
       if (!fresh && it->second > 1 && d > 1 && it->second != d)
         throw RuleError(fmt::format("Einsum letter '{}' is {} in one place and {} in another", ch, it->second, d));
       if (!fresh && (it->second < 0 || it->second == 1)) it->second = d;
     }
   }
-  std::string rhs;
-  if (arrow != std::string::npos) {
-    rhs = eq.substr(arrow + 2);
-  } else {
-    if (lhs.find("...") != std::string::npos) rhs = "...";
-    for (auto [ch, n] : count)
-      if (n == 1) rhs += ch;
-  }
+  const std::string& rhs = eq.output;
   Shape out;
   for (size_t i = 0; i < rhs.size(); ++i) {
     if (rhs.compare(i, 3, "...") == 0) {

@@ -10,6 +10,7 @@
 
 #include "lowerings.hpp"
 #include "ridge/error.hpp"
+#include "ridge/op_geometry.hpp"
 #include "ridge/op_rules.hpp"
 
 namespace ridge::exec {
@@ -637,15 +638,8 @@ struct EinsumPlan {
 };
 
 EinsumPlan plan_einsum(Program& p, const Node& n) {
-  std::string eq;
-  for (char c : n.attrs.s("equation", ""))
-    if (c != ' ') eq += c;
-  const size_t arrow = eq.find("->");
-  std::vector<std::string> terms(1);
-  for (char c : eq.substr(0, arrow)) {
-    if (c == ',') terms.emplace_back();
-    else terms.back() += c;
-  }
+  const ops::EinsumEquation eq = ops::parse_einsum(n.attrs.s("equation", ""));
+  std::vector<std::string> terms = eq.terms;
   if (terms.size() != n.inputs.size()) throw NoKernel{"Einsum equation does not match its inputs"};
   std::vector<Dims> dims;
   for (int vid : n.inputs) {
@@ -679,20 +673,8 @@ EinsumPlan plan_einsum(Program& p, const Node& n) {
       if (letters.find(c) == std::string::npos) letters += c;
   std::string ellipsis_letters;
   for (size_t i = 0; i < ellipsis_rank; ++i) ellipsis_letters += static_cast<char>(kEllipsisLetter + i);
-  std::string rhs;
-  if (arrow != std::string::npos) {
-    rhs = eq.substr(arrow + 2);
-    if (const size_t at = rhs.find(kEllipsis); at != std::string::npos) rhs.replace(at, 3, ellipsis_letters);
-  } else {  // implicit output: the ellipsis dims, then the letters that appear once, in alphabetical order
-    for (char c : letters) {
-      if (c < ' ') continue;
-      int seen = 0;
-      for (const auto& t : terms) seen += static_cast<int>(std::count(t.begin(), t.end(), c));
-      if (seen == 1) rhs += c;
-    }
-    std::sort(rhs.begin(), rhs.end());
-    rhs = ellipsis_letters + rhs;
-  }
+  std::string rhs = eq.output;  // an implicit output is spelled out by parse_einsum
+  if (const size_t at = rhs.find(kEllipsis); at != std::string::npos) rhs.replace(at, 3, ellipsis_letters);
   EinsumPlan plan;
   plan.extent.assign(letters.size(), -1);
   auto letter = [&](char c) {
