@@ -26,7 +26,7 @@ enum class LlmHead : uint8_t { CausalLm, Base, MaskedLm, PreTraining, SequenceCl
 /// a BERT-style encoder (bert, roberta, xlm-roberta, distilbert: causal false, post_norm).
 struct LlmConfig {
   std::string name;                  ///< zoo name or the config file's parent directory name
-  std::string family;                ///< HF model_type: llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3_text, deepseek_v2, deepseek_v3, gpt_oss, phi, phi3, gpt2, gpt_neox, falcon, opt, bloom, gptj, codegen, gpt_bigcode, starcoder2, stablelm, granite, cohere, olmo, olmo2, olmo3, olmoe, glm, glm4, smollm3, arcee; encoders bert, roberta, xlm-roberta, distilbert
+  std::string family;                ///< HF model_type: llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3_text, deepseek_v2, deepseek_v3, gpt_oss, phi, phi3, gpt2, gpt_neox, falcon, opt, bloom, gptj, codegen, gpt_bigcode, starcoder2, stablelm, granite, cohere, olmo, olmo2, olmo3, olmoe, glm, glm4, glm4_moe, minimax_m2, smollm3, arcee; encoders bert, roberta, xlm-roberta, distilbert
   std::string module_prefix;         ///< HF class prefix for module types ("Llama" -> LlamaRMSNorm, LlamaAttention)
   int64_t vocab_size = 0;            ///< vocab_size
   int64_t hidden_size = 0;           ///< hidden_size / n_embd / d_model
@@ -46,7 +46,7 @@ struct LlmConfig {
   bool fused_qkv = false;            ///< one qkv projection (gpt2 c_attn, neox/falcon query_key_value, phi3 qkv_proj)
   bool fused_gate_up = false;        ///< gated MLP with one gate_up_proj, chunked in two (phi3, glm, glm4)
   /// RMSNorms on the queries and keys: none; over head_dim on every head (qwen3, gemma3 q_norm, k_norm); or one
-  /// over the whole q and k projections, heads x head_dim wide (olmo2, olmo3, olmoe).
+  /// over the whole q and k projections, heads x head_dim wide (olmo2, olmo3, olmoe, minimax_m2).
   enum class QkNorm { None, PerHead, Whole } qk_norm = QkNorm::None;
   bool tied_embeddings = false;      ///< lm_head reuses the token embedding
   bool lm_head_bias = false;         ///< phi's lm_head has a bias
@@ -86,7 +86,7 @@ struct LlmConfig {
   int64_t experts_per_token = 0;                  ///< num_experts_per_tok (top-k)
   int64_t shared_expert_intermediate_size = 0;    ///< shared expert width (qwen2_moe; deepseek: n_shared x width; 0: none)
   bool shared_expert_gate = true;                 ///< qwen2_moe's sigmoid gate on the shared expert (deepseek: none)
-  bool router_sigmoid = false;                    ///< sigmoid router scores with a selection bias (deepseek_v3)
+  bool router_sigmoid = false;                    ///< sigmoid router scores with a selection bias (deepseek_v3, glm4_moe, minimax_m2)
   bool router_bias = false;                       ///< the router Linear has a bias (gpt_oss)
   bool router_topk_softmax = false;               ///< softmax over the top-k logits only (gpt_oss), not all experts
   bool clamped_swiglu = false;                    ///< gpt_oss experts: (clamp(up) + 1) x g sigmoid(alpha g), g clamped

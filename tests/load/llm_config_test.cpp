@@ -917,6 +917,126 @@ TEST(LlmConfig, GlmFusedGateUpHalfRotaryAndGlm4PostNorms) {
   EXPECT_EQ(estimate(g).total.flops, estimate(build_llm(s1, shape)).total.flops + 2 * 2 * (4 * E + 3 * R));
 }
 
+// GLM-4.5 (glm4_moe): GLM's attention (q/k/v biases, half rotary, per-head q/k norms with use_qk_norm) in llama's
+// pre-norm layers, dense first layers, then DeepSeek-V3's MoE (sigmoid router with its selection bias, shared experts).
+TEST(LlmConfig, Glm4MoeGlmAttentionWithDeepseekExperts) {
+  // zai-org/GLM-4.5 and GLM-4.5-Air (config.json of the hub): "355 billion total parameters with 32 billion active"
+  // and "106 billion total ... 12 billion active", without the multi-token-prediction layer transformers leaves out.
+  const char* glm45 = R"({"model_type":"glm4_moe","vocab_size":151552,"hidden_size":5120,"intermediate_size":12288,
+      "moe_intermediate_size":1536,"num_hidden_layers":92,"num_attention_heads":96,"num_key_value_heads":8,
+      "head_dim":128,"attention_bias":true,"partial_rotary_factor":0.5,"n_routed_experts":160,"n_shared_experts":1,
+      "num_experts_per_tok":8,"first_k_dense_replace":3,"routed_scaling_factor":2.5,"n_group":1,"topk_group":1,
+      "norm_topk_prob":true,"num_nextn_predict_layers":1,"use_qk_norm":true,"max_position_embeddings":131072,
+      "tie_word_embeddings":false})";
+  const char* air = R"({"model_type":"glm4_moe","vocab_size":151552,"hidden_size":4096,"intermediate_size":10944,
+      "moe_intermediate_size":1408,"num_hidden_layers":46,"num_attention_heads":96,"num_key_value_heads":8,
+      "head_dim":128,"attention_bias":true,"partial_rotary_factor":0.5,"n_routed_experts":128,"n_shared_experts":1,
+      "num_experts_per_tok":8,"first_k_dense_replace":1,"use_qk_norm":false,"tie_word_embeddings":false})";
+  LlmConfig big = parse_llm_config(json::parse(glm45), "glm-4.5"), small = parse_llm_config(json::parse(air), "air");
+  big.name = "glm-4.5", small.name = "glm-4.5-air";
+  // Per layer: q (h x 12,288 + bias), k and v (h x 1,024 + bias each), o (12,288 x h), q_norm and k_norm (128
+  // each, GLM-4.5 only), 2 norms of h; dense MLP 3 h I; MoE: E experts and one shared of 3 h I_e, router E h + E.
+  auto total = [](Count h, Count I, Count Ie, Count E, Count L, Count dense, Count qk, Count active) {
+    const Count V = 151552, q = 96 * 128, kv = 8 * 128;
+    const Count attn = h * q + q + 2 * (h * kv + kv) + q * h + qk + 2 * h;
+    const Count moe = (active + 1) * 3 * h * Ie + E * h + E;
+    return 2 * V * h + h + dense * (attn + 3 * h * I) + (L - dense) * (attn + moe);
+  };
+  EXPECT_EQ(llm_params(big).total, total(5120, 12288, 1536, 160, 92, 3, 256, 160));
+  EXPECT_EQ(llm_params(big).total, Count{352797829024});
+  EXPECT_EQ(llm_params(big).active_per_token, total(5120, 12288, 1536, 160, 92, 3, 256, 8));
+  EXPECT_EQ(llm_params(big).active_per_token, Count{33632266144});  // 32.9B without the input embedding
+  EXPECT_EQ(llm_params(small).total, total(4096, 10944, 1408, 128, 46, 1, 0, 128));
+  EXPECT_EQ(llm_params(small).total, Count{106852251264});
+  EXPECT_EQ(llm_params(small).active_per_token, total(4096, 10944, 1408, 128, 46, 1, 0, 8));
+  EXPECT_TRUE(big.router_sigmoid && !big.shared_expert_gate && big.qkv_bias && !big.o_bias && !big.fused_gate_up);
+  EXPECT_EQ(big.qk_norm, LlmConfig::QkNorm::PerHead);
+  EXPECT_EQ(small.qk_norm, LlmConfig::QkNorm::None);
+  EXPECT_EQ(big.rotary_dim(), 64);
+  EXPECT_FALSE(big.sparse_layer(2));
+  EXPECT_TRUE(big.sparse_layer(3));
+  // Glm4MoeConfig's defaults: 8 KV heads, no attention bias, 128 experts of 1408, top 8, 1 shared, 1 dense layer.
+  const LlmConfig d = parse_llm_config(json::parse(R"({"model_type":"glm4_moe","vocab_size":64,"hidden_size":32,
+      "intermediate_size":48,"num_hidden_layers":2,"num_attention_heads":8})"), "glm4_moe");
+  EXPECT_EQ(d.num_kv_heads, 8);
+  EXPECT_FALSE(d.qkv_bias);
+  EXPECT_EQ(d.num_experts, 128);
+  EXPECT_EQ(d.intermediate_size, 1408);
+  EXPECT_EQ(d.experts_per_token, 8);
+  EXPECT_EQ(d.shared_expert_intermediate_size, 1408);
+  EXPECT_EQ(d.first_dense_layers, 1);
+  // Small shapes: graph = formula; modules where transformers names them.
+  const LlmConfig s = small_config("glm4_moe", 3, R"(,"head_dim":8,"moe_intermediate_size":16,"n_routed_experts":4,
+      "num_experts_per_tok":2,"n_shared_experts":2,"use_qk_norm":true,"attention_bias":true)");
+  EXPECT_EQ(graph_params(s), llm_params(s).total);
+  LlmShape shape;
+  shape.batch = 2, shape.tokens = 8;
+  const Graph g = build_llm(s, shape);
+  for (const char* node : {"model.layers.0.mlp.gate_proj", "model.layers.1.mlp.gate.add_correction_bias",
+                           "model.layers.1.mlp.shared_experts.down_proj", "model.layers.2.mlp.experts.3.up_proj",
+                           "model.layers.1.self_attn.q_norm.mul_1", "model.layers.2.post_attention_layernorm.pow"})
+    EXPECT_GE(g.find_node(node), 0) << node;
+  EXPECT_LT(g.find_node("model.layers.0.mlp.experts.0.up_proj"), 0);  // first_k_dense_replace 1: layer 0 is dense
+  for (const char* bad : {R"(,"n_routed_experts":0)", R"(,"n_shared_experts":-1)", R"(,"first_k_dense_replace":-2)",
+                          R"(,"num_experts_per_tok":200)", R"(,"use_qk_norm":"yes")"}) {
+    const std::string text = fmt::format(R"({{"model_type":"glm4_moe","vocab_size":64,"hidden_size":32,
+        "intermediate_size":48,"num_hidden_layers":2,"num_attention_heads":4{}}})", bad);
+    const std::string e = error_of(json::parse(text));
+    EXPECT_NE(e.find("cfg"), std::string::npos) << bad << ": " << e;
+    EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+  }
+}
+
+// MiniMax-M2 (minimax_m2): bias-free attention with RMSNorms over the whole q and k projections, part of each head
+// rotated, and a Mixtral-layout MoE in every layer routed by sigmoid scores plus a selection bias; no shared expert.
+TEST(LlmConfig, MinimaxM2WholeProjectionNormsAndSigmoidRoutedExperts) {
+  // MiniMaxAI/MiniMax-M2's shapes (config.json of the hub): "230B total parameters with 10B active parameters".
+  LlmConfig m = parse_llm_config(json::parse(R"({"model_type":"minimax_m2","vocab_size":200064,"hidden_size":3072,
+      "intermediate_size":1536,"num_hidden_layers":62,"num_attention_heads":48,"num_key_value_heads":8,"head_dim":128,
+      "rotary_dim":64,"num_local_experts":256,"num_experts_per_tok":8,"use_qk_norm":true,"qk_norm_type":"per_layer",
+      "scoring_func":"sigmoid","use_routing_bias":true,"shared_intermediate_size":0,"num_mtp_modules":3,
+      "max_position_embeddings":196608,"tie_word_embeddings":false})"), "minimax-m2");
+  m.name = "minimax-m2";
+  // Per layer: q and o (h x 6,144), k and v (h x 1,024), q_norm 6,144 + k_norm 1,024, 2 norms; 256 experts of
+  // 3 h I, router 256 h + the 256 selection biases.
+  const Count h = 3072, V = 200064, I = 1536, E = 256;
+  const Count attn = 2 * h * 6144 + 2 * h * 1024 + 6144 + 1024 + 2 * h;
+  EXPECT_EQ(llm_params(m).total, 2 * V * h + h + 62 * (attn + E * 3 * h * I + E * h + E));
+  EXPECT_EQ(llm_params(m).total, Count{228689764864});
+  EXPECT_EQ(llm_params(m).active_per_token, 2 * V * h + h + 62 * (attn + 8 * 3 * h * I + E * h + E));
+  EXPECT_EQ(llm_params(m).active_per_token, Count{11030553088});  // 10.4B without the input embedding
+  EXPECT_EQ(m.qk_norm, LlmConfig::QkNorm::Whole);
+  EXPECT_EQ(m.rotary_dim(), 64);
+  EXPECT_TRUE(m.router_sigmoid && m.shared_expert_intermediate_size == 0 && !m.qkv_bias && !m.o_bias);
+  // MiniMaxM2Config's defaults: 8 KV heads, head_dim 128, 256 experts, top 8; every dim rotates without rotary_dim.
+  const LlmConfig d = parse_llm_config(json::parse(R"({"model_type":"minimax_m2","vocab_size":64,"hidden_size":32,
+      "intermediate_size":16,"num_hidden_layers":2,"num_attention_heads":8})"), "minimax_m2");
+  EXPECT_EQ(d.num_kv_heads, 8);
+  EXPECT_EQ(d.head_dim, 128);
+  EXPECT_EQ(d.num_experts, 256);
+  EXPECT_EQ(d.experts_per_token, 8);
+  EXPECT_EQ(d.rotary_dim(), 128);
+  // Small shapes: graph = formula; the norms cover the whole projections, the MoE keeps Mixtral's names.
+  const LlmConfig s = small_config("minimax_m2", 2, R"(,"head_dim":8,"rotary_dim":4,"num_local_experts":4,
+      "num_experts_per_tok":2)");
+  EXPECT_EQ(graph_params(s), llm_params(s).total);
+  LlmShape shape;
+  shape.batch = 2, shape.tokens = 8;
+  const Graph g = build_llm(s, shape);
+  for (const char* node : {"model.layers.0.block_sparse_moe.gate.add_correction_bias",
+                           "model.layers.1.block_sparse_moe.experts.3.w2", "model.layers.0.self_attn.k_norm.mean"})
+    EXPECT_GE(g.find_node(node), 0) << node;
+  const Node& k_mean = g.nodes[static_cast<size_t>(g.find_node("model.layers.0.self_attn.k_norm.mean"))];
+  EXPECT_EQ(g.value(k_mean.inputs[0]).shape, (Shape{{2, 8, 16}}));  // 2 KV heads x 8, over the whole projection
+  for (const char* bad : {R"(,"num_local_experts":0)", R"(,"rotary_dim":3)", R"(,"num_experts_per_tok":300)"}) {
+    const std::string text = fmt::format(R"({{"model_type":"minimax_m2","vocab_size":64,"hidden_size":32,
+        "intermediate_size":16,"num_hidden_layers":2,"num_attention_heads":4{}}})", bad);
+    const std::string e = error_of(json::parse(text));
+    EXPECT_NE(e.find("cfg"), std::string::npos) << bad << ": " << e;
+    EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+  }
+}
+
 // SmolLM3: llama's layers with NoPE layers (no rotary embedding) listed by no_rope_layers or every
 // no_rope_layer_interval-th layer; SmolLM3Config's defaults (4 KV heads, tied head).
 TEST(LlmConfig, Smollm3NopeLayersSkipTheRotaryEmbedding) {

@@ -30,7 +30,8 @@ class Keys {
     auto it = j_.find(k);
     return it == j_.end() || it->is_null() ? nullptr : &*it;
   }
-  /// True when the config states `k` as null (find() reads that as absent).
+  /// True when the config states `k` as null (transformers' None, which may differ from the default; find() reads
+  /// it as absent).
   bool null(const std::string& k) const {
     auto it = j_.find(k);
     return it != j_.end() && it->is_null();
@@ -67,11 +68,6 @@ class Keys {
     throw Error(fmt::format("{}: missing required key '{}'{}", origin_, *names.begin(), others));
   }
   const std::string& origin() const { return origin_; }
-  /// True when key `k` is present with the value null (transformers' None, which may differ from the default).
-  bool is_null(const std::string& k) const {
-    auto it = j_.find(k);
-    return it != j_.end() && it->is_null();
-  }
 
  private:
   int64_t as_int(const std::string& k) const {
@@ -336,6 +332,20 @@ void read_phi3(const Keys& k, LlmConfig& c) {
   c.sliding_window = k.opt_int("sliding_window", 0);
 }
 
+// DeepSeek's MoE layout after `c.intermediate_size` became the routed experts' width: n_shared_experts always-on
+// experts of that width in one `shared_experts` MLP without a gate, and the first first_k_dense_replace layers dense
+// (defaults as the family's config class has them).
+void read_deepseek_experts(const Keys& k, LlmConfig& c, int64_t shared_default, int64_t dense_default) {
+  const int64_t shared = k.opt_int("n_shared_experts", shared_default);
+  if (shared < 0 || shared > 4096)
+    throw Error(fmt::format("{}: n_shared_experts must be in 0..4096, not {}", k.origin(), shared));
+  c.shared_expert_intermediate_size = shared * c.intermediate_size;
+  c.shared_expert_gate = false;
+  c.first_dense_layers = k.opt_int("first_k_dense_replace", dense_default);
+  if (c.first_dense_layers < 0)
+    throw Error(fmt::format("{}: first_k_dense_replace must not be negative", k.origin()));
+}
+
 // deepseek_v2, deepseek_v3 (DeepseekV2Config, DeepseekV3Config): multi-head latent attention (q_lora_rank,
 // kv_lora_rank, qk_nope_head_dim + qk_rope_head_dim query/key heads, v_head_dim value heads), RMSNorm, SiLU-gated
 // MLPs; the first first_k_dense_replace layers dense (intermediate_size), the rest n_routed_experts of
@@ -359,15 +369,11 @@ void read_deepseek(const Keys& k, LlmConfig& c) {
     c.dense_intermediate_size = c.intermediate_size;
     c.intermediate_size = k.req_int("moe_intermediate_size");
     c.experts_per_token = k.req_int("num_experts_per_tok");
-    c.shared_expert_intermediate_size = k.opt_int("n_shared_experts", 0) * c.intermediate_size;
-    c.shared_expert_gate = false;
+    read_deepseek_experts(k, c, 0, 0);
     c.router_sigmoid = c.family == "deepseek_v3";
-    c.first_dense_layers = k.opt_int("first_k_dense_replace", 0);
     c.moe_every = k.opt_int("moe_layer_freq", 1);
     if (c.moe_every != 1)
       throw Error(fmt::format("{}: moe_layer_freq {} is not supported (only 1)", k.origin(), c.moe_every));
-    if (c.first_dense_layers < 0)
-      throw Error(fmt::format("{}: first_k_dense_replace must not be negative", k.origin()));
   }
   if (c.q_lora_rank < 0 || c.kv_lora_rank < 1 || c.qk_rope_head_dim < 1 || c.v_head_dim < 1 || c.head_dim <= c.qk_rope_head_dim)
     throw Error(fmt::format("{}: kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim and v_head_dim must be positive "
@@ -532,7 +538,7 @@ void read_gptj(const Keys& k, LlmConfig& c) {
     c.rotary_dims = k.opt_int("rotary_dim", 64);
     if (c.rotary_dims < 2 || c.rotary_dims % 2 != 0)
       throw Error(fmt::format("{}: rotary_dim must be positive and even, not {}", k.origin(), c.rotary_dims));
-  } else if (!k.is_null("rotary_dim")) {
+  } else if (!k.null("rotary_dim")) {
     c.rotary_dims = 64;  // absent: the config class's default; null: every dim of the head rotates
   }
   c.norm = LlmNorm::LayerNorm;
@@ -687,6 +693,58 @@ void read_glm(const Keys& k, LlmConfig& c) {
   c.sandwich_norms = c.family == "glm4";
 }
 
+// glm4_moe (Glm4MoeConfig; GLM-4.5, GLM-4.5-Air, GLM-4.6): llama's pre-norm layers (two norms) with GLM's attention
+// (q/k/v biases with attention_bias, default false here; o_proj never has one; half of each head rotated) and,
+// with use_qk_norm, per-head q_norm / k_norm; separate gate/up/down MLPs. The first first_k_dense_replace (1) layers
+// are dense (intermediate_size), the rest DeepSeek-V3's MoE: n_routed_experts (128) of moe_intermediate_size (1408),
+// num_experts_per_tok (8) chosen by sigmoid scores plus the selection bias e_score_correction_bias, and
+// n_shared_experts (1) always on. routed_scaling_factor, norm_topk_prob and the group selection (n_group,
+// topk_group) weigh each token's k scores and change no shape. The multi-token-prediction layer
+// (num_nextn_predict_layers) is not part of the model transformers builds and is not counted.
+void read_glm4_moe(const Keys& k, LlmConfig& c) {
+  read_llama_like(k, c);
+  c.num_kv_heads = k.opt_int("num_key_value_heads", 8);
+  c.max_positions = k.opt_int("max_position_embeddings", 131072);
+  c.qkv_bias = k.opt_bool("attention_bias", false);
+  c.o_bias = c.mlp_bias = false;
+  c.rotary_fraction = k.opt_double("partial_rotary_factor", 0.5);
+  if (k.opt_bool("use_qk_norm", false)) c.qk_norm = LlmConfig::QkNorm::PerHead;
+  c.dense_intermediate_size = c.intermediate_size;
+  c.intermediate_size = k.opt_int("moe_intermediate_size", 1408);
+  c.num_experts = k.opt_int("n_routed_experts", 128);
+  c.experts_per_token = k.opt_int("num_experts_per_tok", 8);
+  c.router_sigmoid = true;
+  read_deepseek_experts(k, c, 1, 1);
+}
+
+// minimax_m2 (MiniMaxM2Config; MiniMax-M2): llama's pre-norm layers, bias-free q/k/v/o with RMSNorms over the whole q
+// and k projections (FlexOlmo's attention, always present: the checkpoint's qk_norm_type "per_layer"), head_dim 128,
+// rotary_dim rotated dims per head (or partial_rotary_factor; neither: all), and a Mixtral-layout MoE in every layer
+// (`block_sparse_moe`: `gate`, experts w1/w2/w3) of num_local_experts (256) experts of intermediate_size, the top
+// num_experts_per_tok (8) chosen by sigmoid scores plus e_score_correction_bias; no shared expert. The
+// multi-token-prediction modules (num_mtp_modules) are not part of the model transformers builds.
+void read_minimax_m2(const Keys& k, LlmConfig& c) {
+  read_hf_shape(k, c);
+  c.num_kv_heads = k.opt_int("num_key_value_heads", 8);
+  c.head_dim = k.opt_int("head_dim", 128);
+  if (c.head_dim < 1) throw Error(fmt::format("{}: head_dim must be positive, not {}", k.origin(), c.head_dim));
+  c.intermediate_size = k.req_int("intermediate_size");
+  c.max_positions = k.opt_int("max_position_embeddings", 196608);
+  c.activation = activation_of(k, "hidden_act", "silu");
+  c.tied_embeddings = k.opt_bool("tie_word_embeddings", false);
+  c.qk_norm = LlmConfig::QkNorm::Whole;
+  if (k.find("rotary_dim")) {
+    c.rotary_dims = k.req_int("rotary_dim");
+    if (c.rotary_dims < 2 || c.rotary_dims % 2 != 0)
+      throw Error(fmt::format("{}: rotary_dim must be positive and even, not {}", k.origin(), c.rotary_dims));
+  } else {
+    c.rotary_fraction = k.opt_double("partial_rotary_factor", 1.0);
+  }
+  c.num_experts = k.opt_int("num_local_experts", 256);
+  c.experts_per_token = k.opt_int("num_experts_per_tok", 8);
+  c.router_sigmoid = true;
+}
+
 // smollm3 (SmolLM3Config): llama's modules (read_llama_like) with SmolLM3Config's defaults (4 key/value heads, 32,768
 // positions, a tied head) and NoPE layers that skip the rotary embedding: no_rope_layers lists 1 (rotary) or 0 (none)
 // per layer, or, without it, every no_rope_layer_interval-th (4) layer has none. use_sliding_window (windows on the
@@ -756,13 +814,14 @@ constexpr Family kFamilies[] = {
     {"olmo2", "Olmo2", &read_olmo2},          {"olmo3", "Olmo3", &read_olmo2},
     {"olmoe", "Olmoe", &read_olmoe},
     {"glm", "Glm", &read_glm},                {"glm4", "Glm4", &read_glm},
+    {"glm4_moe", "Glm4Moe", &read_glm4_moe}, {"minimax_m2", "MiniMaxM2", &read_minimax_m2},
     {"smollm3", "SmolLM3", &read_smollm3},    {"arcee", "Arcee", &read_arcee},
 };
 
 // The config key a family states its routed-expert count in.
 const char* experts_key(const LlmConfig& c) {
-  return c.family == "mixtral" || c.family == "gpt_oss" ? "num_local_experts"
-         : c.family.rfind("deepseek", 0) == 0          ? "n_routed_experts"
+  return c.family == "mixtral" || c.family == "gpt_oss" || c.family == "minimax_m2" ? "num_local_experts"
+         : c.family.rfind("deepseek", 0) == 0 || c.family == "glm4_moe" ? "n_routed_experts"
                                                         : "num_experts";
 }
 
@@ -822,7 +881,8 @@ void validate_llm_config(const LlmConfig& c, const std::string& origin) {
                             "and at most head_dim", origin, rot));
   // A mixture-of-experts model type has experts: 0 or fewer would silently become a dense model.
   const bool moe_type = c.family == "mixtral" || c.family == "qwen2_moe" || c.family == "qwen3_moe" ||
-                        c.family == "gpt_oss" || c.family == "olmoe";
+                        c.family == "gpt_oss" || c.family == "olmoe" || c.family == "glm4_moe" ||
+                        c.family == "minimax_m2";
   if (c.num_experts < 0 || (moe_type && c.num_experts < 1))
     throw Error(fmt::format("{}: {} {}: a {} model needs at least one expert", origin, experts_key(c), c.num_experts,
                             c.family));

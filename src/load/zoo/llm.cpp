@@ -389,14 +389,18 @@ int moe(Ctx& x, int h) {
   Builder& b = x.b;
   const LlmConfig& c = x.c;
   const int64_t N = x.s.batch * x.s.tokens, d = c.hidden_size, E = c.num_experts, K = c.experts_per_token;
-  const bool mixtral = c.family == "mixtral", deepseek = c.family.rfind("deepseek", 0) == 0;
+  // Mixtral's layout (`block_sparse_moe`, experts w1/w2/w3), which MiniMax-M2's checkpoint keeps; DeepSeek's (`MoE`
+  // with `shared_experts`), which GLM-4.5's Glm4MoeMoE copies.
+  const bool mixtral = c.family == "mixtral" || c.family == "minimax_m2";
+  const bool deepseek = c.family.rfind("deepseek", 0) == 0 || c.family == "glm4_moe";
   auto scope = b.module(mixtral ? "block_sparse_moe" : "mlp", x.type(deepseek ? "MoE" : c.family == "gpt_oss" ? "MLP" : "SparseMoeBlock"));
   int flat = b.reshape(h, Shape{{N, d}});
   int weights;
   if (c.router_topk_softmax) {  // GptOssTopKRouter: a biased Linear; softmax over each token's top-k logits
     int logits = b.linear(flat, "router", E, c.router_bias, x.type("TopKRouter"));
     weights = b.softmax(b.slice(logits, 1, 0, K, "topk"), 1);
-  } else if (c.router_sigmoid) {  // DeepseekV3TopkRouter: sigmoid scores; the selection adds e_score_correction_bias
+  } else if (c.router_sigmoid) {
+    // DeepseekV3TopkRouter, Glm4MoeTopkRouter: sigmoid scores; the selection adds e_score_correction_bias
     int logits = b.linear(flat, "gate", E, false, x.type("TopkRouter"));
     weights = b.unary(OpKind::Sigmoid, logits, "sigmoid");
     auto gate = b.module("gate", x.type("TopkRouter"));
