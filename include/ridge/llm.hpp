@@ -26,7 +26,7 @@ enum class LlmHead : uint8_t { CausalLm, Base, MaskedLm, PreTraining, SequenceCl
 /// a BERT-style encoder (bert, roberta, xlm-roberta, distilbert: causal false, post_norm).
 struct LlmConfig {
   std::string name;                  ///< zoo name or the config file's parent directory name
-  std::string family;                ///< HF model_type: llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3_text, deepseek_v2, deepseek_v3, gpt_oss, phi, phi3, gpt2, gpt_neox, falcon, opt, bloom, gptj, codegen, gpt_bigcode, starcoder2, stablelm, granite, cohere, olmo, olmo2, olmo3, olmoe, glm, glm4, glm4_moe, minimax_m2, smollm3, arcee; encoders bert, roberta, xlm-roberta, distilbert
+  std::string family;                ///< HF model_type: llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3_text, deepseek_v2, deepseek_v3, gpt_oss, phi, phi3, gpt2, gpt_neox, falcon, opt, bloom, gptj, codegen, gpt_bigcode, starcoder2, stablelm, granite, cohere, olmo, olmo2, olmo3, olmoe, glm, glm4, glm4_moe, minimax_m2, llama4_text, smollm3, arcee; encoders bert, roberta, xlm-roberta, distilbert
   std::string module_prefix;         ///< HF class prefix for module types ("Llama" -> LlamaRMSNorm, LlamaAttention)
   int64_t vocab_size = 0;            ///< vocab_size
   int64_t hidden_size = 0;           ///< hidden_size / n_embd / d_model
@@ -45,9 +45,10 @@ struct LlmConfig {
   bool mlp_bias = false;             ///< MLP projections have biases
   bool fused_qkv = false;            ///< one qkv projection (gpt2 c_attn, neox/falcon query_key_value, phi3 qkv_proj)
   bool fused_gate_up = false;        ///< gated MLP with one gate_up_proj, chunked in two (phi3, glm, glm4)
-  /// RMSNorms on the queries and keys: none; over head_dim on every head (qwen3, gemma3 q_norm, k_norm); or one
-  /// over the whole q and k projections, heads x head_dim wide (olmo2, olmo3, olmoe, minimax_m2).
-  enum class QkNorm { None, PerHead, Whole } qk_norm = QkNorm::None;
+  /// RMSNorms on the queries and keys: none; over head_dim on every head (qwen3, gemma3 q_norm, k_norm); one over
+  /// the whole q and k projections, heads x head_dim wide (olmo2, olmo3, olmoe, minimax_m2); or a weightless one
+  /// over head_dim on every head after the rotary embedding, in the rotary layers only (llama4_text's L2 qk_norm).
+  enum class QkNorm { None, PerHead, Whole, L2PerHead } qk_norm = QkNorm::None;
   bool tied_embeddings = false;      ///< lm_head reuses the token embedding
   bool lm_head_bias = false;         ///< phi's lm_head has a bias
   LlmPosition position = LlmPosition::Rotary;
@@ -57,6 +58,9 @@ struct LlmConfig {
   bool parallel_residual = false;    ///< attention and MLP read the same input (neox, falcon, phi)
   int parallel_norms = 1;            ///< parallel blocks: one shared input norm, or two (neox, falcon new arch)
   int64_t sliding_window = 0;        ///< 0: full attention; else the KV cache holds at most this many tokens
+  bool chunked_attention = false;    ///< the window is a chunk (llama4_text attention_chunk_size): a query sees the
+                                     ///< positions of its own chunk of sliding_window positions, up to itself
+  bool attn_temperature_tuning = false;  ///< NoPE layers scale each query by a per-position temperature (llama4_text)
   int64_t global_every = 0;          ///< with a window: 0, every layer slides; k, every k-th layer ((l + 1) % k == 0)
                                      ///< attends to all positions (gemma2: 2, gemma3: sliding_window_pattern 6)
   int64_t full_first_layers = 0;     ///< with a window: layers l < this attend to all positions (qwen2, qwen3:
@@ -89,9 +93,12 @@ struct LlmConfig {
   bool router_sigmoid = false;                    ///< sigmoid router scores with a selection bias (deepseek_v3, glm4_moe, minimax_m2)
   bool router_bias = false;                       ///< the router Linear has a bias (gpt_oss)
   bool router_topk_softmax = false;               ///< softmax over the top-k logits only (gpt_oss), not all experts
+  bool router_topk_sigmoid = false;               ///< a sigmoid of each token's top-k logits, which scale the chosen
+                                                  ///< experts' inputs, not their outputs (llama4_text)
   bool clamped_swiglu = false;                    ///< gpt_oss experts: (clamp(up) + 1) x g sigmoid(alpha g), g clamped
   bool attention_sinks = false;                   ///< one learned logit per head joins every softmax (gpt_oss sinks)
-  int64_t moe_every = 1;                          ///< decoder_sparse_step: every k-th layer is sparse
+  int64_t moe_every = 1;                          ///< every k-th layer is sparse (decoder_sparse_step,
+                                                  ///< interleave_moe_layer_step)
   int64_t first_dense_layers = 0;                 ///< first_k_dense_replace: the first k layers are dense
   int64_t dense_intermediate_size = 0;            ///< MLP width of an MoE model's dense layers (0: intermediate_size)
   // Encoders (the BERT family). Decoders keep the defaults.

@@ -69,27 +69,40 @@ inline int64_t layer_of(const std::string& op_name) {
   return l;
 }
 
-/// The sliding window of the layer a node belongs to (LlmConfig::window_of; 0: none, or not in a layer).
-inline int64_t window_at(const LlmConfig& c, const std::string& op_name) {
+/// What a layer's queries see besides the causal mask: the last `size` positions (a sliding window), or with
+/// `chunked` the positions of their own chunk of `size` (llama4_text); size 0: every position.
+struct AttendWindow {
+  int64_t size = 0;
+  bool chunked = false;
+};
+
+/// The window of the layer a node belongs to (LlmConfig::window_of; size 0: none, or not in a layer).
+inline AttendWindow window_at(const LlmConfig& c, const std::string& op_name) {
   const int64_t layer = layer_of(op_name);
-  return layer >= 0 ? c.window_of(layer) : 0;
+  return layer >= 0 ? AttendWindow{c.window_of(layer), c.chunked_attention} : AttendWindow{};
 }
 
-/// Scores a causal attention kernel computes for `tokens` queries after `past` cached positions under a sliding
-/// window of `window` positions (0: none): query t sees min(past + t + 1, window) keys.
-inline Count causal_scores(int64_t tokens, int64_t past, int64_t window) {
+/// Scores a causal attention kernel computes for `tokens` queries after `past` cached positions: query t sees
+/// min(past + t + 1, w.size) keys under a sliding window, (past + t) mod w.size + 1 in chunks of w.size.
+inline Count causal_scores(int64_t tokens, int64_t past, AttendWindow w) {
+  if (w.chunked && w.size > 0) {
+    // Queries at positions 0 .. n - 1 see sum (p mod size + 1) keys: whole chunks, then the last partial one.
+    const Count size = w.size;
+    auto upto = [size](Count n) { return n / size * (size * (size + 1) / 2) + (n % size) * (n % size + 1) / 2; };
+    return upto(Count{past} + tokens) - upto(Count{past});
+  }
   // Queries t < t0 see past + t + 1 keys (fewer than the window), the others the window.
-  const int64_t t0 = window > 0 ? std::clamp<int64_t>(window - past - 1, 0, tokens) : tokens;
-  return Count{t0} * past + Count{t0} * (t0 + 1) / 2 + Count{tokens - t0} * window;
+  const int64_t t0 = w.size > 0 ? std::clamp<int64_t>(w.size - past - 1, 0, tokens) : tokens;
+  return Count{t0} * past + Count{t0} * (t0 + 1) / 2 + Count{tokens - t0} * w.size;
 }
 
 /// FLOPs (forward or backward: `flops`) of a core matmul (QK^T or SV) that a fused kernel executes: FlashAttention
-/// skips the key blocks the causal mask or the window hides, and its published utilization is quoted on these FLOPs
+/// skips the key blocks the causal mask or the window (or chunk) hides, and its published utilization is quoted on these FLOPs
 /// (Dao 2023: "FLOPs halved when causal"). The matmul's rows are `tokens` queries (times the query heads sharing a
 /// KV head); its columns the keys of the graph (past + tokens, or the union of the windows). Graph FLOPs unchanged
 /// for any other node, or when the shapes do not divide as expected.
 /// An encoder's kernel (`causal` false) executes every score: the graph's FLOPs.
-inline Count fused_core_flops(const Graph& g, const Node& n, Count flops, int64_t tokens, int64_t past, int64_t window,
+inline Count fused_core_flops(const Graph& g, const Node& n, Count flops, int64_t tokens, int64_t past, AttendWindow window,
                               bool causal) {
   if (!causal || !attention_matmul(n) || tokens < 1 || flops <= 0) return flops;
   // The scores' tile: QK^T's output, SV's first input ([..., rows, keys]).
@@ -97,7 +110,8 @@ inline Count fused_core_flops(const Graph& g, const Node& n, Count flops, int64_
   if (s.rank() < 2) return flops;
   const int64_t rows = s.dims[s.rank() - 2], keys = s.dims[s.rank() - 1];
   const Count tile = Count{rows} * keys;
-  if (rows < 1 || keys < 1 || rows % tokens != 0 || flops % tile != 0 || keys < std::min(past + tokens, window > 0 ? window : past + tokens))
+  const int64_t seen = window.size > 0 ? std::min(past + tokens, window.size) : past + tokens;  // most keys a query sees
+  if (rows < 1 || keys < 1 || rows % tokens != 0 || flops % tile != 0 || keys < seen)
     return flops;
   return flops / tile * (rows / tokens) * causal_scores(tokens, past, window);
 }

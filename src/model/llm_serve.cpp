@@ -170,6 +170,14 @@ int64_t cache_len(const LlmConfig& c, int64_t layer, int64_t context) {
   return window > 0 ? std::min(context, window) : context;
 }
 
+// Positions a decode token at `context` attends to in layer `layer`: its cache (cache_len), except that a fused
+// kernel in a chunked layer (llama4_text) reads the token's own chunk only, up to itself.
+int64_t attended_len(const LlmConfig& c, int64_t layer, int64_t context, bool fused_attention) {
+  const int64_t window = layer >= 0 ? c.window_of(layer) : 0;
+  if (fused_attention && c.chunked_attention && window > 0) return (context - 1) % window + 1;
+  return cache_len(c, layer, context);
+}
+
 }  // namespace
 
 Count NumberFormat::bytes(Count elements) const {
@@ -362,7 +370,7 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
     sum.flops = sum.weight_bytes = sum.activation_bytes = sum.kv_read_bytes = sum.kv_written_bytes = 0;
     sum.time_s = 0;
     for (int64_t t = 0; t < decode_steps; ++t) {
-      ServeOp step = affine_at(c1[i], c2[i], cache_len(c, layer, o.prompt + t + 1));
+      ServeOp step = affine_at(c1[i], c2[i], attended_len(c, layer, o.prompt + t + 1, o.fused_attention));
       place(step, peak, bw, timing, d.l2_bytes);
       if (t == 0) sum.bound = step.bound;
       add_to(sum, step);

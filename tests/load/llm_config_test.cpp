@@ -1037,6 +1037,74 @@ TEST(LlmConfig, MinimaxM2WholeProjectionNormsAndSigmoidRoutedExperts) {
   }
 }
 
+// Llama 4 (llama4_text): NoPE layers that attend to everything (queries scaled by a temperature), chunked rotary
+// layers with weightless L2 norms of q and k, MoE layers whose top-k sigmoid scores scale the experts' inputs, a
+// shared expert, and (Maverick) dense layers in between.
+TEST(LlmConfig, Llama4ChunkedRotaryLayersNopeLayersAndSigmoidScaledExperts) {
+  // meta-llama/Llama-4-Scout-17B-16E and Llama-4-Maverick-17B-128E (text_config of the hub's config.json): "17B
+  // active, 109B total" and "17B active, 400B total", the vision encoder included in the totals.
+  const std::string shapes = R"("model_type":"llama4_text","vocab_size":202048,"hidden_size":5120,
+      "intermediate_size":8192,"intermediate_size_mlp":16384,"num_hidden_layers":48,"num_attention_heads":40,
+      "num_key_value_heads":8,"head_dim":128,"num_experts_per_tok":1,"no_rope_layers":[],"attention_chunk_size":8192,
+      "attn_temperature_tuning":true,"floor_scale":8192,"attn_scale":0.1,"tie_word_embeddings":false)";
+  LlmConfig scout = parse_llm_config(json::parse("{" + shapes + R"(,"num_local_experts":16,
+      "interleave_moe_layer_step":1,"use_qk_norm":true,"max_position_embeddings":10485760})"), "scout");
+  LlmConfig maverick = parse_llm_config(json::parse("{" + shapes + R"(,"num_local_experts":128,
+      "interleave_moe_layer_step":2,"use_qk_norm":false,"max_position_embeddings":1048576})"), "maverick");
+  scout.name = "llama-4-scout", maverick.name = "llama-4-maverick";
+  // Per layer: q and o h x h, k and v h x 1,024, 2 norms; MoE: E + 1 (shared) experts of 3 h I and a router E h;
+  // dense (Maverick's even layers): 3 h I_mlp.
+  const Count h = 5120, V = 202048, I = 8192, attn = 2 * h * h + 2 * h * 1024 + 2 * h;
+  auto moe = [&](Count routed, Count active) { return attn + (active + 1) * 3 * h * I + routed * h; };
+  EXPECT_EQ(llm_params(scout).total, 2 * V * h + h + 48 * moe(16, 16));
+  EXPECT_EQ(llm_params(scout).total, Count{107769861120});
+  EXPECT_EQ(llm_params(scout).active_per_token, 2 * V * h + h + 48 * moe(16, 1));
+  EXPECT_EQ(llm_params(scout).active_per_token, Count{17172894720});
+  EXPECT_EQ(llm_params(maverick).total, 2 * V * h + h + 24 * moe(128, 128) + 24 * (attn + 3 * h * 16384));
+  EXPECT_EQ(llm_params(maverick).total, Count{400711848960});
+  EXPECT_EQ(llm_params(maverick).active_per_token, Count{17184691200});
+  // Every 4th layer NoPE and global; the others rotary, chunked, L2-normed (Scout).
+  EXPECT_EQ(scout.nope_layers.size(), 12u);
+  EXPECT_TRUE(scout.chunked_attention && scout.attn_temperature_tuning && scout.router_topk_sigmoid);
+  EXPECT_EQ(scout.window_of(0), 8192);
+  EXPECT_EQ(scout.window_of(3), 0);
+  EXPECT_FALSE(scout.rotary_in(3));
+  EXPECT_EQ(scout.qk_norm, LlmConfig::QkNorm::L2PerHead);
+  EXPECT_EQ(maverick.qk_norm, LlmConfig::QkNorm::None);
+  EXPECT_FALSE(maverick.sparse_layer(0));
+  EXPECT_TRUE(maverick.sparse_layer(1));
+  // Small shapes: graph = formula; modules where Llama4TextDecoderLayer has them.
+  const LlmConfig s = small_config("llama4_text", 4, R"(,"head_dim":8,"intermediate_size_mlp":64,
+      "num_local_experts":4,"num_experts_per_tok":2,"interleave_moe_layer_step":2,"attention_chunk_size":4)");
+  EXPECT_EQ(graph_params(s), llm_params(s).total);
+  LlmShape shape;
+  shape.batch = 2, shape.tokens = 8;
+  const Graph g = build_llm(s, shape);
+  for (const char* node : {"model.layers.0.feed_forward.down_proj", "model.layers.1.feed_forward.router",
+                           "model.layers.1.feed_forward.shared_expert.down_proj",
+                           "model.layers.3.feed_forward.experts.3.down_proj", "model.layers.1.self_attn.qk_norm.pow",
+                           "model.layers.3.self_attn.mul_attn_scales", "model.layers.1.feed_forward.experts.0.mul_routing"})
+    EXPECT_GE(g.find_node(node), 0) << node;
+  for (const char* node : {"model.layers.3.self_attn.qk_norm.pow", "model.layers.3.self_attn.mul_cos",
+                           "model.layers.0.feed_forward.router", "model.layers.1.self_attn.mul_attn_scales"})
+    EXPECT_LT(g.find_node(node), 0) << node;
+  // The L2 norms have no weight: the graph's parameters are the formula's (above); their FLOPs are an RMSNorm's less
+  // the weight multiply: q (16 rows x 4 heads x 8) and k (16 x 2 x 8) elements in each of 3 rotary layers.
+  const LlmConfig no_norm = small_config("llama4_text", 4, R"(,"head_dim":8,"intermediate_size_mlp":64,
+      "num_local_experts":4,"num_experts_per_tok":2,"interleave_moe_layer_step":2,"attention_chunk_size":4,
+      "use_qk_norm":false)");
+  const Count q = 16 * 4 * 8, k = 16 * 2 * 8, rows = 16 * (4 + 2);
+  EXPECT_EQ(estimate(g).total.flops - estimate(build_llm(no_norm, shape)).total.flops, 3 * (3 * (q + k) + 3 * rows));
+  for (const char* bad : {R"(,"interleave_moe_layer_step":0)", R"(,"moe_layers":[0,1])", R"(,"num_local_experts":0)",
+                          R"(,"no_rope_layers":[1,0,0,1])", R"(,"layer_types":["full_attention","x","y","z"])"}) {
+    const std::string text = fmt::format(R"({{"model_type":"llama4_text","vocab_size":64,"hidden_size":32,
+        "intermediate_size":16,"num_hidden_layers":4,"num_attention_heads":4{}}})", bad);
+    const std::string e = error_of(json::parse(text));
+    EXPECT_NE(e.find("cfg"), std::string::npos) << bad << ": " << e;
+    EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+  }
+}
+
 // SmolLM3: llama's layers with NoPE layers (no rotary embedding) listed by no_rope_layers or every
 // no_rope_layer_interval-th layer; SmolLM3Config's defaults (4 KV heads, tied head).
 TEST(LlmConfig, Smollm3NopeLayersSkipTheRotaryEmbedding) {

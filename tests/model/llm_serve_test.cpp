@@ -368,10 +368,14 @@ TEST(LlmServe, CausalScoresEqualABruteForceCount) {
   for (int64_t tokens : {1, 2, 7, 64})
     for (int64_t past : {0, 1, 5, 100})
       for (int64_t window : {0, 1, 3, 8, 64, 1000}) {
-        Count brute = 0;
+        Count brute = 0, chunked = 0;  // a sliding window; chunks of `window` (llama4_text)
         for (int64_t q = past; q < past + tokens; ++q)
-          for (int64_t k = 0; k <= q; ++k) brute += window == 0 || q - k < window ? 1 : 0;
-        EXPECT_EQ(llm::causal_scores(tokens, past, window), brute) << tokens << " " << past << " " << window;
+          for (int64_t k = 0; k <= q; ++k) {
+            brute += window == 0 || q - k < window ? 1 : 0;
+            chunked += window == 0 || q / window == k / window ? 1 : 0;
+          }
+        EXPECT_EQ(llm::causal_scores(tokens, past, {window, false}), brute) << tokens << " " << past << " " << window;
+        EXPECT_EQ(llm::causal_scores(tokens, past, {window, true}), chunked) << tokens << " " << past << " " << window;
       }
 }
 
@@ -398,6 +402,28 @@ TEST(LlmServe, FusedKernelsSkipTheScoresTheWindowHides) {
   EXPECT_EQ(eager.prefill_flops - fused.prefill_flops, core_eager - core_fused);
   // One decode token sees the whole cache (at most the window): nothing is skipped.
   EXPECT_EQ(fused.decode_flops, eager.decode_flops);
+}
+
+// Llama 4's chunked layers: with 16-token chunks and a 64-token prompt a rotary layer's fused core runs 4 x 16 x 17 / 2
+// scores per head (each query sees its own chunk up to itself), the NoPE layer 64 x 65 / 2; one decode token at
+// position 64 sees its chunk's first position only, and the global layer all 65.
+TEST(LlmServe, FusedKernelsSkipTheScoresOutsideTheirChunk) {
+  LlmConfig c = parse_llm_config(nlohmann::json::parse(R"({"model_type":"llama4_text","vocab_size":256,
+      "hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,"num_key_value_heads":2,"head_dim":16,
+      "intermediate_size":32,"intermediate_size_mlp":128,"num_local_experts":4,"attention_chunk_size":16,
+      "no_rope_layer_interval":2,"max_position_embeddings":512})"), "tiny-llama4");
+  c.name = "tiny-llama4";
+  ServeOptions o = opts(1, 64, 2);
+  o.fused_attention = true;
+  const ServeResult fused = analyze_serving(c, test_gpu(), o);
+  const Count per_score = 2 * 4 * 16;
+  Count prefill = 0, decode = 0;
+  for (const auto& op : fused.ops)
+    if (op.name.ends_with("self_attn.matmul") || op.name.ends_with("self_attn.matmul_1"))
+      (op.phase == "prefill" ? prefill : decode) += op.flops;
+  EXPECT_EQ(prefill, 2 * per_score * (4 * 16 * 17 / 2 + 64 * 65 / 2));
+  EXPECT_EQ(decode, 2 * per_score * (1 + 65));
+  EXPECT_EQ(fused.kv_len_cap, 16);
 }
 
 // A small Qwen3-MoE: 8 experts of width 32, 2 per token, 2 layers; at batch 4 each decode step routes 8

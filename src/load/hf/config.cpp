@@ -116,7 +116,7 @@ struct LayerTypes {
   int64_t full_first = 0;
 };
 
-LayerTypes layer_types_pattern(const json& types, const LlmConfig& c, const std::string& origin) {
+LayerTypes layer_types_pattern(const json& types, const LlmConfig& c, const std::string& origin, const char* windowed) {
   const auto n = static_cast<size_t>(c.num_layers);
   if (!types.is_array() || types.size() != n)
     throw Error(fmt::format("{}: layer_types must list one attention type per layer ({}), not {}", origin, n,
@@ -124,8 +124,8 @@ LayerTypes layer_types_pattern(const json& types, const LlmConfig& c, const std:
   std::vector<bool> full(n);
   for (size_t l = 0; l < n; ++l) {
     const std::string t = types[l].is_string() ? types[l].get<std::string>() : "";
-    if (t != "full_attention" && t != "sliding_attention")
-      throw Error(fmt::format("{}: layer_types[{}] must be \"full_attention\" or \"sliding_attention\", not {}", origin, l,
+    if (t != "full_attention" && t != windowed)
+      throw Error(fmt::format("{}: layer_types[{}] must be \"full_attention\" or \"{}\", not {}", origin, l, windowed,
                               types[l].dump()));
     full[l] = t == "full_attention";
   }
@@ -140,15 +140,15 @@ LayerTypes layer_types_pattern(const json& types, const LlmConfig& c, const std:
   if (std::none_of(full.begin() + static_cast<std::ptrdiff_t>(first_sliding), full.end(), [](bool f) { return f; }))
     return {0, static_cast<int64_t>(first_sliding)};
   throw Error(fmt::format("{}: layer_types: only patterns with every k-th layer full_attention, or the first layers "
-                          "full_attention and the rest sliding_attention, are supported", origin));
+                          "full_attention and the rest {}, are supported", origin, windowed));
 }
 
 // A config's layer_types, when it has them, over the family's default pattern: every k-th layer global, the first
 // n layers global, or no window at all when every layer is full_attention.
-void read_layer_types(const Keys& k, LlmConfig& c) {
+void read_layer_types(const Keys& k, LlmConfig& c, const char* windowed = "sliding_attention") {
   const json* types = k.find("layer_types");
   if (!types) return;
-  const LayerTypes p = layer_types_pattern(*types, c, k.origin());
+  const LayerTypes p = layer_types_pattern(*types, c, k.origin(), windowed);
   if (p.every_k < 0) {
     c.sliding_window = 0;
     return;
@@ -745,20 +745,12 @@ void read_minimax_m2(const Keys& k, LlmConfig& c) {
   c.router_sigmoid = true;
 }
 
-// smollm3 (SmolLM3Config): llama's modules (read_llama_like) with SmolLM3Config's defaults (4 key/value heads, 32,768
-// positions, a tied head) and NoPE layers that skip the rotary embedding: no_rope_layers lists 1 (rotary) or 0 (none)
-// per layer, or, without it, every no_rope_layer_interval-th (4) layer has none. use_sliding_window (windows on the
-// NoPE layers only) is refused.
-void read_smollm3(const Keys& k, LlmConfig& c) {
-  read_llama_like(k, c);
-  c.num_kv_heads = k.null("num_key_value_heads") ? c.num_heads : k.opt_int("num_key_value_heads", 4);
-  c.max_positions = k.opt_int("max_position_embeddings", 32768);
-  c.tied_embeddings = k.opt_bool("tie_word_embeddings", true);
-  if (k.opt_bool("use_sliding_window", false))
-    throw Error(fmt::format("{}: use_sliding_window true is not supported (a window on the NoPE layers only)",
-                            k.origin()));
+// NoPE layers (smollm3, llama4_text): no_rope_layers lists 1 (rotary) or 0 (none) per layer; without it (or, where
+// the config class reads an empty list so, `empty_is_absent`) every no_rope_layer_interval-th (4) layer has none.
+void read_nope_layers(const Keys& k, LlmConfig& c, bool empty_is_absent) {
   if (c.num_layers < 1) return;  // validate_llm_config names the key
-  if (const json* flags = k.find("no_rope_layers")) {
+  const json* flags = k.find("no_rope_layers");
+  if (flags && !(empty_is_absent && flags->is_array() && flags->empty())) {
     if (!flags->is_array() || flags->size() < static_cast<size_t>(c.num_layers))
       throw Error(fmt::format("{}: no_rope_layers must list 1 (rotary) or 0 (NoPE) for each of the {} layers, not {}",
                               k.origin(), c.num_layers, flags->dump().substr(0, 80)));
@@ -775,6 +767,78 @@ void read_smollm3(const Keys& k, LlmConfig& c) {
   if (every < 1)
     throw Error(fmt::format("{}: no_rope_layer_interval must be positive, not {}", k.origin(), every));
   for (int64_t l = every - 1; l < c.num_layers && l < 4096; l += every) c.nope_layers.push_back(l);
+}
+
+// llama4_text (Llama4TextConfig: the language model of Llama 4 Scout and Maverick, a llama4 config's text_config):
+// llama's pre-norm layers without biases (attention_bias), NoPE layers (read_nope_layers), and in the rotary layers
+// a weightless L2 norm of each query and key head after the rotation (use_qk_norm) and chunked attention: a query
+// sees the positions of its own attention_chunk_size (8,192) chunk up to itself; the NoPE layers attend to every
+// position, their queries scaled by a per-position temperature (attn_temperature_tuning). Every
+// interleave_moe_layer_step-th layer is an MoE (`feed_forward`): num_local_experts (16) experts of
+// intermediate_size, a `router` whose top num_experts_per_tok (1) logits go through a sigmoid and scale the
+// chosen experts' inputs, and an always-on `shared_expert` of the same width; the other layers a dense MLP of
+// intermediate_size_mlp (16,384).
+void read_llama4_text(const Keys& k, LlmConfig& c) {
+  read_hf_shape(k, c);
+  c.num_kv_heads = k.null("num_key_value_heads") ? c.num_heads : k.opt_int("num_key_value_heads", 8);
+  c.head_dim = k.null("head_dim") ? 0 : k.opt_int("head_dim", 128);  // null: hidden_size / num_attention_heads
+  if (k.find("head_dim") && c.head_dim < 1)
+    throw Error(fmt::format("{}: head_dim must be positive, not {}", k.origin(), c.head_dim));
+  c.max_positions = k.opt_int("max_position_embeddings", 131072);
+  c.activation = activation_of(k, "hidden_act", "silu");
+  c.tied_embeddings = k.opt_bool("tie_word_embeddings", false);
+  c.qkv_bias = c.o_bias = k.opt_bool("attention_bias", false);
+  c.intermediate_size = k.req_int("intermediate_size");
+  c.dense_intermediate_size = k.opt_int("intermediate_size_mlp", 16384);
+  c.num_experts = k.opt_int("num_local_experts", 16);
+  c.experts_per_token = k.opt_int("num_experts_per_tok", 1);
+  c.shared_expert_intermediate_size = c.intermediate_size;
+  c.shared_expert_gate = false;
+  c.router_topk_sigmoid = true;
+  c.moe_every = k.opt_int("interleave_moe_layer_step", 1);
+  if (c.moe_every < 1)
+    throw Error(fmt::format("{}: interleave_moe_layer_step must be positive, not {}", k.origin(), c.moe_every));
+  if (const json* listed = k.find("moe_layers")) {  // must be the step's own pattern
+    json expected = json::array();
+    for (int64_t l = c.moe_every - 1; l < c.num_layers && l < 4096; l += c.moe_every) expected.push_back(l);
+    if (*listed != expected)
+      throw Error(fmt::format("{}: moe_layers {} is not supported (only every interleave_moe_layer_step-th layer: {})",
+                              k.origin(), listed->dump().substr(0, 80), expected.dump().substr(0, 80)));
+  }
+  read_nope_layers(k, c, true);  // Llama4TextConfig: `no_rope_layers if no_rope_layers else default`
+  if (k.opt_bool("use_qk_norm", true)) c.qk_norm = LlmConfig::QkNorm::L2PerHead;
+  c.attn_temperature_tuning = k.opt_bool("attn_temperature_tuning", true);
+  c.sliding_window = k.opt_int("attention_chunk_size", 8192);  // null: no chunking
+  c.chunked_attention = c.sliding_window > 0;
+  if (!c.chunked_attention || c.num_layers < 1) return;
+  // The chunked layers are the rotary ones (or as layer_types lists them): the NoPE layers must be every k-th.
+  if (k.find("layer_types")) {
+    read_layer_types(k, c, "chunked_attention");
+    c.chunked_attention = c.sliding_window > 0;
+    return;
+  }
+  const std::vector<int64_t>& nope = c.nope_layers;
+  const int64_t every = nope.empty() ? 0 : nope.front() + 1;
+  for (size_t i = 0; i < nope.size(); ++i)
+    if (nope[i] != every * static_cast<int64_t>(i + 1) - 1 || (i + 1 == nope.size() && nope[i] + every < c.num_layers))
+      throw Error(fmt::format("{}: attention_chunk_size with NoPE layers other than every k-th layer is not supported "
+                              "(no_rope_layers)", k.origin()));
+  c.global_every = every;
+}
+
+// smollm3 (SmolLM3Config): llama's modules (read_llama_like) with SmolLM3Config's defaults (4 key/value heads, 32,768
+// positions, a tied head) and NoPE layers that skip the rotary embedding: no_rope_layers lists 1 (rotary) or 0 (none)
+// per layer, or, without it, every no_rope_layer_interval-th (4) layer has none. use_sliding_window (windows on the
+// NoPE layers only) is refused.
+void read_smollm3(const Keys& k, LlmConfig& c) {
+  read_llama_like(k, c);
+  c.num_kv_heads = k.null("num_key_value_heads") ? c.num_heads : k.opt_int("num_key_value_heads", 4);
+  c.max_positions = k.opt_int("max_position_embeddings", 32768);
+  c.tied_embeddings = k.opt_bool("tie_word_embeddings", true);
+  if (k.opt_bool("use_sliding_window", false))
+    throw Error(fmt::format("{}: use_sliding_window true is not supported (a window on the NoPE layers only)",
+                            k.origin()));
+  read_nope_layers(k, c, false);
 }
 
 // arcee (ArceeConfig; AFM): llama's attention and norms (read_llama_like) with a plain MLP, up_proj -> relu2
@@ -815,12 +879,14 @@ constexpr Family kFamilies[] = {
     {"olmoe", "Olmoe", &read_olmoe},
     {"glm", "Glm", &read_glm},                {"glm4", "Glm4", &read_glm},
     {"glm4_moe", "Glm4Moe", &read_glm4_moe}, {"minimax_m2", "MiniMaxM2", &read_minimax_m2},
+    {"llama4_text", "Llama4Text", &read_llama4_text},
     {"smollm3", "SmolLM3", &read_smollm3},    {"arcee", "Arcee", &read_arcee},
 };
 
 // The config key a family states its routed-expert count in.
 const char* experts_key(const LlmConfig& c) {
-  return c.family == "mixtral" || c.family == "gpt_oss" || c.family == "minimax_m2" ? "num_local_experts"
+  return c.family == "mixtral" || c.family == "gpt_oss" || c.family == "minimax_m2" || c.family == "llama4_text"
+             ? "num_local_experts"
          : c.family.rfind("deepseek", 0) == 0 || c.family == "glm4_moe" ? "n_routed_experts"
                                                         : "num_experts";
 }
@@ -882,10 +948,11 @@ void validate_llm_config(const LlmConfig& c, const std::string& origin) {
   // A mixture-of-experts model type has experts: 0 or fewer would silently become a dense model.
   const bool moe_type = c.family == "mixtral" || c.family == "qwen2_moe" || c.family == "qwen3_moe" ||
                         c.family == "gpt_oss" || c.family == "olmoe" || c.family == "glm4_moe" ||
-                        c.family == "minimax_m2";
+                        c.family == "minimax_m2" || c.family == "llama4_text";
   if (c.num_experts < 0 || (moe_type && c.num_experts < 1))
     throw Error(fmt::format("{}: {} {}: a {} model needs at least one expert", origin, experts_key(c), c.num_experts,
                             c.family));
+  if (c.moe_every < 1) throw Error(fmt::format("{}: every {}-th layer sparse is not a pattern", origin, c.moe_every));
   if (c.moe() && (c.experts_per_token < 1 || c.experts_per_token > c.num_experts))
     throw Error(fmt::format("{}: num_experts_per_tok {} is not in 1..{}", origin, c.experts_per_token, c.num_experts));
 }

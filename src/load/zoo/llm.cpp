@@ -61,18 +61,19 @@ int residual_branch(Ctx& x, int t) {
   return x.b.binary(OpKind::Mul, t, x.b.constant("residual_multiplier", Shape{}, x.s.dtype), "mul_residual_multiplier");
 }
 
-// LlamaRMSNorm.forward: x.pow(2).mean(-1, keepdim) + eps -> rsqrt -> x * r -> weight * x (Gemma: (1 + weight)).
+// LlamaRMSNorm.forward: x.pow(2).mean(-1, keepdim) + eps -> rsqrt -> x * r -> weight * x (Gemma: (1 + weight));
+// without `weight`, Llama4TextL2Norm: the same up to x * r.
 // LayerNorm configs use the LayerNorm module. With LlmShape::eager_copies (and 16-bit activations) the float32 upcast
 // is two ops of its own, as HF runs it: x.to(float32) (`to_float32`), pow, mean, add, rsqrt and x * r in float32, then
 // .to(input_dtype) (`to_input_dtype`) before the weight (Gemma's norm, which multiplies in float32, stays as it is).
-int norm(Ctx& x, int h, const std::string& name) {
+int norm(Ctx& x, int h, const std::string& name, bool weight = true) {
   Builder& b = x.b;
   if (x.c.norm == LlmNorm::LayerNorm) {
     if (!x.c.norm_scale && x.c.norm_bias) throw Error(fmt::format("{}: a LayerNorm with a bias but no weight is not supported", name));
     // OLMo's LayerNorm has neither weight nor bias; Cohere's a weight only (6E + 2R: docs/counting.md)
     return b.layernorm(h, name, x.c.norm_scale, x.c.norm_bias);
   }
-  auto scope = b.module(name, x.type("RMSNorm"));
+  auto scope = b.module(name, x.type(weight ? "RMSNorm" : "L2Norm"));
   const DType dt = DType::F32;  // HF upcasts to float32 here; the casts are ops only with eager_copies
   const bool gemma = x.c.family.rfind("gemma", 0) == 0;
   const bool upcast = x.s.eager_copies && !gemma && x.s.dtype != DType::F32;
@@ -90,6 +91,7 @@ int norm(Ctx& x, int h, const std::string& name) {
     for (int v : {h, sq, mean, var, sd, r, y}) x.fp32.push_back(v);
     y = b.unary(OpKind::Cast, y, "to_input_dtype", Attrs{}.set("to", onnx_type_of(x.s.dtype)));
   }
+  if (!weight) return y;
   int w = b.param("weight", Shape{{b.shape(in)[-1]}});
   if (gemma) w = b.binary(OpKind::Add, b.constant("one", Shape{}, dt), w, "add");
   int out = b.binary(OpKind::Mul, y, w, "mul");
@@ -310,7 +312,14 @@ int self_attention(Ctx& x, int h, int64_t layer) {
     k = norm(x, b.reshape(k, Shape{{s[0], s[1], kv, hd}}), "k_norm");
   }
   q = heads_first(b, q, H, hd), k = heads_first(b, k, kv, hd), v = heads_first(b, v, kv, hd);
-  if (c.rotary_in(layer)) q = rotary(x, q), k = rotary(x, k);
+  if (c.rotary_in(layer)) {
+    q = rotary(x, q), k = rotary(x, k);
+    if (c.qk_norm == LlmConfig::QkNorm::L2PerHead) q = norm(x, q, "qk_norm", false), k = norm(x, k, "qk_norm", false);
+  } else if (c.attn_temperature_tuning) {
+    // Llama4TextAttention on NoPE layers: q x (log1p(floor((position + 1) / floor_scale)) x attn_scale + 1), one
+    // multiply per query element (the T scales themselves are not counted)
+    q = b.binary(OpKind::Mul, q, b.constant("attn_scales", Shape{{1, 1, x.s.tokens, 1}}, x.s.dtype), "mul_attn_scales");
+  }
   const std::string cache = fmt::format("past_key_values.{}", layer);
   k = cached(x, k, cache + ".key", "key");
   v = cached(x, v, cache + ".value", "value");
@@ -381,6 +390,9 @@ int clamped_swiglu_expert(Ctx& x, int tokens) {
   return b.linear(y, "down_proj", x.c.hidden_size, true);
 }
 
+// The module of a decoder layer's MLP or MoE block: Llama4TextDecoderLayer's `feed_forward`, the others' `mlp`.
+const char* feed_forward_name(const LlmConfig& c) { return c.family == "llama4_text" ? "feed_forward" : "mlp"; }
+
 // Sparse MoE block: router Linear -> softmax; the top-k selection itself is not an op here. The N*k
 // (token, expert) assignments are spread evenly over the experts (expert e gets floor(N k / E) tokens, one
 // more for e < N k mod E), so the experts' FLOPs are exactly top_k experts' worth per token; each expert's
@@ -393,12 +405,16 @@ int moe(Ctx& x, int h) {
   // with `shared_experts`), which GLM-4.5's Glm4MoeMoE copies.
   const bool mixtral = c.family == "mixtral" || c.family == "minimax_m2";
   const bool deepseek = c.family.rfind("deepseek", 0) == 0 || c.family == "glm4_moe";
-  auto scope = b.module(mixtral ? "block_sparse_moe" : "mlp", x.type(deepseek ? "MoE" : c.family == "gpt_oss" ? "MLP" : "SparseMoeBlock"));
+  const char* type = deepseek ? "MoE" : c.family == "gpt_oss" ? "MLP" : c.router_topk_sigmoid ? "Moe" : "SparseMoeBlock";
+  auto scope = b.module(mixtral ? "block_sparse_moe" : feed_forward_name(c), x.type(type));
   int flat = b.reshape(h, Shape{{N, d}});
   int weights;
   if (c.router_topk_softmax) {  // GptOssTopKRouter: a biased Linear; softmax over each token's top-k logits
     int logits = b.linear(flat, "router", E, c.router_bias, x.type("TopKRouter"));
     weights = b.softmax(b.slice(logits, 1, 0, K, "topk"), 1);
+  } else if (c.router_topk_sigmoid) {  // Llama4Router: a sigmoid of each token's top-k logits
+    int logits = b.linear(flat, "router", E, false, "Llama4Router");
+    weights = b.unary(OpKind::Sigmoid, b.slice(logits, 1, 0, K, "topk"), "sigmoid");
   } else if (c.router_sigmoid) {
     // DeepseekV3TopkRouter, Glm4MoeTopkRouter: sigmoid scores; the selection adds e_score_correction_bias
     int logits = b.linear(flat, "gate", E, false, x.type("TopkRouter"));
@@ -415,6 +431,9 @@ int moe(Ctx& x, int h) {
       const int64_t n = N * K / E + (e < N * K % E ? 1 : 0);
       auto ex = b.module(std::to_string(e), x.type(mixtral ? "BlockSparseTop2MLP" : "MLP"));
       int tokens = b.slice(flat, 0, 0, n, "index_select");
+      const int w = b.slice(b.slice(weights, 0, 0, n, "routing_rows"), 1, 0, 1, "routing_weight");
+      // Llama4TextMoe scales each chosen expert's input by its score; the others its output
+      if (c.router_topk_sigmoid) tokens = b.binary(OpKind::Mul, tokens, w, "mul_routing");
       int y;
       if (c.clamped_swiglu) {
         y = clamped_swiglu_expert(x, tokens);
@@ -423,8 +442,7 @@ int moe(Ctx& x, int h) {
         int u = b.linear(tokens, mixtral ? "w3" : "up_proj", c.intermediate_size, false);
         y = b.linear(b.binary(OpKind::Mul, g, u, "mul"), mixtral ? "w2" : "down_proj", d, false);
       }
-      int w = b.slice(b.slice(weights, 0, 0, n, "routing_rows"), 1, 0, 1, "routing_weight");
-      const int routed = b.binary(OpKind::Mul, y, w, "mul_routing");
+      const int routed = c.router_topk_sigmoid ? y : b.binary(OpKind::Mul, y, w, "mul_routing");
       if (n > 0) outs.push_back(routed);  // an expert with no token adds nothing to index_add_
     }
   }
@@ -446,7 +464,7 @@ int moe(Ctx& x, int h) {
 
 int feed_forward(Ctx& x, int h, int64_t layer) {
   if (x.c.sparse_layer(layer)) return moe(x, h);
-  return mlp(x, h, "mlp", x.c.dense_width(), x.type("MLP"));
+  return mlp(x, h, feed_forward_name(x.c), x.c.dense_width(), x.type("MLP"));
 }
 
 // One decoder layer: pre-norm sequential (llama, gpt2, opt, sequential neox), parallel residual
@@ -696,7 +714,10 @@ Graph build(const LlmConfig& c, const LlmShape& s) {
     }
     const int full_mask = any_global ? b.constant("causal_mask", Shape{{B, 1, T, full_len}}, s.dtype) : -1;
     const int window_mask =
-        any_window ? b.constant(any_global ? "sliding_window_mask" : "causal_mask", Shape{{B, 1, T, window_len}}, s.dtype)
+        any_window ? b.constant(!any_global        ? "causal_mask"
+                                : c.chunked_attention ? "chunked_attention_mask"
+                                                      : "sliding_window_mask",
+                                Shape{{B, 1, T, window_len}}, s.dtype)
                    : -1;
     {
       auto layers = b.module(nm.layers, "ModuleList");
