@@ -26,7 +26,11 @@ enum class LlmHead : uint8_t { CausalLm, Base, MaskedLm, PreTraining, SequenceCl
 /// a BERT-style encoder (bert, roberta, xlm-roberta, distilbert: causal false, post_norm).
 struct LlmConfig {
   std::string name;                  ///< zoo name or the config file's parent directory name
-  std::string family;                ///< HF model_type: llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3_text, deepseek_v2, deepseek_v3, gpt_oss, phi, phi3, gpt2, gpt_neox, falcon, opt, bloom, gptj, codegen, gpt_bigcode, starcoder2, stablelm, granite, cohere, olmo, olmo2, olmo3, olmoe, glm, glm4, glm4_moe, minimax_m2, llama4_text, smollm3, arcee; encoders bert, roberta, xlm-roberta, distilbert
+  /// HF model_type: llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3_text,
+  /// deepseek_v2, deepseek_v3, gpt_oss, phi, phi3, gpt2, gpt_neox, falcon, opt, bloom, gptj, codegen, gpt_bigcode,
+  /// starcoder2, stablelm, granite, cohere, olmo, olmo2, olmo3, olmoe, glm, glm4, glm4_moe, minimax_m2, llama4_text,
+  /// smollm3, arcee; encoders bert, roberta, xlm-roberta, distilbert
+  std::string family;
   std::string module_prefix;         ///< HF class prefix for module types ("Llama" -> LlamaRMSNorm, LlamaAttention)
   int64_t vocab_size = 0;            ///< vocab_size
   int64_t hidden_size = 0;           ///< hidden_size / n_embd / d_model
@@ -90,7 +94,8 @@ struct LlmConfig {
   int64_t experts_per_token = 0;                  ///< num_experts_per_tok (top-k)
   int64_t shared_expert_intermediate_size = 0;    ///< shared expert width (qwen2_moe; deepseek: n_shared x width; 0: none)
   bool shared_expert_gate = true;                 ///< qwen2_moe's sigmoid gate on the shared expert (deepseek: none)
-  bool router_sigmoid = false;                    ///< sigmoid router scores with a selection bias (deepseek_v3, glm4_moe, minimax_m2)
+  bool router_sigmoid = false;                    ///< sigmoid router scores with a selection bias (deepseek_v3,
+                                                  ///< glm4_moe, minimax_m2)
   bool router_bias = false;                       ///< the router Linear has a bias (gpt_oss)
   bool router_topk_softmax = false;               ///< softmax over the top-k logits only (gpt_oss), not all experts
   bool router_topk_sigmoid = false;               ///< a sigmoid of each token's top-k logits, which scale the chosen

@@ -549,8 +549,9 @@ TEST(ExecGradients, MatMulWithBroadcastBatchDims) {
 }
 
 // Einsum had no kernel (MViT-v2's relative positions: "bythwc,hkc->bythwk"). One loop over the equation's indices,
-// forward and backward: a contraction, a diagonal with an implicit output, and an ellipsis that broadcasts; the
-// gradients of both operands against finite differences (the ONNX backend's einsum cases check the forward).
+// forward and backward: a contraction, a diagonal with an implicit output, an ellipsis that broadcasts and a named
+// letter of extent 1 that broadcasts (as numpy and torch allow); the gradients of both operands against finite
+// differences (the ONNX backend's einsum cases check the forward).
 TEST(ExecGradients, Einsum) {
   struct Case {
     const char* equation;
@@ -559,7 +560,9 @@ TEST(ExecGradients, Einsum) {
   for (const Case& c : {Case{"bij,bjk->bik", Shape{{2, 3, 4}}, Shape{{2, 4, 2}}, Shape{{2, 3, 2}}},
                         Case{"ii,ij", Shape{{3, 3}}, Shape{{3, 2}}, Shape{{2}}},
                         Case{"...ij,jk->...ik", Shape{{2, 1, 3, 4}}, Shape{{4, 2}}, Shape{{2, 1, 3, 2}}},
-                        Case{"...j,...j->...", Shape{{2, 3, 4}}, Shape{{1, 4}}, Shape{{2, 3}}}}) {
+                        Case{"...j,...j->...", Shape{{2, 3, 4}}, Shape{{1, 4}}, Shape{{2, 3}}},
+                        Case{"ij,ij->ij", Shape{{3, 4}}, Shape{{1, 4}}, Shape{{3, 4}}},
+                        Case{"ij,jk->ik", Shape{{3, 1}}, Shape{{4, 2}}, Shape{{3, 2}}}}) {
     SCOPED_TRACE(c.equation);
     ExecCase t;
     int a = t.node(OpKind::Mul, {t.tensor("a", c.a), t.tensor("a.w", c.a, ValueKind::Param, 0.5f, 1.5f)}, c.a);
@@ -577,6 +580,14 @@ TEST(ExecGradients, Einsum) {
   o.inputs["b"] = HostTensor{Shape{{2, 2}}, {5, 6, 7, 8}};
   const ExecResult r = execute(t.g, o);
   EXPECT_EQ(r.outputs.begin()->second.data, (std::vector<float>{1 * 5 + 4 * 7, 1 * 6 + 4 * 8}));
+  // A letter of extent 1 in one operand broadcasts: "ij,ij->ij" with A 1 x 2 multiplies each row of B by A's row.
+  ExecCase u;
+  const int ua = u.tensor("a", Shape{{1, 2}}), ub = u.tensor("b", Shape{{2, 2}});
+  u.g.outputs = {u.node(OpKind::Einsum, {ua, ub}, Shape{{2, 2}}, Attrs{}.set("equation", std::string("ij,ij->ij")))};
+  ExecOptions uo = u.options();
+  uo.inputs["a"] = HostTensor{Shape{{1, 2}}, {2, 3}};
+  uo.inputs["b"] = HostTensor{Shape{{2, 2}}, {5, 6, 7, 8}};
+  EXPECT_EQ(execute(u.g, uo).outputs.begin()->second.data, (std::vector<float>{10, 18, 14, 24}));
 }
 
 // Every export in tests/data/validation built as a training step (its small fixed input): every step executes, and

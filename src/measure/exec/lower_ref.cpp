@@ -682,34 +682,36 @@ EinsumPlan plan_einsum(Program& p, const Node& n) {
     if (l == std::string::npos) throw NoKernel{std::string("Einsum output letter '") + c + "' is in no input"};
     return l;
   };
-  for (size_t k = 0; k < terms.size(); ++k) {  // extents: a dim of 1 broadcasts only under an ellipsis
+  // Extents: an input dim of 1 broadcasts against the letter's other extent, under an ellipsis or not (numpy's and
+  // torch's einsum do the same).
+  for (size_t k = 0; k < terms.size(); ++k) {
     if (terms[k].size() != dims[k].size())
       throw NoKernel{"Einsum term " + std::to_string(k) + " does not match its operand's rank"};
     for (size_t a = 0; a < dims[k].size(); ++a) {
       int64_t& e = plan.extent[letter(terms[k][a])];
-      if (terms[k][a] < ' ' && dims[k][a] == 1) continue;
+      if (dims[k][a] == 1) continue;
       if (e >= 0 && e != dims[k][a]) throw NoKernel{"Einsum letter extents disagree"};
       e = dims[k][a];
     }
   }
-  for (int64_t& e : plan.extent) e = std::max<int64_t>(e, 1);  // an ellipsis dim of 1 everywhere
-  auto strides_of = [&](const std::string& term, const Dims& d) {
+  for (int64_t& e : plan.extent) e = std::max<int64_t>(e, 1);  // a letter of extent 1 everywhere
+  auto strides_of = [&](const std::string& term, const Dims& d, bool broadcasts) {
     std::vector<int64_t> st(letters.size(), 0);
     int64_t s = 1;
     for (size_t a = term.size(); a-- > 0;) {
       const size_t l = letter(term[a]);
       if (d[a] == plan.extent[l]) st[l] += s;
-      else if (d[a] != 1 || term[a] >= ' ') throw NoKernel{"Einsum dims disagree with their letters' extents"};
-      // else an ellipsis dim of 1 that broadcasts: stride 0
+      else if (d[a] != 1 || !broadcasts) throw NoKernel{"Einsum dims disagree with their letters' extents"};
+      // else an input dim of 1 that broadcasts: stride 0
       s *= d[a];
     }
     return st;
   };
-  for (size_t k = 0; k < terms.size(); ++k) plan.strides.push_back(strides_of(terms[k], dims[k]));
+  for (size_t k = 0; k < terms.size(); ++k) plan.strides.push_back(strides_of(terms[k], dims[k], true));
   const Shape& ys = shape_of(p, n.outputs.at(0));
   const Dims out(ys.dims.begin(), ys.dims.end());
   if (rhs.size() != out.size()) throw NoKernel{"Einsum output does not match the output's rank"};
-  plan.out_strides = strides_of(rhs, out);
+  plan.out_strides = strides_of(rhs, out, false);
   return plan;
 }
 
