@@ -187,7 +187,7 @@ void run_llm(const CalibrateArgs& a) {
   if (!flags.empty()) doc.notes.push_back(fmt::format("flags: {}", fmt::join(flags, "; ")));
   doc.notes.push_back("work per operator: GEMMs 2MKN FLOPs and fp16 operands + result; norms, rope, SiLU x up, add "
                       "and the embedding lookup by the bytes they move (docs/llm.md)");
-  a.out.emit(doc);
+  a.out.emit(std::move(doc));
 }
 
 void run(const CalibrateArgs& a) {
@@ -294,7 +294,7 @@ void run(const CalibrateArgs& a) {
                         "is a fraction of the fp32 vector peak and `ridge predict` times its layers' FLOPs there");
   doc.notes.push_back("errors are |predicted - measured| / measured per layer; use it with `ridge predict --calibration " +
                       a.output + "`");
-  a.out.emit(doc);
+  a.out.emit(std::move(doc));
 }
 
 }  // namespace

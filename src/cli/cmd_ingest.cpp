@@ -90,9 +90,10 @@ CLI::App* add_ingest_command(CLI::App& app) {
     const ingest::Profile p = report::ingest_profile(a->req);
     const bool table_stdout = a->out.format == "table" || a->out.format == "md";
     report::Document full = report::ingest_report(p, a->req, true);  // files always get every kernel and column
-    a->out.emit(table_stdout ? report::ingest_report(p, a->req, false) : full, full);
     plot_layer_shares(full, "share per kernel", {{"flops", "FLOPs"}, {"dram_bytes", "DRAM bytes"}, {"time_s", "time"}},
                       a->plot, "kernels", "name");
+    if (table_stdout) a->out.emit(report::ingest_report(p, a->req, false), std::move(full));
+    else a->out.emit(std::move(full));
     if (!a->chart.empty()) chart::write_charts(report::ingest_charts(p, a->req), a->chart);
   });
   return cmd;

@@ -78,7 +78,7 @@ void run_report(const ReportOptions& o) {
   int n_charts = 0;
   for (const auto& s : r.page.sections) n_charts += static_cast<int>(s.charts.size());
   std::cerr << fmt::format("report written to {} ({} charts, {} sections)\n", o.output, n_charts, r.page.sections.size());
-  o.out.emit(r.doc);
+  o.out.emit(std::move(r.doc));
 }
 
 }  // namespace

@@ -57,18 +57,20 @@ CLI::App* add_serve_command(CLI::App& app) {
     so.compute = *p;
     announce_large_llm(o->m.model, "serve");
     report::ServeRequest req{o->m.model, o->m.device_name, o->m.device_dirs, o->m.calibration, so};
-    const report::Document doc = report::serve_report(req);
+    report::Document doc = report::serve_report(req);
     // Table and md on stdout get one of the two op tables (an 80-layer model has thousands of per-layer rows);
     // files and JSON/CSV get both.
-    report::Document screen = doc;
     if (o->out.format == "table" || o->out.format == "md") {
       const std::string drop = o->all_ops ? "op_groups" : "ops";
+      report::Document screen = doc;
       std::erase_if(screen.blocks, [&](const report::Block& b) {
         const auto* t = std::get_if<report::Table>(&b);
         return t && t->key == drop;
       });
+      o->out.emit(std::move(screen), std::move(doc));
+    } else {
+      o->out.emit(std::move(doc));
     }
-    o->out.emit(screen, doc);
     if (!o->plot.empty()) chart::write_charts(report::serve_charts(req, stderr_progress(kQuietProgressS)), o->plot);
   });
   return cmd;

@@ -62,18 +62,20 @@ CLI::App* add_summary_command(CLI::App& app) {
     doc.inputs["dtype"] = std::string(dtype_name(lo.dtype));  // what was used: --dtype, else the precision's
     // Without --depth, a terminal gets the module roll-up that fits its height; files and pipes every node.
     const bool auto_depth = !depth->count() && !old_depth->count() && o->out.width() > 0;
+    if (!o->plot.empty())  // a file, written before stdout as emit writes its files
+      for (const auto& b : doc.blocks)
+        if (auto* t = std::get_if<report::Table>(&b); t && t->key == "layers")
+          chart::write_chart(
+              chart::layer_share_chart(g.name + ": share per layer",
+                                       chart::layer_shares_from_table(
+                                           *t, "name", {{"flops", "FLOPs"}, {"params", "params"}, {"output_bytes", "output memory"}})),
+              o->plot);
     if (auto_depth) {
       so.depth = report::fitting_depth(g, static_cast<size_t>(std::max(20, o->out.height() - 30)));
-      o->out.emit(report::summary_report(g, so), doc);
+      o->out.emit(report::summary_report(g, so), std::move(doc));
     } else {
-      o->out.emit(doc);
+      o->out.emit(std::move(doc));
     }
-    if (o->plot.empty()) return;
-    for (const auto& b : doc.blocks)
-      if (auto* t = std::get_if<report::Table>(&b); t && t->key == "layers")
-        chart::write_chart(chart::layer_share_chart(g.name + ": share per layer",
-                                                    chart::layer_shares_from_table(*t, "name", {{"flops", "FLOPs"}, {"params", "params"}, {"output_bytes", "output memory"}})),
-                           o->plot);
   });
   return cmd;
 }

@@ -53,7 +53,7 @@ void emit_collected(const OutputOptions& out, const std::string& plot, const std
   Collected c = collect_results(dir, plan);
   report::Document d = report::sweep_report(sweep_report_request(plan), sweep_points(c.results));
   size_t missing = note_missing(d, dir, plan, c);
-  out.emit(d);
+  out.emit(std::move(d));
   if (!plot.empty() && !c.results.empty()) chart::write_charts(report::sweep_charts(sweep_points(c.results)), plot);
   if (missing > 0)
     throw Error(fmt::format("{} of {} points have no result (listed above); rerun them with `ridge sweep "

@@ -132,21 +132,15 @@ int OutputOptions::height() const {
   return h > 0 ? h : 40;
 }
 
-void OutputOptions::emit(const report::Document& doc) const { emit(doc, doc); }
+void OutputOptions::complete(report::Document& d) const {
+  if (!cmd) return;
+  if (d.command.empty()) d.command = cmd->get_name();
+  nlohmann::json in = option_values(*cmd);
+  in.merge_patch(d.inputs);
+  d.inputs = std::move(in);
+}
 
-void OutputOptions::emit(const report::Document& screen_in, const report::Document& files_in) const {
-  if (wide && format != "table")
-    throw UsageError("--wide: only the table format is fitted to the terminal (drop --wide or use --format table)");
-  auto complete = [&](report::Document d) {
-    if (cmd) {
-      if (d.command.empty()) d.command = cmd->get_name();
-      nlohmann::json in = option_values(*cmd);
-      in.merge_patch(d.inputs);
-      d.inputs = std::move(in);
-    }
-    return d;
-  };
-  const report::Document files = complete(files_in);
+void OutputOptions::write_files(const report::Document& files) const {
   if (!json_file.empty()) report::write_file(files, "json", json_file);
   if (is_dir_target(csv_file)) {
     std::filesystem::path dir(csv_file);
@@ -160,8 +154,9 @@ void OutputOptions::emit(const report::Document& screen_in, const report::Docume
   }
   if (!csv_totals_file.empty()) report::write_text_file(csv_totals_file, report::csv_totals(files));
   if (!md_file.empty()) report::write_file(files, "md", md_file);
+}
 
-  const report::Document screen = complete(screen_in);
+void OutputOptions::write_screen(const report::Document& screen) const {
   if (!screen.alert.empty() && format != "table" && format != "md") std::cerr << "ridge: " << screen.alert << "\n";
   if (format == "table") report::write_text(screen, std::cout, report::TextOptions{width()});
   else report::write(screen, format, std::cout);
@@ -171,6 +166,26 @@ void OutputOptions::emit(const report::Document& screen_in, const report::Docume
     std::cerr << fmt::format("ridge: csv on stdout is the {} table only; --csv DIR/ writes every table\n",
                              t ? t->key : std::string("totals"));
   }
+}
+
+void OutputOptions::check_wide() const {
+  if (wide && format != "table")
+    throw UsageError("--wide: only the table format is fitted to the terminal (drop --wide or use --format table)");
+}
+
+void OutputOptions::emit(report::Document doc) const {
+  check_wide();
+  complete(doc);
+  write_files(doc);
+  write_screen(doc);
+}
+
+void OutputOptions::emit(report::Document screen, report::Document files) const {
+  check_wide();
+  complete(files);
+  write_files(files);
+  complete(screen);
+  write_screen(screen);
 }
 
 nlohmann::json option_values(const CLI::App& cmd) {

@@ -40,10 +40,17 @@ struct OutputOptions {
   /// Rows a terminal shows ($LINES, else the terminal's height, else 40).
   int height() const;
   /// Writes every requested file first, then the document to stdout in --format (so a closed stdout never costs
-  /// a file). Fills the document's `command` and `inputs` (the command's parsed options) when unset.
-  void emit(const report::Document& doc) const;
+  /// a file). Fills the document's `command` and `inputs` (the command's parsed options) when unset. Takes the
+  /// document by value: pass a temporary or std::move it (a model's per-layer tables can hold 100,000 rows).
+  void emit(report::Document doc) const;
   /// As emit(doc), with a different document on stdout (e.g. a rolled-up table on a terminal).
-  void emit(const report::Document& screen, const report::Document& files) const;
+  void emit(report::Document screen, report::Document files) const;
+
+ private:
+  void check_wide() const;
+  void complete(report::Document& d) const;
+  void write_files(const report::Document& files) const;
+  void write_screen(const report::Document& screen) const;
 };
 
 /// The command's parsed options as JSON (model, batch, dtype, device, ...): flags as booleans, numbers as

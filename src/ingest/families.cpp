@@ -4,6 +4,8 @@
 #include <charconv>
 #include <cmath>
 #include <map>
+#include <string>
+#include <unordered_map>
 
 #include "internal.hpp"
 #include "ridge/text.hpp"
@@ -108,9 +110,18 @@ std::string_view kernel_family(std::string_view name, bool memop) {
     if (detail::contains(n, "memset")) return "memset";
     return detail::contains(n, "page fault") ? "unified-memory" : "memcpy";
   }
+  // A profile repeats a few dozen names over thousands of launches: each distinct name is matched once.
+  thread_local std::unordered_map<std::string, std::string_view> seen;
+  if (auto it = seen.find(n); it != seen.end()) return it->second;
+  std::string_view family = "other";
   for (const auto& p : kFamilies)
-    if (n.find(p.fragment) != std::string::npos) return p.family;
-  return "other";
+    if (n.find(p.fragment) != std::string::npos) {
+      family = p.family;
+      break;
+    }
+  if (seen.size() >= 65536) seen.clear();
+  seen.emplace(std::move(n), family);
+  return family;
 }
 
 bool is_tensor_core_kernel(std::string_view name) {

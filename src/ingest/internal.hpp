@@ -15,7 +15,8 @@ namespace ridge::ingest::detail {
 
 /// How a file groups digits: 1,234.5 (C/en), 1.234,5 (es/de).
 enum class NumberLocale : uint8_t { Dot, Comma };
-/// Looks for values that are only valid with a decimal comma (1.234.567, 9.420.231,80, 6,72).
+/// Looks for values that are only valid with a decimal comma (1.234.567, 9.420.231,80, 6,72) or a decimal point;
+/// the first 4,096 such values decide.
 NumberLocale detect_locale(std::string_view text);
 
 /// A printed decimal: mantissa * 10^exp10, exact.
