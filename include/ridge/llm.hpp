@@ -29,7 +29,7 @@ struct LlmConfig {
   /// HF model_type: llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3_text,
   /// deepseek_v2, deepseek_v3, gpt_oss, phi, phi3, gpt2, gpt_neox, falcon, opt, bloom, gptj, codegen, gpt_bigcode,
   /// starcoder2, stablelm, granite, cohere, olmo, olmo2, olmo3, olmoe, glm, glm4, glm4_moe, minimax_m2, llama4_text,
-  /// smollm3, arcee; encoders bert, roberta, xlm-roberta, distilbert
+  /// exaone4, smollm3, arcee; encoders bert, roberta, xlm-roberta, distilbert
   std::string family;
   std::string module_prefix;         ///< HF class prefix for module types ("Llama" -> LlamaRMSNorm, LlamaAttention)
   int64_t vocab_size = 0;            ///< vocab_size
@@ -71,7 +71,7 @@ struct LlmConfig {
                                      ///< max_window_layers; the window slides in layers l >= it)
   bool sandwich_norms = false;       ///< norms before and after attention and MLP (gemma2, gemma3, glm4: 4 per layer)
   bool output_norms = false;         ///< norms after attention and MLP only, none before: x + norm(attn(x)), then
-                                     ///< + norm(mlp(.)) (olmo2, olmo3: 2 per layer)
+                                     ///< + norm(mlp(.)) (olmo2, olmo3, exaone4: 2 per layer)
   double attn_softcap = 0;           ///< scores -> cap x tanh(scores / cap) before the mask (gemma2); 0: none
   double final_softcap = 0;          ///< the same on the logits (gemma2 final_logit_softcapping); 0: none
   bool scale_embeddings = false;     ///< gemma multiplies embeddings by sqrt(hidden)

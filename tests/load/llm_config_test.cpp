@@ -1105,6 +1105,51 @@ TEST(LlmConfig, Llama4ChunkedRotaryLayersNopeLayersAndSigmoidScaledExperts) {
   }
 }
 
+// EXAONE 4.0 (exaone4): OLMo 2's output norms, per-head q/k norms, and every 4th layer global without a rotary
+// embedding (the others slide a window and rotate).
+TEST(LlmConfig, Exaone4OutputNormsAndGlobalNopeLayers) {
+  // LGAI-EXAONE/EXAONE-4.0-32B's shapes (config.json of the hub; "32B"): untied embeddings + 64 x (q, o h x h; k, v
+  // h x 1,024; q_norm, k_norm 128 each; 2 norms; MLP 3 h I) + the final norm.
+  LlmConfig e = parse_llm_config(json::parse(R"({"model_type":"exaone4","vocab_size":102400,"hidden_size":5120,
+      "intermediate_size":27392,"num_hidden_layers":64,"num_attention_heads":40,"num_key_value_heads":8,
+      "head_dim":128,"sliding_window":4096,"sliding_window_pattern":"LLLG","max_position_embeddings":131072,
+      "tie_word_embeddings":false})"), "exaone-4.0-32b");
+  e.name = "exaone-4.0-32b";
+  const Count h = 5120, V = 102400, I = 27392;
+  EXPECT_EQ(llm_params(e).total, 2 * V * h + h + 64 * (2 * h * h + 2 * h * 1024 + 256 + 2 * h + 3 * h * I));
+  EXPECT_EQ(llm_params(e).total, Count{32003216384});
+  EXPECT_TRUE(e.output_norms);
+  EXPECT_EQ(e.qk_norm, LlmConfig::QkNorm::PerHead);
+  EXPECT_EQ(e.window_of(0), 4096);
+  EXPECT_EQ(e.window_of(3), 0);
+  EXPECT_EQ(e.nope_layers.size(), 16u);
+  EXPECT_TRUE(e.rotary_in(2) && !e.rotary_in(3) && !e.rotary_in(63));
+  // The integer pattern reads the same; without a window every layer is global and rotates.
+  const LlmConfig as_int = small_config("exaone4", 4, R"(,"head_dim":8,"sliding_window":4,"sliding_window_pattern":2)");
+  EXPECT_EQ(as_int.nope_layers, (std::vector<int64_t>{1, 3}));
+  const LlmConfig none = small_config("exaone4", 4, R"(,"head_dim":8,"sliding_window":null)");
+  EXPECT_TRUE(none.nope_layers.empty() && none.window_of(1) == 0);
+  // Small shapes: graph = formula; OLMo 2's norm names, per-head q/k norms, no rotation in the global layer.
+  const LlmConfig s = small_config("exaone4", 4, R"(,"head_dim":8,"sliding_window":4,"sliding_window_pattern":"LLLG")");
+  EXPECT_EQ(graph_params(s), llm_params(s).total);
+  LlmShape shape;
+  shape.batch = 2, shape.tokens = 8;
+  const Graph g = build_llm(s, shape);
+  for (const char* node : {"model.layers.0.post_attention_layernorm.pow", "model.layers.0.post_feedforward_layernorm.pow",
+                           "model.layers.0.self_attn.q_norm.pow", "model.layers.2.self_attn.mul_cos"})
+    EXPECT_GE(g.find_node(node), 0) << node;
+  EXPECT_LT(g.find_node("model.layers.3.self_attn.mul_cos"), 0);
+  EXPECT_LT(g.find_node("model.layers.0.input_layernorm.pow"), 0);
+  for (const char* bad : {R"(,"sliding_window_pattern":"LGLG")", R"(,"sliding_window_pattern":0)",
+                          R"(,"sliding_window_pattern":"")", R"(,"sliding_window_pattern":[1])"}) {
+    const std::string text = fmt::format(R"({{"model_type":"exaone4","vocab_size":64,"hidden_size":32,
+        "intermediate_size":16,"num_hidden_layers":4,"num_attention_heads":4{}}})", bad);
+    const std::string err = error_of(json::parse(text));
+    EXPECT_NE(err.find("cfg"), std::string::npos) << bad << ": " << err;
+    EXPECT_EQ(err.find('\n'), std::string::npos) << err;
+  }
+}
+
 // SmolLM3: llama's layers with NoPE layers (no rotary embedding) listed by no_rope_layers or every
 // no_rope_layer_interval-th layer; SmolLM3Config's defaults (4 KV heads, tied head).
 TEST(LlmConfig, Smollm3NopeLayersSkipTheRotaryEmbedding) {

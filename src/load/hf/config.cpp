@@ -826,6 +826,37 @@ void read_llama4_text(const Keys& k, LlmConfig& c) {
   c.global_every = every;
 }
 
+// exaone4 (Exaone4Config; EXAONE 4.0): OLMo 2's layers (norms after attention and after the MLP, none before) with
+// per-head q_norm / k_norm and llama's bias-free projections; with a sliding_window (4096; null: none) every
+// sliding_window_pattern-th layer (4, or a string such as "LLLG": local layers, then one global) attends to every
+// position without a rotary embedding (NoPE), the others slide and rotate. layer_types, when listed, decide.
+void read_exaone4(const Keys& k, LlmConfig& c) {
+  read_llama_like(k, c);
+  c.qkv_bias = c.o_bias = c.mlp_bias = false;
+  c.output_norms = true;
+  c.qk_norm = LlmConfig::QkNorm::PerHead;
+  c.sliding_window = k.null("sliding_window") ? 0 : k.opt_int("sliding_window", 4096);
+  if (c.sliding_window <= 0 || c.num_layers < 1) return;  // validate_llm_config names a negative window
+  if (k.find("layer_types")) {
+    read_layer_types(k, c);
+  } else if (const json* p = k.find("sliding_window_pattern"); p && p->is_string()) {
+    const std::string pattern = p->get<std::string>();  // "LLLG": every len-th layer global
+    const bool one_global_last = !pattern.empty() && pattern.back() == 'G' &&
+                                 pattern.find_first_not_of('L') == pattern.size() - 1;
+    if (!one_global_last)
+      throw Error(fmt::format("{}: sliding_window_pattern \"{}\" is not supported (only local layers then one global: "
+                              "\"LLLG\")", k.origin(), pattern.substr(0, 40)));
+    c.global_every = static_cast<int64_t>(pattern.size());
+  } else {
+    c.global_every = k.opt_int("sliding_window_pattern", 4);
+    if (c.global_every < 1)
+      throw Error(fmt::format("{}: sliding_window_pattern must be positive, not {}", k.origin(), c.global_every));
+  }
+  // Exaone4Attention rotates q and k only in the sliding layers once a window is configured: the others are NoPE.
+  for (int64_t l = 0; l < c.num_layers && l < 4096; ++l)
+    if (c.window_of(l) == 0) c.nope_layers.push_back(l);
+}
+
 // smollm3 (SmolLM3Config): llama's modules (read_llama_like) with SmolLM3Config's defaults (4 key/value heads, 32,768
 // positions, a tied head) and NoPE layers that skip the rotary embedding: no_rope_layers lists 1 (rotary) or 0 (none)
 // per layer, or, without it, every no_rope_layer_interval-th (4) layer has none. use_sliding_window (windows on the
@@ -879,7 +910,7 @@ constexpr Family kFamilies[] = {
     {"olmoe", "Olmoe", &read_olmoe},
     {"glm", "Glm", &read_glm},                {"glm4", "Glm4", &read_glm},
     {"glm4_moe", "Glm4Moe", &read_glm4_moe}, {"minimax_m2", "MiniMaxM2", &read_minimax_m2},
-    {"llama4_text", "Llama4Text", &read_llama4_text},
+    {"llama4_text", "Llama4Text", &read_llama4_text}, {"exaone4", "Exaone4", &read_exaone4},
     {"smollm3", "SmolLM3", &read_smollm3},    {"arcee", "Arcee", &read_arcee},
 };
 

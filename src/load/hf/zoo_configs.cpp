@@ -19,7 +19,8 @@ struct ZooConfig {
 
 // Llama/Mistral/Mixtral/Qwen2/Qwen3/Gemma/Phi-3: the HF hub config.json of each model (meta-llama/Llama-2-7b-hf,
 // google/gemma-2-9b, google/gemma-3-1b-it, deepseek-ai/DeepSeek-V2-Lite, openai/gpt-oss-20b, openai/gpt-oss-120b,
-// Qwen/Qwen3-8B, Qwen/Qwen3-30B-A3B, microsoft/Phi-3-mini-4k-instruct, ...).
+// Qwen/Qwen3-8B, Qwen/Qwen3-30B-A3B, meta-llama/Llama-4-Scout-17B-16E's text_config, microsoft/Phi-3-mini-4k-instruct,
+// ...).
 // GPT-3: Brown et al. 2020, Table 2.1 (GPT-2 architecture, context 2048, vocab 50257; the 13B row's d_model
 // 5140 is not divisible by its 40 heads: 5120 is used; the 1.3B row lists 24 heads of 128 for d_model 2048:
 // 16 heads of 128 are used; parameters do not depend on the head count). Megatron-LM: Narayanan et al. 2021, Table 1 (GPT-2
@@ -116,6 +117,13 @@ const ZooConfig kConfigs[] = {
         "head_dim":128,"max_position_embeddings":40960,"num_experts":128,"num_experts_per_tok":8,
         "decoder_sparse_step":1,"mlp_only_layers":[],"norm_topk_prob":true,"tie_word_embeddings":false})",
      30532122624},
+    {"llama-4-scout",  // meta-llama/Llama-4-Scout-17B-16E: the text_config (the vision encoder is not modelled)
+     R"({"model_type":"llama4_text","vocab_size":202048,"hidden_size":5120,"intermediate_size":8192,
+        "intermediate_size_mlp":16384,"num_hidden_layers":48,"num_attention_heads":40,"num_key_value_heads":8,
+        "head_dim":128,"num_local_experts":16,"num_experts_per_tok":1,"interleave_moe_layer_step":1,"use_qk_norm":true,
+        "no_rope_layers":[],"attention_chunk_size":8192,"attn_temperature_tuning":true,"floor_scale":8192,
+        "attn_scale":0.1,"max_position_embeddings":10485760,"tie_word_embeddings":false})",
+     0},
     {"phi-3-mini",
      R"({"model_type":"phi3","vocab_size":32064,"hidden_size":3072,"intermediate_size":8192,"num_hidden_layers":32,
         "num_attention_heads":32,"num_key_value_heads":32,"max_position_embeddings":4096,"sliding_window":2047,

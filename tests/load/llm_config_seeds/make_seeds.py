@@ -62,6 +62,8 @@ SEEDS = {
     "llama4_text": dict(COMMON, model_type="llama4_text", num_hidden_layers=4, num_key_value_heads=2, head_dim=8,
                         intermediate_size=16, intermediate_size_mlp=48, num_local_experts=4, num_experts_per_tok=2,
                         interleave_moe_layer_step=2, attention_chunk_size=8, no_rope_layers=[1, 1, 1, 0]),
+    "exaone4": dict(COMMON, model_type="exaone4", num_hidden_layers=4, num_key_value_heads=2, head_dim=8,
+                    intermediate_size=48, sliding_window=8, sliding_window_pattern="LLLG"),
     "smollm3": dict(COMMON, model_type="smollm3", num_hidden_layers=4, num_key_value_heads=2, intermediate_size=48,
                     no_rope_layers=[1, 1, 1, 0]),
     "arcee": dict(COMMON, model_type="arcee", num_key_value_heads=2, intermediate_size=48),
