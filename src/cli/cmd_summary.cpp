@@ -64,12 +64,11 @@ CLI::App* add_summary_command(CLI::App& app) {
     const bool auto_depth = !depth->count() && !old_depth->count() && o->out.width() > 0;
     if (!o->plot.empty())  // a file, written before stdout as emit writes its files
       for (const auto& b : doc.blocks)
-        if (auto* t = std::get_if<report::Table>(&b); t && t->key == "layers")
-          chart::write_chart(
-              chart::layer_share_chart(g.name + ": share per layer",
-                                       chart::layer_shares_from_table(
-                                           *t, "name", {{"flops", "FLOPs"}, {"params", "params"}, {"output_bytes", "output memory"}})),
-              o->plot);
+        if (auto* t = std::get_if<report::Table>(&b); t && t->key == "layers") {
+          const auto shares = chart::layer_shares_from_table(
+              *t, "name", {{"flops", "FLOPs"}, {"params", "params"}, {"output_bytes", "output memory"}});
+          chart::write_chart(chart::layer_share_chart(g.name + ": share per layer", shares), o->plot);
+        }
     if (auto_depth) {
       so.depth = report::fitting_depth(g, static_cast<size_t>(std::max(20, o->out.height() - 30)));
       o->out.emit(report::summary_report(g, so), std::move(doc));

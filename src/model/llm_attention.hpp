@@ -97,20 +97,21 @@ inline Count causal_scores(int64_t tokens, int64_t past, AttendWindow w) {
 }
 
 /// FLOPs (forward or backward: `flops`) of a core matmul (QK^T or SV) that a fused kernel executes: FlashAttention
-/// skips the key blocks the causal mask or the window (or chunk) hides, and its published utilization is quoted on these FLOPs
-/// (Dao 2023: "FLOPs halved when causal"). The matmul's rows are `tokens` queries (times the query heads sharing a
-/// KV head); its columns the keys of the graph (past + tokens, or the union of the windows). Graph FLOPs unchanged
-/// for any other node, or when the shapes do not divide as expected.
+/// skips the key blocks the causal mask or the window (or chunk) hides, and its published utilization is quoted on
+/// these FLOPs (Dao 2023: "FLOPs halved when causal"). The matmul's rows are `tokens` queries (times the query heads
+/// sharing a KV head); its columns the keys of the graph (past + tokens, or the union of the windows). Graph FLOPs
+/// unchanged for any other node, or when the shapes do not divide as expected.
 /// An encoder's kernel (`causal` false) executes every score: the graph's FLOPs.
-inline Count fused_core_flops(const Graph& g, const Node& n, Count flops, int64_t tokens, int64_t past, AttendWindow window,
-                              bool causal) {
+inline Count fused_core_flops(const Graph& g, const Node& n, Count flops, int64_t tokens, int64_t past,
+                              AttendWindow window, bool causal) {
   if (!causal || !attention_matmul(n) || tokens < 1 || flops <= 0) return flops;
   // The scores' tile: QK^T's output, SV's first input ([..., rows, keys]).
   const Shape& s = attention_role(n) == AttnRole::Scores ? g.value(n.outputs.at(0)).shape : g.value(n.inputs.at(0)).shape;
   if (s.rank() < 2) return flops;
   const int64_t rows = s.dims[s.rank() - 2], keys = s.dims[s.rank() - 1];
   const Count tile = Count{rows} * keys;
-  const int64_t seen = window.size > 0 ? std::min(past + tokens, window.size) : past + tokens;  // most keys a query sees
+  // The most keys a query sees.
+  const int64_t seen = window.size > 0 ? std::min(past + tokens, window.size) : past + tokens;
   if (rows < 1 || keys < 1 || rows % tokens != 0 || flops % tile != 0 || keys < seen)
     return flops;
   return flops / tile * (rows / tokens) * causal_scores(tokens, past, window);

@@ -43,6 +43,18 @@ LlmConfig small_config(const char* type, int layers, const char* extra = "") {
   return s;
 }
 
+// Each of `bad` (JSON members appended to a config of `type` with vocabulary 64, hidden 32, MLP 16, 4 layers and 4
+// heads) is refused with a one-line error naming the file.
+void expect_refused(const char* type, std::initializer_list<const char*> bad) {
+  for (const char* members : bad) {
+    const std::string text = fmt::format(R"({{"model_type":"{}","vocab_size":64,"hidden_size":32,
+        "intermediate_size":16,"num_hidden_layers":4,"num_attention_heads":4{}}})", type, members);
+    const std::string e = error_of(json::parse(text));
+    EXPECT_NE(e.find("cfg"), std::string::npos) << type << members << ": " << e;
+    EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+  }
+}
+
 json llama_json() { return json::parse(R"({"model_type":"llama","vocab_size":32000,"hidden_size":4096,
   "intermediate_size":11008,"num_hidden_layers":32,"num_attention_heads":32,"max_position_embeddings":4096})"); }
 
@@ -977,14 +989,8 @@ TEST(LlmConfig, Glm4MoeGlmAttentionWithDeepseekExperts) {
                            "model.layers.1.self_attn.q_norm.mul_1", "model.layers.2.post_attention_layernorm.pow"})
     EXPECT_GE(g.find_node(node), 0) << node;
   EXPECT_LT(g.find_node("model.layers.0.mlp.experts.0.up_proj"), 0);  // first_k_dense_replace 1: layer 0 is dense
-  for (const char* bad : {R"(,"n_routed_experts":0)", R"(,"n_shared_experts":-1)", R"(,"first_k_dense_replace":-2)",
-                          R"(,"num_experts_per_tok":200)", R"(,"use_qk_norm":"yes")"}) {
-    const std::string text = fmt::format(R"({{"model_type":"glm4_moe","vocab_size":64,"hidden_size":32,
-        "intermediate_size":48,"num_hidden_layers":2,"num_attention_heads":4{}}})", bad);
-    const std::string e = error_of(json::parse(text));
-    EXPECT_NE(e.find("cfg"), std::string::npos) << bad << ": " << e;
-    EXPECT_EQ(e.find('\n'), std::string::npos) << e;
-  }
+  expect_refused("glm4_moe", {R"(,"n_routed_experts":0)", R"(,"n_shared_experts":-1)", R"(,"first_k_dense_replace":-2)",
+                              R"(,"num_experts_per_tok":200)", R"(,"use_qk_norm":"yes")"});
 }
 
 // MiniMax-M2 (minimax_m2): bias-free attention with RMSNorms over the whole q and k projections, part of each head
@@ -1028,13 +1034,7 @@ TEST(LlmConfig, MinimaxM2WholeProjectionNormsAndSigmoidRoutedExperts) {
     EXPECT_GE(g.find_node(node), 0) << node;
   const Node& k_mean = g.nodes[static_cast<size_t>(g.find_node("model.layers.0.self_attn.k_norm.mean"))];
   EXPECT_EQ(g.value(k_mean.inputs[0]).shape, (Shape{{2, 8, 16}}));  // 2 KV heads x 8, over the whole projection
-  for (const char* bad : {R"(,"num_local_experts":0)", R"(,"rotary_dim":3)", R"(,"num_experts_per_tok":300)"}) {
-    const std::string text = fmt::format(R"({{"model_type":"minimax_m2","vocab_size":64,"hidden_size":32,
-        "intermediate_size":16,"num_hidden_layers":2,"num_attention_heads":4{}}})", bad);
-    const std::string e = error_of(json::parse(text));
-    EXPECT_NE(e.find("cfg"), std::string::npos) << bad << ": " << e;
-    EXPECT_EQ(e.find('\n'), std::string::npos) << e;
-  }
+  expect_refused("minimax_m2", {R"(,"num_local_experts":0)", R"(,"rotary_dim":3)", R"(,"num_experts_per_tok":300)"});
 }
 
 // Llama 4 (llama4_text): NoPE layers that attend to everything (queries scaled by a temperature), chunked rotary
@@ -1083,7 +1083,8 @@ TEST(LlmConfig, Llama4ChunkedRotaryLayersNopeLayersAndSigmoidScaledExperts) {
   for (const char* node : {"model.layers.0.feed_forward.down_proj", "model.layers.1.feed_forward.router",
                            "model.layers.1.feed_forward.shared_expert.down_proj",
                            "model.layers.3.feed_forward.experts.3.down_proj", "model.layers.1.self_attn.qk_norm.pow",
-                           "model.layers.3.self_attn.mul_attn_scales", "model.layers.1.feed_forward.experts.0.mul_routing"})
+                           "model.layers.3.self_attn.mul_attn_scales",
+                           "model.layers.1.feed_forward.experts.0.mul_routing"})
     EXPECT_GE(g.find_node(node), 0) << node;
   for (const char* node : {"model.layers.3.self_attn.qk_norm.pow", "model.layers.3.self_attn.mul_cos",
                            "model.layers.0.feed_forward.router", "model.layers.1.self_attn.mul_attn_scales"})
@@ -1095,14 +1096,9 @@ TEST(LlmConfig, Llama4ChunkedRotaryLayersNopeLayersAndSigmoidScaledExperts) {
       "use_qk_norm":false)");
   const Count q = 16 * 4 * 8, k = 16 * 2 * 8, rows = 16 * (4 + 2);
   EXPECT_EQ(estimate(g).total.flops - estimate(build_llm(no_norm, shape)).total.flops, 3 * (3 * (q + k) + 3 * rows));
-  for (const char* bad : {R"(,"interleave_moe_layer_step":0)", R"(,"moe_layers":[0,1])", R"(,"num_local_experts":0)",
-                          R"(,"no_rope_layers":[1,0,0,1])", R"(,"layer_types":["full_attention","x","y","z"])"}) {
-    const std::string text = fmt::format(R"({{"model_type":"llama4_text","vocab_size":64,"hidden_size":32,
-        "intermediate_size":16,"num_hidden_layers":4,"num_attention_heads":4{}}})", bad);
-    const std::string e = error_of(json::parse(text));
-    EXPECT_NE(e.find("cfg"), std::string::npos) << bad << ": " << e;
-    EXPECT_EQ(e.find('\n'), std::string::npos) << e;
-  }
+  expect_refused("llama4_text", {R"(,"interleave_moe_layer_step":0)", R"(,"moe_layers":[0,1])",
+                                 R"(,"num_local_experts":0)", R"(,"no_rope_layers":[1,0,0,1])",
+                                 R"(,"layer_types":["full_attention","x","y","z"])"});
 }
 
 // EXAONE 4.0 (exaone4): OLMo 2's output norms, per-head q/k norms, and every 4th layer global without a rotary
@@ -1135,19 +1131,14 @@ TEST(LlmConfig, Exaone4OutputNormsAndGlobalNopeLayers) {
   LlmShape shape;
   shape.batch = 2, shape.tokens = 8;
   const Graph g = build_llm(s, shape);
-  for (const char* node : {"model.layers.0.post_attention_layernorm.pow", "model.layers.0.post_feedforward_layernorm.pow",
-                           "model.layers.0.self_attn.q_norm.pow", "model.layers.2.self_attn.mul_cos"})
+  for (const char* node : {"model.layers.0.post_attention_layernorm.pow",
+                           "model.layers.0.post_feedforward_layernorm.pow", "model.layers.0.self_attn.q_norm.pow",
+                           "model.layers.2.self_attn.mul_cos"})
     EXPECT_GE(g.find_node(node), 0) << node;
   EXPECT_LT(g.find_node("model.layers.3.self_attn.mul_cos"), 0);
   EXPECT_LT(g.find_node("model.layers.0.input_layernorm.pow"), 0);
-  for (const char* bad : {R"(,"sliding_window_pattern":"LGLG")", R"(,"sliding_window_pattern":0)",
-                          R"(,"sliding_window_pattern":"")", R"(,"sliding_window_pattern":[1])"}) {
-    const std::string text = fmt::format(R"({{"model_type":"exaone4","vocab_size":64,"hidden_size":32,
-        "intermediate_size":16,"num_hidden_layers":4,"num_attention_heads":4{}}})", bad);
-    const std::string err = error_of(json::parse(text));
-    EXPECT_NE(err.find("cfg"), std::string::npos) << bad << ": " << err;
-    EXPECT_EQ(err.find('\n'), std::string::npos) << err;
-  }
+  expect_refused("exaone4", {R"(,"sliding_window_pattern":"LGLG")", R"(,"sliding_window_pattern":0)",
+                             R"(,"sliding_window_pattern":"")", R"(,"sliding_window_pattern":[1])"});
 }
 
 // SmolLM3: llama's layers with NoPE layers (no rotary embedding) listed by no_rope_layers or every
@@ -1179,14 +1170,8 @@ TEST(LlmConfig, Smollm3NopeLayersSkipTheRotaryEmbedding) {
   // FLOPs per element (x cos, rotate_half's negation of half, x sin, add).
   const Count q = 16 * 32, k = 16 * 16;
   EXPECT_EQ(estimate(g).total.flops, estimate(build_llm(sl, shape)).total.flops - (7 * q / 2 + 7 * k / 2));
-  for (const char* bad : {R"(,"no_rope_layers":[1,1,0])", R"(,"no_rope_layers":[1,2,1,1])",
-                          R"(,"no_rope_layer_interval":0)", R"(,"use_sliding_window":true,"sliding_window":8)"}) {
-    const std::string text = fmt::format(R"({{"model_type":"smollm3","vocab_size":64,"hidden_size":32,
-        "intermediate_size":48,"num_hidden_layers":4,"num_attention_heads":4{}}})", bad);
-    const std::string e = error_of(json::parse(text));
-    EXPECT_NE(e.find("cfg"), std::string::npos) << bad << ": " << e;
-    EXPECT_EQ(e.find('\n'), std::string::npos) << e;
-  }
+  expect_refused("smollm3", {R"(,"no_rope_layers":[1,1,0])", R"(,"no_rope_layers":[1,2,1,1])",
+                             R"(,"no_rope_layer_interval":0)", R"(,"use_sliding_window":true,"sliding_window":8)"});
 }
 
 // Arcee (AFM): llama's attention with a plain MLP, up_proj -> relu(x)^2 -> down_proj.

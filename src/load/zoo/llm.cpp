@@ -405,7 +405,10 @@ int moe(Ctx& x, int h) {
   // with `shared_experts`), which GLM-4.5's Glm4MoeMoE copies.
   const bool mixtral = c.family == "mixtral" || c.family == "minimax_m2";
   const bool deepseek = c.family.rfind("deepseek", 0) == 0 || c.family == "glm4_moe";
-  const char* type = deepseek ? "MoE" : c.family == "gpt_oss" ? "MLP" : c.router_topk_sigmoid ? "Moe" : "SparseMoeBlock";
+  const char* type = deepseek                 ? "MoE"
+                     : c.family == "gpt_oss"   ? "MLP"
+                     : c.router_topk_sigmoid   ? "Moe"  // Llama4TextMoe
+                                               : "SparseMoeBlock";
   auto scope = b.module(mixtral ? "block_sparse_moe" : feed_forward_name(c), x.type(type));
   int flat = b.reshape(h, Shape{{N, d}});
   int weights;
