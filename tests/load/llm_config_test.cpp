@@ -55,6 +55,17 @@ void expect_refused(const char* type, std::initializer_list<const char*> bad) {
   }
 }
 
+// `c`'s graph at batch 2, 8 tokens (training shape), and a check that each of `nodes` is in it (or, with `present`
+// false, is not).
+Graph small_graph(const LlmConfig& c) {
+  LlmShape shape;
+  shape.batch = 2, shape.tokens = 8;
+  return build_llm(c, shape);
+}
+void expect_nodes(const Graph& g, std::initializer_list<const char*> nodes, bool present = true) {
+  for (const char* node : nodes) EXPECT_EQ(g.find_node(node) >= 0, present) << node;
+}
+
 json llama_json() { return json::parse(R"({"model_type":"llama","vocab_size":32000,"hidden_size":4096,
   "intermediate_size":11008,"num_hidden_layers":32,"num_attention_heads":32,"max_position_embeddings":4096})"); }
 
@@ -981,14 +992,11 @@ TEST(LlmConfig, Glm4MoeGlmAttentionWithDeepseekExperts) {
   const LlmConfig s = small_config("glm4_moe", 3, R"(,"head_dim":8,"moe_intermediate_size":16,"n_routed_experts":4,
       "num_experts_per_tok":2,"n_shared_experts":2,"use_qk_norm":true,"attention_bias":true)");
   EXPECT_EQ(graph_params(s), llm_params(s).total);
-  LlmShape shape;
-  shape.batch = 2, shape.tokens = 8;
-  const Graph g = build_llm(s, shape);
-  for (const char* node : {"model.layers.0.mlp.gate_proj", "model.layers.1.mlp.gate.add_correction_bias",
-                           "model.layers.1.mlp.shared_experts.down_proj", "model.layers.2.mlp.experts.3.up_proj",
-                           "model.layers.1.self_attn.q_norm.mul_1", "model.layers.2.post_attention_layernorm.pow"})
-    EXPECT_GE(g.find_node(node), 0) << node;
-  EXPECT_LT(g.find_node("model.layers.0.mlp.experts.0.up_proj"), 0);  // first_k_dense_replace 1: layer 0 is dense
+  const Graph g = small_graph(s);
+  expect_nodes(g, {"model.layers.0.mlp.gate_proj", "model.layers.1.mlp.gate.add_correction_bias",
+                   "model.layers.1.mlp.shared_experts.down_proj", "model.layers.2.mlp.experts.3.up_proj",
+                   "model.layers.1.self_attn.q_norm.mul_1", "model.layers.2.post_attention_layernorm.pow"});
+  expect_nodes(g, {"model.layers.0.mlp.experts.0.up_proj"}, false);  // first_k_dense_replace 1: layer 0 is dense
   expect_refused("glm4_moe", {R"(,"n_routed_experts":0)", R"(,"n_shared_experts":-1)", R"(,"first_k_dense_replace":-2)",
                               R"(,"num_experts_per_tok":200)", R"(,"use_qk_norm":"yes")"});
 }
@@ -1026,12 +1034,9 @@ TEST(LlmConfig, MinimaxM2WholeProjectionNormsAndSigmoidRoutedExperts) {
   const LlmConfig s = small_config("minimax_m2", 2, R"(,"head_dim":8,"rotary_dim":4,"num_local_experts":4,
       "num_experts_per_tok":2)");
   EXPECT_EQ(graph_params(s), llm_params(s).total);
-  LlmShape shape;
-  shape.batch = 2, shape.tokens = 8;
-  const Graph g = build_llm(s, shape);
-  for (const char* node : {"model.layers.0.block_sparse_moe.gate.add_correction_bias",
-                           "model.layers.1.block_sparse_moe.experts.3.w2", "model.layers.0.self_attn.k_norm.mean"})
-    EXPECT_GE(g.find_node(node), 0) << node;
+  const Graph g = small_graph(s);
+  expect_nodes(g, {"model.layers.0.block_sparse_moe.gate.add_correction_bias",
+                   "model.layers.1.block_sparse_moe.experts.3.w2", "model.layers.0.self_attn.k_norm.mean"});
   const Node& k_mean = g.nodes[static_cast<size_t>(g.find_node("model.layers.0.self_attn.k_norm.mean"))];
   EXPECT_EQ(g.value(k_mean.inputs[0]).shape, (Shape{{2, 8, 16}}));  // 2 KV heads x 8, over the whole projection
   expect_refused("minimax_m2", {R"(,"num_local_experts":0)", R"(,"rotary_dim":3)", R"(,"num_experts_per_tok":300)"});
@@ -1077,25 +1082,20 @@ TEST(LlmConfig, Llama4ChunkedRotaryLayersNopeLayersAndSigmoidScaledExperts) {
   const LlmConfig s = small_config("llama4_text", 4, R"(,"head_dim":8,"intermediate_size_mlp":64,
       "num_local_experts":4,"num_experts_per_tok":2,"interleave_moe_layer_step":2,"attention_chunk_size":4)");
   EXPECT_EQ(graph_params(s), llm_params(s).total);
-  LlmShape shape;
-  shape.batch = 2, shape.tokens = 8;
-  const Graph g = build_llm(s, shape);
-  for (const char* node : {"model.layers.0.feed_forward.down_proj", "model.layers.1.feed_forward.router",
-                           "model.layers.1.feed_forward.shared_expert.down_proj",
-                           "model.layers.3.feed_forward.experts.3.down_proj", "model.layers.1.self_attn.qk_norm.pow",
-                           "model.layers.3.self_attn.mul_attn_scales",
-                           "model.layers.1.feed_forward.experts.0.mul_routing"})
-    EXPECT_GE(g.find_node(node), 0) << node;
-  for (const char* node : {"model.layers.3.self_attn.qk_norm.pow", "model.layers.3.self_attn.mul_cos",
-                           "model.layers.0.feed_forward.router", "model.layers.1.self_attn.mul_attn_scales"})
-    EXPECT_LT(g.find_node(node), 0) << node;
+  const Graph g = small_graph(s);
+  expect_nodes(g, {"model.layers.0.feed_forward.down_proj", "model.layers.1.feed_forward.router",
+                   "model.layers.1.feed_forward.shared_expert.down_proj",
+                   "model.layers.3.feed_forward.experts.3.down_proj", "model.layers.1.self_attn.qk_norm.pow",
+                   "model.layers.3.self_attn.mul_attn_scales", "model.layers.1.feed_forward.experts.0.mul_routing"});
+  expect_nodes(g, {"model.layers.3.self_attn.qk_norm.pow", "model.layers.3.self_attn.mul_cos",
+                   "model.layers.0.feed_forward.router", "model.layers.1.self_attn.mul_attn_scales"}, false);
   // The L2 norms have no weight: the graph's parameters are the formula's (above); their FLOPs are an RMSNorm's less
   // the weight multiply: q (16 rows x 4 heads x 8) and k (16 x 2 x 8) elements in each of 3 rotary layers.
   const LlmConfig no_norm = small_config("llama4_text", 4, R"(,"head_dim":8,"intermediate_size_mlp":64,
       "num_local_experts":4,"num_experts_per_tok":2,"interleave_moe_layer_step":2,"attention_chunk_size":4,
       "use_qk_norm":false)");
   const Count q = 16 * 4 * 8, k = 16 * 2 * 8, rows = 16 * (4 + 2);
-  EXPECT_EQ(estimate(g).total.flops - estimate(build_llm(no_norm, shape)).total.flops, 3 * (3 * (q + k) + 3 * rows));
+  EXPECT_EQ(estimate(g).total.flops - estimate(small_graph(no_norm)).total.flops, 3 * (3 * (q + k) + 3 * rows));
   expect_refused("llama4_text", {R"(,"interleave_moe_layer_step":0)", R"(,"moe_layers":[0,1])",
                                  R"(,"num_local_experts":0)", R"(,"no_rope_layers":[1,0,0,1])",
                                  R"(,"layer_types":["full_attention","x","y","z"])"});
@@ -1128,15 +1128,10 @@ TEST(LlmConfig, Exaone4OutputNormsAndGlobalNopeLayers) {
   // Small shapes: graph = formula; OLMo 2's norm names, per-head q/k norms, no rotation in the global layer.
   const LlmConfig s = small_config("exaone4", 4, R"(,"head_dim":8,"sliding_window":4,"sliding_window_pattern":"LLLG")");
   EXPECT_EQ(graph_params(s), llm_params(s).total);
-  LlmShape shape;
-  shape.batch = 2, shape.tokens = 8;
-  const Graph g = build_llm(s, shape);
-  for (const char* node : {"model.layers.0.post_attention_layernorm.pow",
-                           "model.layers.0.post_feedforward_layernorm.pow", "model.layers.0.self_attn.q_norm.pow",
-                           "model.layers.2.self_attn.mul_cos"})
-    EXPECT_GE(g.find_node(node), 0) << node;
-  EXPECT_LT(g.find_node("model.layers.3.self_attn.mul_cos"), 0);
-  EXPECT_LT(g.find_node("model.layers.0.input_layernorm.pow"), 0);
+  const Graph g = small_graph(s);
+  expect_nodes(g, {"model.layers.0.post_attention_layernorm.pow", "model.layers.0.post_feedforward_layernorm.pow",
+                   "model.layers.0.self_attn.q_norm.pow", "model.layers.2.self_attn.mul_cos"});
+  expect_nodes(g, {"model.layers.3.self_attn.mul_cos", "model.layers.0.input_layernorm.pow"}, false);
   expect_refused("exaone4", {R"(,"sliding_window_pattern":"LGLG")", R"(,"sliding_window_pattern":0)",
                              R"(,"sliding_window_pattern":"")", R"(,"sliding_window_pattern":[1])"});
 }
