@@ -29,7 +29,7 @@ struct LlmConfig {
   /// HF model_type: llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3_text,
   /// deepseek_v2, deepseek_v3, gpt_oss, phi, phi3, gpt2, gpt_neox, falcon, opt, bloom, gptj, codegen, gpt_bigcode,
   /// starcoder2, stablelm, granite, cohere, olmo, olmo2, olmo3, olmoe, glm, glm4, glm4_moe, minimax_m2, llama4_text,
-  /// exaone4, smollm3, arcee; encoders bert, roberta, xlm-roberta, distilbert
+  /// exaone4, ernie4_5, ernie4_5_moe, smollm3, arcee; encoders bert, roberta, xlm-roberta, distilbert
   std::string family;
   std::string module_prefix;         ///< HF class prefix for module types ("Llama" -> LlamaRMSNorm, LlamaAttention)
   int64_t vocab_size = 0;            ///< vocab_size
@@ -98,6 +98,8 @@ struct LlmConfig {
                                                   ///< glm4_moe, minimax_m2)
   bool router_bias = false;                       ///< the router Linear has a bias (gpt_oss)
   bool router_topk_softmax = false;               ///< softmax over the top-k logits only (gpt_oss), not all experts
+  bool softmax_selection_bias = false;            ///< softmax router scores plus a per-expert bias for the top-k
+                                                  ///< choice only (ernie4_5_moe's moe_statics)
   bool router_topk_sigmoid = false;               ///< a sigmoid of each token's top-k logits, which scale the chosen
                                                   ///< experts' inputs, not their outputs (llama4_text)
   bool clamped_swiglu = false;                    ///< gpt_oss experts: (clamp(up) + 1) x g sigmoid(alpha g), g clamped
@@ -106,6 +108,8 @@ struct LlmConfig {
                                                   ///< interleave_moe_layer_step)
   int64_t first_dense_layers = 0;                 ///< first_k_dense_replace: the first k layers are dense
   int64_t dense_intermediate_size = 0;            ///< MLP width of an MoE model's dense layers (0: intermediate_size)
+  int64_t last_sparse_layer = -1;                 ///< layers after it are dense (ernie4_5_moe moe_layer_end_index);
+                                                  ///< -1: none
   // Encoders (the BERT family). Decoders keep the defaults.
   bool causal = true;                 ///< false: every query attends to every position (no causal mask, no KV cache)
   bool post_norm = false;             ///< LayerNorm after each residual add (BERT), no final norm; the embeddings'
@@ -143,7 +147,10 @@ struct LlmConfig {
     return position == LlmPosition::Rotary && !std::binary_search(nope_layers.begin(), nope_layers.end(), l);
   }
   /// True when layer `l` (0-based) has a sparse MoE block.
-  bool sparse_layer(int64_t l) const { return moe() && l >= first_dense_layers && (l + 1) % moe_every == 0; }
+  bool sparse_layer(int64_t l) const {
+    return moe() && l >= first_dense_layers && (last_sparse_layer < 0 || l <= last_sparse_layer) &&
+           (l + 1) % moe_every == 0;
+  }
 };
 
 /// Parses a Hugging Face config.json document. Unknown keys are ignored; a missing required key or a value

@@ -1136,6 +1136,46 @@ TEST(LlmConfig, Exaone4OutputNormsAndGlobalNopeLayers) {
                              R"(,"sliding_window_pattern":"")", R"(,"sliding_window_pattern":[1])"});
 }
 
+// ERNIE 4.5 (ernie4_5_moe): llama's layers with MoE layers from moe_layer_start_index to moe_layer_end_index, the
+// top-k of the softmax scores chosen with a selection bias (moe_statics), and shared experts; use_bias everywhere.
+TEST(LlmConfig, Ernie45MoeLayerRangeSelectionBiasAndSharedExperts) {
+  // baidu/ERNIE-4.5-21B-A3B-PT (config.json of the hub): "21B total parameters, 3B activated".
+  LlmConfig e = parse_llm_config(json::parse(R"({"model_type":"ernie4_5_moe","vocab_size":103424,"hidden_size":2560,
+      "intermediate_size":12288,"num_hidden_layers":28,"num_attention_heads":20,"num_key_value_heads":4,"head_dim":128,
+      "moe_intermediate_size":1536,"moe_k":6,"moe_num_experts":64,"moe_num_shared_experts":2,
+      "moe_layer_start_index":1,"moe_layer_end_index":27,"moe_layer_interval":1,"use_bias":false,
+      "max_position_embeddings":131072,"tie_word_embeddings":true})"), "ernie-4.5-21b-a3b");
+  e.name = "ernie-4.5-21b-a3b";
+  // Tied embeddings; per layer q, o h x h, k, v h x 512, 2 norms; layer 0 dense (3 h I), the others 64 + 2 shared
+  // experts of 3 h 1,536, the router 64 h and the 64 selection biases.
+  const Count h = 2560, V = 103424, Ie = 3 * h * 1536, attn = 2 * h * h + 2 * h * 512 + 2 * h;
+  EXPECT_EQ(llm_params(e).total, V * h + h + (attn + 3 * h * 12288) + 27 * (attn + 66 * Ie + 64 * h + 64));
+  EXPECT_EQ(llm_params(e).total, Count{21825437888});
+  EXPECT_EQ(llm_params(e).active_per_token, Count{21825437888} - 27 * 58 * Ie);
+  EXPECT_EQ(llm_params(e).active_per_token, Count{3352150208});
+  EXPECT_TRUE(e.softmax_selection_bias && !e.router_sigmoid && e.tied_embeddings);
+  EXPECT_FALSE(e.sparse_layer(0));
+  EXPECT_TRUE(e.sparse_layer(1) && e.sparse_layer(27));
+  // An end index before the last layer leaves the layers after it dense; use_bias puts biases on every projection.
+  const LlmConfig s = small_config("ernie4_5_moe", 4, R"(,"head_dim":8,"moe_intermediate_size":8,"moe_num_experts":4,
+      "moe_k":2,"moe_num_shared_experts":1,"moe_layer_end_index":2,"use_bias":true,"tie_word_embeddings":false)");
+  EXPECT_FALSE(s.sparse_layer(3));
+  EXPECT_TRUE(s.qkv_bias && s.o_bias && s.mlp_bias && s.lm_head_bias);
+  EXPECT_EQ(graph_params(s), llm_params(s).total);
+  const Graph g = small_graph(s);
+  expect_nodes(g, {"model.layers.0.mlp.down_proj", "model.layers.1.mlp.moe_statics.add_correction_bias",
+                   "model.layers.2.mlp.shared_experts.down_proj", "model.layers.2.mlp.experts.3.up_proj",
+                   "model.layers.3.mlp.down_proj"});
+  expect_nodes(g, {"model.layers.3.mlp.experts.0.up_proj", "model.layers.0.mlp.gate"}, false);
+  // The dense model: the same layers without experts.
+  const LlmConfig dense = small_config("ernie4_5", 2, R"(,"head_dim":8)");
+  EXPECT_FALSE(dense.moe());
+  EXPECT_EQ(graph_params(dense), llm_params(dense).total);
+  expect_refused("ernie4_5_moe", {R"(,"moe_num_experts":0)", R"(,"moe_k":9,"moe_num_experts":8)",
+                                  R"(,"moe_layer_interval":0)", R"(,"moe_layer_start_index":-1)",
+                                  R"(,"moe_num_shared_experts":-2)", R"(,"moe_layer_end_index":-3)"});
+}
+
 // SmolLM3: llama's layers with NoPE layers (no rotary embedding) listed by no_rope_layers or every
 // no_rope_layer_interval-th layer; SmolLM3Config's defaults (4 KV heads, tied head).
 TEST(LlmConfig, Smollm3NopeLayersSkipTheRotaryEmbedding) {

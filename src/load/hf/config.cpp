@@ -857,6 +857,39 @@ void read_exaone4(const Keys& k, LlmConfig& c) {
     if (c.window_of(l) == 0) c.nope_layers.push_back(l);
 }
 
+// ernie4_5, ernie4_5_moe (Ernie4_5Config, Ernie4_5_MoeConfig; ERNIE 4.5): llama's layers with use_bias on every
+// projection (q/k/v/o, MLPs, lm_head), a tied head by default, and (moe) every moe_layer_interval-th layer from
+// moe_layer_start_index (1) to moe_layer_end_index (-1: the last) an MoE: moe_num_experts (64) experts of
+// moe_intermediate_size (1536), the top moe_k (6) of the softmax scores plus a selection bias (moe_statics), and
+// moe_num_shared_experts (2) always on in one `shared_experts` MLP. The multi-token-prediction layers are not
+// part of the model transformers builds.
+void read_ernie4_5(const Keys& k, LlmConfig& c) {
+  read_llama_like(k, c);
+  c.max_positions = k.opt_int("max_position_embeddings", 131072);
+  c.tied_embeddings = k.opt_bool("tie_word_embeddings", true);
+  c.qkv_bias = c.o_bias = c.mlp_bias = c.lm_head_bias = k.opt_bool("use_bias", false);
+  if (c.family != "ernie4_5_moe") return;
+  c.num_kv_heads = k.null("num_key_value_heads") ? c.num_heads : k.opt_int("num_key_value_heads", 4);
+  c.dense_intermediate_size = c.intermediate_size;
+  c.intermediate_size = k.opt_int("moe_intermediate_size", 1536);
+  c.num_experts = k.opt_int("moe_num_experts", 64);
+  c.experts_per_token = k.opt_int("moe_k", 6);
+  const int64_t shared = k.opt_int("moe_num_shared_experts", 2);
+  if (shared < 0 || shared > 4096)
+    throw Error(fmt::format("{}: moe_num_shared_experts must be in 0..4096, not {}", k.origin(), shared));
+  c.shared_expert_intermediate_size = shared * c.intermediate_size;
+  c.shared_expert_gate = false;
+  c.softmax_selection_bias = true;
+  c.first_dense_layers = k.opt_int("moe_layer_start_index", 1);
+  c.last_sparse_layer = k.opt_int("moe_layer_end_index", -1);
+  if (c.last_sparse_layer == -1) c.last_sparse_layer = c.num_layers - 1;
+  c.moe_every = k.opt_int("moe_layer_interval", 1);
+  if (c.first_dense_layers < 0 || c.last_sparse_layer < 0 || c.moe_every < 1)
+    throw Error(fmt::format("{}: moe_layer_start_index {}, moe_layer_end_index {} and moe_layer_interval {} do not "
+                            "describe MoE layers (start and end 0 or more, end -1 for the last, interval positive)",
+                            k.origin(), c.first_dense_layers, c.last_sparse_layer, c.moe_every));
+}
+
 // smollm3 (SmolLM3Config): llama's modules (read_llama_like) with SmolLM3Config's defaults (4 key/value heads, 32,768
 // positions, a tied head) and NoPE layers that skip the rotary embedding: no_rope_layers lists 1 (rotary) or 0 (none)
 // per layer, or, without it, every no_rope_layer_interval-th (4) layer has none. use_sliding_window (windows on the
@@ -911,6 +944,7 @@ constexpr Family kFamilies[] = {
     {"glm", "Glm", &read_glm},                {"glm4", "Glm4", &read_glm},
     {"glm4_moe", "Glm4Moe", &read_glm4_moe}, {"minimax_m2", "MiniMaxM2", &read_minimax_m2},
     {"llama4_text", "Llama4Text", &read_llama4_text}, {"exaone4", "Exaone4", &read_exaone4},
+    {"ernie4_5", "Ernie4_5", &read_ernie4_5},       {"ernie4_5_moe", "Ernie4_5_Moe", &read_ernie4_5},
     {"smollm3", "SmolLM3", &read_smollm3},    {"arcee", "Arcee", &read_arcee},
 };
 
@@ -919,6 +953,7 @@ const char* experts_key(const LlmConfig& c) {
   return c.family == "mixtral" || c.family == "gpt_oss" || c.family == "minimax_m2" || c.family == "llama4_text"
              ? "num_local_experts"
          : c.family.rfind("deepseek", 0) == 0 || c.family == "glm4_moe" ? "n_routed_experts"
+         : c.family == "ernie4_5_moe"                                    ? "moe_num_experts"
                                                         : "num_experts";
 }
 
@@ -979,13 +1014,14 @@ void validate_llm_config(const LlmConfig& c, const std::string& origin) {
   // A mixture-of-experts model type has experts: 0 or fewer would silently become a dense model.
   const bool moe_type = c.family == "mixtral" || c.family == "qwen2_moe" || c.family == "qwen3_moe" ||
                         c.family == "gpt_oss" || c.family == "olmoe" || c.family == "glm4_moe" ||
-                        c.family == "minimax_m2" || c.family == "llama4_text";
+                        c.family == "minimax_m2" || c.family == "llama4_text" || c.family == "ernie4_5_moe";
   if (c.num_experts < 0 || (moe_type && c.num_experts < 1))
     throw Error(fmt::format("{}: {} {}: a {} model needs at least one expert", origin, experts_key(c), c.num_experts,
                             c.family));
   if (c.moe_every < 1) throw Error(fmt::format("{}: every {}-th layer sparse is not a pattern", origin, c.moe_every));
   if (c.moe() && (c.experts_per_token < 1 || c.experts_per_token > c.num_experts))
-    throw Error(fmt::format("{}: num_experts_per_tok {} is not in 1..{}", origin, c.experts_per_token, c.num_experts));
+    throw Error(fmt::format("{}: {} {} is not in 1..{}", origin, c.family == "ernie4_5_moe" ? "moe_k" : "num_experts_per_tok",
+                            c.experts_per_token, c.num_experts));
 }
 
 LlmConfig parse_llm_config(const nlohmann::json& j, const std::string& origin) {

@@ -210,7 +210,8 @@ LayerParts layer_parts(const LlmConfig& c) {
   lp.attention_and_norms = attn + norms * lp.norm;
   lp.expert = mlp(c.intermediate_size);
   lp.dense_mlp = mlp(c.dense_width());
-  lp.sparse_rest = h * c.num_experts + (c.router_sigmoid || c.router_bias ? c.num_experts : 0);
+  const bool expert_bias = c.router_sigmoid || c.router_bias || c.softmax_selection_bias;  // one per expert
+  lp.sparse_rest = h * c.num_experts + (expert_bias ? c.num_experts : 0);
   if (c.shared_expert_intermediate_size > 0)
     lp.sparse_rest += mlp(c.shared_expert_intermediate_size) + (c.shared_expert_gate ? h : 0);
   return lp;

@@ -426,6 +426,10 @@ int moe(Ctx& x, int h) {
     b.binary(OpKind::Add, weights, b.param("e_score_correction_bias", Shape{{E}}), "add_correction_bias");
   } else {
     weights = b.softmax(b.linear(flat, "gate", E, false), 1);
+    if (c.softmax_selection_bias) {  // Ernie4_5_MoeStatics: the top-k choice adds e_score_correction_bias
+      auto statics = b.module("moe_statics", x.type("Statics"));
+      b.binary(OpKind::Add, weights, b.param("e_score_correction_bias", Shape{{E}}), "add_correction_bias");
+    }
   }
   std::vector<int> outs;
   {
@@ -441,9 +445,10 @@ int moe(Ctx& x, int h) {
       if (c.clamped_swiglu) {
         y = clamped_swiglu_expert(x, tokens);
       } else {
-        int g = activation(x, b.linear(tokens, mixtral ? "w1" : "gate_proj", c.intermediate_size, false), "act_fn");
-        int u = b.linear(tokens, mixtral ? "w3" : "up_proj", c.intermediate_size, false);
-        y = b.linear(b.binary(OpKind::Mul, g, u, "mul"), mixtral ? "w2" : "down_proj", d, false);
+        // mlp_bias: the experts' projections have biases as the dense MLP's do (ernie4_5_moe's use_bias)
+        int g = activation(x, b.linear(tokens, mixtral ? "w1" : "gate_proj", c.intermediate_size, c.mlp_bias), "act_fn");
+        int u = b.linear(tokens, mixtral ? "w3" : "up_proj", c.intermediate_size, c.mlp_bias);
+        y = b.linear(b.binary(OpKind::Mul, g, u, "mul"), mixtral ? "w2" : "down_proj", d, c.mlp_bias);
       }
       const int routed = c.router_topk_sigmoid ? y : b.binary(OpKind::Mul, y, w, "mul_routing");
       if (n > 0) outs.push_back(routed);  // an expert with no token adds nothing to index_add_
@@ -455,7 +460,8 @@ int moe(Ctx& x, int h) {
   for (int64_t i = 1; i < K; ++i) y = b.binary(OpKind::Add, y, b.slice(all, 1, i, i + 1, "contribution"), "index_add");
   y = b.reshape(y, Shape{{x.s.batch, x.s.tokens, d}});
   if (c.shared_expert_intermediate_size > 0) {
-    int sh = mlp(x, h, deepseek ? "shared_experts" : "shared_expert", c.shared_expert_intermediate_size, x.type("MLP"));
+    const bool plural = deepseek || c.family == "ernie4_5_moe";  // DeepseekV3MoE, Ernie4_5_MoeSparseMoeBlock
+    int sh = mlp(x, h, plural ? "shared_experts" : "shared_expert", c.shared_expert_intermediate_size, x.type("MLP"));
     if (c.shared_expert_gate) {
       int gate = b.unary(OpKind::Sigmoid, b.linear(h, "shared_expert_gate", 1, false), "sigmoid");
       sh = b.binary(OpKind::Mul, sh, gate, "mul");
