@@ -868,7 +868,7 @@ void read_ernie4_5(const Keys& k, LlmConfig& c) {
   c.max_positions = k.opt_int("max_position_embeddings", 131072);
   c.tied_embeddings = k.opt_bool("tie_word_embeddings", true);
   c.qkv_bias = c.o_bias = c.mlp_bias = c.lm_head_bias = k.opt_bool("use_bias", false);
-  if (c.family != "ernie4_5_moe") return;
+  if (c.family != "ernie4_5_moe" || c.num_layers < 1) return;  // validate_llm_config names the layer count
   c.num_kv_heads = k.null("num_key_value_heads") ? c.num_heads : k.opt_int("num_key_value_heads", 4);
   c.dense_intermediate_size = c.intermediate_size;
   c.intermediate_size = k.opt_int("moe_intermediate_size", 1536);
