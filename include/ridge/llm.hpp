@@ -29,7 +29,7 @@ struct LlmConfig {
   /// HF model_type: llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3_text,
   /// deepseek_v2, deepseek_v3, gpt_oss, phi, phi3, gpt2, gpt_neox, falcon, opt, bloom, gptj, codegen, gpt_bigcode,
   /// starcoder2, stablelm, granite, cohere, olmo, olmo2, olmo3, olmoe, glm, glm4, glm4_moe, minimax_m2, llama4_text,
-  /// exaone4, ernie4_5, ernie4_5_moe, smollm3, arcee; encoders bert, roberta, xlm-roberta, distilbert
+  /// exaone4, ernie4_5, ernie4_5_moe, seed_oss, smollm3, arcee; encoders bert, roberta, xlm-roberta, distilbert
   std::string family;
   std::string module_prefix;         ///< HF class prefix for module types ("Llama" -> LlamaRMSNorm, LlamaAttention)
   int64_t vocab_size = 0;            ///< vocab_size

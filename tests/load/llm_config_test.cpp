@@ -1176,6 +1176,32 @@ TEST(LlmConfig, Ernie45MoeLayerRangeSelectionBiasAndSharedExperts) {
                                   R"(,"moe_num_shared_experts":-2)", R"(,"moe_layer_end_index":-3)"});
 }
 
+// Seed-OSS (seed_oss): llama's layers with q/k/v biases, an o_proj bias only with attention_out_bias, and
+// SeedOssConfig's defaults (8 KV heads, head_dim 128).
+TEST(LlmConfig, SeedOssBiasedQkvAndItsDefaults) {
+  // ByteDance-Seed/Seed-OSS-36B-Instruct (config.json of the hub; "36B"): untied embeddings + 64 x (q h x 10,240 and
+  // o 10,240 x h, k and v h x 1,024, q/k/v biases, 2 norms, MLP 3 h I) + the final norm.
+  LlmConfig o = parse_llm_config(json::parse(R"({"model_type":"seed_oss","vocab_size":155136,"hidden_size":5120,
+      "intermediate_size":27648,"num_hidden_layers":64,"num_attention_heads":80,"num_key_value_heads":8,"head_dim":128,
+      "attention_bias":true,"attention_out_bias":false,"mlp_bias":false,"max_position_embeddings":524288,
+      "tie_word_embeddings":false})"), "seed-oss-36b");
+  o.name = "seed-oss-36b";
+  const Count h = 5120, V = 155136, I = 27648;
+  const Count layer = 2 * h * 10240 + 10240 + 2 * (h * 1024 + 1024) + 2 * h + 3 * h * I;
+  EXPECT_EQ(llm_params(o).total, 2 * V * h + h + 64 * layer);
+  EXPECT_EQ(llm_params(o).total, Count{36151104512});
+  EXPECT_TRUE(o.qkv_bias && !o.o_bias);
+  const LlmConfig d = parse_llm_config(json::parse(R"({"model_type":"seed_oss","vocab_size":64,"hidden_size":32,
+      "intermediate_size":48,"num_hidden_layers":2,"num_attention_heads":8})"), "seed_oss");
+  EXPECT_EQ(d.num_kv_heads, 8);
+  EXPECT_EQ(d.head_dim, 128);
+  EXPECT_TRUE(d.qkv_bias && !d.o_bias);
+  const LlmConfig s = small_config("seed_oss", 2, R"(,"head_dim":8,"attention_out_bias":true)");
+  EXPECT_TRUE(s.o_bias);
+  EXPECT_EQ(graph_params(s), llm_params(s).total);
+  expect_refused("seed_oss", {R"(,"head_dim":0)", R"(,"attention_out_bias":1)", R"(,"num_key_value_heads":3)"});
+}
+
 // SmolLM3: llama's layers with NoPE layers (no rotary embedding) listed by no_rope_layers or every
 // no_rope_layer_interval-th layer; SmolLM3Config's defaults (4 KV heads, tied head).
 TEST(LlmConfig, Smollm3NopeLayersSkipTheRotaryEmbedding) {

@@ -890,6 +890,20 @@ void read_ernie4_5(const Keys& k, LlmConfig& c) {
                             k.origin(), c.first_dense_layers, c.last_sparse_layer, c.moe_every));
 }
 
+// seed_oss (SeedOssConfig; Seed-OSS-36B): llama's layers with SeedOssConfig's defaults (8 key/value heads, head_dim
+// 128, 524,288 positions), q/k/v biases (attention_bias, true) and an o_proj bias only with attention_out_bias.
+// Its attention and residual dropouts are not ops (as for every model).
+void read_seed_oss(const Keys& k, LlmConfig& c) {
+  read_llama_like(k, c);
+  c.num_kv_heads = k.null("num_key_value_heads") ? c.num_heads : k.opt_int("num_key_value_heads", 8);
+  c.head_dim = k.null("head_dim") ? 0 : k.opt_int("head_dim", 128);  // null: hidden_size / num_attention_heads
+  if (k.find("head_dim") && c.head_dim < 1)
+    throw Error(fmt::format("{}: head_dim must be positive, not {}", k.origin(), c.head_dim));
+  c.max_positions = k.opt_int("max_position_embeddings", 524288);
+  c.qkv_bias = k.opt_bool("attention_bias", true);
+  c.o_bias = k.opt_bool("attention_out_bias", false);
+}
+
 // smollm3 (SmolLM3Config): llama's modules (read_llama_like) with SmolLM3Config's defaults (4 key/value heads, 32,768
 // positions, a tied head) and NoPE layers that skip the rotary embedding: no_rope_layers lists 1 (rotary) or 0 (none)
 // per layer, or, without it, every no_rope_layer_interval-th (4) layer has none. use_sliding_window (windows on the
@@ -945,6 +959,7 @@ constexpr Family kFamilies[] = {
     {"glm4_moe", "Glm4Moe", &read_glm4_moe}, {"minimax_m2", "MiniMaxM2", &read_minimax_m2},
     {"llama4_text", "Llama4Text", &read_llama4_text}, {"exaone4", "Exaone4", &read_exaone4},
     {"ernie4_5", "Ernie4_5", &read_ernie4_5},       {"ernie4_5_moe", "Ernie4_5_Moe", &read_ernie4_5},
+    {"seed_oss", "SeedOss", &read_seed_oss},
     {"smollm3", "SmolLM3", &read_smollm3},    {"arcee", "Arcee", &read_arcee},
 };
 

@@ -67,6 +67,8 @@ SEEDS = {
     "ernie4_5_moe": dict(COMMON, model_type="ernie4_5_moe", num_hidden_layers=3, num_key_value_heads=2, head_dim=8,
                          intermediate_size=48, moe_intermediate_size=8, moe_num_experts=4, moe_k=2,
                          moe_num_shared_experts=1, moe_layer_start_index=1, moe_layer_end_index=-1),
+    "seed_oss": dict(COMMON, model_type="seed_oss", num_key_value_heads=2, head_dim=8, intermediate_size=48,
+                     attention_out_bias=True),
     "smollm3": dict(COMMON, model_type="smollm3", num_hidden_layers=4, num_key_value_heads=2, intermediate_size=48,
                     no_rope_layers=[1, 1, 1, 0]),
     "arcee": dict(COMMON, model_type="arcee", num_key_value_heads=2, intermediate_size=48),
