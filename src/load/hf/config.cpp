@@ -693,6 +693,15 @@ void read_glm(const Keys& k, LlmConfig& c) {
   c.sandwich_norms = c.family == "glm4";
 }
 
+// num_key_value_heads and head_dim with a config class's defaults (`kv_heads`, `head_dim`); null, as transformers
+// reads None: every head its own key and value, and head_dim = hidden_size / num_attention_heads.
+void read_head_defaults(const Keys& k, LlmConfig& c, int64_t kv_heads, int64_t head_dim) {
+  c.num_kv_heads = k.null("num_key_value_heads") ? c.num_heads : k.opt_int("num_key_value_heads", kv_heads);
+  c.head_dim = k.null("head_dim") ? 0 : k.opt_int("head_dim", head_dim);
+  if (k.find("head_dim") && c.head_dim < 1)
+    throw Error(fmt::format("{}: head_dim must be positive, not {}", k.origin(), c.head_dim));
+}
+
 // glm4_moe (Glm4MoeConfig; GLM-4.5, GLM-4.5-Air, GLM-4.6): llama's pre-norm layers (two norms) with GLM's attention
 // (q/k/v biases with attention_bias, default false here; o_proj never has one; half of each head rotated) and,
 // with use_qk_norm, per-head q_norm / k_norm; separate gate/up/down MLPs. The first first_k_dense_replace (1) layers
@@ -725,9 +734,7 @@ void read_glm4_moe(const Keys& k, LlmConfig& c) {
 // multi-token-prediction modules (num_mtp_modules) are not part of the model transformers builds.
 void read_minimax_m2(const Keys& k, LlmConfig& c) {
   read_hf_shape(k, c);
-  c.num_kv_heads = k.opt_int("num_key_value_heads", 8);
-  c.head_dim = k.opt_int("head_dim", 128);
-  if (c.head_dim < 1) throw Error(fmt::format("{}: head_dim must be positive, not {}", k.origin(), c.head_dim));
+  read_head_defaults(k, c, 8, 128);
   c.intermediate_size = k.req_int("intermediate_size");
   c.max_positions = k.opt_int("max_position_embeddings", 196608);
   c.activation = activation_of(k, "hidden_act", "silu");
@@ -780,10 +787,7 @@ void read_nope_layers(const Keys& k, LlmConfig& c, bool empty_is_absent) {
 // intermediate_size_mlp (16,384).
 void read_llama4_text(const Keys& k, LlmConfig& c) {
   read_hf_shape(k, c);
-  c.num_kv_heads = k.null("num_key_value_heads") ? c.num_heads : k.opt_int("num_key_value_heads", 8);
-  c.head_dim = k.null("head_dim") ? 0 : k.opt_int("head_dim", 128);  // null: hidden_size / num_attention_heads
-  if (k.find("head_dim") && c.head_dim < 1)
-    throw Error(fmt::format("{}: head_dim must be positive, not {}", k.origin(), c.head_dim));
+  read_head_defaults(k, c, 8, 128);
   c.max_positions = k.opt_int("max_position_embeddings", 131072);
   c.activation = activation_of(k, "hidden_act", "silu");
   c.tied_embeddings = k.opt_bool("tie_word_embeddings", false);
@@ -895,10 +899,7 @@ void read_ernie4_5(const Keys& k, LlmConfig& c) {
 // Its attention and residual dropouts are not ops (as for every model).
 void read_seed_oss(const Keys& k, LlmConfig& c) {
   read_llama_like(k, c);
-  c.num_kv_heads = k.null("num_key_value_heads") ? c.num_heads : k.opt_int("num_key_value_heads", 8);
-  c.head_dim = k.null("head_dim") ? 0 : k.opt_int("head_dim", 128);  // null: hidden_size / num_attention_heads
-  if (k.find("head_dim") && c.head_dim < 1)
-    throw Error(fmt::format("{}: head_dim must be positive, not {}", k.origin(), c.head_dim));
+  read_head_defaults(k, c, 8, 128);
   c.max_positions = k.opt_int("max_position_embeddings", 524288);
   c.qkv_bias = k.opt_bool("attention_bias", true);
   c.o_bias = k.opt_bool("attention_out_bias", false);
