@@ -332,15 +332,20 @@ void read_phi3(const Keys& k, LlmConfig& c) {
   c.sliding_window = k.opt_int("sliding_window", 0);
 }
 
-// DeepSeek's MoE layout after `c.intermediate_size` became the routed experts' width: n_shared_experts always-on
-// experts of that width in one `shared_experts` MLP without a gate, and the first first_k_dense_replace layers dense
-// (defaults as the family's config class has them).
-void read_deepseek_experts(const Keys& k, LlmConfig& c, int64_t shared_default, int64_t dense_default) {
-  const int64_t shared = k.opt_int("n_shared_experts", shared_default);
+// Shared experts after `c.intermediate_size` became the routed experts' width: `key` (0..4096, `shared_default`)
+// always-on experts of that width in one `shared_experts` MLP without a gate (deepseek, glm4_moe, ernie4_5_moe).
+void read_shared_experts(const Keys& k, LlmConfig& c, const char* key, int64_t shared_default) {
+  const int64_t shared = k.opt_int(key, shared_default);
   if (shared < 0 || shared > 4096)
-    throw Error(fmt::format("{}: n_shared_experts must be in 0..4096, not {}", k.origin(), shared));
+    throw Error(fmt::format("{}: {} must be in 0..4096, not {}", k.origin(), key, shared));
   c.shared_expert_intermediate_size = shared * c.intermediate_size;
   c.shared_expert_gate = false;
+}
+
+// DeepSeek's MoE layout: n_shared_experts shared experts (read_shared_experts) and the first first_k_dense_replace
+// layers dense (defaults as the family's config class has them).
+void read_deepseek_experts(const Keys& k, LlmConfig& c, int64_t shared_default, int64_t dense_default) {
+  read_shared_experts(k, c, "n_shared_experts", shared_default);
   c.first_dense_layers = k.opt_int("first_k_dense_replace", dense_default);
   if (c.first_dense_layers < 0)
     throw Error(fmt::format("{}: first_k_dense_replace must not be negative", k.origin()));
@@ -878,11 +883,7 @@ void read_ernie4_5(const Keys& k, LlmConfig& c) {
   c.intermediate_size = k.opt_int("moe_intermediate_size", 1536);
   c.num_experts = k.opt_int("moe_num_experts", 64);
   c.experts_per_token = k.opt_int("moe_k", 6);
-  const int64_t shared = k.opt_int("moe_num_shared_experts", 2);
-  if (shared < 0 || shared > 4096)
-    throw Error(fmt::format("{}: moe_num_shared_experts must be in 0..4096, not {}", k.origin(), shared));
-  c.shared_expert_intermediate_size = shared * c.intermediate_size;
-  c.shared_expert_gate = false;
+  read_shared_experts(k, c, "moe_num_shared_experts", 2);
   c.softmax_selection_bias = true;
   c.first_dense_layers = k.opt_int("moe_layer_start_index", 1);
   c.last_sparse_layer = k.opt_int("moe_layer_end_index", -1);
