@@ -14,8 +14,12 @@ namespace ridge {
 
 /// Normalisation layer of a decoder block.
 enum class LlmNorm : uint8_t { RMSNorm, LayerNorm };
-/// How positions enter the model.
-enum class LlmPosition : uint8_t { Rotary, Learned, Alibi };
+/// How positions enter the model (None: no positional encoding at all, as in nemotron_h's attention layers, whose
+/// Mamba-2 layers carry the order).
+enum class LlmPosition : uint8_t { Rotary, Learned, Alibi, None };
+/// What one layer of a hybrid model is (nemotron_h's layers_block_type): a Mamba-2 mixer, self-attention, an MLP or
+/// a mixture-of-experts block, each behind its own norm and residual add.
+enum class LlmBlock : uint8_t { Mamba, Attention, Mlp, Moe };
 /// What sits on top of the transformer body, from the config's `architectures[0]`: a decoder's lm_head, or one of
 /// the BERT family's heads (*Model, *ForMaskedLM, BertForPreTraining, *ForSequenceClassification,
 /// *ForTokenClassification, *ForQuestionAnswering).
@@ -29,7 +33,8 @@ struct LlmConfig {
   /// HF model_type: llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, gemma, gemma2, gemma3_text,
   /// deepseek_v2, deepseek_v3, gpt_oss, phi, phi3, gpt2, gpt_neox, falcon, opt, bloom, gptj, codegen, gpt_bigcode,
   /// starcoder2, stablelm, granite, cohere, olmo, olmo2, olmo3, olmoe, glm, glm4, glm4_moe, minimax_m2, llama4_text,
-  /// exaone4, ernie4_5, ernie4_5_moe, seed_oss, smollm3, arcee; encoders bert, roberta, xlm-roberta, distilbert
+  /// exaone4, ernie4_5, ernie4_5_moe, seed_oss, smollm3, arcee, nemotron_h (hybrid: Mamba-2, attention, MLP, MoE
+  /// layers); encoders bert, roberta, xlm-roberta, distilbert
   std::string family;
   std::string module_prefix;         ///< HF class prefix for module types ("Llama" -> LlamaRMSNorm, LlamaAttention)
   int64_t vocab_size = 0;            ///< vocab_size
@@ -119,6 +124,30 @@ struct LlmConfig {
   std::string architecture;           ///< architectures[0] as the config gives it (or the default one)
   bool pooler = false;                ///< BertPooler: dense (h x h) + tanh on the first token
   int64_t num_labels = 2;             ///< classifier outputs (len(id2label) or num_labels)
+  // Hybrid models (nemotron_h). Empty `blocks`: every layer is a decoder layer (attention, then an MLP or MoE).
+  std::vector<LlmBlock> blocks;      ///< one per layer (layers_block_type / hybrid_override_pattern)
+  // Mamba-2 mixers (ssm_heads == 0: none): in_proj to the gate, the conv input (x, B, C) and dt; a causal depthwise
+  // conv1d of conv_kernel taps; the selective scan (SelectiveScan) in chunks of ssm_chunk; a gated RMSNorm over
+  // ssm_groups groups; out_proj.
+  int64_t ssm_heads = 0;             ///< mamba_num_heads
+  int64_t ssm_head_dim = 0;          ///< mamba_head_dim
+  int64_t ssm_state = 0;             ///< ssm_state_size (N)
+  int64_t ssm_groups = 1;            ///< n_groups: heads sharing one B and C
+  int64_t conv_kernel = 4;           ///< conv_kernel
+  bool conv_bias = true;             ///< use_conv_bias
+  bool ssm_proj_bias = false;        ///< in_proj and out_proj have biases (use_bias)
+  int64_t ssm_chunk = 128;           ///< chunk_size of the scan
+  bool ssm_state_fp32 = true;        ///< the recurrent state is cached in float32 (mamba_ssm_cache_dtype)
+  /// Width of a Mamba-2 mixer's inner stream (heads x head_dim).
+  int64_t ssm_inner() const { return ssm_heads * ssm_head_dim; }
+  /// Channels of its conv1d: x, B and C (inner + 2 x groups x state).
+  int64_t conv_dim() const { return ssm_inner() + 2 * ssm_groups * ssm_state; }
+  /// True for hybrid configurations (blocks listed per layer).
+  bool hybrid() const { return !blocks.empty(); }
+  /// True when layer `l` has self-attention (and so a KV cache).
+  bool attends(int64_t l) const { return blocks.empty() || blocks[static_cast<size_t>(l)] == LlmBlock::Attention; }
+  /// True when layer `l` is a Mamba-2 mixer (a constant-size state cache).
+  bool mamba_layer(int64_t l) const { return !blocks.empty() && blocks[static_cast<size_t>(l)] == LlmBlock::Mamba; }
   /// Number of query heads per key/value head.
   int64_t group_size() const { return num_heads / num_kv_heads; }
   /// Rotated dims per head: qk_rope_head_dim (MLA), rotary_dims, or int(head_dim x rotary fraction) as transformers
@@ -148,6 +177,7 @@ struct LlmConfig {
   }
   /// True when layer `l` (0-based) has a sparse MoE block.
   bool sparse_layer(int64_t l) const {
+    if (!blocks.empty()) return blocks[static_cast<size_t>(l)] == LlmBlock::Moe;
     return moe() && l >= first_dense_layers && (last_sparse_layer < 0 || l <= last_sparse_layer) &&
            (l + 1) % moe_every == 0;
   }

@@ -118,8 +118,9 @@ struct ServeResult {
   double decode_time_per_token_s = 0;  ///< decode_time_s / generate
   double end_to_end_s = 0;          ///< prefill + decode
   double tokens_per_s = 0;          ///< batch x generate / end_to_end_s
-  /// Tensor parallelism: the 2 all-reduces of one layer (attention output, MLP output), on the node link while tp
-  /// fits a node, else on the network.
+  /// Tensor parallelism: the all-reduces of one layer (a decoder layer's 2: attention output, MLP output; a hybrid
+  /// layer's 1: its mixer's output), on the node link while tp fits a node, else on the network.
+  int allreduces_per_layer = 2;
   double allreduce_time_per_layer_prefill_s = 0, allreduce_time_per_layer_decode_s = 0;
   Count prefill_flops = 0, decode_flops = 0;  ///< per GPU, decode summed over steps
   Count calflops_prefill_flops = 0;  ///< the prefill graph's forward FLOPs under calflops' convention (per GPU)
@@ -130,7 +131,10 @@ struct ServeResult {
   Count latent_kv_cache_bytes = 0;  ///< MLA models, all GPUs: the cache holding the latent (kv_lora_rank +
                                     ///< qk_rope_head_dim per token and layer, replicated per GPU; vLLM, SGLang); else 0
   Count decompressed_kv_cache_bytes = 0;  ///< MLA models, all GPUs: HF's cache of every head's key and value; else 0
-  Count memory_per_gpu_bytes = 0;   ///< weights + KV cache per GPU
+  Count state_cache_bytes = 0;      ///< hybrid models, all GPUs: the Mamba-2 layers' conv and recurrent states (a
+                                    ///< constant size per sequence); else 0
+  Count state_cache_bytes_per_gpu = 0;
+  Count memory_per_gpu_bytes = 0;   ///< weights + KV cache (+ state cache) per GPU
   int64_t max_batch = 0;            ///< largest batch whose weights + KV fit in one GPU's memory at this context
   Count active_params = 0, total_params = 0;
   std::vector<ServeOp> ops;
@@ -142,6 +146,10 @@ LlmConfig tensor_parallel_shard(const LlmConfig& c, int tp);
 /// KV cache bytes of `batch` sequences at `context` tokens: kv_heads x (head_dim + value_dim) x batch x the positions
 /// each layer keeps (context, or min(context, window) in a sliding layer: LlmConfig::window_of), in format `kv`.
 Count kv_cache_bytes(const LlmConfig& c, int64_t batch, int64_t context, const NumberFormat& kv);
+/// The Mamba-2 layers' state cache of `batch` sequences (any context): per layer the conv state (conv_dim x
+/// (conv_kernel - 1) values at `act`) and the recurrent state (heads x head_dim x state, float32 with
+/// mamba_ssm_cache_dtype float32, else at `act`); 0 for models without Mamba-2 layers.
+Count state_cache_bytes(const LlmConfig& c, int64_t batch, DType act);
 /// The cache of an MLA model holding the latent instead: (kv_lora_rank + qk_rope_head_dim) x layers x context x
 /// batch values in format `kv`; 0 for other models.
 Count latent_kv_cache_bytes(const LlmConfig& c, int64_t batch, int64_t context, const NumberFormat& kv);

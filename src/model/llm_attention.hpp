@@ -20,7 +20,8 @@ inline AttnRole attention_role(const Node& n) {
     return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
   };
   if (!(ends(m, ".self_attn") || ends(m, ".attn") || ends(m, ".attention") || ends(m, ".self_attention") ||
-        ends(m, ".attention.self")))  // BertSelfAttention
+        ends(m, ".attention.self") ||  // BertSelfAttention
+        ends(m, ".mixer")))  // a hybrid layer's mixer (nemotron_h); its Mamba, MLP and MoE mixers have no such ops
     return AttnRole::None;
   const std::string local = n.name.size() > m.size() ? n.name.substr(m.size() + 1) : "";
   if (local == "matmul") return AttnRole::Scores;
@@ -46,6 +47,20 @@ inline bool eager_copy(const Node& n) {
                         "cat_rotate_half", "cat_pass"})
     if (local.rfind(p, 0) == 0) return true;
   return false;
+}
+
+/// True for a Mamba-2 layer's cached state in a serving graph: the conv state and the recurrent state it reads
+/// (inputs `past_key_values.L.conv_state` / `.ssm_state`) and writes (the `conv_state` slice, the scan's final
+/// state). They are cache traffic at their own element type (the recurrent state is float32 by default).
+inline bool state_cache(const Graph& g, int v) {
+  const Value& val = g.value(v);
+  auto ends = [&](const char* suffix) {
+    const std::string s = suffix;
+    return val.name.size() >= s.size() && val.name.compare(val.name.size() - s.size(), s.size(), s) == 0;
+  };
+  if (ends(".conv_state") || ends(".ssm_state")) return true;
+  return val.producer >= 0 && g.nodes[val.producer].op == OpKind::SelectiveScan && g.nodes[val.producer].outputs.size() > 1 &&
+         g.nodes[val.producer].outputs[1] == v;
 }
 
 /// The core's two matmuls (QK^T and SV): the FLOPs a fused attention kernel's utilization is quoted on.

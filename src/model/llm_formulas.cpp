@@ -234,6 +234,14 @@ std::vector<LlmConventionRow> llm_convention_rows(const LlmConfig& c, const Grap
                     "Rajbhandari et al. 2020: model states per GPU with mixed-precision Adam, (2 + 2 + 12) Psi, "
                     "stage 1/2/3 shard optimizer / + gradients / + weights over Nd = 64 GPUs; activations not counted"});
   }
+  // A hybrid model's layers are not GPT layers (attention + MLP in every one): the formulas written for those
+  // (Megatron, PaLM's attention term, llm-analysis, LLM-Viewer, Korthikanti) do not describe it and are left out.
+  if (c.hybrid())
+    std::erase_if(rows, [](const LlmConventionRow& r) {
+      for (const char* gpt : {"megatron", "palm", "llm-analysis", "llm-viewer", "korthikanti"})
+        if (r.name.rfind(gpt, 0) == 0) return true;
+      return false;
+    });
   return rows;
 }
 

@@ -119,6 +119,8 @@ OpCosts op_costs(const Graph& g, const LlmConfig& c, const LlmShape& s, const Nu
       } else if (val.kind == ValueKind::Param) {
         // Embedding lookups read only the gathered rows; Linear weights are stored in the weight format.
         op.weight_bytes += n.op == OpKind::Gather ? g.value(n.outputs[0]).bytes() : param_bytes(val, wf);
+      } else if (val.kind == ValueKind::Input && llm::state_cache(g, src)) {
+        op.kv_read_bytes += g.value(v).bytes();  // a Mamba-2 state, read at its own type (float32 by default)
       } else if (val.kind == ValueKind::Input && val.name.rfind("past_key_values.", 0) == 0) {
         // The values read: the view's (a slice reads part of the cache). A fused kernel reads an MLA latent tile
         // once for the scores and the output (the output's values are a slice of the scores' keys).
@@ -129,7 +131,8 @@ OpCosts op_costs(const Graph& g, const LlmConfig& c, const LlmShape& s, const Nu
     }
     if (role == llm::AttnRole::None || role == llm::AttnRole::Output)
       for (int v : n.outputs)
-        if (!is_cache[v]) op.activation_bytes += g.value(v).bytes();  // the cache's cat writes KV (below)
+        // the cache's cat writes KV (below); a scan's final state is written once, as cache traffic (below)
+        if (!is_cache[v] && !llm::state_cache(g, v)) op.activation_bytes += g.value(v).bytes();
     out.ops.push_back(std::move(op));
   }
   // New keys/values: written to the cache by the op producing them (through the layout ops in between); with HF's
@@ -140,8 +143,10 @@ OpCosts op_costs(const Graph& g, const LlmConfig& c, const LlmShape& s, const Nu
     while (p >= 0 && !g.nodes[p].inputs.empty() && !kept(g.nodes[p]) &&
            (op_family(g.nodes[p].op) == OpFamily::View || op_family(g.nodes[p].op) == OpFamily::Move))
       p = g.value(g.nodes[p].inputs[0]).producer;
+    const bool state = llm::state_cache(g, o);
     for (auto& op : out.ops)
-      if (p >= 0 && op.name == g.nodes[p].name) op.kv_written_bytes += kvf.bytes(g.value(o).shape.elements());
+      if (p >= 0 && op.name == g.nodes[p].name)
+        op.kv_written_bytes += state ? g.value(o).bytes() : kvf.bytes(g.value(o).shape.elements());
   }
   if (grouped) out.ops = grouped_experts(std::move(out.ops));
   return out;
@@ -208,6 +213,9 @@ std::string tensor_parallel_problem(const LlmConfig& c, int64_t tp) {
     if (!p.empty()) return p;
   if (c.num_kv_heads % tp != 0 && tp % c.num_kv_heads != 0)
     return fmt::format("--tp: {} and the {} key/value heads of {} divide neither way", tp, c.num_kv_heads, c.name);
+  if (c.ssm_heads > 0)  // Mamba-2 mixers split by head and by group of B and C, as Megatron and vLLM split them
+    for (std::string p : {divides(c.ssm_heads, "Mamba heads"), divides(c.ssm_groups, "Mamba groups (n_groups)")})
+      if (!p.empty()) return p;
   return {};
 }
 
@@ -228,6 +236,8 @@ LlmConfig tensor_parallel_shard(const LlmConfig& c, int tp) {
   s.intermediate_size /= tp;
   s.shared_expert_intermediate_size /= tp;
   s.dense_intermediate_size /= tp;
+  s.ssm_heads /= tp;
+  s.ssm_groups = std::max<int64_t>(1, c.ssm_groups / tp);
   s.vocab_size = (c.vocab_size + tp - 1) / tp;  // vocabulary-parallel embedding and lm_head (padded)
   return s;
 }
@@ -239,8 +249,17 @@ Count latent_kv_cache_bytes(const LlmConfig& c, int64_t batch, int64_t context, 
 
 Count kv_cache_bytes(const LlmConfig& c, int64_t batch, int64_t context, const NumberFormat& kv) {
   Count positions = 0;  // summed over the layers: local (sliding) layers keep at most their window
-  for (int64_t l = 0; l < c.num_layers; ++l) positions += cache_len(c, l, context);
+  for (int64_t l = 0; l < c.num_layers; ++l)
+    if (c.attends(l)) positions += cache_len(c, l, context);
   return kv.bytes(Count{c.num_kv_heads} * (c.head_dim + c.value_dim()) * positions * batch);
+}
+
+Count state_cache_bytes(const LlmConfig& c, int64_t batch, DType act) {
+  Count layers = 0;
+  for (int64_t l = 0; l < c.num_layers; ++l) layers += c.mamba_layer(l) ? 1 : 0;
+  const Count conv = Count{c.conv_dim()} * (c.conv_kernel - 1) * dtype_bytes(act);
+  const Count ssm = Count{c.ssm_heads} * c.ssm_head_dim * c.ssm_state * (c.ssm_state_fp32 ? 4 : dtype_bytes(act));
+  return layers * batch * (conv + ssm);
 }
 
 ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOptions& o) {
@@ -286,16 +305,21 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
     throw Error(fmt::format("--mla latent: {} has no multi-head latent attention (DeepSeek-V2 and V3 have; use --mla hf)",
                             c.name));
   // A latent cache is the same on every tensor-parallel GPU (the latent is not split by head).
-  auto cache_per_gpu = [&](const LlmConfig& sharded, int64_t batch) {
+  auto kv_per_gpu = [&](const LlmConfig& sharded, int64_t batch) {
     return o.latent_kv ? latent_kv_cache_bytes(sharded, batch, context, o.kv) : kv_cache_bytes(sharded, batch, context, o.kv);
   };
-  r.kv_cache_bytes_per_gpu = cache_per_gpu(shard, o.batch);
+  auto cache_per_gpu = [&](const LlmConfig& sharded, int64_t batch) {
+    return kv_per_gpu(sharded, batch) + state_cache_bytes(sharded, batch, act);
+  };
+  r.kv_cache_bytes_per_gpu = kv_per_gpu(shard, o.batch);
   r.kv_cache_bytes = r.kv_cache_bytes_per_gpu * o.tp;
+  r.state_cache_bytes_per_gpu = state_cache_bytes(shard, o.batch, act);
+  r.state_cache_bytes = r.state_cache_bytes_per_gpu * o.tp;
   if (c.mla()) {
     r.latent_kv_cache_bytes = latent_kv_cache_bytes(shard, o.batch, context, o.kv) * o.tp;
     r.decompressed_kv_cache_bytes = kv_cache_bytes(shard, o.batch, context, o.kv) * o.tp;
   }
-  r.memory_per_gpu_bytes = r.weights_bytes_per_gpu + r.kv_cache_bytes_per_gpu;
+  r.memory_per_gpu_bytes = r.weights_bytes_per_gpu + r.kv_cache_bytes_per_gpu + r.state_cache_bytes_per_gpu;
   // The KV cache is a formula in the batch: the search can go as far as any memory reaches.
   r.max_batch = largest_batch_that_fits(
       [&](int64_t b) { return r.weights_bytes_per_gpu + cache_per_gpu(shard, b); }, d.memory_bytes, int64_t{1} << 40);
@@ -315,11 +339,14 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
       }
       if (hint.empty()) hint = fmt::format("not even batch 1 fits at --tp {}, nor at any --tp up to 64", o.tp);
     }
-    throw DoesNotFit(fmt::format("does not fit: needs {:.2f} GiB per GPU (weights {:.2f} + KV cache {:.2f}), device {} has "
-                                 "{:.2f} GiB ({})",
+    const std::string state = r.state_cache_bytes_per_gpu > 0
+                                  ? fmt::format(" + Mamba state {:.2f}", to_double(r.state_cache_bytes_per_gpu) / kGiB)
+                                  : "";
+    throw DoesNotFit(fmt::format("does not fit: needs {:.2f} GiB per GPU (weights {:.2f} + KV cache {:.2f}{}), device {} "
+                                 "has {:.2f} GiB ({})",
                                  to_double(r.memory_per_gpu_bytes) / kGiB, to_double(r.weights_bytes_per_gpu) / kGiB,
-                                 to_double(r.kv_cache_bytes_per_gpu) / kGiB, d.id, to_double(d.memory_bytes) / kGiB,
-                                 hint));
+                                 to_double(r.kv_cache_bytes_per_gpu) / kGiB, state, d.id,
+                                 to_double(d.memory_bytes) / kGiB, hint));
   }
 
   // Tensor parallelism: 2 all-reduces per layer (attention output, MLP output) of batch x tokens x hidden, on the
@@ -333,8 +360,10 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
     if (o.tp_allreduce && inside_node) return allreduce_fit_time_s(*o.tp_allreduce, bytes);  // fitted inside a node
     return ring_allreduce_time_s(bytes, o.tp, *link);
   };
-  r.allreduce_time_per_layer_prefill_s = 2 * allreduce(o.prompt);
-  r.allreduce_time_per_layer_decode_s = 2 * allreduce(1);
+  // A decoder layer all-reduces its attention and MLP outputs; a hybrid layer its one mixer's.
+  r.allreduces_per_layer = c.hybrid() ? 1 : 2;
+  r.allreduce_time_per_layer_prefill_s = r.allreduces_per_layer * allreduce(o.prompt);
+  r.allreduce_time_per_layer_decode_s = r.allreduces_per_layer * allreduce(1);
 
   // A fused kernel with a published utilization (--attention flash2) times the core's matmuls at it.
   const bool kernel = attention_kernel_applies(o);
@@ -380,10 +409,12 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
     r.ops.push_back(std::move(sum));
   }
   if (o.tp > 1) {
-    ServeOp ar{"prefill", "allreduce (2 per layer)", ""};
-    ar.time_s = static_cast<double>(c.num_layers) * r.allreduce_time_per_layer_prefill_s;
-    ServeOp ad{"decode", "allreduce (2 per layer)", ""};
-    ad.time_s = static_cast<double>(c.num_layers) * r.allreduce_time_per_layer_decode_s * static_cast<double>(decode_steps);
+    const double layers = static_cast<double>(c.num_layers);
+    const std::string name = fmt::format("allreduce ({} per layer)", r.allreduces_per_layer);
+    ServeOp ar{"prefill", name, ""};
+    ar.time_s = layers * r.allreduce_time_per_layer_prefill_s;
+    ServeOp ad{"decode", name, ""};
+    ad.time_s = layers * r.allreduce_time_per_layer_decode_s * static_cast<double>(decode_steps);
     r.prefill_time_s += ar.time_s;
     r.decode_time_s += ad.time_s;
     r.ops.push_back(ar);

@@ -263,6 +263,11 @@ std::optional<int> parse_zero_stage(std::string_view text) {
 }
 
 TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOptions& in) {
+  // The activation memory (Korthikanti's per-layer formulas) and the pipeline's per-layer balance assume decoder
+  // layers; a hybrid model's Mamba-2, MLP-only and MoE-only layers would be given a transformer layer's memory.
+  if (c.hybrid())
+    throw Error(fmt::format("{}: train does not model hybrid {} models yet (the activation memory of Mamba-2 layers); "
+                            "summary, flops, predict and serve apply", c.name, c.family));
   const TrainOptions o = checked_layout(c, in);
   const int64_t stage_layers = ceil_div(c.num_layers, int64_t{o.pp});  // the largest stage sets the pace
   const LlmConfig shard = tensor_parallel_shard(c, o.tp);

@@ -1,5 +1,6 @@
 // Recurrent family: LSTM, GRU and RNN (ONNX layouts 0 and 1, forward/reverse/bidirectional, sequence lengths) —
-// shape inference and cost per PyTorch's cuDNN-style gate math. See docs/counting.md ("Recurrent layers").
+// shape inference and cost per PyTorch's cuDNN-style gate math — and Mamba-2's selective scan (SelectiveScan, the
+// chunked state-space dual of mamba_ssm's kernels). See docs/counting.md ("Recurrent layers", "Selective scan").
 #include <algorithm>
 
 #include "ops/family.hpp"
@@ -79,8 +80,115 @@ bool recurrent_cost(const CostContext& c, Cost& cost, std::string&) {
   return true;
 }
 
+// SelectiveScan: x [B, L, H, P], dt [B, L, H] (before dt_bias and softplus), A [H] (negative), B and C
+// [B, L, G, N] (G groups of heads share them), D [H], dt_bias [H], optional initial state [B, H, P, N] -> y
+// [B, L, H, P] and the final state [B, H, P, N] (the initial state's type, else float32 as mamba_ssm returns it).
+bool selective_scan_infer(RuleContext& c) {
+  const Shape *x = c.shape(0), *dt = c.shape(1), *bm = c.shape(3), *cm = c.shape(4);
+  if (!x || !dt || !bm || !cm) return false;
+  if (x->rank() != 4 || dt->rank() != 3 || bm->rank() != 4 || cm->rank() != 4)
+    throw RuleError("SelectiveScan: x must be [B, L, heads, head_dim], dt [B, L, heads], B and C [B, L, groups, state]");
+  const int64_t batch = x->dims[0], len = x->dims[1], heads = x->dims[2], hd = x->dims[3];
+  const int64_t groups = bm->dims[2], state = bm->dims[3];
+  auto agree = [](int64_t a, int64_t b) { return a < 0 || b < 0 || a == b; };
+  if (!agree(dt->dims[0], batch) || !agree(dt->dims[1], len) || !agree(dt->dims[2], heads))
+    throw RuleError(fmt::format("SelectiveScan: dt {} does not match x {}", to_string(*dt), to_string(*x)));
+  for (int d = 0; d < 4; ++d)
+    if (!agree(bm->dims[d], cm->dims[d]))
+      throw RuleError(fmt::format("SelectiveScan: B {} and C {} differ", to_string(*bm), to_string(*cm)));
+  if (!agree(bm->dims[0], batch) || !agree(bm->dims[1], len))
+    throw RuleError(fmt::format("SelectiveScan: B {} does not match x {}", to_string(*bm), to_string(*x)));
+  if (heads > 0 && groups > 0 && heads % groups != 0)
+    throw RuleError(fmt::format("SelectiveScan: {} heads do not split into {} groups", heads, groups));
+  for (int i : {2, 5, 6})
+    if (const Shape* s = c.shape(i); s && (s->rank() != 1 || !agree(s->dims[0], heads)))
+      throw RuleError(fmt::format("SelectiveScan: input {} must be [{}] (one value per head), not {}", i, heads,
+                                  to_string(*s)));
+  const Shape final_state{{batch, heads, hd, state}};
+  if (const Shape* s = c.shape(7)) {
+    bool fits = s->rank() == 4;
+    for (int d = 0; fits && d < 4; ++d) fits = agree(s->dims[d], final_state.dims[d]);
+    if (!fits)
+      throw RuleError(fmt::format("SelectiveScan: the initial state is {}, x and B make it {}", to_string(*s),
+                                  to_string(final_state)));
+  }
+  c.out(0, *x);
+  if (c.outputs() > 1) c.out(1, final_state, c.present(7) ? c.dtype(7) : DType::F32);
+  return true;
+}
+
+// Per sequence, with H heads of width P, G groups, state size N and chunk length Q (the last chunk q = L mod Q when
+// shorter), per chunk of q tokens and its q(q + 1) / 2 causal pairs T:
+//   MACs: C Bᵀ on the kept pairs G·T·N, the pairs times x H·T·P, the chunk's state Bᵀ x H·q·N·P, the queries on the
+//   state carried in C h H·q·N·P, the skip D x H·q·P;
+//   elementwise: dt + dt_bias, softplus (3) and dt·A and its running sum, 6 per token and head; per kept pair and
+//   head, the decay exp(segment sum) (a subtraction, an exp) and its product with the score, 3; per token, head and
+//   channel, x·dt and the decay on the carried state's output, 2; per chunk the carried state's decay and add, 2 per
+//   state element.
+// One token with an initial state (a decode step) is the recurrence: h = exp(dt A) h + dt x Bᵀ, y = h C + D x:
+//   MACs H·P·N + H·P; FLOPs 2·MACs + 3·H·P·N (decay, outer product, add) + H·P (dt x) + 8·H (dt prep, exp(dt A)).
+// Backward: every product's two operands get their gradients (2 FLOPs per MAC each), the elementwise terms once
+// more: x (the pairs, the chunk state, the skip, its dt scaling), B and C (their pair scores and state products),
+// dt (the scores' gradient, the carried state's gradient, the elementwise terms), A (dt·A's sum), D.
+struct ScanWork {
+  Count macs = 0, flops = 0, grad_x = 0, grad_dt = 0, grad_a = 0, grad_b = 0, grad_c = 0, grad_d = 0;
+};
+
+ScanWork scan_work(Count batch, Count len, Count heads, Count hd, Count groups, Count state, Count chunk, bool step) {
+  ScanWork w;
+  const Count HPN = heads * hd * state, HP = heads * hd;
+  if (step && len == 1) {
+    w.macs = batch * (HPN + HP);
+    w.flops = 2 * w.macs + batch * (3 * HPN + HP + 8 * heads);
+    w.grad_x = batch * (2 * HPN + 2 * HP + HP);
+    w.grad_b = w.grad_c = batch * 2 * HPN;
+    w.grad_dt = batch * (2 * HPN + 8 * heads);
+    w.grad_a = batch * 2 * heads;
+    w.grad_d = batch * 2 * HP;
+    return w;
+  }
+  auto add_chunk = [&](Count q, Count times) {
+    if (q <= 0 || times <= 0) return;
+    const Count pairs = q * (q + 1) / 2;
+    const Count macs = groups * pairs * state + heads * pairs * hd + 2 * q * HPN + q * HP;
+    const Count elementwise = 6 * heads * q + 3 * heads * pairs + 2 * q * HP + 2 * HPN;
+    w.macs += times * macs;
+    w.flops += times * (2 * macs + elementwise);
+    w.grad_x += times * (2 * (heads * pairs * hd + q * HPN + q * HP) + q * HP);
+    w.grad_b += times * 2 * (groups * pairs * state + q * HPN);
+    w.grad_c += times * 2 * (groups * pairs * state + q * HPN);
+    w.grad_dt += times * (2 * heads * pairs * hd + 2 * q * HPN + elementwise);
+    w.grad_a += times * 2 * heads * q;
+    w.grad_d += times * 2 * q * HP;
+  };
+  add_chunk(chunk, batch * (len / chunk));
+  add_chunk(len % chunk, batch);
+  return w;
+}
+
+bool selective_scan_cost(const CostContext& c, Cost& cost, std::string& reason) {
+  const Shape &x = c.in_shape(0), &bm = c.in_shape(3);
+  const int64_t chunk = c.n.attrs.i("chunk_size", 256);
+  if (chunk < 1 || chunk > ops::kMaxDim) {
+    reason = fmt::format("chunk_size {} is not a positive length", chunk);
+    return false;
+  }
+  const ScanWork w = scan_work(x[0], x[1], x[2], x[3], bm[2], bm[3], chunk, c.present(7));
+  cost.macs = w.macs;
+  cost.flops = w.flops;
+  c.add_grad(c.n.inputs[0], w.grad_x, cost);
+  c.add_grad(c.n.inputs[1], w.grad_dt, cost);
+  c.add_grad(c.n.inputs[2], w.grad_a, cost);
+  c.add_grad(c.n.inputs[3], w.grad_b, cost);
+  c.add_grad(c.n.inputs[4], w.grad_c, cost);
+  if (c.present(5)) c.add_grad(c.n.inputs[5], w.grad_d, cost);
+  if (c.present(6)) c.add_grad(c.n.inputs[6], w.grad_a, cost);
+  return true;
+}
+
 }  // namespace
 
 const OpRule rule_recurrent{recurrent_infer, recurrent_cost};
+const OpRule rule_selective_scan{selective_scan_infer, selective_scan_cost};
 
 }  // namespace ridge::ops

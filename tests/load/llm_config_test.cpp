@@ -1311,6 +1311,11 @@ TEST(LlmConfig, MangledConfigsAreOneLineErrorsOrConsistentGraphs) {
           "num_key_value_heads":2,"intermediate_size":48,"no_rope_layers":[1,1,1,0],"max_position_embeddings":64})",
       R"({"model_type":"arcee","vocab_size":64,"hidden_size":32,"num_hidden_layers":2,"num_attention_heads":4,
           "num_key_value_heads":2,"intermediate_size":48,"max_position_embeddings":64})",
+      R"({"model_type":"nemotron_h","vocab_size":64,"hidden_size":32,"hybrid_override_pattern":"M*-E",
+          "num_attention_heads":4,"num_key_value_heads":2,"head_dim":8,"intermediate_size":48,"mamba_num_heads":4,
+          "mamba_head_dim":8,"n_groups":2,"ssm_state_size":8,"conv_kernel":4,"chunk_size":4,"n_routed_experts":4,
+          "num_experts_per_tok":2,"moe_intermediate_size":8,"moe_shared_expert_intermediate_size":16,
+          "max_position_embeddings":64})",
   };
   int accepted = 0, built = 0;
   for (const char* seed : seeds)
@@ -1321,7 +1326,8 @@ TEST(LlmConfig, MangledConfigsAreOneLineErrorsOrConsistentGraphs) {
       ++accepted;
       c.name = "mangled";
       if (c.num_layers > 4 || c.hidden_size > 256 || c.vocab_size > 4096 || c.num_experts > 8 ||
-          c.intermediate_size > 1024 || c.num_heads > 64)
+          c.intermediate_size > 1024 || c.num_heads > 64 || c.dense_width() > 1024 || c.ssm_inner() > 1024 ||
+          c.ssm_state > 256 || c.conv_kernel > 64)
         return;
       EXPECT_EQ(graph_params(c, 2), llm_params(c).total) << text;
       ++built;

@@ -108,6 +108,10 @@ const Row kRows[] = {
     {OpKind::LSTM, "lstm:2x1x3,1x8x3,1x8x2/hidden_size=2", "2x1x1x2", 236, 380},
     {OpKind::GRU, "gru:2x1x3,1x6x3,1x6x2/hidden_size=2", "2x1x1x2", 192, 300},
     {OpKind::RNN, "rnn:2x1x3,2x2x3,2x2x2/direction=bidirectional/hidden_size=2", "2x2x1x2", 96, 168},
+    // Mamba-2 scan, L 3 in chunks of 2 (q = 2: 3 kept pairs; q = 1: 1), H 2, P 2, G 1, N 2 (docs/counting.md):
+    // q = 2: MACs 6 + 12 + 32 + 8 = 58, elementwise 24 + 18 + 16 + 16 = 74 -> 190; q = 1: 26 and 42 -> 94.
+    // Backward: x 80 + 36, B and C 44 + 20 each, dt 130 + 66, A and dt_bias 8 + 4 each, D 16 + 8 = 488.
+    {OpKind::SelectiveScan, "selectivescan:1x3x2x2,1x3x2,2,1x3x1x2,1x3x1x2,2,2/chunk_size=2", "1x3x2x2", 284, 488},
     // Per-axis int8 weights 4x3 (a scale and zero point per row): (x - zp) * scale, 2 per element; no gradient.
     {OpKind::DequantizeLinear, "dequantizelinear:4x3@int8,4,4@int8/axis=0", "4x3", 24, 0},
     // round(x / scale) + zp, saturated: divide, round, add, clamp twice = 5 per element.

@@ -930,6 +930,104 @@ void read_arcee(const Keys& k, LlmConfig& c) {
   c.max_positions = k.opt_int("max_position_embeddings", 4096);
 }
 
+// nemotron_h (NemotronHConfig; Nemotron-H, NVIDIA-Nemotron-Nano-v2, Nemotron 3): one mixer per layer behind an
+// RMSNorm and a residual add, listed by layers_block_type ("linear_attention" or "mamba", "full_attention" or
+// "attention", "mlp", "moe") or hybrid_override_pattern (M, *, -, E): Mamba-2 mixers (mamba_num_heads x
+// mamba_head_dim inner width, n_groups groups of B and C of ssm_state_size, a conv1d of conv_kernel taps, chunk_size),
+// attention without positional encoding (JambaAttention; q/k/v/o biases with attention_bias), MLPs up_proj -> relu2
+// (mlp_hidden_act) -> down_proj of intermediate_size, and DeepSeek-V3-style MoE blocks: n_routed_experts non-gated
+// experts of moe_intermediate_size, num_experts_per_tok chosen by sigmoid scores with a selection bias, and one
+// shared MLP of moe_shared_expert_intermediate_size. NemotronHConfig's defaults where keys are absent; the legacy
+// mamba_* spellings of the Mamba keys are read as transformers reads them. Refused: moe_latent_size (latent expert
+// projections), sliding_window, a mamba_hidden_act other than silu. The multi-token-prediction layers
+// (num_nextn_predict_layers) are not built by transformers and not counted.
+void read_nemotron_h(const Keys& k, LlmConfig& c) {
+  c.vocab_size = k.opt_int("vocab_size", 131072);
+  c.hidden_size = k.opt_int("hidden_size", 4096);
+  const json* list = k.find("layers_block_type");
+  const json* pattern = k.find("hybrid_override_pattern");
+  if (list && !list->is_array())
+    throw Error(fmt::format("{}: layers_block_type must be a list of block types, not {}", k.origin(),
+                            list->dump().substr(0, 80)));
+  if (pattern && !pattern->is_string())
+    throw Error(fmt::format("{}: hybrid_override_pattern must be a string of M, *, - and E, not {}", k.origin(),
+                            pattern->dump().substr(0, 80)));
+  if (list) {
+    for (size_t l = 0; l < list->size(); ++l) {
+      const std::string t = (*list)[l].is_string() ? (*list)[l].get<std::string>() : "";
+      if (t == "linear_attention" || t == "mamba") c.blocks.push_back(LlmBlock::Mamba);
+      else if (t == "full_attention" || t == "attention") c.blocks.push_back(LlmBlock::Attention);
+      else if (t == "mlp") c.blocks.push_back(LlmBlock::Mlp);
+      else if (t == "moe") c.blocks.push_back(LlmBlock::Moe);
+      else
+        throw Error(fmt::format("{}: layers_block_type[{}] must be \"linear_attention\", \"full_attention\", \"mlp\" "
+                                "or \"moe\", not {}", k.origin(), l, (*list)[l].dump().substr(0, 40)));
+    }
+  } else if (pattern) {
+    const std::string p = pattern->get<std::string>();
+    for (size_t l = 0; l < p.size(); ++l) {
+      const char ch = p[l];
+      if (ch == 'M') c.blocks.push_back(LlmBlock::Mamba);
+      else if (ch == '*') c.blocks.push_back(LlmBlock::Attention);
+      else if (ch == '-') c.blocks.push_back(LlmBlock::Mlp);
+      else if (ch == 'E') c.blocks.push_back(LlmBlock::Moe);
+      else
+        throw Error(fmt::format("{}: hybrid_override_pattern[{}] is '{}', not one of M (Mamba-2), * (attention), "
+                                "- (MLP), E (MoE)", k.origin(), l, std::string(1, ch)));
+    }
+  } else {
+    c.blocks = {LlmBlock::Mamba, LlmBlock::Moe, LlmBlock::Attention, LlmBlock::Mlp};  // NemotronHConfig's default
+  }
+  if (c.blocks.empty())
+    throw Error(fmt::format("{}: {} lists no layer", k.origin(), list ? "layers_block_type" : "hybrid_override_pattern"));
+  if (c.blocks.size() > 4096)
+    throw Error(fmt::format("{}: {} layers are beyond what ridge builds (at most 4096)", k.origin(), c.blocks.size()));
+  c.num_layers = static_cast<int64_t>(c.blocks.size());  // transformers counts the list (num_hidden_layers is not read)
+  c.num_heads = k.opt_int("num_attention_heads", 32);
+  read_head_defaults(k, c, 8, 128);
+  c.max_positions = k.opt_int("max_position_embeddings", 4096);
+  c.qkv_bias = c.o_bias = k.opt_bool("attention_bias", false);
+  c.position = LlmPosition::None;
+  c.norm = LlmNorm::RMSNorm;
+  c.tied_embeddings = k.opt_bool("tie_word_embeddings", false);
+  if (k.find("sliding_window"))
+    throw Error(fmt::format("{}: sliding_window {} is not supported for nemotron_h", k.origin(),
+                            k.find("sliding_window")->dump()));
+  c.gated_mlp = false;
+  c.activation = activation_of(k, "mlp_hidden_act", "relu2");
+  c.mlp_bias = k.opt_bool("mlp_bias", false);
+  c.intermediate_size = k.opt_int("intermediate_size", 21504);
+  auto either = [&](const char* key, const char* legacy, int64_t def) {
+    return k.find(legacy) ? k.opt_int(legacy, def) : k.opt_int(key, def);
+  };
+  c.ssm_state = k.opt_int("ssm_state_size", 128);
+  c.ssm_heads = k.opt_int("mamba_num_heads", 128);
+  c.ssm_head_dim = k.opt_int("mamba_head_dim", 64);
+  c.ssm_groups = either("n_groups", "mamba_n_groups", 8);
+  c.conv_kernel = either("conv_kernel", "mamba_d_conv", 4);
+  c.ssm_chunk = either("chunk_size", "mamba_chunk_size", 128);
+  c.conv_bias = k.find("mamba_conv_bias") ? k.opt_bool("mamba_conv_bias", true) : k.opt_bool("use_conv_bias", true);
+  c.ssm_proj_bias = k.opt_bool("use_bias", false);
+  if (const std::string act = k.opt_string("mamba_hidden_act", "silu"); act != "silu" && act != "swish")
+    throw Error(fmt::format("{}: mamba_hidden_act '{}' is not supported (silu)", k.origin(), act));
+  const std::string cache = k.opt_string("mamba_ssm_cache_dtype", "float32");
+  if (cache != "float32" && cache != "bfloat16" && cache != "float16")
+    throw Error(fmt::format("{}: mamba_ssm_cache_dtype '{}' is not float32, bfloat16 or float16", k.origin(), cache));
+  c.ssm_state_fp32 = cache == "float32";
+  if (std::find(c.blocks.begin(), c.blocks.end(), LlmBlock::Moe) != c.blocks.end()) {
+    if (k.find("moe_latent_size"))
+      throw Error(fmt::format("{}: moe_latent_size {} (latent expert projections) is not supported", k.origin(),
+                              k.find("moe_latent_size")->dump()));
+    c.dense_intermediate_size = c.intermediate_size;
+    c.intermediate_size = k.opt_int("moe_intermediate_size", 7688);
+    c.num_experts = k.opt_int("n_routed_experts", 8);
+    c.experts_per_token = k.opt_int("num_experts_per_tok", 2);
+    c.shared_expert_intermediate_size = k.opt_int("moe_shared_expert_intermediate_size", 7688);
+    c.shared_expert_gate = false;
+    c.router_sigmoid = true;
+  }
+}
+
 struct Family {
   const char* model_type;
   const char* prefix;
@@ -963,6 +1061,7 @@ constexpr Family kFamilies[] = {
     {"ernie4_5", "Ernie4_5", &read_ernie4_5},       {"ernie4_5_moe", "Ernie4_5_Moe", &read_ernie4_5},
     {"seed_oss", "SeedOss", &read_seed_oss},
     {"smollm3", "SmolLM3", &read_smollm3},    {"arcee", "Arcee", &read_arcee},
+    {"nemotron_h", "NemotronH", &read_nemotron_h},
 };
 
 // The config key a family states its routed-expert count in.
@@ -1036,6 +1135,31 @@ void validate_llm_config(const LlmConfig& c, const std::string& origin) {
     throw Error(fmt::format("{}: {} {}: a {} model needs at least one expert", origin, experts_key(c), c.num_experts,
                             c.family));
   if (c.moe_every < 1) throw Error(fmt::format("{}: every {}-th layer sparse is not a pattern", origin, c.moe_every));
+  if (c.hybrid()) {
+    if (static_cast<int64_t>(c.blocks.size()) != c.num_layers)
+      throw Error(fmt::format("{}: {} block types for {} layers", origin, c.blocks.size(), c.num_layers));
+    const bool mamba = std::find(c.blocks.begin(), c.blocks.end(), LlmBlock::Mamba) != c.blocks.end();
+    const bool moe_block = std::find(c.blocks.begin(), c.blocks.end(), LlmBlock::Moe) != c.blocks.end();
+    if (moe_block && c.num_experts < 1)
+      throw Error(fmt::format("{}: n_routed_experts {}: MoE blocks need at least one expert", origin, c.num_experts));
+    if (mamba) {
+      positive(c.ssm_heads, "mamba_num_heads");
+      positive(c.ssm_head_dim, "mamba_head_dim");
+      positive(c.ssm_state, "ssm_state_size");
+      positive(c.ssm_groups, "n_groups");
+      positive(c.conv_kernel, "conv_kernel");
+      positive(c.ssm_chunk, "chunk_size");
+      at_most(c.ssm_heads, int64_t{1} << 16, "mamba_num_heads");
+      at_most(c.ssm_head_dim, int64_t{1} << 16, "mamba_head_dim");
+      at_most(c.ssm_state, int64_t{1} << 16, "ssm_state_size");
+      at_most(c.conv_kernel, int64_t{1} << 10, "conv_kernel");
+      at_most(c.ssm_chunk, int64_t{1} << 20, "chunk_size");
+      at_most(c.ssm_inner(), int64_t{1} << 26, "mamba_num_heads x mamba_head_dim");
+      if (c.ssm_heads % c.ssm_groups != 0)
+        throw Error(fmt::format("{}: mamba_num_heads {} is not a multiple of n_groups {}", origin, c.ssm_heads,
+                                c.ssm_groups));
+    }
+  }
   if (c.moe() && (c.experts_per_token < 1 || c.experts_per_token > c.num_experts))
     throw Error(fmt::format("{}: {} {} is not in 1..{}", origin, c.family == "ernie4_5_moe" ? "moe_k" : "num_experts_per_tok",
                             c.experts_per_token, c.num_experts));

@@ -19,7 +19,8 @@ struct ZooConfig {
 
 // Llama/Mistral/Mixtral/Qwen2/Qwen3/Gemma/Phi-3: the HF hub config.json of each model (meta-llama/Llama-2-7b-hf,
 // google/gemma-2-9b, google/gemma-3-1b-it, deepseek-ai/DeepSeek-V2-Lite, openai/gpt-oss-20b, openai/gpt-oss-120b,
-// Qwen/Qwen3-8B, Qwen/Qwen3-30B-A3B, meta-llama/Llama-4-Scout-17B-16E's text_config, microsoft/Phi-3-mini-4k-instruct,
+// Qwen/Qwen3-8B, Qwen/Qwen3-30B-A3B, meta-llama/Llama-4-Scout-17B-16E's text_config, nvidia/NVIDIA-Nemotron-Nano-9B-v2
+// (8,888,227,328 parameters: its safetensors hold 17,776,454,656 bf16 bytes), microsoft/Phi-3-mini-4k-instruct,
 // ...).
 // GPT-3: Brown et al. 2020, Table 2.1 (GPT-2 architecture, context 2048, vocab 50257; the 13B row's d_model
 // 5140 is not divisible by its 40 heads: 5120 is used; the 1.3B row lists 24 heads of 128 for d_model 2048:
@@ -124,6 +125,13 @@ const ZooConfig kConfigs[] = {
         "no_rope_layers":[],"attention_chunk_size":8192,"attn_temperature_tuning":true,"floor_scale":8192,
         "attn_scale":0.1,"max_position_embeddings":10485760,"tie_word_embeddings":false})",
      0},
+    {"nemotron-nano-9b-v2",  // nvidia/NVIDIA-Nemotron-Nano-9B-v2: a hybrid of 27 Mamba-2, 4 attention and 25 MLP layers
+     R"({"model_type":"nemotron_h","vocab_size":131072,"hidden_size":4480,"intermediate_size":15680,
+        "num_hidden_layers":56,"max_position_embeddings":131072,"num_attention_heads":40,"num_key_value_heads":8,
+        "head_dim":128,"hybrid_override_pattern":"M-M-M-MM-M-M-M*-M-M-M*-M-M-M-M*-M-M-M-M*-M-MM-M-M-M-M-M-",
+        "mamba_num_heads":128,"mamba_head_dim":80,"n_groups":8,"ssm_state_size":128,"conv_kernel":4,"chunk_size":128,
+        "use_conv_bias":true,"use_bias":false,"mlp_hidden_act":"relu2","tie_word_embeddings":false})",
+     8888227328},
     {"phi-3-mini",
      R"({"model_type":"phi3","vocab_size":32064,"hidden_size":3072,"intermediate_size":8192,"num_hidden_layers":32,
         "num_attention_heads":32,"num_key_value_heads":32,"max_position_embeddings":4096,"sliding_window":2047,
@@ -185,6 +193,8 @@ struct LayerParts {
   Count dense_mlp = 0;            ///< a dense layer's MLP
   Count sparse_rest = 0;          ///< a sparse layer's router (+ selection bias) and shared expert (+ its gate)
   Count norm = 0;                 ///< one norm
+  Count attention = 0;            ///< the attention alone (a hybrid layer's mixer)
+  Count mamba = 0;                ///< a Mamba-2 mixer: in_proj, conv1d, A_log, D, dt_bias, gated norm, out_proj
 };
 
 LayerParts layer_parts(const LlmConfig& c) {
@@ -206,6 +216,10 @@ LayerParts layer_parts(const LlmConfig& c) {
            H * vd * h + (c.o_bias ? h : 0);
   }
   if (c.attention_sinks) attn += H;  // one sink logit per head
+  lp.attention = attn;
+  const Count I = c.ssm_inner(), CD = c.conv_dim(), SH = c.ssm_heads, proj = I + CD + SH;
+  lp.mamba = h * proj + (c.ssm_proj_bias ? proj : 0) + CD * c.conv_kernel + (c.conv_bias ? CD : 0) + 3 * SH + I +
+             I * h + (c.ssm_proj_bias ? h : 0);
   const int norms = c.parallel_residual ? c.parallel_norms : c.sandwich_norms ? 4 : 2;
   lp.attention_and_norms = attn + norms * lp.norm;
   lp.expert = mlp(c.intermediate_size);
@@ -238,6 +252,14 @@ Count encoder_head_params(const LlmConfig& c, Count norm) {
 
 LayerParams llm_layer_params(const LlmConfig& c, int64_t layer) {
   const LayerParts lp = layer_parts(c);
+  if (c.hybrid()) {  // one mixer behind one norm
+    switch (c.blocks[static_cast<size_t>(layer)]) {
+      case LlmBlock::Mamba: return {lp.norm + lp.mamba, 0};
+      case LlmBlock::Attention: return {lp.norm + lp.attention, 0};
+      case LlmBlock::Mlp: return {lp.norm + lp.dense_mlp, 0};
+      case LlmBlock::Moe: return {lp.norm + lp.sparse_rest, c.num_experts * lp.expert};
+    }
+  }
   if (c.sparse_layer(layer)) return {lp.attention_and_norms + lp.sparse_rest, c.num_experts * lp.expert};
   return {lp.attention_and_norms + lp.dense_mlp, 0};
 }

@@ -153,6 +153,28 @@ int Builder::conv2d(int x, const std::string& name, int64_t out_ch, int64_t k, i
              conv2d_attrs({k, k, stride, stride, pad, pad, dilation, dilation, groups}));
 }
 
+int Builder::causal_conv1d(int x, const std::string& name, int64_t k, int64_t pad, bool bias) {
+  const Shape s = shape(x);
+  RIDGE_ASSERT(s.rank() == 3, "causal_conv1d expects [N, C, L]");
+  const int64_t ch = s[1];
+  std::vector<int> in = {x, param(name + ".weight", Shape{{ch, 1, k}})};
+  if (bias) in.push_back(param(name + ".bias", Shape{{ch}}));
+  Attrs a;
+  a.set("kernel_shape", std::vector<int64_t>{k}).set("pads", std::vector<int64_t>{pad, 0}).set("group", ch);
+  return add(OpKind::Conv, name, "Conv1d", std::move(in), std::move(a));
+}
+
+std::vector<int> Builder::call(OpKind op, std::vector<int> inputs, int outputs, const std::string& fname, Attrs attrs) {
+  Node n;
+  n.op = op;
+  n.op_type = std::string(op_name(op));
+  n.module = scope_path();
+  n.name = unique_name(child_path(fname));
+  n.inputs = std::move(inputs);
+  n.attrs = std::move(attrs);
+  return infer(std::move(n), outputs, DType::Unknown);
+}
+
 int Builder::linear(int x, const std::string& name, int64_t out, bool bias, const std::string& type,
                     int64_t expect_in) {
   const int64_t in_f = shape(x)[-1];

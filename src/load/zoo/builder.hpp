@@ -49,6 +49,12 @@ class Builder {
   // Leaf modules (one node each; `name` is the module attribute name, e.g. "conv1").
   int conv2d(int x, const std::string& name, int64_t out_ch, int64_t k, int64_t stride = 1, int64_t pad = 0,
              int64_t groups = 1, bool bias = true, int64_t dilation = 1);
+  /// nn.Conv1d(C, C, k, groups=C) over [N, C, L], padded with `pad` zeros before the sequence only: a Mamba mixer's
+  /// causal conv as the causal_conv1d kernel computes it (L outputs; HF's eager module pads both sides, computes
+  /// k - 1 outputs more and keeps the first L).
+  int causal_conv1d(int x, const std::string& name, int64_t k, int64_t pad, bool bias);
+  /// A functional op of `outputs` outputs (their shapes and types from the op's rule), named `fname`.
+  std::vector<int> call(OpKind op, std::vector<int> inputs, int outputs, const std::string& fname, Attrs attrs = {});
   /// A Linear layer; `expect_in` (when >= 0) is the fixed in_features of the reference, checked against the input.
   int linear(int x, const std::string& name, int64_t out, bool bias = true, const std::string& type = "Linear",
              int64_t expect_in = -1);

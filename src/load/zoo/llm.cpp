@@ -40,7 +40,7 @@ constexpr ModuleNames kModuleNames[] = {
     {"starcoder2", "self_attn", "qkv_proj", "o_proj", "c_fc", "c_proj", "input_layernorm", "post_attention_layernorm",
      "DecoderLayer"},
     {"arcee", "self_attn", "qkv_proj", "o_proj", "up_proj", "down_proj", "input_layernorm", "post_attention_layernorm",
-     "DecoderLayer"},
+     "DecoderLayer"},    {"nemotron_h", "mixer", "qkv_proj", "o_proj", "up_proj", "down_proj", "norm", "norm", "Block"},
 };
 const ModuleNames* module_names(const std::string& family) {
   for (const auto& m : kModuleNames)
@@ -391,7 +391,9 @@ int clamped_swiglu_expert(Ctx& x, int tokens) {
 }
 
 // The module of a decoder layer's MLP or MoE block: Llama4TextDecoderLayer's `feed_forward`, the others' `mlp`.
-const char* feed_forward_name(const LlmConfig& c) { return c.family == "llama4_text" ? "feed_forward" : "mlp"; }
+const char* feed_forward_name(const LlmConfig& c) {
+  return c.family == "llama4_text" ? "feed_forward" : c.hybrid() ? "mixer" : "mlp";
+}
 
 // Sparse MoE block: router Linear -> softmax; the top-k selection itself is not an op here. The N*k
 // (token, expert) assignments are spread evenly over the experts (expert e gets floor(N k / E) tokens, one
@@ -404,7 +406,7 @@ int moe(Ctx& x, int h) {
   // Mixtral's layout (`block_sparse_moe`, experts w1/w2/w3), which MiniMax-M2's checkpoint keeps; DeepSeek's (`MoE`
   // with `shared_experts`), which GLM-4.5's Glm4MoeMoE copies.
   const bool mixtral = c.family == "mixtral" || c.family == "minimax_m2";
-  const bool deepseek = c.family.rfind("deepseek", 0) == 0 || c.family == "glm4_moe";
+  const bool deepseek = c.family.rfind("deepseek", 0) == 0 || c.family == "glm4_moe" || c.family == "nemotron_h";
   const char* type = deepseek                 ? "MoE"
                      : c.family == "gpt_oss"   ? "MLP"
                      : c.router_topk_sigmoid   ? "Moe"  // Llama4TextMoe
@@ -444,6 +446,9 @@ int moe(Ctx& x, int h) {
       int y;
       if (c.clamped_swiglu) {
         y = clamped_swiglu_expert(x, tokens);
+      } else if (!c.gated_mlp) {  // NemotronHExperts: up_proj -> act -> down_proj
+        y = b.linear(activation(x, b.linear(tokens, "up_proj", c.intermediate_size, c.mlp_bias), "act_fn"), "down_proj",
+                     d, c.mlp_bias);
       } else {
         // mlp_bias: the experts' projections have biases as the dense MLP's do (ernie4_5_moe's use_bias)
         int g = activation(x, b.linear(tokens, mixtral ? "w1" : "gate_proj", c.intermediate_size, c.mlp_bias), "act_fn");
@@ -514,6 +519,74 @@ int decoder_layer(Ctx& x, int h, int64_t l) {
   return b.binary(OpKind::Add, h, residual_branch(x, feed_forward(x, norm(x, h, n2), l)), "add");
 }
 
+// NemotronHMamba2Mixer as mamba_ssm's kernels run it (docs/llm.md, "Hybrid models"): in_proj to the gate (inner
+// width I), the conv input x|B|C (conv_dim) and dt (one per head); the causal depthwise conv1d and SiLU; x, B and C
+// split; one SelectiveScan (A = -exp(A_log), D, dt_bias; chunks of chunk_size); the gated RMSNorm (y x silu(gate),
+// normalised per group of I / n_groups channels, times its weight); out_proj. A serving graph reads the layer's
+// conv state (the last conv_kernel - 1 inputs) and recurrent state from the cache when it continues a sequence
+// (a decode step: one token) and writes both back (graph outputs).
+int mamba_mixer(Ctx& x, int h, int64_t layer) {
+  Builder& b = x.b;
+  const LlmConfig& c = x.c;
+  const int64_t B = x.s.batch, T = x.s.tokens, I = c.ssm_inner(), H = c.ssm_heads, P = c.ssm_head_dim,
+                G = c.ssm_groups, N = c.ssm_state, K = c.conv_kernel, CD = c.conv_dim();
+  const bool from_cache = x.s.serving && (x.s.past > 0 || T == 1);
+  const std::string cache = fmt::format("past_key_values.{}", layer);
+  auto scope = b.module("mixer", x.type("Mamba2Mixer"));
+  const auto proj = b.split(b.linear(h, "in_proj", I + CD + H, c.ssm_proj_bias), 2, {I, CD, H});
+  int conv_in = b.transpose(proj[1], {0, 2, 1});  // [B, conv_dim, T]
+  int64_t pad = K - 1;
+  if (from_cache) {
+    const int past = b.input(cache + ".conv_state", Shape{{B, CD, K - 1}}, x.s.dtype);
+    conv_in = b.concat({past, conv_in}, 2, "cat_conv_state");
+    pad = 0;
+  }
+  if (x.s.serving) {
+    const int64_t len = b.shape(conv_in)[2];
+    x.present.push_back(b.slice(conv_in, 2, std::max<int64_t>(0, len - (K - 1)), len, "conv_state"));
+  }
+  int conv = b.act(OpKind::Silu, b.causal_conv1d(conv_in, "conv1d", K, pad, c.conv_bias), "act", "SiLU");
+  const auto xbc = b.split(b.transpose(conv, {0, 2, 1}), 2, {I, G * N, G * N});
+  std::vector<int> in = {b.reshape(xbc[0], Shape{{B, T, H, P}}), proj[2],
+                         b.unary(OpKind::Neg, b.unary(OpKind::Exp, b.param("A_log", Shape{{H}}), "exp"), "neg"),
+                         b.reshape(xbc[1], Shape{{B, T, G, N}}), b.reshape(xbc[2], Shape{{B, T, G, N}}),
+                         b.param("D", Shape{{H}}), b.param("dt_bias", Shape{{H}})};
+  if (from_cache)
+    in.push_back(b.input(cache + ".ssm_state", Shape{{B, H, P, N}}, c.ssm_state_fp32 ? DType::F32 : x.s.dtype));
+  const auto scan = b.call(OpKind::SelectiveScan, std::move(in), 2, "selective_scan",
+                           Attrs{}.set("chunk_size", c.ssm_chunk));
+  if (x.s.serving) x.present.push_back(scan[1]);
+  int y = b.reshape(scan[0], Shape{{B, T, I}});
+  {
+    auto nscope = b.module("norm", "Zamba2RMSNormGated");
+    const DType dt = DType::F32;
+    y = b.binary(OpKind::Mul, y, b.unary(OpKind::Silu, proj[0], "silu"), "mul_gate");
+    y = b.reshape(y, Shape{{B, T, G, I / G}});
+    const int mean = b.reduce_mean(b.binary(OpKind::Pow, y, b.constant("two", Shape{}, dt), "pow"), {-1}, true);
+    const int var = b.binary(OpKind::Add, mean, b.constant("variance_epsilon", Shape{}, dt), "add");
+    y = b.binary(OpKind::Mul, y, b.unary(OpKind::Reciprocal, b.unary(OpKind::Sqrt, var, "sqrt"), "rsqrt"), "mul");
+    y = b.binary(OpKind::Mul, b.param("weight", Shape{{I}}), b.reshape(y, Shape{{B, T, I}}), "mul_weight");
+  }
+  return b.linear(y, "out_proj", c.hidden_size, c.ssm_proj_bias);
+}
+
+// A hybrid layer (NemotronHBlock): h + mixer(norm(h)), the mixer a Mamba-2 mixer, self-attention, an MLP or an MoE
+// block (the layer's LlmBlock), each the module `mixer`.
+int hybrid_block(Ctx& x, int h, int64_t l) {
+  Builder& b = x.b;
+  const LlmConfig& c = x.c;
+  auto scope = b.module(std::to_string(l), x.type("Block"));
+  const int in = norm(x, h, "norm");
+  int y = -1;
+  switch (c.blocks[static_cast<size_t>(l)]) {
+    case LlmBlock::Mamba: y = mamba_mixer(x, in, l); break;
+    case LlmBlock::Attention: y = self_attention(x, in, l); break;
+    case LlmBlock::Mlp: y = mlp(x, in, "mixer", c.dense_width(), x.type("MLP")); break;
+    case LlmBlock::Moe: y = moe(x, in); break;
+  }
+  return b.binary(OpKind::Add, h, y, "add");
+}
+
 // HF module names of the model body: (body attribute, layers list, embeddings, final norm, lm_head).
 struct Names {
   const char *body, *layers, *embed, *final_norm, *head;
@@ -525,6 +598,7 @@ Names names_of(const std::string& f) {
   if (f == "falcon" || f == "bloom") return {"transformer", "h", "word_embeddings", "ln_f", "lm_head"};
   if (f == "opt") return {"model.decoder", "layers", "embed_tokens", "final_layer_norm", "lm_head"};
   if (f == "phi") return {"model", "layers", "embed_tokens", "final_layernorm", "lm_head"};
+  if (f == "nemotron_h") return {"backbone", "layers", "embeddings", "norm_f", "lm_head"};
   return {"model", "layers", "embed_tokens", "norm", "lm_head"};
 }
 
@@ -734,7 +808,7 @@ Graph build(const LlmConfig& c, const LlmShape& s) {
         const bool window = c.window_of(l) > 0;
         x.kv_len = window ? window_len : full_len;
         x.mask = window ? window_mask : full_mask;
-        h = decoder_layer(x, h, l);
+        h = c.hybrid() ? hybrid_block(x, h, l) : decoder_layer(x, h, l);
       }
     }
     h = norm(x, h, nm.final_norm);

@@ -77,7 +77,7 @@ Document serve_report(const ServeResult& r) {
                           precision_info(o.compute).name);
   const std::string& kLabel = r.time_label;
   auto t = [&](const char* title) { return fmt::format("{} [{}]", title, kLabel); };
-  auto comm = [&](const char* title) {
+  auto comm = [&](const std::string& title) {
     return fmt::format("{} [{}]", title, o.tp_allreduce ? "fit on measured NCCL times (allreduce-vidur.json)" : kLabel);
   };
   Fields f{"serve", "Serving", {}};
@@ -97,7 +97,12 @@ Document serve_report(const ServeResult& r) {
     f.add("decompressed_kv_cache_bytes", "KV cache as HF's keys and values (all GPUs)",
           Cell::count(r.decompressed_kv_cache_bytes, Unit::Byte), true);
   }
-  f.add("memory_per_gpu_bytes", "weights + KV per GPU", Cell::count(r.memory_per_gpu_bytes, Unit::Byte), true);
+  if (r.state_cache_bytes > 0) {
+    f.add("state_cache_bytes", "Mamba-2 state cache (all GPUs)", Cell::count(r.state_cache_bytes, Unit::Byte), true);
+    f.add("state_cache_bytes_per_gpu", "Mamba-2 state cache per GPU", Cell::count(r.state_cache_bytes_per_gpu, Unit::Byte),
+          true);
+  }
+  f.add("memory_per_gpu_bytes", r.state_cache_bytes > 0 ? "weights + KV + state per GPU" : "weights + KV per GPU", Cell::count(r.memory_per_gpu_bytes, Unit::Byte), true);
   f.add("max_batch", "largest batch that fits", Cell::count(r.max_batch), true);
   f.add("prefill_flops", "prefill FLOPs per GPU", Cell::count(r.prefill_flops, Unit::Flop), true);
   f.add("calflops_prefill_flops", "prefill FLOPs per GPU, calflops convention",
@@ -106,9 +111,10 @@ Document serve_report(const ServeResult& r) {
   f.add("total_params", "parameters", Cell::count(r.total_params, Unit::Param), true);
   f.add("active_params", "active parameters per token", Cell::count(r.active_params, Unit::Param), true);
   if (o.tp > 1) {
-    f.add("allreduce_time_per_layer_prefill_s", comm("all-reduces per layer (2), prefill"),
+    const int per = r.allreduces_per_layer;
+    f.add("allreduce_time_per_layer_prefill_s", comm(fmt::format("all-reduces per layer ({}), prefill", per)),
           Cell::real(r.allreduce_time_per_layer_prefill_s, Unit::Second));
-    f.add("allreduce_time_per_layer_decode_s", comm("all-reduces per layer (2), decode step"),
+    f.add("allreduce_time_per_layer_decode_s", comm(fmt::format("all-reduces per layer ({}), decode step", per)),
           Cell::real(r.allreduce_time_per_layer_decode_s, Unit::Second));
   }
   doc.blocks.push_back(f);
@@ -149,6 +155,7 @@ Document serve_report(const ServeResult& r) {
   doc.extra["end_to_end_s"] = r.end_to_end_s;
   doc.extra["tokens_per_s"] = r.tokens_per_s;
   doc.extra["kv_cache_bytes"] = to_json(Cell::count(r.kv_cache_bytes, Unit::Byte));
+  if (r.state_cache_bytes > 0) doc.extra["state_cache_bytes"] = to_json(Cell::count(r.state_cache_bytes, Unit::Byte));
   doc.extra["weights_bytes"] = to_json(Cell::count(r.weights_bytes, Unit::Byte));
   doc.extra["max_batch"] = r.max_batch;
   doc.notes.push_back(o.calibration

@@ -72,6 +72,10 @@ SEEDS = {
     "smollm3": dict(COMMON, model_type="smollm3", num_hidden_layers=4, num_key_value_heads=2, intermediate_size=48,
                     no_rope_layers=[1, 1, 1, 0]),
     "arcee": dict(COMMON, model_type="arcee", num_key_value_heads=2, intermediate_size=48),
+    "nemotron_h": dict(COMMON, model_type="nemotron_h", hybrid_override_pattern="M*-E", num_key_value_heads=2,
+                       head_dim=8, intermediate_size=48, mamba_num_heads=4, mamba_head_dim=8, n_groups=2,
+                       ssm_state_size=8, conv_kernel=4, chunk_size=4, n_routed_experts=4, num_experts_per_tok=2,
+                       moe_intermediate_size=8, moe_shared_expert_intermediate_size=16),
 }
 
 if __name__ == "__main__":

@@ -1,0 +1,163 @@
+// Hybrid models from a config.json (nemotron_h): Mamba-2, attention, MLP and MoE layers, their exact parameter
+// counts (published checkpoints, graph = formula), node names and one-line refusals.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "ridge/cost.hpp"
+#include "ridge/error.hpp"
+#include "ridge/llm.hpp"
+
+namespace ridge {
+namespace hybrid_test {
+
+using nlohmann::json;
+
+// NVIDIA-Nemotron-Nano-9B-v2's config.json (the keys that shape it).
+const char* kNano9b = R"({"model_type":"nemotron_h","vocab_size":131072,"hidden_size":4480,"intermediate_size":15680,
+  "num_hidden_layers":56,"max_position_embeddings":131072,"num_attention_heads":40,"num_key_value_heads":8,
+  "head_dim":128,"hybrid_override_pattern":"M-M-M-MM-M-M-M*-M-M-M*-M-M-M-M*-M-M-M-M*-M-MM-M-M-M-M-M-",
+  "mamba_num_heads":128,"mamba_head_dim":80,"n_groups":8,"ssm_state_size":128,"conv_kernel":4,"chunk_size":128,
+  "use_conv_bias":true,"use_bias":false,"mlp_hidden_act":"relu2","tie_word_embeddings":false})";
+
+// A small hybrid of every block type: Mamba-2, attention, MLP, MoE (vocabulary 64, hidden 32), `extra` members added.
+LlmConfig small_hybrid(const char* extra = "") {
+  LlmConfig c = parse_llm_config(json::parse(fmt::format(R"({{"model_type":"nemotron_h","vocab_size":64,
+      "hidden_size":32,"intermediate_size":48,"hybrid_override_pattern":"M*-EM","num_attention_heads":4,
+      "num_key_value_heads":2,"head_dim":8,"max_position_embeddings":64,"mamba_num_heads":4,"mamba_head_dim":6,
+      "n_groups":2,"ssm_state_size":5,"conv_kernel":3,"chunk_size":4,"n_routed_experts":4,"num_experts_per_tok":2,
+      "moe_intermediate_size":12,"moe_shared_expert_intermediate_size":20{}}})", extra)), "small");
+  c.name = "small";
+  return c;
+}
+
+Count graph_params(const LlmConfig& c) {
+  LlmShape s;
+  s.batch = 2, s.tokens = 8;
+  return estimate(build_llm(c, s)).total.params;
+}
+
+std::string error_of(const std::string& members) {
+  try {
+    parse_llm_config(json::parse(R"({"model_type":"nemotron_h","hidden_size":32,"vocab_size":64,"num_attention_heads":4,
+        "num_key_value_heads":2,"mamba_num_heads":4,"mamba_head_dim":8,"n_groups":2)" + members + "}"), "cfg.json");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(LlmHybrid, NemotronNano9bV2HasItsPublishedParameterCount) {
+  const LlmConfig c = parse_llm_config(json::parse(kNano9b), "nano9b");
+  ASSERT_EQ(c.num_layers, 56);
+  int mamba = 0, attention = 0, mlp = 0;
+  for (int64_t l = 0; l < c.num_layers; ++l) {
+    mamba += c.mamba_layer(l), attention += c.blocks[l] == LlmBlock::Attention, mlp += c.blocks[l] == LlmBlock::Mlp;
+    EXPECT_FALSE(c.sparse_layer(l));
+  }
+  EXPECT_EQ(mamba, 27);
+  EXPECT_EQ(attention, 4);
+  EXPECT_EQ(mlp, 25);
+  // Per Mamba-2 layer: in_proj 4480 x (10240 gate + 12288 x|B|C + 128 dt), conv1d 12288 x 4 + bias, A_log, D,
+  // dt_bias (128 each), the gated norm's 10240, out_proj 10240 x 4480; attention q/k/v/o without biases; MLP up and
+  // down of 15680; one RMSNorm per layer and a final one; untied embeddings and head.
+  const Count h = 4480, mamba_layer = h * 22656 + 12288 * 5 + 3 * 128 + 10240 + 10240 * h,
+              attention_layer = h * 56 * 128 + 40 * 128 * h, mlp_layer = 2 * h * 15680;
+  const Count expected = 2 * Count{131072} * h + 27 * (h + mamba_layer) + 4 * (h + attention_layer) +
+                         25 * (h + mlp_layer) + h;
+  EXPECT_EQ(expected, Count{8888227328});  // the checkpoint's 17,776,454,656 bf16 bytes
+  EXPECT_EQ(llm_params(c).total, expected);
+  EXPECT_EQ(graph_params(c), expected);
+}
+
+TEST(LlmHybrid, EveryBlockTypeBuildsWithHfNamesAndItsFormula) {
+  for (const char* extra : {"", R"(,"use_bias":true,"use_conv_bias":false,"attention_bias":true,"mlp_bias":true)"}) {
+    const LlmConfig c = small_hybrid(extra);
+    EXPECT_EQ(graph_params(c), llm_params(c).total) << extra;
+    // The MoE layer's experts are the only inactive parameters: (4 - 2) x (up 32 x 12 + down 12 x 32 (+ biases)).
+    const Count expert = 2 * 32 * 12 + (c.mlp_bias ? 12 + 32 : 0);
+    EXPECT_EQ(llm_params(c).total - llm_params(c).active_per_token, 2 * expert) << extra;
+  }
+  LlmShape s;
+  s.batch = 2, s.tokens = 8;
+  const Graph g = build_llm(small_hybrid(), s);
+  for (const char* node : {"backbone.embeddings", "backbone.layers.0.norm.mul_1", "backbone.layers.0.mixer.in_proj",
+                           "backbone.layers.0.mixer.conv1d", "backbone.layers.0.mixer.selective_scan",
+                           "backbone.layers.0.mixer.out_proj", "backbone.layers.1.mixer.q_proj",
+                           "backbone.layers.1.mixer.o_proj", "backbone.layers.2.mixer.up_proj",
+                           "backbone.layers.2.mixer.down_proj", "backbone.layers.3.mixer.gate",
+                           "backbone.layers.3.mixer.experts.0.up_proj", "backbone.layers.3.mixer.shared_experts.up_proj",
+                           "backbone.norm_f.mul_1", "lm_head"})
+    EXPECT_GE(g.find_node(node), 0) << node;
+  // No rotary embedding anywhere (JambaAttention has none); no MoE in the attention layer.
+  for (const Value& v : g.values) EXPECT_EQ(v.name.find("rotary"), std::string::npos) << v.name;
+  // The scan: x [2, 8, 4, 6], chunks of 4, with the forward work of docs/counting.md's formula.
+  const Node& scan = g.nodes[g.find_node("backbone.layers.0.mixer.selective_scan")];
+  EXPECT_EQ(to_string(g.value(scan.outputs[0]).shape), "2x8x4x6");
+  EXPECT_EQ(to_string(g.value(scan.outputs[1]).shape), "2x4x6x5");
+  // Per sequence, 2 chunks of q = 4 (10 pairs): MACs 2 x (G 2 x 10 x N 5 + H 4 x 10 x P 6 + 2 x 4 x 120 + 4 x 24) =
+  // 2 x 1396; 2 sequences.
+  const ModelCost mc = estimate(g);
+  int scans = 0;
+  for (const auto& nc : mc.nodes)
+    if (g.nodes[nc.node].name == scan.name) {
+      EXPECT_EQ(nc.cost.macs, Count{2} * 2 * (100 + 240 + 960 + 96));
+      ++scans;
+    }
+  EXPECT_EQ(scans, 1);
+}
+
+TEST(LlmHybrid, DefaultsAndLegacyKeysAreTransformers) {
+  // NemotronHConfig's default block list (linear_attention, moe, full_attention, mlp) and its defaults.
+  const LlmConfig d = parse_llm_config(json::parse(R"({"model_type":"nemotron_h"})"), "default");
+  ASSERT_EQ(d.num_layers, 4);
+  EXPECT_EQ(d.blocks[0], LlmBlock::Mamba);
+  EXPECT_EQ(d.blocks[1], LlmBlock::Moe);
+  EXPECT_EQ(d.ssm_heads, 128);
+  EXPECT_EQ(d.ssm_head_dim, 64);
+  EXPECT_EQ(d.ssm_state, 128);
+  EXPECT_EQ(d.ssm_groups, 8);
+  EXPECT_EQ(d.num_experts, 8);
+  EXPECT_EQ(d.dense_width(), 21504);
+  EXPECT_EQ(d.intermediate_size, 7688);
+  // layers_block_type (and its legacy names) wins over hybrid_override_pattern; mamba_* spellings are read.
+  const LlmConfig l = parse_llm_config(json::parse(R"({"model_type":"nemotron_h","hybrid_override_pattern":"MMMM",
+      "layers_block_type":["mamba","attention","mlp"],"mamba_n_groups":4,"mamba_d_conv":2,"mamba_chunk_size":64,
+      "mamba_ssm_cache_dtype":"bfloat16"})"), "legacy");
+  ASSERT_EQ(l.num_layers, 3);
+  EXPECT_EQ(l.blocks[1], LlmBlock::Attention);
+  EXPECT_EQ(l.ssm_groups, 4);
+  EXPECT_EQ(l.conv_kernel, 2);
+  EXPECT_EQ(l.ssm_chunk, 64);
+  EXPECT_FALSE(l.ssm_state_fp32);
+  EXPECT_EQ(l.num_experts, 0);  // no MoE block: a dense model
+}
+
+TEST(LlmHybrid, BadHybridConfigsAreOneLineErrors) {
+  const std::pair<const char*, const char*> cases[] = {
+      {R"(,"hybrid_override_pattern":"M*X")", "hybrid_override_pattern[2] is 'X'"},
+      {R"(,"hybrid_override_pattern":7)", "hybrid_override_pattern must be a string"},
+      {R"(,"hybrid_override_pattern":"")", "lists no layer"},
+      {R"(,"layers_block_type":["mamba","conv"])", "layers_block_type[1]"},
+      {R"(,"layers_block_type":"M*")", "layers_block_type must be a list"},
+      {R"(,"hybrid_override_pattern":"ME","moe_latent_size":1024)", "moe_latent_size"},
+      {R"(,"sliding_window":4096)", "sliding_window"},
+      {R"(,"mamba_hidden_act":"gelu")", "mamba_hidden_act 'gelu'"},
+      {R"(,"mamba_ssm_cache_dtype":"int8")", "mamba_ssm_cache_dtype 'int8'"},
+      {R"(,"n_groups":3)", "not a multiple of n_groups 3"},
+      {R"(,"ssm_state_size":0)", "ssm_state_size must be positive"},
+      {R"(,"chunk_size":-1)", "chunk_size must be positive"},
+      {R"(,"mamba_head_dim":1000000)", "mamba_head_dim 1000000 is beyond"},
+      {R"(,"hybrid_override_pattern":"ME","n_routed_experts":0)", "at least one expert"},
+  };
+  for (const auto& [members, want] : cases) {
+    const std::string e = error_of(members);
+    EXPECT_NE(e.find("cfg.json"), std::string::npos) << members << ": " << e;
+    EXPECT_NE(e.find(want), std::string::npos) << members << ": " << e;
+    EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+  }
+}
+
+}  // namespace hybrid_test
+}  // namespace ridge

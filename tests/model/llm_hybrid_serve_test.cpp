@@ -1,0 +1,136 @@
+// Serving a hybrid model (nemotron_h): the KV cache of its attention layers only, the Mamba-2 layers' constant
+// state cache, decode steps whose scan cost does not grow with the context, tensor parallelism over Mamba heads,
+// and training refused until its activation memory is modelled.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "ridge/error.hpp"
+#include "ridge/llm_analysis.hpp"
+
+namespace ridge {
+namespace hybrid_serve_test {
+
+// Mamba, attention, MLP, Mamba, attention, MLP: 2 Mamba-2 layers (8 heads of 16, 2 groups of state 32, conv 4),
+// 2 attention layers (8 heads, 2 KV heads of 16), hidden 64.
+LlmConfig hybrid() {
+  LlmConfig c = parse_llm_config(nlohmann::json::parse(R"({"model_type":"nemotron_h","vocab_size":128,
+      "hidden_size":64,"intermediate_size":96,"hybrid_override_pattern":"M*-M*-","num_attention_heads":8,
+      "num_key_value_heads":2,"head_dim":16,"max_position_embeddings":4096,"mamba_num_heads":8,"mamba_head_dim":16,
+      "n_groups":2,"ssm_state_size":32,"conv_kernel":4,"chunk_size":64})"), "hybrid");
+  c.name = "hybrid";
+  return c;
+}
+
+Device gpu() {
+  Device d;
+  d.id = "test-gpu";
+  d.peak_flops[Precision::FP16] = 1e15;
+  d.peak_flops[Precision::BF16] = 1e15;
+  d.bandwidth_bytes_per_s["dram"] = 2e12;
+  d.memory_bytes = Count{80} << 30;
+  d.interconnects.push_back({"nvlink", 4e11, 2e-6});
+  return d;
+}
+
+ServeOptions opts(int64_t batch, int64_t prompt, int64_t generate) {
+  ServeOptions o;
+  o.batch = batch, o.prompt = prompt, o.generate = generate;
+  o.weights = *parse_number_format("fp16");
+  o.kv = *parse_number_format("fp16");
+  return o;
+}
+
+TEST(LlmHybridServe, KvCacheOfAttentionLayersAndAConstantStateCache) {
+  const LlmConfig c = hybrid();
+  const NumberFormat fp16 = *parse_number_format("fp16");
+  // 2 attention layers x 2 KV heads x (16 + 16) x 2 bytes per position and sequence.
+  EXPECT_EQ(kv_cache_bytes(c, 3, 1000, fp16), Count{2} * 2 * 32 * 2 * 1000 * 3);
+  // Per Mamba-2 layer and sequence: conv state 256 channels (128 + 2 x 2 x 32) x 3 taps x 2 bytes, recurrent state
+  // 8 x 16 x 32 float32; any context.
+  const Count per_sequence = 2 * (Count{256} * 3 * 2 + Count{8} * 16 * 32 * 4);
+  EXPECT_EQ(state_cache_bytes(c, 3, DType::F16), 3 * per_sequence);
+  const ServeResult r = analyze_serving(c, gpu(), opts(3, 100, 20));
+  EXPECT_EQ(r.kv_cache_bytes, Count{2} * 2 * 32 * 2 * 120 * 3);
+  EXPECT_EQ(r.state_cache_bytes, 3 * per_sequence);
+  EXPECT_EQ(r.memory_per_gpu_bytes, r.weights_bytes_per_gpu + r.kv_cache_bytes_per_gpu + r.state_cache_bytes_per_gpu);
+  // A longer context grows the KV cache only.
+  const ServeResult longer = analyze_serving(c, gpu(), opts(3, 1000, 20));
+  EXPECT_EQ(longer.state_cache_bytes, r.state_cache_bytes);
+  EXPECT_GT(longer.kv_cache_bytes, r.kv_cache_bytes);
+}
+
+TEST(LlmHybridServe, DecodeStepsReadAndWriteTheStateWhateverTheContext) {
+  const LlmConfig c = hybrid();
+  ServeOptions o = opts(2, 64, 11);  // 10 decode steps
+  o.fused_attention = true;
+  const ServeResult r = analyze_serving(c, gpu(), o);
+  const Count state = Count{8} * 16 * 32 * 4 * 2;  // one layer's recurrent state, 2 sequences
+  int scans = 0;
+  for (const ServeOp& op : r.ops) {
+    if (op.name.find("selective_scan") == std::string::npos) continue;
+    ++scans;
+    if (op.phase == "decode") {
+      // Each step reads the state and writes it back, at float32; 5 FLOPs per state element and a little more.
+      EXPECT_EQ(op.kv_read_bytes, 10 * state) << op.name;
+      EXPECT_EQ(op.kv_written_bytes, 10 * state) << op.name;
+      EXPECT_EQ(op.flops, Count{10} * 2 * (5 * 8 * 16 * 32 + 3 * 8 * 16 + 8 * 8)) << op.name;
+    } else {
+      EXPECT_EQ(op.kv_read_bytes, 0) << op.name;  // a prompt starts from no state
+      EXPECT_EQ(op.kv_written_bytes, state) << op.name;
+    }
+  }
+  EXPECT_EQ(scans, 4);  // 2 layers x prefill and decode
+  // Decode FLOPs of the scan do not depend on the prompt: a 4x longer prompt adds attention work only.
+  const ServeResult longer = analyze_serving(c, gpu(), [&] { ServeOptions l = o; l.prompt = 256; return l; }());
+  for (size_t i = 0; i < r.ops.size(); ++i)
+    if (r.ops[i].phase == "decode" && r.ops[i].name.find("selective_scan") != std::string::npos)
+      EXPECT_EQ(longer.ops[i].flops, r.ops[i].flops);
+}
+
+TEST(LlmHybridServe, TensorParallelSplitsMambaHeadsAndGroups) {
+  const LlmConfig c = hybrid();
+  const LlmConfig s = tensor_parallel_shard(c, 2);
+  EXPECT_EQ(s.ssm_heads, 4);
+  EXPECT_EQ(s.ssm_groups, 1);
+  EXPECT_EQ(state_cache_bytes(s, 1, DType::F16) * 2, state_cache_bytes(c, 1, DType::F16));
+  // One all-reduce per hybrid layer (its mixer's output), 6 layers.
+  ServeOptions o = opts(1, 32, 4);
+  o.tp = 2;
+  const ServeResult r = analyze_serving(c, gpu(), o);
+  EXPECT_EQ(r.allreduces_per_layer, 1);
+  bool found = false;
+  for (const ServeOp& op : r.ops)
+    if (op.phase == "decode" && op.name == "allreduce (1 per layer)") {
+      EXPECT_DOUBLE_EQ(op.time_s, 6 * 3 * r.allreduce_time_per_layer_decode_s);
+      found = true;
+    }
+  EXPECT_TRUE(found);
+  try {
+    tensor_parallel_shard(c, 4);  // 2 groups of B and C do not split 4 ways
+    ADD_FAILURE() << "tp 4 accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("Mamba groups"), std::string::npos) << e.what();
+  }
+}
+
+TEST(LlmHybridServe, TrainingIsRefusedAndGptFormulasAreLeftOut) {
+  const LlmConfig c = hybrid();
+  TrainOptions o;
+  o.gpus = 1, o.seq = 128, o.global_batch = 1;
+  try {
+    analyze_training(c, gpu(), o);
+    ADD_FAILURE() << "train accepted a hybrid model";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("hybrid"), std::string::npos) << e.what();
+  }
+  LlmShape s;
+  s.tokens = 16;
+  for (const LlmConventionRow& row : llm_convention_rows(c, build_llm(c, s), 1, 16))
+    for (const char* gpt : {"megatron", "palm", "llm-analysis", "llm-viewer", "korthikanti"})
+      EXPECT_NE(row.name.rfind(gpt, 0), 0u) << row.name;
+}
+
+}  // namespace hybrid_serve_test
+}  // namespace ridge
