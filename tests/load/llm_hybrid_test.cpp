@@ -71,6 +71,22 @@ TEST(LlmHybrid, NemotronNano9bV2HasItsPublishedParameterCount) {
   EXPECT_EQ(graph_params(c), expected);
 }
 
+// Nemotron 3 Nano (23 Mamba-2, 6 attention, 23 MoE layers of 128 experts, top 6): "31.6B total, 3.6B active
+// including embeddings"; llama.cpp counts 31,577,940,288 elements (the hub's 31,577,937,344 leaves out the 23 x 128
+// selection biases, which ridge counts as DeepSeek-V3's).
+TEST(LlmHybrid, Nemotron3NanoCountsItsExpertsAndActiveParameters) {
+  const LlmConfig& c = *find_llm_config("nemotron-3-nano-30b-a3b");
+  const Count h = 2688, I = 64 * 64, conv = I + 2 * 8 * 128, proj = I + conv + 64;
+  const Count mamba = h * proj + conv * 5 + 3 * 64 + I + I * h;
+  const Count attention = h * (32 + 4) * 128 + 32 * 128 * h;
+  const Count expert = 2 * h * 1856, moe_rest = h * 128 + 128 + 2 * h * 3712;
+  const Count total = 2 * Count{131072} * h + 23 * (h + mamba) + 6 * (h + attention) + 23 * (h + moe_rest + 128 * expert) + h;
+  EXPECT_EQ(total, Count{31577940288});
+  EXPECT_EQ(llm_params(c).total, total);
+  EXPECT_EQ(llm_params(c).active_per_token, total - 23 * (128 - 6) * expert);
+  EXPECT_EQ(llm_published_params("nemotron-3-nano-30b-a3b"), total);
+}
+
 TEST(LlmHybrid, EveryBlockTypeBuildsWithHfNamesAndItsFormula) {
   for (const char* extra : {"", R"(,"use_bias":true,"use_conv_bias":false,"attention_bias":true,"mlp_bias":true)"}) {
     const LlmConfig c = small_hybrid(extra);

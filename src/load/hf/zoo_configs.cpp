@@ -20,7 +20,9 @@ struct ZooConfig {
 // Llama/Mistral/Mixtral/Qwen2/Qwen3/Gemma/Phi-3: the HF hub config.json of each model (meta-llama/Llama-2-7b-hf,
 // google/gemma-2-9b, google/gemma-3-1b-it, deepseek-ai/DeepSeek-V2-Lite, openai/gpt-oss-20b, openai/gpt-oss-120b,
 // Qwen/Qwen3-8B, Qwen/Qwen3-30B-A3B, meta-llama/Llama-4-Scout-17B-16E's text_config, nvidia/NVIDIA-Nemotron-Nano-9B-v2
-// (8,888,227,328 parameters: its safetensors hold 17,776,454,656 bf16 bytes), microsoft/Phi-3-mini-4k-instruct,
+// (8,888,227,328 parameters: its safetensors hold 17,776,454,656 bf16 bytes), nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B
+// (31,577,940,288: llama.cpp's n_params, with the 2,944 selection-bias elements the hub's total of 31,577,937,344
+// leaves out), microsoft/Phi-3-mini-4k-instruct,
 // ...).
 // GPT-3: Brown et al. 2020, Table 2.1 (GPT-2 architecture, context 2048, vocab 50257; the 13B row's d_model
 // 5140 is not divisible by its 40 heads: 5120 is used; the 1.3B row lists 24 heads of 128 for d_model 2048:
@@ -132,6 +134,14 @@ const ZooConfig kConfigs[] = {
         "mamba_num_heads":128,"mamba_head_dim":80,"n_groups":8,"ssm_state_size":128,"conv_kernel":4,"chunk_size":128,
         "use_conv_bias":true,"use_bias":false,"mlp_hidden_act":"relu2","tie_word_embeddings":false})",
      8888227328},
+    {"nemotron-3-nano-30b-a3b",  // nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B: 23 Mamba-2, 6 attention and 23 MoE layers
+     R"({"model_type":"nemotron_h","vocab_size":131072,"hidden_size":2688,"num_hidden_layers":52,
+        "hybrid_override_pattern":"MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME","num_attention_heads":32,
+        "num_key_value_heads":2,"head_dim":128,"n_routed_experts":128,"n_shared_experts":1,"num_experts_per_tok":6,
+        "moe_intermediate_size":1856,"moe_shared_expert_intermediate_size":3712,"mamba_num_heads":64,
+        "mamba_head_dim":64,"ssm_state_size":128,"n_groups":8,"conv_kernel":4,"chunk_size":128,"intermediate_size":1856,
+        "max_position_embeddings":262144,"tie_word_embeddings":false})",
+     31577940288},
     {"phi-3-mini",
      R"({"model_type":"phi3","vocab_size":32064,"hidden_size":3072,"intermediate_size":8192,"num_hidden_layers":32,
         "num_attention_heads":32,"num_key_value_heads":32,"max_position_embeddings":4096,"sliding_window":2047,
