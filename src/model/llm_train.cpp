@@ -196,6 +196,42 @@ Count moe_activation_bytes_per_layer(const LlmConfig& c, const TrainOptions& o, 
   return (10 * t * s * b * h + 8 * s * b * h + scores + experts) / t + routed;
 }
 
+// Activations of hybrid layer `l` and one micro-batch, 2-byte units as Korthikanti's (docs/llm.md, "Training a
+// hybrid"): R replicated over the tensor-parallel group, S split by it (with sequence parallelism both are split);
+// full recomputation keeps the layer's input only. Every block stores its norm's input (2 s b h). A Mamba-2 mixer
+// what mamba_ssm's training kernel (mamba_split_conv1d_scan_combined) saves: the in_proj input (2 s b h, R), its
+// output z|x|B|C|dt (2 s b (I + conv_dim + H)) and the gated norm's float32 rstd per group (4 s b G). Attention as
+// Korthikanti's block with GQA widths: the QKV input and the output dropout mask (3 s b h, R), Q, K, V and the output
+// projection's input (2 s b (2 H hd + 2 kv hd)) and, unless recomputed or fused, the scores (5 H s^2 b). An MLP: its
+// input and dropout mask (3 s b h, R) and its activation's input and the down projection's (4 s b I). An MoE block
+// as moe_activation_bytes_per_layer's routed part plus its shared MLP (4 s b I_shared).
+Count hybrid_activation_bytes(const LlmConfig& c, int64_t l, const TrainOptions& o, Recompute stored) {
+  const Count s = o.seq, b = o.micro_batch, h = c.hidden_size, t = o.tp;
+  if (stored == Recompute::Full) return o.sequence_parallel ? 2 * s * b * h / t : 2 * s * b * h;
+  Count r = 2 * s * b * h, split = 0;
+  switch (c.blocks[static_cast<size_t>(l)]) {
+    case LlmBlock::Mamba:
+      r += 2 * s * b * h;
+      split = 2 * s * b * (c.ssm_inner() + c.conv_dim() + c.ssm_heads) + 4 * s * b * c.ssm_groups;
+      break;
+    case LlmBlock::Attention:
+      r += 3 * s * b * h;
+      split = 2 * s * b * (2 * c.num_heads * c.head_dim + 2 * c.num_kv_heads * c.head_dim) +
+              (stored == Recompute::None ? 5 * c.num_heads * s * s * b : 0);
+      break;
+    case LlmBlock::Mlp:
+      r += 3 * s * b * h;
+      split = 4 * s * b * c.dense_width();
+      break;
+    case LlmBlock::Moe:
+      r += 3 * s * b * h + 2 * s * b * c.experts_per_token * h + 2 * s * b * c.num_experts;
+      split = (c.gated_mlp ? 8 : 4) * s * b * c.experts_per_token * c.intermediate_size +
+              4 * s * b * c.shared_expert_intermediate_size;
+      break;
+  }
+  return o.sequence_parallel ? (r + split) / t : r + split / t;
+}
+
 // Memory per GPU under the checked layout `o`: the pipeline stage that needs the most (the first, with the embedding
 // and the most micro-batches in flight, or the last, with the output layer), and the parameters of the stage that
 // holds the most (the gradients the data-parallel all-reduce moves).
@@ -229,8 +265,13 @@ StageMemory stage_memory(const LlmConfig& c, const TrainOptions& o) {
     mem.optimizer = dense.optimizer + expert.optimizer;
     // 1F1B: stage s holds the activations of min(p - s, m) micro-batches (Korthikanti counts 2-byte activations);
     // its sparse layers store what their routed tokens do.
-    mem.activations = (per_layer * (sp.layers - sp.sparse_layers) + per_moe_layer * sp.sparse_layers) *
-                      std::min<int64_t>(p - stage, m) * e / 2;
+    Count stage_activations = per_layer * (sp.layers - sp.sparse_layers) + per_moe_layer * sp.sparse_layers;
+    if (c.hybrid()) {
+      stage_activations = 0;
+      for (int64_t l = sp.first_layer; l < sp.first_layer + sp.layers; ++l)
+        stage_activations += hybrid_activation_bytes(c, l, o, stored_activations(o));
+    }
+    mem.activations = stage_activations * std::min<int64_t>(p - stage, m) * e / 2;
     // The interleaved schedule's first stage holds activations for more micro-batches: x (1 + (p - 1) / (p v))
     // (Korthikanti et al. 2022, sec. 4.2.3; Megatron-LM's theoretical_memory_usage.py, its interleaved penalty).
     if (o.interleave > 1) {
@@ -263,11 +304,11 @@ std::optional<int> parse_zero_stage(std::string_view text) {
 }
 
 TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOptions& in) {
-  // The activation memory (Korthikanti's per-layer formulas) and the pipeline's per-layer balance assume decoder
-  // layers; a hybrid model's Mamba-2, MLP-only and MoE-only layers would be given a transformer layer's memory.
-  if (c.hybrid())
-    throw Error(fmt::format("{}: train does not model hybrid {} models yet (the activation memory of Mamba-2 layers); "
-                            "summary, flops, predict and serve apply", c.name, c.family));
+  // Context parallelism splits a sequence over GPUs with ring attention; a Mamba-2 layer would pass its state
+  // from rank to rank instead, which is not modelled.
+  if (c.hybrid() && in.cp > 1)
+    throw Error(fmt::format("--cp {}: context parallelism of the Mamba-2 layers of {} is not modelled (ring attention "
+                            "covers attention layers only); use --cp 1", in.cp, c.name));
   const TrainOptions o = checked_layout(c, in);
   const int64_t stage_layers = ceil_div(c.num_layers, int64_t{o.pp});  // the largest stage sets the pace
   const LlmConfig shard = tensor_parallel_shard(c, o.tp);
@@ -392,8 +433,9 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
   // Communication inside a stage's work (TP, CP, EP) runs in each of the critical path's slots, which are stage
   // compute slots: m + (p - 1) / v of them, like the compute. Interleaved, a slot holds v virtual stages' work, so
   // it sends v activations forward and v gradients backward.
-  if (o.tp > 1) {  // Megatron TP: 2 all-reduces per layer forward, 2 backward (+2 when the forward is recomputed)
-    const int per_layer = o.recompute == Recompute::Full ? 6 : 4;
+  if (o.tp > 1) {  // Megatron TP: 2 all-reduces per layer forward, 2 backward (+2 when the forward is recomputed);
+                   // a hybrid layer's one mixer: 1, 1 (+1)
+    const int per_layer = (o.recompute == Recompute::Full ? 6 : 4) / (c.hybrid() ? 2 : 1);
     const double t = o.tp_allreduce && o.tp <= o.gpus_per_node
                          ? allreduce_fit_time_s(*o.tp_allreduce, act_bytes)
                          : ring_allreduce_time_s(act_bytes, o.tp, gpu_link(d, o.tp <= o.gpus_per_node));

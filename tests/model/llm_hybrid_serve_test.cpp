@@ -1,6 +1,6 @@
 // Serving a hybrid model (nemotron_h): the KV cache of its attention layers only, the Mamba-2 layers' constant
 // state cache, decode steps whose scan cost does not grow with the context, tensor parallelism over Mamba heads,
-// and training refused until its activation memory is modelled.
+// and training's activation memory per block.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -115,19 +115,34 @@ TEST(LlmHybridServe, TensorParallelSplitsMambaHeadsAndGroups) {
   }
 }
 
-TEST(LlmHybridServe, TrainingIsRefusedAndGptFormulasAreLeftOut) {
+TEST(LlmHybridServe, TrainingStoresEachBlocksActivationsAndGptFormulasAreLeftOut) {
   const LlmConfig c = hybrid();
   TrainOptions o;
-  o.gpus = 1, o.seq = 128, o.global_batch = 1;
+  o.gpus = 1, o.seq = 128, o.global_batch = 1, o.micro_batch = 1;
+  // 2-byte units at s 128, b 1, h 64 (bf16: the figure is the bytes): each block's norm input 2 s b h; a Mamba-2
+  // mixer's in_proj input 2 s b h, z|x|B|C|dt 2 s b (128 + 256 + 8) and rstd 4 s b G; attention 3 s b h + Q, K, V, out
+  // input 2 s b (2 x 8 x 16 + 2 x 2 x 16) + scores 5 x 8 heads x s^2 b; an MLP 3 s b h + 4 s b 96.
+  const Count s = 128, h = 64;
+  const Count mamba = 4 * s * h + 2 * s * (128 + 256 + 8) + 4 * s * 2;
+  const Count attention = 5 * s * h + 2 * s * (2 * 8 * 16 + 2 * 2 * 16) + 5 * 8 * s * s;
+  const Count mlp = 5 * s * h + 4 * s * 96;
+  EXPECT_EQ(analyze_training(c, gpu(), o).memory.activations, 2 * (mamba + attention + mlp));
+  // A fused attention kernel stores no scores; full recomputation only each layer's input.
+  o.fused_attention = true;
+  EXPECT_EQ(analyze_training(c, gpu(), o).memory.activations, 2 * (mamba + attention - 5 * 8 * s * s + mlp));
+  o.recompute = Recompute::Full;
+  EXPECT_EQ(analyze_training(c, gpu(), o).memory.activations, 6 * 2 * s * h);
+  // Ring attention does not cover Mamba layers: context parallelism is refused.
+  o.gpus = 2, o.cp = 2;
   try {
     analyze_training(c, gpu(), o);
-    ADD_FAILURE() << "train accepted a hybrid model";
+    ADD_FAILURE() << "--cp 2 accepted for a hybrid";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("hybrid"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--cp 2"), std::string::npos) << e.what();
   }
-  LlmShape s;
-  s.tokens = 16;
-  for (const LlmConventionRow& row : llm_convention_rows(c, build_llm(c, s), 1, 16))
+  LlmShape shape;
+  shape.tokens = 16;
+  for (const LlmConventionRow& row : llm_convention_rows(c, build_llm(c, shape), 1, 16))
     for (const char* gpt : {"megatron", "palm", "llm-analysis", "llm-viewer", "korthikanti"})
       EXPECT_NE(row.name.rfind(gpt, 0), 0u) << row.name;
 }

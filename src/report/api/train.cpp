@@ -93,14 +93,18 @@ Document train_report(const TrainResult& r, const LlmConfig& c, const std::optio
   f.add("layers_per_stage", "layers of the largest pipeline stage", Cell::count(r.layers_per_stage), true);
   f.add("model_flops", "model FLOPs per iteration", Cell::count(r.model_flops, Unit::Flop), true);
   f.add("hardware_flops", "hardware FLOPs per iteration", Cell::count(r.hardware_flops, Unit::Flop), true);
-  f.add("megatron_formula_flops", "Megatron-LM formula (full recompute)",
-        Cell::count(megatron_iteration_flops(o.global_batch, o.seq, c.num_layers, c.hidden_size, c.vocab_size), Unit::Flop),
-        true);
-  f.add("palm_model_flops", "PaLM 6N + 12LHQT per iteration (N: active parameters)",
-        Cell::count(palm_flops_per_token(llm_params(c).active_per_token, c.num_layers, c.num_heads, c.head_dim, o.seq) *
-                        (Count{o.global_batch} * o.seq),
-                    Unit::Flop),
-        true);
+  if (!c.hybrid()) {  // formulas of GPT layers: they do not describe a hybrid's Mamba-2, MLP and MoE layers
+    f.add("megatron_formula_flops", "Megatron-LM formula (full recompute)",
+          Cell::count(megatron_iteration_flops(o.global_batch, o.seq, c.num_layers, c.hidden_size, c.vocab_size),
+                      Unit::Flop),
+          true);
+    f.add("palm_model_flops", "PaLM 6N + 12LHQT per iteration (N: active parameters)",
+          Cell::count(palm_flops_per_token(llm_params(c).active_per_token, c.num_layers, c.num_heads, c.head_dim,
+                                           o.seq) *
+                          (Count{o.global_batch} * o.seq),
+                      Unit::Flop),
+          true);
+  }
   doc.blocks.push_back(f);
   Fields m{"memory_per_gpu_bytes", "Memory per GPU (largest pipeline stage)", {}};
   const std::string element(dtype_name(precision_info(o.compute).dtype));
