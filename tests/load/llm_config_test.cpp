@@ -1316,6 +1316,8 @@ TEST(LlmConfig, MangledConfigsAreOneLineErrorsOrConsistentGraphs) {
           "mamba_head_dim":8,"n_groups":2,"ssm_state_size":8,"conv_kernel":4,"chunk_size":4,"n_routed_experts":4,
           "num_experts_per_tok":2,"moe_intermediate_size":8,"moe_shared_expert_intermediate_size":16,
           "max_position_embeddings":64})",
+      R"({"model_type":"mamba2","vocab_size":64,"hidden_size":16,"num_hidden_layers":2,"num_heads":4,"head_dim":8,
+          "expand":2,"state_size":8,"n_groups":2,"conv_kernel":4,"chunk_size":4})",
   };
   int accepted = 0, built = 0;
   for (const char* seed : seeds)

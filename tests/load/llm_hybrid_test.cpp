@@ -124,6 +124,45 @@ TEST(LlmHybrid, EveryBlockTypeBuildsWithHfNamesAndItsFormula) {
   EXPECT_EQ(scans, 1);
 }
 
+// Mamba-Codestral-7B (mamba2): 64 Mamba-2 layers, hidden 4096, 128 heads of 64 = 2 x 4096, 8 groups of state 128;
+// "7.29B" on its model card.
+TEST(LlmHybrid, Mamba2IsEveryLayerAMamba2Mixer) {
+  const LlmConfig c = parse_llm_config(json::parse(R"({"model_type":"mamba2","hidden_size":4096,
+      "num_hidden_layers":64,"vocab_size":32768,"state_size":128,"n_groups":8,"num_heads":128,"head_dim":64,"expand":2,
+      "conv_kernel":4,"chunk_size":256,"use_bias":false,"use_conv_bias":true,"tie_word_embeddings":false})"), "codestral");
+  const Count h = 4096, I = 8192, conv = I + 2 * 8 * 128;
+  const Count layer = h + h * (I + conv + 128) + conv * 5 + 3 * 128 + I + I * h;
+  const Count expected = 2 * Count{32768} * h + 64 * layer + h;
+  EXPECT_EQ(expected, Count{7285403648});
+  EXPECT_EQ(llm_params(c).total, expected);
+  for (int64_t l = 0; l < c.num_layers; ++l) EXPECT_TRUE(c.mamba_layer(l));
+  // Small shapes: graph = formula, Mamba2Mixer's names, no attention anywhere.
+  const LlmConfig small = parse_llm_config(json::parse(R"({"model_type":"mamba2","hidden_size":16,"num_hidden_layers":2,
+      "vocab_size":64,"state_size":4,"n_groups":2,"num_heads":4,"head_dim":8,"expand":2,"use_bias":true,
+      "tie_word_embeddings":true})"), "small");
+  EXPECT_EQ(graph_params(small), llm_params(small).total);
+  LlmShape s;
+  s.tokens = 8;
+  const Graph g = build_llm(small, s);
+  for (const char* node : {"backbone.layers.1.mixer.in_proj", "backbone.layers.1.mixer.selective_scan",
+                           "backbone.layers.1.mixer.norm.mul_weight", "backbone.norm_f.mul_1", "lm_head"})
+    EXPECT_GE(g.find_node(node), 0) << node;
+  for (const Node& n : g.nodes) EXPECT_EQ(n.name.find("q_proj"), std::string::npos) << n.name;
+  for (const auto& [members, want] : std::vector<std::pair<std::string, std::string>>{
+           {R"("num_heads":4,"head_dim":8,"hidden_size":32)", "num_heads 4 x head_dim 8 is not expand 2 x hidden_size 32"},
+           {R"("hidden_act":"gelu")", "hidden_act 'gelu'"},
+           {R"("num_hidden_layers":0)", "num_hidden_layers 0"}}) {
+    std::string e;
+    try {
+      parse_llm_config(json::parse(R"({"model_type":"mamba2",)" + members + "}"), "cfg.json");
+    } catch (const Error& x) {
+      e = x.what();
+    }
+    EXPECT_NE(e.find("cfg.json"), std::string::npos) << members << ": " << e;
+    EXPECT_NE(e.find(want), std::string::npos) << members << ": " << e;
+  }
+}
+
 TEST(LlmHybrid, DefaultsAndLegacyKeysAreTransformers) {
   // NemotronHConfig's default block list (linear_attention, moe, full_attention, mlp) and its defaults.
   const LlmConfig d = parse_llm_config(json::parse(R"({"model_type":"nemotron_h"})"), "default");

@@ -89,6 +89,23 @@ TEST(LlmHybridServe, DecodeStepsReadAndWriteTheStateWhateverTheContext) {
       EXPECT_EQ(longer.ops[i].flops, r.ops[i].flops);
 }
 
+TEST(LlmHybridServe, AMamba2ModelHasNoKvCacheAndAConstantDecodeStep) {
+  const LlmConfig c = parse_llm_config(nlohmann::json::parse(R"({"model_type":"mamba2","hidden_size":32,
+      "num_hidden_layers":3,"vocab_size":64,"state_size":16,"n_groups":2,"num_heads":8,"head_dim":8,"expand":2})"),
+                                       "mamba2");
+  ServeOptions o = opts(2, 100, 5);
+  o.fused_attention = true;
+  const ServeResult short_prompt = analyze_serving(c, gpu(), o);
+  o.prompt = 3000;
+  const ServeResult long_prompt = analyze_serving(c, gpu(), o);
+  EXPECT_EQ(short_prompt.kv_cache_bytes, 0);
+  // 3 layers x 2 sequences x (conv 64 + 2 x 2 x 16 = 128 channels x 3 taps x 2 bytes + 8 x 8 x 16 float32).
+  EXPECT_EQ(short_prompt.state_cache_bytes, Count{3} * 2 * (128 * 3 * 2 + 8 * 8 * 16 * 4));
+  EXPECT_EQ(long_prompt.state_cache_bytes, short_prompt.state_cache_bytes);
+  EXPECT_EQ(long_prompt.decode_flops, short_prompt.decode_flops);  // nothing in a step depends on the context
+  EXPECT_GT(long_prompt.prefill_flops, short_prompt.prefill_flops);
+}
+
 TEST(LlmHybridServe, TensorParallelSplitsMambaHeadsAndGroups) {
   const LlmConfig c = hybrid();
   const LlmConfig s = tensor_parallel_shard(c, 2);

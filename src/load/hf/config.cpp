@@ -1028,6 +1028,43 @@ void read_nemotron_h(const Keys& k, LlmConfig& c) {
   }
 }
 
+// mamba2 (Mamba2Config; Mamba-Codestral-7B, state-spaces/mamba2-*): every layer a Mamba-2 mixer (the nemotron_h
+// mixer above, Mamba2Mixer's names) behind an RMSNorm; num_heads (128) x head_dim (64) must equal expand (2) x
+// hidden_size, as the checkpoints have it; state_size (128), n_groups (8), conv_kernel (4), chunk_size (256), use_bias,
+// use_conv_bias, tie_word_embeddings (false). No attention, so no positional limit: max_position_embeddings, when
+// absent, is taken as 2^20. hidden_act other than silu is refused; rms_norm and residual_in_fp32 change no cost.
+void read_mamba2(const Keys& k, LlmConfig& c) {
+  c.vocab_size = k.opt_int("vocab_size", 32768);
+  c.hidden_size = k.opt_int("hidden_size", 4096);
+  c.num_layers = k.opt_int("num_hidden_layers", 64);
+  if (c.num_layers < 1 || c.num_layers > 4096)
+    throw Error(fmt::format("{}: num_hidden_layers {} is not in 1..4096", k.origin(), c.num_layers));
+  c.blocks.assign(static_cast<size_t>(c.num_layers), LlmBlock::Mamba);
+  c.ssm_heads = k.opt_int("num_heads", 128);
+  c.ssm_head_dim = k.opt_int("head_dim", 64);
+  c.ssm_state = k.opt_int("state_size", 128);
+  c.ssm_groups = k.opt_int("n_groups", 8);
+  c.conv_kernel = k.opt_int("conv_kernel", 4);
+  c.ssm_chunk = k.opt_int("chunk_size", 256);
+  c.conv_bias = k.opt_bool("use_conv_bias", true);
+  c.ssm_proj_bias = k.opt_bool("use_bias", false);
+  const double expand = k.opt_double("expand", 2);
+  if (c.ssm_heads > 0 && c.ssm_head_dim > 0 && c.hidden_size > 0 &&
+      static_cast<double>(c.ssm_heads) * static_cast<double>(c.ssm_head_dim) !=
+          std::floor(expand * static_cast<double>(c.hidden_size)))
+    throw Error(fmt::format("{}: num_heads {} x head_dim {} is not expand {} x hidden_size {} (Mamba2Mixer needs them "
+                            "equal)", k.origin(), c.ssm_heads, c.ssm_head_dim, expand, c.hidden_size));
+  if (const std::string act = k.opt_string("hidden_act", "silu"); act != "silu" && act != "swish")
+    throw Error(fmt::format("{}: hidden_act '{}' is not supported (silu)", k.origin(), act));
+  c.tied_embeddings = k.opt_bool("tie_word_embeddings", false);
+  c.max_positions = k.opt_int("max_position_embeddings", int64_t{1} << 20);
+  c.position = LlmPosition::None;
+  c.norm = LlmNorm::RMSNorm;
+  // No attention or MLP layer: their sizes are never used (set to 1 so that the shared checks hold).
+  c.num_heads = c.num_kv_heads = c.head_dim = 1;
+  c.intermediate_size = 1;
+}
+
 struct Family {
   const char* model_type;
   const char* prefix;
@@ -1061,7 +1098,7 @@ constexpr Family kFamilies[] = {
     {"ernie4_5", "Ernie4_5", &read_ernie4_5},       {"ernie4_5_moe", "Ernie4_5_Moe", &read_ernie4_5},
     {"seed_oss", "SeedOss", &read_seed_oss},
     {"smollm3", "SmolLM3", &read_smollm3},    {"arcee", "Arcee", &read_arcee},
-    {"nemotron_h", "NemotronH", &read_nemotron_h},
+    {"nemotron_h", "NemotronH", &read_nemotron_h}, {"mamba2", "Mamba2", &read_mamba2},
 };
 
 // The config key a family states its routed-expert count in.

@@ -40,7 +40,8 @@ constexpr ModuleNames kModuleNames[] = {
     {"starcoder2", "self_attn", "qkv_proj", "o_proj", "c_fc", "c_proj", "input_layernorm", "post_attention_layernorm",
      "DecoderLayer"},
     {"arcee", "self_attn", "qkv_proj", "o_proj", "up_proj", "down_proj", "input_layernorm", "post_attention_layernorm",
-     "DecoderLayer"},    {"nemotron_h", "mixer", "qkv_proj", "o_proj", "up_proj", "down_proj", "norm", "norm", "Block"},
+     "DecoderLayer"},
+    {"nemotron_h", "mixer", "qkv_proj", "o_proj", "up_proj", "down_proj", "norm", "norm", "Block"},
 };
 const ModuleNames* module_names(const std::string& family) {
   for (const auto& m : kModuleNames)
@@ -532,7 +533,8 @@ int mamba_mixer(Ctx& x, int h, int64_t layer) {
                 G = c.ssm_groups, N = c.ssm_state, K = c.conv_kernel, CD = c.conv_dim();
   const bool from_cache = x.s.serving && (x.s.past > 0 || T == 1);
   const std::string cache = fmt::format("past_key_values.{}", layer);
-  auto scope = b.module("mixer", x.type("Mamba2Mixer"));
+  const bool mamba2 = c.family == "mamba2";  // Mamba2Mixer; nemotron_h's NemotronHMamba2Mixer
+  auto scope = b.module("mixer", mamba2 ? "Mamba2Mixer" : x.type("Mamba2Mixer"));
   const auto proj = b.split(b.linear(h, "in_proj", I + CD + H, c.ssm_proj_bias), 2, {I, CD, H});
   int conv_in = b.transpose(proj[1], {0, 2, 1});  // [B, conv_dim, T]
   int64_t pad = K - 1;
@@ -558,7 +560,7 @@ int mamba_mixer(Ctx& x, int h, int64_t layer) {
   if (x.s.serving) x.present.push_back(scan[1]);
   int y = b.reshape(scan[0], Shape{{B, T, I}});
   {
-    auto nscope = b.module("norm", "Zamba2RMSNormGated");
+    auto nscope = b.module("norm", mamba2 ? "MambaRMSNormGated" : "Zamba2RMSNormGated");
     const DType dt = DType::F32;
     y = b.binary(OpKind::Mul, y, b.unary(OpKind::Silu, proj[0], "silu"), "mul_gate");
     y = b.reshape(y, Shape{{B, T, G, I / G}});
@@ -598,7 +600,7 @@ Names names_of(const std::string& f) {
   if (f == "falcon" || f == "bloom") return {"transformer", "h", "word_embeddings", "ln_f", "lm_head"};
   if (f == "opt") return {"model.decoder", "layers", "embed_tokens", "final_layer_norm", "lm_head"};
   if (f == "phi") return {"model", "layers", "embed_tokens", "final_layernorm", "lm_head"};
-  if (f == "nemotron_h") return {"backbone", "layers", "embeddings", "norm_f", "lm_head"};
+  if (f == "nemotron_h" || f == "mamba2") return {"backbone", "layers", "embeddings", "norm_f", "lm_head"};
   return {"model", "layers", "embed_tokens", "norm", "lm_head"};
 }
 

@@ -76,6 +76,8 @@ SEEDS = {
                        head_dim=8, intermediate_size=48, mamba_num_heads=4, mamba_head_dim=8, n_groups=2,
                        ssm_state_size=8, conv_kernel=4, chunk_size=4, n_routed_experts=4, num_experts_per_tok=2,
                        moe_intermediate_size=8, moe_shared_expert_intermediate_size=16),
+    "mamba2": {"model_type": "mamba2", "vocab_size": 64, "hidden_size": 16, "num_hidden_layers": 2, "num_heads": 4,
+               "head_dim": 8, "expand": 2, "state_size": 8, "n_groups": 2, "conv_kernel": 4, "chunk_size": 4},
 }
 
 if __name__ == "__main__":
