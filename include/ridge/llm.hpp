@@ -34,7 +34,7 @@ struct LlmConfig {
   /// deepseek_v2, deepseek_v3, gpt_oss, phi, phi3, gpt2, gpt_neox, falcon, opt, bloom, gptj, codegen, gpt_bigcode,
   /// starcoder2, stablelm, granite, cohere, olmo, olmo2, olmo3, olmoe, glm, glm4, glm4_moe, minimax_m2, llama4_text,
   /// exaone4, ernie4_5, ernie4_5_moe, seed_oss, smollm3, arcee, nemotron_h (hybrid: Mamba-2, attention, MLP, MoE
-  /// layers); encoders bert, roberta, xlm-roberta, distilbert
+  /// layers), granitemoehybrid (Granite 4.0: Mamba-2 or attention, then MoE + shared MLP), mamba2; encoders bert, roberta, xlm-roberta, distilbert
   std::string family;
   std::string module_prefix;         ///< HF class prefix for module types ("Llama" -> LlamaRMSNorm, LlamaAttention)
   int64_t vocab_size = 0;            ///< vocab_size
@@ -126,6 +126,9 @@ struct LlmConfig {
   int64_t num_labels = 2;             ///< classifier outputs (len(id2label) or num_labels)
   // Hybrid models (nemotron_h). Empty `blocks`: every layer is a decoder layer (attention, then an MLP or MoE).
   std::vector<LlmBlock> blocks;      ///< one per layer (layers_block_type / hybrid_override_pattern)
+  /// Hybrid decoder layers (granitemoehybrid): `blocks` says Mamba or Attention per layer, and every layer is a
+  /// decoder layer, its mixer then a feed-forward part after a second norm (MoE + shared MLP, or the shared MLP).
+  bool hybrid_decoder = false;
   // Mamba-2 mixers (ssm_heads == 0: none): in_proj to the gate, the conv input (x, B, C) and dt; a causal depthwise
   // conv1d of conv_kernel taps; the selective scan (SelectiveScan) in chunks of ssm_chunk; a gated RMSNorm over
   // ssm_groups groups; out_proj.
@@ -177,7 +180,7 @@ struct LlmConfig {
   }
   /// True when layer `l` (0-based) has a sparse MoE block.
   bool sparse_layer(int64_t l) const {
-    if (!blocks.empty()) return blocks[static_cast<size_t>(l)] == LlmBlock::Moe;
+    if (!blocks.empty() && !hybrid_decoder) return blocks[static_cast<size_t>(l)] == LlmBlock::Moe;
     return moe() && l >= first_dense_layers && (last_sparse_layer < 0 || l <= last_sparse_layer) &&
            (l + 1) % moe_every == 0;
   }

@@ -361,7 +361,7 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
     return ring_allreduce_time_s(bytes, o.tp, *link);
   };
   // A decoder layer all-reduces its attention and MLP outputs; a hybrid layer its one mixer's.
-  r.allreduces_per_layer = c.hybrid() ? 1 : 2;
+  r.allreduces_per_layer = c.hybrid() && !c.hybrid_decoder ? 1 : 2;
   r.allreduce_time_per_layer_prefill_s = r.allreduces_per_layer * allreduce(o.prompt);
   r.allreduce_time_per_layer_decode_s = r.allreduces_per_layer * allreduce(1);
 

@@ -207,28 +207,33 @@ Count moe_activation_bytes_per_layer(const LlmConfig& c, const TrainOptions& o, 
 // as moe_activation_bytes_per_layer's routed part plus its shared MLP (4 s b I_shared).
 Count hybrid_activation_bytes(const LlmConfig& c, int64_t l, const TrainOptions& o, Recompute stored) {
   const Count s = o.seq, b = o.micro_batch, h = c.hidden_size, t = o.tp;
+  const Count mlp_per_width = c.gated_mlp ? 8 : 4;  // gate and up outputs, the activation, the down input; or two
   if (stored == Recompute::Full) return o.sequence_parallel ? 2 * s * b * h / t : 2 * s * b * h;
-  Count r = 2 * s * b * h, split = 0;
-  switch (c.blocks[static_cast<size_t>(l)]) {
-    case LlmBlock::Mamba:
-      r += 2 * s * b * h;
-      split = 2 * s * b * (c.ssm_inner() + c.conv_dim() + c.ssm_heads) + 4 * s * b * c.ssm_groups;
-      break;
-    case LlmBlock::Attention:
-      r += 3 * s * b * h;
-      split = 2 * s * b * (2 * c.num_heads * c.head_dim + 2 * c.num_kv_heads * c.head_dim) +
-              (stored == Recompute::None ? 5 * c.num_heads * s * s * b : 0);
-      break;
-    case LlmBlock::Mlp:
-      r += 3 * s * b * h;
-      split = 4 * s * b * c.dense_width();
-      break;
-    case LlmBlock::Moe:
-      r += 3 * s * b * h + 2 * s * b * c.experts_per_token * h + 2 * s * b * c.num_experts;
-      split = (c.gated_mlp ? 8 : 4) * s * b * c.experts_per_token * c.intermediate_size +
-              4 * s * b * c.shared_expert_intermediate_size;
-      break;
-  }
+  Count r = 0, split = 0;
+  auto block = [&](LlmBlock kind) {
+    r += 2 * s * b * h;  // its norm's input
+    switch (kind) {
+      case LlmBlock::Mamba:
+        r += 2 * s * b * h;
+        split += 2 * s * b * (c.ssm_inner() + c.conv_dim() + c.ssm_heads) + 4 * s * b * c.ssm_groups;
+        break;
+      case LlmBlock::Attention:
+        r += 3 * s * b * h;
+        split += 2 * s * b * (2 * c.num_heads * c.head_dim + 2 * c.num_kv_heads * c.head_dim) +
+                 (stored == Recompute::None ? 5 * c.num_heads * s * s * b : 0);
+        break;
+      case LlmBlock::Mlp:
+        r += 3 * s * b * h;
+        split += mlp_per_width * s * b * c.dense_width();
+        break;
+      case LlmBlock::Moe:
+        r += 3 * s * b * h + 2 * s * b * c.experts_per_token * h + 2 * s * b * c.num_experts;
+        split += mlp_per_width * s * b * (c.experts_per_token * c.intermediate_size + c.shared_expert_intermediate_size);
+        break;
+    }
+  };
+  block(c.blocks[static_cast<size_t>(l)]);
+  if (c.hybrid_decoder) block(c.sparse_layer(l) ? LlmBlock::Moe : LlmBlock::Mlp);  // granitemoehybrid's second half
   return o.sequence_parallel ? (r + split) / t : r + split / t;
 }
 
@@ -435,7 +440,7 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
   // it sends v activations forward and v gradients backward.
   if (o.tp > 1) {  // Megatron TP: 2 all-reduces per layer forward, 2 backward (+2 when the forward is recomputed);
                    // a hybrid layer's one mixer: 1, 1 (+1)
-    const int per_layer = (o.recompute == Recompute::Full ? 6 : 4) / (c.hybrid() ? 2 : 1);
+    const int per_layer = (o.recompute == Recompute::Full ? 6 : 4) / (c.hybrid() && !c.hybrid_decoder ? 2 : 1);
     const double t = o.tp_allreduce && o.tp <= o.gpus_per_node
                          ? allreduce_fit_time_s(*o.tp_allreduce, act_bytes)
                          : ring_allreduce_time_s(act_bytes, o.tp, gpu_link(d, o.tp <= o.gpus_per_node));

@@ -1318,6 +1318,10 @@ TEST(LlmConfig, MangledConfigsAreOneLineErrorsOrConsistentGraphs) {
           "max_position_embeddings":64})",
       R"({"model_type":"mamba2","vocab_size":64,"hidden_size":16,"num_hidden_layers":2,"num_heads":4,"head_dim":8,
           "expand":2,"state_size":8,"n_groups":2,"conv_kernel":4,"chunk_size":4})",
+      R"({"model_type":"granitemoehybrid","vocab_size":64,"hidden_size":16,"num_hidden_layers":2,
+          "num_attention_heads":4,"num_key_value_heads":2,"num_local_experts":4,"num_experts_per_tok":2,
+          "intermediate_size":8,"shared_intermediate_size":12,"mamba_n_heads":4,"mamba_n_groups":2,"mamba_d_state":8,
+          "mamba_expand":2,"layer_types":["mamba","attention"],"position_embedding_type":"rope"})",
   };
   int accepted = 0, built = 0;
   for (const char* seed : seeds)

@@ -163,6 +163,65 @@ TEST(LlmHybrid, Mamba2IsEveryLayerAMamba2Mixer) {
   }
 }
 
+// Granite-4.0-H-Small (granitemoehybrid): 40 decoder layers, 36 with a Mamba-2 mixer (128 heads of 64, 1 group of
+// state 128) and 4 with attention (32 heads, 8 KV heads of 128), each then 72 experts of 768 (top 10) plus a shared MLP
+// of 1536; tied embeddings of 100,352. "32B total, 9B active"; 32,207,337,984 counted from its checkpoint.
+TEST(LlmHybrid, Granite4HybridLayersAreMambaOrAttentionThenExperts) {
+  std::string types;
+  for (int l = 0; l < 40; ++l) types += std::string(l ? "," : "") + (l % 10 == 5 ? "\"attention\"" : "\"mamba\"");
+  const LlmConfig c = parse_llm_config(json::parse(R"({"model_type":"granitemoehybrid","hidden_size":4096,
+      "num_hidden_layers":40,"num_attention_heads":32,"num_key_value_heads":8,"num_local_experts":72,
+      "num_experts_per_tok":10,"shared_intermediate_size":1536,"intermediate_size":768,"mamba_d_state":128,
+      "mamba_d_conv":4,"mamba_expand":2,"mamba_n_heads":128,"mamba_n_groups":1,"mamba_d_head":64,
+      "tie_word_embeddings":true,"vocab_size":100352,"position_embedding_type":"nope","layer_types":[)" + types + "]}"),
+                                       "granite-4.0-h-small");
+  const Count h = 4096, I = 8192, conv = I + 2 * 128;
+  const Count mamba = h * (I + conv + 128) + conv * 5 + 3 * 128 + I + I * h;
+  const Count attention = h * (32 + 16) * 128 + 32 * 128 * h;
+  const Count expert = 3 * h * 768, ffn = h * 72 + 72 * expert + 3 * h * 1536;
+  const Count total = Count{100352} * h + 36 * (2 * h + mamba + ffn) + 4 * (2 * h + attention + ffn) + h;
+  EXPECT_EQ(total, Count{32207337984});
+  EXPECT_EQ(llm_params(c).total, total);
+  EXPECT_EQ(llm_params(c).active_per_token, total - 40 * (72 - 10) * expert);  // "9B active": 8,803,121,664
+  EXPECT_EQ(llm_params(c).active_per_token, Count{8803121664});
+  // Small shapes, with and without experts, rotary or none: graph = formula, HF's module names.
+  for (const char* extra : {R"("position_embedding_type":"nope")", R"("position_embedding_type":"rope")",
+                            R"("num_local_experts":0)"}) {
+    const LlmConfig small = parse_llm_config(json::parse(std::string(R"({"model_type":"granitemoehybrid",
+        "hidden_size":32,"num_hidden_layers":3,"num_attention_heads":4,"num_key_value_heads":2,"vocab_size":64,
+        "num_local_experts":4,"num_experts_per_tok":2,"intermediate_size":12,"shared_intermediate_size":20,
+        "mamba_n_heads":8,"mamba_d_head":"auto","mamba_n_groups":2,"mamba_d_state":4,"mamba_expand":2,
+        "layer_types":["mamba","attention","mamba"],)") + extra + "}"), "small");
+    EXPECT_EQ(graph_params(small), llm_params(small).total) << extra;
+    LlmShape s;
+    s.tokens = 8;
+    const Graph g = build_llm(small, s);
+    for (const char* node : {"model.layers.0.mamba.in_proj", "model.layers.0.mamba.selective_scan",
+                             "model.layers.1.self_attn.q_proj", "model.layers.2.shared_mlp.input_linear",
+                             "model.layers.2.shared_mlp.output_linear", "model.layers.2.mul_residual_multiplier",
+                             "div_logits_scaling"})
+      EXPECT_GE(g.find_node(node), 0) << extra << " " << node;
+    EXPECT_EQ(g.find_node("model.layers.0.block_sparse_moe.router") >= 0, small.num_experts > 0) << extra;
+  }
+  for (const auto& [members, want] : std::vector<std::pair<std::string, std::string>>{
+           {R"("layer_types":["mamba","conv"],"num_hidden_layers":2)", "layer_types[1]"},
+           {R"("layer_types":["mamba"],"num_hidden_layers":2)", "layer_types must list"},
+           {R"("mamba_n_heads":3)", "mamba_n_heads 3 x mamba_d_head"},
+           {R"("mamba_d_head":"half")", "mamba_d_head must be an integer or \"auto\""},
+           {R"("position_embedding_type":"alibi")", "position_embedding_type 'alibi'"},
+           {R"("num_local_experts":-2)", "num_local_experts -2"}}) {
+    std::string e;
+    try {
+      parse_llm_config(json::parse(R"({"model_type":"granitemoehybrid","hidden_size":32,"num_attention_heads":4,
+          "vocab_size":64,"num_hidden_layers":2,"mamba_n_heads":8,)" + members + "}"), "cfg.json");
+    } catch (const Error& x) {
+      e = x.what();
+    }
+    EXPECT_NE(e.find("cfg.json"), std::string::npos) << members << ": " << e;
+    EXPECT_NE(e.find(want), std::string::npos) << members << ": " << e;
+  }
+}
+
 TEST(LlmHybrid, DefaultsAndLegacyKeysAreTransformers) {
   // NemotronHConfig's default block list (linear_attention, moe, full_attention, mlp) and its defaults.
   const LlmConfig d = parse_llm_config(json::parse(R"({"model_type":"nemotron_h"})"), "default");

@@ -106,6 +106,30 @@ TEST(LlmHybridServe, AMamba2ModelHasNoKvCacheAndAConstantDecodeStep) {
   EXPECT_GT(long_prompt.prefill_flops, short_prompt.prefill_flops);
 }
 
+// granitemoehybrid: decoder layers whose mixer is Mamba-2 (layer 0) or attention (layer 1), then experts and a
+// shared MLP: two all-reduces per layer under tensor parallelism, and both halves' activations in training.
+TEST(LlmHybridServe, GraniteHybridLayersKeepTheirFeedForwardPart) {
+  const LlmConfig c = parse_llm_config(nlohmann::json::parse(R"({"model_type":"granitemoehybrid","hidden_size":32,
+      "num_hidden_layers":2,"num_attention_heads":4,"num_key_value_heads":2,"vocab_size":64,"num_local_experts":4,
+      "num_experts_per_tok":2,"intermediate_size":12,"shared_intermediate_size":20,"mamba_n_heads":8,"mamba_n_groups":2,
+      "mamba_d_state":4,"mamba_expand":2,"layer_types":["mamba","attention"],"max_position_embeddings":512})"),
+                                       "granite");
+  ServeOptions so = opts(1, 16, 3);
+  so.tp = 2;
+  EXPECT_EQ(analyze_serving(c, gpu(), so).allreduces_per_layer, 2);
+  TrainOptions o;
+  o.gpus = 1, o.seq = 64, o.global_batch = 1, o.micro_batch = 1, o.fused_attention = true;
+  // s 64, h 32, 2-byte units. Layer 0: its norm and in_proj inputs 4 s h, z|x|B|C|dt 2 s (64 + 80 + 8), rstd 4 s 2;
+  // layer 1: norm 2 s h, attention 3 s h + 2 s (2 x 4 x 8 + 2 x 2 x 8) (fused: no scores). Each layer's feed-forward
+  // part: norm 2 s h, its input, mask, k copies and router logits 3 s h + 2 s 2 h + 2 s 4, gated experts and shared
+  // MLP 8 s (2 x 12 + 20).
+  const Count s = 64, h = 32;
+  const Count ffn = 2 * s * h + 3 * s * h + 2 * s * 2 * h + 2 * s * 4 + 8 * s * (2 * 12 + 20);
+  const Count mamba = 4 * s * h + 2 * s * (64 + 80 + 8) + 4 * s * 2;
+  const Count attention = 2 * s * h + 3 * s * h + 2 * s * (2 * 4 * 8 + 2 * 2 * 8);
+  EXPECT_EQ(analyze_training(c, gpu(), o).memory.activations, mamba + attention + 2 * ffn);
+}
+
 TEST(LlmHybridServe, TensorParallelSplitsMambaHeadsAndGroups) {
   const LlmConfig c = hybrid();
   const LlmConfig s = tensor_parallel_shard(c, 2);

@@ -1065,6 +1065,83 @@ void read_mamba2(const Keys& k, LlmConfig& c) {
   c.intermediate_size = 1;
 }
 
+// granitemoehybrid (GraniteMoeHybridConfig; Granite 4.0-H): Granite's decoder layers (embedding_multiplier,
+// residual_multiplier, logits_scaling, attention_multiplier; RMSNorm before the mixer and before the feed-forward
+// part) whose mixer is a Mamba-2 mixer (BambaMixer: mamba_expand x hidden_size inner width in mamba_n_heads heads of
+// mamba_d_head, "auto": inner / heads; mamba_n_groups, mamba_d_state, mamba_d_conv, mamba_chunk_size, mamba_conv_bias,
+// mamba_proj_bias) or attention (GQA; rotary only with position_embedding_type "rope"), as layer_types lists ("mamba",
+// "attention"; absent: every layer Mamba-2). The feed-forward part: num_local_experts gated experts of
+// intermediate_size (GraniteMoe's router: a softmax over each token's top num_experts_per_tok logits) plus the shared
+// MLP of shared_intermediate_size (input_linear to gate and up, output_linear); with no experts the shared MLP alone.
+void read_granitemoehybrid(const Keys& k, LlmConfig& c) {
+  c.vocab_size = k.opt_int("vocab_size", 32000);
+  c.hidden_size = k.opt_int("hidden_size", 4096);
+  c.num_layers = k.opt_int("num_hidden_layers", 32);
+  if (c.num_layers < 1 || c.num_layers > 4096)
+    throw Error(fmt::format("{}: num_hidden_layers {} is not in 1..4096", k.origin(), c.num_layers));
+  c.num_heads = k.opt_int("num_attention_heads", 32);
+  c.num_kv_heads = k.null("num_key_value_heads") ? c.num_heads : k.opt_int("num_key_value_heads", c.num_heads);
+  c.max_positions = k.opt_int("max_position_embeddings", 2048);
+  c.qkv_bias = c.o_bias = k.opt_bool("attention_bias", false);
+  c.tied_embeddings = k.opt_bool("tie_word_embeddings", false);
+  c.activation = activation_of(k, "hidden_act", "silu");
+  const std::string position = k.opt_string("position_embedding_type", "nope");
+  if (position != "nope" && position != "rope")
+    throw Error(fmt::format("{}: position_embedding_type '{}' is not \"nope\" or \"rope\"", k.origin(), position));
+  c.position = position == "rope" ? LlmPosition::Rotary : LlmPosition::None;
+  c.hybrid_decoder = true;
+  if (const json* types = k.find("layer_types")) {
+    if (!types->is_array() || types->size() != static_cast<size_t>(c.num_layers))
+      throw Error(fmt::format("{}: layer_types must list \"mamba\" or \"attention\" for each of the {} layers, not {}",
+                              k.origin(), c.num_layers, types->dump().substr(0, 80)));
+    for (size_t l = 0; l < types->size(); ++l) {
+      const std::string t = (*types)[l].is_string() ? (*types)[l].get<std::string>() : "";
+      if (t != "mamba" && t != "attention")
+        throw Error(fmt::format("{}: layer_types[{}] must be \"mamba\" or \"attention\", not {}", k.origin(), l,
+                                (*types)[l].dump().substr(0, 40)));
+      c.blocks.push_back(t == "mamba" ? LlmBlock::Mamba : LlmBlock::Attention);
+    }
+  } else {
+    c.blocks.assign(static_cast<size_t>(c.num_layers), LlmBlock::Mamba);
+  }
+  const double expand = k.opt_double("mamba_expand", 2);
+  c.ssm_heads = k.opt_int("mamba_n_heads", 128);
+  const double inner = std::floor(expand * static_cast<double>(c.hidden_size));
+  if (!(inner >= 1 && inner <= double(int64_t{1} << 26)))
+    throw Error(fmt::format("{}: mamba_expand {} x hidden_size {} is not a width ridge builds", k.origin(), expand,
+                            c.hidden_size));
+  if (k.find("mamba_d_head") && k.find("mamba_d_head")->is_string()) {
+    if (k.opt_string("mamba_d_head", "auto") != "auto")
+      throw Error(fmt::format("{}: mamba_d_head must be an integer or \"auto\"", k.origin()));
+    c.ssm_head_dim = c.ssm_heads > 0 ? static_cast<int64_t>(inner) / c.ssm_heads : 0;
+  } else {
+    c.ssm_head_dim = k.opt_int("mamba_d_head", c.ssm_heads > 0 ? static_cast<int64_t>(inner) / std::max<int64_t>(1, c.ssm_heads) : 0);
+  }
+  if (c.ssm_heads * c.ssm_head_dim != static_cast<int64_t>(inner))
+    throw Error(fmt::format("{}: mamba_n_heads {} x mamba_d_head {} is not mamba_expand {} x hidden_size {}", k.origin(),
+                            c.ssm_heads, c.ssm_head_dim, expand, c.hidden_size));
+  c.ssm_groups = k.opt_int("mamba_n_groups", 1);
+  c.ssm_state = k.opt_int("mamba_d_state", 256);
+  c.conv_kernel = k.opt_int("mamba_d_conv", 4);
+  c.ssm_chunk = k.opt_int("mamba_chunk_size", 256);
+  c.conv_bias = k.opt_bool("mamba_conv_bias", true);
+  c.ssm_proj_bias = k.opt_bool("mamba_proj_bias", false);
+  c.num_experts = k.opt_int("num_local_experts", 8);
+  if (c.num_experts < 0)
+    throw Error(fmt::format("{}: num_local_experts {} is negative (0: the shared MLP alone)", k.origin(), c.num_experts));
+  c.experts_per_token = k.opt_int("num_experts_per_tok", 2);
+  c.router_topk_softmax = true;
+  const int64_t shared = k.opt_int("shared_intermediate_size", 1024);
+  if (c.num_experts > 0) {
+    c.intermediate_size = k.opt_int("intermediate_size", 11008);
+    c.shared_expert_intermediate_size = shared;
+    c.shared_expert_gate = false;
+  } else {
+    c.num_experts = 0;
+    c.intermediate_size = shared;  // the shared MLP is the layer's only feed-forward part
+  }
+}
+
 struct Family {
   const char* model_type;
   const char* prefix;
@@ -1099,6 +1176,7 @@ constexpr Family kFamilies[] = {
     {"seed_oss", "SeedOss", &read_seed_oss},
     {"smollm3", "SmolLM3", &read_smollm3},    {"arcee", "Arcee", &read_arcee},
     {"nemotron_h", "NemotronH", &read_nemotron_h}, {"mamba2", "Mamba2", &read_mamba2},
+    {"granitemoehybrid", "GraniteMoeHybrid", &read_granitemoehybrid},
 };
 
 // The config key a family states its routed-expert count in.

@@ -262,6 +262,11 @@ Count encoder_head_params(const LlmConfig& c, Count norm) {
 
 LayerParams llm_layer_params(const LlmConfig& c, int64_t layer) {
   const LayerParts lp = layer_parts(c);
+  if (c.hybrid_decoder) {  // a decoder layer whose mixer is Mamba-2 or attention, then its feed-forward part
+    const Count mixer = c.mamba_layer(layer) ? lp.mamba : lp.attention;
+    if (c.sparse_layer(layer)) return {2 * lp.norm + mixer + lp.sparse_rest, c.num_experts * lp.expert};
+    return {2 * lp.norm + mixer + lp.dense_mlp, 0};
+  }
   if (c.hybrid()) {  // one mixer behind one norm
     switch (c.blocks[static_cast<size_t>(layer)]) {
       case LlmBlock::Mamba: return {lp.norm + lp.mamba, 0};

@@ -56,7 +56,7 @@ bool broadcast_kv(const LlmConfig& c) { return c.family == "gpt_bigcode"; }
 // Granite's scalar multipliers as GraniteModel applies them (each a Mul, or the logits' Div, even at 1.0):
 // embeddings x embedding_multiplier, each residual branch x residual_multiplier, logits / logits_scaling
 // (attention_multiplier is the attention's scaling: no op of its own).
-bool granite(const LlmConfig& c) { return c.family == "granite"; }
+bool granite(const LlmConfig& c) { return c.family == "granite" || c.family == "granitemoehybrid"; }
 int residual_branch(Ctx& x, int t) {
   if (!granite(x.c)) return t;
   return x.b.binary(OpKind::Mul, t, x.b.constant("residual_multiplier", Shape{}, x.s.dtype), "mul_residual_multiplier");
@@ -408,11 +408,11 @@ int moe(Ctx& x, int h) {
   // with `shared_experts`), which GLM-4.5's Glm4MoeMoE copies.
   const bool mixtral = c.family == "mixtral" || c.family == "minimax_m2";
   const bool deepseek = c.family.rfind("deepseek", 0) == 0 || c.family == "glm4_moe" || c.family == "nemotron_h";
-  const char* type = deepseek                 ? "MoE"
+  const char* type = deepseek || c.hybrid_decoder ? "MoE"  // GraniteMoeHybridMoE
                      : c.family == "gpt_oss"   ? "MLP"
                      : c.router_topk_sigmoid   ? "Moe"  // Llama4TextMoe
                                                : "SparseMoeBlock";
-  auto scope = b.module(mixtral ? "block_sparse_moe" : feed_forward_name(c), x.type(type));
+  auto scope = b.module(mixtral || c.hybrid_decoder ? "block_sparse_moe" : feed_forward_name(c), x.type(type));
   int flat = b.reshape(h, Shape{{N, d}});
   int weights;
   if (c.router_topk_softmax) {  // GptOssTopKRouter: a biased Linear; softmax over each token's top-k logits
@@ -465,7 +465,7 @@ int moe(Ctx& x, int h) {
   int y = b.slice(all, 1, 0, 1, "contribution");
   for (int64_t i = 1; i < K; ++i) y = b.binary(OpKind::Add, y, b.slice(all, 1, i, i + 1, "contribution"), "index_add");
   y = b.reshape(y, Shape{{x.s.batch, x.s.tokens, d}});
-  if (c.shared_expert_intermediate_size > 0) {
+  if (c.shared_expert_intermediate_size > 0 && !c.hybrid_decoder) {  // granitemoehybrid's is the layer's shared_mlp
     const bool plural = deepseek || c.family == "ernie4_5_moe";  // DeepseekV3MoE, Ernie4_5_MoeSparseMoeBlock
     int sh = mlp(x, h, plural ? "shared_experts" : "shared_expert", c.shared_expert_intermediate_size, x.type("MLP"));
     if (c.shared_expert_gate) {
@@ -477,10 +477,26 @@ int moe(Ctx& x, int h) {
   return y;
 }
 
+// GraniteMoeSharedMLP: input_linear to gate and up (one Linear, chunked), act(gate) x up, output_linear.
+int shared_mlp(Ctx& x, int h, int64_t width) {
+  Builder& b = x.b;
+  auto scope = b.module("shared_mlp", x.type("MLP"));
+  const auto gate_up = b.split(b.linear(h, "input_linear", 2 * width, false), 2, {width, width}, "chunk");
+  return b.linear(b.binary(OpKind::Mul, activation(x, gate_up[0], "activation"), gate_up[1], "mul"), "output_linear",
+                  x.c.hidden_size, false);
+}
+
 int feed_forward(Ctx& x, int h, int64_t layer) {
+  if (x.c.hybrid_decoder) {  // granitemoehybrid: the routed experts plus the shared MLP, or the shared MLP alone
+    if (!x.c.sparse_layer(layer)) return shared_mlp(x, h, x.c.intermediate_size);
+    const int routed = moe(x, h);
+    return x.b.binary(OpKind::Add, routed, shared_mlp(x, h, x.c.shared_expert_intermediate_size), "add_shared_mlp");
+  }
   if (x.c.sparse_layer(layer)) return moe(x, h);
   return mlp(x, h, feed_forward_name(x.c), x.c.dense_width(), x.type("MLP"));
 }
+
+int mamba_mixer(Ctx& x, int h, int64_t layer);  // below, beside the hybrid layers that use it
 
 // One decoder layer: pre-norm sequential (llama, gpt2, opt, sequential neox), parallel residual
 // (x + attn(ln1(x)) + mlp(ln2(x) or ln1(x)): neox, falcon, phi), with norms around both blocks (gemma2, gemma3, glm4:
@@ -510,7 +526,7 @@ int decoder_layer(Ctx& x, int h, int64_t l) {
   const std::string n2 = mn ? mn->norm2 : gpt2 ? "ln_2" : opt ? "final_layer_norm" : falcon ? "ln_mlp" : "post_attention_layernorm";
   auto scope = b.module(std::to_string(l), x.type(mn ? mn->block : gpt2 || c.family == "bloom" ? "Block" : "DecoderLayer"));
   int a_in = norm(x, h, n1);
-  int a = residual_branch(x, self_attention(x, a_in, l));
+  int a = residual_branch(x, c.mamba_layer(l) ? mamba_mixer(x, a_in, l) : self_attention(x, a_in, l));
   if (c.parallel_residual) {
     int m_in = c.parallel_norms == 2 ? norm(x, h, n2) : a_in;
     int m = feed_forward(x, m_in, l);
@@ -533,8 +549,10 @@ int mamba_mixer(Ctx& x, int h, int64_t layer) {
                 G = c.ssm_groups, N = c.ssm_state, K = c.conv_kernel, CD = c.conv_dim();
   const bool from_cache = x.s.serving && (x.s.past > 0 || T == 1);
   const std::string cache = fmt::format("past_key_values.{}", layer);
-  const bool mamba2 = c.family == "mamba2";  // Mamba2Mixer; nemotron_h's NemotronHMamba2Mixer
-  auto scope = b.module("mixer", mamba2 ? "Mamba2Mixer" : x.type("Mamba2Mixer"));
+  // Mamba2Mixer; nemotron_h's NemotronHMamba2Mixer; granitemoehybrid's GraniteMoeHybridMambaLayer (module `mamba`)
+  const bool mamba2 = c.family == "mamba2";
+  auto scope = b.module(c.hybrid_decoder ? "mamba" : "mixer",
+                        mamba2 ? "Mamba2Mixer" : x.type(c.hybrid_decoder ? "MambaLayer" : "Mamba2Mixer"));
   const auto proj = b.split(b.linear(h, "in_proj", I + CD + H, c.ssm_proj_bias), 2, {I, CD, H});
   int conv_in = b.transpose(proj[1], {0, 2, 1});  // [B, conv_dim, T]
   int64_t pad = K - 1;
@@ -560,7 +578,9 @@ int mamba_mixer(Ctx& x, int h, int64_t layer) {
   if (x.s.serving) x.present.push_back(scan[1]);
   int y = b.reshape(scan[0], Shape{{B, T, I}});
   {
-    auto nscope = b.module("norm", mamba2 ? "MambaRMSNormGated" : "Zamba2RMSNormGated");
+    auto nscope = b.module("norm", mamba2             ? "MambaRMSNormGated"
+                                   : c.hybrid_decoder ? x.type("RMSNormGated")
+                                                      : "Zamba2RMSNormGated");
     const DType dt = DType::F32;
     y = b.binary(OpKind::Mul, y, b.unary(OpKind::Silu, proj[0], "silu"), "mul_gate");
     y = b.reshape(y, Shape{{B, T, G, I / G}});
@@ -810,7 +830,7 @@ Graph build(const LlmConfig& c, const LlmShape& s) {
         const bool window = c.window_of(l) > 0;
         x.kv_len = window ? window_len : full_len;
         x.mask = window ? window_mask : full_mask;
-        h = c.hybrid() ? hybrid_block(x, h, l) : decoder_layer(x, h, l);
+        h = c.hybrid() && !c.hybrid_decoder ? hybrid_block(x, h, l) : decoder_layer(x, h, l);
       }
     }
     h = norm(x, h, nm.final_norm);

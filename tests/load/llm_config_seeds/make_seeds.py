@@ -78,6 +78,10 @@ SEEDS = {
                        moe_intermediate_size=8, moe_shared_expert_intermediate_size=16),
     "mamba2": {"model_type": "mamba2", "vocab_size": 64, "hidden_size": 16, "num_hidden_layers": 2, "num_heads": 4,
                "head_dim": 8, "expand": 2, "state_size": 8, "n_groups": 2, "conv_kernel": 4, "chunk_size": 4},
+    "granitemoehybrid": dict(COMMON, model_type="granitemoehybrid", hidden_size=16, num_key_value_heads=2,
+                             num_local_experts=4, num_experts_per_tok=2, intermediate_size=8,
+                             shared_intermediate_size=12, mamba_n_heads=4, mamba_n_groups=2, mamba_d_state=8,
+                             mamba_expand=2, layer_types=["mamba", "attention"], position_embedding_type="rope"),
 }
 
 if __name__ == "__main__":
