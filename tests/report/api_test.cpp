@@ -598,3 +598,27 @@ TEST(CompareReport, EveryModelAtEveryBatchAndPrecisionFromPlainValues) {
 
 }  // namespace
 }  // namespace ridge::report
+
+namespace ridge::report {
+namespace fallback_note_test {
+
+// A hybrid's scan and conv1d have no fitted class in the shipped LLM calibrations: serve and train say which ops
+// were timed with the fallback factors; a Llama, whose every class is fitted, gets no such note.
+TEST(LlmReports, OpsWhoseClassIsNotCalibratedAreNamed) {
+  auto fallback_note = [](const Document& d) {
+    for (const std::string& n : d.notes)
+      if (n.find("fallback factors") != std::string::npos) return n;
+    return std::string{};
+  };
+  ServeOptions so;
+  so.batch = 1, so.prompt = 32, so.generate = 4, so.compute = Precision::FP16;
+  so.weights = *parse_number_format("fp16"), so.kv = *parse_number_format("fp16");
+  const std::string hybrid = fallback_note(serve_report(ServeRequest{"nemotron-nano-9b-v2", "h100", {}, "builtin", so}));
+  EXPECT_NE(hybrid.find("backbone.layers.*.mixer.selective_scan (Recurrent)"), std::string::npos) << hybrid;
+  EXPECT_NE(hybrid.find("backbone.layers.*.mixer.conv1d (DepthwiseConv)"), std::string::npos) << hybrid;
+  EXPECT_EQ(fallback_note(serve_report(ServeRequest{"llama-3-8b", "h100", {}, "builtin", so})), "");
+  EXPECT_EQ(fallback_note(serve_report(ServeRequest{"nemotron-nano-9b-v2", "h100", {}, "none", so})), "");
+}
+
+}  // namespace fallback_note_test
+}  // namespace ridge::report

@@ -164,6 +164,12 @@ Document serve_report(const ServeResult& r) {
                           : fmt::format("every time is a roofline {}: {}", kLabel, uncalibrated_reason(o, r.device)));
   if (const std::string a = attention_kernel_note(o, r.device); !a.empty())
     doc.notes.push_back(a);
+  {
+    std::vector<std::string> names, classes;
+    for (const ServeOp& op : r.ops) names.push_back(op.name), classes.push_back(op.op_class);
+    if (const std::string f = fallback_classes_note(timing_calibration(o), names, classes, kLabel); !f.empty())
+      doc.notes.push_back(f);
+  }
   if (const std::string m = moe_experts_note(r.active_params < r.total_params, o.grouped_experts); !m.empty())
     doc.notes.push_back(m);
   if (r.latent_kv_cache_bytes > 0) {
