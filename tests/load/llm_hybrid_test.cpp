@@ -149,7 +149,7 @@ TEST(LlmHybrid, Mamba2IsEveryLayerAMamba2Mixer) {
     EXPECT_GE(g.find_node(node), 0) << node;
   for (const Node& n : g.nodes) EXPECT_EQ(n.name.find("q_proj"), std::string::npos) << n.name;
   for (const auto& [members, want] : std::vector<std::pair<std::string, std::string>>{
-           {R"("num_heads":4,"head_dim":8,"hidden_size":32)", "num_heads 4 x head_dim 8 is not expand 2 x hidden_size 32"},
+           {R"("num_heads":4,"head_dim":8,"hidden_size":32)", "num_heads 4 x head_dim 8 is not expand 2 x hidden_size 32 = 64"},
            {R"("hidden_act":"gelu")", "hidden_act 'gelu'"},
            {R"("num_hidden_layers":0)", "num_hidden_layers 0"}}) {
     std::string e;

@@ -8,6 +8,7 @@
 
 #include "ridge/error.hpp"
 #include "ridge/llm_analysis.hpp"
+#include "llm_test_support.hpp"
 
 namespace ridge {
 namespace hybrid_serve_test {
@@ -23,24 +24,8 @@ LlmConfig hybrid() {
   return c;
 }
 
-Device gpu() {
-  Device d;
-  d.id = "test-gpu";
-  d.peak_flops[Precision::FP16] = 1e15;
-  d.peak_flops[Precision::BF16] = 1e15;
-  d.bandwidth_bytes_per_s["dram"] = 2e12;
-  d.memory_bytes = Count{80} << 30;
-  d.interconnects.push_back({"nvlink", 4e11, 2e-6});
-  return d;
-}
-
-ServeOptions opts(int64_t batch, int64_t prompt, int64_t generate) {
-  ServeOptions o;
-  o.batch = batch, o.prompt = prompt, o.generate = generate;
-  o.weights = *parse_number_format("fp16");
-  o.kv = *parse_number_format("fp16");
-  return o;
-}
+Device gpu() { return llm_test::test_gpu(); }
+using llm_test::opts;
 
 TEST(LlmHybridServe, KvCacheOfAttentionLayersAndAConstantStateCache) {
   const LlmConfig c = hybrid();

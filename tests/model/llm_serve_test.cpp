@@ -8,29 +8,13 @@
 #include "ridge/error.hpp"
 #include "model/llm_attention.hpp"
 #include "ridge/llm_analysis.hpp"
+#include "llm_test_support.hpp"
 
 namespace ridge {
 namespace {
 
-Device test_gpu(Count memory = Count{80} << 30) {
-  Device d;
-  d.id = "test-gpu";
-  d.peak_flops[Precision::FP16] = 1e15;
-  d.peak_flops[Precision::BF16] = 1e15;
-  d.bandwidth_bytes_per_s["dram"] = 2e12;
-  d.memory_bytes = memory;
-  d.interconnects.push_back({"nvlink", 4e11, 2e-6});
-  d.interconnects.push_back({"network", 5e10, 5e-6});
-  return d;
-}
-
-ServeOptions opts(int64_t batch, int64_t prompt, int64_t generate) {
-  ServeOptions o;
-  o.batch = batch, o.prompt = prompt, o.generate = generate;
-  o.weights = *parse_number_format("fp16");
-  o.kv = *parse_number_format("fp16");
-  return o;
-}
+using llm_test::opts;
+using llm_test::test_gpu;
 
 // FLOPs of `steps` one-token decode steps after `prompt` tokens, from one serving graph per step (views, layout
 // moves and sources do not run): what analyze_serving's affine sum must equal. Generating G tokens takes G - 1

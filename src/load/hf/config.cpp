@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <array>
 #include <cmath>
 #include <algorithm>
 #include <filesystem>
@@ -930,6 +931,26 @@ void read_arcee(const Keys& k, LlmConfig& c) {
   c.max_positions = k.opt_int("max_position_embeddings", 4096);
 }
 
+// Where a family's config states its Mamba-2 mixers' sizes: each key (a legacy spelling read first when the config
+// has it, as transformers reads it) and its config class's default.
+struct MambaKeys {
+  const char *state, *groups, *groups_legacy, *conv, *conv_legacy, *chunk, *chunk_legacy, *conv_bias, *conv_bias_legacy,
+      *proj_bias;
+  int64_t state_def, groups_def, chunk_def;
+};
+void read_mamba_keys(const Keys& k, LlmConfig& c, const MambaKeys& m) {
+  auto either = [&](const char* key, const char* legacy, int64_t def) {
+    return legacy && k.find(legacy) ? k.opt_int(legacy, def) : k.opt_int(key, def);
+  };
+  c.ssm_state = k.opt_int(m.state, m.state_def);
+  c.ssm_groups = either(m.groups, m.groups_legacy, m.groups_def);
+  c.conv_kernel = either(m.conv, m.conv_legacy, 4);
+  c.ssm_chunk = either(m.chunk, m.chunk_legacy, m.chunk_def);
+  c.conv_bias = m.conv_bias_legacy && k.find(m.conv_bias_legacy) ? k.opt_bool(m.conv_bias_legacy, true)
+                                                                  : k.opt_bool(m.conv_bias, true);
+  c.ssm_proj_bias = k.opt_bool(m.proj_bias, false);
+}
+
 // nemotron_h (NemotronHConfig; Nemotron-H, NVIDIA-Nemotron-Nano-v2, Nemotron 3): one mixer per layer behind an
 // RMSNorm and a residual add, listed by layers_block_type ("linear_attention" or "mamba", "full_attention" or
 // "attention", "mlp", "moe") or hybrid_override_pattern (M, *, -, E): Mamba-2 mixers (mamba_num_heads x
@@ -997,17 +1018,10 @@ void read_nemotron_h(const Keys& k, LlmConfig& c) {
   c.activation = activation_of(k, "mlp_hidden_act", "relu2");
   c.mlp_bias = k.opt_bool("mlp_bias", false);
   c.intermediate_size = k.opt_int("intermediate_size", 21504);
-  auto either = [&](const char* key, const char* legacy, int64_t def) {
-    return k.find(legacy) ? k.opt_int(legacy, def) : k.opt_int(key, def);
-  };
-  c.ssm_state = k.opt_int("ssm_state_size", 128);
   c.ssm_heads = k.opt_int("mamba_num_heads", 128);
   c.ssm_head_dim = k.opt_int("mamba_head_dim", 64);
-  c.ssm_groups = either("n_groups", "mamba_n_groups", 8);
-  c.conv_kernel = either("conv_kernel", "mamba_d_conv", 4);
-  c.ssm_chunk = either("chunk_size", "mamba_chunk_size", 128);
-  c.conv_bias = k.find("mamba_conv_bias") ? k.opt_bool("mamba_conv_bias", true) : k.opt_bool("use_conv_bias", true);
-  c.ssm_proj_bias = k.opt_bool("use_bias", false);
+  read_mamba_keys(k, c, {"ssm_state_size", "n_groups", "mamba_n_groups", "conv_kernel", "mamba_d_conv", "chunk_size",
+                         "mamba_chunk_size", "use_conv_bias", "mamba_conv_bias", "use_bias", 128, 8, 128});
   if (const std::string act = k.opt_string("mamba_hidden_act", "silu"); act != "silu" && act != "swish")
     throw Error(fmt::format("{}: mamba_hidden_act '{}' is not supported (silu)", k.origin(), act));
   const std::string cache = k.opt_string("mamba_ssm_cache_dtype", "float32");
@@ -1028,6 +1042,30 @@ void read_nemotron_h(const Keys& k, LlmConfig& c) {
   }
 }
 
+// num_hidden_layers (`def` when absent) for the readers that size a per-layer list from it: 1..4096.
+int64_t read_layer_count(const Keys& k, int64_t def) {
+  const int64_t n = k.opt_int("num_hidden_layers", def);
+  if (n < 1 || n > 4096) throw Error(fmt::format("{}: num_hidden_layers {} is not in 1..4096", k.origin(), n));
+  return n;
+}
+
+// A Mamba-2 mixer's inner width, int(expand x hidden_size) as transformers computes it (`expand_key`, default 2).
+int64_t mamba_inner_width(const Keys& k, const LlmConfig& c, const char* expand_key) {
+  const double expand = k.opt_double(expand_key, 2), inner = std::floor(expand * static_cast<double>(c.hidden_size));
+  if (!(inner >= 1 && inner <= double(int64_t{1} << 26)))
+    throw Error(fmt::format("{}: {} {} x hidden_size {} is not a width ridge builds", k.origin(), expand_key, expand,
+                            c.hidden_size));
+  return static_cast<int64_t>(inner);
+}
+
+// The mixer's heads x head_dim must be its inner width (the checkpoints' in_proj and out_proj have that width).
+void check_mamba_width(const Keys& k, const LlmConfig& c, int64_t inner, const char* heads_key, const char* dim_key,
+                       const char* expand_key) {
+  if (c.ssm_heads < 1 || c.ssm_head_dim < 1 || c.ssm_heads * c.ssm_head_dim != inner)
+    throw Error(fmt::format("{}: {} {} x {} {} is not {} {} x hidden_size {} = {}", k.origin(), heads_key, c.ssm_heads,
+                            dim_key, c.ssm_head_dim, expand_key, k.opt_double(expand_key, 2), c.hidden_size, inner));
+}
+
 // mamba2 (Mamba2Config; Mamba-Codestral-7B, state-spaces/mamba2-*): every layer a Mamba-2 mixer (the nemotron_h
 // mixer above, Mamba2Mixer's names) behind an RMSNorm; num_heads (128) x head_dim (64) must equal expand (2) x
 // hidden_size, as the checkpoints have it; state_size (128), n_groups (8), conv_kernel (4), chunk_size (256), use_bias,
@@ -1036,24 +1074,13 @@ void read_nemotron_h(const Keys& k, LlmConfig& c) {
 void read_mamba2(const Keys& k, LlmConfig& c) {
   c.vocab_size = k.opt_int("vocab_size", 32768);
   c.hidden_size = k.opt_int("hidden_size", 4096);
-  c.num_layers = k.opt_int("num_hidden_layers", 64);
-  if (c.num_layers < 1 || c.num_layers > 4096)
-    throw Error(fmt::format("{}: num_hidden_layers {} is not in 1..4096", k.origin(), c.num_layers));
+  c.num_layers = read_layer_count(k, 64);
   c.blocks.assign(static_cast<size_t>(c.num_layers), LlmBlock::Mamba);
   c.ssm_heads = k.opt_int("num_heads", 128);
   c.ssm_head_dim = k.opt_int("head_dim", 64);
-  c.ssm_state = k.opt_int("state_size", 128);
-  c.ssm_groups = k.opt_int("n_groups", 8);
-  c.conv_kernel = k.opt_int("conv_kernel", 4);
-  c.ssm_chunk = k.opt_int("chunk_size", 256);
-  c.conv_bias = k.opt_bool("use_conv_bias", true);
-  c.ssm_proj_bias = k.opt_bool("use_bias", false);
-  const double expand = k.opt_double("expand", 2);
-  if (c.ssm_heads > 0 && c.ssm_head_dim > 0 && c.hidden_size > 0 &&
-      static_cast<double>(c.ssm_heads) * static_cast<double>(c.ssm_head_dim) !=
-          std::floor(expand * static_cast<double>(c.hidden_size)))
-    throw Error(fmt::format("{}: num_heads {} x head_dim {} is not expand {} x hidden_size {} (Mamba2Mixer needs them "
-                            "equal)", k.origin(), c.ssm_heads, c.ssm_head_dim, expand, c.hidden_size));
+  read_mamba_keys(k, c, {"state_size", "n_groups", nullptr, "conv_kernel", nullptr, "chunk_size", nullptr,
+                         "use_conv_bias", nullptr, "use_bias", 128, 8, 256});
+  check_mamba_width(k, c, mamba_inner_width(k, c, "expand"), "num_heads", "head_dim", "expand");
   if (const std::string act = k.opt_string("hidden_act", "silu"); act != "silu" && act != "swish")
     throw Error(fmt::format("{}: hidden_act '{}' is not supported (silu)", k.origin(), act));
   c.tied_embeddings = k.opt_bool("tie_word_embeddings", false);
@@ -1076,9 +1103,7 @@ void read_mamba2(const Keys& k, LlmConfig& c) {
 void read_granitemoehybrid(const Keys& k, LlmConfig& c) {
   c.vocab_size = k.opt_int("vocab_size", 32000);
   c.hidden_size = k.opt_int("hidden_size", 4096);
-  c.num_layers = k.opt_int("num_hidden_layers", 32);
-  if (c.num_layers < 1 || c.num_layers > 4096)
-    throw Error(fmt::format("{}: num_hidden_layers {} is not in 1..4096", k.origin(), c.num_layers));
+  c.num_layers = read_layer_count(k, 32);
   c.num_heads = k.opt_int("num_attention_heads", 32);
   c.num_kv_heads = k.null("num_key_value_heads") ? c.num_heads : k.opt_int("num_key_value_heads", c.num_heads);
   c.max_positions = k.opt_int("max_position_embeddings", 2048);
@@ -1104,28 +1129,19 @@ void read_granitemoehybrid(const Keys& k, LlmConfig& c) {
   } else {
     c.blocks.assign(static_cast<size_t>(c.num_layers), LlmBlock::Mamba);
   }
-  const double expand = k.opt_double("mamba_expand", 2);
   c.ssm_heads = k.opt_int("mamba_n_heads", 128);
-  const double inner = std::floor(expand * static_cast<double>(c.hidden_size));
-  if (!(inner >= 1 && inner <= double(int64_t{1} << 26)))
-    throw Error(fmt::format("{}: mamba_expand {} x hidden_size {} is not a width ridge builds", k.origin(), expand,
-                            c.hidden_size));
-  if (k.find("mamba_d_head") && k.find("mamba_d_head")->is_string()) {
-    if (k.opt_string("mamba_d_head", "auto") != "auto")
-      throw Error(fmt::format("{}: mamba_d_head must be an integer or \"auto\"", k.origin()));
-    c.ssm_head_dim = c.ssm_heads > 0 ? static_cast<int64_t>(inner) / c.ssm_heads : 0;
+  const int64_t inner = mamba_inner_width(k, c, "mamba_expand");
+  const int64_t auto_head_dim = inner / std::max<int64_t>(1, c.ssm_heads);
+  if (const json* d = k.find("mamba_d_head"); d && d->is_string()) {
+    if (d->get<std::string>() != "auto")
+      throw Error(fmt::format("{}: mamba_d_head must be an integer or \"auto\", not {}", k.origin(), d->dump()));
+    c.ssm_head_dim = auto_head_dim;
   } else {
-    c.ssm_head_dim = k.opt_int("mamba_d_head", c.ssm_heads > 0 ? static_cast<int64_t>(inner) / std::max<int64_t>(1, c.ssm_heads) : 0);
+    c.ssm_head_dim = k.opt_int("mamba_d_head", auto_head_dim);
   }
-  if (c.ssm_heads * c.ssm_head_dim != static_cast<int64_t>(inner))
-    throw Error(fmt::format("{}: mamba_n_heads {} x mamba_d_head {} is not mamba_expand {} x hidden_size {}", k.origin(),
-                            c.ssm_heads, c.ssm_head_dim, expand, c.hidden_size));
-  c.ssm_groups = k.opt_int("mamba_n_groups", 1);
-  c.ssm_state = k.opt_int("mamba_d_state", 256);
-  c.conv_kernel = k.opt_int("mamba_d_conv", 4);
-  c.ssm_chunk = k.opt_int("mamba_chunk_size", 256);
-  c.conv_bias = k.opt_bool("mamba_conv_bias", true);
-  c.ssm_proj_bias = k.opt_bool("mamba_proj_bias", false);
+  check_mamba_width(k, c, inner, "mamba_n_heads", "mamba_d_head", "mamba_expand");
+  read_mamba_keys(k, c, {"mamba_d_state", "mamba_n_groups", nullptr, "mamba_d_conv", nullptr, "mamba_chunk_size",
+                         nullptr, "mamba_conv_bias", nullptr, "mamba_proj_bias", 256, 1, 256});
   c.num_experts = k.opt_int("num_local_experts", 8);
   if (c.num_experts < 0)
     throw Error(fmt::format("{}: num_local_experts {} is negative (0: the shared MLP alone)", k.origin(), c.num_experts));
@@ -1258,21 +1274,31 @@ void validate_llm_config(const LlmConfig& c, const std::string& origin) {
     if (moe_block && c.num_experts < 1)
       throw Error(fmt::format("{}: n_routed_experts {}: MoE blocks need at least one expert", origin, c.num_experts));
     if (mamba) {
-      positive(c.ssm_heads, "mamba_num_heads");
-      positive(c.ssm_head_dim, "mamba_head_dim");
-      positive(c.ssm_state, "ssm_state_size");
-      positive(c.ssm_groups, "n_groups");
-      positive(c.conv_kernel, "conv_kernel");
-      positive(c.ssm_chunk, "chunk_size");
-      at_most(c.ssm_heads, int64_t{1} << 16, "mamba_num_heads");
-      at_most(c.ssm_head_dim, int64_t{1} << 16, "mamba_head_dim");
-      at_most(c.ssm_state, int64_t{1} << 16, "ssm_state_size");
-      at_most(c.conv_kernel, int64_t{1} << 10, "conv_kernel");
-      at_most(c.ssm_chunk, int64_t{1} << 20, "chunk_size");
-      at_most(c.ssm_inner(), int64_t{1} << 26, "mamba_num_heads x mamba_head_dim");
+      // The keys each family states the sizes in: heads, head_dim, state, groups, conv, chunk.
+      const std::array<const char*, 6> n = c.family == "mamba2"
+                                               ? std::array<const char*, 6>{"num_heads", "head_dim", "state_size",
+                                                                            "n_groups", "conv_kernel", "chunk_size"}
+                                           : c.family == "granitemoehybrid"
+                                               ? std::array<const char*, 6>{"mamba_n_heads", "mamba_d_head",
+                                                                            "mamba_d_state", "mamba_n_groups",
+                                                                            "mamba_d_conv", "mamba_chunk_size"}
+                                               : std::array<const char*, 6>{"mamba_num_heads", "mamba_head_dim",
+                                                                            "ssm_state_size", "n_groups", "conv_kernel",
+                                                                            "chunk_size"};
+      positive(c.ssm_heads, n[0]);
+      positive(c.ssm_head_dim, n[1]);
+      positive(c.ssm_state, n[2]);
+      positive(c.ssm_groups, n[3]);
+      positive(c.conv_kernel, n[4]);
+      positive(c.ssm_chunk, n[5]);
+      at_most(c.ssm_heads, int64_t{1} << 16, n[0]);
+      at_most(c.ssm_head_dim, int64_t{1} << 16, n[1]);
+      at_most(c.ssm_state, int64_t{1} << 16, n[2]);
+      at_most(c.conv_kernel, int64_t{1} << 10, n[4]);
+      at_most(c.ssm_chunk, int64_t{1} << 20, n[5]);
+      at_most(c.ssm_inner(), int64_t{1} << 26, fmt::format("{} x {}", n[0], n[1]).c_str());
       if (c.ssm_heads % c.ssm_groups != 0)
-        throw Error(fmt::format("{}: mamba_num_heads {} is not a multiple of n_groups {}", origin, c.ssm_heads,
-                                c.ssm_groups));
+        throw Error(fmt::format("{}: {} {} is not a multiple of {} {}", origin, n[0], c.ssm_heads, n[3], c.ssm_groups));
     }
   }
   if (c.moe() && (c.experts_per_token < 1 || c.experts_per_token > c.num_experts))
