@@ -391,9 +391,10 @@ int clamped_swiglu_expert(Ctx& x, int tokens) {
   return b.linear(y, "down_proj", x.c.hidden_size, true);
 }
 
-// The module of a decoder layer's MLP or MoE block: Llama4TextDecoderLayer's `feed_forward`, the others' `mlp`.
+// The module of a decoder layer's MLP or MoE block: Llama4TextDecoderLayer's `feed_forward`, a nemotron_h layer's
+// `mixer`, the others' `mlp`.
 const char* feed_forward_name(const LlmConfig& c) {
-  return c.family == "llama4_text" ? "feed_forward" : c.hybrid() ? "mixer" : "mlp";
+  return c.family == "llama4_text" ? "feed_forward" : c.hybrid() && !c.hybrid_decoder ? "mixer" : "mlp";
 }
 
 // Sparse MoE block: router Linear -> softmax; the top-k selection itself is not an op here. The N*k
