@@ -84,6 +84,8 @@ bool recurrent_cost(const CostContext& c, Cost& cost, std::string&) {
 // [B, L, G, N] (G groups of heads share them), D [H], dt_bias [H], optional initial state [B, H, P, N] -> y
 // [B, L, H, P] and the final state [B, H, P, N] (the initial state's type, else float32 as mamba_ssm returns it).
 bool selective_scan_infer(RuleContext& c) {
+  for (int i = 0; i < 5; ++i)
+    if (!c.present(i)) throw RuleError("SelectiveScan needs its first five inputs: x, dt, A, B and C");
   const Shape *x = c.shape(0), *dt = c.shape(1), *bm = c.shape(3), *cm = c.shape(4);
   if (!x || !dt || !bm || !cm) return false;
   if (x->rank() != 4 || dt->rank() != 3 || bm->rank() != 4 || cm->rank() != 4)
@@ -167,7 +169,16 @@ ScanWork scan_work(Count batch, Count len, Count heads, Count hd, Count groups, 
 }
 
 bool selective_scan_cost(const CostContext& c, Cost& cost, std::string& reason) {
+  for (size_t i = 0; i < 5; ++i)
+    if (!c.present(i)) {
+      reason = "SelectiveScan needs its first five inputs: x, dt, A, B and C";
+      return false;
+    }
   const Shape &x = c.in_shape(0), &bm = c.in_shape(3);
+  if (x.rank() != 4 || bm.rank() != 4) {  // shapes a file declared without the rule's checks
+    reason = "x and B must be 4-D [B, L, heads, head_dim] and [B, L, groups, state]";
+    return false;
+  }
   const int64_t chunk = c.n.attrs.i("chunk_size", 256);
   if (chunk < 1 || chunk > ops::kMaxDim) {
     reason = fmt::format("chunk_size {} is not a positive length", chunk);

@@ -80,7 +80,9 @@ TEST(SelectiveScan, MismatchedInputsAreRefusedNamingThem) {
   for (const char* desc : {"selectivescan:1x4x2x3,1x4x3,2,1x4x1x2,1x4x1x2,2,2",         // dt heads
                            "selectivescan:1x4x3x3,1x4x3,3,1x4x2x2,1x4x2x2,3,3",         // 3 heads, 2 groups
                            "selectivescan:1x4x2x3,1x4x2,2,1x4x1x2,1x4x1x3,2,2",         // B and C differ
-                           "selectivescan:1x4x2x3,1x4x2,2,1x4x1x2,1x4x1x2,2,2,1x2x3x3"})  // state
+                           "selectivescan:1x4x2x3,1x4x2,2,1x4x1x2,1x4x1x2,2,2,1x2x3x3",  // state
+                           "selectivescan:1x4x2x3",                                       // only x
+                           "selectivescan:1x4x2x3,1x4x2,2,1x4x1x2"})                      // no C
     EXPECT_THROW(ops::graph_of(ops::parse_descriptor(desc), "scan"), Error) << desc;
 }
 
