@@ -68,8 +68,9 @@ struct MemoryParts {
   Count optimizer = 0;    ///< optimizer state
   Count activations = 0;  ///< saved for backward (training) or the live peak (inference)
   Count kv_cache = 0;
+  Count state_cache = 0;  ///< a hybrid's Mamba-2 states (serving)
   bool serving = false;   ///< an LLM served: no gradients or optimizer state, activations not counted
-  Count total() const { return weights + gradients + optimizer + activations + kv_cache; }
+  Count total() const { return weights + gradients + optimizer + activations + kv_cache + state_cache; }
 };
 /// A device's memory for the limit line: its name and capacity (0: unknown, not drawn).
 struct MemoryLimit {

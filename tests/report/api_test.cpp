@@ -620,5 +620,31 @@ TEST(LlmReports, OpsWhoseClassIsNotCalibratedAreNamed) {
   EXPECT_EQ(fallback_note(serve_report(ServeRequest{"nemotron-nano-9b-v2", "h100", {}, "none", so})), "");
 }
 
+// The HTML report's serving page counts a hybrid's state cache in the memory per GPU, beside the KV cache.
+TEST(LlmReports, AHybridsStateCacheIsPartOfTheServingMemory) {
+  ReportRequest req;
+  req.model = "nemotron-nano-9b-v2";
+  req.serve = true;
+  req.devices = {"h100"};
+  req.serve_options.prompt = 64, req.serve_options.generate = 4;
+  const HtmlReport r = html_report(req);
+  const auto memory = std::find_if(r.doc.blocks.begin(), r.doc.blocks.end(),
+                                   [](const Block& b) { return std::holds_alternative<Fields>(b); });
+  ASSERT_NE(memory, r.doc.blocks.end());
+  const Fields& f = std::get<Fields>(*memory);
+  Count kv = -1, state = -1, weights = -1, total = -1;
+  for (const auto& [column, cell] : f.items) {
+    const Count* v = std::get_if<Count>(&cell.value);
+    if (!v) continue;
+    if (column.key == "kv_cache_bytes") kv = *v;
+    if (column.key == "state_cache_bytes") state = *v;
+    if (column.key == "weights_bytes") weights = *v;
+    if (column.key == "total_bytes") total = *v;
+  }
+  // 27 Mamba-2 layers x (12,288 x 3 conv values x 2 bytes + 128 x 80 x 128 float32) for one sequence.
+  EXPECT_EQ(state, Count{27} * (12288 * 3 * 2 + 128 * 80 * 128 * 4));
+  EXPECT_EQ(total, weights + kv + state);
+}
+
 }  // namespace fallback_note_test
 }  // namespace ridge::report

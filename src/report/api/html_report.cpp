@@ -518,6 +518,7 @@ HtmlReport serving_report(const ReportRequest& req) {
   headline::MemoryParts memory;
   memory.weights = results[0].weights_bytes_per_gpu;
   memory.kv_cache = results[0].kv_cache_bytes_per_gpu;
+  memory.state_cache = results[0].state_cache_bytes_per_gpu;
   memory.serving = true;
   HtmlReport out;
   chart::ReportData& data = out.page;

@@ -69,14 +69,15 @@ std::vector<chart::Chart> serve_charts(const ServeRequest& req, const ReportProg
   const std::string scenario = fmt::format("{} on {}{}", c.name, d.id, o.tp > 1 ? fmt::format(" x{}", o.tp) : "");
   std::vector<chart::Chart> charts;
 
-  // Memory per GPU: weights + KV cache (linear in the batch) at batch 1, the request's batch and the largest
+  // Memory per GPU: weights + KV cache (+ a hybrid's state cache; both linear in the batch) at batch 1, the request's batch and the largest
   // batch that fits, against the device's memory.
   chart::Chart mem;
   mem.title = fmt::format("Memory per GPU: {}, context {}", scenario, o.prompt + o.generate);
   mem.kind = chart::Kind::Bars;
   mem.stacked = true;
   mem.x = {"memory per GPU", "B", chart::Scale::Linear};
-  chart::Series weights{"weights", chart::Mark::Bars}, kv{"KV cache", chart::Mark::Bars};
+  chart::Series weights{"weights", chart::Mark::Bars}, kv{"KV cache", chart::Mark::Bars},
+      state{"Mamba-2 state cache", chart::Mark::Bars};
   std::vector<int64_t> batches{1, o.batch, std::max<int64_t>(1, r.max_batch)};
   std::sort(batches.begin(), batches.end());
   batches.erase(std::unique(batches.begin(), batches.end()), batches.end());
@@ -85,8 +86,11 @@ std::vector<chart::Chart> serve_charts(const ServeRequest& req, const ReportProg
     mem.categories.push_back(fmt::format("batch {}{}", b, b == r.max_batch ? " (largest that fits)" : ""));
     weights.points.push_back({x, to_double(r.weights_bytes_per_gpu)});
     kv.points.push_back({x, to_double(r.kv_cache_bytes_per_gpu) / static_cast<double>(o.batch) * static_cast<double>(b)});
+    state.points.push_back(
+        {x, to_double(r.state_cache_bytes_per_gpu) / static_cast<double>(o.batch) * static_cast<double>(b)});
   }
   mem.series = {weights, kv};
+  if (r.state_cache_bytes_per_gpu > 0) mem.series.push_back(state);
   if (d.memory_bytes > 0)
     mem.markers.push_back({to_double(d.memory_bytes), 0, fmt::format("{} memory", d.id)});
   charts.push_back(std::move(mem));
