@@ -201,17 +201,32 @@ std::optional<NumberFormat> parse_number_format(std::string_view name) {
 
 namespace {
 
+// What tensor parallelism has to split: a mamba2 model has no attention and no MLP (their sizes are placeholders).
+struct SplitParts {
+  bool attention = false, mlp = false;
+};
+SplitParts split_parts(const LlmConfig& c) {
+  SplitParts p{false, !c.hybrid() || c.hybrid_decoder};
+  for (int64_t l = 0; l < c.num_layers; ++l) {
+    p.attention = p.attention || c.attends(l);
+    p.mlp = p.mlp || (c.hybrid() && (c.blocks[static_cast<size_t>(l)] == LlmBlock::Mlp || c.sparse_layer(l)));
+  }
+  return p;
+}
+
 // Why `tp` GPUs cannot split `c` (heads, widths or key/value heads that do not divide), or "" when they can.
 std::string tensor_parallel_problem(const LlmConfig& c, int64_t tp) {
   auto divides = [&](int64_t v, const char* what) {
     return v % tp == 0 ? std::string{} : fmt::format("--tp: {} does not divide the {} {} of {}", tp, v, what, c.name);
   };
-  for (std::string p : {divides(c.num_heads, "attention heads"), divides(c.intermediate_size, "MLP width"),
+  const auto [attention, mlp] = split_parts(c);
+  for (std::string p : {attention ? divides(c.num_heads, "attention heads") : std::string{},
+                        mlp ? divides(c.intermediate_size, "MLP width") : std::string{},
                         c.dense_intermediate_size ? divides(c.dense_intermediate_size, "dense MLP width") : std::string{},
                         c.shared_expert_intermediate_size ? divides(c.shared_expert_intermediate_size, "shared-expert width")
                                                           : std::string{}})
     if (!p.empty()) return p;
-  if (c.num_kv_heads % tp != 0 && tp % c.num_kv_heads != 0)
+  if (attention && c.num_kv_heads % tp != 0 && tp % c.num_kv_heads != 0)
     return fmt::format("--tp: {} and the {} key/value heads of {} divide neither way", tp, c.num_kv_heads, c.name);
   if (c.ssm_heads > 0)  // Mamba-2 mixers split by head and by group of B and C, as Megatron and vLLM split them
     for (std::string p : {divides(c.ssm_heads, "Mamba heads"), divides(c.ssm_groups, "Mamba groups (n_groups)")})
@@ -226,14 +241,17 @@ LlmConfig tensor_parallel_shard(const LlmConfig& c, int tp) {
   if (tp == 1) return c;
   if (const std::string problem = tensor_parallel_problem(c, tp); !problem.empty()) {
     std::vector<int64_t> fit;
-    for (int64_t t = 1; t <= std::min<int64_t>(c.num_heads, 128); ++t)
+    for (int64_t t = 1; t <= std::min<int64_t>(std::max(c.num_heads, c.ssm_heads), 128); ++t)
       if (tensor_parallel_problem(c, t).empty()) fit.push_back(t);
     throw Error(fmt::format("{} (degrees that fit: {})", problem, fmt::join(fit, ", ")));
   }
   LlmConfig s = c;
-  s.num_heads /= tp;
-  s.num_kv_heads = std::max<int64_t>(1, c.num_kv_heads / tp);  // fewer KV heads than GPUs: replicated
-  s.intermediate_size /= tp;
+  const SplitParts parts = split_parts(c);
+  if (parts.attention) {
+    s.num_heads /= tp;
+    s.num_kv_heads = std::max<int64_t>(1, c.num_kv_heads / tp);  // fewer KV heads than GPUs: replicated
+  }
+  if (parts.mlp) s.intermediate_size /= tp;
   s.shared_expert_intermediate_size /= tp;
   s.dense_intermediate_size /= tp;
   s.ssm_heads /= tp;
@@ -349,7 +367,8 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
                                  to_double(d.memory_bytes) / kGiB, hint));
   }
 
-  // Tensor parallelism: 2 all-reduces per layer (attention output, MLP output) of batch x tokens x hidden, on the
+  // Tensor parallelism: all-reduces of batch x tokens x hidden per layer (a decoder layer's 2: attention output, MLP
+  // output; a hybrid layer's 1), on the
   // node's GPU link while tp fits a node (the device file's node size, else 8), else on the network between nodes.
   const int node_gpus = d.node.gpus_per_node > 0 ? d.node.gpus_per_node : 8;
   const bool inside_node = o.tp <= node_gpus;

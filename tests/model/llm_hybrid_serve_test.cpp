@@ -89,6 +89,15 @@ TEST(LlmHybridServe, AMamba2ModelHasNoKvCacheAndAConstantDecodeStep) {
   EXPECT_EQ(long_prompt.state_cache_bytes, short_prompt.state_cache_bytes);
   EXPECT_EQ(long_prompt.decode_flops, short_prompt.decode_flops);  // nothing in a step depends on the context
   EXPECT_GT(long_prompt.prefill_flops, short_prompt.prefill_flops);
+  // Tensor parallelism splits its 8 Mamba heads and 2 groups (no attention heads or MLP to divide): 2 ways, not 4.
+  o.tp = 2;
+  EXPECT_EQ(analyze_serving(c, gpu(), o).state_cache_bytes, short_prompt.state_cache_bytes);
+  try {
+    tensor_parallel_shard(c, 4);
+    ADD_FAILURE() << "tp 4 accepted with 2 groups";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("degrees that fit: 1, 2"), std::string::npos) << e.what();
+  }
 }
 
 // granitemoehybrid: decoder layers whose mixer is Mamba-2 (layer 0) or attention (layer 1), then experts and a
