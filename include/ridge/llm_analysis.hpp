@@ -121,6 +121,7 @@ struct ServeResult {
   /// Tensor parallelism: the all-reduces of one layer (a decoder layer's 2: attention output, MLP output; a hybrid
   /// layer's 1: its mixer's output), on the node link while tp fits a node, else on the network.
   int allreduces_per_layer = 2;
+  int64_t attention_layers = 0;     ///< layers with self-attention (0 in a mamba2 model: no attention core to time)
   double allreduce_time_per_layer_prefill_s = 0, allreduce_time_per_layer_decode_s = 0;
   Count prefill_flops = 0, decode_flops = 0;  ///< per GPU, decode summed over steps
   Count calflops_prefill_flops = 0;  ///< the prefill graph's forward FLOPs under calflops' convention (per GPU)
@@ -218,6 +219,7 @@ struct TrainResult {
   std::string time_label;              ///< llm_time_label()
   TrainOptions options;
   int64_t micro_batches = 0;           ///< per pipeline per iteration (m)
+  int64_t attention_layers = 0;        ///< layers with self-attention (0 in a mamba2 model)
   int64_t layers_per_stage = 0;        ///< layers of the largest pipeline stage: ceil(layers / pp) (uneven stages
                                        ///< allowed, e.g. Llama 3 405B's 126 over 16: the slowest stage sets the pace)
   Count model_flops = 0;               ///< per iteration: forward + backward of the graph (no recomputation)

@@ -381,6 +381,7 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
   };
   // A decoder layer all-reduces its attention and MLP outputs; a hybrid layer its one mixer's.
   r.allreduces_per_layer = c.hybrid() && !c.hybrid_decoder ? 1 : 2;
+  for (int64_t l = 0; l < c.num_layers; ++l) r.attention_layers += c.attends(l) ? 1 : 0;
   r.allreduce_time_per_layer_prefill_s = r.allreduces_per_layer * allreduce(o.prompt);
   r.allreduce_time_per_layer_decode_s = r.allreduces_per_layer * allreduce(1);
 

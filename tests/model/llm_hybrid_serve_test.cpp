@@ -84,6 +84,7 @@ TEST(LlmHybridServe, AMamba2ModelHasNoKvCacheAndAConstantDecodeStep) {
   o.prompt = 3000;
   const ServeResult long_prompt = analyze_serving(c, gpu(), o);
   EXPECT_EQ(short_prompt.kv_cache_bytes, 0);
+  EXPECT_EQ(short_prompt.attention_layers, 0);  // no attention core: the reports drop its kernel's note
   // 3 layers x 2 sequences x (conv 64 + 2 x 2 x 16 = 128 channels x 3 taps x 2 bytes + 8 x 8 x 16 float32).
   EXPECT_EQ(short_prompt.state_cache_bytes, Count{3} * 2 * (128 * 3 * 2 + 8 * 8 * 16 * 4));
   EXPECT_EQ(long_prompt.state_cache_bytes, short_prompt.state_cache_bytes);

@@ -162,7 +162,7 @@ Document serve_report(const ServeResult& r) {
                           ? fmt::format("times are {}: per-class factors fitted on measured operators (docs/llm.md); the "
                                         "attention core and all-reduces are not in the measurements", kLabel)
                           : fmt::format("every time is a roofline {}: {}", kLabel, uncalibrated_reason(o, r.device)));
-  if (const std::string a = attention_kernel_note(o, r.device); !a.empty())
+  if (const std::string a = r.attention_layers > 0 ? attention_kernel_note(o, r.device) : ""; !a.empty())
     doc.notes.push_back(a);
   {
     std::vector<std::string> names, classes;
