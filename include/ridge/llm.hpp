@@ -149,6 +149,12 @@ struct LlmConfig {
   bool hybrid() const { return !blocks.empty(); }
   /// True when layer `l` has self-attention (and so a KV cache).
   bool attends(int64_t l) const { return blocks.empty() || blocks[static_cast<size_t>(l)] == LlmBlock::Attention; }
+  /// Number of layers with self-attention (all of them but in hybrids; none in mamba2).
+  int64_t attention_layer_count() const {
+    int64_t n = 0;
+    for (int64_t l = 0; l < num_layers; ++l) n += attends(l) ? 1 : 0;
+    return n;
+  }
   /// True when layer `l` is a Mamba-2 mixer (a constant-size state cache).
   bool mamba_layer(int64_t l) const { return !blocks.empty() && blocks[static_cast<size_t>(l)] == LlmBlock::Mamba; }
   /// Number of query heads per key/value head.

@@ -206,11 +206,9 @@ struct SplitParts {
   bool attention = false, mlp = false;
 };
 SplitParts split_parts(const LlmConfig& c) {
-  SplitParts p{false, !c.hybrid() || c.hybrid_decoder};
-  for (int64_t l = 0; l < c.num_layers; ++l) {
-    p.attention = p.attention || c.attends(l);
+  SplitParts p{c.attention_layer_count() > 0, !c.hybrid() || c.hybrid_decoder};
+  for (int64_t l = 0; l < c.num_layers; ++l)
     p.mlp = p.mlp || (c.hybrid() && (c.blocks[static_cast<size_t>(l)] == LlmBlock::Mlp || c.sparse_layer(l)));
-  }
   return p;
 }
 
@@ -381,7 +379,7 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
   };
   // A decoder layer all-reduces its attention and MLP outputs; a hybrid layer its one mixer's.
   r.allreduces_per_layer = c.hybrid() && !c.hybrid_decoder ? 1 : 2;
-  for (int64_t l = 0; l < c.num_layers; ++l) r.attention_layers += c.attends(l) ? 1 : 0;
+  r.attention_layers = c.attention_layer_count();
   r.allreduce_time_per_layer_prefill_s = r.allreduces_per_layer * allreduce(o.prompt);
   r.allreduce_time_per_layer_decode_s = r.allreduces_per_layer * allreduce(1);
 

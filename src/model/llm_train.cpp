@@ -328,7 +328,7 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
   TrainResult r;
   r.model = c.name;
   r.device = d.id;
-  for (int64_t l = 0; l < c.num_layers; ++l) r.attention_layers += c.attends(l) ? 1 : 0;
+  r.attention_layers = c.attention_layer_count();
   r.options = o;
   r.time_label = llm_time_label(o.calibration);
   r.micro_batches = m;
