@@ -310,6 +310,13 @@ Document serve_report(const ServeResult& r);
 /// An op name with its layer index replaced by "*" (the first dotted component that is a number):
 /// "model.layers.12.mlp.up_proj" -> "model.layers.*.mlp.up_proj"; names without one are returned unchanged.
 std::string layer_pattern(std::string_view name);
+/// A note naming the ops (by layer_pattern, each with its class) whose op class `cal` has no fitted factors for:
+/// llm_op_time times them with the calibration's fallback factors (a hybrid's SelectiveScan and conv1d, which no
+/// shipped measurement covers). "" when every class is fitted or nothing is calibrated. `label`: the time label.
+std::string fallback_classes_note(const std::optional<Calibration>& cal, const std::vector<ServeOp>& ops,
+                                  const std::string& label);
+std::string fallback_classes_note(const std::optional<Calibration>& cal, const std::vector<TrainOp>& ops,
+                                  const std::string& label);
 
 /// What `ridge serve` and `ridge train` analyse: an LLM on a device with the options of the phase (ServeOptions:
 /// batch, prompt, generate, tp, formats, compute, attention; TrainOptions: layout, batch, sequence, precision,

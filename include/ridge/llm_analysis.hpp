@@ -387,11 +387,6 @@ std::string attention_kernel_note(const Options& o, const std::string& device_id
 std::optional<bool> parse_mla(std::string_view name);
 /// How a mixture-of-experts model's experts are timed (--moe), for notes; "" for a dense model (`moe` false).
 std::string moe_experts_note(bool moe, bool grouped_experts);
-/// The ops (named with their layer index as "*", each with its class) whose op class `cal` has no fitted factors
-/// for: llm_op_time times them with the calibration's fallback factors (a hybrid's SelectiveScan and conv1d, which no
-/// shipped measurement covers). A note for the reports; "" when every class is fitted or nothing is calibrated.
-std::string fallback_classes_note(const std::optional<Calibration>& cal, const std::vector<std::string>& op_names,
-                                  const std::vector<std::string>& op_classes, const std::string& label);
 /// Whether `o` (ServeOptions or TrainOptions) times the fused attention core at a kernel's published utilization:
 /// fused, calibrated, and an efficiency found (then the core's matmuls take the class "attention").
 template <class Options>

@@ -54,11 +54,7 @@ inline bool eager_copy(const Node& n) {
 /// state). They are cache traffic at their own element type (the recurrent state is float32 by default).
 inline bool state_cache(const Graph& g, int v) {
   const Value& val = g.value(v);
-  auto ends = [&](const char* suffix) {
-    const std::string s = suffix;
-    return val.name.size() >= s.size() && val.name.compare(val.name.size() - s.size(), s.size(), s) == 0;
-  };
-  if (ends(".conv_state") || ends(".ssm_state")) return true;
+  if (val.name.ends_with(".conv_state") || val.name.ends_with(".ssm_state")) return true;
   return val.producer >= 0 && g.nodes[val.producer].op == OpKind::SelectiveScan && g.nodes[val.producer].outputs.size() > 1 &&
          g.nodes[val.producer].outputs[1] == v;
 }

@@ -3,7 +3,6 @@
 // evaluated without fitting, held out by tensor-parallel degree or token count; the shipped fits; and the op time
 // `serve` and `train` use (calibrated, or the roofline upper bound). Formulas: docs/llm.md.
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -386,26 +385,6 @@ std::string moe_experts_note(bool moe, bool grouped_experts) {
            "as vLLM's fused_moe and Megatron-LM's --moe-grouped-gemm run them";
   return "MoE experts (--moe eager): HF's loop, one kernel and one launch overhead per routed expert and op (they "
          "can dominate with many small experts); --moe grouped times them as one grouped kernel per op (vLLM, Megatron-LM)";
-}
-
-std::string fallback_classes_note(const std::optional<Calibration>& cal, const std::vector<std::string>& op_names,
-                                  const std::vector<std::string>& op_classes, const std::string& label) {
-  if (!cal) return "";
-  std::vector<std::string> listed;
-  for (size_t i = 0; i < op_names.size() && i < op_classes.size(); ++i) {
-    if (op_classes[i].empty() || cal->find(op_classes[i])) continue;
-    std::string pattern;  // "backbone.layers.12.mixer.conv1d" -> "backbone.layers.*.mixer.conv1d"
-    std::istringstream parts(op_names[i]);
-    for (std::string part; std::getline(parts, part, '.');) {
-      const bool index = !part.empty() && part.find_first_not_of("0123456789") == std::string::npos;
-      pattern += (pattern.empty() ? "" : ".") + (index ? std::string("*") : part);
-    }
-    const std::string item = fmt::format("{} ({})", pattern, op_classes[i]);
-    if (std::find(listed.begin(), listed.end(), item) == listed.end()) listed.push_back(item);
-  }
-  if (listed.empty()) return "";
-  return fmt::format("no fitted factors for these ops' classes in {}: timed with its fallback factors, not checked "
-                     "against any measurement: {}", label, fmt::join(listed, ", "));
 }
 
 std::string attention_kernel_note(const std::string& kernel, const std::optional<AttentionKernelEfficiency>& efficiency,

@@ -270,12 +270,13 @@ StageMemory stage_memory(const LlmConfig& c, const TrainOptions& o) {
     mem.optimizer = dense.optimizer + expert.optimizer;
     // 1F1B: stage s holds the activations of min(p - s, m) micro-batches (Korthikanti counts 2-byte activations);
     // its sparse layers store what their routed tokens do.
-    Count stage_activations = per_layer * (sp.layers - sp.sparse_layers) + per_moe_layer * sp.sparse_layers;
-    if (c.hybrid()) {
-      stage_activations = 0;
+    // A hybrid's layers differ by kind: each counted on its own.
+    Count stage_activations = 0;
+    if (c.hybrid())
       for (int64_t l = sp.first_layer; l < sp.first_layer + sp.layers; ++l)
         stage_activations += hybrid_activation_bytes(c, l, o, stored_activations(o));
-    }
+    else
+      stage_activations = per_layer * (sp.layers - sp.sparse_layers) + per_moe_layer * sp.sparse_layers;
     mem.activations = stage_activations * std::min<int64_t>(p - stage, m) * e / 2;
     // The interleaved schedule's first stage holds activations for more micro-batches: x (1 + (p - 1) / (p v))
     // (Korthikanti et al. 2022, sec. 4.2.3; Megatron-LM's theoretical_memory_usage.py, its interleaved penalty).

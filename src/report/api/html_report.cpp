@@ -532,7 +532,8 @@ HtmlReport serving_report(const ReportRequest& req) {
                                            so.tp > 1 ? "Memory per GPU" : "Memory"));
   // How the attention core and MoE experts were timed, as `ridge serve` notes it.
   for (size_t d = 0; d < devices.size(); ++d)
-    if (const std::string a = results[d].attention_layers > 0 ? attention_kernel_note(results[d].options, devices[d].id) : "";
+    if (const std::string a =
+            results[d].attention_layers > 0 ? attention_kernel_note(results[d].options, devices[d].id) : "";
         !a.empty())
       data.sections.back().paragraphs.push_back(devices.size() > 1 ? devices[d].id + ": " + a : a);
   if (const std::string m = moe_experts_note(config.moe(), so.grouped_experts); !m.empty())

@@ -69,8 +69,8 @@ std::vector<chart::Chart> serve_charts(const ServeRequest& req, const ReportProg
   const std::string scenario = fmt::format("{} on {}{}", c.name, d.id, o.tp > 1 ? fmt::format(" x{}", o.tp) : "");
   std::vector<chart::Chart> charts;
 
-  // Memory per GPU: weights + KV cache (+ a hybrid's state cache; both linear in the batch) at batch 1, the request's batch and the largest
-  // batch that fits, against the device's memory.
+  // Memory per GPU: weights + KV cache (+ a hybrid's state cache; both linear in the batch) at batch 1, the
+  // request's batch and the largest batch that fits, against the device's memory.
   chart::Chart mem;
   mem.title = fmt::format("Memory per GPU: {}, context {}", scenario, o.prompt + o.generate);
   mem.kind = chart::Kind::Bars;

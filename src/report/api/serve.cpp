@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <map>
 
 #include "ridge/api.hpp"
@@ -22,6 +23,34 @@ std::string layer_pattern(std::string_view name) {
     begin = end + 1;
   }
   return std::string(name);
+}
+
+namespace {
+
+template <class Op>
+std::string fallback_classes_note_of(const std::optional<Calibration>& cal, const std::vector<Op>& ops,
+                                     const std::string& label) {
+  if (!cal) return "";
+  std::vector<std::string> listed;
+  for (const Op& op : ops) {
+    if (op.op_class.empty() || cal->find(op.op_class)) continue;
+    const std::string item = fmt::format("{} ({})", layer_pattern(op.name), op.op_class);
+    if (std::find(listed.begin(), listed.end(), item) == listed.end()) listed.push_back(item);
+  }
+  if (listed.empty()) return "";
+  return fmt::format("no fitted factors for these ops' classes in {}: timed with its fallback factors, not checked "
+                     "against any measurement: {}", label, fmt::join(listed, ", "));
+}
+
+}  // namespace
+
+std::string fallback_classes_note(const std::optional<Calibration>& cal, const std::vector<ServeOp>& ops,
+                                  const std::string& label) {
+  return fallback_classes_note_of(cal, ops, label);
+}
+std::string fallback_classes_note(const std::optional<Calibration>& cal, const std::vector<TrainOp>& ops,
+                                  const std::string& label) {
+  return fallback_classes_note_of(cal, ops, label);
 }
 
 namespace {
@@ -102,7 +131,8 @@ Document serve_report(const ServeResult& r) {
     f.add("state_cache_bytes_per_gpu", "Mamba-2 state cache per GPU", Cell::count(r.state_cache_bytes_per_gpu, Unit::Byte),
           true);
   }
-  f.add("memory_per_gpu_bytes", r.state_cache_bytes > 0 ? "weights + KV + state per GPU" : "weights + KV per GPU", Cell::count(r.memory_per_gpu_bytes, Unit::Byte), true);
+  f.add("memory_per_gpu_bytes", r.state_cache_bytes > 0 ? "weights + KV + state per GPU" : "weights + KV per GPU",
+        Cell::count(r.memory_per_gpu_bytes, Unit::Byte), true);
   f.add("max_batch", "largest batch that fits", Cell::count(r.max_batch), true);
   f.add("prefill_flops", "prefill FLOPs per GPU", Cell::count(r.prefill_flops, Unit::Flop), true);
   f.add("calflops_prefill_flops", "prefill FLOPs per GPU, calflops convention",
@@ -164,12 +194,8 @@ Document serve_report(const ServeResult& r) {
                           : fmt::format("every time is a roofline {}: {}", kLabel, uncalibrated_reason(o, r.device)));
   if (const std::string a = r.attention_layers > 0 ? attention_kernel_note(o, r.device) : ""; !a.empty())
     doc.notes.push_back(a);
-  {
-    std::vector<std::string> names, classes;
-    for (const ServeOp& op : r.ops) names.push_back(op.name), classes.push_back(op.op_class);
-    if (const std::string f = fallback_classes_note(timing_calibration(o), names, classes, kLabel); !f.empty())
-      doc.notes.push_back(f);
-  }
+  if (const std::string f = fallback_classes_note(timing_calibration(o), r.ops, kLabel); !f.empty())
+    doc.notes.push_back(f);
   if (const std::string m = moe_experts_note(r.active_params < r.total_params, o.grouped_experts); !m.empty())
     doc.notes.push_back(m);
   if (r.latent_kv_cache_bytes > 0) {

@@ -136,12 +136,8 @@ Document train_report(const TrainResult& r, const LlmConfig& c, const std::optio
   if (const std::string a = r.attention_layers > 0 ? attention_kernel_note(o, r.device) : ""; !a.empty())
     doc.notes.push_back(a);
   if (const std::string m = moe_experts_note(c.moe(), o.grouped_experts); !m.empty()) doc.notes.push_back(m);
-  {
-    std::vector<std::string> names, classes;
-    for (const TrainOp& op : r.ops) names.push_back(op.name), classes.push_back(op.op_class);
-    if (const std::string f = fallback_classes_note(timing_calibration(o), names, classes, r.time_label); !f.empty())
-      doc.notes.push_back(f);
-  }
+  if (const std::string f = fallback_classes_note(timing_calibration(o), r.ops, r.time_label); !f.empty())
+    doc.notes.push_back(f);
   if (c.num_layers % o.pp != 0)
     doc.notes.push_back(fmt::format("uneven pipeline stages: {} layers over --pp {} (at most {} per stage); the "
                                     "slowest stage sets the time and the fullest the memory per GPU", c.num_layers,
