@@ -34,7 +34,8 @@ struct LlmConfig {
   /// deepseek_v2, deepseek_v3, gpt_oss, phi, phi3, gpt2, gpt_neox, falcon, opt, bloom, gptj, codegen, gpt_bigcode,
   /// starcoder2, stablelm, granite, cohere, olmo, olmo2, olmo3, olmoe, glm, glm4, glm4_moe, minimax_m2, llama4_text,
   /// exaone4, ernie4_5, ernie4_5_moe, seed_oss, smollm3, arcee, nemotron_h (hybrid: Mamba-2, attention, MLP, MoE
-  /// layers), granitemoehybrid (Granite 4.0: Mamba-2 or attention, then MoE + shared MLP), mamba2; encoders bert, roberta, xlm-roberta, distilbert
+  /// layers), granitemoehybrid (Granite 4.0: Mamba-2 or attention, then MoE + shared MLP), mamba2; encoders bert,
+  /// roberta, xlm-roberta, distilbert
   std::string family;
   std::string module_prefix;         ///< HF class prefix for module types ("Llama" -> LlamaRMSNorm, LlamaAttention)
   int64_t vocab_size = 0;            ///< vocab_size
@@ -124,7 +125,8 @@ struct LlmConfig {
   std::string architecture;           ///< architectures[0] as the config gives it (or the default one)
   bool pooler = false;                ///< BertPooler: dense (h x h) + tanh on the first token
   int64_t num_labels = 2;             ///< classifier outputs (len(id2label) or num_labels)
-  // Hybrid models (nemotron_h). Empty `blocks`: every layer is a decoder layer (attention, then an MLP or MoE).
+  // Hybrid models (nemotron_h, granitemoehybrid, mamba2). Empty `blocks`: every layer is a decoder layer (attention,
+  // then an MLP or MoE).
   std::vector<LlmBlock> blocks;      ///< one per layer (layers_block_type / hybrid_override_pattern)
   /// Hybrid decoder layers (granitemoehybrid): `blocks` says Mamba or Attention per layer, and every layer is a
   /// decoder layer, its mixer then a feed-forward part after a second norm (MoE + shared MLP, or the shared MLP).
