@@ -1,6 +1,8 @@
 // Recurrent family: LSTM, GRU and RNN (ONNX layouts 0 and 1, forward/reverse/bidirectional, sequence lengths) —
-// shape inference and cost per PyTorch's cuDNN-style gate math — and Mamba-2's selective scan (SelectiveScan, the
-// chunked state-space dual of mamba_ssm's kernels). See docs/counting.md ("Recurrent layers", "Selective scan").
+// shape inference and cost per PyTorch's cuDNN-style gate math — Mamba-2's selective scan (SelectiveScan, the
+// chunked state-space dual of mamba_ssm's kernels) and Gated DeltaNet's delta rule (GatedDeltaRule, the chunked
+// WY form of flash-linear-attention's kernels). See docs/counting.md ("Recurrent layers", "Selective scan",
+// "Gated delta rule").
 #include <algorithm>
 
 #include "ops/family.hpp"
@@ -197,9 +199,145 @@ bool selective_scan_cost(const CostContext& c, Cost& cost, std::string& reason) 
   return true;
 }
 
+
+// GatedDeltaRule: q and k [B, L, Hk, K] (Hk key heads, each shared by H / Hk value heads), v [B, L, H, V], the raw
+// gate inputs a and b [B, L, H] (g = -exp(A_log) softplus(a + dt_bias), beta = sigmoid(b), fused as vLLM's
+// fused_gdn_gating does), A_log [H], dt_bias [H], optional initial state [B, H, K, V] -> o [B, L, H, V] and the final
+// state [B, H, K, V] (the initial state's type, else float32 as the kernels return it).
+bool gated_delta_rule_infer(RuleContext& c) {
+  for (int i = 0; i < 5; ++i)
+    if (!c.present(i)) throw RuleError("GatedDeltaRule needs its first five inputs: q, k, v, a and b");
+  const Shape *q = c.shape(0), *k = c.shape(1), *v = c.shape(2), *a = c.shape(3), *b = c.shape(4);
+  if (!q || !k || !v || !a || !b) return false;
+  if (q->rank() != 4 || k->rank() != 4 || v->rank() != 4 || a->rank() != 3 || b->rank() != 3)
+    throw RuleError("GatedDeltaRule: q and k must be [B, L, key_heads, key_dim], v [B, L, heads, value_dim], a and b "
+                    "[B, L, heads]");
+  auto agree = [](int64_t x, int64_t y) { return x < 0 || y < 0 || x == y; };
+  for (int d = 0; d < 4; ++d)
+    if (!agree(q->dims[d], k->dims[d]))
+      throw RuleError(fmt::format("GatedDeltaRule: q {} and k {} differ", to_string(*q), to_string(*k)));
+  const int64_t batch = v->dims[0], len = v->dims[1], heads = v->dims[2], vd = v->dims[3];
+  const int64_t key_heads = q->dims[2], kd = q->dims[3];
+  if (!agree(q->dims[0], batch) || !agree(q->dims[1], len))
+    throw RuleError(fmt::format("GatedDeltaRule: q {} does not match v {}", to_string(*q), to_string(*v)));
+  if (heads > 0 && key_heads > 0 && heads % key_heads != 0)
+    throw RuleError(fmt::format("GatedDeltaRule: {} value heads do not share {} key heads evenly", heads, key_heads));
+  for (const Shape* s : {a, b})
+    if (!agree(s->dims[0], batch) || !agree(s->dims[1], len) || !agree(s->dims[2], heads))
+      throw RuleError(fmt::format("GatedDeltaRule: the gate input {} does not match v {}", to_string(*s), to_string(*v)));
+  for (int i : {5, 6})
+    if (const Shape* s = c.shape(i); s && (s->rank() != 1 || !agree(s->dims[0], heads)))
+      throw RuleError(fmt::format("GatedDeltaRule: input {} must be [{}] (one value per head), not {}", i, heads,
+                                  to_string(*s)));
+  const Shape final_state{{batch, heads, kd, vd}};
+  if (const Shape* s = c.shape(7)) {
+    bool fits = s->rank() == 4;
+    for (int d = 0; fits && d < 4; ++d) fits = agree(s->dims[d], final_state.dims[d]);
+    if (!fits)
+      throw RuleError(fmt::format("GatedDeltaRule: the initial state is {}, q and v make it {}", to_string(*s),
+                                  to_string(final_state)));
+  }
+  c.out(0, *v);
+  if (c.outputs() > 1) c.out(1, final_state, c.present(7) ? c.dtype(7) : DType::F32);
+  return true;
+}
+
+// Per sequence and value head, with key width K, value width V and chunk length Q (the last chunk q = L mod Q when
+// shorter), per chunk of q tokens, S = q(q - 1) / 2 strict pairs, P = q(q + 1) / 2 kept pairs, q(q - 1)(q - 2) / 6
+// triples (docs/counting.md, "Gated delta rule"):
+//   MACs: the keys' Gram matrix on the strict pairs S·K; the unit lower-triangular inverse (I + A)⁻¹ by forward
+//   substitution, one MAC per triple; w and u (the inverse times beta k e^g and beta v) S·(K + V); the state's three
+//   products (v - w h, the state update kᵀ v_new, the queries on the carried state) 3·q·K·V; the chunk's own
+//   scores and their product with v_new P·(K + V);
+//   elementwise, per token: the gate (a + dt_bias, softplus 3, times -exp(A_log) 2, its running sum, sigmoid(b) 3:
+//   10), e^g 1, beta k e^g 2K, beta v V, v - w h V, the decay to the chunk's end (a subtraction, an exp) 2 and its
+//   product with k K, the query's scale and e^g 2K, the two outputs' sum V; per strict pair the decay and beta
+//   (subtraction, exp, two products) 4; per kept pair the decay (subtraction, exp, product) 3; per chunk the carried
+//   state's decay and add 2·K·V. qk_l2norm: per token and key head, q and k normalised, 3K + 2 each.
+// One token with an initial state (a decode step) is the recurrence: h = e^g h, h += k ((v - hᵀk) beta), o = hᵀ q:
+//   MACs 3·K·V; FLOPs 2·MACs + K·V (the decay) + 2V + K (the query's scale) + 10 (the gate, e^g).
+// Backward: each product's two operands get their gradients (2 FLOPs per MAC each; the attribution is in
+// docs/counting.md), the elementwise terms once more, A_log and dt_bias 2 per token and head, the initial state
+// its decay 2·K·V.
+struct DeltaWork {
+  Count macs = 0, flops = 0, grad_q = 0, grad_k = 0, grad_v = 0, grad_a = 0, grad_b = 0, grad_per_head = 0,
+        grad_state = 0;
+};
+
+DeltaWork delta_work(Count batch, Count len, Count key_heads, Count heads, Count kd, Count vd, Count chunk, bool step,
+                     bool l2norm) {
+  DeltaWork w;
+  const Count KV = kd * vd, norm = l2norm ? key_heads * (3 * kd + 2) : 0;  // per token, for q and for k each
+  w.grad_state = batch * heads * 2 * KV;  // the initial state's decay into the first chunk
+  if (step && len == 1) {
+    // hᵀk (h, k), k (v - hᵀk) beta (k, v), hᵀq (h, q); h's operand gradients go to the initial state
+    w.macs = batch * heads * 3 * KV;
+    w.flops = 2 * w.macs + batch * (heads * (KV + 2 * vd + kd + 10) + 2 * norm);
+    w.grad_q = batch * (heads * (2 * KV + kd) + norm);
+    w.grad_k = batch * (heads * 4 * KV + norm);
+    w.grad_v = batch * heads * (2 * KV + vd);
+    w.grad_a = batch * heads * (KV + 7);
+    w.grad_b = batch * heads * (vd + 3);
+    w.grad_per_head = batch * heads * 2;
+    w.grad_state = batch * heads * 4 * KV;
+    return w;
+  }
+  auto add_chunk = [&](Count q, Count times) {
+    if (q <= 0 || times <= 0) return;
+    const Count S = q * (q - 1) / 2, P = q * (q + 1) / 2, triples = q * (q - 1) * (q - 2) / 6;
+    const Count macs = heads * (S * kd + triples + S * (kd + vd) + 3 * q * KV + P * (kd + vd));
+    const Count elementwise = heads * (q * (13 + 5 * kd + 3 * vd) + 4 * S + 3 * P + 2 * KV) + 2 * q * norm;
+    w.macs += times * macs;
+    w.flops += times * (2 * macs + elementwise);
+    // Operand gradients, 2 FLOPs per MAC each: Gram (k, k), inverse (a, b), w (b, k), u (b, v), v - w h (k, v),
+    // state update (k, v), carried-state output (q, v), scores (q, k), their product with v_new (k, v).
+    w.grad_q += times * (heads * (2 * (q * KV + P * kd) + 2 * q * kd) + q * norm);
+    w.grad_k += times * (heads * (2 * (2 * S * kd + S * kd + 2 * q * KV + P * kd + P * vd) + 3 * q * kd) + q * norm);
+    w.grad_v += times * heads * (2 * (S * vd + 3 * q * KV + P * vd) + 3 * q * vd + 2 * KV);
+    w.grad_a += times * heads * (2 * triples + 10 * q + 4 * S + 3 * P);
+    w.grad_b += times * heads * (2 * (triples + S * kd + S * vd) + 3 * q);
+    w.grad_per_head += times * heads * 2 * q;
+  };
+  add_chunk(chunk, batch * (len / chunk));
+  add_chunk(len % chunk, batch);
+  return w;
+}
+
+bool gated_delta_rule_cost(const CostContext& c, Cost& cost, std::string& reason) {
+  for (size_t i = 0; i < 5; ++i)
+    if (!c.present(i)) {
+      reason = "GatedDeltaRule needs its first five inputs: q, k, v, a and b";
+      return false;
+    }
+  const Shape &q = c.in_shape(0), &v = c.in_shape(2);
+  if (q.rank() != 4 || v.rank() != 4) {  // shapes a file declared without the rule's checks
+    reason = "q and v must be 4-D [B, L, key_heads, key_dim] and [B, L, heads, value_dim]";
+    return false;
+  }
+  const int64_t chunk = c.n.attrs.i("chunk_size", 64);
+  if (chunk < 1 || chunk > ops::kMaxDim) {
+    reason = fmt::format("chunk_size {} is not a positive length", chunk);
+    return false;
+  }
+  const DeltaWork w = delta_work(v[0], v[1], q[2], v[2], q[3], v[3], chunk, c.present(7),
+                                 c.n.attrs.i("qk_l2norm", 0) != 0);
+  cost.macs = w.macs;
+  cost.flops = w.flops;
+  c.add_grad(c.n.inputs[0], w.grad_q, cost);
+  c.add_grad(c.n.inputs[1], w.grad_k, cost);
+  c.add_grad(c.n.inputs[2], w.grad_v, cost);
+  c.add_grad(c.n.inputs[3], w.grad_a, cost);
+  c.add_grad(c.n.inputs[4], w.grad_b, cost);
+  if (c.present(5)) c.add_grad(c.n.inputs[5], w.grad_per_head, cost);
+  if (c.present(6)) c.add_grad(c.n.inputs[6], w.grad_per_head, cost);
+  if (c.present(7)) c.add_grad(c.n.inputs[7], w.grad_state, cost);
+  return true;
+}
+
 }  // namespace
 
 const OpRule rule_recurrent{recurrent_infer, recurrent_cost};
 const OpRule rule_selective_scan{selective_scan_infer, selective_scan_cost};
+const OpRule rule_gated_delta_rule{gated_delta_rule_infer, gated_delta_rule_cost};
 
 }  // namespace ridge::ops

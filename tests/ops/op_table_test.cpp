@@ -112,6 +112,11 @@ const Row kRows[] = {
     // q = 2: MACs 6 + 12 + 32 + 8 = 58, elementwise 24 + 18 + 16 + 16 = 74 -> 190; q = 1: 26 and 42 -> 94.
     // Backward: x 80 + 36, B and C 44 + 20 each, dt 130 + 66, A and dt_bias 8 + 4 each, D 16 + 8 = 488.
     {OpKind::SelectiveScan, "selectivescan:1x3x2x2,1x3x2,2,1x3x1x2,1x3x1x2,2,2/chunk_size=2", "1x3x2x2", 284, 488},
+    // Gated delta rule, L 3 in chunks of 2, Hk 1 key head shared by H 2 value heads, K 2, V 2 (docs/counting.md):
+    // q = 2 (1 strict pair, 3 kept, no triple), per head MACs 2 + 4 + 24 + 12 = 42, elementwise 58 + 4 + 9 + 8 = 79
+    // -> 2 x (84 + 79) = 326; q = 1: MACs 16, elementwise 40 -> 2 x (32 + 40) = 144. Backward: 4 x 116 MACs,
+    // the 238 elementwise once more, A_log and dt_bias 2 per token and head (12 each) = 726.
+    {OpKind::GatedDeltaRule, "gateddeltarule:1x3x1x2,1x3x1x2,1x3x2x2,1x3x2,1x3x2,2,2/chunk_size=2", "1x3x2x2", 470, 726},
     // Per-axis int8 weights 4x3 (a scale and zero point per row): (x - zp) * scale, 2 per element; no gradient.
     {OpKind::DequantizeLinear, "dequantizelinear:4x3@int8,4,4@int8/axis=0", "4x3", 24, 0},
     // round(x / scale) + zp, saturated: divide, round, add, clamp twice = 5 per element.
