@@ -18,8 +18,9 @@ enum class LlmNorm : uint8_t { RMSNorm, LayerNorm };
 /// Mamba-2 layers carry the order).
 enum class LlmPosition : uint8_t { Rotary, Learned, Alibi, None };
 /// What one layer of a hybrid model is (nemotron_h's layers_block_type): a Mamba-2 mixer, self-attention, an MLP or
-/// a mixture-of-experts block, each behind its own norm and residual add.
-enum class LlmBlock : uint8_t { Mamba, Attention, Mlp, Moe };
+/// a mixture-of-experts block, each behind its own norm and residual add; in hybrid decoder layers (granitemoehybrid,
+/// qwen3_next) the layer's mixer: Mamba-2, self-attention or a Gated DeltaNet (qwen3_next's linear attention).
+enum class LlmBlock : uint8_t { Mamba, Attention, Mlp, Moe, DeltaNet };
 /// What sits on top of the transformer body, from the config's `architectures[0]`: a decoder's lm_head, or one of
 /// the BERT family's heads (*Model, *ForMaskedLM, BertForPreTraining, *ForSequenceClassification,
 /// *ForTokenClassification, *ForQuestionAnswering).
@@ -34,8 +35,8 @@ struct LlmConfig {
   /// deepseek_v2, deepseek_v3, gpt_oss, phi, phi3, gpt2, gpt_neox, falcon, opt, bloom, gptj, codegen, gpt_bigcode,
   /// starcoder2, stablelm, granite, cohere, olmo, olmo2, olmo3, olmoe, glm, glm4, glm4_moe, minimax_m2, llama4_text,
   /// exaone4, ernie4_5, ernie4_5_moe, seed_oss, smollm3, arcee, nemotron_h (hybrid: Mamba-2, attention, MLP, MoE
-  /// layers), granitemoehybrid (Granite 4.0: Mamba-2 or attention, then MoE + shared MLP), mamba2; encoders bert,
-  /// roberta, xlm-roberta, distilbert
+  /// layers), granitemoehybrid (Granite 4.0: Mamba-2 or attention, then MoE + shared MLP), qwen3_next (Gated
+  /// DeltaNet or gated attention, then MoE), mamba2; encoders bert, roberta, xlm-roberta, distilbert
   std::string family;
   std::string module_prefix;         ///< HF class prefix for module types ("Llama" -> LlamaRMSNorm, LlamaAttention)
   int64_t vocab_size = 0;            ///< vocab_size
@@ -128,8 +129,9 @@ struct LlmConfig {
   // Hybrid models (nemotron_h, granitemoehybrid, mamba2). Empty `blocks`: every layer is a decoder layer (attention,
   // then an MLP or MoE).
   std::vector<LlmBlock> blocks;      ///< one per layer (layers_block_type / hybrid_override_pattern)
-  /// Hybrid decoder layers (granitemoehybrid): `blocks` says Mamba or Attention per layer, and every layer is a
-  /// decoder layer, its mixer then a feed-forward part after a second norm (MoE + shared MLP, or the shared MLP).
+  /// Hybrid decoder layers (granitemoehybrid, qwen3_next): `blocks` says Mamba, DeltaNet or Attention per layer, and
+  /// every layer is a decoder layer, its mixer then a feed-forward part after a second norm (granitemoehybrid: MoE +
+  /// shared MLP, or the shared MLP; qwen3_next: qwen2_moe's sparse block or an MLP).
   bool hybrid_decoder = false;
   // Mamba-2 mixers (ssm_heads == 0: none): in_proj to the gate, the conv input (x, B, C) and dt; a causal depthwise
   // conv1d of conv_kernel taps; the selective scan (SelectiveScan) in chunks of ssm_chunk; a gated RMSNorm over
@@ -143,6 +145,22 @@ struct LlmConfig {
   bool ssm_proj_bias = false;        ///< in_proj and out_proj have biases (use_bias)
   int64_t ssm_chunk = 128;           ///< chunk_size of the scan
   bool ssm_state_fp32 = true;        ///< the recurrent state is cached in float32 (mamba_ssm_cache_dtype)
+  // Gated DeltaNet mixers (qwen3_next's linear_attention layers; gdn_value_heads == 0: none): in_proj_qkvz to q and
+  // k (key heads x key width each), v and the output gate z (value heads x value width each), in_proj_ba to beta's
+  // and the decay's inputs (one per value head); a causal depthwise conv1d of conv_kernel taps (no bias) and SiLU
+  // over q|k|v; the gated delta rule (GatedDeltaRule) in chunks of gdn_chunk; a gated RMSNorm per value head;
+  // out_proj.
+  int64_t gdn_key_heads = 0;         ///< linear_num_key_heads
+  int64_t gdn_value_heads = 0;       ///< linear_num_value_heads
+  int64_t gdn_key_dim = 0;           ///< linear_key_head_dim
+  int64_t gdn_value_dim = 0;         ///< linear_value_head_dim
+  int64_t gdn_chunk = 64;            ///< chunk length of flash-linear-attention's chunk_gated_delta_rule
+  /// Widths of a Gated DeltaNet's queries (= keys) and values, and of its conv1d (q|k|v).
+  int64_t gdn_key_width() const { return gdn_key_heads * gdn_key_dim; }
+  int64_t gdn_value_width() const { return gdn_value_heads * gdn_value_dim; }
+  int64_t gdn_conv_dim() const { return 2 * gdn_key_width() + gdn_value_width(); }
+  /// Self-attention's q_proj also yields a gate per output channel: o x sigmoid(gate) before o_proj (qwen3_next).
+  bool attn_output_gate = false;
   /// Width of a Mamba-2 mixer's inner stream (heads x head_dim).
   int64_t ssm_inner() const { return ssm_heads * ssm_head_dim; }
   /// Channels of its conv1d: x, B and C (inner + 2 x groups x state).
@@ -159,6 +177,10 @@ struct LlmConfig {
   }
   /// True when layer `l` is a Mamba-2 mixer (a constant-size state cache).
   bool mamba_layer(int64_t l) const { return !blocks.empty() && blocks[static_cast<size_t>(l)] == LlmBlock::Mamba; }
+  /// True when layer `l` is a Gated DeltaNet (a constant-size state cache too).
+  bool delta_layer(int64_t l) const { return !blocks.empty() && blocks[static_cast<size_t>(l)] == LlmBlock::DeltaNet; }
+  /// True when layer `l` carries a recurrent state instead of a KV cache (Mamba-2 or Gated DeltaNet).
+  bool state_layer(int64_t l) const { return mamba_layer(l) || delta_layer(l); }
   /// Number of query heads per key/value head.
   int64_t group_size() const { return num_heads / num_kv_heads; }
   /// Rotated dims per head: qk_rope_head_dim (MLA), rotary_dims, or int(head_dim x rotary fraction) as transformers

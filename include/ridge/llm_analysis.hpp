@@ -132,8 +132,8 @@ struct ServeResult {
   Count latent_kv_cache_bytes = 0;  ///< MLA models, all GPUs: the cache holding the latent (kv_lora_rank +
                                     ///< qk_rope_head_dim per token and layer, replicated per GPU; vLLM, SGLang); else 0
   Count decompressed_kv_cache_bytes = 0;  ///< MLA models, all GPUs: HF's cache of every head's key and value; else 0
-  Count state_cache_bytes = 0;      ///< hybrid models, all GPUs: the Mamba-2 layers' conv and recurrent states (a
-                                    ///< constant size per sequence); else 0
+  Count state_cache_bytes = 0;      ///< hybrid models, all GPUs: the Mamba-2 and Gated DeltaNet layers' conv and
+                                    ///< recurrent states (a constant size per sequence); else 0
   Count state_cache_bytes_per_gpu = 0;
   Count memory_per_gpu_bytes = 0;   ///< weights + KV cache (+ state cache) per GPU
   int64_t max_batch = 0;            ///< largest batch whose weights + KV fit in one GPU's memory at this context
@@ -147,9 +147,10 @@ LlmConfig tensor_parallel_shard(const LlmConfig& c, int tp);
 /// KV cache bytes of `batch` sequences at `context` tokens: kv_heads x (head_dim + value_dim) x batch x the positions
 /// each layer keeps (context, or min(context, window) in a sliding layer: LlmConfig::window_of), in format `kv`.
 Count kv_cache_bytes(const LlmConfig& c, int64_t batch, int64_t context, const NumberFormat& kv);
-/// The Mamba-2 layers' state cache of `batch` sequences (any context): per layer the conv state (conv_dim x
+/// The recurrent layers' state cache of `batch` sequences (any context): per Mamba-2 layer the conv state (conv_dim x
 /// (conv_kernel - 1) values at `act`) and the recurrent state (heads x head_dim x state, float32 with
-/// mamba_ssm_cache_dtype float32, else at `act`); 0 for models without Mamba-2 layers.
+/// mamba_ssm_cache_dtype float32, else at `act`); per Gated DeltaNet the conv state (q|k|v width x (conv_kernel - 1)
+/// at `act`) and a float32 key_dim x value_dim state per value head; 0 for models with neither.
 Count state_cache_bytes(const LlmConfig& c, int64_t batch, DType act);
 /// The cache of an MLA model holding the latent instead: (kv_lora_rank + qk_rope_head_dim) x layers x context x
 /// batch values in format `kv`; 0 for other models.

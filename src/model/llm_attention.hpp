@@ -49,14 +49,17 @@ inline bool eager_copy(const Node& n) {
   return false;
 }
 
-/// True for a Mamba-2 layer's cached state in a serving graph: the conv state and the recurrent state it reads
-/// (inputs `past_key_values.L.conv_state` / `.ssm_state`) and writes (the `conv_state` slice, the scan's final
-/// state). They are cache traffic at their own element type (the recurrent state is float32 by default).
+/// True for a recurrent layer's cached state in a serving graph (Mamba-2, Gated DeltaNet): the conv state and the
+/// recurrent state it reads (inputs `past_key_values.L.conv_state` / `.ssm_state` / `.recurrent_state`) and writes
+/// (the `conv_state` slice, the scan's final state). They are cache traffic at their own element type (the
+/// recurrent state is float32 by default).
 inline bool state_cache(const Graph& g, int v) {
   const Value& val = g.value(v);
-  if (val.name.ends_with(".conv_state") || val.name.ends_with(".ssm_state")) return true;
-  return val.producer >= 0 && g.nodes[val.producer].op == OpKind::SelectiveScan && g.nodes[val.producer].outputs.size() > 1 &&
-         g.nodes[val.producer].outputs[1] == v;
+  if (val.name.ends_with(".conv_state") || val.name.ends_with(".ssm_state") || val.name.ends_with(".recurrent_state"))
+    return true;
+  if (val.producer < 0) return false;
+  const Node& n = g.nodes[val.producer];
+  return (n.op == OpKind::SelectiveScan || n.op == OpKind::GatedDeltaRule) && n.outputs.size() > 1 && n.outputs[1] == v;
 }
 
 /// The core's two matmuls (QK^T and SV): the FLOPs a fused attention kernel's utilization is quoted on.

@@ -229,6 +229,10 @@ std::string tensor_parallel_problem(const LlmConfig& c, int64_t tp) {
   if (c.ssm_heads > 0)  // Mamba-2 mixers split by head and by group of B and C, as Megatron and vLLM split them
     for (std::string p : {divides(c.ssm_heads, "Mamba heads"), divides(c.ssm_groups, "Mamba groups (n_groups)")})
       if (!p.empty()) return p;
+  if (c.gdn_value_heads > 0)  // Gated DeltaNets split by key head (with its value heads), as vLLM splits them
+    for (std::string p : {divides(c.gdn_key_heads, "Gated DeltaNet key heads (linear_num_key_heads)"),
+                          divides(c.gdn_value_heads, "Gated DeltaNet value heads (linear_num_value_heads)")})
+      if (!p.empty()) return p;
   return {};
 }
 
@@ -239,7 +243,7 @@ LlmConfig tensor_parallel_shard(const LlmConfig& c, int tp) {
   if (tp == 1) return c;
   if (const std::string problem = tensor_parallel_problem(c, tp); !problem.empty()) {
     std::vector<int64_t> fit;
-    for (int64_t t = 1; t <= std::min<int64_t>(std::max(c.num_heads, c.ssm_heads), 128); ++t)
+    for (int64_t t = 1; t <= std::min<int64_t>(std::max({c.num_heads, c.ssm_heads, c.gdn_key_heads}), 128); ++t)
       if (tensor_parallel_problem(c, t).empty()) fit.push_back(t);
     throw Error(fmt::format("{} (degrees that fit: {})", problem, fmt::join(fit, ", ")));
   }
@@ -254,6 +258,8 @@ LlmConfig tensor_parallel_shard(const LlmConfig& c, int tp) {
   s.dense_intermediate_size /= tp;
   s.ssm_heads /= tp;
   s.ssm_groups = std::max<int64_t>(1, c.ssm_groups / tp);
+  s.gdn_key_heads /= tp;
+  s.gdn_value_heads /= tp;
   s.vocab_size = (c.vocab_size + tp - 1) / tp;  // vocabulary-parallel embedding and lm_head (padded)
   return s;
 }
@@ -271,11 +277,17 @@ Count kv_cache_bytes(const LlmConfig& c, int64_t batch, int64_t context, const N
 }
 
 Count state_cache_bytes(const LlmConfig& c, int64_t batch, DType act) {
-  Count layers = 0;
-  for (int64_t l = 0; l < c.num_layers; ++l) layers += c.mamba_layer(l) ? 1 : 0;
+  Count mamba = 0, delta = 0;
+  for (int64_t l = 0; l < c.num_layers; ++l) {
+    mamba += c.mamba_layer(l) ? 1 : 0;
+    delta += c.delta_layer(l) ? 1 : 0;
+  }
   const Count conv = Count{c.conv_dim()} * (c.conv_kernel - 1) * dtype_bytes(act);
   const Count ssm = Count{c.ssm_heads} * c.ssm_head_dim * c.ssm_state * (c.ssm_state_fp32 ? 4 : dtype_bytes(act));
-  return layers * batch * (conv + ssm);
+  // a Gated DeltaNet: the conv state of q|k|v and a float32 key x value state per value head
+  const Count delta_conv = Count{c.gdn_conv_dim()} * (c.conv_kernel - 1) * dtype_bytes(act);
+  const Count delta_state = Count{c.gdn_value_heads} * c.gdn_key_dim * c.gdn_value_dim * 4;
+  return batch * (mamba * (conv + ssm) + delta * (delta_conv + delta_state));
 }
 
 ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOptions& o) {
@@ -356,7 +368,7 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
       if (hint.empty()) hint = fmt::format("not even batch 1 fits at --tp {}, nor at any --tp up to 64", o.tp);
     }
     const std::string state = r.state_cache_bytes_per_gpu > 0
-                                  ? fmt::format(" + Mamba state {:.2f}", to_double(r.state_cache_bytes_per_gpu) / kGiB)
+                                  ? fmt::format(" + recurrent state {:.2f}", to_double(r.state_cache_bytes_per_gpu) / kGiB)
                                   : "";
     throw DoesNotFit(fmt::format("does not fit: needs {:.2f} GiB per GPU (weights {:.2f} + KV cache {:.2f}{}), device {} "
                                  "has {:.2f} GiB ({})",

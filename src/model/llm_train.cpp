@@ -202,9 +202,14 @@ Count moe_activation_bytes_per_layer(const LlmConfig& c, const TrainOptions& o, 
 // what mamba_ssm's training kernel (mamba_split_conv1d_scan_combined) saves: the in_proj input (2 s b h, R), its
 // output z|x|B|C|dt (2 s b (I + conv_dim + H)) and the gated norm's float32 rstd per group (4 s b G). Attention as
 // Korthikanti's block with GQA widths: the QKV input and the output dropout mask (3 s b h, R), Q, K, V and the output
-// projection's input (2 s b (2 H hd + 2 kv hd)) and, unless recomputed or fused, the scores (5 H s^2 b). An MLP: its
-// input and dropout mask (3 s b h, R) and its activation's input and the down projection's (4 s b I). An MoE block
-// as moe_activation_bytes_per_layer's routed part plus its shared MLP (4 s b I_shared).
+// projection's input (2 s b (2 H hd + 2 kv hd)), with an output gate the gate and the ungated output (4 s b H hd),
+// and, unless recomputed or fused, the scores (5 H s^2 b). A Gated DeltaNet what its layer and flash-linear-
+// attention's chunk_gated_delta_rule save: the in_proj input (2 s b h, R), the projections' outputs q|k|v|z and b|a
+// (2 s b (C + Vw + 2 Hv), C the conv width), the conv output q|k|v (2 s b C), g and beta in float32 (8 s b Hv), the
+// chunks' triangular inverse (2 s b Hv x 64), the rule's output and the out_proj input (4 s b Vw) and the norm's
+// float32 rstd (4 s b Hv). An MLP: its input and dropout mask (3 s b h, R) and its activation's input and the down
+// projection's (4 s b I). An MoE block as moe_activation_bytes_per_layer's routed part plus its shared MLP
+// (4 s b I_shared).
 Count hybrid_activation_bytes(const LlmConfig& c, int64_t l, const TrainOptions& o, Recompute stored) {
   const Count s = o.seq, b = o.micro_batch, h = c.hidden_size, t = o.tp;
   const Count mlp_per_width = c.gated_mlp ? 8 : 4;  // gate and up outputs, the activation, the down input; or two
@@ -220,8 +225,16 @@ Count hybrid_activation_bytes(const LlmConfig& c, int64_t l, const TrainOptions&
       case LlmBlock::Attention:
         r += 3 * s * b * h;
         split += 2 * s * b * (2 * c.num_heads * c.head_dim + 2 * c.num_kv_heads * c.head_dim) +
+                 (c.attn_output_gate ? 4 * s * b * c.num_heads * c.head_dim : 0) +
                  (stored == Recompute::None ? 5 * c.num_heads * s * s * b : 0);
         break;
+      case LlmBlock::DeltaNet: {
+        const Count C = c.gdn_conv_dim(), Vw = c.gdn_value_width(), Hv = c.gdn_value_heads;
+        r += 2 * s * b * h;
+        split += 2 * s * b * (C + Vw + 2 * Hv) + 2 * s * b * C + 8 * s * b * Hv + 2 * s * b * Hv * c.gdn_chunk +
+                 4 * s * b * Vw + 4 * s * b * Hv;
+        break;
+      }
       case LlmBlock::Mlp:
         r += 3 * s * b * h;
         split += mlp_per_width * s * b * c.dense_width();
@@ -233,7 +246,7 @@ Count hybrid_activation_bytes(const LlmConfig& c, int64_t l, const TrainOptions&
     }
   };
   block(c.blocks[static_cast<size_t>(l)]);
-  if (c.hybrid_decoder) block(c.sparse_layer(l) ? LlmBlock::Moe : LlmBlock::Mlp);  // granitemoehybrid's second half
+  if (c.hybrid_decoder) block(c.sparse_layer(l) ? LlmBlock::Moe : LlmBlock::Mlp);  // a decoder layer's second half
   return o.sequence_parallel ? (r + split) / t : r + split / t;
 }
 
@@ -310,11 +323,12 @@ std::optional<int> parse_zero_stage(std::string_view text) {
 }
 
 TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOptions& in) {
-  // Context parallelism splits a sequence over GPUs with ring attention; a Mamba-2 layer would pass its state
-  // from rank to rank instead, which is not modelled.
+  // Context parallelism splits a sequence over GPUs with ring attention; a Mamba-2 or Gated DeltaNet layer would
+  // pass its state from rank to rank instead, which is not modelled.
   if (c.hybrid() && in.cp > 1)
-    throw Error(fmt::format("--cp {}: context parallelism of the Mamba-2 layers of {} is not modelled (ring attention "
-                            "covers attention layers only); use --cp 1", in.cp, c.name));
+    throw Error(fmt::format("--cp {}: context parallelism of the {} layers of {} is not modelled (ring attention "
+                            "covers attention layers only); use --cp 1", in.cp,
+                            c.gdn_value_heads > 0 ? "Gated DeltaNet" : "Mamba-2", c.name));
   const TrainOptions o = checked_layout(c, in);
   const int64_t stage_layers = ceil_div(c.num_layers, int64_t{o.pp});  // the largest stage sets the pace
   const LlmConfig shard = tensor_parallel_shard(c, o.tp);

@@ -1322,6 +1322,11 @@ TEST(LlmConfig, MangledConfigsAreOneLineErrorsOrConsistentGraphs) {
           "num_attention_heads":4,"num_key_value_heads":2,"num_local_experts":4,"num_experts_per_tok":2,
           "intermediate_size":8,"shared_intermediate_size":12,"mamba_n_heads":4,"mamba_n_groups":2,"mamba_d_state":8,
           "mamba_expand":2,"layer_types":["mamba","attention"],"position_embedding_type":"rope"})",
+      R"({"model_type":"qwen3_next","vocab_size":64,"hidden_size":16,"num_hidden_layers":2,"num_attention_heads":4,
+          "num_key_value_heads":2,"head_dim":8,"full_attention_interval":2,"linear_num_key_heads":2,
+          "linear_num_value_heads":4,"linear_key_head_dim":4,"linear_value_head_dim":4,"linear_conv_kernel_dim":4,
+          "num_experts":4,"num_experts_per_tok":2,"moe_intermediate_size":8,"shared_expert_intermediate_size":12,
+          "intermediate_size":24,"max_position_embeddings":64})",
   };
   int accepted = 0, built = 0;
   for (const char* seed : seeds)
@@ -1333,7 +1338,7 @@ TEST(LlmConfig, MangledConfigsAreOneLineErrorsOrConsistentGraphs) {
       c.name = "mangled";
       if (c.num_layers > 4 || c.hidden_size > 256 || c.vocab_size > 4096 || c.num_experts > 8 ||
           c.intermediate_size > 1024 || c.num_heads > 64 || c.dense_width() > 1024 || c.ssm_inner() > 1024 ||
-          c.ssm_state > 256 || c.conv_kernel > 64)
+          c.ssm_state > 256 || c.conv_kernel > 64 || c.gdn_conv_dim() + c.gdn_value_width() > 1024)
         return;
       EXPECT_EQ(graph_params(c, 2), llm_params(c).total) << text;
       ++built;

@@ -70,8 +70,9 @@ TEST(LlmHybridServe, DecodeStepsReadAndWriteTheStateWhateverTheContext) {
   // Decode FLOPs of the scan do not depend on the prompt: a 4x longer prompt adds attention work only.
   const ServeResult longer = analyze_serving(c, gpu(), [&] { ServeOptions l = o; l.prompt = 256; return l; }());
   for (size_t i = 0; i < r.ops.size(); ++i)
-    if (r.ops[i].phase == "decode" && r.ops[i].name.find("selective_scan") != std::string::npos)
+    if (r.ops[i].phase == "decode" && r.ops[i].name.find("selective_scan") != std::string::npos) {
       EXPECT_EQ(longer.ops[i].flops, r.ops[i].flops);
+    }
 }
 
 TEST(LlmHybridServe, AMamba2ModelHasNoKvCacheAndAConstantDecodeStep) {

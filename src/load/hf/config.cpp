@@ -1158,6 +1158,78 @@ void read_granitemoehybrid(const Keys& k, LlmConfig& c) {
   }
 }
 
+// qwen3_next (Qwen3NextConfig; Qwen3-Next-80B-A3B, Qwen3-Coder-Next): decoder layers (two RMSNorms) whose mixer is a
+// Gated DeltaNet (linear_attention: linear_num_key_heads (16) x linear_key_head_dim (128) queries and keys,
+// linear_num_value_heads (32) x linear_value_head_dim (128) values, a conv1d of linear_conv_kernel_dim (4) taps) or
+// gated attention (full_attention: q_proj twice as wide, the second half a sigmoid gate on the output; per-head
+// q_norm and k_norm; partial_rotary_factor 0.25 of head_dim 256 rotated), as layer_types lists them, else every
+// full_attention_interval-th (4) layer attends. The feed-forward part: qwen2_moe's sparse block (num_experts 512 of
+// moe_intermediate_size 512, num_experts_per_tok 10, a shared expert of shared_expert_intermediate_size 512 behind a
+// sigmoid gate) in every decoder_sparse_step-th layer, else an MLP of intermediate_size; num_experts 0: every layer
+// an MLP. Qwen3NextConfig's defaults where keys are absent. The norms are Gemma-style (1 + weight): the same
+// parameters. The checkpoints' multi-token-prediction weights (mtp.*) are not loaded by transformers, nor counted.
+void read_qwen3_next(const Keys& k, LlmConfig& c) {
+  c.vocab_size = k.opt_int("vocab_size", 151936);
+  c.hidden_size = k.opt_int("hidden_size", 2048);
+  c.num_layers = read_layer_count(k, 48);
+  c.num_heads = k.opt_int("num_attention_heads", 16);
+  read_head_defaults(k, c, 2, 256);
+  c.max_positions = k.opt_int("max_position_embeddings", 32768);
+  c.qkv_bias = c.o_bias = k.opt_bool("attention_bias", false);
+  c.tied_embeddings = k.opt_bool("tie_word_embeddings", false);
+  c.activation = activation_of(k, "hidden_act", "silu");
+  c.qk_norm = LlmConfig::QkNorm::PerHead;
+  c.attn_output_gate = true;
+  // partial_rotary_factor at the top level, or inside rope_parameters as newer transformers writes it
+  c.rotary_fraction = k.opt_double("partial_rotary_factor", 0.25);
+  if (const json* rope = k.find("rope_parameters"); rope && rope->is_object() && !k.find("partial_rotary_factor")) {
+    const Keys r(*rope, k.origin() + ": rope_parameters");
+    c.rotary_fraction = r.opt_double("partial_rotary_factor", 0.25);
+  }
+  c.hybrid_decoder = true;
+  if (const json* types = k.find("layer_types")) {
+    if (!types->is_array() || types->size() != static_cast<size_t>(c.num_layers))
+      throw Error(fmt::format("{}: layer_types must list \"linear_attention\" or \"full_attention\" for each of the {} "
+                              "layers, not {}", k.origin(), c.num_layers, types->dump().substr(0, 80)));
+    for (size_t l = 0; l < types->size(); ++l) {
+      const std::string t = (*types)[l].is_string() ? (*types)[l].get<std::string>() : "";
+      if (t != "linear_attention" && t != "full_attention")
+        throw Error(fmt::format("{}: layer_types[{}] must be \"linear_attention\" or \"full_attention\", not {}",
+                                k.origin(), l, (*types)[l].dump().substr(0, 40)));
+      c.blocks.push_back(t == "linear_attention" ? LlmBlock::DeltaNet : LlmBlock::Attention);
+    }
+  } else {
+    const int64_t every = k.opt_int("full_attention_interval", 4);
+    if (every < 1)
+      throw Error(fmt::format("{}: full_attention_interval must be positive, not {}", k.origin(), every));
+    for (int64_t l = 0; l < c.num_layers; ++l)
+      c.blocks.push_back((l + 1) % every != 0 ? LlmBlock::DeltaNet : LlmBlock::Attention);
+  }
+  c.gdn_key_heads = k.opt_int("linear_num_key_heads", 16);
+  c.gdn_value_heads = k.opt_int("linear_num_value_heads", 32);
+  c.gdn_key_dim = k.opt_int("linear_key_head_dim", 128);
+  c.gdn_value_dim = k.opt_int("linear_value_head_dim", 128);
+  c.conv_kernel = k.opt_int("linear_conv_kernel_dim", 4);
+  if (c.activation != "silu")
+    throw Error(fmt::format("{}: hidden_act '{}' is not supported (silu: the Gated DeltaNet's conv1d activation)",
+                            k.origin(), c.activation));
+  c.num_experts = k.opt_int("num_experts", 512);
+  if (c.num_experts < 0)
+    throw Error(fmt::format("{}: num_experts {} is negative (0: every layer an MLP)", k.origin(), c.num_experts));
+  if (c.num_experts > 0) {
+    c.dense_intermediate_size = k.opt_int("intermediate_size", 5632);
+    c.intermediate_size = k.opt_int("moe_intermediate_size", 512);
+    c.experts_per_token = k.opt_int("num_experts_per_tok", 10);
+    c.shared_expert_intermediate_size = k.opt_int("shared_expert_intermediate_size", 512);
+    c.moe_every = k.opt_int("decoder_sparse_step", 1);
+    if (const json* dense = k.find("mlp_only_layers"); dense && !(dense->is_array() && dense->empty()))
+      throw Error(fmt::format("{}: mlp_only_layers {} is not supported (only []: every decoder_sparse_step-th layer "
+                              "sparse)", k.origin(), dense->dump().substr(0, 80)));
+  } else {
+    c.intermediate_size = k.opt_int("intermediate_size", 5632);
+  }
+}
+
 struct Family {
   const char* model_type;
   const char* prefix;
@@ -1193,6 +1265,7 @@ constexpr Family kFamilies[] = {
     {"smollm3", "SmolLM3", &read_smollm3},    {"arcee", "Arcee", &read_arcee},
     {"nemotron_h", "NemotronH", &read_nemotron_h}, {"mamba2", "Mamba2", &read_mamba2},
     {"granitemoehybrid", "GraniteMoeHybrid", &read_granitemoehybrid},
+    {"qwen3_next", "Qwen3Next", &read_qwen3_next},
 };
 
 // The config key a family states its routed-expert count in.
@@ -1299,6 +1372,22 @@ void validate_llm_config(const LlmConfig& c, const std::string& origin) {
       at_most(c.ssm_inner(), int64_t{1} << 26, fmt::format("{} x {}", n[0], n[1]).c_str());
       if (c.ssm_heads % c.ssm_groups != 0)
         throw Error(fmt::format("{}: {} {} is not a multiple of {} {}", origin, n[0], c.ssm_heads, n[3], c.ssm_groups));
+    }
+    if (std::find(c.blocks.begin(), c.blocks.end(), LlmBlock::DeltaNet) != c.blocks.end()) {
+      positive(c.gdn_key_heads, "linear_num_key_heads");
+      positive(c.gdn_value_heads, "linear_num_value_heads");
+      positive(c.gdn_key_dim, "linear_key_head_dim");
+      positive(c.gdn_value_dim, "linear_value_head_dim");
+      positive(c.conv_kernel, "linear_conv_kernel_dim");
+      at_most(c.gdn_key_heads, int64_t{1} << 16, "linear_num_key_heads");
+      at_most(c.gdn_value_heads, int64_t{1} << 16, "linear_num_value_heads");
+      at_most(c.gdn_key_dim, int64_t{1} << 16, "linear_key_head_dim");
+      at_most(c.gdn_value_dim, int64_t{1} << 16, "linear_value_head_dim");
+      at_most(c.conv_kernel, int64_t{1} << 10, "linear_conv_kernel_dim");
+      at_most(c.gdn_conv_dim() + c.gdn_value_width(), int64_t{1} << 26, "the Gated DeltaNet's projection width");
+      if (c.gdn_value_heads % c.gdn_key_heads != 0)
+        throw Error(fmt::format("{}: linear_num_value_heads {} is not a multiple of linear_num_key_heads {}", origin,
+                                c.gdn_value_heads, c.gdn_key_heads));
     }
   }
   if (c.moe() && (c.experts_per_token < 1 || c.experts_per_token > c.num_experts))

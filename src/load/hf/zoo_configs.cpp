@@ -142,6 +142,14 @@ const ZooConfig kConfigs[] = {
         "mamba_head_dim":64,"ssm_state_size":128,"n_groups":8,"conv_kernel":4,"chunk_size":128,"intermediate_size":1856,
         "max_position_embeddings":262144,"tie_word_embeddings":false})",
      31577940288},
+    {"qwen3-next-80b-a3b",  // Qwen/Qwen3-Next-80B-A3B-Instruct (= Qwen3-Coder-Next): 36 Gated DeltaNet, 12 attention
+     R"({"model_type":"qwen3_next","vocab_size":151936,"hidden_size":2048,"intermediate_size":5120,
+        "num_hidden_layers":48,"num_attention_heads":16,"num_key_value_heads":2,"head_dim":256,
+        "partial_rotary_factor":0.25,"full_attention_interval":4,"linear_conv_kernel_dim":4,"linear_key_head_dim":128,
+        "linear_value_head_dim":128,"linear_num_key_heads":16,"linear_num_value_heads":32,"num_experts":512,
+        "num_experts_per_tok":10,"moe_intermediate_size":512,"shared_expert_intermediate_size":512,
+        "decoder_sparse_step":1,"mlp_only_layers":[],"max_position_embeddings":262144,"tie_word_embeddings":false})",
+     79674391296},
     {"phi-3-mini",
      R"({"model_type":"phi3","vocab_size":32064,"hidden_size":3072,"intermediate_size":8192,"num_hidden_layers":32,
         "num_attention_heads":32,"num_key_value_heads":32,"max_position_embeddings":4096,"sliding_window":2047,
@@ -205,6 +213,7 @@ struct LayerParts {
   Count norm = 0;                 ///< one norm
   Count attention = 0;            ///< the attention alone (a hybrid layer's mixer)
   Count mamba = 0;                ///< a Mamba-2 mixer: in_proj, conv1d, A_log, D, dt_bias, gated norm, out_proj
+  Count delta = 0;                ///< a Gated DeltaNet: in_proj_qkvz, in_proj_ba, conv1d, A_log, dt_bias, norm, out_proj
 };
 
 LayerParts layer_parts(const LlmConfig& c) {
@@ -226,10 +235,13 @@ LayerParts layer_parts(const LlmConfig& c) {
            H * vd * h + (c.o_bias ? h : 0);
   }
   if (c.attention_sinks) attn += H;  // one sink logit per head
+  if (c.attn_output_gate) attn += h * H * hd + (c.qkv_bias ? H * hd : 0);  // q_proj's gate half
   lp.attention = attn;
   const Count I = c.ssm_inner(), CD = c.conv_dim(), SH = c.ssm_heads, proj = I + CD + SH;
   lp.mamba = h * proj + (c.ssm_proj_bias ? proj : 0) + CD * c.conv_kernel + (c.conv_bias ? CD : 0) + 3 * SH + I +
              I * h + (c.ssm_proj_bias ? h : 0);
+  const Count GC = c.gdn_conv_dim(), GV = c.gdn_value_width(), GH = c.gdn_value_heads;
+  lp.delta = h * (GC + GV) + h * 2 * GH + GC * c.conv_kernel + 2 * GH + c.gdn_value_dim + GV * h;
   const int norms = c.parallel_residual ? c.parallel_norms : c.sandwich_norms ? 4 : 2;
   lp.attention_and_norms = attn + norms * lp.norm;
   lp.expert = mlp(c.intermediate_size);
@@ -262,8 +274,8 @@ Count encoder_head_params(const LlmConfig& c, Count norm) {
 
 LayerParams llm_layer_params(const LlmConfig& c, int64_t layer) {
   const LayerParts lp = layer_parts(c);
-  if (c.hybrid_decoder) {  // a decoder layer whose mixer is Mamba-2 or attention, then its feed-forward part
-    const Count mixer = c.mamba_layer(layer) ? lp.mamba : lp.attention;
+  if (c.hybrid_decoder) {  // a decoder layer whose mixer is Mamba-2, a Gated DeltaNet or attention, then its MLP/MoE
+    const Count mixer = c.mamba_layer(layer) ? lp.mamba : c.delta_layer(layer) ? lp.delta : lp.attention;
     if (c.sparse_layer(layer)) return {2 * lp.norm + mixer + lp.sparse_rest, c.num_experts * lp.expert};
     return {2 * lp.norm + mixer + lp.dense_mlp, 0};
   }
@@ -273,6 +285,7 @@ LayerParams llm_layer_params(const LlmConfig& c, int64_t layer) {
       case LlmBlock::Attention: return {lp.norm + lp.attention, 0};
       case LlmBlock::Mlp: return {lp.norm + lp.dense_mlp, 0};
       case LlmBlock::Moe: return {lp.norm + lp.sparse_rest, c.num_experts * lp.expert};
+      case LlmBlock::DeltaNet: return {lp.norm + lp.delta, 0};
     }
   }
   if (c.sparse_layer(layer)) return {lp.attention_and_norms + lp.sparse_rest, c.num_experts * lp.expert};

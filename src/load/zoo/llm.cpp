@@ -286,14 +286,20 @@ int self_attention(Ctx& x, int h, int64_t layer) {
                        : f == "falcon" || f == "bloom" ? "self_attention"
                                                          : "self_attn",
                         x.type("Attention"));
-  int q, k, v;
+  int q, k, v, gate = -1;
   if (c.fused_qkv) {
     const char* nm = mn ? mn->qkv : c.family == "gpt2" ? "c_attn" : c.family == "phi3" ? "qkv_proj" : "query_key_value";
     int qkv = b.linear(h, nm, (H + 2 * kv) * hd, c.qkv_bias, c.family == "gpt2" ? "Conv1D" : "Linear");
     auto parts = b.split(qkv, 2, {H * hd, kv * hd, kv * hd});
     q = parts[0], k = parts[1], v = parts[2];
   } else {
-    q = b.linear(h, "q_proj", H * hd, c.qkv_bias);
+    q = b.linear(h, "q_proj", (c.attn_output_gate ? 2 : 1) * H * hd, c.qkv_bias);
+    if (c.attn_output_gate) {  // Qwen3NextAttention: each head's query and its gate, chunked from one q_proj row
+      const int64_t B = x.s.batch, T = x.s.tokens;
+      const auto parts = b.split(b.reshape(q, Shape{{B, T, H, 2 * hd}}), 3, {hd, hd}, "chunk");
+      q = b.reshape(parts[0], Shape{{B, T, H * hd}});
+      gate = b.reshape(parts[1], Shape{{B, T, H * hd}});
+    }
     k = b.linear(h, "k_proj", kv * hd, c.qkv_bias);
     v = b.linear(h, "v_proj", kv * hd, c.qkv_bias);
     if (c.clip_qkv > 0) {  // OlmoAttention: q, k, v .clamp_(-clip_qkv, clip_qkv), one op each
@@ -326,6 +332,7 @@ int self_attention(Ctx& x, int h, int64_t layer) {
   v = cached(x, v, cache + ".value", "value");
   int o = attend(x, q, k, v);
   o = b.reshape(b.transpose(o, {0, 2, 1, 3}), Shape{{x.s.batch, x.s.tokens, H * hd}});
+  if (gate >= 0) o = b.binary(OpKind::Mul, o, b.unary(OpKind::Sigmoid, gate, "sigmoid"), "mul_gate");
   const char* out_name = mn ? mn->out : f == "gpt2"                                        ? "c_proj"
                          : f == "gpt_neox" || f == "falcon" || f == "phi" || f == "bloom" ? "dense"
                          : f == "opt"                                     ? "out_proj"
@@ -409,11 +416,12 @@ int moe(Ctx& x, int h) {
   // with `shared_experts`), which GLM-4.5's Glm4MoeMoE copies.
   const bool mixtral = c.family == "mixtral" || c.family == "minimax_m2";
   const bool deepseek = c.family.rfind("deepseek", 0) == 0 || c.family == "glm4_moe" || c.family == "nemotron_h";
-  const char* type = deepseek || c.hybrid_decoder ? "MoE"  // GraniteMoeHybridMoE
+  const bool granite = c.family == "granitemoehybrid";
+  const char* type = deepseek || granite ? "MoE"  // GraniteMoeHybridMoE
                      : c.family == "gpt_oss"   ? "MLP"
                      : c.router_topk_sigmoid   ? "Moe"  // Llama4TextMoe
                                                : "SparseMoeBlock";
-  auto scope = b.module(mixtral || c.hybrid_decoder ? "block_sparse_moe" : feed_forward_name(c), x.type(type));
+  auto scope = b.module(mixtral || granite ? "block_sparse_moe" : feed_forward_name(c), x.type(type));
   int flat = b.reshape(h, Shape{{N, d}});
   int weights;
   if (c.router_topk_softmax) {  // GptOssTopKRouter: a biased Linear; softmax over each token's top-k logits
@@ -466,7 +474,7 @@ int moe(Ctx& x, int h) {
   int y = b.slice(all, 1, 0, 1, "contribution");
   for (int64_t i = 1; i < K; ++i) y = b.binary(OpKind::Add, y, b.slice(all, 1, i, i + 1, "contribution"), "index_add");
   y = b.reshape(y, Shape{{x.s.batch, x.s.tokens, d}});
-  if (c.shared_expert_intermediate_size > 0 && !c.hybrid_decoder) {  // granitemoehybrid's is the layer's shared_mlp
+  if (c.shared_expert_intermediate_size > 0 && !granite) {  // granitemoehybrid's is the layer's shared_mlp
     const bool plural = deepseek || c.family == "ernie4_5_moe";  // DeepseekV3MoE, Ernie4_5_MoeSparseMoeBlock
     int sh = mlp(x, h, plural ? "shared_experts" : "shared_expert", c.shared_expert_intermediate_size, x.type("MLP"));
     if (c.shared_expert_gate) {
@@ -488,7 +496,7 @@ int shared_mlp(Ctx& x, int h, int64_t width) {
 }
 
 int feed_forward(Ctx& x, int h, int64_t layer) {
-  if (x.c.hybrid_decoder) {  // granitemoehybrid: the routed experts plus the shared MLP, or the shared MLP alone
+  if (x.c.family == "granitemoehybrid") {  // the routed experts plus the shared MLP, or the shared MLP alone
     if (!x.c.sparse_layer(layer)) return shared_mlp(x, h, x.c.intermediate_size);
     const int routed = moe(x, h);
     return x.b.binary(OpKind::Add, routed, shared_mlp(x, h, x.c.shared_expert_intermediate_size), "add_shared_mlp");
@@ -497,7 +505,8 @@ int feed_forward(Ctx& x, int h, int64_t layer) {
   return mlp(x, h, feed_forward_name(x.c), x.c.dense_width(), x.type("MLP"));
 }
 
-int mamba_mixer(Ctx& x, int h, int64_t layer);  // below, beside the hybrid layers that use it
+int mamba_mixer(Ctx& x, int h, int64_t layer);      // below, beside the hybrid layers that use them
+int gated_delta_net(Ctx& x, int h, int64_t layer);
 
 // One decoder layer: pre-norm sequential (llama, gpt2, opt, sequential neox), parallel residual
 // (x + attn(ln1(x)) + mlp(ln2(x) or ln1(x)): neox, falcon, phi), with norms around both blocks (gemma2, gemma3, glm4:
@@ -527,7 +536,9 @@ int decoder_layer(Ctx& x, int h, int64_t l) {
   const std::string n2 = mn ? mn->norm2 : gpt2 ? "ln_2" : opt ? "final_layer_norm" : falcon ? "ln_mlp" : "post_attention_layernorm";
   auto scope = b.module(std::to_string(l), x.type(mn ? mn->block : gpt2 || c.family == "bloom" ? "Block" : "DecoderLayer"));
   int a_in = norm(x, h, n1);
-  int a = residual_branch(x, c.mamba_layer(l) ? mamba_mixer(x, a_in, l) : self_attention(x, a_in, l));
+  int a = residual_branch(x, c.mamba_layer(l)   ? mamba_mixer(x, a_in, l)
+                            : c.delta_layer(l) ? gated_delta_net(x, a_in, l)
+                                               : self_attention(x, a_in, l));
   if (c.parallel_residual) {
     int m_in = c.parallel_norms == 2 ? norm(x, h, n2) : a_in;
     int m = feed_forward(x, m_in, l);
@@ -535,6 +546,28 @@ int decoder_layer(Ctx& x, int h, int64_t l) {
   }
   h = b.binary(OpKind::Add, h, a, "add");
   return b.binary(OpKind::Add, h, residual_branch(x, feed_forward(x, norm(x, h, n2), l)), "add");
+}
+
+// The conv1d both recurrent mixers run over their conv input [B, T, channels] (transposed to channels first): a
+// serving graph prepends the cached last conv_kernel - 1 inputs when it continues a sequence and writes the new ones
+// back (`.conv_state`); the causal depthwise conv and SiLU. Returns [B, T, channels].
+int causal_conv_with_state(Ctx& x, int conv_in, int64_t channels, const std::string& cache, bool bias) {
+  Builder& b = x.b;
+  const int64_t B = x.s.batch, K = x.c.conv_kernel;
+  const bool from_cache = x.s.serving && (x.s.past > 0 || x.s.tokens == 1);
+  conv_in = b.transpose(conv_in, {0, 2, 1});  // [B, channels, T]
+  int64_t pad = K - 1;
+  if (from_cache) {
+    const int past = b.input(cache + ".conv_state", Shape{{B, channels, K - 1}}, x.s.dtype);
+    conv_in = b.concat({past, conv_in}, 2, "cat_conv_state");
+    pad = 0;
+  }
+  if (x.s.serving) {
+    const int64_t len = b.shape(conv_in)[2];
+    x.present.push_back(b.slice(conv_in, 2, std::max<int64_t>(0, len - (K - 1)), len, "conv_state"));
+  }
+  const int conv = b.act(OpKind::Silu, b.causal_conv1d(conv_in, "conv1d", K, pad, bias), "act", "SiLU");
+  return b.transpose(conv, {0, 2, 1});
 }
 
 // NemotronHMamba2Mixer as mamba_ssm's kernels run it (docs/llm.md, "Hybrid models"): in_proj to the gate (inner
@@ -547,7 +580,7 @@ int mamba_mixer(Ctx& x, int h, int64_t layer) {
   Builder& b = x.b;
   const LlmConfig& c = x.c;
   const int64_t B = x.s.batch, T = x.s.tokens, I = c.ssm_inner(), H = c.ssm_heads, P = c.ssm_head_dim,
-                G = c.ssm_groups, N = c.ssm_state, K = c.conv_kernel, CD = c.conv_dim();
+                G = c.ssm_groups, N = c.ssm_state, CD = c.conv_dim();
   const bool from_cache = x.s.serving && (x.s.past > 0 || T == 1);
   const std::string cache = fmt::format("past_key_values.{}", layer);
   // Mamba2Mixer; nemotron_h's NemotronHMamba2Mixer; granitemoehybrid's GraniteMoeHybridMambaLayer (module `mamba`)
@@ -555,19 +588,7 @@ int mamba_mixer(Ctx& x, int h, int64_t layer) {
   auto scope = b.module(c.hybrid_decoder ? "mamba" : "mixer",
                         mamba2 ? "Mamba2Mixer" : x.type(c.hybrid_decoder ? "MambaLayer" : "Mamba2Mixer"));
   const auto proj = b.split(b.linear(h, "in_proj", I + CD + H, c.ssm_proj_bias), 2, {I, CD, H});
-  int conv_in = b.transpose(proj[1], {0, 2, 1});  // [B, conv_dim, T]
-  int64_t pad = K - 1;
-  if (from_cache) {
-    const int past = b.input(cache + ".conv_state", Shape{{B, CD, K - 1}}, x.s.dtype);
-    conv_in = b.concat({past, conv_in}, 2, "cat_conv_state");
-    pad = 0;
-  }
-  if (x.s.serving) {
-    const int64_t len = b.shape(conv_in)[2];
-    x.present.push_back(b.slice(conv_in, 2, std::max<int64_t>(0, len - (K - 1)), len, "conv_state"));
-  }
-  int conv = b.act(OpKind::Silu, b.causal_conv1d(conv_in, "conv1d", K, pad, c.conv_bias), "act", "SiLU");
-  const auto xbc = b.split(b.transpose(conv, {0, 2, 1}), 2, {I, G * N, G * N});
+  const auto xbc = b.split(causal_conv_with_state(x, proj[1], CD, cache, c.conv_bias), 2, {I, G * N, G * N});
   std::vector<int> in = {b.reshape(xbc[0], Shape{{B, T, H, P}}), proj[2],
                          b.unary(OpKind::Neg, b.unary(OpKind::Exp, b.param("A_log", Shape{{H}}), "exp"), "neg"),
                          b.reshape(xbc[1], Shape{{B, T, G, N}}), b.reshape(xbc[2], Shape{{B, T, G, N}}),
@@ -593,6 +614,45 @@ int mamba_mixer(Ctx& x, int h, int64_t layer) {
   return b.linear(y, "out_proj", c.hidden_size, c.ssm_proj_bias);
 }
 
+// Qwen3NextGatedDeltaNet as flash-linear-attention's and causal-conv1d's kernels run it (docs/llm.md, "Gated
+// DeltaNet"): in_proj_qkvz to q, k (key heads x key width each), v and z (value heads x value width each; the
+// checkpoint interleaves them per key head, a view); in_proj_ba to b and a (one each per value head); the causal
+// depthwise conv1d (no bias) and SiLU over q|k|v; one GatedDeltaRule (g = -exp(A_log) softplus(a + dt_bias), beta =
+// sigmoid(b), q and k L2-normalised in the kernel, each key head shared by its value heads, chunks of 64); the gated
+// RMSNorm per value head (normalised, times its weight, times silu(z)); out_proj. A serving graph reads and writes the
+// conv state and the float32 recurrent state (`.recurrent_state`) as the Mamba-2 mixer does.
+int gated_delta_net(Ctx& x, int h, int64_t layer) {
+  Builder& b = x.b;
+  const LlmConfig& c = x.c;
+  const int64_t B = x.s.batch, T = x.s.tokens, Hk = c.gdn_key_heads, H = c.gdn_value_heads, Kd = c.gdn_key_dim,
+                Vd = c.gdn_value_dim, KW = c.gdn_key_width(), VW = c.gdn_value_width(), CD = c.gdn_conv_dim();
+  const bool from_cache = x.s.serving && (x.s.past > 0 || T == 1);
+  const std::string cache = fmt::format("past_key_values.{}", layer);
+  auto scope = b.module("linear_attn", x.type("GatedDeltaNet"));
+  const auto qkvz = b.split(b.linear(h, "in_proj_qkvz", CD + VW, false), 2, {CD, VW});
+  const auto ba = b.split(b.linear(h, "in_proj_ba", 2 * H, false), 2, {H, H});
+  const auto qkv = b.split(causal_conv_with_state(x, qkvz[0], CD, cache, false), 2, {KW, KW, VW});
+  std::vector<int> in = {b.reshape(qkv[0], Shape{{B, T, Hk, Kd}}), b.reshape(qkv[1], Shape{{B, T, Hk, Kd}}),
+                         b.reshape(qkv[2], Shape{{B, T, H, Vd}}),  ba[1], ba[0],
+                         b.param("A_log", Shape{{H}}),             b.param("dt_bias", Shape{{H}})};
+  if (from_cache) in.push_back(b.input(cache + ".recurrent_state", Shape{{B, H, Kd, Vd}}, DType::F32));
+  const auto rule = b.call(OpKind::GatedDeltaRule, std::move(in), 2, "chunk_gated_delta_rule",
+                           Attrs{}.set("chunk_size", c.gdn_chunk).set("qk_l2norm", int64_t{1}));
+  if (x.s.serving) x.present.push_back(rule[1]);
+  int y = rule[0];  // [B, T, H, Vd]
+  {
+    auto nscope = b.module("norm", x.type("RMSNormGated"));
+    const DType dt = DType::F32;
+    const int mean = b.reduce_mean(b.binary(OpKind::Pow, y, b.constant("two", Shape{}, dt), "pow"), {-1}, true);
+    const int var = b.binary(OpKind::Add, mean, b.constant("variance_epsilon", Shape{}, dt), "add");
+    y = b.binary(OpKind::Mul, y, b.unary(OpKind::Reciprocal, b.unary(OpKind::Sqrt, var, "sqrt"), "rsqrt"), "mul");
+    y = b.binary(OpKind::Mul, b.param("weight", Shape{{Vd}}), y, "mul_weight");
+    const int z = b.reshape(qkvz[1], Shape{{B, T, H, Vd}});
+    y = b.binary(OpKind::Mul, y, b.unary(OpKind::Silu, z, "silu"), "mul_gate");
+  }
+  return b.linear(b.reshape(y, Shape{{B, T, VW}}), "out_proj", c.hidden_size, false);
+}
+
 // A hybrid layer (NemotronHBlock): h + mixer(norm(h)), the mixer a Mamba-2 mixer, self-attention, an MLP or an MoE
 // block (the layer's LlmBlock), each the module `mixer`.
 int hybrid_block(Ctx& x, int h, int64_t l) {
@@ -606,6 +666,7 @@ int hybrid_block(Ctx& x, int h, int64_t l) {
     case LlmBlock::Attention: y = self_attention(x, in, l); break;
     case LlmBlock::Mlp: y = mlp(x, in, "mixer", c.dense_width(), x.type("MLP")); break;
     case LlmBlock::Moe: y = moe(x, in); break;
+    case LlmBlock::DeltaNet: y = gated_delta_net(x, in, l); break;
   }
   return b.binary(OpKind::Add, h, y, "add");
 }

@@ -77,7 +77,7 @@ std::vector<chart::Chart> serve_charts(const ServeRequest& req, const ReportProg
   mem.stacked = true;
   mem.x = {"memory per GPU", "B", chart::Scale::Linear};
   chart::Series weights{"weights", chart::Mark::Bars}, kv{"KV cache", chart::Mark::Bars},
-      state{"Mamba-2 state cache", chart::Mark::Bars};
+      state{"recurrent state cache", chart::Mark::Bars};
   std::vector<int64_t> batches{1, o.batch, std::max<int64_t>(1, r.max_batch)};
   std::sort(batches.begin(), batches.end());
   batches.erase(std::unique(batches.begin(), batches.end()), batches.end());

@@ -127,8 +127,8 @@ Document serve_report(const ServeResult& r) {
           Cell::count(r.decompressed_kv_cache_bytes, Unit::Byte), true);
   }
   if (r.state_cache_bytes > 0) {
-    f.add("state_cache_bytes", "Mamba-2 state cache (all GPUs)", Cell::count(r.state_cache_bytes, Unit::Byte), true);
-    f.add("state_cache_bytes_per_gpu", "Mamba-2 state cache per GPU", Cell::count(r.state_cache_bytes_per_gpu, Unit::Byte),
+    f.add("state_cache_bytes", "recurrent state cache (all GPUs)", Cell::count(r.state_cache_bytes, Unit::Byte), true);
+    f.add("state_cache_bytes_per_gpu", "recurrent state cache per GPU", Cell::count(r.state_cache_bytes_per_gpu, Unit::Byte),
           true);
   }
   f.add("memory_per_gpu_bytes", r.state_cache_bytes > 0 ? "weights + KV + state per GPU" : "weights + KV per GPU",

@@ -201,7 +201,7 @@ report::Fields memory_fields(const MemoryParts& m) {
     f.add("activation_bytes", "activations", Cell::count(m.activations, Unit::Byte));
   }
   f.add("kv_cache_bytes", "KV cache", Cell::count(m.kv_cache, Unit::Byte));
-  if (m.state_cache > 0) f.add("state_cache_bytes", "Mamba-2 state cache", Cell::count(m.state_cache, Unit::Byte));
+  if (m.state_cache > 0) f.add("state_cache_bytes", "recurrent state cache", Cell::count(m.state_cache, Unit::Byte));
   f.add("total_bytes", "total", Cell::count(m.total(), Unit::Byte));
   return f;
 }
@@ -274,7 +274,7 @@ chart::Chart memory_chart(const std::string& title, const MemoryParts& m, const 
   c.x.min = 0.0;
   const std::pair<const char*, Count> parts[] = {{"weights", m.weights},        {"gradients", m.gradients},
                                                  {"optimizer state", m.optimizer}, {"activations", m.activations},
-                                                 {"KV cache", m.kv_cache},       {"Mamba-2 state cache", m.state_cache}};
+                                                 {"KV cache", m.kv_cache},       {"recurrent state cache", m.state_cache}};
   int colour = 0;
   for (const auto& [name, bytes] : parts) {
     ++colour;

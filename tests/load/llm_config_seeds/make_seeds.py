@@ -82,6 +82,11 @@ SEEDS = {
                              num_local_experts=4, num_experts_per_tok=2, intermediate_size=8,
                              shared_intermediate_size=12, mamba_n_heads=4, mamba_n_groups=2, mamba_d_state=8,
                              mamba_expand=2, layer_types=["mamba", "attention"], position_embedding_type="rope"),
+    "qwen3_next": dict(COMMON, model_type="qwen3_next", hidden_size=16, num_key_value_heads=2, head_dim=8,
+                       full_attention_interval=2, linear_num_key_heads=2, linear_num_value_heads=4,
+                       linear_key_head_dim=4, linear_value_head_dim=4, linear_conv_kernel_dim=4, num_experts=4,
+                       num_experts_per_tok=2, moe_intermediate_size=8, shared_expert_intermediate_size=12,
+                       intermediate_size=24),
 }
 
 if __name__ == "__main__":
