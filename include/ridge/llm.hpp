@@ -35,8 +35,9 @@ struct LlmConfig {
   /// deepseek_v2, deepseek_v3, gpt_oss, phi, phi3, gpt2, gpt_neox, falcon, opt, bloom, gptj, codegen, gpt_bigcode,
   /// starcoder2, stablelm, granite, cohere, olmo, olmo2, olmo3, olmoe, glm, glm4, glm4_moe, minimax_m2, llama4_text,
   /// exaone4, ernie4_5, ernie4_5_moe, seed_oss, smollm3, arcee, nemotron_h (hybrid: Mamba-2, attention, MLP, MoE
-  /// layers), granitemoehybrid (Granite 4.0: Mamba-2 or attention, then MoE + shared MLP), qwen3_next (Gated
-  /// DeltaNet or gated attention, then MoE), mamba2; encoders bert, roberta, xlm-roberta, distilbert
+  /// layers), granitemoehybrid (Granite 4.0: Mamba-2 or attention, then MoE + shared MLP), qwen3_next, qwen3_5_text,
+  /// qwen3_5_moe_text (Gated DeltaNet or gated attention, then MoE or MLP), mamba2; encoders bert, roberta, xlm-roberta,
+  /// distilbert
   std::string family;
   std::string module_prefix;         ///< HF class prefix for module types ("Llama" -> LlamaRMSNorm, LlamaAttention)
   int64_t vocab_size = 0;            ///< vocab_size

@@ -1327,6 +1327,11 @@ TEST(LlmConfig, MangledConfigsAreOneLineErrorsOrConsistentGraphs) {
           "linear_num_value_heads":4,"linear_key_head_dim":4,"linear_value_head_dim":4,"linear_conv_kernel_dim":4,
           "num_experts":4,"num_experts_per_tok":2,"moe_intermediate_size":8,"shared_expert_intermediate_size":12,
           "intermediate_size":24,"max_position_embeddings":64})",
+      R"({"model_type":"qwen3_5_moe_text","vocab_size":64,"hidden_size":16,"num_hidden_layers":2,
+          "num_attention_heads":4,"num_key_value_heads":2,"head_dim":8,"layer_types":["linear_attention",
+          "full_attention"],"linear_num_key_heads":2,"linear_num_value_heads":2,"linear_key_head_dim":4,
+          "linear_value_head_dim":4,"num_experts":4,"num_experts_per_tok":2,"moe_intermediate_size":8,
+          "shared_expert_intermediate_size":12,"max_position_embeddings":64})",
   };
   int accepted = 0, built = 0;
   for (const char* seed : seeds)

@@ -53,6 +53,65 @@ TEST(LlmQwen3Next, Qwen3Next80bA3bHasItsPublishedParameterCount) {
   EXPECT_TRUE(c->attends(3) && c->delta_layer(0) && c->delta_layer(2) && !c->attends(4));
 }
 
+TEST(LlmQwen3Next, Qwen35LanguageModelsHaveTheirPublishedParameterCounts) {
+  // Qwen3.5-9B's language model: 24 DeltaNets (hidden 4096: in_proj_qkv 4096 x 8192, in_proj_z 4096 x 4096, in_proj_b
+  // and in_proj_a 4096 x 32, conv1d 8192 x 4, A_log, dt_bias, norm 128, out_proj 4096 x 4096), 8 gated attention
+  // layers (q_proj 4096 x 8192, k_proj and v_proj 4096 x 1024, o_proj 4096 x 4096, q_norm and k_norm), a dense MLP of
+  // 12288 in every layer, untied embeddings of 248320.
+  const LlmConfig* dense = find_llm_config("qwen3.5-9b");
+  ASSERT_NE(dense, nullptr);
+  const Count h = 4096, mlp = 3 * h * 12288;
+  const Count delta = h * 8192 + h * 4096 + 2 * h * 32 + 8192 * 4 + 64 + 128 + 4096 * h;
+  const Count attention = h * 8192 + 2 * h * 1024 + 4096 * h + 512;
+  const Count text = 2 * Count{248320} * h + 24 * (2 * h + delta + mlp) + 8 * (2 * h + attention + mlp) + h;
+  EXPECT_EQ(text, Count{8953803264});  // llama.cpp's n_params for Qwen3.5-9B
+  EXPECT_EQ(llm_params(*dense).total, text);
+  // The checkpoint's 9,653,104,368 (its safetensors total) is this language model, the MTP layer (fc 2h -> h, its two
+  // input norms, one gated-attention decoder layer, its norm: 243,290,624) and the vision tower (27 blocks of hidden
+  // 1152 and MLP 4304, the 3-D patch embedding, 2304 position rows and the merger to 4096: 456,010,480).
+  const Count mtp = 2 * h * h + 2 * h + (2 * h + attention + mlp) + h;
+  EXPECT_EQ(mtp, Count{243290624});
+  const Count vision = 27 * (1152 * 3456 + 3456 + 1152 * 1152 + 1152 + 4 * 1152 + 2 * 1152 * 4304 + 4304 + 1152) +
+                       (3 * 2 * 16 * 16 * 1152 + 1152) + 2304 * 1152 + (2 * 1152 + 4608 * 4608 + 4608 + 4608 * 4096 + 4096);
+  EXPECT_EQ(text + mtp + vision, Count{9653104368});
+  // Qwen3.5-35B-A3B's: 30 DeltaNets and 10 gated attention layers of hidden 2048 (Qwen3-Next's shapes), a sparse
+  // block of 256 experts (8 per token) and the gated shared expert in every layer.
+  const LlmConfig* moe = find_llm_config("qwen3.5-35b-a3b");
+  ASSERT_NE(moe, nullptr);
+  const Count m = 2048, expert = 3 * m * 512, ffn = m * 256 + 256 * expert + expert + m;
+  const Count m_delta = m * 8192 + m * 4096 + 2 * m * 32 + 8192 * 4 + 64 + 128 + 4096 * m;
+  const Count m_attention = m * 8192 + 2 * m * 512 + 4096 * m + 512;
+  const Count total = 2 * Count{248320} * m + 30 * (2 * m + m_delta + ffn) + 10 * (2 * m + m_attention + ffn) + m;
+  EXPECT_EQ(total, Count{34660610688});  // llama.cpp's n_params for the qwen35moe architecture (35B-A3B shapes)
+  EXPECT_EQ(llm_params(*moe).total, total);
+  EXPECT_EQ(llm_params(*moe).active_per_token, total - 40 * (256 - 8) * expert);
+}
+
+TEST(LlmQwen3Next, Qwen35SplitsTheProjectionsAndKeepsItsFeedForwardKind) {
+  const char* base = R"({"model_type":"%s","vocab_size":64,"hidden_size":32,"num_hidden_layers":4,
+      "num_attention_heads":4,"num_key_value_heads":2,"head_dim":8,"intermediate_size":40,"linear_num_key_heads":2,
+      "linear_num_value_heads":4,"linear_key_head_dim":6,"linear_value_head_dim":5,"linear_conv_kernel_dim":3,
+      "num_experts":4,"num_experts_per_tok":2,"moe_intermediate_size":12,"shared_expert_intermediate_size":20,
+      "decoder_sparse_step":2})";
+  for (const std::string type : {"qwen3_5_text", "qwen3_5_moe_text"}) {
+    std::string text = base;
+    text.replace(text.find("%s"), 2, type);
+    const LlmConfig c = parse_llm_config(json::parse(text), "small");
+    const Graph g = graph_of(c);
+    EXPECT_EQ(estimate(g).total.params, llm_params(c).total) << type;
+    for (const char* node : {"model.layers.0.linear_attn.in_proj_qkv", "model.layers.0.linear_attn.in_proj_z",
+                             "model.layers.0.linear_attn.in_proj_b", "model.layers.0.linear_attn.in_proj_a",
+                             "model.layers.3.self_attn.mul_gate"})
+      EXPECT_GE(g.find_node(node), 0) << type << " " << node;
+    // qwen3_5_text: no experts whatever the keys say (transformers deletes them); qwen3_5_moe_text: every layer sparse
+    const bool sparse = type == "qwen3_5_moe_text";
+    EXPECT_EQ(c.num_experts, sparse ? 4 : 0) << type;
+    EXPECT_EQ(g.find_node("model.layers.0.mlp.gate") >= 0, sparse) << type;
+    EXPECT_EQ(g.find_node("model.layers.0.mlp.down_proj") >= 0, !sparse) << type;
+  }
+  EXPECT_THROW(parse_llm_config(json::parse(R"({"model_type":"qwen3_5_moe_text","num_experts":0})"), "moe"), Error);
+}
+
 TEST(LlmQwen3Next, GraphEqualsFormulaWithHfNames) {
   for (const char* extra : {"", R"(,"num_experts":0)", R"(,"decoder_sparse_step":2)", R"(,"attention_bias":true)"}) {
     const LlmConfig c = small(extra);

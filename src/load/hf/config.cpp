@@ -1168,12 +1168,18 @@ void read_granitemoehybrid(const Keys& k, LlmConfig& c) {
 // sigmoid gate) in every decoder_sparse_step-th layer, else an MLP of intermediate_size; num_experts 0: every layer
 // an MLP. Qwen3NextConfig's defaults where keys are absent. The norms are Gemma-style (1 + weight): the same
 // parameters. The checkpoints' multi-token-prediction weights (mtp.*) are not loaded by transformers, nor counted.
+// qwen3_5_text (Qwen3.5's dense language models) and qwen3_5_moe_text (its MoE ones) are the same layers with the
+// DeltaNet's projections as four Linears (in_proj_qkv, in_proj_z, in_proj_b, in_proj_a) and their own defaults: a
+// dense MLP of intermediate_size (12288) in every qwen3_5_text layer, the sparse block (256 experts, 8 per token) in
+// every qwen3_5_moe_text layer (their configs have no decoder_sparse_step, mlp_only_layers or, for the dense ones,
+// expert keys: transformers deletes them).
 void read_qwen3_next(const Keys& k, LlmConfig& c) {
-  c.vocab_size = k.opt_int("vocab_size", 151936);
-  c.hidden_size = k.opt_int("hidden_size", 2048);
-  c.num_layers = read_layer_count(k, 48);
+  const bool dense35 = c.family == "qwen3_5_text", moe35 = c.family == "qwen3_5_moe_text";
+  c.vocab_size = k.opt_int("vocab_size", dense35 || moe35 ? 248320 : 151936);
+  c.hidden_size = k.opt_int("hidden_size", dense35 ? 4096 : 2048);
+  c.num_layers = read_layer_count(k, dense35 ? 32 : moe35 ? 40 : 48);
   c.num_heads = k.opt_int("num_attention_heads", 16);
-  read_head_defaults(k, c, 2, 256);
+  read_head_defaults(k, c, dense35 ? 4 : 2, 256);
   c.max_positions = k.opt_int("max_position_embeddings", 32768);
   c.qkv_bias = c.o_bias = k.opt_bool("attention_bias", false);
   c.tied_embeddings = k.opt_bool("tie_word_embeddings", false);
@@ -1213,20 +1219,21 @@ void read_qwen3_next(const Keys& k, LlmConfig& c) {
   if (c.activation != "silu")
     throw Error(fmt::format("{}: hidden_act '{}' is not supported (silu: the Gated DeltaNet's conv1d activation)",
                             k.origin(), c.activation));
-  c.num_experts = k.opt_int("num_experts", 512);
+  c.num_experts = dense35 ? 0 : k.opt_int("num_experts", moe35 ? 256 : 512);
   if (c.num_experts < 0)
     throw Error(fmt::format("{}: num_experts {} is negative (0: every layer an MLP)", k.origin(), c.num_experts));
   if (c.num_experts > 0) {
-    c.dense_intermediate_size = k.opt_int("intermediate_size", 5632);
+    if (!moe35) c.dense_intermediate_size = k.opt_int("intermediate_size", 5632);
     c.intermediate_size = k.opt_int("moe_intermediate_size", 512);
-    c.experts_per_token = k.opt_int("num_experts_per_tok", 10);
+    c.experts_per_token = k.opt_int("num_experts_per_tok", moe35 ? 8 : 10);
     c.shared_expert_intermediate_size = k.opt_int("shared_expert_intermediate_size", 512);
+    if (moe35) return;  // every layer sparse
     c.moe_every = k.opt_int("decoder_sparse_step", 1);
     if (const json* dense = k.find("mlp_only_layers"); dense && !(dense->is_array() && dense->empty()))
       throw Error(fmt::format("{}: mlp_only_layers {} is not supported (only []: every decoder_sparse_step-th layer "
                               "sparse)", k.origin(), dense->dump().substr(0, 80)));
   } else {
-    c.intermediate_size = k.opt_int("intermediate_size", 5632);
+    c.intermediate_size = k.opt_int("intermediate_size", dense35 ? 12288 : 5632);
   }
 }
 
@@ -1266,6 +1273,7 @@ constexpr Family kFamilies[] = {
     {"nemotron_h", "NemotronH", &read_nemotron_h}, {"mamba2", "Mamba2", &read_mamba2},
     {"granitemoehybrid", "GraniteMoeHybrid", &read_granitemoehybrid},
     {"qwen3_next", "Qwen3Next", &read_qwen3_next},
+    {"qwen3_5_text", "Qwen3_5", &read_qwen3_next}, {"qwen3_5_moe_text", "Qwen3_5Moe", &read_qwen3_next},
 };
 
 // The config key a family states its routed-expert count in.
@@ -1334,7 +1342,8 @@ void validate_llm_config(const LlmConfig& c, const std::string& origin) {
   // A mixture-of-experts model type has experts: 0 or fewer would silently become a dense model.
   const bool moe_type = c.family == "mixtral" || c.family == "qwen2_moe" || c.family == "qwen3_moe" ||
                         c.family == "gpt_oss" || c.family == "olmoe" || c.family == "glm4_moe" ||
-                        c.family == "minimax_m2" || c.family == "llama4_text" || c.family == "ernie4_5_moe";
+                        c.family == "minimax_m2" || c.family == "llama4_text" || c.family == "ernie4_5_moe" ||
+                        c.family == "qwen3_5_moe_text";
   if (c.num_experts < 0 || (moe_type && c.num_experts < 1))
     throw Error(fmt::format("{}: {} {}: a {} model needs at least one expert", origin, experts_key(c), c.num_experts,
                             c.family));

@@ -616,7 +616,8 @@ int mamba_mixer(Ctx& x, int h, int64_t layer) {
 
 // Qwen3NextGatedDeltaNet as flash-linear-attention's and causal-conv1d's kernels run it (docs/llm.md, "Gated
 // DeltaNet"): in_proj_qkvz to q, k (key heads x key width each), v and z (value heads x value width each; the
-// checkpoint interleaves them per key head, a view); in_proj_ba to b and a (one each per value head); the causal
+// checkpoint interleaves them per key head, a view); in_proj_ba to b and a (one each per value head) (Qwen3.5: the
+// same as in_proj_qkv, in_proj_z, in_proj_b, in_proj_a); the causal
 // depthwise conv1d (no bias) and SiLU over q|k|v; one GatedDeltaRule (g = -exp(A_log) softplus(a + dt_bias), beta =
 // sigmoid(b), q and k L2-normalised in the kernel, each key head shared by its value heads, chunks of 64); the gated
 // RMSNorm per value head (normalised, times its weight, times silu(z)); out_proj. A serving graph reads and writes the
@@ -629,11 +630,20 @@ int gated_delta_net(Ctx& x, int h, int64_t layer) {
   const bool from_cache = x.s.serving && (x.s.past > 0 || T == 1);
   const std::string cache = fmt::format("past_key_values.{}", layer);
   auto scope = b.module("linear_attn", x.type("GatedDeltaNet"));
-  const auto qkvz = b.split(b.linear(h, "in_proj_qkvz", CD + VW, false), 2, {CD, VW});
-  const auto ba = b.split(b.linear(h, "in_proj_ba", 2 * H, false), 2, {H, H});
-  const auto qkv = b.split(causal_conv_with_state(x, qkvz[0], CD, cache, false), 2, {KW, KW, VW});
+  int mixed_qkv, z, beta_in, decay_in;
+  if (c.family.rfind("qwen3_5", 0) == 0) {  // Qwen3_5GatedDeltaNet: four Linears
+    mixed_qkv = b.linear(h, "in_proj_qkv", CD, false);
+    z = b.linear(h, "in_proj_z", VW, false);
+    beta_in = b.linear(h, "in_proj_b", H, false);
+    decay_in = b.linear(h, "in_proj_a", H, false);
+  } else {
+    const auto qkvz = b.split(b.linear(h, "in_proj_qkvz", CD + VW, false), 2, {CD, VW});
+    const auto ba = b.split(b.linear(h, "in_proj_ba", 2 * H, false), 2, {H, H});
+    mixed_qkv = qkvz[0], z = qkvz[1], beta_in = ba[0], decay_in = ba[1];
+  }
+  const auto qkv = b.split(causal_conv_with_state(x, mixed_qkv, CD, cache, false), 2, {KW, KW, VW});
   std::vector<int> in = {b.reshape(qkv[0], Shape{{B, T, Hk, Kd}}), b.reshape(qkv[1], Shape{{B, T, Hk, Kd}}),
-                         b.reshape(qkv[2], Shape{{B, T, H, Vd}}),  ba[1], ba[0],
+                         b.reshape(qkv[2], Shape{{B, T, H, Vd}}),  decay_in, beta_in,
                          b.param("A_log", Shape{{H}}),             b.param("dt_bias", Shape{{H}})};
   if (from_cache) in.push_back(b.input(cache + ".recurrent_state", Shape{{B, H, Kd, Vd}}, DType::F32));
   const auto rule = b.call(OpKind::GatedDeltaRule, std::move(in), 2, "chunk_gated_delta_rule",
@@ -647,8 +657,7 @@ int gated_delta_net(Ctx& x, int h, int64_t layer) {
     const int var = b.binary(OpKind::Add, mean, b.constant("variance_epsilon", Shape{}, dt), "add");
     y = b.binary(OpKind::Mul, y, b.unary(OpKind::Reciprocal, b.unary(OpKind::Sqrt, var, "sqrt"), "rsqrt"), "mul");
     y = b.binary(OpKind::Mul, b.param("weight", Shape{{Vd}}), y, "mul_weight");
-    const int z = b.reshape(qkvz[1], Shape{{B, T, H, Vd}});
-    y = b.binary(OpKind::Mul, y, b.unary(OpKind::Silu, z, "silu"), "mul_gate");
+    y = b.binary(OpKind::Mul, y, b.unary(OpKind::Silu, b.reshape(z, Shape{{B, T, H, Vd}}), "silu"), "mul_gate");
   }
   return b.linear(b.reshape(y, Shape{{B, T, VW}}), "out_proj", c.hidden_size, false);
 }

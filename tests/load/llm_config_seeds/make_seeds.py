@@ -87,6 +87,10 @@ SEEDS = {
                        linear_key_head_dim=4, linear_value_head_dim=4, linear_conv_kernel_dim=4, num_experts=4,
                        num_experts_per_tok=2, moe_intermediate_size=8, shared_expert_intermediate_size=12,
                        intermediate_size=24),
+    "qwen3_5_text": dict(COMMON, model_type="qwen3_5_text", hidden_size=16, num_key_value_heads=2, head_dim=8,
+                         layer_types=["linear_attention", "full_attention"], linear_num_key_heads=2,
+                         linear_num_value_heads=2, linear_key_head_dim=4, linear_value_head_dim=4,
+                         intermediate_size=24),
 }
 
 if __name__ == "__main__":
