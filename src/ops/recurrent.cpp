@@ -4,6 +4,7 @@
 // WY form of flash-linear-attention's kernels). See docs/counting.md ("Recurrent layers", "Selective scan",
 // "Gated delta rule").
 #include <algorithm>
+#include <initializer_list>
 
 #include "ops/family.hpp"
 
@@ -82,6 +83,30 @@ bool recurrent_cost(const CostContext& c, Cost& cost, std::string&) {
   return true;
 }
 
+// Two dims agree when either is unknown (negative) or they are equal.
+bool agree(int64_t a, int64_t b) { return a < 0 || b < 0 || a == b; }
+
+// The scans' shared tail: the inputs holding one value per head (`per_head`), the optional initial state (input 7)
+// against `final_state` (named as made from `from`), and the outputs: `out`, then the final state at the initial
+// state's type, else float32 as the kernels return it.
+bool scan_outputs(RuleContext& c, const char* op, std::initializer_list<int> per_head, int64_t heads,
+                  const Shape& final_state, const char* from, const Shape& out) {
+  for (int i : per_head)
+    if (const Shape* s = c.shape(i); s && (s->rank() != 1 || !agree(s->dims[0], heads)))
+      throw RuleError(fmt::format("{}: input {} must be [{}] (one value per head), not {}", op, i, heads,
+                                  to_string(*s)));
+  if (const Shape* s = c.shape(7)) {
+    bool fits = s->rank() == 4;
+    for (int d = 0; fits && d < 4; ++d) fits = agree(s->dims[d], final_state.dims[d]);
+    if (!fits)
+      throw RuleError(fmt::format("{}: the initial state is {}, {} make it {}", op, to_string(*s), from,
+                                  to_string(final_state)));
+  }
+  c.out(0, out);
+  if (c.outputs() > 1) c.out(1, final_state, c.present(7) ? c.dtype(7) : DType::F32);
+  return true;
+}
+
 // SelectiveScan: x [B, L, H, P], dt [B, L, H] (before dt_bias and softplus), A [H] (negative), B and C
 // [B, L, G, N] (G groups of heads share them), D [H], dt_bias [H], optional initial state [B, H, P, N] -> y
 // [B, L, H, P] and the final state [B, H, P, N] (the initial state's type, else float32 as mamba_ssm returns it).
@@ -94,7 +119,6 @@ bool selective_scan_infer(RuleContext& c) {
     throw RuleError("SelectiveScan: x must be [B, L, heads, head_dim], dt [B, L, heads], B and C [B, L, groups, state]");
   const int64_t batch = x->dims[0], len = x->dims[1], heads = x->dims[2], hd = x->dims[3];
   const int64_t groups = bm->dims[2], state = bm->dims[3];
-  auto agree = [](int64_t a, int64_t b) { return a < 0 || b < 0 || a == b; };
   if (!agree(dt->dims[0], batch) || !agree(dt->dims[1], len) || !agree(dt->dims[2], heads))
     throw RuleError(fmt::format("SelectiveScan: dt {} does not match x {}", to_string(*dt), to_string(*x)));
   for (int d = 0; d < 4; ++d)
@@ -104,21 +128,7 @@ bool selective_scan_infer(RuleContext& c) {
     throw RuleError(fmt::format("SelectiveScan: B {} does not match x {}", to_string(*bm), to_string(*x)));
   if (heads > 0 && groups > 0 && heads % groups != 0)
     throw RuleError(fmt::format("SelectiveScan: {} heads do not split into {} groups", heads, groups));
-  for (int i : {2, 5, 6})
-    if (const Shape* s = c.shape(i); s && (s->rank() != 1 || !agree(s->dims[0], heads)))
-      throw RuleError(fmt::format("SelectiveScan: input {} must be [{}] (one value per head), not {}", i, heads,
-                                  to_string(*s)));
-  const Shape final_state{{batch, heads, hd, state}};
-  if (const Shape* s = c.shape(7)) {
-    bool fits = s->rank() == 4;
-    for (int d = 0; fits && d < 4; ++d) fits = agree(s->dims[d], final_state.dims[d]);
-    if (!fits)
-      throw RuleError(fmt::format("SelectiveScan: the initial state is {}, x and B make it {}", to_string(*s),
-                                  to_string(final_state)));
-  }
-  c.out(0, *x);
-  if (c.outputs() > 1) c.out(1, final_state, c.present(7) ? c.dtype(7) : DType::F32);
-  return true;
+  return scan_outputs(c, "SelectiveScan", {2, 5, 6}, heads, Shape{{batch, heads, hd, state}}, "x and B", *x);
 }
 
 // Per sequence, with H heads of width P, G groups, state size N and chunk length Q (the last chunk q = L mod Q when
@@ -212,7 +222,6 @@ bool gated_delta_rule_infer(RuleContext& c) {
   if (q->rank() != 4 || k->rank() != 4 || v->rank() != 4 || a->rank() != 3 || b->rank() != 3)
     throw RuleError("GatedDeltaRule: q and k must be [B, L, key_heads, key_dim], v [B, L, heads, value_dim], a and b "
                     "[B, L, heads]");
-  auto agree = [](int64_t x, int64_t y) { return x < 0 || y < 0 || x == y; };
   for (int d = 0; d < 4; ++d)
     if (!agree(q->dims[d], k->dims[d]))
       throw RuleError(fmt::format("GatedDeltaRule: q {} and k {} differ", to_string(*q), to_string(*k)));
@@ -225,21 +234,7 @@ bool gated_delta_rule_infer(RuleContext& c) {
   for (const Shape* s : {a, b})
     if (!agree(s->dims[0], batch) || !agree(s->dims[1], len) || !agree(s->dims[2], heads))
       throw RuleError(fmt::format("GatedDeltaRule: the gate input {} does not match v {}", to_string(*s), to_string(*v)));
-  for (int i : {5, 6})
-    if (const Shape* s = c.shape(i); s && (s->rank() != 1 || !agree(s->dims[0], heads)))
-      throw RuleError(fmt::format("GatedDeltaRule: input {} must be [{}] (one value per head), not {}", i, heads,
-                                  to_string(*s)));
-  const Shape final_state{{batch, heads, kd, vd}};
-  if (const Shape* s = c.shape(7)) {
-    bool fits = s->rank() == 4;
-    for (int d = 0; fits && d < 4; ++d) fits = agree(s->dims[d], final_state.dims[d]);
-    if (!fits)
-      throw RuleError(fmt::format("GatedDeltaRule: the initial state is {}, q and v make it {}", to_string(*s),
-                                  to_string(final_state)));
-  }
-  c.out(0, *v);
-  if (c.outputs() > 1) c.out(1, final_state, c.present(7) ? c.dtype(7) : DType::F32);
-  return true;
+  return scan_outputs(c, "GatedDeltaRule", {5, 6}, heads, Shape{{batch, heads, kd, vd}}, "q and v", *v);
 }
 
 // Per sequence and value head, with key width K, value width V and chunk length Q (the last chunk q = L mod Q when
