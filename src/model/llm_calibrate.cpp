@@ -382,7 +382,8 @@ std::string moe_experts_note(bool moe, bool grouped_experts) {
   if (!moe) return "";
   if (grouped_experts)
     return "MoE experts (--moe grouped): each op of a layer's routed experts is one grouped kernel with one launch, "
-           "as vLLM's fused_moe and Megatron-LM's --moe-grouped-gemm run them";
+           "the routing weight in the down projection's epilogue and the top-k sum one kernel, as vLLM's fused_moe "
+           "and Megatron-LM's --moe-grouped-gemm run them";
   return "MoE experts (--moe eager): HF's loop, one kernel and one launch overhead per routed expert and op (they "
          "can dominate with many small experts); --moe grouped times them as one grouped kernel per op (vLLM, Megatron-LM)";
 }

@@ -58,24 +58,28 @@ void add_to(ServeOp& sum, const ServeOp& x) {
   sum.time_s += x.time_s;
 }
 
-// Each op of a layer's routed experts merged into one grouped kernel (costs summed, named by
-// llm::grouped_expert_kernel), in the order the first of them ran.
-std::vector<ServeOp> grouped_experts(std::vector<ServeOp> ops) {
+// Each op of a layer's routed experts merged into one grouped kernel (costs summed, named by llm::grouped_part), in
+// the order the first of them ran; the routing weight's multiply adds its FLOPs to the down projection's kernel and
+// no traffic, the top-k sum's later adds one addend each (`routing_after`: see llm::grouped_part).
+std::vector<ServeOp> grouped_experts(std::vector<ServeOp> ops, bool routing_after) {
+  using Bytes = llm::GroupedPart::Bytes;
   std::vector<ServeOp> out;
   std::map<std::string, size_t> at;
   for (ServeOp& op : ops) {
-    std::string kernel = llm::grouped_expert_kernel(op.name);
-    if (kernel.empty()) {
+    const llm::GroupedPart part = llm::grouped_part(op.name, routing_after);
+    if (part.kernel.empty()) {
       out.push_back(std::move(op));
       continue;
     }
-    const auto [it, first] = at.try_emplace(kernel, out.size());
+    const auto [it, first] = at.try_emplace(part.kernel, out.size());
+    if (part.bytes == Bytes::None) op.weight_bytes = op.activation_bytes = op.kv_read_bytes = op.kv_written_bytes = 0;
+    if (part.bytes == Bytes::Addend && !first) op.activation_bytes /= 3;  // a later add reads its addend only
     if (first) {
-      op.name = std::move(kernel);
+      op.name = part.kernel;
       out.push_back(std::move(op));
-      continue;
+    } else {
+      add_to(out[it->second], op);
     }
-    add_to(out[it->second], op);
   }
   return out;
 }
@@ -148,7 +152,7 @@ OpCosts op_costs(const Graph& g, const LlmConfig& c, const LlmShape& s, const Nu
       if (p >= 0 && op.name == g.nodes[p].name)
         op.kv_written_bytes += state ? g.value(o).bytes() : kvf.bytes(g.value(o).shape.elements());
   }
-  if (grouped) out.ops = grouped_experts(std::move(out.ops));
+  if (grouped) out.ops = grouped_experts(std::move(out.ops), !c.router_topk_sigmoid);
   return out;
 }
 

@@ -373,7 +373,7 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
     // A fused kernel with a published utilization (--attention flash2) times the core's matmuls at it.
     const bool kernel = attention_kernel_applies(o);
     const std::optional<Calibration> timing = timing_calibration(o);
-    // One entry per kernel: a node, or (--moe grouped) one op of a layer's routed experts summed.
+    // One entry per kernel: a node, or (--moe grouped) one op of a layer's routed experts summed (llm::grouped_part).
     struct Kernel {
       std::string name, cls;
       Count flops = 0, bwd_flops = 0, bytes = 0;
@@ -401,15 +401,20 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
       Kernel k{n.name, kernel && llm::attention_matmul(n) ? "attention" : op_class(g, n), executed(nc.cost.flops),
                executed(nc.cost.bwd_flops()), bytes, launches, recomputed_forwards(n, o),
                llm::attention_role(n) != llm::AttnRole::None, layer ? 1 : after_a_layer ? 2 : 0};
-      if (std::string grouped = o.grouped_experts ? llm::grouped_expert_kernel(n.name) : ""; !grouped.empty()) {
-        const auto [it, first] = grouped_at.try_emplace(grouped, kernels.size());
+      if (const llm::GroupedPart part = o.grouped_experts ? llm::grouped_part(n.name, !c.router_topk_sigmoid)
+                                                          : llm::GroupedPart{};
+          !part.kernel.empty()) {
+        using Bytes = llm::GroupedPart::Bytes;
+        const auto [it, first] = grouped_at.try_emplace(part.kernel, kernels.size());
+        if (part.bytes == Bytes::None) k.bytes = 0;                // an epilogue moves nothing of its own
+        if (part.bytes == Bytes::Addend && !first) k.bytes /= 3;  // a later add reads its addend only
         if (!first) {
           Kernel& sum = kernels[it->second];
           sum.flops += k.flops, sum.bwd_flops += k.bwd_flops, sum.bytes += k.bytes;
           sum.launches = std::max(sum.launches, k.launches);
           continue;
         }
-        k.name = std::move(grouped);
+        k.name = part.kernel;
       }
       kernels.push_back(std::move(k));
     }
