@@ -20,7 +20,7 @@ enum class LlmPosition : uint8_t { Rotary, Learned, Alibi, None };
 /// What one layer of a hybrid model is (nemotron_h's layers_block_type): a Mamba-2 mixer, self-attention, an MLP or
 /// a mixture-of-experts block, each behind its own norm and residual add; in hybrid decoder layers (granitemoehybrid,
 /// qwen3_next) the layer's mixer: Mamba-2, self-attention or a Gated DeltaNet (qwen3_next's linear attention).
-enum class LlmBlock : uint8_t { Mamba, Attention, Mlp, Moe, DeltaNet };
+enum class LlmBlock : uint8_t { Mamba, Attention, Mlp, Moe, DeltaNet, Mamba1 };
 /// What sits on top of the transformer body, from the config's `architectures[0]`: a decoder's lm_head, or one of
 /// the BERT family's heads (*Model, *ForMaskedLM, BertForPreTraining, *ForSequenceClassification,
 /// *ForTokenClassification, *ForQuestionAnswering).
@@ -36,8 +36,8 @@ struct LlmConfig {
   /// starcoder2, stablelm, granite, cohere, olmo, olmo2, olmo3, olmoe, glm, glm4, glm4_moe, minimax_m2, llama4_text,
   /// exaone4, ernie4_5, ernie4_5_moe, seed_oss, smollm3, arcee, nemotron_h (hybrid: Mamba-2, attention, MLP, MoE
   /// layers), granitemoehybrid (Granite 4.0: Mamba-2 or attention, then MoE + shared MLP), qwen3_next, qwen3_5_text,
-  /// qwen3_5_moe_text (Gated DeltaNet or gated attention, then MoE or MLP), mamba2; encoders bert, roberta, xlm-roberta,
-  /// distilbert
+  /// qwen3_5_moe_text (Gated DeltaNet or gated attention, then MoE or MLP), mamba2, mamba and falcon_mamba (Mamba-1);
+  /// encoders bert, roberta, xlm-roberta, distilbert
   std::string family;
   std::string module_prefix;         ///< HF class prefix for module types ("Llama" -> LlamaRMSNorm, LlamaAttention)
   int64_t vocab_size = 0;            ///< vocab_size
@@ -162,6 +162,13 @@ struct LlmConfig {
   int64_t gdn_conv_dim() const { return 2 * gdn_key_width() + gdn_value_width(); }
   /// Self-attention's q_proj also yields a gate per output channel: o x sigmoid(gate) before o_proj (qwen3_next).
   bool attn_output_gate = false;
+  // Mamba-1 mixers (mamba, falcon_mamba; mamba1_inner == 0: none): in_proj to x and the gate (inner width each), a
+  // causal depthwise conv1d of conv_kernel taps (conv_bias) and SiLU on x, x_proj to dt (dt_rank), B and C (ssm_state
+  // each), dt_proj (dt_rank -> inner; its bias in the scan), the scan (MambaScan), out_proj; in_proj and out_proj
+  // have biases with ssm_proj_bias.
+  int64_t mamba1_inner = 0;          ///< intermediate_size = int(expand x hidden_size)
+  int64_t dt_rank = 0;               ///< time_step_rank ("auto": ceil(hidden_size / 16))
+  bool mamba1_rms = false;           ///< falcon_mamba: B, C and dt normalised (RMS, no weight) after x_proj
   /// Width of a Mamba-2 mixer's inner stream (heads x head_dim).
   int64_t ssm_inner() const { return ssm_heads * ssm_head_dim; }
   /// Channels of its conv1d: x, B and C (inner + 2 x groups x state).
@@ -180,8 +187,10 @@ struct LlmConfig {
   bool mamba_layer(int64_t l) const { return !blocks.empty() && blocks[static_cast<size_t>(l)] == LlmBlock::Mamba; }
   /// True when layer `l` is a Gated DeltaNet (a constant-size state cache too).
   bool delta_layer(int64_t l) const { return !blocks.empty() && blocks[static_cast<size_t>(l)] == LlmBlock::DeltaNet; }
-  /// True when layer `l` carries a recurrent state instead of a KV cache (Mamba-2 or Gated DeltaNet).
-  bool state_layer(int64_t l) const { return mamba_layer(l) || delta_layer(l); }
+  /// True when layer `l` is a Mamba-1 mixer (a constant-size state cache too).
+  bool mamba1_layer(int64_t l) const { return !blocks.empty() && blocks[static_cast<size_t>(l)] == LlmBlock::Mamba1; }
+  /// True when layer `l` carries a recurrent state instead of a KV cache (Mamba-1, Mamba-2 or Gated DeltaNet).
+  bool state_layer(int64_t l) const { return mamba_layer(l) || delta_layer(l) || mamba1_layer(l); }
   /// Number of query heads per key/value head.
   int64_t group_size() const { return num_heads / num_kv_heads; }
   /// Rotated dims per head: qk_rope_head_dim (MLA), rotary_dims, or int(head_dim x rotary fraction) as transformers

@@ -233,6 +233,8 @@ std::string tensor_parallel_problem(const LlmConfig& c, int64_t tp) {
   if (c.ssm_heads > 0)  // Mamba-2 mixers split by head and by group of B and C, as Megatron and vLLM split them
     for (std::string p : {divides(c.ssm_heads, "Mamba heads"), divides(c.ssm_groups, "Mamba groups (n_groups)")})
       if (!p.empty()) return p;
+  if (c.mamba1_inner > 0)  // vLLM splits them by channel and all-reduces x_proj's output too: not modelled
+    return fmt::format("--tp: tensor parallelism of the Mamba-1 mixers of {} is not modelled; use --tp 1", c.name);
   if (c.gdn_value_heads > 0)  // Gated DeltaNets split by key head (with its value heads), as vLLM splits them
     for (std::string p : {divides(c.gdn_key_heads, "Gated DeltaNet key heads (linear_num_key_heads)"),
                           divides(c.gdn_value_heads, "Gated DeltaNet value heads (linear_num_value_heads)")})
@@ -281,17 +283,20 @@ Count kv_cache_bytes(const LlmConfig& c, int64_t batch, int64_t context, const N
 }
 
 Count state_cache_bytes(const LlmConfig& c, int64_t batch, DType act) {
-  Count mamba = 0, delta = 0;
+  Count mamba = 0, delta = 0, mamba1 = 0;
   for (int64_t l = 0; l < c.num_layers; ++l) {
     mamba += c.mamba_layer(l) ? 1 : 0;
     delta += c.delta_layer(l) ? 1 : 0;
+    mamba1 += c.mamba1_layer(l) ? 1 : 0;
   }
   const Count conv = Count{c.conv_dim()} * (c.conv_kernel - 1) * dtype_bytes(act);
   const Count ssm = Count{c.ssm_heads} * c.ssm_head_dim * c.ssm_state * (c.ssm_state_fp32 ? 4 : dtype_bytes(act));
   // a Gated DeltaNet: the conv state of q|k|v and a float32 key x value state per value head
   const Count delta_conv = Count{c.gdn_conv_dim()} * (c.conv_kernel - 1) * dtype_bytes(act);
   const Count delta_state = Count{c.gdn_value_heads} * c.gdn_key_dim * c.gdn_value_dim * 4;
-  return batch * (mamba * (conv + ssm) + delta * (delta_conv + delta_state));
+  // a Mamba-1 mixer: the conv state of x and the inner x state recurrent state, both at the activation type
+  const Count mamba1_state = Count{c.mamba1_inner} * (c.conv_kernel - 1 + c.ssm_state) * dtype_bytes(act);
+  return batch * (mamba * (conv + ssm) + delta * (delta_conv + delta_state) + mamba1 * mamba1_state);
 }
 
 ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOptions& o) {

@@ -228,6 +228,12 @@ Count hybrid_activation_bytes(const LlmConfig& c, int64_t l, const TrainOptions&
                  (c.attn_output_gate ? 4 * s * b * c.num_heads * c.head_dim : 0) +
                  (stored == Recompute::None ? 5 * c.num_heads * s * s * b : 0);
         break;
+      case LlmBlock::Mamba1: {  // what mamba_inner_fn saves: xz, the conv output, x_proj's and dt_proj's, out_proj's input
+        const Count I = c.mamba1_inner;
+        r += 2 * s * b * h;
+        split += 2 * s * b * (2 * I + I + c.dt_rank + 2 * c.ssm_state + I + I);
+        break;
+      }
       case LlmBlock::DeltaNet: {
         const Count C = c.gdn_conv_dim(), Vw = c.gdn_value_width(), Hv = c.gdn_value_heads;
         r += 2 * s * b * h;
@@ -328,7 +334,8 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
   if (c.hybrid() && in.cp > 1)
     throw Error(fmt::format("--cp {}: context parallelism of the {} layers of {} is not modelled (ring attention "
                             "covers attention layers only); use --cp 1", in.cp,
-                            c.gdn_value_heads > 0 ? "Gated DeltaNet" : "Mamba-2", c.name));
+                            c.gdn_value_heads > 0 ? "Gated DeltaNet" : c.mamba1_inner > 0 ? "Mamba-1" : "Mamba-2",
+                            c.name));
   const TrainOptions o = checked_layout(c, in);
   const int64_t stage_layers = ceil_div(c.num_layers, int64_t{o.pp});  // the largest stage sets the pace
   const LlmConfig shard = tensor_parallel_shard(c, o.tp);

@@ -241,7 +241,7 @@ OpProblem parse_generic(OpKind op, const std::string& body, const std::string& d
     p.attrs.set(key, parse_attr(value, desc));
   }
   if (op == OpKind::Split) p.outputs = std::max<int>(p.outputs, static_cast<int>(p.attrs.ints("split").size()));
-  if (op == OpKind::SelectiveScan || op == OpKind::GatedDeltaRule) p.outputs = std::max(p.outputs, 2);  // the output and the final state, always
+  if (op == OpKind::SelectiveScan || op == OpKind::GatedDeltaRule || op == OpKind::MambaScan) p.outputs = std::max(p.outputs, 2);  // the output and the final state, always
   return p;
 }
 

@@ -1,8 +1,8 @@
 // Recurrent family: LSTM, GRU and RNN (ONNX layouts 0 and 1, forward/reverse/bidirectional, sequence lengths) —
-// shape inference and cost per PyTorch's cuDNN-style gate math — Mamba-2's selective scan (SelectiveScan, the
-// chunked state-space dual of mamba_ssm's kernels) and Gated DeltaNet's delta rule (GatedDeltaRule, the chunked
-// WY form of flash-linear-attention's kernels). See docs/counting.md ("Recurrent layers", "Selective scan",
-// "Gated delta rule").
+// shape inference and cost per PyTorch's cuDNN-style gate math —; Mamba-2's selective scan (SelectiveScan, the
+// chunked state-space dual of mamba_ssm's kernels), Gated DeltaNet's delta rule (GatedDeltaRule, the chunked WY
+// form of flash-linear-attention's kernels) and Mamba-1's scan (MambaScan, mamba_ssm's selective_scan_fn). See
+// docs/counting.md ("Recurrent layers", "Selective scan", "GatedDeltaRule", "MambaScan").
 #include <algorithm>
 #include <initializer_list>
 
@@ -86,24 +86,25 @@ bool recurrent_cost(const CostContext& c, Cost& cost, std::string&) {
 // Two dims agree when either is unknown (negative) or they are equal.
 bool agree(int64_t a, int64_t b) { return a < 0 || b < 0 || a == b; }
 
-// The scans' shared tail: the inputs holding one value per head (`per_head`), the optional initial state (input 7)
+// The scans' shared tail: the inputs holding one value per head (`per_head`), the optional initial state (input
+// `state_input`)
 // against `final_state` (named as made from `from`), and the outputs: `out`, then the final state at the initial
 // state's type, else float32 as the kernels return it.
 bool scan_outputs(RuleContext& c, const char* op, std::initializer_list<int> per_head, int64_t heads,
-                  const Shape& final_state, const char* from, const Shape& out) {
+                  const Shape& final_state, const char* from, const Shape& out, int state_input = 7) {
   for (int i : per_head)
     if (const Shape* s = c.shape(i); s && (s->rank() != 1 || !agree(s->dims[0], heads)))
       throw RuleError(fmt::format("{}: input {} must be [{}] (one value per head), not {}", op, i, heads,
                                   to_string(*s)));
-  if (const Shape* s = c.shape(7)) {
-    bool fits = s->rank() == 4;
-    for (int d = 0; fits && d < 4; ++d) fits = agree(s->dims[d], final_state.dims[d]);
+  if (const Shape* s = c.shape(state_input)) {
+    bool fits = s->rank() == final_state.rank();
+    for (int d = 0; fits && d < final_state.rank(); ++d) fits = agree(s->dims[d], final_state.dims[d]);
     if (!fits)
       throw RuleError(fmt::format("{}: the initial state is {}, {} make it {}", op, to_string(*s), from,
                                   to_string(final_state)));
   }
   c.out(0, out);
-  if (c.outputs() > 1) c.out(1, final_state, c.present(7) ? c.dtype(7) : DType::F32);
+  if (c.outputs() > 1) c.out(1, final_state, c.present(state_input) ? c.dtype(state_input) : DType::F32);
   return true;
 }
 
@@ -329,10 +330,69 @@ bool gated_delta_rule_cost(const CostContext& c, Cost& cost, std::string& reason
   return true;
 }
 
+// MambaScan: x [B, L, I] (I channels), dt [B, L, I] (before dt_bias and softplus), A [I, N] (negative), B and C
+// [B, L, N], optional D [I], z [B, L, I] (the gate), dt_bias [I] and initial state [B, I, N] -> y [B, L, I] and the
+// final state [B, I, N] (the initial state's type, else float32).
+bool mamba_scan_infer(RuleContext& c) {
+  for (int i = 0; i < 5; ++i)
+    if (!c.present(i)) throw RuleError("MambaScan needs its first five inputs: x, dt, A, B and C");
+  const Shape *x = c.shape(0), *dt = c.shape(1), *a = c.shape(2), *bm = c.shape(3), *cm = c.shape(4);
+  if (!x || !dt || !a || !bm || !cm) return false;
+  if (x->rank() != 3 || dt->rank() != 3 || a->rank() != 2 || bm->rank() != 3 || cm->rank() != 3)
+    throw RuleError("MambaScan: x and dt must be [B, L, channels], A [channels, state], B and C [B, L, state]");
+  const int64_t batch = x->dims[0], len = x->dims[1], channels = x->dims[2], state = a->dims[1];
+  for (const Shape* s : {dt, c.shape(6)})
+    if (s)
+      for (int d = 0; d < 3; ++d)
+        if (!agree(s->dims[d], x->dims[d]))
+          throw RuleError(fmt::format("MambaScan: {} does not match x {}", to_string(*s), to_string(*x)));
+  if (!agree(a->dims[0], channels))
+    throw RuleError(fmt::format("MambaScan: A {} does not match x's {} channels", to_string(*a), channels));
+  for (const Shape* s : {bm, cm})
+    if (!agree(s->dims[0], batch) || !agree(s->dims[1], len) || !agree(s->dims[2], state))
+      throw RuleError(fmt::format("MambaScan: B and C must be [{}, {}, {}], not {}", batch, len, state, to_string(*s)));
+  return scan_outputs(c, "MambaScan", {5, 7}, channels, Shape{{batch, channels, state}}, "x and A", *x, 8);
+}
+
+// Per token and channel with N states (selective_scan_fn's recurrence, the same at every length: no chunks):
+//   MACs: per state the update h = exp(dt A) h + (dt x) B and the readout y += C h, 2; the skip D x, 1;
+//   elementwise per state: dt A, its exp, (dt x) B, 3; per channel softplus 3, dt x 1, with dt_bias its add 1, with a
+//   gate silu(z) 4 and its product 1.
+// Backward: twice the forward, to the inputs that enter each term (per state x 4, dt 4, A, B and C 2 each; per
+// channel dt 7 (9 with dt_bias), x 3 (1 without D), D 2, z 10), plus dt_bias 2 per channel and token and the initial
+// state 2 per state element.
+bool mamba_scan_cost(const CostContext& c, Cost& cost, std::string& reason) {
+  for (size_t i = 0; i < 5; ++i)
+    if (!c.present(i)) {
+      reason = "MambaScan needs its first five inputs: x, dt, A, B and C";
+      return false;
+    }
+  const Shape &x = c.in_shape(0), &a = c.in_shape(2);
+  if (x.rank() != 3 || a.rank() != 2) {
+    reason = "x must be 3-D [B, L, channels] and A 2-D [channels, state]";
+    return false;
+  }
+  const bool skip = c.present(5), gate = c.present(6), bias = c.present(7);
+  const Count tc = x[0] * x[1] * x[2], n = a[1];
+  cost.macs = tc * (2 * n + (skip ? 1 : 0));
+  cost.flops = 2 * cost.macs + tc * (3 * n + 4 + (bias ? 1 : 0) + (gate ? 5 : 0));
+  c.add_grad(c.n.inputs[0], tc * (4 * n + (skip ? 3 : 1)), cost);
+  c.add_grad(c.n.inputs[1], tc * (4 * n + (bias ? 9 : 7)), cost);
+  c.add_grad(c.n.inputs[2], tc * 2 * n, cost);
+  c.add_grad(c.n.inputs[3], tc * 2 * n, cost);
+  c.add_grad(c.n.inputs[4], tc * 2 * n, cost);
+  if (skip) c.add_grad(c.n.inputs[5], tc * 2, cost);
+  if (gate) c.add_grad(c.n.inputs[6], tc * 10, cost);
+  if (c.present(7)) c.add_grad(c.n.inputs[7], tc * 2, cost);
+  if (c.present(8)) c.add_grad(c.n.inputs[8], Count{x[0]} * x[2] * n * 2, cost);
+  return true;
+}
+
 }  // namespace
 
 const OpRule rule_recurrent{recurrent_infer, recurrent_cost};
 const OpRule rule_selective_scan{selective_scan_infer, selective_scan_cost};
 const OpRule rule_gated_delta_rule{gated_delta_rule_infer, gated_delta_rule_cost};
+const OpRule rule_mamba_scan{mamba_scan_infer, mamba_scan_cost};
 
 }  // namespace ridge::ops

@@ -1332,6 +1332,8 @@ TEST(LlmConfig, MangledConfigsAreOneLineErrorsOrConsistentGraphs) {
           "full_attention"],"linear_num_key_heads":2,"linear_num_value_heads":2,"linear_key_head_dim":4,
           "linear_value_head_dim":4,"num_experts":4,"num_experts_per_tok":2,"moe_intermediate_size":8,
           "shared_expert_intermediate_size":12,"max_position_embeddings":64})",
+      R"({"model_type":"falcon_mamba","vocab_size":64,"hidden_size":16,"num_hidden_layers":2,"state_size":4,
+          "expand":2,"conv_kernel":4,"time_step_rank":"auto","use_bias":true})",
   };
   int accepted = 0, built = 0;
   for (const char* seed : seeds)
@@ -1343,7 +1345,8 @@ TEST(LlmConfig, MangledConfigsAreOneLineErrorsOrConsistentGraphs) {
       c.name = "mangled";
       if (c.num_layers > 4 || c.hidden_size > 256 || c.vocab_size > 4096 || c.num_experts > 8 ||
           c.intermediate_size > 1024 || c.num_heads > 64 || c.dense_width() > 1024 || c.ssm_inner() > 1024 ||
-          c.ssm_state > 256 || c.conv_kernel > 64 || c.gdn_conv_dim() + c.gdn_value_width() > 1024)
+          c.ssm_state > 256 || c.conv_kernel > 64 || c.gdn_conv_dim() + c.gdn_value_width() > 1024 ||
+          c.mamba1_inner > 1024 || c.dt_rank > 1024)
         return;
       EXPECT_EQ(graph_params(c, 2), llm_params(c).total) << text;
       ++built;

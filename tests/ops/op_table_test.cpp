@@ -117,6 +117,9 @@ const Row kRows[] = {
     // -> 2 x (84 + 79) = 326; q = 1: MACs 16, elementwise 40 -> 2 x (32 + 40) = 144. Backward: 4 x 116 MACs,
     // the 238 elementwise once more, A_log and dt_bias 2 per token and head (12 each) = 726.
     {OpKind::GatedDeltaRule, "gateddeltarule:1x3x1x2,1x3x1x2,1x3x2x2,1x3x2,1x3x2,2,2/chunk_size=2", "1x3x2x2", 470, 726},
+    // Mamba-1 scan, 1 x 2 tokens, 3 channels, 2 states, with D, z and dt_bias: per token and channel MACs 2 x 2 + 1,
+    // elementwise 3 x 2 + 4 + 1 + 5 -> 10 + 16 = 26, x 6 = 156; backward twice that + dt_bias 2 x 6 = 324.
+    {OpKind::MambaScan, "mambascan:1x2x3,1x2x3,3x2,1x2x2,1x2x2,3,1x2x3,3", "1x2x3", 156, 324},
     // Per-axis int8 weights 4x3 (a scale and zero point per row): (x - zp) * scale, 2 per element; no gradient.
     {OpKind::DequantizeLinear, "dequantizelinear:4x3@int8,4,4@int8/axis=0", "4x3", 24, 0},
     // round(x / scale) + zp, saturated: divide, round, add, clamp twice = 5 per element.

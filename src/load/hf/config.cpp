@@ -1237,6 +1237,42 @@ void read_qwen3_next(const Keys& k, LlmConfig& c) {
   }
 }
 
+// mamba (MambaConfig; state-spaces/mamba-*-hf) and falcon_mamba (FalconMambaConfig; FalconMamba-7B): every layer a
+// Mamba-1 mixer behind an RMSNorm (MambaMixer's module names): intermediate_size = int(expand (2) x hidden_size),
+// state_size (16), conv_kernel (4), time_step_rank ("auto": ceil(hidden_size / 16)), use_bias (false), use_conv_bias
+// (true); vocab_size (50280), hidden_size (768), num_hidden_layers (32), tie_word_embeddings (true: PretrainedConfig's
+// default). falcon_mamba normalises B, C and dt after x_proj (RMS without a weight). No attention, so no positional
+// limit: max_position_embeddings, when absent, is 2^20. hidden_act other than silu is refused; residual_in_fp32 and
+// the time-step initialisation change no cost.
+void read_mamba(const Keys& k, LlmConfig& c) {
+  c.vocab_size = k.opt_int("vocab_size", 50280);
+  c.hidden_size = k.opt_int("hidden_size", 768);
+  c.num_layers = read_layer_count(k, 32);
+  c.blocks.assign(static_cast<size_t>(c.num_layers), LlmBlock::Mamba1);
+  c.mamba1_inner = mamba_inner_width(k, c, "expand");
+  c.ssm_state = k.opt_int("state_size", 16);
+  c.conv_kernel = k.opt_int("conv_kernel", 4);
+  c.conv_bias = k.opt_bool("use_conv_bias", true);
+  c.ssm_proj_bias = k.opt_bool("use_bias", false);
+  if (const json* r = k.find("time_step_rank"); r && r->is_string()) {
+    if (r->get<std::string>() != "auto")
+      throw Error(fmt::format("{}: time_step_rank must be an integer or \"auto\", not {}", k.origin(), r->dump()));
+    c.dt_rank = (c.hidden_size + 15) / 16;
+  } else {
+    c.dt_rank = k.opt_int("time_step_rank", (c.hidden_size + 15) / 16);
+  }
+  c.mamba1_rms = c.family == "falcon_mamba";
+  if (const std::string act = k.opt_string("hidden_act", "silu"); act != "silu" && act != "swish")
+    throw Error(fmt::format("{}: hidden_act '{}' is not supported (silu)", k.origin(), act));
+  c.tied_embeddings = k.opt_bool("tie_word_embeddings", true);
+  c.max_positions = k.opt_int("max_position_embeddings", int64_t{1} << 20);
+  c.position = LlmPosition::None;
+  c.norm = LlmNorm::RMSNorm;
+  // No attention or MLP layer: their sizes are never used (set to 1 so that the shared checks hold).
+  c.num_heads = c.num_kv_heads = c.head_dim = 1;
+  c.intermediate_size = 1;
+}
+
 struct Family {
   const char* model_type;
   const char* prefix;
@@ -1274,6 +1310,7 @@ constexpr Family kFamilies[] = {
     {"granitemoehybrid", "GraniteMoeHybrid", &read_granitemoehybrid},
     {"qwen3_next", "Qwen3Next", &read_qwen3_next},
     {"qwen3_5_text", "Qwen3_5", &read_qwen3_next}, {"qwen3_5_moe_text", "Qwen3_5Moe", &read_qwen3_next},
+    {"mamba", "Mamba", &read_mamba},          {"falcon_mamba", "FalconMamba", &read_mamba},
 };
 
 // The config key a family states its routed-expert count in.
@@ -1381,6 +1418,16 @@ void validate_llm_config(const LlmConfig& c, const std::string& origin) {
       at_most(c.ssm_inner(), int64_t{1} << 26, fmt::format("{} x {}", n[0], n[1]).c_str());
       if (c.ssm_heads % c.ssm_groups != 0)
         throw Error(fmt::format("{}: {} {} is not a multiple of {} {}", origin, n[0], c.ssm_heads, n[3], c.ssm_groups));
+    }
+    if (std::find(c.blocks.begin(), c.blocks.end(), LlmBlock::Mamba1) != c.blocks.end()) {
+      positive(c.mamba1_inner, "expand x hidden_size");
+      positive(c.ssm_state, "state_size");
+      positive(c.conv_kernel, "conv_kernel");
+      positive(c.dt_rank, "time_step_rank");
+      at_most(c.mamba1_inner, int64_t{1} << 26, "expand x hidden_size");
+      at_most(c.ssm_state, int64_t{1} << 16, "state_size");
+      at_most(c.conv_kernel, int64_t{1} << 10, "conv_kernel");
+      at_most(c.dt_rank, int64_t{1} << 20, "time_step_rank");
     }
     if (std::find(c.blocks.begin(), c.blocks.end(), LlmBlock::DeltaNet) != c.blocks.end()) {
       positive(c.gdn_key_heads, "linear_num_key_heads");

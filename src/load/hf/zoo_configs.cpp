@@ -167,6 +167,10 @@ const ZooConfig kConfigs[] = {
         "rope_parameters":{"rope_type":"default","rope_theta":10000000,"partial_rotary_factor":0.25,
         "mrope_section":[11,11,10],"mrope_interleaved":true},"tie_word_embeddings":false})",
      34660610688},
+    {"mamba-2.8b",  // state-spaces/mamba-2.8b-hf: 64 Mamba-1 layers
+     R"({"model_type":"mamba","vocab_size":50280,"hidden_size":2560,"num_hidden_layers":64,"state_size":16,"expand":2,
+        "conv_kernel":4,"time_step_rank":160,"use_bias":false,"use_conv_bias":true})",
+     2768345600},
     {"phi-3-mini",
      R"({"model_type":"phi3","vocab_size":32064,"hidden_size":3072,"intermediate_size":8192,"num_hidden_layers":32,
         "num_attention_heads":32,"num_key_value_heads":32,"max_position_embeddings":4096,"sliding_window":2047,
@@ -231,6 +235,7 @@ struct LayerParts {
   Count attention = 0;            ///< the attention alone (a hybrid layer's mixer)
   Count mamba = 0;                ///< a Mamba-2 mixer: in_proj, conv1d, A_log, D, dt_bias, gated norm, out_proj
   Count delta = 0;                ///< a Gated DeltaNet: in_proj_qkvz, in_proj_ba, conv1d, A_log, dt_bias, norm, out_proj
+  Count mamba1 = 0;               ///< a Mamba-1 mixer: in_proj, conv1d, x_proj, dt_proj, A_log, D, out_proj
 };
 
 LayerParts layer_parts(const LlmConfig& c) {
@@ -259,6 +264,9 @@ LayerParts layer_parts(const LlmConfig& c) {
              I * h + (c.ssm_proj_bias ? h : 0);
   const Count GC = c.gdn_conv_dim(), GV = c.gdn_value_width(), GH = c.gdn_value_heads;
   lp.delta = h * (GC + GV) + h * 2 * GH + GC * c.conv_kernel + 2 * GH + c.gdn_value_dim + GV * h;
+  const Count MI = c.mamba1_inner, MN = c.ssm_state, MR = c.dt_rank;
+  lp.mamba1 = h * 2 * MI + (c.ssm_proj_bias ? 2 * MI : 0) + MI * c.conv_kernel + (c.conv_bias ? MI : 0) +
+              MI * (MR + 2 * MN) + MR * MI + MI + MI * MN + MI + MI * h + (c.ssm_proj_bias ? h : 0);
   const int norms = c.parallel_residual ? c.parallel_norms : c.sandwich_norms ? 4 : 2;
   lp.attention_and_norms = attn + norms * lp.norm;
   lp.expert = mlp(c.intermediate_size);
@@ -303,6 +311,7 @@ LayerParams llm_layer_params(const LlmConfig& c, int64_t layer) {
       case LlmBlock::Mlp: return {lp.norm + lp.dense_mlp, 0};
       case LlmBlock::Moe: return {lp.norm + lp.sparse_rest, c.num_experts * lp.expert};
       case LlmBlock::DeltaNet: return {lp.norm + lp.delta, 0};
+      case LlmBlock::Mamba1: return {lp.norm + lp.mamba1, 0};
     }
   }
   if (c.sparse_layer(layer)) return {lp.attention_and_norms + lp.sparse_rest, c.num_experts * lp.expert};

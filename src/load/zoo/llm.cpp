@@ -662,6 +662,35 @@ int gated_delta_net(Ctx& x, int h, int64_t layer) {
   return b.linear(b.reshape(y, Shape{{B, T, VW}}), "out_proj", c.hidden_size, false);
 }
 
+// MambaMixer (Mamba-1) as mamba_ssm's kernels run it (docs/llm.md, "Mamba-1"): in_proj to x and the gate (inner width
+// I each); the causal depthwise conv1d and SiLU on x; x_proj to dt (dt_rank), B and C (state N each; falcon_mamba
+// normalises the three, RMS without a weight); dt_proj (dt_rank -> I, its bias added in the scan); one MambaScan (A
+// = -exp(A_log) [I, N], D, the gate's silu product and softplus(dt + dt_bias) inside, as selective_scan_fn takes
+// them); out_proj. A serving graph reads and writes the conv state and the recurrent state [B, I, N] (`.ssm_state`,
+// at the activation type as HF's MambaCache keeps it).
+int mamba1_mixer(Ctx& x, int h, int64_t layer) {
+  Builder& b = x.b;
+  const LlmConfig& c = x.c;
+  const int64_t B = x.s.batch, I = c.mamba1_inner, N = c.ssm_state, R = c.dt_rank;
+  const bool from_cache = x.s.serving && (x.s.past > 0 || x.s.tokens == 1);
+  const std::string cache = fmt::format("past_key_values.{}", layer);
+  auto scope = b.module("mixer", x.type("Mixer"));
+  const auto proj = b.split(b.linear(h, "in_proj", 2 * I, c.ssm_proj_bias), 2, {I, I}, "chunk");
+  const int xc = causal_conv_with_state(x, proj[0], I, cache, c.conv_bias);
+  auto ssm = b.split(b.linear(xc, "x_proj", R + 2 * N, false), 2, {R, N, N});
+  if (c.mamba1_rms)  // FalconMambaMixer's rms_forward on B, C and dt
+    for (auto [i, name] : {std::pair{1, "b_rms"}, std::pair{2, "c_rms"}, std::pair{0, "dt_rms"}})
+      ssm[static_cast<size_t>(i)] = norm(x, ssm[static_cast<size_t>(i)], name, false);
+  const int dt = b.linear(ssm[0], "dt_proj", I, false);  // dt_proj.weight @ dt; the bias goes into the scan
+  std::vector<int> in = {xc, dt,
+                         b.unary(OpKind::Neg, b.unary(OpKind::Exp, b.param("A_log", Shape{{I, N}}), "exp"), "neg"),
+                         ssm[1], ssm[2], b.param("D", Shape{{I}}), proj[1], b.param("dt_proj.bias", Shape{{I}})};
+  if (from_cache) in.push_back(b.input(cache + ".ssm_state", Shape{{B, I, N}}, x.s.dtype));
+  const auto scan = b.call(OpKind::MambaScan, std::move(in), 2, "selective_scan");
+  if (x.s.serving) x.present.push_back(scan[1]);
+  return b.linear(scan[0], "out_proj", c.hidden_size, c.ssm_proj_bias);
+}
+
 // A hybrid layer (NemotronHBlock): h + mixer(norm(h)), the mixer a Mamba-2 mixer, self-attention, an MLP or an MoE
 // block (the layer's LlmBlock), each the module `mixer`.
 int hybrid_block(Ctx& x, int h, int64_t l) {
@@ -676,6 +705,7 @@ int hybrid_block(Ctx& x, int h, int64_t l) {
     case LlmBlock::Mlp: y = mlp(x, in, "mixer", c.dense_width(), x.type("MLP")); break;
     case LlmBlock::Moe: y = moe(x, in); break;
     case LlmBlock::DeltaNet: y = gated_delta_net(x, in, l); break;
+    case LlmBlock::Mamba1: y = mamba1_mixer(x, in, l); break;
   }
   return b.binary(OpKind::Add, h, y, "add");
 }
@@ -691,7 +721,8 @@ Names names_of(const std::string& f) {
   if (f == "falcon" || f == "bloom") return {"transformer", "h", "word_embeddings", "ln_f", "lm_head"};
   if (f == "opt") return {"model.decoder", "layers", "embed_tokens", "final_layer_norm", "lm_head"};
   if (f == "phi") return {"model", "layers", "embed_tokens", "final_layernorm", "lm_head"};
-  if (f == "nemotron_h" || f == "mamba2") return {"backbone", "layers", "embeddings", "norm_f", "lm_head"};
+  if (f == "nemotron_h" || f == "mamba2" || f == "mamba" || f == "falcon_mamba")
+    return {"backbone", "layers", "embeddings", "norm_f", "lm_head"};
   return {"model", "layers", "embed_tokens", "norm", "lm_head"};
 }
 

@@ -91,6 +91,10 @@ SEEDS = {
                          layer_types=["linear_attention", "full_attention"], linear_num_key_heads=2,
                          linear_num_value_heads=2, linear_key_head_dim=4, linear_value_head_dim=4,
                          intermediate_size=24),
+    "mamba": {"model_type": "mamba", "vocab_size": 64, "hidden_size": 16, "num_hidden_layers": 2, "state_size": 4,
+              "expand": 2, "conv_kernel": 4, "time_step_rank": "auto"},
+    "falcon_mamba": {"model_type": "falcon_mamba", "vocab_size": 64, "hidden_size": 16, "num_hidden_layers": 2,
+                     "state_size": 4, "expand": 2, "conv_kernel": 4, "time_step_rank": 2, "tie_word_embeddings": False},
 }
 
 if __name__ == "__main__":

@@ -1,0 +1,81 @@
+// Mamba-1 models from a config.json (mamba, falcon_mamba): every layer a MambaMixer behind an RMSNorm, the published
+// parameter counts of state-spaces/mamba-*-hf, graph = formula, HF's node names, and one-line refusals.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "ridge/cost.hpp"
+#include "ridge/error.hpp"
+#include "ridge/llm.hpp"
+
+namespace ridge {
+namespace mamba1_test {
+
+using nlohmann::json;
+
+LlmConfig parse(const std::string& text) { return parse_llm_config(json::parse(text), "cfg.json"); }
+
+TEST(LlmMamba1, PublishedParameterCountsOfTheMambaCheckpoints) {
+  // (hidden, layers, published): state-spaces/mamba-{130m,370m,1.4b,2.8b}-hf, vocabulary 50280, tied embeddings.
+  // Per layer: in_proj h x 2I, conv1d I x 4 + I, x_proj I x (R + 32), dt_proj R x I + I, A_log I x 16, D I,
+  // out_proj I x h, the norm h; I = 2h, R = ceil(h / 16).
+  for (const auto& [h, layers, published] : std::vector<std::tuple<Count, int, Count>>{
+           {768, 24, 129135360}, {1024, 48, 371516416}, {2048, 48, 1372178432}, {2560, 64, 2768345600}}) {
+    const Count I = 2 * h, R = (h + 15) / 16;
+    const Count layer = h * 2 * I + I * 4 + I + I * (R + 32) + R * I + I + I * 16 + I + I * h + h;
+    const Count total = Count{50280} * h + layers * layer + h;
+    EXPECT_EQ(total, published) << static_cast<int64_t>(h);
+    const LlmConfig c = parse(fmt::format(R"({{"model_type":"mamba","hidden_size":{},"num_hidden_layers":{}}})",
+                                          static_cast<int64_t>(h), layers));
+    EXPECT_EQ(llm_params(c).total, published) << static_cast<int64_t>(h);
+  }
+  const LlmConfig* zoo = find_llm_config("mamba-2.8b");
+  ASSERT_NE(zoo, nullptr);
+  EXPECT_EQ(llm_params(*zoo).total, Count{2768345600});
+  EXPECT_EQ(zoo->attention_layer_count(), 0);
+}
+
+TEST(LlmMamba1, GraphEqualsFormulaWithHfNames) {
+  for (const char* extra : {"", R"(,"use_bias":true,"use_conv_bias":false)", R"(,"time_step_rank":3,"expand":3)"})
+    for (const char* type : {"mamba", "falcon_mamba"}) {
+      const LlmConfig c = parse(fmt::format(R"({{"model_type":"{}","vocab_size":64,"hidden_size":16,
+          "num_hidden_layers":2,"state_size":4,"conv_kernel":3,"tie_word_embeddings":false{}}})", type, extra));
+      LlmShape s;
+      s.batch = 2, s.tokens = 8;
+      const Graph g = build_llm(c, s);
+      EXPECT_EQ(estimate(g).total.params, llm_params(c).total) << type << extra;
+      for (const char* node : {"backbone.embeddings", "backbone.layers.0.norm.mul", "backbone.layers.0.mixer.in_proj",
+                               "backbone.layers.0.mixer.conv1d", "backbone.layers.0.mixer.x_proj",
+                               "backbone.layers.0.mixer.dt_proj", "backbone.layers.1.mixer.selective_scan",
+                               "backbone.layers.1.mixer.out_proj", "lm_head"})
+        EXPECT_GE(g.find_node(node), 0) << type << extra << " " << node;
+      // FalconMamba normalises B, C and dt after x_proj; Mamba does not
+      EXPECT_EQ(g.find_node("backbone.layers.0.mixer.b_rms.mul") >= 0, std::string(type) == "falcon_mamba") << type;
+    }
+}
+
+TEST(LlmMamba1, BadConfigsAreOneLineErrors) {
+  const std::pair<const char*, const char*> cases[] = {
+      {R"("time_step_rank":"half")", "time_step_rank must be an integer or \"auto\""},
+      {R"("time_step_rank":0)", "time_step_rank must be positive"},
+      {R"("state_size":0)", "state_size must be positive"},
+      {R"("expand":0)", "expand 0 x hidden_size"},
+      {R"("hidden_act":"gelu")", "hidden_act 'gelu'"},
+      {R"("conv_kernel":100000)", "conv_kernel 100000 is beyond"},
+  };
+  for (const auto& [members, want] : cases) {
+    std::string e;
+    try {
+      parse(std::string(R"({"model_type":"mamba","hidden_size":16,"num_hidden_layers":2,)") + members + "}");
+    } catch (const Error& x) {
+      e = x.what();
+    }
+    EXPECT_NE(e.find("cfg.json"), std::string::npos) << members << ": " << e;
+    EXPECT_NE(e.find(want), std::string::npos) << members << ": " << e;
+    EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+  }
+}
+
+}  // namespace mamba1_test
+}  // namespace ridge

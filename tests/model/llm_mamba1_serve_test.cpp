@@ -1,0 +1,74 @@
+// Serving and training a Mamba-1 model (mamba): no KV cache, a constant state cache, decode steps whose scan does not
+// grow with the context, tensor parallelism refused (not modelled), and training's activation memory per mixer.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "ridge/error.hpp"
+#include "ridge/llm_analysis.hpp"
+#include "llm_test_support.hpp"
+
+namespace ridge {
+namespace mamba1_serve_test {
+
+// Two Mamba-1 layers, hidden 32: inner 64, state 8, conv 4, dt_rank ceil(32 / 16) = 2.
+LlmConfig mamba1() {
+  LlmConfig c = parse_llm_config(nlohmann::json::parse(R"({"model_type":"mamba","vocab_size":128,"hidden_size":32,
+      "num_hidden_layers":2,"state_size":8,"conv_kernel":4})"), "m1");
+  c.name = "m1";
+  return c;
+}
+
+using llm_test::opts;
+using llm_test::test_gpu;
+
+TEST(LlmMamba1Serve, NoKvCacheAConstantStateCacheAndAConstantDecodeStep) {
+  const LlmConfig c = mamba1();
+  // Per layer and sequence: the conv state 64 x 3 and the recurrent state 64 x 8, fp16.
+  EXPECT_EQ(state_cache_bytes(c, 3, DType::F16), Count{2} * 3 * 64 * (3 + 8) * 2);
+  const ServeResult r = analyze_serving(c, test_gpu(), opts(2, 64, 8));
+  const ServeResult longer = analyze_serving(c, test_gpu(), opts(2, 512, 8));
+  EXPECT_EQ(r.kv_cache_bytes, 0);
+  EXPECT_EQ(r.state_cache_bytes, Count{2} * 2 * 64 * 11 * 2);
+  EXPECT_EQ(longer.state_cache_bytes, r.state_cache_bytes);
+  int scans = 0;
+  for (size_t i = 0; i < r.ops.size(); ++i) {
+    if (r.ops[i].name.find("selective_scan") == std::string::npos) continue;
+    ++scans;
+    if (r.ops[i].phase != "decode") continue;
+    // 7 steps of 2 tokens x 64 channels: MACs 2 x 8 + 1, elementwise 3 x 8 + 4 + 1 + 5 per channel and token
+    EXPECT_EQ(r.ops[i].flops, 7 * 2 * 64 * (2 * 17 + 34)) << r.ops[i].name;
+    EXPECT_EQ(longer.ops[i].flops, r.ops[i].flops);
+  }
+  EXPECT_EQ(scans, 4);  // 2 layers x prefill and decode
+  ServeOptions o = opts(1, 32, 4);
+  o.tp = 2;
+  try {
+    analyze_serving(c, test_gpu(), o);
+    ADD_FAILURE() << "--tp 2 accepted for Mamba-1 mixers";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("Mamba-1"), std::string::npos) << e.what();
+  }
+}
+
+TEST(LlmMamba1Serve, TrainingStoresWhatMambaInnerFnSaves) {
+  const LlmConfig c = mamba1();
+  TrainOptions o;
+  o.gpus = 1, o.seq = 128, o.global_batch = 1, o.micro_batch = 1;
+  // 2-byte units at s 128, b 1, h 32: the norm's and in_proj's inputs 4 s b h; x|z, the conv output, x_proj's
+  // output, dt, out_proj's input 2 s b (2 x 64 + 64 + (2 + 2 x 8) + 64 + 64).
+  const Count s = 128, h = 32;
+  const Count layer = 4 * s * h + 2 * s * (128 + 64 + 18 + 64 + 64);
+  EXPECT_EQ(analyze_training(c, test_gpu(), o).memory.activations, 2 * layer);
+  o.gpus = 2, o.cp = 2;
+  try {
+    analyze_training(c, test_gpu(), o);
+    ADD_FAILURE() << "--cp 2 accepted for Mamba-1";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("Mamba-1"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace mamba1_serve_test
+}  // namespace ridge
