@@ -36,7 +36,8 @@ struct LlmConfig {
   /// starcoder2, stablelm, granite, cohere, olmo, olmo2, olmo3, olmoe, glm, glm4, glm4_moe, minimax_m2, llama4_text,
   /// exaone4, ernie4_5, ernie4_5_moe, seed_oss, smollm3, arcee, nemotron_h (hybrid: Mamba-2, attention, MLP, MoE
   /// layers), granitemoehybrid (Granite 4.0: Mamba-2 or attention, then MoE + shared MLP), qwen3_next, qwen3_5_text,
-  /// qwen3_5_moe_text (Gated DeltaNet or gated attention, then MoE or MLP), mamba2, mamba and falcon_mamba (Mamba-1);
+  /// qwen3_5_moe_text (Gated DeltaNet or gated attention, then MoE or MLP), jamba (Mamba-1 or attention, then MoE or
+  /// MLP), mamba2, mamba and falcon_mamba (Mamba-1);
   /// encoders bert, roberta, xlm-roberta, distilbert
   std::string family;
   std::string module_prefix;         ///< HF class prefix for module types ("Llama" -> LlamaRMSNorm, LlamaAttention)
@@ -168,7 +169,9 @@ struct LlmConfig {
   // have biases with ssm_proj_bias.
   int64_t mamba1_inner = 0;          ///< intermediate_size = int(expand x hidden_size)
   int64_t dt_rank = 0;               ///< time_step_rank ("auto": ceil(hidden_size / 16))
-  bool mamba1_rms = false;           ///< falcon_mamba: B, C and dt normalised (RMS, no weight) after x_proj
+  /// dt, B and C normalised after x_proj: not (mamba), by an RMS without weight (falcon_mamba), or by RMSNorms with
+  /// weights dt_layernorm, b_layernorm, c_layernorm (jamba).
+  enum class Mamba1Norms : uint8_t { None, Weightless, Weighted } mamba1_norms = Mamba1Norms::None;
   /// Width of a Mamba-2 mixer's inner stream (heads x head_dim).
   int64_t ssm_inner() const { return ssm_heads * ssm_head_dim; }
   /// Channels of its conv1d: x, B and C (inner + 2 x groups x state).

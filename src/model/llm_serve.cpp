@@ -233,7 +233,7 @@ std::string tensor_parallel_problem(const LlmConfig& c, int64_t tp) {
   if (c.ssm_heads > 0)  // Mamba-2 mixers split by head and by group of B and C, as Megatron and vLLM split them
     for (std::string p : {divides(c.ssm_heads, "Mamba heads"), divides(c.ssm_groups, "Mamba groups (n_groups)")})
       if (!p.empty()) return p;
-  if (c.mamba1_inner > 0)  // vLLM splits them by channel and all-reduces x_proj's output too: not modelled
+  if (c.mamba1_inner > 0 && tp > 1)  // vLLM splits them by channel and all-reduces x_proj's output too: not modelled
     return fmt::format("--tp: tensor parallelism of the Mamba-1 mixers of {} is not modelled; use --tp 1", c.name);
   if (c.gdn_value_heads > 0)  // Gated DeltaNets split by key head (with its value heads), as vLLM splits them
     for (std::string p : {divides(c.gdn_key_heads, "Gated DeltaNet key heads (linear_num_key_heads)"),
@@ -374,7 +374,9 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
         if (weights_per_gpu(wider) + cache_per_gpu(wider, o.batch) <= d.memory_bytes)
           hint = fmt::format("not even batch 1 fits at --tp {}; --tp {} fits, or use smaller --weights", o.tp, t);
       }
-      if (hint.empty()) hint = fmt::format("not even batch 1 fits at --tp {}, nor at any --tp up to 64", o.tp);
+      if (hint.empty())
+        hint = fmt::format("not even batch 1 fits at --tp {}, nor at any --tp up to 64 that splits it; use smaller "
+                           "--weights (int8, fp8, int4) or a device with more memory", o.tp);
     }
     const std::string state = r.state_cache_bytes_per_gpu > 0
                                   ? fmt::format(" + recurrent state {:.2f}", to_double(r.state_cache_bytes_per_gpu) / kGiB)

@@ -229,9 +229,10 @@ Count hybrid_activation_bytes(const LlmConfig& c, int64_t l, const TrainOptions&
                  (stored == Recompute::None ? 5 * c.num_heads * s * s * b : 0);
         break;
       case LlmBlock::Mamba1: {  // what mamba_inner_fn saves: xz, the conv output, x_proj's and dt_proj's, out_proj's input
-        const Count I = c.mamba1_inner;
+        const Count I = c.mamba1_inner, ssm = c.dt_rank + 2 * c.ssm_state;
         r += 2 * s * b * h;
-        split += 2 * s * b * (2 * I + I + c.dt_rank + 2 * c.ssm_state + I + I);
+        split += 2 * s * b * (2 * I + I + ssm + I + I) +
+                 (c.mamba1_norms == LlmConfig::Mamba1Norms::None ? 0 : 2 * s * b * ssm);  // the dt, B, C norms' outputs
         break;
       }
       case LlmBlock::DeltaNet: {

@@ -1334,6 +1334,9 @@ TEST(LlmConfig, MangledConfigsAreOneLineErrorsOrConsistentGraphs) {
           "shared_expert_intermediate_size":12,"max_position_embeddings":64})",
       R"({"model_type":"falcon_mamba","vocab_size":64,"hidden_size":16,"num_hidden_layers":2,"state_size":4,
           "expand":2,"conv_kernel":4,"time_step_rank":"auto","use_bias":true})",
+      R"({"model_type":"jamba","vocab_size":64,"hidden_size":16,"num_hidden_layers":2,"num_attention_heads":4,
+          "num_key_value_heads":2,"intermediate_size":24,"attn_layer_period":2,"attn_layer_offset":1,"num_experts":4,
+          "num_experts_per_tok":2,"mamba_d_state":4,"max_position_embeddings":64})",
   };
   int accepted = 0, built = 0;
   for (const char* seed : seeds)

@@ -55,6 +55,38 @@ TEST(LlmMamba1, GraphEqualsFormulaWithHfNames) {
     }
 }
 
+TEST(LlmMamba1, JambaLayersAreMambaOrAttentionThenExpertsOrAnMlp) {
+  // Jamba-v0.1 / AI21-Jamba-1.5-Mini: 28 Mamba-1 mixers (inner 8192, dt_rank 256, state 16, with dt/B/C RMSNorms)
+  // and 4 attention layers (32 heads, 8 KV heads of 128, no rotary); 16 sparse layers (router 4096 x 16, 16 experts
+  // of 3 x 4096 x 14336) and 16 dense MLPs; two norms per layer; untied embeddings of 65536.
+  const LlmConfig* c = find_llm_config("jamba-1.5-mini");
+  ASSERT_NE(c, nullptr);
+  const Count h = 4096, I = 8192, mlp = 3 * h * 14336;
+  const Count mamba = h * 2 * I + I * 4 + I + I * (256 + 32) + 256 * I + I + I * 16 + I + I * h + (256 + 32);
+  const Count attention = h * h + 2 * h * 1024 + h * h;
+  const Count total = 2 * Count{65536} * h + 28 * mamba + 4 * attention + 16 * (h * 16 + 16 * mlp) + 16 * mlp +
+                      32 * 2 * h + h;
+  EXPECT_EQ(total, Count{51570323328});  // "51.6B"
+  EXPECT_EQ(llm_params(*c).total, total);
+  EXPECT_EQ(llm_params(*c).active_per_token, total - 16 * 14 * mlp);  // "12B active": 2 of 16 experts
+  EXPECT_EQ(c->attention_layer_count(), 4);
+  EXPECT_TRUE(c->attends(4) && c->attends(12) && c->mamba1_layer(0) && c->sparse_layer(1) && !c->sparse_layer(0));
+  // Small shapes: graph = formula, HF's names.
+  const LlmConfig small = parse(R"({"model_type":"jamba","vocab_size":64,"hidden_size":32,"intermediate_size":24,
+      "num_hidden_layers":4,"num_attention_heads":4,"num_key_value_heads":2,"attn_layer_period":2,
+      "attn_layer_offset":1,"num_experts":4,"num_experts_per_tok":2,"mamba_d_state":4,"mamba_dt_rank":"auto"})");
+  LlmShape s;
+  s.batch = 2, s.tokens = 8;
+  const Graph g = build_llm(small, s);
+  EXPECT_EQ(estimate(g).total.params, llm_params(small).total);
+  for (const char* node : {"model.embed_tokens", "model.layers.0.input_layernorm.mul", "model.layers.0.mamba.in_proj",
+                           "model.layers.0.mamba.dt_layernorm.mul_1", "model.layers.0.mamba.selective_scan",
+                           "model.layers.0.pre_ff_layernorm.mul", "model.layers.0.feed_forward.down_proj",
+                           "model.layers.1.self_attn.q_proj", "model.layers.1.feed_forward.router",
+                           "model.layers.1.feed_forward.experts.3.up_proj", "model.final_layernorm.mul", "lm_head"})
+    EXPECT_GE(g.find_node(node), 0) << node;
+}
+
 TEST(LlmMamba1, BadConfigsAreOneLineErrors) {
   const std::pair<const char*, const char*> cases[] = {
       {R"("time_step_rank":"half")", "time_step_rank must be an integer or \"auto\""},
@@ -63,11 +95,17 @@ TEST(LlmMamba1, BadConfigsAreOneLineErrors) {
       {R"("expand":0)", "expand 0 x hidden_size"},
       {R"("hidden_act":"gelu")", "hidden_act 'gelu'"},
       {R"("conv_kernel":100000)", "conv_kernel 100000 is beyond"},
+      {R"("model_type":"jamba","sliding_window":4096)", "sliding_window 4096"},
+      {R"("model_type":"jamba","expert_layer_offset":0)", "expert_layer_offset 0"},
+      {R"("model_type":"jamba","attn_layer_offset":9)", "attn_layer_offset 9"},
+      {R"("model_type":"jamba","mamba_dt_rank":"x")", "mamba_dt_rank must be an integer"},
+      {R"("model_type":"jamba","num_experts":0)", "num_experts 0"},
   };
   for (const auto& [members, want] : cases) {
     std::string e;
     try {
-      parse(std::string(R"({"model_type":"mamba","hidden_size":16,"num_hidden_layers":2,)") + members + "}");
+      const std::string type = std::string(members).find("jamba") != std::string::npos ? "" : R"("model_type":"mamba",)";
+      parse("{" + type + R"("hidden_size":16,"num_hidden_layers":2,"num_attention_heads":4,)" + members + "}");
     } catch (const Error& x) {
       e = x.what();
     }

@@ -70,5 +70,20 @@ TEST(LlmMamba1Serve, TrainingStoresWhatMambaInnerFnSaves) {
   }
 }
 
+TEST(LlmMamba1Serve, JambaCachesKeysInItsAttentionLayersAndStatesInItsMambaLayers) {
+  // 4 layers, attention at 1 and 3 (4 heads, 2 KV heads of 8), Mamba-1 at 0 and 2 (inner 64, state 4, conv 4).
+  LlmConfig c = parse_llm_config(nlohmann::json::parse(R"({"model_type":"jamba","vocab_size":64,"hidden_size":32,
+      "intermediate_size":24,"num_hidden_layers":4,"num_attention_heads":4,"num_key_value_heads":2,
+      "attn_layer_period":2,"attn_layer_offset":1,"num_experts":4,"num_experts_per_tok":2,"mamba_d_state":4})"), "j");
+  c.name = "j";
+  const NumberFormat fp16 = *parse_number_format("fp16");
+  EXPECT_EQ(kv_cache_bytes(c, 1, 100, fp16), Count{2} * 2 * 16 * 2 * 100);
+  EXPECT_EQ(state_cache_bytes(c, 1, DType::F16), Count{2} * 64 * (3 + 4) * 2);
+  const ServeResult r = analyze_serving(c, test_gpu(), opts(1, 32, 4));
+  EXPECT_EQ(r.attention_layers, 2);
+  EXPECT_EQ(r.state_cache_bytes, Count{2} * 64 * 7 * 2);
+  EXPECT_EQ(r.kv_cache_bytes, Count{2} * 2 * 16 * 2 * 36);
+}
+
 }  // namespace mamba1_serve_test
 }  // namespace ridge

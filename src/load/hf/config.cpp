@@ -1261,7 +1261,7 @@ void read_mamba(const Keys& k, LlmConfig& c) {
   } else {
     c.dt_rank = k.opt_int("time_step_rank", (c.hidden_size + 15) / 16);
   }
-  c.mamba1_rms = c.family == "falcon_mamba";
+  if (c.family == "falcon_mamba") c.mamba1_norms = LlmConfig::Mamba1Norms::Weightless;
   if (const std::string act = k.opt_string("hidden_act", "silu"); act != "silu" && act != "swish")
     throw Error(fmt::format("{}: hidden_act '{}' is not supported (silu)", k.origin(), act));
   c.tied_embeddings = k.opt_bool("tie_word_embeddings", true);
@@ -1271,6 +1271,66 @@ void read_mamba(const Keys& k, LlmConfig& c) {
   // No attention or MLP layer: their sizes are never used (set to 1 so that the shared checks hold).
   c.num_heads = c.num_kv_heads = c.head_dim = 1;
   c.intermediate_size = 1;
+}
+
+// jamba (JambaConfig; Jamba-v0.1, AI21-Jamba-1.5/1.6/1.7-Mini and -Large): decoder layers (input_layernorm,
+// pre_ff_layernorm) whose mixer is attention (layer l with l % attn_layer_period (8) == attn_layer_offset (4): GQA,
+// no positional encoding) or a Mamba-1 mixer (`mamba`: mamba_expand (2) x hidden_size channels, mamba_d_state (16),
+// mamba_d_conv (4), mamba_dt_rank ("auto": ceil(hidden_size / 16)), mamba_conv_bias (true), mamba_proj_bias (false),
+// and RMSNorms with weights on dt, B and C), then the feed-forward part: a sparse block (a router Linear, softmax,
+// num_experts (16) gated experts of intermediate_size (14336), num_experts_per_tok (2)) in the layers l with
+// l % expert_layer_period (2) == expert_layer_offset (1), else a gated MLP of intermediate_size. vocab_size (65536),
+// hidden_size (4096), num_hidden_layers (32), num_attention_heads (32), num_key_value_heads (8),
+// tie_word_embeddings (false). Refused: a sliding_window, an expert_layer_offset other than period - 1.
+void read_jamba(const Keys& k, LlmConfig& c) {
+  c.vocab_size = k.opt_int("vocab_size", 65536);
+  c.hidden_size = k.opt_int("hidden_size", 4096);
+  c.num_layers = read_layer_count(k, 32);
+  c.num_heads = k.opt_int("num_attention_heads", 32);
+  c.num_kv_heads = k.null("num_key_value_heads") ? c.num_heads : k.opt_int("num_key_value_heads", 8);
+  c.max_positions = k.opt_int("max_position_embeddings", 262144);
+  c.tied_embeddings = k.opt_bool("tie_word_embeddings", false);
+  c.activation = activation_of(k, "hidden_act", "silu");
+  if (c.activation != "silu")
+    throw Error(fmt::format("{}: hidden_act '{}' is not supported (silu: the Mamba mixers' activation)", k.origin(),
+                            c.activation));
+  c.position = LlmPosition::None;
+  if (const json* w = k.find("sliding_window"); w && !w->is_null())
+    throw Error(fmt::format("{}: sliding_window {} is not supported for jamba", k.origin(), w->dump().substr(0, 40)));
+  c.hybrid_decoder = true;
+  const int64_t attn_period = k.opt_int("attn_layer_period", 8), attn_offset = k.opt_int("attn_layer_offset", 4);
+  if (attn_period < 1 || attn_offset < 0 || attn_offset >= attn_period)
+    throw Error(fmt::format("{}: attn_layer_offset {} is not in 0..attn_layer_period {} - 1", k.origin(), attn_offset,
+                            attn_period));
+  for (int64_t l = 0; l < c.num_layers; ++l)
+    c.blocks.push_back(l % attn_period == attn_offset ? LlmBlock::Attention : LlmBlock::Mamba1);
+  c.mamba1_inner = mamba_inner_width(k, c, "mamba_expand");
+  c.ssm_state = k.opt_int("mamba_d_state", 16);
+  c.conv_kernel = k.opt_int("mamba_d_conv", 4);
+  c.conv_bias = k.opt_bool("mamba_conv_bias", true);
+  c.ssm_proj_bias = k.opt_bool("mamba_proj_bias", false);
+  if (const json* r = k.find("mamba_dt_rank"); r && r->is_string()) {
+    if (r->get<std::string>() != "auto")
+      throw Error(fmt::format("{}: mamba_dt_rank must be an integer or \"auto\", not {}", k.origin(), r->dump()));
+    c.dt_rank = (c.hidden_size + 15) / 16;
+  } else {
+    c.dt_rank = k.opt_int("mamba_dt_rank", (c.hidden_size + 15) / 16);
+  }
+  c.mamba1_norms = LlmConfig::Mamba1Norms::Weighted;
+  c.intermediate_size = k.opt_int("intermediate_size", 14336);
+  c.num_experts = k.opt_int("num_experts", 16);
+  if (c.num_experts < 1)
+    throw Error(fmt::format("{}: num_experts {} must be positive (1: every layer a dense MLP)", k.origin(),
+                            c.num_experts));
+  if (c.num_experts == 1) {
+    c.num_experts = 0;  // JambaConfig: a layer with one expert is a dense MLP
+    return;
+  }
+  c.experts_per_token = k.opt_int("num_experts_per_tok", 2);
+  c.moe_every = k.opt_int("expert_layer_period", 2);
+  if (const int64_t offset = k.opt_int("expert_layer_offset", 1); c.moe_every < 1 || offset != c.moe_every - 1)
+    throw Error(fmt::format("{}: expert_layer_offset {} with expert_layer_period {} is not supported (only period - 1: "
+                            "every period-th layer sparse)", k.origin(), offset, c.moe_every));
 }
 
 struct Family {
@@ -1311,6 +1371,7 @@ constexpr Family kFamilies[] = {
     {"qwen3_next", "Qwen3Next", &read_qwen3_next},
     {"qwen3_5_text", "Qwen3_5", &read_qwen3_next}, {"qwen3_5_moe_text", "Qwen3_5Moe", &read_qwen3_next},
     {"mamba", "Mamba", &read_mamba},          {"falcon_mamba", "FalconMamba", &read_mamba},
+    {"jamba", "Jamba", &read_jamba},
 };
 
 // The config key a family states its routed-expert count in.

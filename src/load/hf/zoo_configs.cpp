@@ -171,6 +171,13 @@ const ZooConfig kConfigs[] = {
      R"({"model_type":"mamba","vocab_size":50280,"hidden_size":2560,"num_hidden_layers":64,"state_size":16,"expand":2,
         "conv_kernel":4,"time_step_rank":160,"use_bias":false,"use_conv_bias":true})",
      2768345600},
+    {"jamba-1.5-mini",  // ai21labs/AI21-Jamba-1.5-Mini (= Jamba-v0.1's shapes): 28 Mamba-1 and 4 attention layers
+     R"({"model_type":"jamba","vocab_size":65536,"hidden_size":4096,"intermediate_size":14336,"num_hidden_layers":32,
+        "num_attention_heads":32,"num_key_value_heads":8,"attn_layer_offset":4,"attn_layer_period":8,
+        "expert_layer_offset":1,"expert_layer_period":2,"num_experts":16,"num_experts_per_tok":2,"mamba_d_state":16,
+        "mamba_d_conv":4,"mamba_expand":2,"mamba_dt_rank":256,"mamba_conv_bias":true,"mamba_proj_bias":false,
+        "max_position_embeddings":262144,"tie_word_embeddings":false})",
+     51570323328},
     {"phi-3-mini",
      R"({"model_type":"phi3","vocab_size":32064,"hidden_size":3072,"intermediate_size":8192,"num_hidden_layers":32,
         "num_attention_heads":32,"num_key_value_heads":32,"max_position_embeddings":4096,"sliding_window":2047,
@@ -266,7 +273,8 @@ LayerParts layer_parts(const LlmConfig& c) {
   lp.delta = h * (GC + GV) + h * 2 * GH + GC * c.conv_kernel + 2 * GH + c.gdn_value_dim + GV * h;
   const Count MI = c.mamba1_inner, MN = c.ssm_state, MR = c.dt_rank;
   lp.mamba1 = h * 2 * MI + (c.ssm_proj_bias ? 2 * MI : 0) + MI * c.conv_kernel + (c.conv_bias ? MI : 0) +
-              MI * (MR + 2 * MN) + MR * MI + MI + MI * MN + MI + MI * h + (c.ssm_proj_bias ? h : 0);
+              MI * (MR + 2 * MN) + MR * MI + MI + MI * MN + MI + MI * h + (c.ssm_proj_bias ? h : 0) +
+              (c.mamba1_norms == LlmConfig::Mamba1Norms::Weighted ? MR + 2 * MN : 0);  // jamba's dt, B, C norms
   const int norms = c.parallel_residual ? c.parallel_norms : c.sandwich_norms ? 4 : 2;
   lp.attention_and_norms = attn + norms * lp.norm;
   lp.expert = mlp(c.intermediate_size);
@@ -300,7 +308,10 @@ Count encoder_head_params(const LlmConfig& c, Count norm) {
 LayerParams llm_layer_params(const LlmConfig& c, int64_t layer) {
   const LayerParts lp = layer_parts(c);
   if (c.hybrid_decoder) {  // a decoder layer whose mixer is Mamba-2, a Gated DeltaNet or attention, then its MLP/MoE
-    const Count mixer = c.mamba_layer(layer) ? lp.mamba : c.delta_layer(layer) ? lp.delta : lp.attention;
+    const Count mixer = c.mamba_layer(layer)    ? lp.mamba
+                        : c.delta_layer(layer)  ? lp.delta
+                        : c.mamba1_layer(layer) ? lp.mamba1
+                                                : lp.attention;
     if (c.sparse_layer(layer)) return {2 * lp.norm + mixer + lp.sparse_rest, c.num_experts * lp.expert};
     return {2 * lp.norm + mixer + lp.dense_mlp, 0};
   }

@@ -42,6 +42,8 @@ constexpr ModuleNames kModuleNames[] = {
     {"arcee", "self_attn", "qkv_proj", "o_proj", "up_proj", "down_proj", "input_layernorm", "post_attention_layernorm",
      "DecoderLayer"},
     {"nemotron_h", "mixer", "qkv_proj", "o_proj", "up_proj", "down_proj", "norm", "norm", "Block"},
+    {"jamba", "self_attn", "qkv_proj", "o_proj", "up_proj", "down_proj", "input_layernorm", "pre_ff_layernorm",
+     "DecoderLayer"},
 };
 const ModuleNames* module_names(const std::string& family) {
   for (const auto& m : kModuleNames)
@@ -401,7 +403,9 @@ int clamped_swiglu_expert(Ctx& x, int tokens) {
 // The module of a decoder layer's MLP or MoE block: Llama4TextDecoderLayer's `feed_forward`, a nemotron_h layer's
 // `mixer`, the others' `mlp`.
 const char* feed_forward_name(const LlmConfig& c) {
-  return c.family == "llama4_text" ? "feed_forward" : c.hybrid() && !c.hybrid_decoder ? "mixer" : "mlp";
+  return c.family == "llama4_text" || c.family == "jamba" ? "feed_forward"
+         : c.hybrid() && !c.hybrid_decoder               ? "mixer"
+                                                         : "mlp";
 }
 
 // Sparse MoE block: router Linear -> softmax; the top-k selection itself is not an op here. The N*k
@@ -437,7 +441,7 @@ int moe(Ctx& x, int h) {
     auto gate = b.module("gate", x.type("TopkRouter"));
     b.binary(OpKind::Add, weights, b.param("e_score_correction_bias", Shape{{E}}), "add_correction_bias");
   } else {
-    weights = b.softmax(b.linear(flat, "gate", E, false), 1);
+    weights = b.softmax(b.linear(flat, c.family == "jamba" ? "router" : "gate", E, false), 1);
     if (c.softmax_selection_bias) {  // Ernie4_5_MoeStatics: the top-k choice adds e_score_correction_bias
       auto statics = b.module("moe_statics", x.type("Statics"));
       b.binary(OpKind::Add, weights, b.param("e_score_correction_bias", Shape{{E}}), "add_correction_bias");
@@ -507,6 +511,7 @@ int feed_forward(Ctx& x, int h, int64_t layer) {
 
 int mamba_mixer(Ctx& x, int h, int64_t layer);      // below, beside the hybrid layers that use them
 int gated_delta_net(Ctx& x, int h, int64_t layer);
+int mamba1_mixer(Ctx& x, int h, int64_t layer);
 
 // One decoder layer: pre-norm sequential (llama, gpt2, opt, sequential neox), parallel residual
 // (x + attn(ln1(x)) + mlp(ln2(x) or ln1(x)): neox, falcon, phi), with norms around both blocks (gemma2, gemma3, glm4:
@@ -536,9 +541,10 @@ int decoder_layer(Ctx& x, int h, int64_t l) {
   const std::string n2 = mn ? mn->norm2 : gpt2 ? "ln_2" : opt ? "final_layer_norm" : falcon ? "ln_mlp" : "post_attention_layernorm";
   auto scope = b.module(std::to_string(l), x.type(mn ? mn->block : gpt2 || c.family == "bloom" ? "Block" : "DecoderLayer"));
   int a_in = norm(x, h, n1);
-  int a = residual_branch(x, c.mamba_layer(l)   ? mamba_mixer(x, a_in, l)
-                            : c.delta_layer(l) ? gated_delta_net(x, a_in, l)
-                                               : self_attention(x, a_in, l));
+  int a = residual_branch(x, c.mamba_layer(l)    ? mamba_mixer(x, a_in, l)
+                            : c.delta_layer(l)  ? gated_delta_net(x, a_in, l)
+                            : c.mamba1_layer(l) ? mamba1_mixer(x, a_in, l)
+                                                : self_attention(x, a_in, l));
   if (c.parallel_residual) {
     int m_in = c.parallel_norms == 2 ? norm(x, h, n2) : a_in;
     int m = feed_forward(x, m_in, l);
@@ -674,13 +680,18 @@ int mamba1_mixer(Ctx& x, int h, int64_t layer) {
   const int64_t B = x.s.batch, I = c.mamba1_inner, N = c.ssm_state, R = c.dt_rank;
   const bool from_cache = x.s.serving && (x.s.past > 0 || x.s.tokens == 1);
   const std::string cache = fmt::format("past_key_values.{}", layer);
-  auto scope = b.module("mixer", x.type("Mixer"));
+  // MambaMixer, FalconMambaMixer; jamba's JambaMambaMixer (module `mamba` of a decoder layer)
+  auto scope = b.module(c.hybrid_decoder ? "mamba" : "mixer", x.type(c.hybrid_decoder ? "MambaMixer" : "Mixer"));
   const auto proj = b.split(b.linear(h, "in_proj", 2 * I, c.ssm_proj_bias), 2, {I, I}, "chunk");
   const int xc = causal_conv_with_state(x, proj[0], I, cache, c.conv_bias);
   auto ssm = b.split(b.linear(xc, "x_proj", R + 2 * N, false), 2, {R, N, N});
-  if (c.mamba1_rms)  // FalconMambaMixer's rms_forward on B, C and dt
+  using Norms = LlmConfig::Mamba1Norms;
+  if (c.mamba1_norms == Norms::Weightless)  // FalconMambaMixer's rms_forward on B, C and dt
     for (auto [i, name] : {std::pair{1, "b_rms"}, std::pair{2, "c_rms"}, std::pair{0, "dt_rms"}})
       ssm[static_cast<size_t>(i)] = norm(x, ssm[static_cast<size_t>(i)], name, false);
+  if (c.mamba1_norms == Norms::Weighted)  // JambaMambaMixer's RMSNorms
+    for (auto [i, name] : {std::pair{0, "dt_layernorm"}, std::pair{1, "b_layernorm"}, std::pair{2, "c_layernorm"}})
+      ssm[static_cast<size_t>(i)] = norm(x, ssm[static_cast<size_t>(i)], name);
   const int dt = b.linear(ssm[0], "dt_proj", I, false);  // dt_proj.weight @ dt; the bias goes into the scan
   std::vector<int> in = {xc, dt,
                          b.unary(OpKind::Neg, b.unary(OpKind::Exp, b.param("A_log", Shape{{I, N}}), "exp"), "neg"),
@@ -723,6 +734,7 @@ Names names_of(const std::string& f) {
   if (f == "phi") return {"model", "layers", "embed_tokens", "final_layernorm", "lm_head"};
   if (f == "nemotron_h" || f == "mamba2" || f == "mamba" || f == "falcon_mamba")
     return {"backbone", "layers", "embeddings", "norm_f", "lm_head"};
+  if (f == "jamba") return {"model", "layers", "embed_tokens", "final_layernorm", "lm_head"};
   return {"model", "layers", "embed_tokens", "norm", "lm_head"};
 }
 

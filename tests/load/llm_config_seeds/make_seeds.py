@@ -95,6 +95,9 @@ SEEDS = {
               "expand": 2, "conv_kernel": 4, "time_step_rank": "auto"},
     "falcon_mamba": {"model_type": "falcon_mamba", "vocab_size": 64, "hidden_size": 16, "num_hidden_layers": 2,
                      "state_size": 4, "expand": 2, "conv_kernel": 4, "time_step_rank": 2, "tie_word_embeddings": False},
+    "jamba": dict(COMMON, model_type="jamba", hidden_size=16, num_key_value_heads=2, intermediate_size=24,
+                  attn_layer_period=2, attn_layer_offset=1, num_experts=4, num_experts_per_tok=2, mamba_d_state=4,
+                  mamba_dt_rank="auto"),
 }
 
 if __name__ == "__main__":
