@@ -233,8 +233,8 @@ std::string tensor_parallel_problem(const LlmConfig& c, int64_t tp) {
   if (c.ssm_heads > 0)  // Mamba-2 mixers split by head and by group of B and C, as Megatron and vLLM split them
     for (std::string p : {divides(c.ssm_heads, "Mamba heads"), divides(c.ssm_groups, "Mamba groups (n_groups)")})
       if (!p.empty()) return p;
-  if (c.mamba1_inner > 0 && tp > 1)  // vLLM splits them by channel and all-reduces x_proj's output too: not modelled
-    return fmt::format("--tp: tensor parallelism of the Mamba-1 mixers of {} is not modelled; use --tp 1", c.name);
+  if (c.mamba1_inner > 0)  // Mamba-1 mixers split by channel (x_proj's partial sums all-reduced), as vLLM splits them
+    if (std::string p = divides(c.mamba1_inner, "Mamba-1 channels (expand x hidden_size)"); !p.empty()) return p;
   if (c.gdn_value_heads > 0)  // Gated DeltaNets split by key head (with its value heads), as vLLM splits them
     for (std::string p : {divides(c.gdn_key_heads, "Gated DeltaNet key heads (linear_num_key_heads)"),
                           divides(c.gdn_value_heads, "Gated DeltaNet value heads (linear_num_value_heads)")})
@@ -266,6 +266,7 @@ LlmConfig tensor_parallel_shard(const LlmConfig& c, int tp) {
   s.ssm_groups = std::max<int64_t>(1, c.ssm_groups / tp);
   s.gdn_key_heads /= tp;
   s.gdn_value_heads /= tp;
+  s.mamba1_inner /= tp;
   s.vocab_size = (c.vocab_size + tp - 1) / tp;  // vocabulary-parallel embedding and lm_head (padded)
   return s;
 }
@@ -405,6 +406,16 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
   r.attention_layers = c.attention_layer_count();
   r.allreduce_time_per_layer_prefill_s = r.allreduces_per_layer * allreduce(o.prompt);
   r.allreduce_time_per_layer_decode_s = r.allreduces_per_layer * allreduce(1);
+  // A Mamba-1 mixer split by channel also all-reduces x_proj's partial sums (dt_rank + 2 x state per token) before
+  // dt_proj and the scan: one more, small all-reduce per Mamba-1 layer.
+  int64_t mamba1_layers = 0;
+  for (int64_t l = 0; l < c.num_layers; ++l) mamba1_layers += c.mamba1_layer(l) ? 1 : 0;
+  auto x_proj_allreduce = [&](int64_t tokens) {
+    if (!link || mamba1_layers == 0) return 0.0;
+    const Count bytes = Count{o.batch} * tokens * (c.dt_rank + 2 * c.ssm_state) * dtype_bytes(act);
+    if (o.tp_allreduce && inside_node) return allreduce_fit_time_s(*o.tp_allreduce, bytes);
+    return ring_allreduce_time_s(bytes, o.tp, *link);
+  };
 
   // A fused kernel with a published utilization (--attention flash2) times the core's matmuls at it.
   const bool kernel = attention_kernel_applies(o);
@@ -460,6 +471,17 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
     r.decode_time_s += ad.time_s;
     r.ops.push_back(ar);
     r.ops.push_back(ad);
+    if (mamba1_layers > 0) {
+      const double m1 = static_cast<double>(mamba1_layers);
+      ServeOp xp{"prefill", "allreduce x_proj (1 per Mamba-1 layer)", ""};
+      xp.time_s = m1 * x_proj_allreduce(o.prompt);
+      ServeOp xd{"decode", xp.name, ""};
+      xd.time_s = m1 * x_proj_allreduce(1) * static_cast<double>(decode_steps);
+      r.prefill_time_s += xp.time_s;
+      r.decode_time_s += xd.time_s;
+      r.ops.push_back(xp);
+      r.ops.push_back(xd);
+    }
   }
   r.ttft_s = r.prefill_time_s;
   // Time per output token after the first (vLLM's TPOT): 0 when only the prefill's token is generated.

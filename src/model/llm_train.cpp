@@ -337,6 +337,9 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
                             "covers attention layers only); use --cp 1", in.cp,
                             c.gdn_value_heads > 0 ? "Gated DeltaNet" : c.mamba1_inner > 0 ? "Mamba-1" : "Mamba-2",
                             c.name));
+  if (c.mamba1_inner > 0 && in.tp > 1)  // its x_proj all-reduce per layer and pass is not in the training model
+    throw Error(fmt::format("--tp {}: tensor parallelism of the Mamba-1 mixers of {} is modelled for serving only; "
+                            "use --tp 1 (data parallelism, ZeRO, pipeline stages)", in.tp, c.name));
   const TrainOptions o = checked_layout(c, in);
   const int64_t stage_layers = ceil_div(c.num_layers, int64_t{o.pp});  // the largest stage sets the pace
   const LlmConfig shard = tensor_parallel_shard(c, o.tp);

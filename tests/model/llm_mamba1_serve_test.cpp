@@ -1,5 +1,5 @@
 // Serving and training a Mamba-1 model (mamba): no KV cache, a constant state cache, decode steps whose scan does not
-// grow with the context, tensor parallelism refused (not modelled), and training's activation memory per mixer.
+// grow with the context, serving's tensor parallelism by channel, and training's activation memory per mixer.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -42,13 +42,32 @@ TEST(LlmMamba1Serve, NoKvCacheAConstantStateCacheAndAConstantDecodeStep) {
     EXPECT_EQ(longer.ops[i].flops, r.ops[i].flops);
   }
   EXPECT_EQ(scans, 4);  // 2 layers x prefill and decode
+}
+
+// --tp splits a Mamba-1 mixer by channel, as vLLM does: half the channels (and state cache) per GPU, the layer's
+// all-reduce of its output, and one more of x_proj's partial sums (dt_rank + 2 x state per token, 10 here).
+TEST(LlmMamba1Serve, TensorParallelSplitsChannelsAndAllReducesXProj) {
+  const LlmConfig c = mamba1();
+  EXPECT_EQ(tensor_parallel_shard(c, 2).mamba1_inner, 32);
+  EXPECT_EQ(state_cache_bytes(tensor_parallel_shard(c, 2), 1, DType::F16) * 2, state_cache_bytes(c, 1, DType::F16));
   ServeOptions o = opts(1, 32, 4);
   o.tp = 2;
+  const ServeResult r = analyze_serving(c, test_gpu(), o);
+  EXPECT_EQ(r.state_cache_bytes_per_gpu * 2, r.state_cache_bytes);
+  const ServeOp *layer = nullptr, *x_proj = nullptr;
+  for (const ServeOp& op : r.ops) {
+    if (op.phase != "prefill") continue;
+    if (op.name == "allreduce (1 per layer)") layer = &op;
+    if (op.name == "allreduce x_proj (1 per Mamba-1 layer)") x_proj = &op;
+  }
+  ASSERT_TRUE(layer && x_proj);
+  EXPECT_GT(x_proj->time_s, 0);
+  EXPECT_LT(x_proj->time_s, layer->time_s);  // 10 values per token against the hidden size's 32
   try {
-    analyze_serving(c, test_gpu(), o);
-    ADD_FAILURE() << "--tp 2 accepted for Mamba-1 mixers";
+    tensor_parallel_shard(c, 3);
+    ADD_FAILURE() << "--tp 3 accepted for 64 channels";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("Mamba-1"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("Mamba-1 channels"), std::string::npos) << e.what();
   }
 }
 
@@ -67,6 +86,13 @@ TEST(LlmMamba1Serve, TrainingStoresWhatMambaInnerFnSaves) {
     ADD_FAILURE() << "--cp 2 accepted for Mamba-1";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("Mamba-1"), std::string::npos) << e.what();
+  }
+  o.cp = 1, o.tp = 2;  // training's tensor parallelism of Mamba-1 mixers is not modelled
+  try {
+    analyze_training(c, test_gpu(), o);
+    ADD_FAILURE() << "--tp 2 accepted for training Mamba-1";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--tp 2"), std::string::npos) << e.what();
   }
 }
 
