@@ -108,6 +108,16 @@ bool scan_outputs(RuleContext& c, const char* op, std::initializer_list<int> per
   return true;
 }
 
+// The scans' cost rules need their first five inputs (a file may declare a node without them): false with `why`.
+bool first_five_present(const CostContext& c, const char* why, std::string& reason) {
+  for (size_t i = 0; i < 5; ++i)
+    if (!c.present(i)) {
+      reason = why;
+      return false;
+    }
+  return true;
+}
+
 // SelectiveScan: x [B, L, H, P], dt [B, L, H] (before dt_bias and softplus), A [H] (negative), B and C
 // [B, L, G, N] (G groups of heads share them), D [H], dt_bias [H], optional initial state [B, H, P, N] -> y
 // [B, L, H, P] and the final state [B, H, P, N] (the initial state's type, else float32 as mamba_ssm returns it).
@@ -182,11 +192,7 @@ ScanWork scan_work(Count batch, Count len, Count heads, Count hd, Count groups, 
 }
 
 bool selective_scan_cost(const CostContext& c, Cost& cost, std::string& reason) {
-  for (size_t i = 0; i < 5; ++i)
-    if (!c.present(i)) {
-      reason = "SelectiveScan needs its first five inputs: x, dt, A, B and C";
-      return false;
-    }
+  if (!first_five_present(c, "SelectiveScan needs its first five inputs: x, dt, A, B and C", reason)) return false;
   const Shape &x = c.in_shape(0), &bm = c.in_shape(3);
   if (x.rank() != 4 || bm.rank() != 4) {  // shapes a file declared without the rule's checks
     reason = "x and B must be 4-D [B, L, heads, head_dim] and [B, L, groups, state]";
@@ -300,11 +306,7 @@ DeltaWork delta_work(Count batch, Count len, Count key_heads, Count heads, Count
 }
 
 bool gated_delta_rule_cost(const CostContext& c, Cost& cost, std::string& reason) {
-  for (size_t i = 0; i < 5; ++i)
-    if (!c.present(i)) {
-      reason = "GatedDeltaRule needs its first five inputs: q, k, v, a and b";
-      return false;
-    }
+  if (!first_five_present(c, "GatedDeltaRule needs its first five inputs: q, k, v, a and b", reason)) return false;
   const Shape &q = c.in_shape(0), &v = c.in_shape(2);
   if (q.rank() != 4 || v.rank() != 4) {  // shapes a file declared without the rule's checks
     reason = "q and v must be 4-D [B, L, key_heads, key_dim] and [B, L, heads, value_dim]";
@@ -362,11 +364,7 @@ bool mamba_scan_infer(RuleContext& c) {
 // channel dt 7 (9 with dt_bias), x 3 (1 without D), D 2, z 10), plus dt_bias 2 per channel and token and the initial
 // state 2 per state element.
 bool mamba_scan_cost(const CostContext& c, Cost& cost, std::string& reason) {
-  for (size_t i = 0; i < 5; ++i)
-    if (!c.present(i)) {
-      reason = "MambaScan needs its first five inputs: x, dt, A, B and C";
-      return false;
-    }
+  if (!first_five_present(c, "MambaScan needs its first five inputs: x, dt, A, B and C", reason)) return false;
   const Shape &x = c.in_shape(0), &a = c.in_shape(2);
   if (x.rank() != 3 || a.rank() != 2) {
     reason = "x must be 3-D [B, L, channels] and A 2-D [channels, state]";

@@ -1,5 +1,10 @@
 // Shared by the LLM serving and training tests: a GPU with round numbers and serving options in fp16.
 #pragma once
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "ridge/error.hpp"
 #include "ridge/llm_analysis.hpp"
 
 namespace ridge::llm_test {
@@ -24,6 +29,17 @@ inline ServeOptions opts(int64_t batch, int64_t prompt, int64_t generate) {
   o.weights = *parse_number_format("fp16");
   o.kv = *parse_number_format("fp16");
   return o;
+}
+
+/// Runs `f`, which must throw a ridge::Error whose message contains `want` (`what` names the case when it does not).
+template <class F>
+void expect_error(F&& f, const std::string& want, const std::string& what) {
+  try {
+    f();
+    ADD_FAILURE() << what << " accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace ridge::llm_test

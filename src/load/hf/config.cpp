@@ -1066,6 +1066,30 @@ void check_mamba_width(const Keys& k, const LlmConfig& c, int64_t inner, const c
                             dim_key, c.ssm_head_dim, expand_key, k.opt_double(expand_key, 2), c.hidden_size, inner));
 }
 
+// The keys of a model made of state-space layers only (mamba2, mamba, falcon_mamba): hidden_act (only silu),
+// tie_word_embeddings (`tied` when absent) and max_position_embeddings (absent: 2^20, no attention limits it).
+void read_ssm_only_keys(const Keys& k, LlmConfig& c, bool tied) {
+  if (const std::string act = k.opt_string("hidden_act", "silu"); act != "silu" && act != "swish")
+    throw Error(fmt::format("{}: hidden_act '{}' is not supported (silu)", k.origin(), act));
+  c.tied_embeddings = k.opt_bool("tie_word_embeddings", tied);
+  c.max_positions = k.opt_int("max_position_embeddings", int64_t{1} << 20);
+  c.position = LlmPosition::None;
+  c.norm = LlmNorm::RMSNorm;
+  // No attention or MLP layer: their sizes are never used (set to 1 so that the shared checks hold).
+  c.num_heads = c.num_kv_heads = c.head_dim = 1;
+  c.intermediate_size = 1;
+}
+
+// A Mamba-1 mixer's dt rank from `key`: an integer, or "auto" (absent too): ceil(hidden_size / 16).
+int64_t read_dt_rank(const Keys& k, const LlmConfig& c, const char* key) {
+  const int64_t auto_rank = (c.hidden_size + 15) / 16;
+  const json* r = k.find(key);
+  if (!r || !r->is_string()) return k.opt_int(key, auto_rank);
+  if (r->get<std::string>() != "auto")
+    throw Error(fmt::format("{}: {} must be an integer or \"auto\", not {}", k.origin(), key, r->dump()));
+  return auto_rank;
+}
+
 // mamba2 (Mamba2Config; Mamba-Codestral-7B, state-spaces/mamba2-*): every layer a Mamba-2 mixer (the nemotron_h
 // mixer above, Mamba2Mixer's names) behind an RMSNorm; num_heads (128) x head_dim (64) must equal expand (2) x
 // hidden_size, as the checkpoints have it; state_size (128), n_groups (8), conv_kernel (4), chunk_size (256), use_bias,
@@ -1081,15 +1105,7 @@ void read_mamba2(const Keys& k, LlmConfig& c) {
   read_mamba_keys(k, c, {"state_size", "n_groups", nullptr, "conv_kernel", nullptr, "chunk_size", nullptr,
                          "use_conv_bias", nullptr, "use_bias", 128, 8, 256});
   check_mamba_width(k, c, mamba_inner_width(k, c, "expand"), "num_heads", "head_dim", "expand");
-  if (const std::string act = k.opt_string("hidden_act", "silu"); act != "silu" && act != "swish")
-    throw Error(fmt::format("{}: hidden_act '{}' is not supported (silu)", k.origin(), act));
-  c.tied_embeddings = k.opt_bool("tie_word_embeddings", false);
-  c.max_positions = k.opt_int("max_position_embeddings", int64_t{1} << 20);
-  c.position = LlmPosition::None;
-  c.norm = LlmNorm::RMSNorm;
-  // No attention or MLP layer: their sizes are never used (set to 1 so that the shared checks hold).
-  c.num_heads = c.num_kv_heads = c.head_dim = 1;
-  c.intermediate_size = 1;
+  read_ssm_only_keys(k, c, false);
 }
 
 // granitemoehybrid (GraniteMoeHybridConfig; Granite 4.0-H): Granite's decoder layers (embedding_multiplier,
@@ -1254,23 +1270,9 @@ void read_mamba(const Keys& k, LlmConfig& c) {
   c.conv_kernel = k.opt_int("conv_kernel", 4);
   c.conv_bias = k.opt_bool("use_conv_bias", true);
   c.ssm_proj_bias = k.opt_bool("use_bias", false);
-  if (const json* r = k.find("time_step_rank"); r && r->is_string()) {
-    if (r->get<std::string>() != "auto")
-      throw Error(fmt::format("{}: time_step_rank must be an integer or \"auto\", not {}", k.origin(), r->dump()));
-    c.dt_rank = (c.hidden_size + 15) / 16;
-  } else {
-    c.dt_rank = k.opt_int("time_step_rank", (c.hidden_size + 15) / 16);
-  }
+  c.dt_rank = read_dt_rank(k, c, "time_step_rank");
   if (c.family == "falcon_mamba") c.mamba1_norms = LlmConfig::Mamba1Norms::Weightless;
-  if (const std::string act = k.opt_string("hidden_act", "silu"); act != "silu" && act != "swish")
-    throw Error(fmt::format("{}: hidden_act '{}' is not supported (silu)", k.origin(), act));
-  c.tied_embeddings = k.opt_bool("tie_word_embeddings", true);
-  c.max_positions = k.opt_int("max_position_embeddings", int64_t{1} << 20);
-  c.position = LlmPosition::None;
-  c.norm = LlmNorm::RMSNorm;
-  // No attention or MLP layer: their sizes are never used (set to 1 so that the shared checks hold).
-  c.num_heads = c.num_kv_heads = c.head_dim = 1;
-  c.intermediate_size = 1;
+  read_ssm_only_keys(k, c, true);
 }
 
 // jamba (JambaConfig; Jamba-v0.1, AI21-Jamba-1.5/1.6/1.7-Mini and -Large): decoder layers (input_layernorm,
@@ -1309,13 +1311,7 @@ void read_jamba(const Keys& k, LlmConfig& c) {
   c.conv_kernel = k.opt_int("mamba_d_conv", 4);
   c.conv_bias = k.opt_bool("mamba_conv_bias", true);
   c.ssm_proj_bias = k.opt_bool("mamba_proj_bias", false);
-  if (const json* r = k.find("mamba_dt_rank"); r && r->is_string()) {
-    if (r->get<std::string>() != "auto")
-      throw Error(fmt::format("{}: mamba_dt_rank must be an integer or \"auto\", not {}", k.origin(), r->dump()));
-    c.dt_rank = (c.hidden_size + 15) / 16;
-  } else {
-    c.dt_rank = k.opt_int("mamba_dt_rank", (c.hidden_size + 15) / 16);
-  }
+  c.dt_rank = read_dt_rank(k, c, "mamba_dt_rank");
   c.mamba1_norms = LlmConfig::Mamba1Norms::Weighted;
   c.intermediate_size = k.opt_int("intermediate_size", 14336);
   c.num_experts = k.opt_int("num_experts", 16);
