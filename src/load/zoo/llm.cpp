@@ -400,8 +400,8 @@ int clamped_swiglu_expert(Ctx& x, int tokens) {
   return b.linear(y, "down_proj", x.c.hidden_size, true);
 }
 
-// The module of a decoder layer's MLP or MoE block: Llama4TextDecoderLayer's `feed_forward`, a nemotron_h layer's
-// `mixer`, the others' `mlp`.
+// The module of a decoder layer's MLP or MoE block: Llama4TextDecoderLayer's and Jamba's `feed_forward`, a
+// nemotron_h layer's `mixer`, the others' `mlp`.
 const char* feed_forward_name(const LlmConfig& c) {
   return c.family == "llama4_text" || c.family == "jamba" ? "feed_forward"
          : c.hybrid() && !c.hybrid_decoder               ? "mixer"
@@ -622,8 +622,8 @@ int mamba_mixer(Ctx& x, int h, int64_t layer) {
 
 // Qwen3NextGatedDeltaNet as flash-linear-attention's and causal-conv1d's kernels run it (docs/llm.md, "Gated
 // DeltaNet"): in_proj_qkvz to q, k (key heads x key width each), v and z (value heads x value width each; the
-// checkpoint interleaves them per key head, a view); in_proj_ba to b and a (one each per value head) (Qwen3.5: the
-// same as in_proj_qkv, in_proj_z, in_proj_b, in_proj_a); the causal
+// checkpoint interleaves them per key head, a view); in_proj_ba to b and a (one each per value head); Qwen3.5's
+// Qwen3_5GatedDeltaNet has the same as four Linears (in_proj_qkv, in_proj_z, in_proj_b, in_proj_a); the causal
 // depthwise conv1d (no bias) and SiLU over q|k|v; one GatedDeltaRule (g = -exp(A_log) softplus(a + dt_bias), beta =
 // sigmoid(b), q and k L2-normalised in the kernel, each key head shared by its value heads, chunks of 64); the gated
 // RMSNorm per value head (normalised, times its weight, times silu(z)); out_proj. A serving graph reads and writes the
@@ -670,7 +670,7 @@ int gated_delta_net(Ctx& x, int h, int64_t layer) {
 
 // MambaMixer (Mamba-1) as mamba_ssm's kernels run it (docs/llm.md, "Mamba-1"): in_proj to x and the gate (inner width
 // I each); the causal depthwise conv1d and SiLU on x; x_proj to dt (dt_rank), B and C (state N each; falcon_mamba
-// normalises the three, RMS without a weight); dt_proj (dt_rank -> I, its bias added in the scan); one MambaScan (A
+// normalises the three, RMS without a weight, jamba with RMSNorms); dt_proj (dt_rank -> I, its bias added in the scan); one MambaScan (A
 // = -exp(A_log) [I, N], D, the gate's silu product and softplus(dt + dt_bias) inside, as selective_scan_fn takes
 // them); out_proj. A serving graph reads and writes the conv state and the recurrent state [B, I, N] (`.ssm_state`,
 // at the activation type as HF's MambaCache keeps it).
