@@ -78,6 +78,7 @@ const char* const kMlaHelp =
 
 const char* const kMoeHelp =
     "MoE experts: eager (HF's loop, one kernel per routed expert and op) | grouped (one grouped kernel per op of a "
-    "layer's experts, as vLLM's fused_moe and Megatron-LM's --moe-grouped-gemm run them)";
+    "layer's experts, the routing weight in the down projection's epilogue and the top-k sum one kernel, as vLLM's "
+    "fused_moe and Megatron-LM's --moe-grouped-gemm run them)";
 
 }  // namespace ridge::cli
