@@ -58,38 +58,36 @@ bool captured(const Node& n) { return has_attr(n, "torch_fn", "captured"); }
 
 Count E(const Graph& g, int v) { return ops::elements(g, v).value_or(0); }
 
-const std::string& module_type_of(const Graph& g, const std::string& path) {
-  static const std::string kNone;
-  for (const auto& m : g.modules)
-    if (m.path == path) return m.type;
-  return kNone;
-}
-
-/// True when the module at `path` is torch.nn.Transformer: typed "Transformer" with a TransformerEncoder or
-/// TransformerDecoder child. HF models have classes of that name too (DistilBERT's `Transformer` holds a `layer`
-/// list of TransformerBlocks), which fx traces through.
-bool is_torch_nn_transformer(const Graph& g, const std::string& path) {
-  if (module_type_of(g, path) != "Transformer") return false;
-  for (const auto& m : g.modules)
-    if (m.path.size() > path.size() + 1 && m.path.rfind(path + ".", 0) == 0 &&
-        m.path.find('.', path.size() + 1) == std::string::npos &&
-        (m.type == "TransformerEncoder" || m.type == "TransformerDecoder"))
-      return true;
-  return false;
-}
-
-/// True when an ancestor module is a torch.nn container that torch.fx treats as an opaque leaf.
-bool inside_fx_leaf(const Graph& g, const Node& n) {
+/// Paths of the modules torch.fx treats as opaque leaves: torch.nn containers (MultiheadAttention, the Transformer
+/// encoder/decoder classes) and torch.nn.Transformer, a module typed "Transformer" with a TransformerEncoder or
+/// TransformerDecoder child (HF models have classes of that name too: DistilBERT's `Transformer` holds a `layer` list
+/// of TransformerBlocks, which fx traces through). One pass over the modules, so that asking per node stays cheap on
+/// graphs of 100,000 modules (an MoE LLM's experts).
+std::set<std::string> fx_leaf_paths(const Graph& g) {
   static const std::array<std::string_view, 5> kLeaf = {"MultiheadAttention", "TransformerEncoder",
                                                         "TransformerEncoderLayer", "TransformerDecoder",
                                                         "TransformerDecoderLayer"};
+  std::set<std::string> transformer_parents, leaves;
+  for (const auto& m : g.modules)
+    if (const size_t dot = m.path.rfind('.');
+        dot != std::string::npos && (m.type == "TransformerEncoder" || m.type == "TransformerDecoder"))
+      transformer_parents.insert(m.path.substr(0, dot));
+  std::set<std::string> seen;  // the first module of a path decides its type, as a lookup by path does
+  for (const auto& m : g.modules) {
+    if (!seen.insert(m.path).second) continue;
+    if (std::find(kLeaf.begin(), kLeaf.end(), std::string_view(m.type)) != kLeaf.end() ||
+        (m.type == "Transformer" && transformer_parents.count(m.path)))
+      leaves.insert(m.path);
+  }
+  return leaves;
+}
+
+/// True when an ancestor module of `n` is one of `fx_leaves` (fx_leaf_paths): one opaque call for torch.fx.
+bool inside_fx_leaf(const std::set<std::string>& fx_leaves, const Node& n) {
   std::string path = n.module;
   while (!path.empty()) {
-    const std::string& t = module_type_of(g, path);
-    const bool leaf = std::find(kLeaf.begin(), kLeaf.end(), std::string_view(t)) != kLeaf.end() ||
-                      is_torch_nn_transformer(g, path);
-    if (leaf && !(n.module_call && path == n.module)) return true;
-    size_t dot = path.rfind('.');
+    if (fx_leaves.count(path) && !(n.module_call && path == n.module)) return true;
+    const size_t dot = path.rfind('.');
     path = dot == std::string::npos ? "" : path.substr(0, dot);
   }
   return false;
@@ -343,8 +341,8 @@ Count torchinfo_rule(const Graph& g, const Node& n) {
   return total;
 }
 
-Count pthflops_rule(const Graph& g, const Node& n) {
-  if (inside_fx_leaf(g, n)) return 0;
+Count pthflops_rule(const Graph& g, const Node& n, const std::set<std::string>& fx_leaves) {
+  if (inside_fx_leaf(fx_leaves, n)) return 0;
   const int x = n.inputs.empty() ? -1 : n.inputs[0];
   const Count out = ops::out_elems(g, n);
   if (n.module_call) {
@@ -458,7 +456,8 @@ std::pair<Count, Count> deepspeed_rule(const Graph& g, const Node& n, bool train
   }
 }
 
-Count folded_conv_count(const Graph& g, const Node& n, Convention c, bool training) {
+Count folded_conv_count(const Graph& g, const Node& n, Convention c, bool training,
+                        const std::set<std::string>& fx_leaves) {
   Node conv = n;
   conv.inputs.resize(2);
   conv.attrs.items.erase("folded_batchnorm");
@@ -472,7 +471,7 @@ Count folded_conv_count(const Graph& g, const Node& n, Convention c, bool traini
     case Convention::Ptflops: return ptflops_rule(g, conv) + 2 * E;
     case Convention::Thop: return thop_rule(g, conv) + 4 * E;
     case Convention::Torchinfo: return torchinfo_rule(g, conv) + Count{y[0]} * 2 * y[1];
-    case Convention::Pthflops: return pthflops_rule(g, conv) + 2 * E;
+    case Convention::Pthflops: return pthflops_rule(g, conv, fx_leaves) + 2 * E;
     case Convention::Deepspeed: case Convention::Calflops:
       return deepspeed_rule(g, conv, training).second + (training ? 5 : 2) * E;
   }
@@ -490,7 +489,8 @@ std::string torchinfo_scaled(Count v) {
 
 /// A conv with a BatchNorm folded in (eval-mode ONNX export) counts as the original pair: the conv without
 /// bias plus an affine BatchNorm2d module over its output, under the tool's own rules.
-Count folded_conv_count(const Graph& g, const Node& n, Convention c, bool training);
+Count folded_conv_count(const Graph& g, const Node& n, Convention c, bool training,
+                        const std::set<std::string>& fx_leaves);
 
 }  // namespace
 
@@ -519,6 +519,7 @@ ConventionCount count_under(const Graph& g, Convention c) {
   const std::set<std::string> mha = mha_paths(g);
   const std::set<std::string> fx_wrapped = c == Convention::Pthflops ? fx_wrapped_attention_paths(g)
                                                                      : std::set<std::string>{};
+  const std::set<std::string> fx_leaves = c == Convention::Pthflops ? fx_leaf_paths(g) : std::set<std::string>{};
   if (c == Convention::Ridge) {
     ModelCost mc = estimate(g);
     for (size_t i = 0; i < g.nodes.size(); ++i) out.per_node[i] = mc.nodes[i].cost.flops;
@@ -533,7 +534,7 @@ ConventionCount count_under(const Graph& g, Convention c) {
         if (!g.value(v).shape.known()) known = false;
       if (!known || op_family(n.op) == OpFamily::Unknown) continue;
       if (ops::folded_batchnorm(n)) {
-        out.per_node[i] = folded_conv_count(g, n, c, training);
+        out.per_node[i] = folded_conv_count(g, n, c, training, fx_leaves);
         if (c == Convention::Deepspeed || c == Convention::Calflops) deepspeed_macs += ops::conv_geometry(g, n).macs;
         continue;
       }
@@ -545,7 +546,7 @@ ConventionCount count_under(const Graph& g, Convention c) {
         case Convention::Thop: v = thop_rule(g, n); break;
         case Convention::Torchinfo: v = torchinfo_rule(g, n); break;
         case Convention::Pthflops:  // fx leaf modules and fx-wrapped functions: one opaque call, 0
-          v = inside_any(n, mha) || inside_any(n, fx_wrapped) ? 0 : pthflops_rule(g, n);
+          v = inside_any(n, mha) || inside_any(n, fx_wrapped) ? 0 : pthflops_rule(g, n, fx_leaves);
           break;
         case Convention::Deepspeed: case Convention::Calflops: {
           // calflops does not patch torch.bmm: nn.MultiheadAttention's two products (bmm in torch 1.13) count 0.
