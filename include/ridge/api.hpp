@@ -311,7 +311,7 @@ Document serve_report(const ServeResult& r);
 /// "model.layers.12.mlp.up_proj" -> "model.layers.*.mlp.up_proj"; names without one are returned unchanged.
 std::string layer_pattern(std::string_view name);
 /// A note naming the ops (by layer_pattern, each with its class) whose op class `cal` has no fitted factors for:
-/// llm_op_time times them with the calibration's fallback factors (a hybrid's SelectiveScan and conv1d, which no
+/// llm_op_time times them with the calibration's fallback factors (a recurrent model's scans and conv1d, which no
 /// shipped measurement covers). "" when every class is fitted or nothing is calibrated. `label`: the time label.
 std::string fallback_classes_note(const std::optional<Calibration>& cal, const std::vector<ServeOp>& ops,
                                   const std::string& label);

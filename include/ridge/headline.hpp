@@ -68,7 +68,7 @@ struct MemoryParts {
   Count optimizer = 0;    ///< optimizer state
   Count activations = 0;  ///< saved for backward (training) or the live peak (inference)
   Count kv_cache = 0;
-  Count state_cache = 0;  ///< a hybrid's Mamba-2 states (serving)
+  Count state_cache = 0;  ///< a recurrent model's Mamba / Gated DeltaNet states (serving)
   bool serving = false;   ///< an LLM served: no gradients or optimizer state, activations not counted
   Count total() const { return weights + gradients + optimizer + activations + kv_cache + state_cache; }
 };

@@ -178,14 +178,15 @@ struct LlmConfig {
   int64_t conv_dim() const { return ssm_inner() + 2 * ssm_groups * ssm_state; }
   /// True for hybrid configurations (blocks listed per layer).
   bool hybrid() const { return !blocks.empty(); }
+  /// True when each layer is one block behind one norm (nemotron_h, mamba2, mamba, falcon_mamba), not a decoder
+  /// layer of a mixer and a feed-forward part: one tensor-parallel all-reduce per layer, the module `mixer`.
+  bool single_block_layers() const { return hybrid() && !hybrid_decoder; }
+  /// Number of layers whose block (a hybrid's mixer) is `kind`; 0 for models without a block list.
+  int64_t blocks_of(LlmBlock kind) const { return static_cast<int64_t>(std::count(blocks.begin(), blocks.end(), kind)); }
   /// True when layer `l` has self-attention (and so a KV cache).
   bool attends(int64_t l) const { return blocks.empty() || blocks[static_cast<size_t>(l)] == LlmBlock::Attention; }
   /// Number of layers with self-attention (all of them but in hybrids; none in mamba2).
-  int64_t attention_layer_count() const {
-    int64_t n = 0;
-    for (int64_t l = 0; l < num_layers; ++l) n += attends(l) ? 1 : 0;
-    return n;
-  }
+  int64_t attention_layer_count() const { return blocks.empty() ? num_layers : blocks_of(LlmBlock::Attention); }
   /// True when layer `l` is a Mamba-2 mixer (a constant-size state cache).
   bool mamba_layer(int64_t l) const { return !blocks.empty() && blocks[static_cast<size_t>(l)] == LlmBlock::Mamba; }
   /// True when layer `l` is a Gated DeltaNet (a constant-size state cache too).
@@ -223,7 +224,7 @@ struct LlmConfig {
   }
   /// True when layer `l` (0-based) has a sparse MoE block.
   bool sparse_layer(int64_t l) const {
-    if (!blocks.empty() && !hybrid_decoder) return blocks[static_cast<size_t>(l)] == LlmBlock::Moe;
+    if (single_block_layers()) return blocks[static_cast<size_t>(l)] == LlmBlock::Moe;
     return moe() && l >= first_dense_layers && (last_sparse_layer < 0 || l <= last_sparse_layer) &&
            (l + 1) % moe_every == 0;
   }

@@ -177,7 +177,8 @@ struct Recurrent {
   Count weights = 0;  ///< elements of W, R and B (the module's weight_ih/hh_l*, bias_ih/hh_l* of this layer)
 };
 std::optional<Recurrent> recurrent(const Graph& g, const Node& n) {
-  // LSTM, GRU and RNN only: SelectiveScan (Recurrent too) is a fused kernel no module hook or FLOP counter sees
+  // LSTM, GRU and RNN only: the scans (SelectiveScan, GatedDeltaRule, MambaScan; Recurrent too) are fused kernels no
+  // module hook or FLOP counter sees
   const bool rnn = n.op == OpKind::LSTM || n.op == OpKind::GRU || n.op == OpKind::RNN;
   if (!rnn || n.inputs.size() < 3) return std::nullopt;
   const Shape& x = g.value(n.inputs[0]).shape;

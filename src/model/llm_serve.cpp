@@ -124,7 +124,7 @@ OpCosts op_costs(const Graph& g, const LlmConfig& c, const LlmShape& s, const Nu
         // Embedding lookups read only the gathered rows; Linear weights are stored in the weight format.
         op.weight_bytes += n.op == OpKind::Gather ? g.value(n.outputs[0]).bytes() : param_bytes(val, wf);
       } else if (val.kind == ValueKind::Input && llm::state_cache(g, src)) {
-        op.kv_read_bytes += g.value(v).bytes();  // a Mamba-2 state, read at its own type (float32 by default)
+        op.kv_read_bytes += g.value(v).bytes();  // a recurrent layer's state, read at its own type
       } else if (val.kind == ValueKind::Input && val.name.rfind("past_key_values.", 0) == 0) {
         // The values read: the view's (a slice reads part of the cache). A fused kernel reads an MLA latent tile
         // once for the scores and the output (the output's values are a slice of the scores' keys).
@@ -284,12 +284,8 @@ Count kv_cache_bytes(const LlmConfig& c, int64_t batch, int64_t context, const N
 }
 
 Count state_cache_bytes(const LlmConfig& c, int64_t batch, DType act) {
-  Count mamba = 0, delta = 0, mamba1 = 0;
-  for (int64_t l = 0; l < c.num_layers; ++l) {
-    mamba += c.mamba_layer(l) ? 1 : 0;
-    delta += c.delta_layer(l) ? 1 : 0;
-    mamba1 += c.mamba1_layer(l) ? 1 : 0;
-  }
+  const Count mamba = c.blocks_of(LlmBlock::Mamba), delta = c.blocks_of(LlmBlock::DeltaNet),
+              mamba1 = c.blocks_of(LlmBlock::Mamba1);
   const Count conv = Count{c.conv_dim()} * (c.conv_kernel - 1) * dtype_bytes(act);
   const Count ssm = Count{c.ssm_heads} * c.ssm_head_dim * c.ssm_state * (c.ssm_state_fp32 ? 4 : dtype_bytes(act));
   // a Gated DeltaNet: the conv state of q|k|v and a float32 key x value state per value head
@@ -395,27 +391,20 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
   const int node_gpus = d.node.gpus_per_node > 0 ? d.node.gpus_per_node : 8;
   const bool inside_node = o.tp <= node_gpus;
   const Interconnect* link = o.tp > 1 ? &gpu_link(d, inside_node) : nullptr;
-  auto allreduce = [&](int64_t tokens) {  // one all-reduce
+  auto allreduce = [&](int64_t tokens, int64_t width) {  // one all-reduce of `width` values per token
     if (!link) return 0.0;
-    const Count bytes = Count{o.batch} * tokens * c.hidden_size * dtype_bytes(act);
+    const Count bytes = Count{o.batch} * tokens * width * dtype_bytes(act);
     if (o.tp_allreduce && inside_node) return allreduce_fit_time_s(*o.tp_allreduce, bytes);  // fitted inside a node
     return ring_allreduce_time_s(bytes, o.tp, *link);
   };
   // A decoder layer all-reduces its attention and MLP outputs; a hybrid layer its one mixer's.
-  r.allreduces_per_layer = c.hybrid() && !c.hybrid_decoder ? 1 : 2;
+  r.allreduces_per_layer = c.single_block_layers() ? 1 : 2;
   r.attention_layers = c.attention_layer_count();
-  r.allreduce_time_per_layer_prefill_s = r.allreduces_per_layer * allreduce(o.prompt);
-  r.allreduce_time_per_layer_decode_s = r.allreduces_per_layer * allreduce(1);
+  r.allreduce_time_per_layer_prefill_s = r.allreduces_per_layer * allreduce(o.prompt, c.hidden_size);
+  r.allreduce_time_per_layer_decode_s = r.allreduces_per_layer * allreduce(1, c.hidden_size);
   // A Mamba-1 mixer split by channel also all-reduces x_proj's partial sums (dt_rank + 2 x state per token) before
   // dt_proj and the scan: one more, small all-reduce per Mamba-1 layer.
-  int64_t mamba1_layers = 0;
-  for (int64_t l = 0; l < c.num_layers; ++l) mamba1_layers += c.mamba1_layer(l) ? 1 : 0;
-  auto x_proj_allreduce = [&](int64_t tokens) {
-    if (!link || mamba1_layers == 0) return 0.0;
-    const Count bytes = Count{o.batch} * tokens * (c.dt_rank + 2 * c.ssm_state) * dtype_bytes(act);
-    if (o.tp_allreduce && inside_node) return allreduce_fit_time_s(*o.tp_allreduce, bytes);
-    return ring_allreduce_time_s(bytes, o.tp, *link);
-  };
+  const int64_t mamba1_layers = c.blocks_of(LlmBlock::Mamba1), x_proj_width = c.dt_rank + 2 * c.ssm_state;
 
   // A fused kernel with a published utilization (--attention flash2) times the core's matmuls at it.
   const bool kernel = attention_kernel_applies(o);
@@ -474,9 +463,9 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
     if (mamba1_layers > 0) {
       const double m1 = static_cast<double>(mamba1_layers);
       ServeOp xp{"prefill", "allreduce x_proj (1 per Mamba-1 layer)", ""};
-      xp.time_s = m1 * x_proj_allreduce(o.prompt);
+      xp.time_s = m1 * allreduce(o.prompt, x_proj_width);
       ServeOp xd{"decode", xp.name, ""};
-      xd.time_s = m1 * x_proj_allreduce(1) * static_cast<double>(decode_steps);
+      xd.time_s = m1 * allreduce(1, x_proj_width) * static_cast<double>(decode_steps);
       r.prefill_time_s += xp.time_s;
       r.decode_time_s += xd.time_s;
       r.ops.push_back(xp);

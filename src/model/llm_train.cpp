@@ -472,7 +472,7 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
   // it sends v activations forward and v gradients backward.
   if (o.tp > 1) {  // Megatron TP: 2 all-reduces per layer forward, 2 backward (+2 when the forward is recomputed);
                    // a hybrid layer's one mixer: 1, 1 (+1)
-    const int per_layer = (o.recompute == Recompute::Full ? 6 : 4) / (c.hybrid() && !c.hybrid_decoder ? 2 : 1);
+    const int per_layer = (o.recompute == Recompute::Full ? 6 : 4) / (c.single_block_layers() ? 2 : 1);
     const double t = o.tp_allreduce && o.tp <= o.gpus_per_node
                          ? allreduce_fit_time_s(*o.tp_allreduce, act_bytes)
                          : ring_allreduce_time_s(act_bytes, o.tp, gpu_link(d, o.tp <= o.gpus_per_node));

@@ -1028,7 +1028,7 @@ void read_nemotron_h(const Keys& k, LlmConfig& c) {
   if (cache != "float32" && cache != "bfloat16" && cache != "float16")
     throw Error(fmt::format("{}: mamba_ssm_cache_dtype '{}' is not float32, bfloat16 or float16", k.origin(), cache));
   c.ssm_state_fp32 = cache == "float32";
-  if (std::find(c.blocks.begin(), c.blocks.end(), LlmBlock::Moe) != c.blocks.end()) {
+  if (c.blocks_of(LlmBlock::Moe) > 0) {
     if (k.find("moe_latent_size"))
       throw Error(fmt::format("{}: moe_latent_size {} (latent expert projections) is not supported", k.origin(),
                               k.find("moe_latent_size")->dump()));
@@ -1040,6 +1040,24 @@ void read_nemotron_h(const Keys& k, LlmConfig& c) {
     c.shared_expert_gate = false;
     c.router_sigmoid = true;
   }
+}
+
+// A hybrid decoder's layer_types: one entry per layer, `mixer` (that block) or `attention` (LlmBlock::Attention).
+std::vector<LlmBlock> read_layer_types_list(const Keys& k, const LlmConfig& c, const char* mixer, LlmBlock block,
+                                            const char* attention = "attention") {
+  const json* types = k.find("layer_types");
+  if (!types->is_array() || types->size() != static_cast<size_t>(c.num_layers))
+    throw Error(fmt::format("{}: layer_types must list \"{}\" or \"{}\" for each of the {} layers, not {}", k.origin(),
+                            mixer, attention, c.num_layers, types->dump().substr(0, 80)));
+  std::vector<LlmBlock> blocks;
+  for (size_t l = 0; l < types->size(); ++l) {
+    const std::string t = (*types)[l].is_string() ? (*types)[l].get<std::string>() : "";
+    if (t != mixer && t != attention)
+      throw Error(fmt::format("{}: layer_types[{}] must be \"{}\" or \"{}\", not {}", k.origin(), l, mixer, attention,
+                              (*types)[l].dump().substr(0, 40)));
+    blocks.push_back(t == mixer ? block : LlmBlock::Attention);
+  }
+  return blocks;
 }
 
 // num_hidden_layers (`def` when absent) for the readers that size a per-layer list from it: 1..4096.
@@ -1131,20 +1149,10 @@ void read_granitemoehybrid(const Keys& k, LlmConfig& c) {
     throw Error(fmt::format("{}: position_embedding_type '{}' is not \"nope\" or \"rope\"", k.origin(), position));
   c.position = position == "rope" ? LlmPosition::Rotary : LlmPosition::None;
   c.hybrid_decoder = true;
-  if (const json* types = k.find("layer_types")) {
-    if (!types->is_array() || types->size() != static_cast<size_t>(c.num_layers))
-      throw Error(fmt::format("{}: layer_types must list \"mamba\" or \"attention\" for each of the {} layers, not {}",
-                              k.origin(), c.num_layers, types->dump().substr(0, 80)));
-    for (size_t l = 0; l < types->size(); ++l) {
-      const std::string t = (*types)[l].is_string() ? (*types)[l].get<std::string>() : "";
-      if (t != "mamba" && t != "attention")
-        throw Error(fmt::format("{}: layer_types[{}] must be \"mamba\" or \"attention\", not {}", k.origin(), l,
-                                (*types)[l].dump().substr(0, 40)));
-      c.blocks.push_back(t == "mamba" ? LlmBlock::Mamba : LlmBlock::Attention);
-    }
-  } else {
+  if (k.find("layer_types"))
+    c.blocks = read_layer_types_list(k, c, "mamba", LlmBlock::Mamba);
+  else
     c.blocks.assign(static_cast<size_t>(c.num_layers), LlmBlock::Mamba);
-  }
   c.ssm_heads = k.opt_int("mamba_n_heads", 128);
   const int64_t inner = mamba_inner_width(k, c, "mamba_expand");
   const int64_t auto_head_dim = inner / std::max<int64_t>(1, c.ssm_heads);
@@ -1209,17 +1217,8 @@ void read_qwen3_next(const Keys& k, LlmConfig& c) {
     c.rotary_fraction = r.opt_double("partial_rotary_factor", 0.25);
   }
   c.hybrid_decoder = true;
-  if (const json* types = k.find("layer_types")) {
-    if (!types->is_array() || types->size() != static_cast<size_t>(c.num_layers))
-      throw Error(fmt::format("{}: layer_types must list \"linear_attention\" or \"full_attention\" for each of the {} "
-                              "layers, not {}", k.origin(), c.num_layers, types->dump().substr(0, 80)));
-    for (size_t l = 0; l < types->size(); ++l) {
-      const std::string t = (*types)[l].is_string() ? (*types)[l].get<std::string>() : "";
-      if (t != "linear_attention" && t != "full_attention")
-        throw Error(fmt::format("{}: layer_types[{}] must be \"linear_attention\" or \"full_attention\", not {}",
-                                k.origin(), l, (*types)[l].dump().substr(0, 40)));
-      c.blocks.push_back(t == "linear_attention" ? LlmBlock::DeltaNet : LlmBlock::Attention);
-    }
+  if (k.find("layer_types")) {
+    c.blocks = read_layer_types_list(k, c, "linear_attention", LlmBlock::DeltaNet, "full_attention");
   } else {
     const int64_t every = k.opt_int("full_attention_interval", 4);
     if (every < 1)
@@ -1445,8 +1444,7 @@ void validate_llm_config(const LlmConfig& c, const std::string& origin) {
   if (c.hybrid()) {
     if (static_cast<int64_t>(c.blocks.size()) != c.num_layers)
       throw Error(fmt::format("{}: {} block types for {} layers", origin, c.blocks.size(), c.num_layers));
-    const bool mamba = std::find(c.blocks.begin(), c.blocks.end(), LlmBlock::Mamba) != c.blocks.end();
-    const bool moe_block = std::find(c.blocks.begin(), c.blocks.end(), LlmBlock::Moe) != c.blocks.end();
+    const bool mamba = c.blocks_of(LlmBlock::Mamba) > 0, moe_block = c.blocks_of(LlmBlock::Moe) > 0;
     if (moe_block && c.num_experts < 1)
       throw Error(fmt::format("{}: n_routed_experts {}: MoE blocks need at least one expert", origin, c.num_experts));
     if (mamba) {
@@ -1476,7 +1474,7 @@ void validate_llm_config(const LlmConfig& c, const std::string& origin) {
       if (c.ssm_heads % c.ssm_groups != 0)
         throw Error(fmt::format("{}: {} {} is not a multiple of {} {}", origin, n[0], c.ssm_heads, n[3], c.ssm_groups));
     }
-    if (std::find(c.blocks.begin(), c.blocks.end(), LlmBlock::Mamba1) != c.blocks.end()) {
+    if (c.blocks_of(LlmBlock::Mamba1) > 0) {
       positive(c.mamba1_inner, "expand x hidden_size");
       positive(c.ssm_state, "state_size");
       positive(c.conv_kernel, "conv_kernel");
@@ -1486,7 +1484,7 @@ void validate_llm_config(const LlmConfig& c, const std::string& origin) {
       at_most(c.conv_kernel, int64_t{1} << 10, "conv_kernel");
       at_most(c.dt_rank, int64_t{1} << 20, "time_step_rank");
     }
-    if (std::find(c.blocks.begin(), c.blocks.end(), LlmBlock::DeltaNet) != c.blocks.end()) {
+    if (c.blocks_of(LlmBlock::DeltaNet) > 0) {
       positive(c.gdn_key_heads, "linear_num_key_heads");
       positive(c.gdn_value_heads, "linear_num_value_heads");
       positive(c.gdn_key_dim, "linear_key_head_dim");

@@ -404,7 +404,7 @@ int clamped_swiglu_expert(Ctx& x, int tokens) {
 // nemotron_h layer's `mixer`, the others' `mlp`.
 const char* feed_forward_name(const LlmConfig& c) {
   return c.family == "llama4_text" || c.family == "jamba" ? "feed_forward"
-         : c.hybrid() && !c.hybrid_decoder               ? "mixer"
+         : c.single_block_layers()                       ? "mixer"
                                                          : "mlp";
 }
 
@@ -944,7 +944,7 @@ Graph build(const LlmConfig& c, const LlmShape& s) {
         const bool window = c.window_of(l) > 0;
         x.kv_len = window ? window_len : full_len;
         x.mask = window ? window_mask : full_mask;
-        h = c.hybrid() && !c.hybrid_decoder ? hybrid_block(x, h, l) : decoder_layer(x, h, l);
+        h = c.single_block_layers() ? hybrid_block(x, h, l) : decoder_layer(x, h, l);
       }
     }
     h = norm(x, h, nm.final_norm);

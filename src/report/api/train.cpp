@@ -93,7 +93,7 @@ Document train_report(const TrainResult& r, const LlmConfig& c, const std::optio
   f.add("layers_per_stage", "layers of the largest pipeline stage", Cell::count(r.layers_per_stage), true);
   f.add("model_flops", "model FLOPs per iteration", Cell::count(r.model_flops, Unit::Flop), true);
   f.add("hardware_flops", "hardware FLOPs per iteration", Cell::count(r.hardware_flops, Unit::Flop), true);
-  if (!c.hybrid()) {  // formulas of GPT layers: they do not describe a hybrid's Mamba-2, MLP and MoE layers
+  if (!c.hybrid()) {  // formulas of GPT layers: they do not describe a hybrid's Mamba or DeltaNet layers
     f.add("megatron_formula_flops", "Megatron-LM formula (full recompute)",
           Cell::count(megatron_iteration_flops(o.global_batch, o.seq, c.num_layers, c.hidden_size, c.vocab_size),
                       Unit::Flop),
