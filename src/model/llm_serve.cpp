@@ -249,7 +249,9 @@ LlmConfig tensor_parallel_shard(const LlmConfig& c, int tp) {
   if (tp == 1) return c;
   if (const std::string problem = tensor_parallel_problem(c, tp); !problem.empty()) {
     std::vector<int64_t> fit;
-    for (int64_t t = 1; t <= std::min<int64_t>(std::max({c.num_heads, c.ssm_heads, c.gdn_key_heads}), 128); ++t)
+    // the widest dimension any degree must divide bounds the search (a mamba model's attention sizes are placeholders)
+    const int64_t widest = std::max({c.num_heads, c.ssm_heads, c.gdn_key_heads, c.mamba1_inner});
+    for (int64_t t = 1; t <= std::min<int64_t>(widest, 128); ++t)
       if (tensor_parallel_problem(c, t).empty()) fit.push_back(t);
     throw Error(fmt::format("{} (degrees that fit: {})", problem, fmt::join(fit, ", ")));
   }

@@ -64,6 +64,8 @@ TEST(LlmMamba1Serve, TensorParallelSplitsChannelsAndAllReducesXProj) {
   EXPECT_GT(x_proj->time_s, 0);
   EXPECT_LT(x_proj->time_s, layer->time_s);  // 10 values per token against the hidden size's 32
   llm_test::expect_error([&] { tensor_parallel_shard(c, 3); }, "Mamba-1 channels", "--tp 3 for 64 channels");
+  // the degrees that fit are those dividing the 64 channels (the model's attention sizes are placeholders of 1)
+  llm_test::expect_error([&] { tensor_parallel_shard(c, 3); }, "(degrees that fit: 1, 2, 4, 8, 16, 32, 64)", "--tp 3");
 }
 
 TEST(LlmMamba1Serve, TrainingStoresWhatMambaInnerFnSaves) {
