@@ -307,23 +307,26 @@ Count encoder_head_params(const LlmConfig& c, Count norm) {
 
 LayerParams llm_layer_params(const LlmConfig& c, int64_t layer) {
   const LayerParts lp = layer_parts(c);
-  if (c.hybrid_decoder) {  // a decoder layer whose mixer is Mamba-2, a Gated DeltaNet or attention, then its MLP/MoE
-    const Count mixer = c.mamba_layer(layer)    ? lp.mamba
-                        : c.delta_layer(layer)  ? lp.delta
-                        : c.mamba1_layer(layer) ? lp.mamba1
-                                                : lp.attention;
-    if (c.sparse_layer(layer)) return {2 * lp.norm + mixer + lp.sparse_rest, c.num_experts * lp.expert};
-    return {2 * lp.norm + mixer + lp.dense_mlp, 0};
-  }
-  if (c.hybrid()) {  // one mixer behind one norm
-    switch (c.blocks[static_cast<size_t>(layer)]) {
-      case LlmBlock::Mamba: return {lp.norm + lp.mamba, 0};
-      case LlmBlock::Attention: return {lp.norm + lp.attention, 0};
-      case LlmBlock::Mlp: return {lp.norm + lp.dense_mlp, 0};
-      case LlmBlock::Moe: return {lp.norm + lp.sparse_rest, c.num_experts * lp.expert};
-      case LlmBlock::DeltaNet: return {lp.norm + lp.delta, 0};
-      case LlmBlock::Mamba1: return {lp.norm + lp.mamba1, 0};
+  // one block of a hybrid layer: its mixer, or its MLP or MoE part (norms apart)
+  auto block = [&](LlmBlock kind) -> LayerParams {
+    switch (kind) {
+      case LlmBlock::Mamba: return {lp.mamba, 0};
+      case LlmBlock::Attention: return {lp.attention, 0};
+      case LlmBlock::Mlp: return {lp.dense_mlp, 0};
+      case LlmBlock::Moe: return {lp.sparse_rest, c.num_experts * lp.expert};
+      case LlmBlock::DeltaNet: return {lp.delta, 0};
+      case LlmBlock::Mamba1: return {lp.mamba1, 0};
     }
+    return {};
+  };
+  if (c.hybrid_decoder) {  // a decoder layer: its mixer, then its MLP or MoE part, each behind a norm
+    const LayerParams mixer = block(c.blocks[static_cast<size_t>(layer)]);
+    const LayerParams ffn = block(c.sparse_layer(layer) ? LlmBlock::Moe : LlmBlock::Mlp);
+    return {2 * lp.norm + mixer.dense + ffn.dense, mixer.experts + ffn.experts};
+  }
+  if (c.hybrid()) {  // one block behind one norm
+    const LayerParams one = block(c.blocks[static_cast<size_t>(layer)]);
+    return {lp.norm + one.dense, one.experts};
   }
   if (c.sparse_layer(layer)) return {lp.attention_and_norms + lp.sparse_rest, c.num_experts * lp.expert};
   return {lp.attention_and_norms + lp.dense_mlp, 0};
