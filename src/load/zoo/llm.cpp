@@ -509,9 +509,7 @@ int feed_forward(Ctx& x, int h, int64_t layer) {
   return mlp(x, h, feed_forward_name(x.c), x.c.dense_width(), x.type("MLP"));
 }
 
-int mamba_mixer(Ctx& x, int h, int64_t layer);      // below, beside the hybrid layers that use them
-int gated_delta_net(Ctx& x, int h, int64_t layer);
-int mamba1_mixer(Ctx& x, int h, int64_t layer);
+int hybrid_mixer(Ctx& x, int in, int64_t l);  // below, beside the hybrid layers' mixers
 
 // One decoder layer: pre-norm sequential (llama, gpt2, opt, sequential neox), parallel residual
 // (x + attn(ln1(x)) + mlp(ln2(x) or ln1(x)): neox, falcon, phi), with norms around both blocks (gemma2, gemma3, glm4:
@@ -541,10 +539,7 @@ int decoder_layer(Ctx& x, int h, int64_t l) {
   const std::string n2 = mn ? mn->norm2 : gpt2 ? "ln_2" : opt ? "final_layer_norm" : falcon ? "ln_mlp" : "post_attention_layernorm";
   auto scope = b.module(std::to_string(l), x.type(mn ? mn->block : gpt2 || c.family == "bloom" ? "Block" : "DecoderLayer"));
   int a_in = norm(x, h, n1);
-  int a = residual_branch(x, c.mamba_layer(l)    ? mamba_mixer(x, a_in, l)
-                            : c.delta_layer(l)  ? gated_delta_net(x, a_in, l)
-                            : c.mamba1_layer(l) ? mamba1_mixer(x, a_in, l)
-                                                : self_attention(x, a_in, l));
+  int a = residual_branch(x, c.hybrid_decoder ? hybrid_mixer(x, a_in, l) : self_attention(x, a_in, l));
   if (c.parallel_residual) {
     int m_in = c.parallel_norms == 2 ? norm(x, h, n2) : a_in;
     int m = feed_forward(x, m_in, l);
@@ -702,23 +697,24 @@ int mamba1_mixer(Ctx& x, int h, int64_t layer) {
   return b.linear(scan[0], "out_proj", c.hidden_size, c.ssm_proj_bias);
 }
 
-// A hybrid layer (NemotronHBlock): h + mixer(norm(h)), the mixer a Mamba-2 mixer, self-attention, an MLP or an MoE
-// block (the layer's LlmBlock), each the module `mixer`.
-int hybrid_block(Ctx& x, int h, int64_t l) {
-  Builder& b = x.b;
-  const LlmConfig& c = x.c;
-  auto scope = b.module(std::to_string(l), x.type("Block"));
-  const int in = norm(x, h, "norm");
-  int y = -1;
-  switch (c.blocks[static_cast<size_t>(l)]) {
-    case LlmBlock::Mamba: y = mamba_mixer(x, in, l); break;
-    case LlmBlock::Attention: y = self_attention(x, in, l); break;
-    case LlmBlock::Mlp: y = mlp(x, in, "mixer", c.dense_width(), x.type("MLP")); break;
-    case LlmBlock::Moe: y = moe(x, in); break;
-    case LlmBlock::DeltaNet: y = gated_delta_net(x, in, l); break;
-    case LlmBlock::Mamba1: y = mamba1_mixer(x, in, l); break;
+// Layer `l`'s block of a hybrid (its LlmBlock) on `in`: a Mamba-2 or Mamba-1 mixer, a Gated DeltaNet, self-attention,
+// or, in a single-block layer, an MLP or MoE block (the module `mixer`).
+int hybrid_mixer(Ctx& x, int in, int64_t l) {
+  switch (x.c.blocks[static_cast<size_t>(l)]) {
+    case LlmBlock::Mamba: return mamba_mixer(x, in, l);
+    case LlmBlock::Attention: return self_attention(x, in, l);
+    case LlmBlock::Mlp: return mlp(x, in, "mixer", x.c.dense_width(), x.type("MLP"));
+    case LlmBlock::Moe: return moe(x, in);
+    case LlmBlock::DeltaNet: return gated_delta_net(x, in, l);
+    case LlmBlock::Mamba1: return mamba1_mixer(x, in, l);
   }
-  return b.binary(OpKind::Add, h, y, "add");
+  return -1;
+}
+
+// A hybrid layer (NemotronHBlock): h + mixer(norm(h)), the mixer the layer's block (hybrid_mixer).
+int hybrid_block(Ctx& x, int h, int64_t l) {
+  auto scope = x.b.module(std::to_string(l), x.type("Block"));
+  return x.b.binary(OpKind::Add, h, hybrid_mixer(x, norm(x, h, "norm"), l), "add");
 }
 
 // HF module names of the model body: (body attribute, layers list, embeddings, final norm, lm_head).
