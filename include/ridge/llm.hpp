@@ -187,14 +187,6 @@ struct LlmConfig {
   bool attends(int64_t l) const { return blocks.empty() || blocks[static_cast<size_t>(l)] == LlmBlock::Attention; }
   /// Number of layers with self-attention (all of them but in hybrids; none in mamba2).
   int64_t attention_layer_count() const { return blocks.empty() ? num_layers : blocks_of(LlmBlock::Attention); }
-  /// True when layer `l` is a Mamba-2 mixer (a constant-size state cache).
-  bool mamba_layer(int64_t l) const { return !blocks.empty() && blocks[static_cast<size_t>(l)] == LlmBlock::Mamba; }
-  /// True when layer `l` is a Gated DeltaNet (a constant-size state cache too).
-  bool delta_layer(int64_t l) const { return !blocks.empty() && blocks[static_cast<size_t>(l)] == LlmBlock::DeltaNet; }
-  /// True when layer `l` is a Mamba-1 mixer (a constant-size state cache too).
-  bool mamba1_layer(int64_t l) const { return !blocks.empty() && blocks[static_cast<size_t>(l)] == LlmBlock::Mamba1; }
-  /// True when layer `l` carries a recurrent state instead of a KV cache (Mamba-1, Mamba-2 or Gated DeltaNet).
-  bool state_layer(int64_t l) const { return mamba_layer(l) || delta_layer(l) || mamba1_layer(l); }
   /// Number of query heads per key/value head.
   int64_t group_size() const { return num_heads / num_kv_heads; }
   /// Rotated dims per head: qk_rope_head_dim (MLA), rotary_dims, or int(head_dim x rotary fraction) as transformers

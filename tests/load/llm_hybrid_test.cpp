@@ -51,14 +51,10 @@ std::string error_of(const std::string& members) {
 TEST(LlmHybrid, NemotronNano9bV2HasItsPublishedParameterCount) {
   const LlmConfig c = parse_llm_config(json::parse(kNano9b), "nano9b");
   ASSERT_EQ(c.num_layers, 56);
-  int mamba = 0, attention = 0, mlp = 0;
-  for (int64_t l = 0; l < c.num_layers; ++l) {
-    mamba += c.mamba_layer(l), attention += c.blocks[l] == LlmBlock::Attention, mlp += c.blocks[l] == LlmBlock::Mlp;
-    EXPECT_FALSE(c.sparse_layer(l));
-  }
-  EXPECT_EQ(mamba, 27);
-  EXPECT_EQ(attention, 4);
-  EXPECT_EQ(mlp, 25);
+  for (int64_t l = 0; l < c.num_layers; ++l) EXPECT_FALSE(c.sparse_layer(l));
+  EXPECT_EQ(c.blocks_of(LlmBlock::Mamba), 27);
+  EXPECT_EQ(c.blocks_of(LlmBlock::Attention), 4);
+  EXPECT_EQ(c.blocks_of(LlmBlock::Mlp), 25);
   // Per Mamba-2 layer: in_proj 4480 x (10240 gate + 12288 x|B|C + 128 dt), conv1d 12288 x 4 + bias, A_log, D,
   // dt_bias (128 each), the gated norm's 10240, out_proj 10240 x 4480; attention q/k/v/o without biases; MLP up and
   // down of 15680; one RMSNorm per layer and a final one; untied embeddings and head.
@@ -135,7 +131,7 @@ TEST(LlmHybrid, Mamba2IsEveryLayerAMamba2Mixer) {
   const Count expected = 2 * Count{32768} * h + 64 * layer + h;
   EXPECT_EQ(expected, Count{7285403648});
   EXPECT_EQ(llm_params(c).total, expected);
-  for (int64_t l = 0; l < c.num_layers; ++l) EXPECT_TRUE(c.mamba_layer(l));
+  EXPECT_EQ(c.blocks_of(LlmBlock::Mamba), c.num_layers);
   // Small shapes: graph = formula, Mamba2Mixer's names, no attention anywhere.
   const LlmConfig small = parse_llm_config(json::parse(R"({"model_type":"mamba2","hidden_size":16,"num_hidden_layers":2,
       "vocab_size":64,"state_size":4,"n_groups":2,"num_heads":4,"head_dim":8,"expand":2,"use_bias":true,

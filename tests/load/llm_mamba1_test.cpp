@@ -70,7 +70,8 @@ TEST(LlmMamba1, JambaLayersAreMambaOrAttentionThenExpertsOrAnMlp) {
   EXPECT_EQ(llm_params(*c).total, total);
   EXPECT_EQ(llm_params(*c).active_per_token, total - 16 * 14 * mlp);  // "12B active": 2 of 16 experts
   EXPECT_EQ(c->attention_layer_count(), 4);
-  EXPECT_TRUE(c->attends(4) && c->attends(12) && c->mamba1_layer(0) && c->sparse_layer(1) && !c->sparse_layer(0));
+  EXPECT_TRUE(c->attends(4) && c->attends(12) && c->blocks[0] == LlmBlock::Mamba1 && c->sparse_layer(1) &&
+              !c->sparse_layer(0));
   // Small shapes: graph = formula, HF's names.
   const LlmConfig small = parse(R"({"model_type":"jamba","vocab_size":64,"hidden_size":32,"intermediate_size":24,
       "num_hidden_layers":4,"num_attention_heads":4,"num_key_value_heads":2,"attn_layer_period":2,

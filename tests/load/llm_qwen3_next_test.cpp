@@ -46,11 +46,10 @@ TEST(LlmQwen3Next, Qwen3Next80bA3bHasItsPublishedParameterCount) {
   EXPECT_EQ(llm_params(*c).total, total);
   EXPECT_EQ(llm_params(*c).active_per_token, total - 48 * (512 - 10) * expert);  // "3B active"
   EXPECT_EQ(llm_params(*c).active_per_token, Count{3874929408});
-  int deltas = 0;
-  for (int64_t l = 0; l < c->num_layers; ++l) deltas += c->delta_layer(l) ? 1 : 0;
-  EXPECT_EQ(deltas, 36);
+  EXPECT_EQ(c->blocks_of(LlmBlock::DeltaNet), 36);
   EXPECT_EQ(c->attention_layer_count(), 12);
-  EXPECT_TRUE(c->attends(3) && c->delta_layer(0) && c->delta_layer(2) && !c->attends(4));
+  EXPECT_TRUE(c->attends(3) && c->blocks[0] == LlmBlock::DeltaNet && c->blocks[2] == LlmBlock::DeltaNet &&
+              !c->attends(4));
 }
 
 TEST(LlmQwen3Next, Qwen35LanguageModelsHaveTheirPublishedParameterCounts) {
@@ -141,10 +140,11 @@ TEST(LlmQwen3Next, GraphEqualsFormulaWithHfNames) {
 
 TEST(LlmQwen3Next, LayerPatternFromIntervalOrLayerTypes) {
   const LlmConfig every2 = small(R"(,"full_attention_interval":2)");
-  EXPECT_TRUE(every2.delta_layer(0) && every2.attends(1) && every2.delta_layer(2) && every2.attends(3));
+  EXPECT_TRUE(every2.blocks[0] == LlmBlock::DeltaNet && every2.attends(1) && every2.blocks[2] == LlmBlock::DeltaNet &&
+              every2.attends(3));
   const LlmConfig listed =
       small(R"(,"layer_types":["full_attention","linear_attention","linear_attention","full_attention"])");
-  EXPECT_TRUE(listed.attends(0) && listed.delta_layer(1) && listed.attends(3));
+  EXPECT_TRUE(listed.attends(0) && listed.blocks[1] == LlmBlock::DeltaNet && listed.attends(3));
   // Qwen3NextConfig's defaults where keys are absent.
   const LlmConfig d = parse_llm_config(json::parse(R"({"model_type":"qwen3_next"})"), "default");
   EXPECT_EQ(d.num_layers, 48);
