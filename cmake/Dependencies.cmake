@@ -11,6 +11,9 @@ find_package(NLopt REQUIRED)           # NLopt::nlopt (C API, libnlopt-dev): der
 # library is located directly and wrapped in the same target name the package would export.
 find_path(DNNL_INCLUDE_DIR oneapi/dnnl/dnnl.hpp REQUIRED)
 find_library(DNNL_LIBRARY dnnl REQUIRED)
+if(RIDGE_JEMALLOC)
+  find_library(JEMALLOC_LIBRARY jemalloc REQUIRED)   # libjemalloc-dev; -DRIDGE_JEMALLOC=OFF builds without it
+endif()
 add_library(DNNL::dnnl UNKNOWN IMPORTED)
 set_target_properties(DNNL::dnnl PROPERTIES IMPORTED_LOCATION ${DNNL_LIBRARY}
                       INTERFACE_INCLUDE_DIRECTORIES ${DNNL_INCLUDE_DIR})

@@ -3,6 +3,14 @@ option(RIDGE_BUILD_TESTS "Build the GoogleTest suite" ON)
 option(RIDGE_BUILD_BENCH "Build the benchmark targets" ON)
 option(RIDGE_BUILD_FUZZ "Build libFuzzer targets (needs clang)" OFF)
 option(RIDGE_BUILD_PYTHON "Build the Python module `ridge` (python/) when pybind11 is found" ON)
+# The `ridge` binary's allocator. Building an LLM's graph (300,000 nodes for an expert-heavy model, four graphs
+# per `ridge serve`) is allocation-bound under glibc's malloc; jemalloc halves the wall time (bench/README.md,
+# graph_build_speed.sh). Only the binary links it: the libraries, the tests and the Python module keep the system
+# allocator, and sanitizer builds (which interpose malloc themselves) leave it out.
+option(RIDGE_JEMALLOC "Link the ridge binary with jemalloc (Debian libjemalloc-dev)" ON)
+if(CMAKE_CXX_FLAGS MATCHES "-fsanitize")
+  set(RIDGE_JEMALLOC OFF)
+endif()
 
 set(CMAKE_CXX_STANDARD 20)
 set(CMAKE_CXX_STANDARD_REQUIRED ON)

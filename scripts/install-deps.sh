@@ -13,6 +13,7 @@ BUILD_PKGS=(
   libonnx-dev libprotobuf-dev protobuf-compiler
   libdnnl-dev
   libnlopt-dev   # NLopt: the max-model calibration fit (Nelder-Mead)
+  libjemalloc-dev   # the ridge binary's allocator (graph building is allocation-bound under glibc malloc)
   clang-14 libclang-rt-14-dev
   libpng-dev
   librsvg2-bin   # rsvg-convert: SVG -> PNG charts (--plot FILE.png)

@@ -156,10 +156,13 @@ std::vector<int> topo_order(const Graph& g) {
   const int n = static_cast<int>(g.nodes.size());
   std::vector<int> indeg(n, 0);
   std::vector<std::vector<int>> users(n);
+  std::vector<int> preds;  // the distinct producers of node i's inputs
   for (int i = 0; i < n; ++i) {
-    std::set<int> preds;
+    preds.clear();
     for (int v : g.nodes[i].inputs)
-      if (v >= 0 && v < static_cast<int>(g.values.size()) && g.values[v].producer >= 0) preds.insert(g.values[v].producer);
+      if (v >= 0 && v < static_cast<int>(g.values.size()) && g.values[v].producer >= 0) preds.push_back(g.values[v].producer);
+    std::sort(preds.begin(), preds.end());
+    preds.erase(std::unique(preds.begin(), preds.end()), preds.end());
     for (int p : preds) {
       if (p == i) throw CycleError(fmt::format("node '{}' consumes its own output (cycle)", g.nodes[i].name), i);
       users[p].push_back(i);
@@ -194,16 +197,16 @@ void check_node_shapes(const Graph& g, const Node& n) {
     const Shape& s = g.values[n.inputs[i]].shape;
     return s.known() ? &s : nullptr;
   };
-  const std::string where = fmt::format("node '{}' ({})", n.name, op_name(n.op));
+  auto where = [&] { return fmt::format("node '{}' ({})", n.name, op_name(n.op)); };  // only on an error
   switch (n.op) {
     case OpKind::Conv: {
       const Shape *x = shape_of(0), *w = shape_of(1);
       if (!x || !w) return;
       if (x->rank() < 3 || w->rank() != x->rank())
-        throw Error(fmt::format("{}: input {} and weight {} ranks disagree", where, to_string(*x), to_string(*w)));
+        throw Error(fmt::format("{}: input {} and weight {} ranks disagree", where(), to_string(*x), to_string(*w)));
       int64_t groups = n.attrs.i("group", 1);
       if ((*w)[1] * groups != (*x)[1])
-        throw Error(fmt::format("{}: input has {} channels but weight {} with group {} expects {}", where, (*x)[1],
+        throw Error(fmt::format("{}: input has {} channels but weight {} with group {} expects {}", where(), (*x)[1],
                                 to_string(*w), groups, (*w)[1] * groups));
       break;
     }
@@ -213,7 +216,7 @@ void check_node_shapes(const Graph& g, const Node& n) {
       int64_t k_a = n.attrs.i("transA", 0) ? (*a)[0] : (*a)[-1];
       int64_t k_b = n.attrs.i("transB", 0) ? (*b)[1] : (*b)[0];
       if (k_a != k_b)
-        throw Error(fmt::format("{}: inner dims disagree: input {} vs weight {}", where, to_string(*a), to_string(*b)));
+        throw Error(fmt::format("{}: inner dims disagree: input {} vs weight {}", where(), to_string(*a), to_string(*b)));
       break;
     }
     case OpKind::MatMul: {
@@ -222,12 +225,16 @@ void check_node_shapes(const Graph& g, const Node& n) {
       int64_t k_a = (*a)[-1];
       int64_t k_b = b->rank() == 1 ? (*b)[0] : (*b)[-2];
       if (k_a != k_b)
-        throw Error(fmt::format("{}: inner dims disagree: {} @ {}", where, to_string(*a), to_string(*b)));
+        throw Error(fmt::format("{}: inner dims disagree: {} @ {}", where(), to_string(*a), to_string(*b)));
       break;
     }
     case OpKind::Add: case OpKind::Sub: case OpKind::Mul: case OpKind::Div: {
       const Shape *a = shape_of(0), *b = shape_of(1);
-      if (a && b) broadcast_shapes(*a, *b, where);
+      if (a && b) try {
+          broadcast_shapes(*a, *b, "");
+        } catch (const Error& e) {
+          throw Error(where() + e.what());  // e.what(): ": shapes ... do not broadcast"
+        }
       break;
     }
     case OpKind::Concat: {
@@ -239,10 +246,10 @@ void check_node_shapes(const Graph& g, const Node& n) {
         const Shape* s = shape_of(i);
         if (!s) continue;
         if (s->rank() != first->rank())
-          throw Error(fmt::format("{}: inputs {} and {} differ in rank", where, to_string(*first), to_string(*s)));
+          throw Error(fmt::format("{}: inputs {} and {} differ in rank", where(), to_string(*first), to_string(*s)));
         for (int d = 0; d < s->rank(); ++d)
           if (d != axis && (*s)[d] != (*first)[d])
-            throw Error(fmt::format("{}: inputs {} and {} differ outside axis {}", where, to_string(*first),
+            throw Error(fmt::format("{}: inputs {} and {} differ outside axis {}", where(), to_string(*first),
                                     to_string(*s), axis));
       }
       break;
@@ -255,7 +262,8 @@ void check_node_shapes(const Graph& g, const Node& n) {
 
 void validate(const Graph& g) {
   const int nv = static_cast<int>(g.values.size());
-  std::unordered_map<std::string, int> names;
+  std::unordered_map<std::string_view, int> names;  // views of the nodes' own names
+  names.reserve(g.nodes.size());
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& n = g.nodes[i];
     if (n.name.empty()) throw Error(fmt::format("node #{} ({}) has no name", i, op_name(n.op)));

@@ -43,9 +43,13 @@ std::string Builder::child_path(const std::string& name) const {
 }
 
 std::string Builder::unique_name(const std::string& base) {
-  std::string n = base;
-  for (int i = 1; used_names_.contains(n); ++i) n = fmt::format("{}_{}", base, i);
-  used_names_.insert(n);
+  if (used_names_.insert(base).second) return base;
+  // The smallest free `base_i`: names are never released, so every suffix up to the last one given is taken and the
+  // search resumes there (a layer's 512 experts' shared helper names stay linear, not quadratic).
+  int& i = last_suffix_[base];
+  std::string n;
+  do n = fmt::format("{}_{}", base, ++i);
+  while (!used_names_.insert(n).second);
   return n;
 }
 

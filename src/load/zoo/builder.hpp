@@ -123,6 +123,7 @@ class Builder {
   DType dtype_;
   std::vector<std::string> scope_;
   std::unordered_set<std::string> used_names_;
+  std::unordered_map<std::string, int> last_suffix_;  ///< base name -> the last `_i` unique_name gave it
   std::unordered_map<std::string, size_t> module_index_;  ///< module path -> its index in g_.modules
 };
 
