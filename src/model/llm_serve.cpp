@@ -321,25 +321,29 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
   r.total_params = params.total;
   r.active_params = params.active_per_token;
 
-  // Memory: weights (one decode graph's weight bytes at batch 1) + KV cache at the final context, per GPU.
+  if (o.latent_kv && !c.mla())
+    throw Error(fmt::format("--mla latent: {} has no multi-head latent attention (DeepSeek-V2 and V3 have; use --mla hf)",
+                            c.name));
+  // The decode graphs at cache lengths 0 and 1 (below): built here because the first one also gives the weights.
+  LlmShape d1{o.batch, 1, 0, act, true}, d2{o.batch, 1, 1, act, true};
+  d1.latent_kv = d2.latent_kv = o.latent_kv;
+  d1.eager_copies = d2.eager_copies = !o.fused_attention;
+  const Graph decode1 = build_llm(shard, d1);
+
+  // Memory: weights + KV cache at the final context, per GPU. Every weight once, whatever the routing: a graph holds
+  // every expert's weights even when an expert gets no token (LlmServe.WeightsDoNotDependOnTheTokens).
   const int64_t context = o.prompt + o.generate;
-  LlmShape s{1, 1, 0, act, /*serving=*/true};
-  // Every weight once: all experts' weights, whatever the routing of one token (one graph with every expert
-  // used: tokens = num_experts).
-  auto weights_per_gpu = [&](const LlmConfig& sharded) {
-    LlmShape all = s;
-    all.tokens = std::max<int64_t>(1, sharded.num_experts);
-    Graph g = build_llm(sharded, all);
+  auto weight_bytes = [&](const Graph& g) {
     Count wb = 0;
     for (const Value& v : g.values)
       if (v.kind == ValueKind::Param) wb += param_bytes(v, o.weights);
     return wb;
   };
-  r.weights_bytes_per_gpu = weights_per_gpu(shard);
+  auto weights_per_gpu = [&](const LlmConfig& sharded) {
+    return weight_bytes(build_llm(sharded, LlmShape{1, 1, 0, act, /*serving=*/true}));
+  };
+  r.weights_bytes_per_gpu = weight_bytes(decode1);
   r.weights_bytes = r.weights_bytes_per_gpu * o.tp;
-  if (o.latent_kv && !c.mla())
-    throw Error(fmt::format("--mla latent: {} has no multi-head latent attention (DeepSeek-V2 and V3 have; use --mla hf)",
-                            c.name));
   // A latent cache is the same on every tensor-parallel GPU (the latent is not split by head).
   auto kv_per_gpu = [&](const LlmConfig& sharded, int64_t batch) {
     return o.latent_kv ? latent_kv_cache_bytes(sharded, batch, context, o.kv) : kv_cache_bytes(sharded, batch, context, o.kv);
@@ -429,10 +433,7 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
   // steps (as Hugging Face's generate, vLLM and TensorRT-LLM run them); step t feeds token t + 1 over the prompt and
   // the t tokens before it. Graphs at cache lengths 1 and 2 give the affine cost of every step.
   const int64_t decode_steps = o.generate - 1;
-  LlmShape d1{o.batch, 1, 0, act, true}, d2{o.batch, 1, 1, act, true};
-  d1.latent_kv = d2.latent_kv = o.latent_kv;
-  d1.eager_copies = d2.eager_copies = !o.fused_attention;
-  const auto c1 = op_costs(build_llm(shard, d1), shard, d1, o.weights, o.kv, o.fused_attention, kernel, o.grouped_experts).ops;
+  const auto c1 = op_costs(decode1, shard, d1, o.weights, o.kv, o.fused_attention, kernel, o.grouped_experts).ops;
   const auto c2 = op_costs(build_llm(shard, d2), shard, d2, o.weights, o.kv, o.fused_attention, kernel, o.grouped_experts).ops;
   RIDGE_ASSERT(c1.size() == c2.size(), "decode graphs differ in structure");
   for (size_t i = 0; i < c1.size(); ++i) {

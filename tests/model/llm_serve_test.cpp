@@ -34,6 +34,27 @@ Count explicit_decode_flops(const LlmConfig& c, int64_t batch, int64_t prompt, i
   return flops;
 }
 
+// analyze_serving counts the weights on its decode graph (one token per sequence): every expert's weights are in a
+// graph whatever the routing, so they must equal those of a graph where every expert gets tokens.
+TEST(LlmServe, WeightsDoNotDependOnTheTokens) {
+  auto params = [](const LlmConfig& c, int64_t tokens) {
+    std::vector<std::pair<std::string, std::string>> p;
+    const Graph g = build_llm(c, LlmShape{1, tokens, 0, DType::F16, true});
+    for (const Value& v : g.values)
+      if (v.kind == ValueKind::Param) p.emplace_back(v.name, to_string(v.shape));
+    return p;
+  };
+  int checked = 0;
+  for (const LlmConfig& c : llm_zoo_configs()) {
+    if (c.num_experts == 0 || c.num_experts > 128) continue;  // the 256- and 512-expert graphs take seconds each
+    const auto one = params(c, 1), every = params(c, c.num_experts);
+    EXPECT_EQ(one, every) << c.name;
+    EXPECT_GT(one.size(), size_t(0)) << c.name;
+    ++checked;
+  }
+  EXPECT_GE(checked, 5);  // mixtral, deepseek-v2-lite, gpt-oss, qwen3-30b-a3b, nemotron-3-nano, ...
+}
+
 TEST(LlmServe, KvCacheBytesForMhaGqaWindowAndMoe) {
   const NumberFormat fp16 = *parse_number_format("fp16"), fp8 = *parse_number_format("fp8");
   // Llama-2-7B (MHA): 2 x 32 layers x 32 heads x 128 x 2 bytes = 512 KiB per token.
