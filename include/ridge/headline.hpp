@@ -58,6 +58,21 @@ std::string llm_op_class(const std::string& name, const std::string& op_class = 
 /// The module path of a layer at `depth`: its first `depth` dot-separated components ("layer1.0.conv1", 1 ->
 /// "layer1"); the whole name when it has no more components or depth <= 0.
 std::string module_of(const std::string& layer, int depth);
+/// Repeated instances in a list of layer names: names that differ only in the index of a numbered module with at
+/// least `min_instances` distinct indices under one parent (a MoE layer's experts.0 ... experts.127), an index that is
+/// not the name's first number (so "model.layers.3" stays apart from "model.layers.4"). Returns each name's group key:
+/// the name with such indices as "*" ("model.layers.3.mlp.experts.*.gate_proj"), or the name itself.
+std::vector<std::string> repeat_keys(const std::vector<std::string>& names, size_t min_instances = 32);
+/// A layer table with the rows of repeated instances (repeat_keys of column `name_col`) merged into one row per key,
+/// in order of first appearance: named "KEY (×N)", additive columns (counts, FLOPs, MACs, bytes, seconds, percent)
+/// summed exactly, other cells kept where every member agrees and "varies" (text) or empty where not. Total rows
+/// stay, after the others. `row_of` (if given) receives, for every input row, its row in the result.
+report::Table collapse_repeats(const report::Table& t, int name_col, std::vector<int>* row_of = nullptr,
+                               size_t min_instances = 32);
+/// `runs` with each run's repeated instances (repeat_keys over every run's layer names) as one layer "KEY (×N)":
+/// times summed (NaN members skipped; NaN when every member is), op class and bound of the first member. The slowest
+/// layers of a MoE model are then its experts' projections, not single attention ops; every total is unchanged.
+std::vector<Run> merge_repeats(std::vector<Run> runs, size_t min_instances = 32);
 /// "resnet50, batch 8, amp-bf16, training": what every chart title starts with.
 std::string scenario(const std::string& model, int64_t batch, const std::string& precision, bool training);
 

@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "report/xml_check.hpp"
 #include "ridge/chart.hpp"
 #include "support/test_support.hpp"
@@ -59,6 +61,60 @@ TEST(Headline, ModulePathsAndScenario) {
   EXPECT_EQ(module_of("layer1.0.conv1", 0), "layer1.0.conv1");
   EXPECT_EQ(scenario("resnet50", 8, "amp-bf16", true), "resnet50, batch 8, amp-bf16, training");
   EXPECT_EQ(scenario("bert", 1, "fp32", false), "bert, batch 1, fp32, inference");
+}
+
+TEST(Headline, RepeatKeysStarExpertIndicesButNotLayers) {
+  std::vector<std::string> names;
+  for (int layer = 0; layer < 40; ++layer) {
+    names.push_back(fmt::format("model.layers.{}.mlp.gate", layer));
+    for (int e = 0; e < 32; ++e) names.push_back(fmt::format("model.layers.{}.mlp.experts.{}.down_proj", layer, e));
+    for (int b = 0; b < 31; ++b) names.push_back(fmt::format("model.layers.{}.blocks.{}.conv", layer, b));
+  }
+  names.push_back("features.40.conv");  // a first index never groups, however many siblings
+  const auto keys = repeat_keys(names);
+  ASSERT_EQ(keys.size(), names.size());
+  EXPECT_EQ(keys[0], "model.layers.0.mlp.gate");
+  EXPECT_EQ(keys[1], "model.layers.0.mlp.experts.*.down_proj");
+  EXPECT_EQ(keys[32], "model.layers.0.mlp.experts.*.down_proj");
+  EXPECT_EQ(keys[33], "model.layers.0.blocks.0.conv");  // 31 instances: below the default 32
+  EXPECT_EQ(keys[64 + 1], "model.layers.1.mlp.experts.*.down_proj");
+  EXPECT_EQ(keys.back(), "features.40.conv");
+  EXPECT_EQ(repeat_keys(names, 31)[33], "model.layers.0.blocks.*.conv");
+  EXPECT_EQ(repeat_keys({"a.0.b.1.c", "a.0.b.2.c"}, 2)[1], "a.0.b.*.c");
+  EXPECT_EQ(repeat_keys({"", "x", "1", "a.1"}, 1), (std::vector<std::string>{"", "x", "1", "a.1"}));
+}
+
+TEST(Headline, CollapseRepeatsSumsExactlyAndKeepsTotalsLast) {
+  using report::Cell;
+  using report::Unit;
+  report::Table t{"layers", "", {{"name", "name"}, {"op", "op"}, {"flops", "FLOPs", Unit::Flop},
+                                 {"time_s", "time", Unit::Second}, {"shape", "shape"}, {"intensity", "AI", Unit::FlopPerByte}}, {}, {}};
+  const Count big = Count{1} << 70;  // beyond 64 bits once summed
+  t.add_row({Cell::text("m.layers.0.router"), Cell::text("Gemm"), Cell::count(5, Unit::Flop), Cell::real(1e-6, Unit::Second),
+             Cell::text("4x8"), Cell::real(2.0, Unit::FlopPerByte)});
+  for (int e = 0; e < 4; ++e)
+    t.add_row({Cell::text(fmt::format("m.layers.0.experts.{}.up", e)), Cell::text("Gemm"), Cell::count(big, Unit::Flop),
+               Cell::real(0.5, Unit::Second), Cell::text(e < 3 ? "3x8" : "2x8"), Cell::real(1.0 + e, Unit::FlopPerByte)});
+  t.total_rows.push_back(static_cast<int>(t.rows.size()));
+  t.add_row({Cell::text("total"), Cell::empty(), Cell::count(4 * big + 5, Unit::Flop), Cell::real(2.000001, Unit::Second),
+             Cell::empty(), Cell::empty(Unit::FlopPerByte)});
+  std::vector<int> row_of;
+  const report::Table c = collapse_repeats(t, 0, &row_of, 4);
+  ASSERT_EQ(c.rows.size(), 3u);
+  EXPECT_EQ(std::get<std::string>(c.rows[0][0].value), "m.layers.0.router");
+  EXPECT_EQ(std::get<std::string>(c.rows[1][0].value), "m.layers.0.experts.*.up (×4)");
+  EXPECT_EQ(std::get<std::string>(c.rows[1][1].value), "Gemm");        // every member agrees
+  EXPECT_TRUE(std::get<Count>(c.rows[1][2].value) == 4 * big);         // exact
+  EXPECT_DOUBLE_EQ(std::get<double>(c.rows[1][3].value), 2.0);         // seconds add
+  EXPECT_EQ(std::get<std::string>(c.rows[1][4].value), "varies");      // shapes differ
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(c.rows[1][5].value));  // an intensity does not add
+  EXPECT_EQ(c.total_rows, (std::vector<int>{2}));
+  EXPECT_EQ(std::get<std::string>(c.rows[2][0].value), "total");
+  EXPECT_EQ(row_of, (std::vector<int>{0, 1, 1, 1, 1, 2}));
+  // Below the threshold nothing changes.
+  const report::Table same = collapse_repeats(t, 0, nullptr, 5);
+  EXPECT_EQ(same.rows.size(), t.rows.size());
+  EXPECT_EQ(same.total_rows, t.total_rows);
 }
 
 TEST(Headline, LlmOpClassesFromNodeNames) {

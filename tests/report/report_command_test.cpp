@@ -120,6 +120,40 @@ TEST(ReportCommand, ServingReportTimesAttentionAndExpertsAsServe) {
   EXPECT_NE(html.find("flash-attention-2"), std::string::npos);
 }
 
+// A MoE layer's experts are one row of the layer table, one roofline point and one of the slowest layers each: one
+// row per node made a 37 MB page of Qwen3-30B-A3B.
+TEST(ReportCommand, ExpertsAreOneRowPerLayerAndProjection) {
+  const std::string dir = temp_dir();
+  std::ofstream(dir + "/config.json")
+      << R"({"model_type":"qwen3_moe","vocab_size":128,"hidden_size":64,"intermediate_size":128,)"
+      << R"("moe_intermediate_size":32,"num_hidden_layers":2,"num_attention_heads":4,"num_key_value_heads":2,)"
+      << R"("head_dim":16,"num_experts":64,"num_experts_per_tok":4,"max_position_embeddings":256,)"
+      << R"("decoder_sparse_step":1,"mlp_only_layers":[],"tie_word_embeddings":false})";
+  RunResult r = run_ridge("report " + dir + "/config.json -d h100 --sweep 1 --seq-len 64 --top 3 -o " + dir +
+                          "/m.html --json " + dir + "/m.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string html = slurp(dir + "/m.html");
+  for (const char* row : {"model.layers.0.mlp.experts.*.gate_proj (×64)", "model.layers.1.mlp.experts.*.down_proj (×64)"})
+    EXPECT_NE(html.find(row), std::string::npos) << row;
+  EXPECT_EQ(html.find("experts.17."), std::string::npos);
+  EXPECT_NE(html.find("Repeated instances"), std::string::npos);
+  // 64 experts x 10 ops x 2 layers would be 1,280 rows; the page holds 20 expert rows.
+  size_t rows = 0;
+  for (size_t at = html.find("experts.*."); at != std::string::npos; at = html.find("experts.*.", at + 1)) ++rows;
+  EXPECT_LT(rows, 200u);
+  // The headline's slowest layers are merged too, and the time they add up to is the prediction's.
+  const auto j = nlohmann::json::parse(slurp(dir + "/m.json"));
+  RunResult p = run_ridge("predict " + dir + "/config.json --device h100 --seq-len 64 --format json");
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  const double total_s = nlohmann::json::parse(p.out)["total_time_s"].get<double>();
+  EXPECT_NEAR(j["headline"][0]["time_s"].get<double>(), total_s, 1e-15);
+  double groups_s = 0;
+  for (const auto& g : j["op_groups"]) groups_s += g["time_s.h100-sxm"].get<double>();
+  EXPECT_NEAR(groups_s, total_s, 1e-12 * total_s);
+  ASSERT_EQ(j["top_layers"].size(), 3u);
+  EXPECT_NE(j["top_layers"][0]["name"].get<std::string>().find("experts.*."), std::string::npos) << j["top_layers"];
+}
+
 TEST(CompareCommand, ModelsSideBySideInEveryFormatWithCsvEqualToJson) {
   const std::string dir = temp_dir();
   RunResult r = run_ridge("compare resnet18 resnet50 -d a100 --json " + dir + "/c.json --csv " + dir + "/c.csv --md " +

@@ -134,6 +134,13 @@ void summary_sections(Context& c, chart::ReportData& data) {
   for (auto& block : doc.blocks) {
     if (auto* t = std::get_if<Table>(&block); t && t->key == "layers") {
       const int name_col = t->column("name");
+      // A MoE layer's experts (and any module repeated at least 32 times below a layer) become one row each
+      // (headline::collapse_repeats): one row per node made a 37 MB page of Qwen3-30B-A3B's 65,817 nodes.
+      std::vector<std::string> names;
+      for (const auto& cells : t->rows)
+        if (const auto* s = name_col >= 0 ? std::get_if<std::string>(&cells[name_col].value) : nullptr) names.push_back(*s);
+        else names.emplace_back();
+      const std::vector<std::string> keys = headline::repeat_keys(names);
       t->columns.insert(t->columns.begin() + 1, Column{"module", "module"});
       for (const auto& r : runs) {
         const std::string key = (r.measured ? "measured_s." : "predicted_s.") + r.name;
@@ -144,14 +151,24 @@ void summary_sections(Context& c, chart::ReportData& data) {
         auto& cells = t->rows[r];
         const auto* s = name_col >= 0 ? std::get_if<std::string>(&cells[name_col].value) : nullptr;
         const bool total = std::find(t->total_rows.begin(), t->total_rows.end(), static_cast<int>(r)) != t->total_rows.end();
-        cells.insert(cells.begin() + 1, s && !total ? Cell::text(headline::module_of(*s, c.req.depth)) : Cell::empty());
-        if (s && !total) c.row_of.emplace(*s, static_cast<int>(r));
+        cells.insert(cells.begin() + 1, s && !total ? Cell::text(headline::module_of(keys[r], c.req.depth)) : Cell::empty());
         for (const auto& times : time_of) {
           auto it = s ? times.find(*s) : times.end();
           cells.push_back(it != times.end() && std::isfinite(it->second) ? Cell::real(it->second, Unit::Second)
                                                                           : Cell::empty(Unit::Second));
         }
       }
+      std::vector<int> merged_row;
+      const size_t before = t->rows.size();
+      *t = headline::collapse_repeats(*t, t->column("name"), &merged_row);
+      if (t->rows.size() < before)
+        layers.paragraphs.push_back(fmt::format(
+            "Repeated instances (a module numbered 32 times or more inside a layer, such as a MoE layer's experts) are "
+            "one row each, marked (×N), with their numbers summed: {} rows for {} nodes. `ridge summary MODEL --format "
+            "csv` lists every node.", t->rows.size() - t->total_rows.size(), before - t->total_rows.size()));
+      for (size_t r = 0; r < names.size(); ++r)
+        if (!names[r].empty() && std::find(t->total_rows.begin(), t->total_rows.end(), merged_row[r]) == t->total_rows.end())
+          c.row_of.emplace(names[r], merged_row[r]);
       layers.blocks.push_back(std::move(block));
     } else {
       summary.blocks.push_back(std::move(block));
@@ -163,14 +180,37 @@ void summary_sections(Context& c, chart::ReportData& data) {
 }
 
 // Estimated points (hollow) of device d's layers; measured points (filled) go on the CPU's chart only.
+// Repeated instances (a MoE layer's experts, headline::repeat_keys) are one point, as they are one table row: their
+// FLOPs, bytes and time summed.
 std::vector<chart::RoofPoint> predicted_points(const Context& c, size_t d) {
-  std::vector<chart::RoofPoint> roof;
   const std::string series = c.predictions[d].calibrated ? "predicted (calibrated)" : "predicted (uncalibrated)";
+  struct Group {
+    std::string first;  // the first member's name: the table row
+    Count flops = 0, bytes = 0;
+    double time_s = 0;
+    size_t members = 0;
+  };
+  std::vector<std::string> names;
+  for (const LayerWork& w : c.work) names.push_back(w.name);
+  const std::vector<std::string> keys = headline::repeat_keys(names);
+  std::vector<std::string> order;
+  std::map<std::string, Group> groups;
   for (size_t i = 0; i < c.work.size() && i < c.predictions[d].layers.size(); ++i) {
     const LayerWork& w = c.work[i];
     if (!w.costed || w.flops <= 0 || w.bytes <= 0) continue;
-    roof.push_back({series, w.name, to_double(w.flops) / to_double(w.bytes),
-                    flops_per_s(w.flops, c.predictions[d].layers[i].forward.time_s), "", row(c, w.name), false});
+    auto [it, added] = groups.try_emplace(keys[i]);
+    if (added) order.push_back(keys[i]), it->second.first = w.name;
+    it->second.flops += w.flops;
+    it->second.bytes += w.bytes;
+    it->second.time_s += c.predictions[d].layers[i].forward.time_s;
+    ++it->second.members;
+  }
+  std::vector<chart::RoofPoint> roof;
+  for (const std::string& key : order) {
+    const Group& g = groups[key];
+    const std::string label = g.members == 1 ? g.first : fmt::format("{} (×{})", key, g.members);
+    roof.push_back({series, label, to_double(g.flops) / to_double(g.bytes), flops_per_s(g.flops, g.time_s), "",
+                    row(c, g.first), false});
   }
   return roof;
 }
@@ -459,7 +499,7 @@ HtmlReport model_report(const ReportRequest& req) {
   chart::ReportData tables;  // the layer table first: it numbers the rows the charts' points link to
   summary_sections(c, tables);
   data.notes = std::move(tables.notes);
-  data.sections.push_back(headline_section(runs_of(c), memory_parts(c.memory, req.train), c.devices, c.scenario,
+  data.sections.push_back(headline_section(headline::merge_repeats(runs_of(c)), memory_parts(c.memory, req.train), c.devices, c.scenario,
                                            "samples/s", req.top, out.doc));
   data.sections.push_back(roofline_section(c));
   ReportSection sweep{"sweep", "Batch sweep", {}, {}, {}};

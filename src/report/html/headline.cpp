@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <set>
 
 namespace ridge::headline {
 namespace {
@@ -112,6 +113,180 @@ std::string module_of(const std::string& layer, int depth) {
     if (d + 1 < depth) ++pos;
   }
   return layer.substr(0, pos);
+}
+
+namespace {
+
+std::vector<std::string_view> dotted_parts(std::string_view name) {
+  std::vector<std::string_view> parts;
+  for (size_t start = 0;;) {
+    const size_t dot = name.find('.', start);
+    parts.push_back(name.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
+    if (dot == std::string_view::npos) return parts;
+    start = dot + 1;
+  }
+}
+
+bool is_index(std::string_view part) {
+  return !part.empty() && std::all_of(part.begin(), part.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+}
+
+// Calls f(parent, position) for each index of `parts` after its first one; parent = the name up to that index.
+template <class F>
+void for_each_inner_index(std::string_view name, const std::vector<std::string_view>& parts, F&& f) {
+  bool first = true;
+  size_t offset = 0;
+  for (size_t i = 0; i < parts.size(); offset += parts[i].size() + 1, ++i) {
+    if (!is_index(parts[i])) continue;
+    if (!first) f(name.substr(0, offset), i);
+    first = false;
+  }
+}
+
+bool additive(report::Unit u) {
+  using report::Unit;
+  return u == Unit::Count || u == Unit::Param || u == Unit::Flop || u == Unit::Mac || u == Unit::Byte ||
+         u == Unit::Second || u == Unit::Percent;
+}
+
+// One cell for the members `rows` of a merged row in column `col`.
+report::Cell merged_cell(const report::Table& t, size_t col, const std::vector<size_t>& rows) {
+  const report::Cell& first = t.rows[rows[0]][col];
+  const bool same = std::all_of(rows.begin(), rows.end(), [&](size_t r) {
+    const report::Cell& c = t.rows[r][col];
+    return c.value == first.value && c.key == first.key;
+  });
+  const report::Unit unit = t.columns[col].unit;
+  const bool numeric = std::holds_alternative<Count>(first.value) || std::holds_alternative<double>(first.value);
+  if (numeric && additive(unit)) {
+    Count n = 0;
+    double d = 0;
+    bool any_real = false;
+    for (size_t r : rows) {
+      const auto& v = t.rows[r][col].value;
+      if (auto c = std::get_if<Count>(&v)) n += *c;
+      else if (auto x = std::get_if<double>(&v); x && std::isfinite(*x)) d += *x, any_real = true;
+    }
+    return any_real ? report::Cell::real(d + to_double(n), unit) : report::Cell::count(n, unit);
+  }
+  if (same) return first;
+  if (std::holds_alternative<std::string>(first.value)) return report::Cell::text("varies");
+  return report::Cell::empty(unit);
+}
+
+}  // namespace
+
+std::vector<std::string> repeat_keys(const std::vector<std::string>& names, size_t min_instances) {
+  std::map<std::string_view, std::set<std::string_view>> indices;  // parent -> its distinct indices
+  std::vector<std::vector<std::string_view>> parts(names.size());
+  for (size_t n = 0; n < names.size(); ++n) {
+    parts[n] = dotted_parts(names[n]);
+    for_each_inner_index(names[n], parts[n], [&](std::string_view parent, size_t i) { indices[parent].insert(parts[n][i]); });
+  }
+  std::vector<std::string> keys;
+  keys.reserve(names.size());
+  for (size_t n = 0; n < names.size(); ++n) {
+    std::vector<bool> starred(parts[n].size(), false);
+    bool any = false;
+    for_each_inner_index(names[n], parts[n], [&](std::string_view parent, size_t i) {
+      if (indices[parent].size() >= min_instances) starred[i] = any = true;
+    });
+    if (!any) {
+      keys.push_back(names[n]);
+      continue;
+    }
+    std::string key;
+    for (size_t i = 0; i < parts[n].size(); ++i) {
+      if (i) key += '.';
+      key += starred[i] ? std::string_view("*") : parts[n][i];
+    }
+    keys.push_back(std::move(key));
+  }
+  return keys;
+}
+
+report::Table collapse_repeats(const report::Table& t, int name_col, std::vector<int>* row_of, size_t min_instances) {
+  auto is_total = [&](size_t r) {
+    return std::find(t.total_rows.begin(), t.total_rows.end(), static_cast<int>(r)) != t.total_rows.end();
+  };
+  std::vector<size_t> body;
+  std::vector<std::string> names;
+  for (size_t r = 0; r < t.rows.size(); ++r) {
+    if (is_total(r)) continue;
+    const auto* s = std::get_if<std::string>(&t.rows[r][static_cast<size_t>(name_col)].value);
+    body.push_back(r);
+    names.push_back(s ? *s : std::string());
+  }
+  const std::vector<std::string> keys = repeat_keys(names, min_instances);
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<size_t>> members;  // key -> positions in body
+  for (size_t i = 0; i < body.size(); ++i) {
+    auto [it, added] = members.try_emplace(keys[i]);
+    if (added) order.push_back(keys[i]);
+    it->second.push_back(i);
+  }
+  report::Table out{t.key, t.title, t.columns, {}, {}};
+  if (row_of) row_of->assign(t.rows.size(), -1);
+  for (const std::string& key : order) {
+    const auto& positions = members[key];
+    const int at = static_cast<int>(out.rows.size());
+    std::vector<size_t> rows;
+    for (size_t i : positions) rows.push_back(body[i]);
+    if (rows.size() == 1 && names[positions[0]] == key) {
+      out.rows.push_back(t.rows[rows[0]]);
+    } else {
+      std::vector<report::Cell> merged;
+      for (size_t col = 0; col < t.columns.size(); ++col)
+        merged.push_back(static_cast<int>(col) == name_col ? report::Cell::text(fmt::format("{} (×{})", key, rows.size()))
+                                                            : merged_cell(t, col, rows));
+      out.rows.push_back(std::move(merged));
+    }
+    if (row_of)
+      for (size_t r : rows) (*row_of)[r] = at;
+  }
+  for (size_t r = 0; r < t.rows.size(); ++r)
+    if (is_total(r)) {
+      if (row_of) (*row_of)[r] = static_cast<int>(out.rows.size());
+      out.total_rows.push_back(static_cast<int>(out.rows.size()));
+      out.rows.push_back(t.rows[r]);
+    }
+  return out;
+}
+
+std::vector<Run> merge_repeats(std::vector<Run> runs, size_t min_instances) {
+  std::vector<std::string> names;
+  for (const Run& r : runs)
+    for (const LayerTime& l : r.layers) names.push_back(l.name);
+  const std::vector<std::string> keys = repeat_keys(names, min_instances);
+  std::map<std::string, std::string> label;  // key -> "KEY (×N)", N as the first run that has the key counts it
+  size_t k = 0;
+  for (Run& r : runs) {
+    std::vector<LayerTime> merged;
+    std::map<std::string, size_t> at;  // key -> index in merged
+    std::vector<size_t> members;
+    std::vector<std::string> merged_keys;
+    for (LayerTime& l : r.layers) {
+      const std::string& key = keys[k++];
+      auto [it, added] = at.try_emplace(key, merged.size());
+      if (added) {
+        merged.push_back(std::move(l));
+        members.push_back(1);
+        merged_keys.push_back(key);
+        continue;
+      }
+      LayerTime& m = merged[it->second];
+      if (std::isnan(m.time_s)) m.time_s = l.time_s;
+      else if (!std::isnan(l.time_s)) m.time_s += l.time_s;
+      ++members[it->second];
+    }
+    for (size_t i = 0; i < merged.size(); ++i) {
+      if (members[i] == 1 && merged[i].name == merged_keys[i]) continue;
+      auto [it, added] = label.try_emplace(merged_keys[i], fmt::format("{} (×{})", merged_keys[i], members[i]));
+      merged[i].name = it->second;
+    }
+    r.layers = std::move(merged);
+  }
+  return runs;
 }
 
 std::string scenario(const std::string& model, int64_t batch, const std::string& precision, bool training) {
