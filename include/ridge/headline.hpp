@@ -60,8 +60,9 @@ std::string llm_op_class(const std::string& name, const std::string& op_class = 
 std::string module_of(const std::string& layer, int depth);
 /// Repeated instances in a list of layer names: names that differ only in the index of a numbered module with at
 /// least `min_instances` distinct indices under one parent (a MoE layer's experts.0 ... experts.127), an index that is
-/// not the name's first number (so "model.layers.3" stays apart from "model.layers.4"). Returns each name's group key:
-/// the name with such indices as "*" ("model.layers.3.mlp.experts.*.gate_proj"), or the name itself.
+/// not the name's first number (so "model.layers.3" stays apart from "model.layers.4"). Path components are split at
+/// '.' and '/' (ONNX exports' "/model/layers.3/mlp/experts.17/..."). Returns each name's group key: the name with such
+/// indices as "*" ("model.layers.3.mlp.experts.*.gate_proj"), or the name itself.
 std::vector<std::string> repeat_keys(const std::vector<std::string>& names, size_t min_instances = 32);
 /// A layer table with the rows of repeated instances (repeat_keys of column `name_col`) merged into one row per key,
 /// in order of first appearance: named "KEY (×N)", additive columns (counts, FLOPs, MACs, bytes, seconds, percent)

@@ -81,7 +81,10 @@ TEST(Headline, RepeatKeysStarExpertIndicesButNotLayers) {
   EXPECT_EQ(keys.back(), "features.40.conv");
   EXPECT_EQ(repeat_keys(names, 31)[33], "model.layers.0.blocks.*.conv");
   EXPECT_EQ(repeat_keys({"a.0.b.1.c", "a.0.b.2.c"}, 2)[1], "a.0.b.*.c");
-  EXPECT_EQ(repeat_keys({"", "x", "1", "a.1"}, 1), (std::vector<std::string>{"", "x", "1", "a.1"}));
+  EXPECT_EQ(repeat_keys({"", "x", "1", "a.1", "a..", "./."}, 1), (std::vector<std::string>{"", "x", "1", "a.1", "a..", "./."}));
+  // An ONNX export's node names: '/' separates too, and the separators stay.
+  EXPECT_EQ(repeat_keys({"/model/layers.0/mlp/experts.7/down_proj/MatMul", "/model/layers.0/mlp/experts.8/down_proj/MatMul"}, 2)[0],
+            "/model/layers.0/mlp/experts.*/down_proj/MatMul");
 }
 
 TEST(Headline, CollapseRepeatsSumsExactlyAndKeepsTotalsLast) {

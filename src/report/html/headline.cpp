@@ -117,13 +117,15 @@ std::string module_of(const std::string& layer, int depth) {
 
 namespace {
 
-std::vector<std::string_view> dotted_parts(std::string_view name) {
+// The components of a module path, split at '.' and '/' (torch's "layers.0.mlp", an ONNX export's
+// "/model/layers.0/mlp"), as views into `name`.
+std::vector<std::string_view> path_parts(std::string_view name) {
   std::vector<std::string_view> parts;
   for (size_t start = 0;;) {
-    const size_t dot = name.find('.', start);
-    parts.push_back(name.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
-    if (dot == std::string_view::npos) return parts;
-    start = dot + 1;
+    const size_t sep = name.find_first_of("./", start);
+    parts.push_back(name.substr(start, sep == std::string_view::npos ? std::string_view::npos : sep - start));
+    if (sep == std::string_view::npos) return parts;
+    start = sep + 1;
   }
 }
 
@@ -131,14 +133,13 @@ bool is_index(std::string_view part) {
   return !part.empty() && std::all_of(part.begin(), part.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
 }
 
-// Calls f(parent, position) for each index of `parts` after its first one; parent = the name up to that index.
+// Calls f(parent, i) for each index parts[i] after the name's first one; parent = the name up to that index.
 template <class F>
 void for_each_inner_index(std::string_view name, const std::vector<std::string_view>& parts, F&& f) {
   bool first = true;
-  size_t offset = 0;
-  for (size_t i = 0; i < parts.size(); offset += parts[i].size() + 1, ++i) {
+  for (size_t i = 0; i < parts.size(); ++i) {
     if (!is_index(parts[i])) continue;
-    if (!first) f(name.substr(0, offset), i);
+    if (!first) f(name.substr(0, static_cast<size_t>(parts[i].data() - name.data())), i);
     first = false;
   }
 }
@@ -180,7 +181,7 @@ std::vector<std::string> repeat_keys(const std::vector<std::string>& names, size
   std::map<std::string_view, std::set<std::string_view>> indices;  // parent -> its distinct indices
   std::vector<std::vector<std::string_view>> parts(names.size());
   for (size_t n = 0; n < names.size(); ++n) {
-    parts[n] = dotted_parts(names[n]);
+    parts[n] = path_parts(names[n]);
     for_each_inner_index(names[n], parts[n], [&](std::string_view parent, size_t i) { indices[parent].insert(parts[n][i]); });
   }
   std::vector<std::string> keys;
@@ -195,12 +196,15 @@ std::vector<std::string> repeat_keys(const std::vector<std::string>& names, size
       keys.push_back(names[n]);
       continue;
     }
-    std::string key;
+    std::string key;  // the name with each starred index replaced, separators kept
+    size_t copied = 0;
     for (size_t i = 0; i < parts[n].size(); ++i) {
-      if (i) key += '.';
-      key += starred[i] ? std::string_view("*") : parts[n][i];
+      if (!starred[i]) continue;
+      const size_t at = static_cast<size_t>(parts[n][i].data() - names[n].data());
+      key.append(names[n], copied, at - copied).append("*");
+      copied = at + parts[n][i].size();
     }
-    keys.push_back(std::move(key));
+    keys.push_back(key.append(names[n], copied));
   }
   return keys;
 }
