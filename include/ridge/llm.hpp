@@ -98,6 +98,15 @@ struct LlmConfig {
   int64_t kv_lora_rank = 0;
   int64_t qk_rope_head_dim = 0;                   ///< rotated dims per query/key head (MLA)
   int64_t v_head_dim = 0;                         ///< value head width (0: head_dim)
+  // DeepSeek Sparse Attention (deepseek_v32, glm_moe_dsa; index_topk == 0: none): an MLA layer's lightning indexer
+  // (`self_attn.indexer`: index_heads query heads of index_head_dim from the q_lora_rank latent, one key head from
+  // the hidden state, LayerNorm-ed, rotary on the qk_rope_head_dim first dims, a per-head weight from the hidden
+  // state) scores every cached position; each query then attends to its index_topk best (min(topk, positions)).
+  int64_t index_heads = 0;                        ///< index_n_heads
+  int64_t index_head_dim = 0;                     ///< index_head_dim: the indexer's key cache holds this per position
+  int64_t index_topk = 0;                         ///< index_topk: positions each query attends to
+  bool index_relu = false;                        ///< the scores pass a ReLU before the head weights (DeepSeek's
+                                                  ///< reference and deepseek_v32; transformers' glm_moe_dsa: none)
   // Mixture of experts (num_experts == 0: dense MLP).
   int64_t num_experts = 0;                        ///< num_local_experts / num_experts / n_routed_experts
   int64_t experts_per_token = 0;                  ///< num_experts_per_tok (top-k)
@@ -200,6 +209,8 @@ struct LlmConfig {
   int64_t value_dim() const { return v_head_dim > 0 ? v_head_dim : head_dim; }
   /// True for multi-head latent attention (deepseek).
   bool mla() const { return kv_lora_rank > 0; }
+  /// True for DeepSeek Sparse Attention (an MLA layer with a lightning indexer and top-k attention).
+  bool dsa() const { return index_topk > 0; }
   /// MLP width of the dense layers.
   int64_t dense_width() const { return dense_intermediate_size > 0 ? dense_intermediate_size : intermediate_size; }
   /// True for mixture-of-experts configurations.

@@ -122,6 +122,7 @@ struct ServeResult {
   /// layer's 1: its mixer's output), on the node link while tp fits a node, else on the network.
   int allreduces_per_layer = 2;
   int64_t attention_layers = 0;     ///< layers with self-attention (0 in a mamba2 model: no attention core to time)
+  int64_t index_topk = 0;           ///< DeepSeek Sparse Attention: positions each query attends to (0: dense)
   double allreduce_time_per_layer_prefill_s = 0, allreduce_time_per_layer_decode_s = 0;
   Count prefill_flops = 0, decode_flops = 0;  ///< per GPU, decode summed over steps
   Count calflops_prefill_flops = 0;  ///< the prefill graph's forward FLOPs under calflops' convention (per GPU)

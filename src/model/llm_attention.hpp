@@ -14,11 +14,26 @@ namespace ridge::llm {
 /// when fused); Output: SV (reads V and writes O, not the scores); None: any other node.
 enum class AttnRole : uint8_t { None, Scores, Elementwise, Output };
 
+/// DeepSeek Sparse Attention's indexer (module `...self_attn.indexer`) as its fused kernel runs it (DeepGEMM's
+/// fp8_mqa_logits): the per-head scores (`matmul`, the Scores) stay on chip through the ReLU and head weights, and
+/// their sum over the heads (`sum_heads`, the Output) is the logits row the top-k selection reads.
+inline AttnRole indexer_role(const std::string& local) {
+  if (local == "matmul") return AttnRole::Scores;
+  if (local == "sum_heads") return AttnRole::Output;
+  if (local == "relu" || local == "mul" || local == "add_mask") return AttnRole::Elementwise;
+  return AttnRole::None;
+}
+
+/// True for a node of DeepSeek Sparse Attention's indexer: it scores every cached position, where the attention
+/// core attends to the top index_topk only.
+inline bool indexer_op(const std::string& op_name) { return op_name.find(".indexer.") != std::string::npos; }
+
 inline AttnRole attention_role(const Node& n) {
   const std::string& m = n.module;
   auto ends = [](const std::string& s, const std::string& suffix) {
     return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
   };
+  if (ends(m, ".indexer")) return indexer_role(n.name.size() > m.size() ? n.name.substr(m.size() + 1) : "");
   if (!(ends(m, ".self_attn") || ends(m, ".attn") || ends(m, ".attention") || ends(m, ".self_attention") ||
         ends(m, ".attention.self") ||  // BertSelfAttention
         ends(m, ".mixer")))  // a hybrid layer's mixer (nemotron_h); its Mamba, MLP and MoE mixers have no such ops
@@ -26,12 +41,13 @@ inline AttnRole attention_role(const Node& n) {
   const std::string local = n.name.size() > m.size() ? n.name.substr(m.size() + 1) : "";
   if (local == "matmul") return AttnRole::Scores;
   if (local == "matmul_1") return AttnRole::Output;
-  if (local == "mul" || local == "add_mask" || local == "softmax" || local.rfind("repeat_kv", 0) == 0 ||
+  if (local == "mul" || local == "add_mask" || local == "softmax" || local == "add_index_mask" ||
+      local.rfind("repeat_kv", 0) == 0 ||
       local.rfind("softcap_", 0) == 0 || local.rfind("sinks_", 0) == 0)
     return AttnRole::Elementwise;  // repeat_kv: a fused kernel indexes the shared K/V heads instead of copying;
                                    // soft-capping runs inside FlashAttention-2 (its softcap argument), and
                                    // attention sinks inside the kernels that serve gpt-oss
-  return AttnRole::None;
+  return AttnRole::None;  // (add_index_mask: a sparse kernel takes the indexer's top-k as indices, no mask)
 }
 
 /// A copy Hugging Face's eager forward materialises, in a serving graph built with LlmShape::eager_copies: the KV
@@ -90,10 +106,14 @@ struct AttendWindow {
   bool chunked = false;
 };
 
-/// The window of the layer a node belongs to (LlmConfig::window_of; size 0: none, or not in a layer).
+/// The window of the layer a node belongs to (LlmConfig::window_of; size 0: none, or not in a layer). Under DeepSeek
+/// Sparse Attention the core's queries each see min(positions, index_topk) keys, as a window of index_topk would
+/// (other keys, the same count); the indexer itself scores every position.
 inline AttendWindow window_at(const LlmConfig& c, const std::string& op_name) {
   const int64_t layer = layer_of(op_name);
-  return layer >= 0 ? AttendWindow{c.window_of(layer), c.chunked_attention} : AttendWindow{};
+  if (layer < 0) return AttendWindow{};
+  if (c.dsa() && c.window_of(layer) == 0) return indexer_op(op_name) ? AttendWindow{} : AttendWindow{c.index_topk, false};
+  return AttendWindow{c.window_of(layer), c.chunked_attention};
 }
 
 /// Scores a causal attention kernel computes for `tokens` queries after `past` cached positions: query t sees

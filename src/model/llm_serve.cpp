@@ -179,11 +179,14 @@ int64_t cache_len(const LlmConfig& c, int64_t layer, int64_t context) {
   return window > 0 ? std::min(context, window) : context;
 }
 
-// Positions a decode token at `context` attends to in layer `layer`: its cache (cache_len), except that a fused
-// kernel in a chunked layer (llama4_text) reads the token's own chunk only, up to itself.
-int64_t attended_len(const LlmConfig& c, int64_t layer, int64_t context, bool fused_attention) {
+// Positions a decode token at `context` attends to in layer `layer` (op `op`): its cache (cache_len), except that a
+// fused kernel in a chunked layer (llama4_text) reads the token's own chunk only, up to itself, and a sparse one
+// (DeepSeek Sparse Attention) the indexer's top index_topk, while the indexer scores the whole cache.
+int64_t attended_len(const LlmConfig& c, int64_t layer, int64_t context, bool fused_attention, const std::string& op) {
   const int64_t window = layer >= 0 ? c.window_of(layer) : 0;
   if (fused_attention && c.chunked_attention && window > 0) return (context - 1) % window + 1;
+  if (fused_attention && c.dsa() && layer >= 0 && window == 0 && !llm::indexer_op(op))
+    return std::min(context, c.index_topk);
   return cache_len(c, layer, context);
 }
 
@@ -273,16 +276,26 @@ LlmConfig tensor_parallel_shard(const LlmConfig& c, int tp) {
   return s;
 }
 
+namespace {
+// DeepSeek Sparse Attention's indexer keeps one index_head_dim key per position and layer, beside the attention's
+// cache (the same on every tensor-parallel GPU: the indexer is not split).
+Count index_key_cache_bytes(const LlmConfig& c, int64_t batch, int64_t context, const NumberFormat& kv) {
+  return c.dsa() ? kv.bytes(Count{c.index_head_dim} * c.num_layers * context * batch) : 0;
+}
+}  // namespace
+
 Count latent_kv_cache_bytes(const LlmConfig& c, int64_t batch, int64_t context, const NumberFormat& kv) {
   if (!c.mla()) return 0;
-  return kv.bytes(Count{c.kv_lora_rank + c.qk_rope_head_dim} * c.num_layers * context * batch);
+  return kv.bytes(Count{c.kv_lora_rank + c.qk_rope_head_dim} * c.num_layers * context * batch) +
+         index_key_cache_bytes(c, batch, context, kv);
 }
 
 Count kv_cache_bytes(const LlmConfig& c, int64_t batch, int64_t context, const NumberFormat& kv) {
   Count positions = 0;  // summed over the layers: local (sliding) layers keep at most their window
   for (int64_t l = 0; l < c.num_layers; ++l)
     if (c.attends(l)) positions += cache_len(c, l, context);
-  return kv.bytes(Count{c.num_kv_heads} * (c.head_dim + c.value_dim()) * positions * batch);
+  return kv.bytes(Count{c.num_kv_heads} * (c.head_dim + c.value_dim()) * positions * batch) +
+         index_key_cache_bytes(c, batch, context, kv);
 }
 
 Count state_cache_bytes(const LlmConfig& c, int64_t batch, DType act) {
@@ -406,6 +419,7 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
   // A decoder layer all-reduces its attention and MLP outputs; a hybrid layer its one mixer's.
   r.allreduces_per_layer = c.single_block_layers() ? 1 : 2;
   r.attention_layers = c.attention_layer_count();
+  r.index_topk = c.index_topk;
   r.allreduce_time_per_layer_prefill_s = r.allreduces_per_layer * allreduce(o.prompt, c.hidden_size);
   r.allreduce_time_per_layer_decode_s = r.allreduces_per_layer * allreduce(1, c.hidden_size);
   // A Mamba-1 mixer split by channel also all-reduces x_proj's partial sums (dt_rank + 2 x state per token) before
@@ -443,7 +457,7 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
     sum.flops = sum.weight_bytes = sum.activation_bytes = sum.kv_read_bytes = sum.kv_written_bytes = 0;
     sum.time_s = 0;
     for (int64_t t = 0; t < decode_steps; ++t) {
-      ServeOp step = affine_at(c1[i], c2[i], attended_len(c, layer, o.prompt + t + 1, o.fused_attention));
+      ServeOp step = affine_at(c1[i], c2[i], attended_len(c, layer, o.prompt + t + 1, o.fused_attention, c1[i].name));
       place(step, peak, bw, timing, d.l2_bytes);
       if (t == 0) sum.bound = step.bound;
       add_to(sum, step);

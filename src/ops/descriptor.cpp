@@ -242,6 +242,7 @@ OpProblem parse_generic(OpKind op, const std::string& body, const std::string& d
   }
   if (op == OpKind::Split) p.outputs = std::max<int>(p.outputs, static_cast<int>(p.attrs.ints("split").size()));
   if (op == OpKind::SelectiveScan || op == OpKind::GatedDeltaRule || op == OpKind::MambaScan) p.outputs = std::max(p.outputs, 2);  // the output and the final state, always
+  if (op == OpKind::TopK) p.outputs = std::max(p.outputs, 2);  // values and indices, always
   return p;
 }
 

@@ -357,8 +357,46 @@ void read_deepseek_experts(const Keys& k, LlmConfig& c, int64_t shared_default, 
 // MLPs; the first first_k_dense_replace layers dense (intermediate_size), the rest n_routed_experts of
 // moe_intermediate_size (top num_experts_per_tok) plus n_shared_experts always on; v3 routes by sigmoid scores with a
 // selection bias (e_score_correction_bias), v2 by softmax.
+// deepseek_v32 (DeepseekV32Config, DeepSeek-V3.2) and glm_moe_dsa (GlmMoeDsaConfig, GLM-5) are deepseek_v3 with
+// DeepSeek Sparse Attention: index_n_heads, index_head_dim, index_topk (their classes' defaults 64 / 32, 128, 2048),
+// 3 dense layers by default, and mlp_layer_types ("dense" layers, then "sparse" ones) where given.
+void read_deepseek_sparse_attention(const Keys& k, LlmConfig& c) {
+  const bool glm = c.family == "glm_moe_dsa";
+  c.index_heads = k.opt_int("index_n_heads", glm ? 32 : 64);
+  c.index_head_dim = k.opt_int("index_head_dim", 128);
+  c.index_topk = k.opt_int("index_topk", 2048);
+  c.index_relu = !glm;
+  if (c.q_lora_rank < 1)
+    throw Error(fmt::format("{}: q_lora_rank must be positive (the sparse-attention indexer reads the query latent)",
+                            k.origin()));
+  if (c.index_heads < 1 || c.index_topk < 1 || c.index_head_dim <= c.qk_rope_head_dim)
+    throw Error(fmt::format("{}: index_n_heads and index_topk must be positive and index_head_dim above "
+                            "qk_rope_head_dim {} (the indexer rotates that many of its dims)", k.origin(),
+                            c.qk_rope_head_dim));
+  if (const json* types = k.find("mlp_layer_types"); types && !types->is_null()) {
+    if (!types->is_array() || static_cast<int64_t>(types->size()) != c.num_layers)
+      throw Error(fmt::format("{}: mlp_layer_types must list \"dense\" or \"sparse\" for each of the {} layers",
+                              k.origin(), c.num_layers));
+    int64_t dense = 0;
+    bool sparse_seen = false;
+    for (const json& t : *types) {
+      const std::string kind = t.is_string() ? t.get<std::string>() : "";
+      if (kind == "dense" && !sparse_seen) ++dense;
+      else if (kind == "sparse") sparse_seen = true;
+      else
+        throw Error(fmt::format("{}: mlp_layer_types {} is not supported (dense layers first, then sparse ones)",
+                                k.origin(), types->dump().substr(0, 80)));
+    }
+    if (k.find("first_k_dense_replace") && c.first_dense_layers != dense)
+      throw Error(fmt::format("{}: mlp_layer_types has {} dense layers but first_k_dense_replace is {}", k.origin(),
+                              dense, c.first_dense_layers));
+    c.first_dense_layers = dense;
+  }
+}
+
 void read_deepseek(const Keys& k, LlmConfig& c) {
   read_hf_shape(k, c);
+  const bool sparse_attention = c.family == "deepseek_v32" || c.family == "glm_moe_dsa";
   c.num_kv_heads = c.num_heads;  // every head gets its own key and value from the latent (kv_b_proj)
   c.q_lora_rank = k.opt_int("q_lora_rank", 0);
   c.kv_lora_rank = k.req_int("kv_lora_rank");
@@ -375,8 +413,8 @@ void read_deepseek(const Keys& k, LlmConfig& c) {
     c.dense_intermediate_size = c.intermediate_size;
     c.intermediate_size = k.req_int("moe_intermediate_size");
     c.experts_per_token = k.req_int("num_experts_per_tok");
-    read_deepseek_experts(k, c, 0, 0);
-    c.router_sigmoid = c.family == "deepseek_v3";
+    read_deepseek_experts(k, c, 0, sparse_attention ? 3 : 0);
+    c.router_sigmoid = c.family == "deepseek_v3" || sparse_attention;
     c.moe_every = k.opt_int("moe_layer_freq", 1);
     if (c.moe_every != 1)
       throw Error(fmt::format("{}: moe_layer_freq {} is not supported (only 1)", k.origin(), c.moe_every));
@@ -384,6 +422,7 @@ void read_deepseek(const Keys& k, LlmConfig& c) {
   if (c.q_lora_rank < 0 || c.kv_lora_rank < 1 || c.qk_rope_head_dim < 1 || c.v_head_dim < 1 || c.head_dim <= c.qk_rope_head_dim)
     throw Error(fmt::format("{}: kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim and v_head_dim must be positive "
                             "(q_lora_rank 0 or more)", k.origin()));
+  if (sparse_attention) read_deepseek_sparse_attention(k, c);
 }
 
 // gpt_oss (GptOssConfig; gpt-oss-20b, gpt-oss-120b): biased q/k/v/o projections with a learned sink logit per head,
@@ -1341,6 +1380,7 @@ constexpr Family kFamilies[] = {
     {"qwen3_moe", "Qwen3Moe", &read_llama_like}, {"gemma", "Gemma", &read_llama_like},
     {"gemma2", "Gemma2", &read_llama_like},   {"gemma3_text", "Gemma3", &read_llama_like},
     {"deepseek_v2", "DeepseekV2", &read_deepseek}, {"deepseek_v3", "DeepseekV3", &read_deepseek},
+    {"deepseek_v32", "DeepseekV32", &read_deepseek}, {"glm_moe_dsa", "GlmMoeDsa", &read_deepseek},
     {"gpt_oss", "GptOss", &read_gpt_oss},
     {"phi", "Phi", &read_phi},                {"phi3", "Phi3", &read_phi3},
     {"gpt2", "GPT2", &read_gpt2},
@@ -1420,6 +1460,8 @@ void validate_llm_config(const LlmConfig& c, const std::string& origin) {
     throw Error(fmt::format("{}: rotary fraction {} is not in (0, 1]", origin, c.rotary_fraction));
   at_most(c.q_lora_rank, int64_t{1} << 20, "q_lora_rank");
   at_most(c.kv_lora_rank, int64_t{1} << 20, "kv_lora_rank");
+  at_most(c.index_heads, int64_t{1} << 16, "index_n_heads");
+  at_most(c.index_head_dim, int64_t{1} << 16, "index_head_dim");
   at_most(c.v_head_dim, int64_t{1} << 16, "v_head_dim");
   at_most(c.dense_intermediate_size, int64_t{1} << 26, "intermediate_size");
   at_most(c.shared_expert_intermediate_size, int64_t{1} << 26, "shared expert width");

@@ -99,6 +99,21 @@ const ZooConfig kConfigs[] = {
         "v_head_dim":128,"qk_nope_head_dim":128,"num_experts_per_tok":6,"moe_layer_freq":1,"first_k_dense_replace":1,
         "max_position_embeddings":163840,"tie_word_embeddings":false})",
      15706484224},
+    {"deepseek-v3.2",  // deepseek-ai/DeepSeek-V3.2's config.json (DeepSeek Sparse Attention; the MTP layer is not modelled)
+     R"({"model_type":"deepseek_v32","vocab_size":129280,"hidden_size":7168,"intermediate_size":18432,
+        "moe_intermediate_size":2048,"num_hidden_layers":61,"num_attention_heads":128,"num_key_value_heads":128,
+        "n_shared_experts":1,"n_routed_experts":256,"kv_lora_rank":512,"q_lora_rank":1536,"qk_rope_head_dim":64,
+        "v_head_dim":128,"qk_nope_head_dim":128,"num_experts_per_tok":8,"first_k_dense_replace":3,
+        "max_position_embeddings":163840,"tie_word_embeddings":false,"index_n_heads":64,"index_head_dim":128,
+        "index_topk":2048})",
+     0},
+    {"glm-5",  // zai-org/GLM-5's shapes (GlmMoeDsaConfig's defaults; DeepSeek Sparse Attention; MTP not modelled)
+     R"({"model_type":"glm_moe_dsa","vocab_size":154880,"hidden_size":6144,"intermediate_size":12288,
+        "moe_intermediate_size":2048,"num_hidden_layers":78,"num_attention_heads":64,"num_key_value_heads":64,
+        "n_shared_experts":1,"n_routed_experts":256,"kv_lora_rank":512,"q_lora_rank":2048,"qk_rope_head_dim":64,
+        "qk_nope_head_dim":192,"v_head_dim":256,"num_experts_per_tok":8,"max_position_embeddings":202752,
+        "tie_word_embeddings":false,"index_n_heads":32,"index_head_dim":128,"index_topk":2048})",
+     0},
     {"gpt-oss-20b",
      R"({"model_type":"gpt_oss","vocab_size":201088,"hidden_size":2880,"intermediate_size":2880,"num_hidden_layers":24,
         "num_attention_heads":64,"num_key_value_heads":8,"head_dim":64,"num_local_experts":32,"num_experts_per_tok":4,
@@ -262,6 +277,10 @@ LayerParts layer_parts(const LlmConfig& c) {
     attn = (ql > 0 ? h * ql + bias * ql + ql + ql * H * hd : h * H * hd + bias * H * hd) +  // q
            h * (kl + rope) + bias * (kl + rope) + kl + kl * H * (hd - rope + vd) +           // kv_a, norm, kv_b
            H * vd * h + (c.o_bias ? h : 0);
+    if (c.dsa()) {  // the indexer: wq_b from the query latent, wk, k_norm (LayerNorm: weight and bias), weights_proj
+      const Count IH = c.index_heads, ID = c.index_head_dim;
+      attn += ql * IH * ID + h * ID + 2 * ID + h * IH;
+    }
   }
   if (c.attention_sinks) attn += H;  // one sink logit per head
   if (c.attn_output_gate) attn += h * H * hd + (c.qkv_bias ? H * hd : 0);  // q_proj's gate half

@@ -242,6 +242,42 @@ int latent_cache_attention(Ctx& x, const std::vector<int>& q_parts, const std::v
   return b.matmul(o_latent, w_uv, "absorb_uv");                                      // [B, H, 1, dv]
 }
 
+// DeepSeek Sparse Attention's lightning indexer (transformers' GlmMoeDsaIndexer; DeepSeek-V3.2's Indexer): index_heads
+// queries of index_head_dim from the query latent `q_resid` (wq_b), one key from the hidden state (wk, then a
+// LayerNorm), rotary on the first qk_rope_head_dim dims of both, the key cached per position (`index_key`); each
+// head's scores q.k (through a ReLU for DeepSeek) weighted by weights_proj(h) and summed over the heads, masked, and
+// the top min(index_topk, positions) kept. Returns the attention mask with every other position at -inf (HF's
+// index_mask scattered, added to the causal mask): what a sparse kernel (FlashMLA's) reads as indices instead.
+int sparse_attention_mask(Ctx& x, int h, int q_resid, int64_t layer) {
+  Builder& b = x.b;
+  const LlmConfig& c = x.c;
+  const int64_t B = x.s.batch, T = x.s.tokens, IH = c.index_heads, ID = c.index_head_dim, S = x.kv_len;
+  const bool glm = c.family == "glm_moe_dsa";  // the checkpoint's names; transformers' deepseek_v32 renames them
+  const int64_t kept = std::min(c.index_topk, S);
+  int indices;
+  {
+    auto scope = b.module("indexer", x.type("Indexer"));
+    int q = rotary(x, heads_first(b, b.linear(q_resid, glm ? "wq_b" : "q_b_proj", IH * ID, false), IH, ID));
+    int k = b.layernorm(b.linear(h, glm ? "wk" : "k_proj", ID, false), glm ? "k_norm" : "k_layernorm");
+    k = cached(x, rotary(x, b.reshape(k, Shape{{B, 1, T, ID}})), fmt::format("past_key_values.{}.index_key", layer),
+               "index_key");                                                              // [B, 1, S, ID]
+    int w = b.binary(OpKind::Mul, b.linear(h, "weights_proj", IH, false), b.constant("weights_scale", Shape{}, x.s.dtype),
+                     "mul_scale");                                                        // n_heads^-0.5 softmax_scale
+    w = b.reshape(b.transpose(w, {0, 2, 1}), Shape{{B, IH, T, 1}});
+    int sc = b.matmul(q, b.transpose(k, {0, 1, 3, 2}), "matmul");                         // [B, IH, T, S]
+    if (c.index_relu) sc = b.unary(OpKind::Relu, sc, "relu");
+    sc = b.call(OpKind::ReduceSum, {b.binary(OpKind::Mul, sc, w, "mul")}, 1, "sum_heads",
+                Attrs{}.set("axes", std::vector<int64_t>{1}).set("keepdims", int64_t{1}))[0];  // [B, 1, T, S]
+    sc = b.binary(OpKind::Add, sc, x.mask, "add_mask");
+    indices = b.call(OpKind::TopK, {sc}, 2, "topk", Attrs{}.set("axis", int64_t{-1}).set("k", kept))[1];
+  }
+  const int keep = b.call(OpKind::ScatterElements,
+                          {b.constant("index_mask_fill", Shape{{B, 1, T, S}}, x.s.dtype), indices,
+                           b.constant("index_mask_kept", Shape{{B, 1, T, kept}}, x.s.dtype)},
+                          1, "index_mask", Attrs{}.set("axis", int64_t{-1}))[0];
+  return b.binary(OpKind::Add, x.mask, keep, "add_index_mask");
+}
+
 // Multi-head latent attention as transformers' DeepseekV3Attention computes it (eager): queries through q_a_proj ->
 // q_a_layernorm -> q_b_proj (or one q_proj), keys and values decompressed from the latent (kv_a_proj_with_mqa ->
 // kv_a_layernorm -> kv_b_proj), the rotary part of the key shared by all heads (expand), and the cache holding the
@@ -252,11 +288,13 @@ int latent_attention(Ctx& x, int h, int64_t layer) {
   const int64_t B = x.s.batch, T = x.s.tokens, H = c.num_heads, dq = c.head_dim, dr = c.qk_rope_head_dim;
   const int64_t dn = dq - dr, dv = c.value_dim();
   auto scope = b.module("self_attn", x.type("Attention"));
-  int q = c.q_lora_rank > 0
-              ? b.linear(norm(x, b.linear(h, "q_a_proj", c.q_lora_rank, c.qkv_bias), "q_a_layernorm"), "q_b_proj", H * dq, false)
-              : b.linear(h, "q_proj", H * dq, c.qkv_bias);
+  const int q_resid = c.q_lora_rank > 0 ? norm(x, b.linear(h, "q_a_proj", c.q_lora_rank, c.qkv_bias), "q_a_layernorm") : -1;
+  int q = q_resid >= 0 ? b.linear(q_resid, "q_b_proj", H * dq, false) : b.linear(h, "q_proj", H * dq, c.qkv_bias);
   const auto q_parts = b.split(heads_first(b, q, H, dq), 3, {dn, dr});
   const auto latent = b.split(b.linear(h, "kv_a_proj_with_mqa", c.kv_lora_rank + dr, c.qkv_bias), 2, {c.kv_lora_rank, dr});
+  // Sparse attention: this layer attends under the indexer's mask (the causal one, restored after).
+  const int causal_mask = x.mask;
+  if (c.dsa()) x.mask = sparse_attention_mask(x, h, q_resid, layer);
   int o;
   if (x.s.serving && x.s.latent_kv) {
     o = latent_cache_attention(x, q_parts, latent, layer);
@@ -272,6 +310,7 @@ int latent_attention(Ctx& x, int h, int64_t layer) {
     int value = cached(x, kv_parts[1], cache + ".value", "value");
     o = attend(x, query, key, value);
   }
+  x.mask = causal_mask;
   o = b.reshape(b.transpose(o, {0, 2, 1, 3}), Shape{{B, T, H * dv}});
   return b.linear(o, "o_proj", c.hidden_size, c.o_bias);
 }

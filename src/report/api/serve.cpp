@@ -210,6 +210,16 @@ Document serve_report(const ServeResult& r) {
                           "key and value, {:.2f} GiB); vLLM and SGLang cache the latent ({:.2f} GiB, {:.0f}x smaller) "
                           "and attend in it: --mla latent", hf, latent, hf / latent));
   }
+  if (r.index_topk > 0)
+    doc.notes.push_back(fmt::format(
+        "DeepSeek Sparse Attention: {}; the indexer scores every cached position (its q.k timed at the --precision "
+        "peak, not fp8){}", o.fused_attention
+            ? fmt::format("the sparse kernel attends to the indexer's top {} positions per query", r.index_topk)
+            : "HF's eager forward computes every score and masks all but the indexer's top positions (--attention "
+              "fused for a sparse kernel)",
+        o.tp > 1 ? fmt::format(" and is replicated on the {} GPUs, where the attention splits by head: DeepSeek serves "
+                               "it with data-parallel attention, which serve does not model", o.tp)
+                 : ""));
   doc.notes.push_back("layout ops (transpose, slice, concat) are counted as fused into their consumers; decode ops "
                       "are summed over every step at contexts prompt .. prompt + generate - 2: the prefill yields the first "
                       "token (docs/llm.md)");
