@@ -367,12 +367,13 @@ PYBIND11_MODULE(_ridge, m) {
       [](const ModelSource& model, const std::string& device, const std::vector<std::string>& device_dirs,
          const std::string& calibration, int64_t batch, int64_t prompt, int64_t generate, int tp,
          const std::string& weights, const std::string& kv, const std::string& compute, const std::string& attention,
-         const std::string& moe, const std::string& mla) {
+         const std::string& moe, const std::string& mla, int dp) {
         report::ServeRequest r{model, device, device_dirs, calibration, {}};
         r.options.batch = batch;
         r.options.prompt = prompt;
         r.options.generate = generate;
         r.options.tp = tp;
+        r.options.dp = dp;
         set_formats(r.options, weights, kv);
         r.options.compute = precision_of(compute, "compute");
         r.options = with_attention(r.options, attention_choice(attention));
@@ -383,7 +384,7 @@ PYBIND11_MODULE(_ridge, m) {
       },
       py::arg("model"), py::arg("device"), py::arg("device_dirs"), py::arg("calibration"), py::arg("batch"),
       py::arg("prompt"), py::arg("generate"), py::arg("tp"), py::arg("weights"), py::arg("kv"), py::arg("compute"),
-      py::arg("attention"), py::arg("moe"), py::arg("mla"));
+      py::arg("attention"), py::arg("moe"), py::arg("mla"), py::arg("dp"));
   m.def(
       "devices",
       [](const std::vector<std::string>& device_dirs, const std::string& machine_profile) {
@@ -491,7 +492,7 @@ PYBIND11_MODULE(_ridge, m) {
          const std::vector<std::string>& device_dirs, bool measure, const std::vector<std::string>& profiles,
          bool force, const std::vector<int64_t>& sweep, int depth, size_t top, bool serve, int64_t prompt,
          int64_t generate, int tp, const std::string& weights, const std::string& kv, const std::string& path,
-         bool end_to_end, const std::string& attention, const std::string& moe, const std::string& mla) {
+         bool end_to_end, const std::string& attention, const std::string& moe, const std::string& mla, int dp) {
         report::ReportRequest r;
         r.model = model;
         r.strict = strict;
@@ -513,6 +514,7 @@ PYBIND11_MODULE(_ridge, m) {
         r.serve_options.prompt = prompt;
         r.serve_options.generate = generate;
         r.serve_options.tp = tp;
+        r.serve_options.dp = dp;
         r.end_to_end = end_to_end;
         if (serve) {
           set_formats(r.serve_options, weights, kv);
@@ -531,5 +533,5 @@ PYBIND11_MODULE(_ridge, m) {
       py::arg("optimizer"), py::arg("devices"), py::arg("device_dirs"), py::arg("measure"), py::arg("profiles"),
       py::arg("force"), py::arg("sweep"), py::arg("depth"), py::arg("top"), py::arg("serve"), py::arg("prompt"),
       py::arg("generate"), py::arg("tp"), py::arg("weights"), py::arg("kv"), py::arg("path"), py::arg("end_to_end"),
-      py::arg("attention"), py::arg("moe"), py::arg("mla"));
+      py::arg("attention"), py::arg("moe"), py::arg("mla"), py::arg("dp"));
 }

@@ -124,6 +124,9 @@ struct LlmConfig {
   bool attention_sinks = false;                   ///< one learned logit per head joins every softmax (gpt_oss sinks)
   int64_t moe_every = 1;                          ///< every k-th layer is sparse (decoder_sparse_step,
                                                   ///< interleave_moe_layer_step)
+  int64_t expert_parallel = 1;                    ///< GPUs the routed experts are split over (serve --dp): a graph
+                                                  ///< holds num_experts / expert_parallel of them, fed by every
+                                                  ///< rank's tokens (the all-to-all's output); the router sees all
   int64_t first_dense_layers = 0;                 ///< first_k_dense_replace: the first k layers are dense
   int64_t dense_intermediate_size = 0;            ///< MLP width of an MoE model's dense layers (0: intermediate_size)
   int64_t last_sparse_layer = -1;                 ///< layers after it are dense (ernie4_5_moe moe_layer_end_index);

@@ -76,6 +76,8 @@ struct ServeOptions {
   int64_t prompt = 512;       ///< prompt tokens (prefill)
   int64_t generate = 128;     ///< generated tokens (decode steps at contexts prompt .. prompt + generate - 1)
   int tp = 1;                 ///< tensor-parallel GPUs
+  int dp = 1;                 ///< data-parallel attention GPUs (MoE models; tp 1): each attends for ceil(batch / dp)
+                              ///< sequences with every head and holds 1/dp of the experts, reached by all-to-alls
   NumberFormat weights;       ///< weight storage (Linear weights; embeddings and norms stay at the activation type)
   NumberFormat kv;            ///< KV cache storage
   Precision compute = Precision::FP16;  ///< activations and the peak used
@@ -123,7 +125,10 @@ struct ServeResult {
   int allreduces_per_layer = 2;
   int64_t attention_layers = 0;     ///< layers with self-attention (0 in a mamba2 model: no attention core to time)
   int64_t index_topk = 0;           ///< DeepSeek Sparse Attention: positions each query attends to (0: dense)
+  int64_t experts_per_gpu = 0;      ///< routed experts of one MoE layer on one GPU (all of them, or 1/dp; 0: dense)
   double allreduce_time_per_layer_prefill_s = 0, allreduce_time_per_layer_decode_s = 0;
+  /// --dp: one MoE layer's dispatch and combine all-to-alls, for the prompt and for one decode step (0 without --dp).
+  double alltoall_time_per_layer_prefill_s = 0, alltoall_time_per_layer_decode_s = 0;
   Count prefill_flops = 0, decode_flops = 0;  ///< per GPU, decode summed over steps
   Count calflops_prefill_flops = 0;  ///< the prefill graph's forward FLOPs under calflops' convention (per GPU)
   Count weights_bytes = 0;          ///< all GPUs (replicated norms counted once per GPU)
@@ -389,6 +394,11 @@ std::string attention_kernel_note(const Options& o, const std::string& device_id
 std::optional<bool> parse_mla(std::string_view name);
 /// How a mixture-of-experts model's experts are timed (--moe), for notes; "" for a dense model (`moe` false).
 std::string moe_experts_note(bool moe, bool grouped_experts);
+/// How --dp serves the model (data-parallel attention, expert-parallel MoE layers), for notes; "" without --dp.
+std::string data_parallel_note(const ServeResult& r);
+/// How DeepSeek Sparse Attention is timed (sparse kernel or HF's masks; the indexer replicated under --tp), for
+/// notes; "" for a model without it.
+std::string sparse_attention_note(const ServeResult& r);
 /// Whether `o` (ServeOptions or TrainOptions) times the fused attention core at a kernel's published utilization:
 /// fused, calibrated, and an efficiency found (then the core's matmuls take the class "attention").
 template <class Options>

@@ -842,22 +842,24 @@ def ingest(files: Union[str, "_os.PathLike[str]", Sequence[Union[str, "_os.PathL
 def serve(model: ModelLike, *, device: str, batch: int = 1, prompt: int = 512, generate: int = 128, tp: int = 1,
           weights: str = "fp16", kv: str = "fp16", compute: str = "fp16", attention: str = "eager",
           moe: str = "eager", mla: str = "hf", devices: Union[None, str, Sequence[str]] = None,
-          calibration: str = "builtin") -> Result:
+          calibration: str = "builtin", dp: int = 1) -> Result:
     """What an LLM costs to serve: prefill, decode, KV cache, TTFT, tokens/s (`ridge serve`).
 
     attention: "eager" (scores in memory), "fused" (one kernel at the GEMM factors), "flash2" (FlashAttention-2 at
     its published utilization on the GPU family) or "flash1" (FlashAttention-1 likewise); fused kernels execute only
     the scores the causal mask and sliding window keep. moe: "eager" (HF's loop, a kernel per routed expert and op) or
     "grouped" (one grouped kernel per op of a layer's experts, as vLLM's fused_moe). mla (DeepSeek models): "hf"
-    (the cache holds every head's key and value) or "latent" (the latent cache and decode of vLLM and SGLang)."""
+    (the cache holds every head's key and value) or "latent" (the latent cache and decode of vLLM and SGLang).
+    dp (mixture-of-experts models, tp 1): data-parallel attention over dp GPUs, each attending for its share of the
+    batch with every head and holding 1/dp of the experts, reached by all-to-alls (SGLang's --enable-dp-attention)."""
     m = load(model)
     dirs = _dirs(devices)
     doc = _ridge.serve(_ridge.ModelSource(*m._spec), _device(device), dirs, _text(calibration, "calibration"),
                        _positive(batch, "batch"), _positive(prompt, "prompt"), _positive(generate, "generate"),
                        _positive(tp, "tp"), _text(weights, "weights"), _text(kv, "kv"), _text(compute, "compute"),
-                       _text(attention, "attention"), _text(moe, "moe"), _text(mla, "mla"))
+                       _text(attention, "attention"), _text(moe, "moe"), _text(mla, "mla"), _positive(dp, "dp"))
     return _finish(doc, "serve", dict(model=m.label, device=device, batch=batch, prompt=prompt, generate=generate,
-                                      tp=tp, weights=weights, kv=kv, compute=compute, attention=attention, moe=moe, mla=mla,
+                                      tp=tp, dp=dp, weights=weights, kv=kv, compute=compute, attention=attention, moe=moe, mla=mla,
                                       calibration=calibration, devices=dirs or None))
 
 
@@ -923,7 +925,7 @@ def _batches(sweep: Union[str, Sequence[int]]) -> List[int]:
 # report()'s serving options (--serve only) and their defaults; and the model report's options, which the serving
 # report refuses (its graphs come from the LLM's config), as `ridge report` does.
 _SERVE_ONLY = {"prompt": 512, "generate": 128, "tp": 1, "weights": "fp16", "kv": "fp16", "attention": "eager",
-               "moe": "eager", "mla": "hf"}
+               "moe": "eager", "mla": "hf", "dp": 1}
 _MODEL_ONLY = ("profile", "train", "optimizer", "measure", "end_to_end", "sweep", "seq_len", "inputs", "input_size",
                "example_inputs", "dtype", "strict", "force", "depth")
 
@@ -938,15 +940,16 @@ def report(model: ModelLike, path: Union[str, "_os.PathLike[str]"], input_size: 
            tp: Optional[int] = None, weights: Optional[str] = None, kv: Optional[str] = None,
            strict: Optional[bool] = None, seq_len: Optional[int] = None,
            inputs: Optional[Dict[str, Sequence[int]]] = None, end_to_end: Optional[bool] = None,
-           attention: Optional[str] = None, moe: Optional[str] = None, mla: Optional[str] = None) -> str:
+           attention: Optional[str] = None, moe: Optional[str] = None, mla: Optional[str] = None,
+           dp: Optional[int] = None) -> str:
     """Writes the self-contained HTML report (`ridge report MODEL -o PATH`) and returns its path; `serve=True`
-    reports an LLM's serving (prompt, generate, tp, weights, kv, attention, moe, mla as for serve()) on each device
+    reports an LLM's serving (prompt, generate, tp, dp, weights, kv, attention, moe, mla as for serve()) on each device
     instead. precision: None is fp32, or fp16 with serve=True (which takes fp16, bf16 or fp32). end_to_end (with
     measure=True): also time the whole graph as one fused program. sweep: a list of batch sizes, "1,2,4" or
     "start:stop:step" (at most 10000 points; default 1,2,4,8,16,32,64); depth: 0 to 64 (default 1). As the CLI,
     the serving options given without serve=True, or the model report's options (sweep, depth, train, measure,
     profile, input_size, dtype, ...) given with it, are refused with ValueError; None leaves an option unset."""
-    given = dict(prompt=prompt, generate=generate, tp=tp, weights=weights, kv=kv, attention=attention, moe=moe,
+    given = dict(prompt=prompt, generate=generate, tp=tp, dp=dp, weights=weights, kv=kv, attention=attention, moe=moe,
                  mla=mla, profile=profile, train=train, optimizer=optimizer, measure=measure, end_to_end=end_to_end,
                  sweep=sweep, seq_len=seq_len, inputs=inputs, input_size=input_size, example_inputs=example_inputs,
                  dtype=dtype, strict=strict, force=force, depth=depth)
@@ -974,7 +977,7 @@ def report(model: ModelLike, path: Union[str, "_os.PathLike[str]"], input_size: 
                       _positive(serving["prompt"], "prompt"), _positive(serving["generate"], "generate"),
                       _positive(serving["tp"], "tp"), _text(serving["weights"], "weights"), _text(serving["kv"], "kv"),
                       path, bool(end_to_end), _text(serving["attention"], "attention"), _text(serving["moe"], "moe"),
-                      _text(serving["mla"], "mla"))
+                      _text(serving["mla"], "mla"), _positive(serving["dp"], "dp"))
     return path
 
 

@@ -90,7 +90,7 @@ def ingest(files: Dirs, *, model: Optional[ModelLike] = ..., input_size: Optiona
 
 def serve(model: ModelLike, *, device: str, batch: int = ..., prompt: int = ..., generate: int = ..., tp: int = ...,
           weights: str = ..., kv: str = ..., compute: str = ..., attention: str = ..., moe: str = ..., mla: str = ...,
-          devices: Dirs = ..., calibration: str = ...) -> Result: ...
+          devices: Dirs = ..., calibration: str = ..., dp: int = ...) -> Result: ...
 
 def train(model: ModelLike, *, device: str, gpus: int, tp: int = ..., pp: int = ..., dp: Optional[int] = ...,
           zero: Union[int, str] = ..., interleave: int = ..., ep: int = ..., cp: int = ..., sp: bool = ...,
@@ -107,4 +107,5 @@ def report(model: ModelLike, path: Union[str, os.PathLike[str]], input_size: Opt
            prompt: Optional[int] = ..., generate: Optional[int] = ..., tp: Optional[int] = ...,
            weights: Optional[str] = ..., kv: Optional[str] = ..., strict: Optional[bool] = ...,
            seq_len: Optional[int] = ..., inputs: Optional[Dict[str, Shape]] = ..., end_to_end: Optional[bool] = ...,
-           attention: Optional[str] = ..., moe: Optional[str] = ..., mla: Optional[str] = ...) -> str: ...
+           attention: Optional[str] = ..., moe: Optional[str] = ..., mla: Optional[str] = ...,
+           dp: Optional[int] = ...) -> str: ...

@@ -29,7 +29,7 @@ struct ReportOptions {
   // serving (--serve): an LLM's prefill and decode
   bool serve = false;
   int64_t prompt = 512, generate = 128;
-  int tp = 1;
+  int tp = 1, dp = 1;
   std::string weights = "fp16", kv = "fp16", attention = "eager", moe = "eager", mla = "hf";
   OutputOptions out;
 };
@@ -59,6 +59,7 @@ report::ReportRequest request_of(const ReportOptions& o) {
   r.serve_options.prompt = o.prompt;
   r.serve_options.generate = o.generate;
   r.serve_options.tp = o.tp;
+  r.serve_options.dp = o.dp;
   if (o.serve) {
     if (o.devices.empty()) throw UsageError("--serve needs -d DEVICE");
     r.serve_options.weights = number_format_flag("--weights", o.weights);
@@ -109,6 +110,8 @@ CLI::App* add_report_command(CLI::App& app) {
   cmd->add_option("--prompt", o->prompt, "--serve: prompt tokens")->capture_default_str();
   cmd->add_option("--generate", o->generate, "--serve: generated tokens")->capture_default_str();
   cmd->add_option("--tp", o->tp, "--serve: tensor-parallel GPUs")->capture_default_str();
+  cmd->add_option("--dp", o->dp, "--serve: data-parallel attention GPUs of a mixture-of-experts model (expert-parallel "
+                                 "MoE layers; as serve's --dp)")->capture_default_str();
   cmd->add_option("--weights", o->weights, "--serve: weight format int4|int8|fp8|fp16|bf16|fp32")->capture_default_str();
   cmd->add_option("--kv", o->kv, "--serve: KV cache format fp8|fp16|bf16|fp32")->capture_default_str();
   cmd->add_option("--attention", o->attention, std::string("--serve: ") + kAttentionHelp)->capture_default_str();
@@ -121,7 +124,7 @@ CLI::App* add_report_command(CLI::App& app) {
   o->out.add_to(cmd);
   cmd->callback([o] {
     if (!o->serve)
-      for (const char* flag : {"--prompt", "--generate", "--tp", "--weights", "--kv", "--attention", "--moe", "--mla"})
+      for (const char* flag : {"--prompt", "--generate", "--tp", "--dp", "--weights", "--kv", "--attention", "--moe", "--mla"})
         if (o->out.cmd->get_option(flag)->count() > 0) throw UsageError(std::string(flag) + " needs --serve");
     // The serving report builds its graphs from the LLM's config: the model report's options do not apply.
     if (o->serve)

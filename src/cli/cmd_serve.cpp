@@ -16,7 +16,7 @@ CLI::App* add_serve_command(CLI::App& app) {
   struct Opts {
     LlmModelArgs m;
     int64_t batch = 1, prompt = 512, generate = 128;
-    int tp = 1;
+    int tp = 1, dp = 1;
     std::string weights = "fp16", kv = "fp16", compute = "fp16", attention = "eager", moe = "eager", mla = "hf";
     std::string plot;
     bool all_ops = false;
@@ -28,6 +28,11 @@ CLI::App* add_serve_command(CLI::App& app) {
   cmd->add_option("--prompt", o->prompt, "Prompt tokens (prefill)")->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--generate", o->generate, "Generated tokens (decode steps)")->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--tp", o->tp, "Tensor-parallel GPUs")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--dp", o->dp, "Data-parallel attention GPUs of a mixture-of-experts model: each attends for its "
+                                 "share of the --batch sequences with every head and holds 1/dp of the experts "
+                                 "(expert parallelism, all-to-alls per MoE layer), as SGLang's --enable-dp-attention "
+                                 "and vLLM's --data-parallel-size with --enable-expert-parallel; not with --tp")
+      ->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--weights", o->weights, "Weight format: int4|int8|fp8|fp16|bf16|fp32")->capture_default_str();
   cmd->add_option("--kv", o->kv, "KV cache format: fp8|fp16|bf16|fp32")->capture_default_str();
   cmd->add_option("--compute", o->compute, "Activation precision and peak: fp16|bf16|fp32")->capture_default_str();
@@ -49,6 +54,7 @@ CLI::App* add_serve_command(CLI::App& app) {
     so.prompt = o->prompt;
     so.generate = o->generate;
     so.tp = o->tp;
+    so.dp = o->dp;
     so.weights = number_format_flag("--weights", o->weights);
     so.kv = number_format_flag("--kv", o->kv);
     if (so.kv.group > 0) throw UsageError("--kv " + o->kv + ": use fp8, fp16, bf16 or fp32 for the KV cache");

@@ -311,6 +311,32 @@ Count state_cache_bytes(const LlmConfig& c, int64_t batch, DType act) {
   return batch * (mamba * (conv + ssm) + delta * (delta_conv + delta_state) + mamba1 * mamba1_state);
 }
 
+std::string data_parallel_note(const ServeResult& r) {
+  const ServeOptions& o = r.options;
+  if (o.dp <= 1) return "";
+  return fmt::format(
+      "--dp {}: each GPU attends for {} of the {} sequences with every head (data-parallel attention) and holds {} of "
+      "the {} experts of every MoE layer, whose tokens reach them by an all-to-all (dispatch, then combine), as "
+      "SGLang's --enable-dp-attention with expert parallelism and vLLM's --data-parallel-size with "
+      "--enable-expert-parallel serve DeepSeek-style models; the experts are taken as evenly loaded, and the dense "
+      "layers, embeddings and attention weights are on every GPU",
+      o.dp, (o.batch + o.dp - 1) / o.dp, o.batch, r.experts_per_gpu, r.experts_per_gpu * o.dp);
+}
+
+std::string sparse_attention_note(const ServeResult& r) {
+  const ServeOptions& o = r.options;
+  if (r.index_topk <= 0) return "";
+  return fmt::format(
+      "DeepSeek Sparse Attention: {}; the indexer scores every cached position (its q.k timed at the --compute peak, "
+      "not fp8){}",
+      o.fused_attention ? fmt::format("the sparse kernel attends to the indexer's top {} positions per query", r.index_topk)
+                        : "HF's eager forward computes every score and masks all but the indexer's top positions "
+                          "(--attention fused for a sparse kernel)",
+      o.tp > 1 ? fmt::format(" and is replicated on the {} GPUs, where the attention splits by head (--dp runs it as "
+                             "DeepSeek serves it: data-parallel attention, each GPU indexing its own sequences)", o.tp)
+               : "");
+}
+
 ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOptions& o) {
   if (!c.causal)
     throw Error(fmt::format("{}: {} is an encoder (bidirectional attention, no token-by-token decoding with a KV "
@@ -321,7 +347,20 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
   if (o.prompt > c.max_positions || o.generate > c.max_positions - o.prompt)  // no int64 wrap: --generate 2^63-1
     throw DoesNotFit(fmt::format("--prompt {} + --generate {} exceeds the {} positions of {}", o.prompt, o.generate,
                             c.max_positions, c.name));
-  const LlmConfig shard = tensor_parallel_shard(c, o.tp);
+  if (o.dp < 1) throw Error(fmt::format("--dp: {} is not a positive number of GPUs", o.dp));
+  if (o.dp > 1 && o.tp > 1)
+    throw Error(fmt::format("--dp {} with --tp {}: tensor parallelism inside data-parallel attention ranks is not "
+                            "modelled; use one of them", o.dp, o.tp));
+  if (o.dp > 1 && (!c.moe() || c.num_experts % o.dp != 0))
+    throw Error(fmt::format("--dp {}: data-parallel attention splits a mixture-of-experts model's experts over the "
+                            "GPUs; {} {}", o.dp, c.name,
+                            c.moe() ? fmt::format("has {} experts, which {} GPUs do not divide", c.num_experts, o.dp)
+                                    : std::string("has no experts (serve one replica with --batch / N instead)")));
+  // --dp: every GPU attends for its own sequences with every head and holds 1/dp of the experts (expert parallelism);
+  // the most loaded rank (ceil(batch / dp) sequences) sets the pace.
+  LlmConfig shard = o.dp > 1 ? c : tensor_parallel_shard(c, o.tp);
+  shard.expert_parallel = o.dp;
+  const int64_t gpus = int64_t{o.tp} * o.dp, lb = (o.batch + o.dp - 1) / o.dp;
   const double peak = d.require_peak(o.compute, "--compute"), bw = d.dram_bandwidth();
   const DType act = precision_info(o.compute).dtype;
   ServeResult r;
@@ -338,7 +377,7 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
     throw Error(fmt::format("--mla latent: {} has no multi-head latent attention (DeepSeek-V2 and V3 have; use --mla hf)",
                             c.name));
   // The decode graphs at cache lengths 0 and 1 (below): built here because the first one also gives the weights.
-  LlmShape d1{o.batch, 1, 0, act, true}, d2{o.batch, 1, 1, act, true};
+  LlmShape d1{lb, 1, 0, act, true}, d2{lb, 1, 1, act, true};
   d1.latent_kv = d2.latent_kv = o.latent_kv;
   d1.eager_copies = d2.eager_copies = !o.fused_attention;
   const Graph decode1 = build_llm(shard, d1);
@@ -356,7 +395,7 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
     return weight_bytes(build_llm(sharded, LlmShape{1, 1, 0, act, /*serving=*/true}));
   };
   r.weights_bytes_per_gpu = weight_bytes(decode1);
-  r.weights_bytes = r.weights_bytes_per_gpu * o.tp;
+  r.weights_bytes = r.weights_bytes_per_gpu * gpus;
   // A latent cache is the same on every tensor-parallel GPU (the latent is not split by head).
   auto kv_per_gpu = [&](const LlmConfig& sharded, int64_t batch) {
     return o.latent_kv ? latent_kv_cache_bytes(sharded, batch, context, o.kv) : kv_cache_bytes(sharded, batch, context, o.kv);
@@ -364,22 +403,24 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
   auto cache_per_gpu = [&](const LlmConfig& sharded, int64_t batch) {
     return kv_per_gpu(sharded, batch) + state_cache_bytes(sharded, batch, act);
   };
-  r.kv_cache_bytes_per_gpu = kv_per_gpu(shard, o.batch);
-  r.kv_cache_bytes = r.kv_cache_bytes_per_gpu * o.tp;
-  r.state_cache_bytes_per_gpu = state_cache_bytes(shard, o.batch, act);
-  r.state_cache_bytes = r.state_cache_bytes_per_gpu * o.tp;
+  r.kv_cache_bytes_per_gpu = kv_per_gpu(shard, lb);
+  r.kv_cache_bytes = r.kv_cache_bytes_per_gpu * gpus;
+  r.state_cache_bytes_per_gpu = state_cache_bytes(shard, lb, act);
+  r.state_cache_bytes = r.state_cache_bytes_per_gpu * gpus;
   if (c.mla()) {
-    r.latent_kv_cache_bytes = latent_kv_cache_bytes(shard, o.batch, context, o.kv) * o.tp;
-    r.decompressed_kv_cache_bytes = kv_cache_bytes(shard, o.batch, context, o.kv) * o.tp;
+    r.latent_kv_cache_bytes = latent_kv_cache_bytes(shard, lb, context, o.kv) * gpus;
+    r.decompressed_kv_cache_bytes = kv_cache_bytes(shard, lb, context, o.kv) * gpus;
   }
   r.memory_per_gpu_bytes = r.weights_bytes_per_gpu + r.kv_cache_bytes_per_gpu + r.state_cache_bytes_per_gpu;
   // The KV cache is a formula in the batch: the search can go as far as any memory reaches.
   r.max_batch = largest_batch_that_fits(
-      [&](int64_t b) { return r.weights_bytes_per_gpu + cache_per_gpu(shard, b); }, d.memory_bytes, int64_t{1} << 40);
+      [&](int64_t b) { return r.weights_bytes_per_gpu + cache_per_gpu(shard, b); }, d.memory_bytes, int64_t{1} << 40) * o.dp;
   if (d.memory_bytes > 0 && r.memory_per_gpu_bytes > d.memory_bytes) {
     // What would fit: a smaller batch, else the smallest larger tensor-parallel degree (up to 64 GPUs) at this batch.
     std::string hint = r.max_batch > 0 ? fmt::format("largest batch that fits: {}", r.max_batch) : "";
-    if (r.max_batch == 0) {
+    if (r.max_batch == 0 && o.dp > 1)
+      hint = fmt::format("not even one sequence per GPU fits at --dp {}; use more GPUs or smaller --weights", o.dp);
+    if (r.max_batch == 0 && o.dp == 1) {
       for (int t = o.tp + 1; t <= 64 && hint.empty(); ++t) {
         LlmConfig wider;
         try {
@@ -420,6 +461,7 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
   r.allreduces_per_layer = c.single_block_layers() ? 1 : 2;
   r.attention_layers = c.attention_layer_count();
   r.index_topk = c.index_topk;
+  r.experts_per_gpu = c.num_experts / o.dp;
   r.allreduce_time_per_layer_prefill_s = r.allreduces_per_layer * allreduce(o.prompt, c.hidden_size);
   r.allreduce_time_per_layer_decode_s = r.allreduces_per_layer * allreduce(1, c.hidden_size);
   // A Mamba-1 mixer split by channel also all-reduces x_proj's partial sums (dt_rank + 2 x state per token) before
@@ -431,7 +473,7 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
   const std::optional<Calibration> timing = timing_calibration(o);
 
   // Prefill: one graph of the prompt.
-  LlmShape pre{o.batch, o.prompt, 0, act, true};
+  LlmShape pre{lb, o.prompt, 0, act, true};
   pre.latent_kv = o.latent_kv;
   pre.eager_copies = !o.fused_attention;  // HF's eager forward: its copies are kernels (docs/llm.md)
   const Graph prefill = build_llm(shard, pre);
@@ -488,6 +530,29 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
       r.ops.push_back(xp);
       r.ops.push_back(xd);
     }
+  }
+  if (o.dp > 1) {
+    // Expert parallelism: per MoE layer an all-to-all sends each token's hidden state to its k experts' GPUs
+    // (dispatch) and brings the results back (combine); (dp - 1) / dp of a rank's rows leave it, over the node's GPU
+    // link while dp fits a node, else the network (the pairwise exchange of Megatron-LM's and DeepEP's all-to-all).
+    const Interconnect& l = gpu_link(d, o.dp <= node_gpus);
+    const double n = static_cast<double>(o.dp);
+    auto all_to_all = [&](int64_t tokens) {
+      const double bytes = to_double(Count{lb} * tokens * c.experts_per_token * c.hidden_size * dtype_bytes(act));
+      return (n - 1) * l.latency_s + (n - 1) / n * bytes / l.bandwidth_bytes_per_s;
+    };
+    int64_t sparse = 0;
+    for (int64_t layer = 0; layer < c.num_layers; ++layer) sparse += c.sparse_layer(layer) ? 1 : 0;
+    r.alltoall_time_per_layer_prefill_s = 2 * all_to_all(o.prompt);
+    r.alltoall_time_per_layer_decode_s = 2 * all_to_all(1);
+    const std::string name = "all-to-all (dispatch and combine per MoE layer)";
+    ServeOp ap{"prefill", name, ""}, ad{"decode", name, ""};
+    ap.time_s = static_cast<double>(sparse) * r.alltoall_time_per_layer_prefill_s;
+    ad.time_s = static_cast<double>(sparse) * r.alltoall_time_per_layer_decode_s * static_cast<double>(decode_steps);
+    r.prefill_time_s += ap.time_s;
+    r.decode_time_s += ad.time_s;
+    r.ops.push_back(ap);
+    r.ops.push_back(ad);
   }
   r.ttft_s = r.prefill_time_s;
   // Time per output token after the first (vLLM's TPOT): 0 when only the prefill's token is generated.

@@ -78,7 +78,7 @@ TEST(LlmDsa, GraphEqualsFormulaWithTheCheckpointsNames) {
       const Graph g = graph_of(c);
       EXPECT_EQ(estimate(g).total.params, llm_params(c).total) << family << extra;
       const std::string at = "model.layers.1.self_attn.";
-      for (const std::string node : {at + "indexer." + (glm ? "wq_b" : "q_b_proj"), at + "indexer." + (glm ? "wk" : "k_proj"),
+      for (const std::string& node : {at + "indexer." + (glm ? "wq_b" : "q_b_proj"), at + "indexer." + (glm ? "wk" : "k_proj"),
                                      at + "indexer.weights_proj", at + "indexer.matmul", at + "indexer.sum_heads",
                                      at + "indexer.topk", at + "index_mask", at + "add_index_mask", at + "o_proj"})
         EXPECT_GE(g.find_node(node), 0) << family << extra << " " << node;

@@ -105,6 +105,32 @@ TEST(LlmCli, ServeErrorsAreOneLine) {
   }
 }
 
+// --dp: data-parallel attention with expert-parallel MoE layers, in the JSON and the HTML report; refusals one line.
+TEST(LlmCli, ServeDataParallelAttention) {
+  auto r = run_ridge("serve deepseek-v2-lite --device h100 --dp 8 --batch 64 --prompt 256 --generate 8 --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_GT(j["serve"]["alltoall_time_per_layer_prefill_s"].get<double>(), 0);
+  EXPECT_NE(j["title"].get<std::string>().find("x8 (data-parallel attention, expert-parallel MoE)"), std::string::npos);
+  bool row = false;
+  for (const auto& op : j["ops"]) row = row || op["name"].get<std::string>().rfind("all-to-all", 0) == 0;
+  EXPECT_TRUE(row);
+  const std::string html = test::temp_dir() + "/dp.html";
+  r = run_ridge("report deepseek-v2-lite --serve -d h100 --dp 8 --batch 64 --prompt 256 --generate 8 -o " + html);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(test::slurp(html).find("--dp 8"), std::string::npos);
+  for (const char* bad : {"serve llama-2-7b --device h100 --dp 2", "serve deepseek-v2-lite --device h100 --dp 2 --tp 2",
+                          "serve deepseek-v2-lite --device h100 --dp 5"}) {
+    r = run_ridge(bad);
+    EXPECT_EQ(r.exit_code, 1) << bad;
+    EXPECT_NE(r.err.find("--dp"), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+  r = run_ridge("report deepseek-v2-lite -o " + html + " --dp 2");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--dp needs --serve"), std::string::npos) << r.err;
+}
+
 // What serve, train and report --serve cannot honour is refused, not silently changed or ignored.
 TEST(LlmCli, UnsupportedComputeCalibrationsAndOptionsAreRefused) {
   for (const std::string cmd : {"serve llama-2-7b --device h100 --compute int8",

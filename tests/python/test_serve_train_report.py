@@ -66,6 +66,21 @@ def test_moe_grouped_is_the_clis(ridge_cli, tmp_path):
         ridge.serve(str(config), device="h100", moe="fused")
 
 
+def test_data_parallel_attention_is_the_clis(ridge_cli, tmp_path):
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps(TINY_MOE))
+    r = ridge.serve(str(config), device="h100", batch=8, prompt=64, generate=8, dp=4)
+    cli = ridge_cli("serve", str(config), "--device", "h100", "--batch", "8", "--prompt", "64", "--generate", "8",
+                    "--dp", "4")
+    assert without_inputs(r.data) == without_inputs(cli)
+    assert r.totals["alltoall_time_per_layer_decode_s"] > 0
+    assert any("--dp 4" in n for n in r.data["notes"])
+    with pytest.raises(ValueError, match="dp"):
+        ridge.serve(str(config), device="h100", dp=0)
+    with pytest.raises(ridge.Error, match="which 3 GPUs do not divide"):
+        ridge.serve(str(config), device="h100", prompt=64, generate=8, dp=3)
+
+
 def test_mla_latent_is_the_clis(ridge_cli):
     r = ridge.serve("deepseek-v2-lite", device="h100", prompt=256, generate=8, mla="latent")
     cli = ridge_cli("serve", "deepseek-v2-lite", "--device", "h100", "--prompt", "256", "--generate", "8",

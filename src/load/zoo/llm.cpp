@@ -486,14 +486,23 @@ int moe(Ctx& x, int h) {
       b.binary(OpKind::Add, weights, b.param("e_score_correction_bias", Shape{{E}}), "add_correction_bias");
     }
   }
+  // Expert parallelism (LlmConfig::expert_parallel, serve --dp): this GPU holds E / ep experts and receives, from the
+  // all-to-all, as many (token, expert) rows as its own tokens send (N k, balanced ranks), each with its weight.
+  const int64_t ep = c.expert_parallel, held = E / ep;
+  int rows = flat, row_weights = weights;
+  if (ep > 1) {
+    rows = b.concat(std::vector<int>(static_cast<size_t>(K), flat), 0, "dispatch");                    // [N k, d]
+    row_weights = b.reshape(b.slice(weights, 1, 0, K, "topk_weights"), Shape{{N * K, 1}}, "view_weights");  // [N k, 1]
+  }
   std::vector<int> outs;
   {
     auto experts = b.module("experts", "ModuleList");
-    for (int64_t e = 0; e < E; ++e) {
-      const int64_t n = N * K / E + (e < N * K % E ? 1 : 0);
+    for (int64_t e = 0; e < held; ++e) {
+      const int64_t n = N * K / held + (e < N * K % held ? 1 : 0);
       auto ex = b.module(std::to_string(e), x.type(mixtral ? "BlockSparseTop2MLP" : "MLP"));
-      int tokens = b.slice(flat, 0, 0, n, "index_select");
-      const int w = b.slice(b.slice(weights, 0, 0, n, "routing_rows"), 1, 0, 1, "routing_weight");
+      int tokens = b.slice(rows, 0, 0, n, "index_select");
+      const int w = ep > 1 ? b.slice(row_weights, 0, 0, n, "routing_weight")
+                           : b.slice(b.slice(weights, 0, 0, n, "routing_rows"), 1, 0, 1, "routing_weight");
       // Llama4TextMoe scales each chosen expert's input by its score; the others its output
       if (c.router_topk_sigmoid) tokens = b.binary(OpKind::Mul, tokens, w, "mul_routing");
       int y;

@@ -554,7 +554,7 @@ HtmlReport serving_report(const ReportRequest& req) {
   const std::string scenario =
       fmt::format("{}, batch {}, prompt {}, generate {}, weights {}, KV {}, compute {}, serving{}", config.name, so.batch,
                   so.prompt, so.generate, so.weights.name, so.kv.name, precision_info(so.compute).name,
-                  so.tp > 1 ? fmt::format(", TP {}", so.tp) : "");
+                  so.tp > 1 ? fmt::format(", TP {}", so.tp) : so.dp > 1 ? fmt::format(", DP {} (expert-parallel)", so.dp) : "");
   headline::MemoryParts memory;
   memory.weights = results[0].weights_bytes_per_gpu;
   memory.kv_cache = results[0].kv_cache_bytes_per_gpu;
@@ -569,7 +569,7 @@ HtmlReport serving_report(const ReportRequest& req) {
   data.subtitle.push_back(any_uncalibrated ? "per GPU; uncalibrated times are roofline upper bounds of speed"
                                            : "per GPU; times calibrated on measured operators (docs/llm.md)");
   data.sections.push_back(headline_section(runs, memory, devices, scenario, "tokens/s", req.top, out.doc,
-                                           so.tp > 1 ? "Memory per GPU" : "Memory"));
+                                           so.tp > 1 || so.dp > 1 ? "Memory per GPU" : "Memory"));
   // How the attention core and MoE experts were timed, as `ridge serve` notes it.
   for (size_t d = 0; d < devices.size(); ++d)
     if (const std::string a =
@@ -578,13 +578,17 @@ HtmlReport serving_report(const ReportRequest& req) {
       data.sections.back().paragraphs.push_back(devices.size() > 1 ? devices[d].id + ": " + a : a);
   if (const std::string m = moe_experts_note(config.moe(), so.grouped_experts); !m.empty())
     data.sections.back().paragraphs.push_back(m);
+  for (const std::string& n : {data_parallel_note(results[0]), sparse_attention_note(results[0])})
+    if (!n.empty()) data.sections.back().paragraphs.push_back(n);
   ReportSection roof{"roofline", "Roofline", {}, {}, {}};
   roof.charts_side_by_side = true;
   for (size_t d = 0; d < devices.size(); ++d) {
     std::vector<chart::RoofPoint> points;
     for (const auto& op : results[d].ops) {
       const Count b = op.bytes();
-      if (op.flops <= 0 || b <= 0 || op.time_s <= 0 || op.name.find("allreduce") != std::string::npos) continue;
+      if (op.flops <= 0 || b <= 0 || op.time_s <= 0 || op.name.find("allreduce") != std::string::npos ||
+          op.name.rfind("all-to-all", 0) == 0)
+        continue;
       points.push_back({op.phase + " ops (predicted)", op.name, to_double(op.flops) / to_double(b),
                         op.phase == "decode" ? to_double(op.flops) / op.time_s : flops_per_s(op.flops, op.time_s), "", -1, false});
     }

@@ -81,13 +81,14 @@ std::vector<chart::Chart> serve_charts(const ServeRequest& req, const ReportProg
   std::vector<int64_t> batches{1, o.batch, std::max<int64_t>(1, r.max_batch)};
   std::sort(batches.begin(), batches.end());
   batches.erase(std::unique(batches.begin(), batches.end()), batches.end());
+  // Sequences on one GPU: all of them, or the busiest data-parallel rank's ceil(batch / dp).
+  auto on_gpu = [&](int64_t b) { return static_cast<double>((b + o.dp - 1) / o.dp); };
   for (int64_t b : batches) {
     const double x = static_cast<double>(mem.categories.size());
     mem.categories.push_back(fmt::format("batch {}{}", b, b == r.max_batch ? " (largest that fits)" : ""));
     weights.points.push_back({x, to_double(r.weights_bytes_per_gpu)});
-    kv.points.push_back({x, to_double(r.kv_cache_bytes_per_gpu) / static_cast<double>(o.batch) * static_cast<double>(b)});
-    state.points.push_back(
-        {x, to_double(r.state_cache_bytes_per_gpu) / static_cast<double>(o.batch) * static_cast<double>(b)});
+    kv.points.push_back({x, to_double(r.kv_cache_bytes_per_gpu) / on_gpu(o.batch) * on_gpu(b)});
+    state.points.push_back({x, to_double(r.state_cache_bytes_per_gpu) / on_gpu(o.batch) * on_gpu(b)});
   }
   mem.series = {weights, kv};
   if (r.state_cache_bytes_per_gpu > 0) mem.series.push_back(state);

@@ -101,14 +101,15 @@ Table op_groups_table(const ServeResult& r, const std::string& time_title) {
 Document serve_report(const ServeResult& r) {
   Document doc;
   const ServeOptions& o = r.options;
-  doc.title = fmt::format("Serving {} on {} x{}: batch {}, prompt {}, generate {}, weights {}, KV {}, compute {}", r.model,
-                          r.device, o.tp, o.batch, o.prompt, o.generate, o.weights.name, o.kv.name,
-                          precision_info(o.compute).name);
+  doc.title = fmt::format("Serving {} on {} x{}{}: batch {}, prompt {}, generate {}, weights {}, KV {}, compute {}",
+                          r.model, r.device, o.tp * o.dp, o.dp > 1 ? " (data-parallel attention, expert-parallel MoE)" : "",
+                          o.batch, o.prompt, o.generate, o.weights.name, o.kv.name, precision_info(o.compute).name);
   const std::string& kLabel = r.time_label;
   auto t = [&](const char* title) { return fmt::format("{} [{}]", title, kLabel); };
   auto comm = [&](const std::string& title) {
     return fmt::format("{} [{}]", title, o.tp_allreduce ? "fit on measured NCCL times (allreduce-vidur.json)" : kLabel);
   };
+  auto comm_sheet = [](const std::string& title) { return title + " [interconnect data sheet]"; };
   Fields f{"serve", "Serving", {}};
   f.add("prefill_time_s", t("prefill time"), Cell::real(r.prefill_time_s, Unit::Second));
   f.add("ttft_s", t("time to first token"), Cell::real(r.ttft_s, Unit::Second));
@@ -147,6 +148,12 @@ Document serve_report(const ServeResult& r) {
     f.add("allreduce_time_per_layer_decode_s", comm(fmt::format("all-reduces per layer ({}), decode step", per)),
           Cell::real(r.allreduce_time_per_layer_decode_s, Unit::Second));
   }
+  if (o.dp > 1) {
+    f.add("alltoall_time_per_layer_prefill_s", comm_sheet("all-to-alls per MoE layer (dispatch, combine), prefill"),
+          Cell::real(r.alltoall_time_per_layer_prefill_s, Unit::Second));
+    f.add("alltoall_time_per_layer_decode_s", comm_sheet("all-to-alls per MoE layer (dispatch, combine), decode step"),
+          Cell::real(r.alltoall_time_per_layer_decode_s, Unit::Second));
+  }
   doc.blocks.push_back(f);
   doc.blocks.push_back(op_groups_table(r, t("time")));
   Table ops{"ops", "Per op (one GPU; decode summed over the generate steps)",
@@ -170,7 +177,9 @@ Document serve_report(const ServeResult& r) {
                  Cell::count(op.kv_read_bytes, Unit::Byte), Cell::count(op.kv_written_bytes, Unit::Byte),
                  Cell::count(b, Unit::Byte),
                  b > 0 ? Cell::real(to_double(op.flops) / to_double(b), Unit::FlopPerByte) : Cell::empty(),
-                 Cell::text(op.name.rfind("allreduce", 0) == 0 ? "communication" : std::string(bound_name(op.bound))),
+                 Cell::text(op.name.rfind("allreduce", 0) == 0 || op.name.rfind("all-to-all", 0) == 0
+                                ? "communication"
+                                : std::string(bound_name(op.bound))),
                  Cell::real(op.time_s, Unit::Second)});
   }
   doc.blocks.push_back(std::move(ops));
@@ -210,16 +219,8 @@ Document serve_report(const ServeResult& r) {
                           "key and value, {:.2f} GiB); vLLM and SGLang cache the latent ({:.2f} GiB, {:.0f}x smaller) "
                           "and attend in it: --mla latent", hf, latent, hf / latent));
   }
-  if (r.index_topk > 0)
-    doc.notes.push_back(fmt::format(
-        "DeepSeek Sparse Attention: {}; the indexer scores every cached position (its q.k timed at the --precision "
-        "peak, not fp8){}", o.fused_attention
-            ? fmt::format("the sparse kernel attends to the indexer's top {} positions per query", r.index_topk)
-            : "HF's eager forward computes every score and masks all but the indexer's top positions (--attention "
-              "fused for a sparse kernel)",
-        o.tp > 1 ? fmt::format(" and is replicated on the {} GPUs, where the attention splits by head: DeepSeek serves "
-                               "it with data-parallel attention, which serve does not model", o.tp)
-                 : ""));
+  for (const std::string& n : {data_parallel_note(r), sparse_attention_note(r)})
+    if (!n.empty()) doc.notes.push_back(n);
   doc.notes.push_back("layout ops (transpose, slice, concat) are counted as fused into their consumers; decode ops "
                       "are summed over every step at contexts prompt .. prompt + generate - 2: the prefill yields the first "
                       "token (docs/llm.md)");
