@@ -9,6 +9,7 @@
 #include "ridge/cost.hpp"
 #include "ridge/error.hpp"
 #include "ridge/llm.hpp"
+#include "support/test_support.hpp"
 
 namespace ridge {
 namespace dsa_test {
@@ -124,15 +125,7 @@ TEST(LlmDsa, BadConfigsAreOneLineErrors) {
   };
   for (const char* family : {"deepseek_v32", "glm_moe_dsa"})
     for (const auto& [members, want] : cases) {
-      std::string e;
-      try {
-        small(family, members);
-      } catch (const Error& x) {
-        e = x.what();
-      }
-      EXPECT_NE(e.find("small"), std::string::npos) << members << ": " << e;
-      EXPECT_NE(e.find(want), std::string::npos) << members << ": " << e;
-      EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+      test::expect_one_line_error([&] { small(family, members); }, "small", want, members);
     }
 }
 

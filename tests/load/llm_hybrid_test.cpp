@@ -8,6 +8,7 @@
 #include "ridge/cost.hpp"
 #include "ridge/error.hpp"
 #include "ridge/llm.hpp"
+#include "support/test_support.hpp"
 
 namespace ridge {
 namespace hybrid_test {
@@ -148,14 +149,9 @@ TEST(LlmHybrid, Mamba2IsEveryLayerAMamba2Mixer) {
            {R"("num_heads":4,"head_dim":8,"hidden_size":32)", "num_heads 4 x head_dim 8 is not expand 2 x hidden_size 32 = 64"},
            {R"("hidden_act":"gelu")", "hidden_act 'gelu'"},
            {R"("num_hidden_layers":0)", "num_hidden_layers 0"}}) {
-    std::string e;
-    try {
-      parse_llm_config(json::parse(R"({"model_type":"mamba2",)" + members + "}"), "cfg.json");
-    } catch (const Error& x) {
-      e = x.what();
-    }
-    EXPECT_NE(e.find("cfg.json"), std::string::npos) << members << ": " << e;
-    EXPECT_NE(e.find(want), std::string::npos) << members << ": " << e;
+    test::expect_one_line_error(
+        [&] { parse_llm_config(json::parse(R"({"model_type":"mamba2",)" + members + "}"), "cfg.json"); }, "cfg.json",
+        want, members);
   }
 }
 
@@ -206,15 +202,12 @@ TEST(LlmHybrid, Granite4HybridLayersAreMambaOrAttentionThenExperts) {
            {R"("mamba_d_head":"half")", "mamba_d_head must be an integer or \"auto\""},
            {R"("position_embedding_type":"alibi")", "position_embedding_type 'alibi'"},
            {R"("num_local_experts":-2)", "num_local_experts -2"}}) {
-    std::string e;
-    try {
-      parse_llm_config(json::parse(R"({"model_type":"granitemoehybrid","hidden_size":32,"num_attention_heads":4,
-          "vocab_size":64,"num_hidden_layers":2,"mamba_n_heads":8,)" + members + "}"), "cfg.json");
-    } catch (const Error& x) {
-      e = x.what();
-    }
-    EXPECT_NE(e.find("cfg.json"), std::string::npos) << members << ": " << e;
-    EXPECT_NE(e.find(want), std::string::npos) << members << ": " << e;
+    test::expect_one_line_error(
+        [&] {
+          parse_llm_config(json::parse(R"({"model_type":"granitemoehybrid","hidden_size":32,"num_attention_heads":4,
+              "vocab_size":64,"num_hidden_layers":2,"mamba_n_heads":8,)" + members + "}"), "cfg.json");
+        },
+        "cfg.json", want, members);
   }
 }
 

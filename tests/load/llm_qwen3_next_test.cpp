@@ -9,6 +9,7 @@
 #include "ridge/cost.hpp"
 #include "ridge/error.hpp"
 #include "ridge/llm.hpp"
+#include "support/test_support.hpp"
 
 namespace ridge {
 namespace qwen3_next_test {
@@ -170,15 +171,7 @@ TEST(LlmQwen3Next, BadConfigsAreOneLineErrors) {
       {R"(,"num_experts_per_tok":5)", "num_experts_per_tok 5 is not in 1..4"},
   };
   for (const auto& [members, want] : cases) {
-    std::string e;
-    try {
-      small(members);
-    } catch (const Error& x) {
-      e = x.what();
-    }
-    EXPECT_NE(e.find("small"), std::string::npos) << members << ": " << e;
-    EXPECT_NE(e.find(want), std::string::npos) << members << ": " << e;
-    EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+    test::expect_one_line_error([&] { small(members); }, "small", want, members);
   }
 }
 

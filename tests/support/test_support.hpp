@@ -30,6 +30,21 @@ std::string temp_dir();
 /// The whole content of a file ("" when it cannot be read).
 std::string slurp(const std::string& path);
 
+/// Expects `f` to throw a one-line ridge::Error that names `origin` (the file or config) and contains `want`; `what`
+/// names the case in a failure.
+template <class F>
+void expect_one_line_error(F&& f, const std::string& origin, const std::string& want, const std::string& what) {
+  std::string e;
+  try {
+    f();
+  } catch (const Error& x) {
+    e = x.what();
+  }
+  EXPECT_NE(e.find(origin), std::string::npos) << what << ": " << e;
+  EXPECT_NE(e.find(want), std::string::npos) << what << ": " << e;
+  EXPECT_EQ(e.find('\n'), std::string::npos) << what << ": " << e;
+}
+
 /// One to four random edits of `s` (a cut, an inserted JSON token, a random byte, a truncation): the inputs of
 /// the parsers' mutation tests, a cheap, deterministic complement to libFuzzer.
 std::string mutate(std::string s, std::mt19937& rng);
