@@ -396,9 +396,10 @@ std::optional<bool> parse_mla(std::string_view name);
 std::string moe_experts_note(bool moe, bool grouped_experts);
 /// How --dp serves the model (data-parallel attention, expert-parallel MoE layers), for notes; "" without --dp.
 std::string data_parallel_note(const ServeResult& r);
-/// How DeepSeek Sparse Attention is timed (sparse kernel or HF's masks; the indexer replicated under --tp), for
-/// notes; "" for a model without it.
-std::string sparse_attention_note(const ServeResult& r);
+/// How DeepSeek Sparse Attention is timed (a sparse kernel attending to the top `index_topk`, or HF's masks; the
+/// indexer replicated over `tp` GPUs; in training, its backward), for serve's (`serving`) and train's notes; "" for a
+/// model without it (index_topk 0).
+std::string sparse_attention_note(int64_t index_topk, bool fused_attention, int tp, bool serving);
 /// Whether `o` (ServeOptions or TrainOptions) times the fused attention core at a kernel's published utilization:
 /// fused, calibrated, and an efficiency found (then the core's matmuls take the class "attention").
 template <class Options>

@@ -323,18 +323,21 @@ std::string data_parallel_note(const ServeResult& r) {
       o.dp, (o.batch + o.dp - 1) / o.dp, o.batch, r.experts_per_gpu, r.experts_per_gpu * o.dp);
 }
 
-std::string sparse_attention_note(const ServeResult& r) {
-  const ServeOptions& o = r.options;
-  if (r.index_topk <= 0) return "";
+std::string sparse_attention_note(int64_t index_topk, bool fused_attention, int tp, bool serving) {
+  if (index_topk <= 0) return "";
   return fmt::format(
-      "DeepSeek Sparse Attention: {}; the indexer scores every cached position (its q.k timed at the --compute peak, "
-      "not fp8){}",
-      o.fused_attention ? fmt::format("the sparse kernel attends to the indexer's top {} positions per query", r.index_topk)
-                        : "HF's eager forward computes every score and masks all but the indexer's top positions "
-                          "(--attention fused for a sparse kernel)",
-      o.tp > 1 ? fmt::format(" and is replicated on the {} GPUs, where the attention splits by head (--dp runs it as "
-                             "DeepSeek serves it: data-parallel attention, each GPU indexing its own sequences)", o.tp)
-               : "");
+      "DeepSeek Sparse Attention: {}; the indexer scores every {} position (its q.k timed at the --compute peak, "
+      "not fp8){}{}",
+      fused_attention ? fmt::format("the sparse kernel attends to the indexer's top {} positions per query", index_topk)
+                      : "HF's eager forward computes every score and masks all but the indexer's top positions "
+                        "(--attention fused for a sparse kernel)",
+      serving ? "cached" : "earlier",
+      tp > 1 ? fmt::format(" and is replicated on the {} tensor-parallel GPUs, where the attention splits by head{}", tp,
+                           serving ? " (--dp runs it as DeepSeek serves it: data-parallel attention, each GPU indexing "
+                                     "its own sequences)"
+                                   : "")
+             : "",
+      serving ? "" : "; its backward is costed as any op's (DeepSeek trains it on its own loss, its input detached)");
 }
 
 ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOptions& o) {

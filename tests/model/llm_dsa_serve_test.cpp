@@ -115,13 +115,23 @@ TEST(LlmDsaServe, TheNotesSayHowTheSparseAttentionIsTimed) {
   };
   const std::string fused = notes(report::serve_report(analyze_serving(small(), test_gpu(), o)));
   EXPECT_NE(fused.find("the sparse kernel attends to the indexer's top 64 positions"), std::string::npos) << fused;
-  EXPECT_NE(fused.find("replicated on the 2 GPUs"), std::string::npos) << fused;
+  EXPECT_NE(fused.find("replicated on the 2 tensor-parallel GPUs"), std::string::npos) << fused;
+  EXPECT_NE(fused.find("--dp runs it"), std::string::npos) << fused;
   o.fused_attention = false;
   o.tp = 1;
   const std::string eager = notes(report::serve_report(analyze_serving(small(), test_gpu(), o)));
   EXPECT_NE(eager.find("HF's eager forward computes every score"), std::string::npos) << eager;
   EXPECT_EQ(eager.find("replicated"), std::string::npos) << eager;
   EXPECT_EQ(notes(report::serve_report(analyze_serving(dense_twin(), test_gpu(), o))).find("Sparse Attention"), std::string::npos);
+  // Training: the same choice, and the indexer's backward said to be costed in full.
+  TrainOptions t;
+  t.gpus = 2, t.tp = 2, t.dp = 1, t.seq = 256, t.global_batch = 2, t.micro_batch = 1;
+  t.fused_attention = true;
+  const std::string train = notes(report::train_report(analyze_training(small(), test_gpu(), t), small()));
+  EXPECT_NE(train.find("top 64 positions"), std::string::npos) << train;
+  EXPECT_NE(train.find("replicated on the 2 tensor-parallel GPUs"), std::string::npos) << train;
+  EXPECT_NE(train.find("its backward is costed"), std::string::npos) << train;
+  EXPECT_EQ(train.find("--dp runs it"), std::string::npos) << train;
 }
 
 }  // namespace dsa_serve_test

@@ -578,7 +578,8 @@ HtmlReport serving_report(const ReportRequest& req) {
       data.sections.back().paragraphs.push_back(devices.size() > 1 ? devices[d].id + ": " + a : a);
   if (const std::string m = moe_experts_note(config.moe(), so.grouped_experts); !m.empty())
     data.sections.back().paragraphs.push_back(m);
-  for (const std::string& n : {data_parallel_note(results[0]), sparse_attention_note(results[0])})
+  for (const std::string& n : {data_parallel_note(results[0]),
+                               sparse_attention_note(config.index_topk, so.fused_attention, so.tp, true)})
     if (!n.empty()) data.sections.back().paragraphs.push_back(n);
   ReportSection roof{"roofline", "Roofline", {}, {}, {}};
   roof.charts_side_by_side = true;

@@ -219,7 +219,7 @@ Document serve_report(const ServeResult& r) {
                           "key and value, {:.2f} GiB); vLLM and SGLang cache the latent ({:.2f} GiB, {:.0f}x smaller) "
                           "and attend in it: --mla latent", hf, latent, hf / latent));
   }
-  for (const std::string& n : {data_parallel_note(r), sparse_attention_note(r)})
+  for (const std::string& n : {data_parallel_note(r), sparse_attention_note(r.index_topk, o.fused_attention, o.tp, true)})
     if (!n.empty()) doc.notes.push_back(n);
   doc.notes.push_back("layout ops (transpose, slice, concat) are counted as fused into their consumers; decode ops "
                       "are summed over every step at contexts prompt .. prompt + generate - 2: the prefill yields the first "

@@ -136,6 +136,8 @@ Document train_report(const TrainResult& r, const LlmConfig& c, const std::optio
   if (const std::string a = r.attention_layers > 0 ? attention_kernel_note(o, r.device) : ""; !a.empty())
     doc.notes.push_back(a);
   if (const std::string m = moe_experts_note(c.moe(), o.grouped_experts); !m.empty()) doc.notes.push_back(m);
+  if (const std::string s = sparse_attention_note(c.index_topk, o.fused_attention, o.tp, false); !s.empty())
+    doc.notes.push_back(s);
   if (const std::string f = fallback_classes_note(timing_calibration(o), r.ops, r.time_label); !f.empty())
     doc.notes.push_back(f);
   if (c.num_layers % o.pp != 0)
