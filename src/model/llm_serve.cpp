@@ -421,8 +421,20 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
   if (d.memory_bytes > 0 && r.memory_per_gpu_bytes > d.memory_bytes) {
     // What would fit: a smaller batch, else the smallest larger tensor-parallel degree (up to 64 GPUs) at this batch.
     std::string hint = r.max_batch > 0 ? fmt::format("largest batch that fits: {}", r.max_batch) : "";
-    if (r.max_batch == 0 && o.dp > 1)
-      hint = fmt::format("not even one sequence per GPU fits at --dp {}; use more GPUs or smaller --weights", o.dp);
+    if (r.max_batch == 0 && o.dp > 1) {
+      // The smallest larger --dp that divides the experts and fits one sequence per GPU (fewer experts per GPU).
+      for (int t = o.dp + 1; t <= c.num_experts && hint.empty(); ++t) {
+        if (c.num_experts % t != 0) continue;
+        LlmConfig wider = c;
+        wider.expert_parallel = t;
+        if (weights_per_gpu(wider) + cache_per_gpu(wider, 1) <= d.memory_bytes)
+          hint = fmt::format("not even one sequence per GPU fits at --dp {}; --dp {} fits, or use smaller --weights",
+                             o.dp, t);
+      }
+      if (hint.empty())
+        hint = fmt::format("not even one sequence per GPU fits at --dp {}, nor at any larger --dp that divides the {} "
+                           "experts; use smaller --weights or a device with more memory", o.dp, c.num_experts);
+    }
     if (r.max_batch == 0 && o.dp == 1) {
       for (int t = o.tp + 1; t <= 64 && hint.empty(); ++t) {
         LlmConfig wider;

@@ -97,6 +97,14 @@ TEST(LlmDpServe, RefusesWhatItDoesNotModel) {
   expect_error([&] { analyze_serving(dense, test_gpu(), o); }, "has no experts", "a dense model");
   o.dp = 0;
   expect_error([&] { analyze_serving(moe(), test_gpu(), o); }, "--dp: 0 is not a positive", "--dp 0");
+  // Too little memory for one sequence per GPU: the smallest larger --dp that fits is named, where one exists.
+  o.dp = 2;
+  const ServeResult fits_at_8 = serve(moe(), 8, 8);
+  const Count one_seq = fits_at_8.kv_cache_bytes_per_gpu;  // 1 of 8 sequences per GPU
+  const Device tight = test_gpu(fits_at_8.weights_bytes_per_gpu + one_seq);
+  expect_error([&] { analyze_serving(moe(), tight, o); }, "--dp 8 fits", "a GPU that holds the --dp 8 share");
+  expect_error([&] { analyze_serving(moe(), test_gpu(1000), o); }, "nor at any larger --dp that divides the 8 experts",
+               "a GPU too small for any --dp");
 }
 
 }  // namespace dp_serve_test
