@@ -234,6 +234,12 @@ struct LlmConfig {
     return moe() && l >= first_dense_layers && (last_sparse_layer < 0 || l <= last_sparse_layer) &&
            (l + 1) % moe_every == 0;
   }
+  /// Layers with a sparse MoE block.
+  int64_t sparse_layer_count() const {
+    int64_t n = 0;
+    for (int64_t l = 0; l < num_layers; ++l) n += sparse_layer(l) ? 1 : 0;
+    return n;
+  }
 };
 
 /// Parses a Hugging Face config.json document. Unknown keys are ignored; a missing required key or a value

@@ -410,6 +410,9 @@ AllReduceTime allreduce_time(AllReduce algo, Count bytes, const ClusterTopology&
 /// A ring all-reduce of `bytes` across `devices` joined by one `link` (one level: tensor-parallel groups inside a
 /// node, or a flat group over one network): allreduce_time(Ring, ...) on a one-node topology.
 double ring_allreduce_time_s(Count bytes, int devices, const Interconnect& link);
+/// An all-to-all of `bytes` per device across `devices` joined by one `link`, as a pairwise exchange (MoE dispatch
+/// and combine under expert parallelism): (N - 1) latency + (N - 1) / N bytes / bandwidth.
+double all_to_all_time_s(double bytes, int devices, const Interconnect& link);
 /// The link GPUs of `d` talk over: inside a node NVLink (else Infinity Fabric, else PCIe), between nodes the network
 /// (else PCIe). Throws ridge::Error when the device file names none.
 const Interconnect& gpu_link(const Device& d, bool inside_node);

@@ -189,4 +189,9 @@ double ring_allreduce_time_s(Count bytes, int devices, const Interconnect& link)
   return allreduce_time(AllReduce::Ring, bytes, t).time_s;
 }
 
+double all_to_all_time_s(double bytes, int devices, const Interconnect& link) {
+  const double n = devices;
+  return (n - 1) * link.latency_s + (n - 1) / n * bytes / link.bandwidth_bytes_per_s;
+}
+
 }  // namespace ridge

@@ -81,8 +81,7 @@ Count megatron_code_iteration_flops(const LlmConfig& c, int64_t batch, int64_t s
   const Count B = batch, s = seq, h = c.hidden_size, f = c.gated_mlp ? 3 : 2;
   const Count q = Count{c.num_heads} * c.head_dim, kv = Count{c.num_kv_heads} * c.head_dim;
   const Count vocab = (c.vocab_size + vocab_multiple - 1) / vocab_multiple * vocab_multiple;
-  Count moe_layers = 0;
-  for (int64_t l = 0; l < c.num_layers; ++l) moe_layers += c.sparse_layer(l) ? 1 : 0;
+  const Count moe_layers = c.sparse_layer_count();
   const Count dense_layers = c.num_layers - moe_layers;
   const Count mlp = 6 * h * (Count{c.intermediate_size} * f * dense_layers +
                              (Count{c.intermediate_size} * c.experts_per_token + c.shared_expert_intermediate_size) * f *

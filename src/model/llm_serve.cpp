@@ -551,13 +551,11 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
     // (dispatch) and brings the results back (combine); (dp - 1) / dp of a rank's rows leave it, over the node's GPU
     // link while dp fits a node, else the network (the pairwise exchange of Megatron-LM's and DeepEP's all-to-all).
     const Interconnect& l = gpu_link(d, o.dp <= node_gpus);
-    const double n = static_cast<double>(o.dp);
     auto all_to_all = [&](int64_t tokens) {
-      const double bytes = to_double(Count{lb} * tokens * c.experts_per_token * c.hidden_size * dtype_bytes(act));
-      return (n - 1) * l.latency_s + (n - 1) / n * bytes / l.bandwidth_bytes_per_s;
+      return all_to_all_time_s(to_double(Count{lb} * tokens * c.experts_per_token * c.hidden_size * dtype_bytes(act)),
+                               o.dp, l);
     };
-    int64_t sparse = 0;
-    for (int64_t layer = 0; layer < c.num_layers; ++layer) sparse += c.sparse_layer(layer) ? 1 : 0;
+    const int64_t sparse = c.sparse_layer_count();
     r.alltoall_time_per_layer_prefill_s = 2 * all_to_all(o.prompt);
     r.alltoall_time_per_layer_decode_s = 2 * all_to_all(1);
     const std::string name = "all-to-all (dispatch and combine per MoE layer)";

@@ -525,12 +525,9 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
   if (o.ep > 1) {  // per sparse layer and micro-batch: dispatch + combine, forward and backward, of b s k h activations
     // (+2 when the forward is recomputed: full recomputation re-runs the MoE layer's dispatch and combine)
     const int per_layer = o.recompute == Recompute::Full ? 6 : 4;
-    int64_t sparse = 0;
-    for (int64_t l = 0; l < L; ++l) sparse += c.sparse_layer(l) ? 1 : 0;
-    const Interconnect& l = gpu_link(d, int64_t{o.ep} * o.tp <= o.gpus_per_node);
-    const double bytes = to_double(act_bytes * c.experts_per_token), n = o.ep;
-    const double all_to_all = (n - 1) * l.latency_s + (n - 1) / n * bytes / l.bandwidth_bytes_per_s;
-    r.ep_comm_s = slots * static_cast<double>(sparse) * stage_share * per_layer * all_to_all;
+    const double all_to_all = all_to_all_time_s(to_double(act_bytes * c.experts_per_token), o.ep,
+                                                gpu_link(d, int64_t{o.ep} * o.tp <= o.gpus_per_node));
+    r.ep_comm_s = slots * static_cast<double>(c.sparse_layer_count()) * stage_share * per_layer * all_to_all;
   }
   r.iteration_time_s = r.compute_time_s + r.tp_comm_s + r.pp_comm_s + r.dp_comm_exposed_s + r.ep_comm_s + r.cp_comm_s;
   const double capacity = r.iteration_time_s * o.gpus * peak;

@@ -45,7 +45,7 @@ std::string Builder::child_path(const std::string& name) const {
 std::string Builder::unique_name(const std::string& base) {
   if (used_names_.insert(base).second) return base;
   // The smallest free `base_i`: names are never released, so every suffix up to the last one given is taken and the
-  // search resumes there (a layer's 512 experts' shared helper names stay linear, not quadratic).
+  // search resumes there (n uses of one base cost n lookups, not n^2 / 2).
   int& i = last_suffix_[base];
   std::string n;
   do n = fmt::format("{}_{}", base, ++i);
