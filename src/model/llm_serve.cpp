@@ -179,15 +179,14 @@ int64_t cache_len(const LlmConfig& c, int64_t layer, int64_t context) {
   return window > 0 ? std::min(context, window) : context;
 }
 
-// Positions a decode token at `context` attends to in layer `layer` (op `op`): its cache (cache_len), except that a
-// fused kernel in a chunked layer (llama4_text) reads the token's own chunk only, up to itself, and a sparse one
-// (DeepSeek Sparse Attention) the indexer's top index_topk, while the indexer scores the whole cache.
-int64_t attended_len(const LlmConfig& c, int64_t layer, int64_t context, bool fused_attention, const std::string& op) {
-  const int64_t window = layer >= 0 ? c.window_of(layer) : 0;
-  if (fused_attention && c.chunked_attention && window > 0) return (context - 1) % window + 1;
-  if (fused_attention && c.dsa() && layer >= 0 && window == 0 && !llm::indexer_op(op))
-    return std::min(context, c.index_topk);
-  return cache_len(c, layer, context);
+// Positions a decode token at `context` attends to in op `op`: HF's eager forward, its layer's cache (cache_len); a
+// fused kernel, what the op's window keeps (llm::window_at: a sliding window's last positions, a chunked layer's own
+// chunk up to the token, DeepSeek Sparse Attention's top index_topk, while its indexer scores the whole cache).
+int64_t attended_len(const LlmConfig& c, int64_t context, bool fused_attention, const std::string& op) {
+  if (!fused_attention) return cache_len(c, llm::layer_of(op), context);
+  const llm::AttendWindow w = llm::window_at(c, op);
+  if (w.size <= 0) return context;
+  return w.chunked ? (context - 1) % w.size + 1 : std::min(context, w.size);
 }
 
 }  // namespace
@@ -508,13 +507,12 @@ ServeResult analyze_serving(const LlmConfig& c, const Device& d, const ServeOpti
   const auto c2 = op_costs(build_llm(shard, d2), shard, d2, o.weights, o.kv, o.fused_attention, kernel, o.grouped_experts).ops;
   RIDGE_ASSERT(c1.size() == c2.size(), "decode graphs differ in structure");
   for (size_t i = 0; i < c1.size(); ++i) {
-    const int64_t layer = llm::layer_of(c1[i].name);
     ServeOp sum = c1[i];
     sum.phase = "decode";
     sum.flops = sum.weight_bytes = sum.activation_bytes = sum.kv_read_bytes = sum.kv_written_bytes = 0;
     sum.time_s = 0;
     for (int64_t t = 0; t < decode_steps; ++t) {
-      ServeOp step = affine_at(c1[i], c2[i], attended_len(c, layer, o.prompt + t + 1, o.fused_attention, c1[i].name));
+      ServeOp step = affine_at(c1[i], c2[i], attended_len(c, o.prompt + t + 1, o.fused_attention, c1[i].name));
       place(step, peak, bw, timing, d.l2_bytes);
       if (t == 0) sum.bound = step.bound;
       add_to(sum, step);
