@@ -74,6 +74,10 @@ struct Device {
 
   /// Peak FLOP/s at a precision, or nullopt when the device has no such unit.
   std::optional<double> peak(Precision p) const;
+  /// The measured ceiling at a precision as a fraction of its peak (achieved_flops / peak_flops), or nullopt when
+  /// either is missing. fp16 and bf16 share the tensor cores' peak: one stands in for the other when only one was
+  /// measured.
+  std::optional<double> achieved_fraction(Precision p) const;
   /// Peak FLOP/s at a precision; throws ridge::Error naming `flag` (the option that chose the precision), the
   /// device and the precisions it has.
   double require_peak(Precision p, std::string_view flag = "--precision") const;

@@ -141,6 +141,10 @@ struct Calibration {
   std::string scope;                            ///< what it was fitted for: "cnn" (predict), "llm" (serve, train),
                                                 ///< "" (not stated: any)
   GemmShapeTable gemm_shapes;                   ///< shape-dependent PPP of the "conv" and "gemm" classes (may be empty)
+  /// The fastest FLOP/s among the measurements fitted (flops / time of the best one; unset for hand-set factors
+  /// and files fitted before it was recorded): compared with the device's measured ceiling by cap_at_achieved_flops.
+  std::optional<double> best_measured_flop_per_s;
+  std::string ceiling_note;                     ///< what cap_at_achieved_flops lowered ("" when nothing)
 
   /// The factors fitted for `op_class`: its own, else those of its kernel family (kernel_family_of_op_class),
   /// else nullptr (the fallback applies).
@@ -149,6 +153,8 @@ struct Calibration {
   const Efficiency& for_class(const std::string& op_class) const;
   /// True when fitted on measurements (some factors have samples), false for hand-set or default factors.
   bool fitted() const;
+  /// The fallback and every class's factors, to adjust them all.
+  std::vector<Efficiency*> all_factors();
   /// The factors for one layer: for_class(), except that with a GEMM-shape table a layer of kernel family conv or
   /// gemm with a known shape takes the table's PPP at its shape, and depthwise or K <= memory_bound_k convs take
   /// the memory class's factors. `label` (when given) receives whose factors applied.
@@ -211,6 +217,16 @@ std::vector<std::string> check_calibration_applies(const Calibration& cal, const
                                                    bool force,
                                                    std::string_view hint = "use --force to apply it anyway",
                                                    std::string_view scope = "");
+/// Brings a calibration fitted on measurements that ran faster than the device sustains down to it: when
+/// cal.best_measured_flop_per_s is above the device's measured ceiling at precision `p` (its achieved.flops; fp16 and
+/// bf16 stand in for each other), every tensor-pipe compute factor (ppp of each class, the fallback and the
+/// GEMM-shape table; not classes timed on the vector pipe, nor factors fitted to infinity) is scaled by ceiling /
+/// best: short per-operator profiles can run at burst clocks that a long run does not hold, and the ratio of the
+/// two best matmuls is that clock ratio (docs/model.md, "Measured ceilings"). Nothing changes for calibrations
+/// that are not fitted, record no best rate, or stayed below the ceiling. Returns, and records in cal.ceiling_note,
+/// one line saying what was scaled; "" when nothing was.
+std::string cap_at_achieved_flops(Calibration& cal, const Device& d, Precision p);
+
 /// What a measurement or profile is expected to be of; empty fields / 0 are not checked.
 struct RunIdentity {
   std::string model;

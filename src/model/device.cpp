@@ -68,6 +68,15 @@ std::optional<double> Device::peak(Precision p) const {
   return it->second;
 }
 
+std::optional<double> Device::achieved_fraction(Precision p) const {
+  auto it = achieved_flops.find(p);
+  if (it == achieved_flops.end() && (p == Precision::FP16 || p == Precision::BF16))
+    it = achieved_flops.find(p == Precision::FP16 ? Precision::BF16 : Precision::FP16);
+  const auto top = peak(p);
+  if (it == achieved_flops.end() || !top) return std::nullopt;
+  return it->second / *top;
+}
+
 double Device::require_peak(Precision p, std::string_view flag) const {
   if (auto v = peak(p)) return *v;
   std::string have;

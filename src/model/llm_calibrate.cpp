@@ -289,7 +289,11 @@ LlmEvaluation evaluate_llm_calibration(const std::vector<LlmOpMeasurement>& ms, 
 
 std::optional<Calibration> llm_calibration(const Device& d, Precision p, const std::string& which) {
   if (which == "none") return std::nullopt;
-  if (which == "builtin" || which.empty()) return builtin_llm_calibration(d.id, p);
+  if (which == "builtin" || which.empty()) {
+    std::optional<Calibration> builtin = builtin_llm_calibration(d.id, p);
+    if (builtin) cap_at_achieved_flops(*builtin, d, p);
+    return builtin;
+  }
   Calibration cal = read_calibration(which);
   // fp16 and bf16 share the tensor-core peak on the calibrated devices: check the family only.
   const auto fitted = parse_precision(cal.precision);
@@ -300,6 +304,7 @@ std::optional<Calibration> llm_calibration(const Device& d, Precision p, const s
                             "serve and train apply an LLM calibration of the device's own family and precision; fit "
                             "one with `ridge calibrate`",
                             "llm");
+  cap_at_achieved_flops(cal, d, p);
   return cal;
 }
 

@@ -66,6 +66,12 @@ bool Calibration::fitted() const {
   return false;
 }
 
+std::vector<Efficiency*> Calibration::all_factors() {
+  std::vector<Efficiency*> all{&fallback};
+  for (auto& [cls, e] : by_class) all.push_back(&e);
+  return all;
+}
+
 namespace {
 
 // x / (factor x rate), where an infinite factor (a term fitted to zero) gives 0.
@@ -178,13 +184,6 @@ namespace ridge {
 
 namespace {
 
-// Every class's factors and the fallback.
-std::vector<Efficiency*> efficiencies_of(Calibration& c) {
-  std::vector<Efficiency*> all{&c.fallback};
-  for (auto& [cls, e] : c.by_class) all.push_back(&e);
-  return all;
-}
-
 }  // namespace
 
 PredictOptions predict_options(const Device& d, const PredictSettings& s, std::vector<std::string>* forced) {
@@ -208,6 +207,7 @@ PredictOptions predict_options(const Device& d, const PredictSettings& s, std::v
   } else if (!s.ppp && !s.ppp_mem) {
     if (auto builtin = builtin_calibration(d.id, s.precision)) o.calibration = *builtin;
   }
+  cap_at_achieved_flops(o.calibration, d, s.precision);
   if (s.ppp) o.calibration.fallback.ppp = *s.ppp;
   if (s.ppp_mem) o.calibration.fallback.ppp_mem = *s.ppp_mem, o.calibration.fallback.ppp_write.reset();
   // Fitted factors come with the model they were fitted in (its combine, the device's launch overhead); without
@@ -218,7 +218,7 @@ PredictOptions predict_options(const Device& d, const PredictSettings& s, std::v
   // What the user sets wins over what a calibration fitted per class (else --combine and --launch-overhead would
   // be printed and silently not used).
   Calibration& c = o.calibration;
-  for (Efficiency* e : efficiencies_of(c)) {
+  for (Efficiency* e : c.all_factors()) {
     if (s.combine) e->combine.reset();
     if (s.kernel_launch_s) e->overhead_s.reset();
   }

@@ -114,6 +114,27 @@ std::vector<std::string> check_calibration_applies(const Calibration& cal, const
   return overridden;
 }
 
+std::string cap_at_achieved_flops(Calibration& cal, const Device& d, Precision p) {
+  const std::optional<double> fraction = d.achieved_fraction(p);
+  if (!cal.fitted() || !cal.best_measured_flop_per_s || !fraction) return "";
+  const double ceiling = *fraction * d.require_peak(p), best = *cal.best_measured_flop_per_s;
+  if (best <= ceiling) return "";
+  const double scale = ceiling / best;
+  auto lower = [&](double& ppp) {
+    if (std::isfinite(ppp)) ppp *= scale;
+  };
+  for (Efficiency* e : cal.all_factors())
+    if (!e->vector_pipe) lower(e->ppp);
+  for (double& x : cal.gemm_shapes.ppp) lower(x);
+  cal.ceiling_note = fmt::format(
+      "{}: its measured operators ran at up to {:.1f} TFLOP/s, above the {:.1f} TFLOP/s that {}'s best matmul sustains "
+      "(device file, achieved.flops): measured faster than this GPU sustains (burst clocks, or a faster board of the "
+      "family), so its compute factors are scaled by {:.3f}",
+      cal.file.empty() ? "calibration" : std::filesystem::path(cal.file).filename().string(), best / 1e12,
+      ceiling / 1e12, d.id, scale);
+  return cal.ceiling_note;
+}
+
 std::vector<std::string> check_run_matches(const std::string& file, const RunIdentity& run, const RunIdentity& expected,
                                            bool force) {
   std::vector<std::string> overridden;

@@ -261,3 +261,30 @@ TEST(LlmCli, EncoderConfigRunsEverywhereButServe) {
 
 }  // namespace
 }  // namespace ridge
+
+namespace ridge {
+namespace {
+
+using test::run_ridge;
+
+TEST(LlmCli, ACalibrationScaledToTheDevicesMeasuredCeilingSaysSo) {
+  const std::string train = "train llama-2-7b --gpus 8 --zero 3 --seq 2048 --global-batch 64 --micro-batch 1 --format json";
+  auto h100 = run_ridge(train + " --device h100");
+  ASSERT_EQ(h100.exit_code, 0) << h100.err;
+  const auto notes = nlohmann::json::parse(h100.out)["notes"].dump();
+  EXPECT_NE(notes.find("scaled by 0.916"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("794.5 TFLOP/s"), std::string::npos) << notes;
+  auto a100 = run_ridge(train + " --device a100-sxm4-80gb");
+  ASSERT_EQ(a100.exit_code, 0) << a100.err;
+  EXPECT_EQ(a100.out.find("scaled by"), std::string::npos);
+  // The CNN prediction says it beside the calibration, and not for an uncalibrated bound.
+  auto predict = run_ridge("predict resnet50 --device h100 --batch 64 --train --precision amp-bf16 --format json");
+  ASSERT_EQ(predict.exit_code, 0) << predict.err;
+  EXPECT_NE(predict.out.find("\"calibration_ceiling\""), std::string::npos);
+  auto bound = run_ridge("predict resnet50 --device h100 --batch 64 --precision amp-bf16 --calibration none --format json");
+  ASSERT_EQ(bound.exit_code, 0) << bound.err;
+  EXPECT_EQ(bound.out.find("calibration_ceiling"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ridge

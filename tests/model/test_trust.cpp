@@ -2,8 +2,10 @@
 // flags (src/model/precision_mode.cpp, src/model/trust.cpp).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include "ridge/error.hpp"
 #include "ridge/llm_analysis.hpp"
@@ -248,6 +250,112 @@ TEST(Trust, MeasuredRowsWithWideTimingSpreadAreFlaggedBusy) {
   EXPECT_EQ(m.precision, "fp32");
   // CPU measurements at batch 4 are not A100 measurements at batch 10.
   EXPECT_THROW(check_run_matches(m.file, {m.model, m.device, m.batch, m.precision}, {"", "a100", 10, ""}, false), Error);
+}
+
+}  // namespace
+}  // namespace ridge
+
+namespace ridge {
+namespace {
+
+// A GPU with a 1,000 TFLOP/s bf16/fp16 peak whose best matmul sustains 800 (its achieved.flops), and an fp32 peak.
+Device ceiling_gpu() {
+  Device d;
+  d.id = "gpu-x";
+  d.kind = "gpu";
+  d.peak_flops = {{Precision::FP16, 1e15}, {Precision::BF16, 1e15}, {Precision::TF32, 5e14}, {Precision::FP32, 6e13}};
+  d.achieved_flops = {{Precision::BF16, 8e14}};
+  d.bandwidth_bytes_per_s = {{"dram", 3e12}};
+  return d;
+}
+
+// Fitted factors from measurements whose best ran at `best` FLOP/s: a tensor class, a vector-pipe class, a class
+// whose compute term was fitted to zero, a fallback and a two-node GEMM-shape table.
+Calibration fitted_at(double best) {
+  Calibration c;
+  c.file = "/data/fit.json";
+  c.best_measured_flop_per_s = best;
+  c.fallback = {0.9, 0.6, 2e-6, 10};
+  c.by_class["gemm"] = {0.88, 1.0, 5e-6, 40};
+  c.by_class["normalization"] = {0.5, 0.4, 2e-6, 8};
+  c.by_class["normalization"].vector_pipe = true;
+  c.by_class["elementwise"] = {std::numeric_limits<double>::infinity(), 0.9, 1e-6, 8};
+  c.gemm_shapes.log2_mn = {10, 20};
+  c.gemm_shapes.log2_k = {10};
+  c.gemm_shapes.ppp = {0.5, 0.9};
+  return c;
+}
+
+TEST(MeasuredCeiling, AchievedFractionIsPerPrecisionAndHalvesStandInForEachOther) {
+  const Device d = ceiling_gpu();
+  EXPECT_DOUBLE_EQ(*d.achieved_fraction(Precision::BF16), 0.8);
+  EXPECT_DOUBLE_EQ(*d.achieved_fraction(Precision::FP16), 0.8);  // only bf16 measured: same tensor cores
+  EXPECT_FALSE(d.achieved_fraction(Precision::TF32));
+  EXPECT_FALSE(d.achieved_fraction(Precision::FP64));  // no peak either
+}
+
+TEST(MeasuredCeiling, FitsAboveTheCeilingAreScaledByTheRatioOfTheBestMatmuls) {
+  Calibration c = fitted_at(1e15);  // measured at 1,000 TFLOP/s, the GPU sustains 800: scale 0.8
+  const std::string note = cap_at_achieved_flops(c, ceiling_gpu(), Precision::FP16);
+  EXPECT_DOUBLE_EQ(c.by_class["gemm"].ppp, 0.88 * 0.8);
+  EXPECT_DOUBLE_EQ(c.fallback.ppp, 0.9 * 0.8);
+  EXPECT_DOUBLE_EQ(c.gemm_shapes.ppp[0], 0.5 * 0.8);
+  EXPECT_DOUBLE_EQ(c.gemm_shapes.ppp[1], 0.9 * 0.8);
+  EXPECT_DOUBLE_EQ(c.by_class["normalization"].ppp, 0.5);  // vector pipe: not the tensor cores' ceiling
+  EXPECT_TRUE(std::isinf(c.by_class["elementwise"].ppp));  // no compute term stays none
+  EXPECT_DOUBLE_EQ(c.by_class["gemm"].ppp_mem, 1.0);       // memory and overhead untouched
+  EXPECT_DOUBLE_EQ(*c.by_class["gemm"].overhead_s, 5e-6);
+  EXPECT_EQ(note, c.ceiling_note);
+  for (const char* part : {"fit.json", "1000.0 TFLOP/s", "800.0 TFLOP/s", "gpu-x", "0.800", "faster than this GPU sustains"})
+    EXPECT_NE(note.find(part), std::string::npos) << part << " in: " << note;
+}
+
+TEST(MeasuredCeiling, NothingChangesBelowTheCeilingWithoutOneOrForUnfittedFactors) {
+  const Calibration below = fitted_at(7.9e14);
+  Calibration c = below;
+  EXPECT_EQ(cap_at_achieved_flops(c, ceiling_gpu(), Precision::BF16), "");
+  EXPECT_DOUBLE_EQ(c.by_class["gemm"].ppp, 0.88);
+  EXPECT_EQ(c.ceiling_note, "");
+  c = fitted_at(1e15);
+  EXPECT_EQ(cap_at_achieved_flops(c, ceiling_gpu(), Precision::TF32), "");  // no tf32 ceiling measured
+  c.best_measured_flop_per_s.reset();  // a file fitted before the best rate was recorded
+  EXPECT_EQ(cap_at_achieved_flops(c, ceiling_gpu(), Precision::BF16), "");
+  Calibration bound;  // the roofline bound (ppp 1) and hand-set factors are what they say
+  bound.best_measured_flop_per_s = 1e15;
+  EXPECT_EQ(cap_at_achieved_flops(bound, ceiling_gpu(), Precision::BF16), "");
+  EXPECT_DOUBLE_EQ(bound.fallback.ppp, 1.0);
+}
+
+TEST(MeasuredCeiling, BestMeasuredRateIsRecordedByTheFitAndRoundTrips) {
+  std::vector<Sample> samples;
+  for (int i = 1; i <= 4; ++i)
+    samples.push_back({"m", "l" + std::to_string(i), "gemm", Count(i) * 1000000000, 1000000, 1e-5 * i * i});
+  const Calibration c = calibrate(samples, 1e15, 3e12);
+  ASSERT_TRUE(c.best_measured_flop_per_s);
+  EXPECT_DOUBLE_EQ(*c.best_measured_flop_per_s, 1e9 / 1e-5);  // the first: 1 GFLOP in 10 us
+  const Calibration back = calibration_from_json(calibration_to_json(c), "c.json");
+  EXPECT_DOUBLE_EQ(*back.best_measured_flop_per_s, *c.best_measured_flop_per_s);
+  nlohmann::json bad = calibration_to_json(c);
+  bad["best_measured_flop_per_s"] = -1;
+  test::expect_one_line_error([&] { calibration_from_json(bad, "c.json"); }, "c.json", "best_measured_flop_per_s: expected a positive number",
+                              "negative best rate");
+}
+
+TEST(MeasuredCeiling, ShippedH100FitIsBroughtToTheH100sBestMatmulAndTheA100sIsNot) {
+  const auto devices = load_devices();
+  // Vidur's H100 GEMMs ran at up to 867 TFLOP/s; the best matmul published for an H100 SXM sustains 794.5.
+  const auto h100 = llm_calibration(find_device(devices, "h100-sxm"), Precision::BF16, "builtin");
+  ASSERT_TRUE(h100);
+  EXPECT_NE(h100->ceiling_note.find("794.5 TFLOP/s"), std::string::npos) << h100->ceiling_note;
+  const auto raw = builtin_llm_calibration("h100-sxm", Precision::BF16);
+  ASSERT_TRUE(raw && raw->best_measured_flop_per_s);
+  EXPECT_NEAR(h100->by_class.at("gemm").ppp / raw->by_class.at("gemm").ppp, 7.945e14 / *raw->best_measured_flop_per_s,
+              1e-12);
+  // The A100's measured operators stayed below its 271.2 TFLOP/s: nothing changes.
+  const auto a100 = llm_calibration(find_device(devices, "a100-sxm4-80gb"), Precision::FP16, "builtin");
+  ASSERT_TRUE(a100);
+  EXPECT_EQ(a100->ceiling_note, "");
+  EXPECT_DOUBLE_EQ(a100->by_class.at("gemm").ppp, builtin_llm_calibration("a100", Precision::FP16)->by_class.at("gemm").ppp);
 }
 
 }  // namespace

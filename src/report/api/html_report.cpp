@@ -38,6 +38,7 @@ struct Context {
   std::vector<Device> devices{};
   std::vector<Prediction> predictions{};  // one per device
   std::vector<std::vector<std::string>> calibration_flags{};  // per device: its calibration's sanity flags
+  std::vector<std::string> calibration_ceilings{};  // per device: what its measured ceiling capped ("" when nothing)
   std::vector<LayerWork> work{};
   std::optional<ModelMeasurement> measured{};
   std::string scenario{};  // "resnet50, batch 8, amp-bf16, training"
@@ -350,6 +351,8 @@ void prediction_section(Context& c, chart::ReportData& data) {
     if (!c.calibration_flags[d].empty())
       data.notes.push_back(fmt::format("{}: flags {} (the prediction's calibration)", c.devices[d].id,
                                        fmt::join(c.calibration_flags[d], ", ")));
+  for (const std::string& note : c.calibration_ceilings)
+    if (!note.empty()) data.notes.push_back(note);
   data.sections.push_back(std::move(s));
 }
 
@@ -484,6 +487,7 @@ HtmlReport model_report(const ReportRequest& req) {
         predict_options(d, settings_for(load.batch, mode, req.train, *parse_optimizer(req.optimizer)));
     c.predictions.push_back(predict(c.work, options));
     c.calibration_flags.push_back(calibration_flags(options.calibration));
+    c.calibration_ceilings.push_back(options.calibration.ceiling_note);
   }
   if (req.end_to_end && !req.measure) throw UsageError("end-to-end: needs measure (--measure)");
   if (req.measure) measure_on_cpu(c);
@@ -576,6 +580,9 @@ HtmlReport serving_report(const ReportRequest& req) {
             results[d].attention_layers > 0 ? attention_kernel_note(results[d].options, devices[d].id) : "";
         !a.empty())
       data.sections.back().paragraphs.push_back(devices.size() > 1 ? devices[d].id + ": " + a : a);
+  for (const ServeResult& r : results)
+    if (r.options.calibration && !r.options.calibration->ceiling_note.empty())
+      data.sections.back().paragraphs.push_back(r.options.calibration->ceiling_note);
   if (const std::string m = moe_experts_note(config.moe(), so.grouped_experts); !m.empty())
     data.sections.back().paragraphs.push_back(m);
   for (const std::string& n : {data_parallel_note(results[0]),

@@ -158,6 +158,8 @@ Document predict_report(const PredictRequest& a) {
                    : p.kind == TimeKind::UpperBound
                        ? "none: the times are bounds (peak rates, PPP 1, max(compute, memory), no launch overhead)"
                        : "none: factors set by hand (PPP, combine or launch overhead), an estimate, not a bound"));
+  if (!opt.calibration.ceiling_note.empty())
+    s.add("calibration_ceiling", "calibration ceiling", Cell::text(opt.calibration.ceiling_note));
   s.add("peak_flop_per_s", "peak", Cell::real(opt.peak_flop_per_s, Unit::FlopPerSecond));
   s.add("bandwidth_bytes_per_s", "bandwidth", Cell::real(opt.bandwidth_bytes_per_s, Unit::BytePerSecond));
   s.add("combine", "combine", Cell::text(std::string(combine_name(opt.combine))));
