@@ -20,6 +20,10 @@ TEST(ParsersRobust, DeviceFiles) {
   const std::string seed = test::slurp(std::string(RIDGE_SOURCE_DIR) + "/data/devices/v100-sxm2.json");
   ASSERT_FALSE(seed.empty());
   survive_mutations(seed, [](const std::string& s) { parse_device(s, "v100-sxm2.json"); });
+  // A file with measured ceilings (the "achieved" block) as well.
+  const std::string h100 = test::slurp(std::string(RIDGE_SOURCE_DIR) + "/data/devices/h100-sxm.json");
+  ASSERT_NE(h100.find("\"achieved\""), std::string::npos);
+  survive_mutations(h100, [](const std::string& s) { (void)parse_device(s, "h100-sxm.json").achieved_fraction(Precision::FP16); });
 }
 
 TEST(ParsersRobust, MeasurementFiles) {
@@ -45,15 +49,21 @@ TEST(ParsersRobust, MeasurementFiles) {
 TEST(ParsersRobust, CalibrationFiles) {
   const std::string seed = R"({"format": "ridge-calibration", "version": 1, "device": "machine", "precision": "fp32",
     "combine": "sum", "fallback": {"ppp": 0.5, "ppp_mem": null, "overhead_s": 1e-6, "samples": 3},
-    "classes": {"Conv": {"ppp": 0.6, "ppp_mem": 0.7, "samples": 4}}})";
-  survive_mutations(seed, [](const std::string& s) {
+    "classes": {"Conv": {"ppp": 0.6, "ppp_mem": 0.7, "samples": 4}}, "best_measured_flop_per_s": 2e12,
+    "gemm_shapes": {"log2_mn": [10, 20], "log2_k": [8], "ppp": [[0.5], [0.9]], "samples": [3, 3]}})";
+  Device gpu;  // a ceiling of 1.2e12 of a 2e12 peak: the seed's best (2e12) is scaled
+  gpu.id = "gpu";
+  gpu.peak_flops = {{Precision::FP32, 2e12}};
+  gpu.achieved_flops = {{Precision::FP32, 1.2e12}};
+  survive_mutations(seed, [&](const std::string& s) {
     nlohmann::json j;
     try {
       j = nlohmann::json::parse(s);
     } catch (const nlohmann::json::exception&) {
       return;  // read_calibration turns this into ridge::Error; here only the structure check is under test
     }
-    calibration_from_json(j, "cal.json");
+    Calibration c = calibration_from_json(j, "cal.json");
+    (void)cap_at_achieved_flops(c, gpu, Precision::FP32);
   });
 }
 
