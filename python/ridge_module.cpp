@@ -366,16 +366,21 @@ PYBIND11_MODULE(_ridge, m) {
       "serve",
       [](const ModelSource& model, const std::string& device, const std::vector<std::string>& device_dirs,
          const std::string& calibration, int64_t batch, int64_t prompt, int64_t generate, int tp,
-         const std::string& weights, const std::string& kv, const std::string& compute, const std::string& attention,
-         const std::string& moe, const std::string& mla, int dp) {
+         const std::optional<std::string>& weights, const std::optional<std::string>& kv,
+         const std::optional<std::string>& compute, const std::string& attention, const std::string& moe,
+         const std::string& mla, int dp, const std::optional<std::string>& precision) {
         report::ServeRequest r{model, device, device_dirs, calibration, {}};
         r.options.batch = batch;
         r.options.prompt = prompt;
         r.options.generate = generate;
         r.options.tp = tp;
         r.options.dp = dp;
-        set_formats(r.options, weights, kv);
-        r.options.compute = precision_of(compute, "compute");
+        set_formats(r.options, weights.value_or("fp16"), kv.value_or("fp16"));
+        r.options.compute = precision_of(compute.value_or("fp16"), "compute");
+        if (precision) {
+          if (compute) throw UsageError("precision and compute: give one (precision sets the compute precision too)");
+          r.options = with_serving_precision(r.options, *precision, weights.has_value(), kv.has_value());
+        }
         r.options = with_attention(r.options, attention_choice(attention));
         r.options.grouped_experts = grouped_experts(moe);
         r.options.latent_kv = latent_kv(mla);
@@ -384,7 +389,7 @@ PYBIND11_MODULE(_ridge, m) {
       },
       py::arg("model"), py::arg("device"), py::arg("device_dirs"), py::arg("calibration"), py::arg("batch"),
       py::arg("prompt"), py::arg("generate"), py::arg("tp"), py::arg("weights"), py::arg("kv"), py::arg("compute"),
-      py::arg("attention"), py::arg("moe"), py::arg("mla"), py::arg("dp"));
+      py::arg("attention"), py::arg("moe"), py::arg("mla"), py::arg("dp"), py::arg("precision"));
   m.def(
       "devices",
       [](const std::vector<std::string>& device_dirs, const std::string& machine_profile) {
@@ -453,8 +458,9 @@ PYBIND11_MODULE(_ridge, m) {
       [](const ModelSource& model, const std::string& device, const std::vector<std::string>& device_dirs,
          const std::string& calibration, int gpus, int tp, int pp, std::optional<int> dp, const std::string& zero,
          int interleave, int ep, int cp, bool sequence_parallel, const std::string& recompute, int64_t seq,
-         std::optional<int64_t> global_batch, int64_t micro_batch, const std::string& compute,
-         std::optional<double> tokens, const std::string& attention, const std::string& moe) {
+         std::optional<int64_t> global_batch, int64_t micro_batch, const std::optional<std::string>& compute,
+         std::optional<double> tokens, const std::string& attention, const std::string& moe,
+         const std::optional<std::string>& precision) {
         report::TrainRequest r{model, device, device_dirs, calibration, {}};
         TrainOptions& t = r.options;
         t.gpus = gpus;
@@ -474,7 +480,11 @@ PYBIND11_MODULE(_ridge, m) {
         t.seq = seq;
         t.global_batch = global_batch.value_or(0);
         t.micro_batch = micro_batch;
-        t.compute = precision_of(compute, "compute");
+        t.compute = precision_of(compute.value_or("bf16"), "compute");
+        if (precision) {
+          if (compute) throw UsageError("precision and compute: give one (precision sets the compute precision too)");
+          t = with_training_precision(t, *precision);
+        }
         t.token_budget = tokens.value_or(0);
         t = with_attention(t, attention_choice(attention));
         t.grouped_experts = grouped_experts(moe);
@@ -484,7 +494,8 @@ PYBIND11_MODULE(_ridge, m) {
       py::arg("model"), py::arg("device"), py::arg("device_dirs"), py::arg("calibration"), py::arg("gpus"),
       py::arg("tp"), py::arg("pp"), py::arg("dp"), py::arg("zero"), py::arg("interleave"), py::arg("ep"),
       py::arg("cp"), py::arg("sequence_parallel"), py::arg("recompute"), py::arg("seq"), py::arg("global_batch"),
-      py::arg("micro_batch"), py::arg("compute"), py::arg("tokens"), py::arg("attention"), py::arg("moe"));
+      py::arg("micro_batch"), py::arg("compute"), py::arg("tokens"), py::arg("attention"), py::arg("moe"),
+      py::arg("precision"));
   m.def(
       "report",
       [](const ModelSource& model, const LoadOptions& load, std::optional<std::string> dtype, bool strict,
@@ -492,7 +503,8 @@ PYBIND11_MODULE(_ridge, m) {
          const std::vector<std::string>& device_dirs, bool measure, const std::vector<std::string>& profiles,
          bool force, const std::vector<int64_t>& sweep, int depth, size_t top, bool serve, int64_t prompt,
          int64_t generate, int tp, const std::string& weights, const std::string& kv, const std::string& path,
-         bool end_to_end, const std::string& attention, const std::string& moe, const std::string& mla, int dp) {
+         bool end_to_end, const std::string& attention, const std::string& moe, const std::string& mla, int dp,
+         bool weights_given, bool kv_given) {
         report::ReportRequest r;
         r.model = model;
         r.strict = strict;
@@ -518,6 +530,8 @@ PYBIND11_MODULE(_ridge, m) {
         r.end_to_end = end_to_end;
         if (serve) {
           set_formats(r.serve_options, weights, kv);
+          r.serve_weights_given = weights_given;
+          r.serve_kv_given = kv_given;
           r.serve_options = with_attention(r.serve_options, attention_choice(attention));
           r.serve_options.grouped_experts = grouped_experts(moe);
           r.serve_options.latent_kv = latent_kv(mla);
@@ -533,5 +547,5 @@ PYBIND11_MODULE(_ridge, m) {
       py::arg("optimizer"), py::arg("devices"), py::arg("device_dirs"), py::arg("measure"), py::arg("profiles"),
       py::arg("force"), py::arg("sweep"), py::arg("depth"), py::arg("top"), py::arg("serve"), py::arg("prompt"),
       py::arg("generate"), py::arg("tp"), py::arg("weights"), py::arg("kv"), py::arg("path"), py::arg("end_to_end"),
-      py::arg("attention"), py::arg("moe"), py::arg("mla"), py::arg("dp"));
+      py::arg("attention"), py::arg("moe"), py::arg("mla"), py::arg("dp"), py::arg("weights_given"), py::arg("kv_given"));
 }

@@ -393,7 +393,7 @@ struct ReportRequest {
   LoadOptions load;                       ///< batch and input sizes; `training` follows `train`
   std::optional<DType> dtype;             ///< element type of tensors (nullopt: the precision mode's activations)
   std::string precision;                  ///< precision mode (precision_mode_names()); "": the default, fp32, or
-                                          ///< fp16 with `serve` (which takes fp16, bf16 or fp32)
+                                          ///< with `serve` serve_options as they are (fp16 by default)
   bool train = false;                     ///< training iteration: forward, backward and weight update
   std::string optimizer = "sgd";          ///< optimizer of the training memory: sgd|momentum|adam
   std::vector<std::string> devices;       ///< devices predicted on, one roofline each
@@ -406,8 +406,11 @@ struct ReportRequest {
   int depth = 1;                          ///< module depth of the layer table's groups (0: one group per layer)
   size_t top = 5;                         ///< slowest layers on the headline
   bool serve = false;                     ///< an LLM's serving (prefill, decode, KV cache) instead
-  ServeOptions serve_options;             ///< with `serve`: batch, prompt, generate, tp, formats (compute follows
-                                          ///< `precision`; calibration as `ridge serve`'s builtin)
+  ServeOptions serve_options;             ///< with `serve`: batch, prompt, generate, tp, formats; `precision`, when
+                                          ///< set, applies as `serve --precision` (with_serving_precision: compute,
+                                          ///< and the formats not marked given below); calibration as `serve`'s builtin
+  bool serve_weights_given = false;       ///< serve_options.weights was chosen (--weights): `precision` keeps it
+  bool serve_kv_given = false;            ///< serve_options.kv was chosen (--kv): `precision` keeps it
   ReportProgress progress;                ///< told of each slow step (may be empty)
 };
 /// The report page and its JSON summary: the headline's tables (runs, slowest layers, op groups, memory) as

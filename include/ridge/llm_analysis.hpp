@@ -11,6 +11,7 @@
 #include "ridge/device.hpp"
 #include "ridge/error.hpp"
 #include "ridge/llm.hpp"
+#include "ridge/precision_mode.hpp"
 #include "ridge/predict.hpp"
 
 namespace ridge {
@@ -91,6 +92,11 @@ struct ServeOptions {
   bool calibration_disabled = false;       ///< --calibration none: no calibration by choice (the notes say so)
   std::optional<AllReduceFit> tp_allreduce;  ///< measured all-reduce fit of tp GPUs in one node; nullopt: data sheet
 };
+/// `o` with --precision `name` as predict and summary read it (PrecisionMode): its compute precision as `compute`,
+/// and, unless given on their own (`weights_given`, `kv_given`), weights at its weight type (amp-*: fp32, autocast
+/// casting them per op) and the KV cache at its activation type. Serving computes in fp32, tf32, bf16 or fp16:
+/// int8 (weight-only quantization is --weights int8) and fp64 are ridge::UsageError naming --precision.
+ServeOptions with_serving_precision(ServeOptions o, std::string_view name, bool weights_given, bool kv_given);
 
 /// One op of one phase on one GPU. Decode ops are summed over the generate steps.
 struct ServeOp {
@@ -188,6 +194,10 @@ struct TrainOptions {
   int64_t global_batch = 0;              ///< sequences per iteration (0: dp x micro_batch)
   int64_t micro_batch = 1;               ///< sequences per micro-batch
   Precision compute = Precision::BF16;
+  /// --precision (PrecisionMode: the same table as predict and summary): what training keeps per parameter
+  /// (weights, gradients, optimizer states, the all-reduced gradients) and the activation type; `compute` is its
+  /// compute precision. Unset: Megatron/DeepSpeed mixed precision at `compute` (train_state_bytes).
+  std::optional<PrecisionMode> precision;
   int gpus_per_node = 8;                 ///< NVLink inside a node, the device's network link between nodes
   double token_budget = 0;               ///< tokens to train on (0: none); gives days_for_budget
   bool fused_attention = false;          ///< time the attention core as one fused kernel (see ServeOptions)
@@ -431,7 +441,22 @@ struct ZeroMemory {
   Count weights = 0, gradients = 0, optimizer = 0;
   Count total() const { return weights + gradients + optimizer; }
 };
-ZeroMemory zero_model_state_bytes(Count params, int stage, int64_t dp, int64_t k = 12, int64_t element_bytes = 2);
+ZeroMemory zero_model_state_bytes(Count params, int stage, int64_t dp, int64_t k = 12, int64_t weight_bytes = 2,
+                                  int64_t gradient_bytes = 2);
+
+/// Bytes per parameter (and per activation element) a training run keeps, from TrainOptions: with `precision`,
+/// its PrecisionMode row (Adam: master copy + 2 states); without, Megatron/DeepSpeed mixed precision at `compute`:
+/// weights and gradients at the compute type, fp32 master + 2 moments (K = 12), or with fp32 compute 2 fp32 moments
+/// (K = 8, the weights are the master).
+struct TrainStateBytes {
+  int64_t weights = 2, gradients = 2, optimizer = 12, allreduce = 2, activations = 2;
+  std::string weights_type, gradients_type;  ///< "bf16", "fp32", ...
+  std::string optimizer_label;               ///< "Adam: fp32 master + 2 moments", ...
+};
+TrainStateBytes train_state_bytes(const TrainOptions& o);
+/// `o` with --precision `name` (a training PrecisionMode: not int8): its row for what is kept and its compute
+/// precision as `compute`. Throws ridge::UsageError naming --precision for an unknown or inference-only mode.
+TrainOptions with_training_precision(TrainOptions o, std::string_view name);
 
 /// Activation memory per transformer layer in bytes (Korthikanti et al. 2022, eqs. 2-4; the "Transformer Math
 /// 101" formulas of EleutherAI quote them): no recomputation s b h (10 + 24/t + 5 a s / (h t)), selective

@@ -632,6 +632,10 @@ def _dirs(v: Union[None, str, Sequence[str]]) -> List[str]:
     return [_os.fspath(v)] if isinstance(v, (str, _os.PathLike)) else [_os.fspath(d) for d in v]
 
 
+def _opt_text(v: Optional[str], name: str) -> Optional[str]:
+    return None if v is None else _text(v, name)
+
+
 def _opt_real(v: Optional[float], name: str) -> Optional[float]:
     if v is None:
         return None
@@ -840,9 +844,9 @@ def ingest(files: Union[str, "_os.PathLike[str]", Sequence[Union[str, "_os.PathL
 
 
 def serve(model: ModelLike, *, device: str, batch: int = 1, prompt: int = 512, generate: int = 128, tp: int = 1,
-          weights: str = "fp16", kv: str = "fp16", compute: str = "fp16", attention: str = "eager",
-          moe: str = "eager", mla: str = "hf", devices: Union[None, str, Sequence[str]] = None,
-          calibration: str = "builtin", dp: int = 1) -> Result:
+          weights: Optional[str] = None, kv: Optional[str] = None, compute: Optional[str] = None,
+          attention: str = "eager", moe: str = "eager", mla: str = "hf", devices: Union[None, str, Sequence[str]] = None,
+          calibration: str = "builtin", dp: int = 1, precision: Optional[str] = None) -> Result:
     """What an LLM costs to serve: prefill, decode, KV cache, TTFT, tokens/s (`ridge serve`).
 
     attention: "eager" (scores in memory), "fused" (one kernel at the GEMM factors), "flash2" (FlashAttention-2 at
@@ -851,29 +855,35 @@ def serve(model: ModelLike, *, device: str, batch: int = 1, prompt: int = 512, g
     "grouped" (one grouped kernel per op of a layer's experts, as vLLM's fused_moe). mla (DeepSeek models): "hf"
     (the cache holds every head's key and value) or "latent" (the latent cache and decode of vLLM and SGLang).
     dp (mixture-of-experts models, tp 1): data-parallel attention over dp GPUs, each attending for its share of the
-    batch with every head and holding 1/dp of the experts, reached by all-to-alls (SGLang's --enable-dp-attention)."""
+    batch with every head and holding 1/dp of the experts, reached by all-to-alls (SGLang's --enable-dp-attention).
+    weights, kv and compute: None is fp16. precision (instead of compute): fp32, tf32, bf16, fp16, amp-bf16 or
+    amp-fp16 as predict() and train() read it: the compute precision, weights at its weight type (amp-*: fp32) and
+    the KV cache at its activation type, unless weights or kv are given."""
     m = load(model)
     dirs = _dirs(devices)
     doc = _ridge.serve(_ridge.ModelSource(*m._spec), _device(device), dirs, _text(calibration, "calibration"),
                        _positive(batch, "batch"), _positive(prompt, "prompt"), _positive(generate, "generate"),
-                       _positive(tp, "tp"), _text(weights, "weights"), _text(kv, "kv"), _text(compute, "compute"),
-                       _text(attention, "attention"), _text(moe, "moe"), _text(mla, "mla"), _positive(dp, "dp"))
+                       _positive(tp, "tp"), _opt_text(weights, "weights"), _opt_text(kv, "kv"),
+                       _opt_text(compute, "compute"), _text(attention, "attention"), _text(moe, "moe"), _text(mla, "mla"),
+                       _positive(dp, "dp"), _opt_text(precision, "precision"))
     return _finish(doc, "serve", dict(model=m.label, device=device, batch=batch, prompt=prompt, generate=generate,
                                       tp=tp, dp=dp, weights=weights, kv=kv, compute=compute, attention=attention, moe=moe, mla=mla,
-                                      calibration=calibration, devices=dirs or None))
+                                      calibration=calibration, devices=dirs or None, precision=precision))
 
 
 def train(model: ModelLike, *, device: str, gpus: int, tp: int = 1, pp: int = 1, dp: Optional[int] = None,
           zero: Union[int, str] = 0, interleave: int = 1, ep: int = 1, cp: int = 1, sp: bool = False,
           recompute: str = "none",
-          seq: int = 2048, global_batch: Optional[int] = None, micro_batch: int = 1, compute: str = "bf16",
+          seq: int = 2048, global_batch: Optional[int] = None, micro_batch: int = 1, compute: Optional[str] = None,
           tokens: Optional[float] = None, attention: str = "eager", moe: str = "eager", calibration: str = "builtin",
-          devices: Union[None, str, Sequence[str]] = None) -> Result:
+          devices: Union[None, str, Sequence[str]] = None, precision: Optional[str] = None) -> Result:
     """What an LLM costs to train: FLOPs, MFU/HFU, time, memory per GPU (`ridge train`).
 
     attention: "eager", "fused", "flash2" or "flash1", and moe: "eager" or "grouped" (Megatron-LM's --moe-grouped-gemm), as for
     serve(). cp: context-parallel GPUs (each holds seq / cp tokens;
-    gpus = tp x cp x pp x dp)."""
+    gpus = tp x cp x pp x dp). compute: None is bf16 with Megatron/DeepSpeed mixed precision (bf16 weights and
+    gradients, fp32 master + 2 Adam moments). precision (instead of compute): a training mode as predict() reads it
+    (amp-bf16: PyTorch autocast, fp32 weights, gradients and Adam states; bf16: everything in bf16; fp32, tf32, ...)."""
     m = load(model)
     dirs = _dirs(devices)
     if _integer(zero) is not None:
@@ -885,13 +895,14 @@ def train(model: ModelLike, *, device: str, gpus: int, tp: int = 1, pp: int = 1,
                        None if dp is None else _positive(dp, "dp"), str(zero), _positive(interleave, "interleave"),
                        _positive(ep, "ep"), _positive(cp, "cp"), bool(sp), _text(recompute, "recompute"), _positive(seq, "seq"),
                        None if global_batch is None else _positive(global_batch, "global_batch"),
-                       _positive(micro_batch, "micro_batch"), _text(compute, "compute"),
-                       _opt_real(tokens, "tokens"), _text(attention, "attention"), _text(moe, "moe"))
+                       _positive(micro_batch, "micro_batch"), _opt_text(compute, "compute"),
+                       _opt_real(tokens, "tokens"), _text(attention, "attention"), _text(moe, "moe"),
+                       _opt_text(precision, "precision"))
     return _finish(doc, "train", dict(model=m.label, device=device, gpus=gpus, tp=tp, pp=pp, dp=dp, zero=str(zero),
                                       interleave=interleave, ep=ep, cp=cp, sp=bool(sp), recompute=recompute, seq=seq,
                                       global_batch=global_batch, micro_batch=micro_batch, compute=compute,
                                       tokens=tokens, attention=attention, moe=moe, calibration=calibration,
-                                      devices=dirs or None))
+                                      devices=dirs or None, precision=precision))
 
 
 def _batches(sweep: Union[str, Sequence[int]]) -> List[int]:
@@ -944,7 +955,8 @@ def report(model: ModelLike, path: Union[str, "_os.PathLike[str]"], input_size: 
            dp: Optional[int] = None) -> str:
     """Writes the self-contained HTML report (`ridge report MODEL -o PATH`) and returns its path; `serve=True`
     reports an LLM's serving (prompt, generate, tp, dp, weights, kv, attention, moe, mla as for serve()) on each device
-    instead. precision: None is fp32, or fp16 with serve=True (which takes fp16, bf16 or fp32). end_to_end (with
+    instead. precision: None is fp32, or with serve=True fp16 compute, weights and KV; with serve=True it means what
+    serve(precision=) does. end_to_end (with
     measure=True): also time the whole graph as one fused program. sweep: a list of batch sizes, "1,2,4" or
     "start:stop:step" (at most 10000 points; default 1,2,4,8,16,32,64); depth: 0 to 64 (default 1). As the CLI,
     the serving options given without serve=True, or the model report's options (sweep, depth, train, measure,
@@ -977,7 +989,8 @@ def report(model: ModelLike, path: Union[str, "_os.PathLike[str]"], input_size: 
                       _positive(serving["prompt"], "prompt"), _positive(serving["generate"], "generate"),
                       _positive(serving["tp"], "tp"), _text(serving["weights"], "weights"), _text(serving["kv"], "kv"),
                       path, bool(end_to_end), _text(serving["attention"], "attention"), _text(serving["moe"], "moe"),
-                      _text(serving["mla"], "mla"), _positive(serving["dp"], "dp"))
+                      _text(serving["mla"], "mla"), _positive(serving["dp"], "dp"), given["weights"] is not None,
+                      given["kv"] is not None)
     return path
 
 

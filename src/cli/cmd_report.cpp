@@ -64,6 +64,8 @@ report::ReportRequest request_of(const ReportOptions& o) {
     if (o.devices.empty()) throw UsageError("--serve needs -d DEVICE");
     r.serve_options.weights = number_format_flag("--weights", o.weights);
     r.serve_options.kv = number_format_flag("--kv", o.kv);
+    r.serve_weights_given = o.out.cmd->get_option("--weights")->count() > 0;
+    r.serve_kv_given = o.out.cmd->get_option("--kv")->count() > 0;
     r.serve_options = with_attention(r.serve_options, attention_flag(o.attention));
     r.serve_options.grouped_experts = moe_flag(o.moe);
     r.serve_options.latent_kv = mla_flag(o.mla);
@@ -91,7 +93,8 @@ CLI::App* add_report_command(CLI::App& app) {
   cmd->add_option("MODEL", o->model, fmt::format("{}; an LLM (zoo name or config.json) with --serve", kModelHelp))->required();
   o->m.add_to(cmd);
   cmd->add_option("--precision,-p", o->precision,
-                  precision_mode_names() + " (amp-*: PyTorch autocast, fp32 weights); --serve: fp16 (default), bf16 or fp32")
+                  precision_mode_names() + " (amp-*: PyTorch autocast, fp32 weights); --serve: as `ridge serve --precision` (default: "
+                  "fp16 compute, weights and KV)")
       ->capture_default_str();
   cmd->add_flag("--train", o->train, "Training iteration: forward, backward and weight update");
   cmd->add_option("--optimizer", o->optimizer, "Optimizer for training memory: sgd|momentum|adam")->capture_default_str();

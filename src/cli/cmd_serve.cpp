@@ -17,7 +17,7 @@ CLI::App* add_serve_command(CLI::App& app) {
     LlmModelArgs m;
     int64_t batch = 1, prompt = 512, generate = 128;
     int tp = 1, dp = 1;
-    std::string weights = "fp16", kv = "fp16", compute = "fp16", attention = "eager", moe = "eager", mla = "hf";
+    std::string weights = "fp16", kv = "fp16", compute = "fp16", attention = "eager", moe = "eager", mla = "hf", precision;
     std::string plot;
     bool all_ops = false;
     OutputOptions out;
@@ -36,6 +36,10 @@ CLI::App* add_serve_command(CLI::App& app) {
   cmd->add_option("--weights", o->weights, "Weight format: int4|int8|fp8|fp16|bf16|fp32")->capture_default_str();
   cmd->add_option("--kv", o->kv, "KV cache format: fp8|fp16|bf16|fp32")->capture_default_str();
   cmd->add_option("--compute", o->compute, "Activation precision and peak: fp16|bf16|fp32")->capture_default_str();
+  cmd->add_option("--precision,-p", o->precision,
+                  "Instead of --compute: fp32|tf32|bf16|fp16|amp-bf16|amp-fp16 as in predict and train: the compute "
+                  "precision, weights at its weight type (amp-*: fp32) and the KV cache at its activation type, unless "
+                  "--weights or --kv say otherwise");
   cmd->add_option("--moe", o->moe, kMoeHelp)->capture_default_str();
   cmd->add_option("--mla", o->mla, kMlaHelp)->capture_default_str();
   cmd->add_option("--attention", o->attention, kAttentionHelp)
@@ -61,6 +65,13 @@ CLI::App* add_serve_command(CLI::App& app) {
     auto p = parse_llm_compute(o->compute);
     if (!p) throw UsageError("--compute " + o->compute + ": use fp16, bf16 or fp32");
     so.compute = *p;
+    if (o->out.cmd->get_option("--precision")->count() > 0) {
+      if (o->out.cmd->get_option("--compute")->count() > 0)
+        throw UsageError("--precision " + o->precision + " and --compute " + o->compute +
+                         ": give one (--precision sets the compute precision too)");
+      so = with_serving_precision(so, o->precision, o->out.cmd->get_option("--weights")->count() > 0,
+                                  o->out.cmd->get_option("--kv")->count() > 0);
+    }
     announce_large_llm(o->m.model, "serve");
     report::ServeRequest req{o->m.model, o->m.device_name, o->m.device_dirs, o->m.calibration, so};
     report::Document doc = report::serve_report(req);

@@ -16,7 +16,7 @@ CLI::App* add_train_command(CLI::App& app) {
   struct Opts {
     LlmModelArgs m;
     TrainOptions t;
-    std::string recompute = "none", compute = "bf16", attention = "eager", moe = "eager", zero = "0";
+    std::string recompute = "none", compute = "bf16", attention = "eager", moe = "eager", zero = "0", precision;
     std::string plot;
     OutputOptions out;
   };
@@ -44,7 +44,12 @@ CLI::App* add_train_command(CLI::App& app) {
   cmd->add_option("--micro-batch", o->t.micro_batch, "Sequences per micro-batch")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--compute", o->compute, "Precision of the peak: bf16|fp16|fp32")->capture_default_str();
+  cmd->add_option("--compute", o->compute,
+                  "Precision of the peak: bf16|fp16|fp32, with Megatron/DeepSpeed mixed precision (weights and gradients "
+                  "at it, fp32 master + 2 Adam moments)")->capture_default_str();
+  cmd->add_option("--precision,-p", o->precision,
+                  "Instead of --compute: " + precision_mode_names() + " as in predict and summary (amp-*: PyTorch "
+                  "autocast, fp32 weights, gradients and Adam states; bf16/fp16: everything at the half type)");
   cmd->add_option("--tokens", o->t.token_budget, "Token budget: also print the days it takes (e.g. 2e12)");
   cmd->add_option("--moe", o->moe, kMoeHelp)->capture_default_str();
   cmd->add_option("--attention", o->attention, kAttentionHelp)
@@ -65,6 +70,12 @@ CLI::App* add_train_command(CLI::App& app) {
     auto p = parse_llm_compute(o->compute);
     if (!p) throw UsageError("--compute " + o->compute + ": use bf16, fp16 or fp32");
     o->t.compute = *p;
+    if (o->out.cmd->get_option("--precision")->count() > 0) {
+      if (o->out.cmd->get_option("--compute")->count() > 0)
+        throw UsageError("--precision " + o->precision + " and --compute " + o->compute +
+                         ": give one (--precision sets the compute precision too)");
+      o->t = with_training_precision(o->t, o->precision);
+    }
     if (o->out.cmd->get_option("--tokens")->count() > 0 && !(o->t.token_budget > 0))
       throw Error(fmt::format("--tokens {}: must be a positive, finite number of tokens", o->t.token_budget));
     announce_large_llm(o->m.model, "train");

@@ -46,11 +46,43 @@ Count calflops_forward_flops(const Graph& g) {
   return total;
 }
 
-ZeroMemory zero_model_state_bytes(Count params, int stage, int64_t dp, int64_t k, int64_t element_bytes) {
+ZeroMemory zero_model_state_bytes(Count params, int stage, int64_t dp, int64_t k, int64_t weight_bytes,
+                                  int64_t gradient_bytes) {
   // Rajbhandari et al. 2020: (2 + 2 + K) Psi, with stage 1 / 2 / 3 dividing the K Psi / + 2 Psi / + 2 Psi by Nd.
   auto shard = [&](Count bytes, bool sharded) { return sharded ? (bytes + dp - 1) / dp : bytes; };
-  const Count e = element_bytes;
-  return {shard(e * params, stage >= 3), shard(e * params, stage >= 2), shard(Count{k} * params, stage >= 1)};
+  return {shard(Count{weight_bytes} * params, stage >= 3), shard(Count{gradient_bytes} * params, stage >= 2),
+          shard(Count{k} * params, stage >= 1)};
+}
+
+TrainOptions with_training_precision(TrainOptions o, std::string_view name) {
+  const PrecisionMode& mode = require_training_mode(require_precision_mode(name));
+  o.precision = mode;
+  o.compute = mode.compute;
+  return o;
+}
+
+TrainStateBytes train_state_bytes(const TrainOptions& o) {
+  TrainStateBytes b;
+  if (o.precision) {
+    const PrecisionMode& m = *o.precision;
+    b.weights = m.weight_bytes, b.gradients = m.gradient_bytes, b.allreduce = m.allreduce_bytes;
+    b.optimizer = m.master_bytes + 2 * m.optimizer_state_bytes;  // Adam: two states
+    b.activations = m.activation_bytes;
+    auto type = [](int bytes, DType half) { return std::string(dtype_name(bytes >= 4 ? DType::F32 : half)); };
+    b.weights_type = type(m.weight_bytes, m.activation_dtype);
+    b.gradients_type = type(m.gradient_bytes, m.activation_dtype);
+    const std::string state = type(m.optimizer_state_bytes, m.activation_dtype);
+    b.optimizer_label = m.master_bytes > 0 ? fmt::format("Adam: fp32 master + 2 {} moments", state)
+                                           : fmt::format("Adam: 2 {} moments (the weights are the master)", state);
+    return b;
+  }
+  const DType act = precision_info(o.compute).dtype;
+  const int64_t e = dtype_bytes(act);
+  b.weights = b.gradients = b.allreduce = b.activations = e;
+  b.optimizer = e >= 4 ? 8 : 12;
+  b.weights_type = b.gradients_type = std::string(dtype_name(act));
+  b.optimizer_label = e >= 4 ? "Adam: 2 fp32 moments" : "Adam: fp32 master + 2 moments";
+  return b;
 }
 
 Count korthikanti_activation_bytes_per_layer(int64_t seq, int64_t micro_batch, int64_t hidden, int64_t heads, int64_t tp,

@@ -205,6 +205,18 @@ std::optional<NumberFormat> parse_number_format(std::string_view name) {
   return std::nullopt;
 }
 
+ServeOptions with_serving_precision(ServeOptions o, std::string_view name, bool weights_given, bool kv_given) {
+  const PrecisionMode& mode = require_precision_mode(name);
+  if (mode.compute == Precision::INT8 || mode.compute == Precision::FP64)
+    throw UsageError(fmt::format("--precision {}: serving computes in fp32, tf32, bf16 or fp16 (amp-* too); weight-only "
+                                 "quantization is --weights int8 or int4", mode.name));
+  const std::string half(dtype_name(mode.activation_dtype));  // "bf16", "fp16" or "fp32"
+  o.compute = mode.compute;
+  if (!weights_given) o.weights = *parse_number_format(mode.weight_bytes >= 4 ? "fp32" : half);
+  if (!kv_given) o.kv = *parse_number_format(half);
+  return o;
+}
+
 namespace {
 
 // What tensor parallelism has to split: a mamba2 model has no attention and no MLP (their sizes are placeholders).

@@ -288,3 +288,32 @@ TEST(LlmCli, ACalibrationScaledToTheDevicesMeasuredCeilingSaysSo) {
 
 }  // namespace
 }  // namespace ridge
+
+namespace ridge {
+namespace {
+
+using test::run_ridge;
+
+TEST(LlmCli, PrecisionMeansWhatPredictReadsInTrainServeAndTheServingReport) {
+  auto serve = run_ridge("serve llama-2-7b --device a100 --precision amp-bf16 --format json");
+  ASSERT_EQ(serve.exit_code, 0) << serve.err;
+  EXPECT_NE(serve.out.find("weights fp32, KV bf16, compute bf16"), std::string::npos);
+  auto train = run_ridge("train llama-2-7b --device a100 --gpus 8 --zero 3 --precision bf16");
+  ASSERT_EQ(train.exit_code, 0) << train.err;
+  EXPECT_NE(train.out.find("Adam: 2 bf16 moments (the weights are the master)"), std::string::npos);
+  const std::string dir = test::temp_dir();
+  auto page = run_ridge("report llama-2-7b --serve -d a100 --precision fp32 --weights int4 -o " + dir + "/s.html");
+  ASSERT_EQ(page.exit_code, 0) << page.err;
+  EXPECT_NE(test::slurp(dir + "/s.html").find("weights int4, KV fp32, compute fp32"), std::string::npos);
+  for (const char* bad : {"train llama-2-7b --device a100 --gpus 8 --precision amp-bf16 --compute bf16",
+                          "train llama-2-7b --device a100 --gpus 8 --precision int8",
+                          "serve llama-2-7b --device a100 --precision fp64"}) {
+    auto r = run_ridge(bad);
+    EXPECT_EQ(r.exit_code, 2) << bad;
+    EXPECT_NE(r.err.find("--precision"), std::string::npos) << bad << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << bad << ": " << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace ridge

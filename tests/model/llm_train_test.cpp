@@ -816,3 +816,81 @@ TEST(LlmTrain, ZeroThreeRegathersEveryMicroBatch) {
 
 }  // namespace
 }  // namespace ridge
+
+namespace ridge {
+namespace {
+
+// --precision in train reads predict's table (PrecisionMode): what is kept per parameter and the activation type.
+TEST(LlmTrainPrecision, EachModeKeepsItsRowPerParameterExactly) {
+  Device d = synthetic_a100();
+  d.peak_flops[Precision::FP32] = 19.5e12;
+  d.peak_flops[Precision::TF32] = 156e12;
+  const LlmConfig& c = *find_llm_config("llama-2-7b");
+  const Count p = llm_params(c).total;
+  TrainOptions base;
+  base.gpus = 8, base.zero = 1, base.seq = 1024;  // ZeRO-1: the optimizer states shard over dp 8
+  const TrainResult megatron = analyze_training(c, d, base);
+  struct Row {
+    const char* mode;
+    Count weights, gradients, optimizer;  // bytes per parameter (optimizer before sharding)
+    Precision compute;
+    int activation_bytes;
+  };
+  for (const Row& row : {Row{"amp-bf16", 4, 4, 8, Precision::BF16, 2}, Row{"amp-fp16", 4, 4, 8, Precision::FP16, 2},
+                         Row{"bf16", 2, 2, 4, Precision::BF16, 2}, Row{"fp16", 2, 2, 4, Precision::FP16, 2},
+                         Row{"fp32", 4, 4, 8, Precision::FP32, 4}, Row{"tf32", 4, 4, 8, Precision::TF32, 4}}) {
+    const TrainOptions o = with_training_precision(base, row.mode);
+    EXPECT_EQ(o.compute, row.compute) << row.mode;
+    const TrainResult r = analyze_training(c, d, o);
+    EXPECT_EQ(r.memory.weights, row.weights * p) << row.mode;
+    EXPECT_EQ(r.memory.gradients, row.gradients * p) << row.mode;
+    EXPECT_EQ(r.memory.optimizer, (row.optimizer * p + 7) / 8) << row.mode;
+    EXPECT_EQ(r.memory.activations, megatron.memory.activations * row.activation_bytes / 2) << row.mode;
+    const TrainStateBytes b = train_state_bytes(o);
+    EXPECT_EQ(b.allreduce, row.gradients) << row.mode;  // the gradients' type is what the all-reduce moves
+  }
+  // Without --precision: Megatron/DeepSpeed mixed precision at --compute (2 + 2 + 12; fp32: 4 + 4 + 8).
+  EXPECT_EQ(megatron.memory.weights, 2 * p);
+  EXPECT_EQ(megatron.memory.optimizer, (12 * p + 7) / 8);
+  const TrainStateBytes mixed = train_state_bytes(base);
+  EXPECT_EQ(mixed.optimizer_label, "Adam: fp32 master + 2 moments");
+  EXPECT_EQ(train_state_bytes(with_training_precision(base, "amp-bf16")).optimizer_label,
+            "Adam: 2 fp32 moments (the weights are the master)");
+  // Same compute, same times: amp-bf16 differs from the default in memory only (one GPU: no all-reduce).
+  TrainOptions one = base;
+  one.gpus = 1, one.zero = 0;
+  EXPECT_DOUBLE_EQ(analyze_training(c, d, with_training_precision(one, "amp-bf16")).iteration_time_s,
+                   analyze_training(c, d, one).iteration_time_s);
+  EXPECT_THROW(with_training_precision(base, "int8"), UsageError);  // an inference mode
+  EXPECT_THROW(with_training_precision(base, "fp12"), UsageError);
+}
+
+TEST(LlmServePrecision, ModesSetComputeWeightsAndKvUnlessGiven) {
+  ServeOptions o;
+  const ServeOptions amp = with_serving_precision(o, "amp-bf16", false, false);
+  EXPECT_EQ(amp.compute, Precision::BF16);
+  EXPECT_EQ(amp.weights.name, "fp32");  // autocast keeps fp32 weights and casts them per op
+  EXPECT_EQ(amp.kv.name, "bf16");
+  const ServeOptions fp32 = with_serving_precision(o, "fp32", false, false);
+  EXPECT_EQ(fp32.weights.name, "fp32");
+  EXPECT_EQ(fp32.kv.name, "fp32");
+  o.weights = *parse_number_format("int4");
+  o.kv = *parse_number_format("fp8");
+  const ServeOptions given = with_serving_precision(o, "bf16", true, true);
+  EXPECT_EQ(given.compute, Precision::BF16);
+  EXPECT_EQ(given.weights.name, "int4");
+  EXPECT_EQ(given.kv.name, "fp8");
+  EXPECT_EQ(with_serving_precision(o, "tf32", true, false).compute, Precision::TF32);
+  for (const char* refused : {"int8", "fp64", "fp12"}) {
+    std::string e;
+    try {
+      with_serving_precision(o, refused, false, false);
+    } catch (const UsageError& x) {
+      e = x.what();
+    }
+    EXPECT_NE(e.find("--precision"), std::string::npos) << refused << ": " << e;
+  }
+}
+
+}  // namespace
+}  // namespace ridge

@@ -244,3 +244,28 @@ def test_report_depth_is_capped_as_summarys(tmp_path):
             ridge.report("mnist", tmp_path / "x.html", depth=depth)
     with pytest.raises(ValueError, match="depth: 1000 is not an integer from 0 to 64"):
         ridge.summary("mnist", depth=1000)
+
+
+def test_precision_modes_are_the_clis(ridge_cli, tmp_path):
+    """serve(precision=) and train(precision=) read predict's precision table as the CLI's --precision does."""
+    r = ridge.serve("llama-2-7b", device="a100", prompt=128, generate=8, precision="amp-bf16")
+    cli = ridge_cli("serve", "llama-2-7b", "--device", "a100", "--prompt", "128", "--generate", "8",
+                    "--precision", "amp-bf16")
+    assert without_inputs(r.data) == without_inputs(cli)
+    assert "weights fp32, KV bf16, compute bf16" in r.data["title"]
+    kept = ridge.serve("llama-2-7b", device="a100", prompt=128, generate=8, precision="bf16", kv="fp8")
+    assert "weights bf16, KV fp8, compute bf16" in kept.data["title"]
+    t = ridge.train("llama-2-7b", device="a100", gpus=8, zero=3, seq=1024, global_batch=16, precision="amp-bf16")
+    tcli = ridge_cli("train", "llama-2-7b", "--device", "a100", "--gpus", "8", "--zero", "3", "--seq", "1024",
+                     "--global-batch", "16", "--precision", "amp-bf16")
+    assert without_inputs(t.data) == without_inputs(tcli)
+    default = ridge.train("llama-2-7b", device="a100", gpus=8, zero=3, seq=1024, global_batch=16)
+    assert t.data["memory_per_gpu_bytes"]["weights"] == 2 * default.data["memory_per_gpu_bytes"]["weights"]
+    with pytest.raises(ValueError, match="give one"):
+        ridge.train("llama-2-7b", device="a100", gpus=8, precision="bf16", compute="bf16")
+    with pytest.raises(ValueError, match="inference mode"):
+        ridge.train("llama-2-7b", device="a100", gpus=8, precision="int8")
+    with pytest.raises(ValueError, match="give one"):
+        ridge.serve("llama-2-7b", device="a100", precision="fp16", compute="fp16")
+    page = ridge.report("llama-2-7b", tmp_path / "serve.html", device="a100", serve=True, precision="amp-bf16")
+    assert "weights fp32, KV bf16, compute bf16" in open(page).read()

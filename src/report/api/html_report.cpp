@@ -533,9 +533,7 @@ HtmlReport serving_report(const ReportRequest& req) {
   if (req.devices.empty()) throw UsageError("serve: the serving report needs a device");
   const LlmConfig config = require_llm_model(req.model);
   ServeOptions so = req.serve_options;
-  const auto compute = parse_llm_compute(req.precision);
-  if (!compute) throw UsageError("--precision " + req.precision + ": --serve computes in fp16, bf16 or fp32");
-  so.compute = *compute;
+  if (!req.precision.empty()) so = with_serving_precision(so, req.precision, req.serve_weights_given, req.serve_kv_given);
   std::vector<Device> known = load_devices(req.device_dirs);
   std::vector<Device> devices;
   std::vector<ServeResult> results;
@@ -619,7 +617,7 @@ HtmlReport serving_report(const ReportRequest& req) {
 
 HtmlReport html_report(const ReportRequest& request) {
   ReportRequest req = request;
-  if (req.precision.empty()) req.precision = req.serve ? "fp16" : "fp32";
+  if (req.precision.empty() && !req.serve) req.precision = "fp32";
   check_request(req);
   return req.serve ? serving_report(req) : model_report(req);
 }

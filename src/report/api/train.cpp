@@ -107,12 +107,10 @@ Document train_report(const TrainResult& r, const LlmConfig& c, const std::optio
   }
   doc.blocks.push_back(f);
   Fields m{"memory_per_gpu_bytes", "Memory per GPU (largest pipeline stage)", {}};
-  const std::string element(dtype_name(precision_info(o.compute).dtype));
-  const bool mixed = dtype_bytes(precision_info(o.compute).dtype) < 4;
-  m.add("weights", "weights (" + element + ")", Cell::count(r.memory.weights, Unit::Byte), true);
-  m.add("gradients", "gradients (" + element + ")", Cell::count(r.memory.gradients, Unit::Byte), true);
-  m.add("optimizer", mixed ? "Adam: fp32 master + 2 moments" : "Adam: 2 fp32 moments",
-        Cell::count(r.memory.optimizer, Unit::Byte), true);
+  const TrainStateBytes kept = train_state_bytes(o);
+  m.add("weights", "weights (" + kept.weights_type + ")", Cell::count(r.memory.weights, Unit::Byte), true);
+  m.add("gradients", "gradients (" + kept.gradients_type + ")", Cell::count(r.memory.gradients, Unit::Byte), true);
+  m.add("optimizer", kept.optimizer_label, Cell::count(r.memory.optimizer, Unit::Byte), true);
   m.add("activations", "activations (in-flight micro-batches)", Cell::count(r.memory.activations, Unit::Byte), true);
   m.add("total", "total", Cell::count(r.memory.total(), Unit::Byte), true);
   m.add("device", "device memory", Cell::count(r.device_memory_bytes, Unit::Byte), true);
