@@ -286,6 +286,10 @@ struct PredictOptions {
   int bytes_per_param = 4;         ///< parameter element size for the weight update
   Optimizer optimizer = Optimizer::SGD;  ///< the weight update's step (optimizer_step)
   int64_t batch = 1;               ///< samples per iteration (for samples/s)
+  /// The device's last-level cache (L2) in bytes; with a fitted calibration, a phase that moves more than it holds
+  /// takes at least (bytes - cache) / DRAM bandwidth, whatever memory efficiency the fit found (factors above 1 come
+  /// from kernels whose operands stayed in the L2); 0: no floor. Set by predict_options from a GPU's device file.
+  Count cache_bytes = 0;
 };
 
 /// Where a prediction's numbers come from: the device's peak and bandwidth, its calibration, and overrides.

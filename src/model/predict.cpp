@@ -98,6 +98,21 @@ PhaseTime add_phases(const PhaseTime& a, const PhaseTime& b) {
 
 }  // namespace
 
+namespace {
+
+// A phase that moves more than the L2 holds takes at least its spill over DRAM bandwidth (PredictOptions::cache_bytes),
+// as llm_op_time floors LLM ops: below it, the phase is timed at the floor and memory-bound.
+void dram_floor(PhaseTime& t, const PredictOptions& opt) {
+  if (t.bytes <= opt.cache_bytes) return;
+  const double floor_s = to_double(t.bytes - opt.cache_bytes) / opt.bandwidth_bytes_per_s;
+  if (t.time_s >= floor_s) return;
+  t.memory_s = std::max(t.memory_s, floor_s);
+  t.time_s = floor_s;
+  t.bound = Bound::Memory;
+}
+
+}  // namespace
+
 PhaseTime phase_time(Count flops, Count bytes, Count bytes_written, int kernels, const Efficiency& eff,
                      const PredictOptions& opt) {
   RIDGE_ASSERT(bytes_written >= 0 && bytes_written <= bytes, "written bytes are part of the bytes moved");
@@ -158,6 +173,10 @@ Prediction predict(const std::vector<LayerWork>& layers, const PredictOptions& o
       }
       params += w.params;
     }
+    if (opt.cache_bytes > 0) {
+      dram_floor(lp.forward, opt);
+      dram_floor(lp.backward, opt);
+    }
     lp.time_s = lp.forward.time_s + lp.backward.time_s;
     lp.bound = lp.backward.time_s > lp.forward.time_s ? lp.backward.bound : lp.forward.bound;
     p.forward_s += lp.forward.time_s;
@@ -215,6 +234,8 @@ PredictOptions predict_options(const Device& d, const PredictSettings& s, std::v
   const bool fitted = o.calibration.fitted();
   o.combine = s.combine.value_or(fitted ? o.calibration.combine : Combine::Max);
   o.kernel_launch_s = s.kernel_launch_s.value_or(fitted ? d.kernel_launch_s : 0.0);
+  // A GPU's L2 is its last cache level (a CPU's L2 is not: its L3 would still serve the spill).
+  if (fitted && s.level == "dram" && d.kind == "gpu") o.cache_bytes = d.l2_bytes;
   // What the user sets wins over what a calibration fitted per class (else --combine and --launch-overhead would
   // be printed and silently not used).
   Calibration& c = o.calibration;

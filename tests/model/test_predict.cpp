@@ -390,3 +390,39 @@ TEST(PredictOptionsFromDevice, ACalibrationOfAnotherDeviceNeedsForceAndSaysSo) {
 
 }  // namespace
 }  // namespace ridge
+
+namespace ridge {
+namespace {
+
+// A fitted memory efficiency above 1 (the fit's kernels kept their operands in the L2) does not apply to traffic a
+// GPU's L2 cannot hold: a phase is timed at least at (bytes - L2) / DRAM bandwidth.
+TEST(PredictOptionsFromDevice, CalibratedPhasesSpillingPastTheL2TakeAtLeastTheirDramTime) {
+  Device gpu;
+  gpu.id = "gpu";
+  gpu.kind = "gpu";
+  gpu.peak_flops[Precision::FP16] = 100e12;
+  gpu.bandwidth_bytes_per_s["dram"] = 1e12;
+  gpu.l2_bytes = 50'000'000;
+  const std::string dir = test::temp_dir(), file = dir + "/cal.json";
+  std::ofstream(file) << R"({"format": "ridge-calibration", "version": 1, "device": "gpu", "precision": "fp16",
+    "combine": "sum", "fallback": {"ppp": 0.8, "ppp_mem": 2.0, "overhead_s": 0, "samples": 10}})";
+  PredictSettings s;
+  s.precision = Precision::FP16;
+  s.calibration = file;
+  const PredictOptions o = predict_options(gpu, s);
+  EXPECT_EQ(o.cache_bytes, 50'000'000);
+  const std::vector<LayerWork> work = {layer("small", 0, 40'000'000, "Relu"), layer("big", 0, 400'000'000, "Relu")};
+  const Prediction p = predict(work, o);
+  EXPECT_DOUBLE_EQ(p.layers[0].time_s, 40e6 / 2e12);   // inside the L2: the fitted 2x stands
+  EXPECT_DOUBLE_EQ(p.layers[1].time_s, 350e6 / 1e12);  // 350 MB past the L2 at the DRAM's 1 TB/s (the fit: 200 us)
+  EXPECT_EQ(p.layers[1].forward.bound, Bound::Memory);
+  // A CPU's L2 is not its last level; the uncalibrated bound (ppp_mem 1) needs no floor.
+  Device cpu = gpu;
+  cpu.kind = "cpu";
+  EXPECT_EQ(predict_options(cpu, s).cache_bytes, 0);
+  s.calibration = "none";
+  EXPECT_EQ(predict_options(gpu, s).cache_bytes, 0);
+}
+
+}  // namespace
+}  // namespace ridge
