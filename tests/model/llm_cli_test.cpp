@@ -259,14 +259,6 @@ TEST(LlmCli, EncoderConfigRunsEverywhereButServe) {
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
 }
 
-}  // namespace
-}  // namespace ridge
-
-namespace ridge {
-namespace {
-
-using test::run_ridge;
-
 TEST(LlmCli, ACalibrationScaledToTheDevicesMeasuredCeilingSaysSo) {
   const std::string train = "train llama-2-7b --gpus 8 --zero 3 --seq 2048 --global-batch 64 --micro-batch 1 --format json";
   auto h100 = run_ridge(train + " --device h100");
@@ -285,14 +277,6 @@ TEST(LlmCli, ACalibrationScaledToTheDevicesMeasuredCeilingSaysSo) {
   ASSERT_EQ(bound.exit_code, 0) << bound.err;
   EXPECT_EQ(bound.out.find("calibration_ceiling"), std::string::npos);
 }
-
-}  // namespace
-}  // namespace ridge
-
-namespace ridge {
-namespace {
-
-using test::run_ridge;
 
 TEST(LlmCli, PrecisionMeansWhatPredictReadsInTrainServeAndTheServingReport) {
   auto serve = run_ridge("serve llama-2-7b --device a100 --precision amp-bf16 --format json");
