@@ -377,10 +377,8 @@ PYBIND11_MODULE(_ridge, m) {
         r.options.dp = dp;
         set_formats(r.options, weights.value_or("fp16"), kv.value_or("fp16"));
         r.options.compute = precision_of(compute.value_or("fp16"), "compute");
-        if (precision) {
-          if (compute) throw UsageError("precision and compute: give one (precision sets the compute precision too)");
-          r.options = with_serving_precision(r.options, *precision, weights.has_value(), kv.has_value());
-        }
+        if (precision)
+          r.options = with_serving_precision(r.options, *precision, weights.has_value(), kv.has_value(), compute.has_value());
         r.options = with_attention(r.options, attention_choice(attention));
         r.options.grouped_experts = grouped_experts(moe);
         r.options.latent_kv = latent_kv(mla);
@@ -481,10 +479,7 @@ PYBIND11_MODULE(_ridge, m) {
         t.global_batch = global_batch.value_or(0);
         t.micro_batch = micro_batch;
         t.compute = precision_of(compute.value_or("bf16"), "compute");
-        if (precision) {
-          if (compute) throw UsageError("precision and compute: give one (precision sets the compute precision too)");
-          t = with_training_precision(t, *precision);
-        }
+        if (precision) t = with_training_precision(t, *precision, compute.has_value());
         t.token_budget = tokens.value_or(0);
         t = with_attention(t, attention_choice(attention));
         t.grouped_experts = grouped_experts(moe);

@@ -95,8 +95,10 @@ struct ServeOptions {
 /// `o` with --precision `name` as predict and summary read it (PrecisionMode): its compute precision as `compute`,
 /// and, unless given on their own (`weights_given`, `kv_given`), weights at its weight type (amp-*: fp32, autocast
 /// casting them per op) and the KV cache at its activation type. Serving computes in fp32, tf32, bf16 or fp16:
-/// int8 (weight-only quantization is --weights int8) and fp64 are ridge::UsageError naming --precision.
-ServeOptions with_serving_precision(ServeOptions o, std::string_view name, bool weights_given, bool kv_given);
+/// int8 (weight-only quantization is --weights int8) and fp64 are ridge::UsageError naming --precision, and so is
+/// `compute_given` (--compute as well: the two would disagree).
+ServeOptions with_serving_precision(ServeOptions o, std::string_view name, bool weights_given, bool kv_given,
+                                   bool compute_given = false);
 
 /// One op of one phase on one GPU. Decode ops are summed over the generate steps.
 struct ServeOp {
@@ -455,8 +457,9 @@ struct TrainStateBytes {
 };
 TrainStateBytes train_state_bytes(const TrainOptions& o);
 /// `o` with --precision `name` (a training PrecisionMode: not int8): its row for what is kept and its compute
-/// precision as `compute`. Throws ridge::UsageError naming --precision for an unknown or inference-only mode.
-TrainOptions with_training_precision(TrainOptions o, std::string_view name);
+/// precision as `compute`. Throws ridge::UsageError naming --precision for an unknown or inference-only mode, or
+/// when `compute_given` (--compute as well).
+TrainOptions with_training_precision(TrainOptions o, std::string_view name, bool compute_given = false);
 
 /// Activation memory per transformer layer in bytes (Korthikanti et al. 2022, eqs. 2-4; the "Transformer Math
 /// 101" formulas of EleutherAI quote them): no recomputation s b h (10 + 24/t + 5 a s / (h t)), selective

@@ -39,6 +39,9 @@ PrecisionMode require_precision_mode(std::string_view name, const std::string& f
 /// `mode` for a training iteration: int8 is an inference mode (no int8 gradients or optimizer are modelled);
 /// throws ridge::UsageError naming the flag and the modes that train.
 const PrecisionMode& require_training_mode(const PrecisionMode& mode, const std::string& flag = "--precision");
+/// For commands with both --precision (a mode) and --compute (its compute precision alone, train and serve): a
+/// ridge::UsageError when both are given (`compute_given`), since --precision sets the compute precision too.
+void refuse_precision_with_compute(std::string_view precision, bool compute_given);
 /// "fp32|tf32|bf16|fp16|amp-bf16|amp-fp16|fp64|int8" for help text.
 std::string precision_mode_names();
 /// What training keeps per parameter under `mode` (for estimate_memory).

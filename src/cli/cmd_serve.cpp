@@ -65,13 +65,10 @@ CLI::App* add_serve_command(CLI::App& app) {
     auto p = parse_llm_compute(o->compute);
     if (!p) throw UsageError("--compute " + o->compute + ": use fp16, bf16 or fp32");
     so.compute = *p;
-    if (o->out.cmd->get_option("--precision")->count() > 0) {
-      if (o->out.cmd->get_option("--compute")->count() > 0)
-        throw UsageError("--precision " + o->precision + " and --compute " + o->compute +
-                         ": give one (--precision sets the compute precision too)");
+    if (o->out.cmd->get_option("--precision")->count() > 0)
       so = with_serving_precision(so, o->precision, o->out.cmd->get_option("--weights")->count() > 0,
-                                  o->out.cmd->get_option("--kv")->count() > 0);
-    }
+                                  o->out.cmd->get_option("--kv")->count() > 0,
+                                  o->out.cmd->get_option("--compute")->count() > 0);
     announce_large_llm(o->m.model, "serve");
     report::ServeRequest req{o->m.model, o->m.device_name, o->m.device_dirs, o->m.calibration, so};
     report::Document doc = report::serve_report(req);

@@ -70,12 +70,8 @@ CLI::App* add_train_command(CLI::App& app) {
     auto p = parse_llm_compute(o->compute);
     if (!p) throw UsageError("--compute " + o->compute + ": use bf16, fp16 or fp32");
     o->t.compute = *p;
-    if (o->out.cmd->get_option("--precision")->count() > 0) {
-      if (o->out.cmd->get_option("--compute")->count() > 0)
-        throw UsageError("--precision " + o->precision + " and --compute " + o->compute +
-                         ": give one (--precision sets the compute precision too)");
-      o->t = with_training_precision(o->t, o->precision);
-    }
+    if (o->out.cmd->get_option("--precision")->count() > 0)
+      o->t = with_training_precision(o->t, o->precision, o->out.cmd->get_option("--compute")->count() > 0);
     if (o->out.cmd->get_option("--tokens")->count() > 0 && !(o->t.token_budget > 0))
       throw Error(fmt::format("--tokens {}: must be a positive, finite number of tokens", o->t.token_budget));
     announce_large_llm(o->m.model, "train");

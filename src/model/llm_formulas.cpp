@@ -54,7 +54,8 @@ ZeroMemory zero_model_state_bytes(Count params, int stage, int64_t dp, int64_t k
           shard(Count{k} * params, stage >= 1)};
 }
 
-TrainOptions with_training_precision(TrainOptions o, std::string_view name) {
+TrainOptions with_training_precision(TrainOptions o, std::string_view name, bool compute_given) {
+  refuse_precision_with_compute(name, compute_given);
   const PrecisionMode& mode = require_training_mode(require_precision_mode(name));
   o.precision = mode;
   o.compute = mode.compute;

@@ -205,7 +205,9 @@ std::optional<NumberFormat> parse_number_format(std::string_view name) {
   return std::nullopt;
 }
 
-ServeOptions with_serving_precision(ServeOptions o, std::string_view name, bool weights_given, bool kv_given) {
+ServeOptions with_serving_precision(ServeOptions o, std::string_view name, bool weights_given, bool kv_given,
+                                   bool compute_given) {
+  refuse_precision_with_compute(name, compute_given);
   const PrecisionMode& mode = require_precision_mode(name);
   if (mode.compute == Precision::INT8 || mode.compute == Precision::FP64)
     throw UsageError(fmt::format("--precision {}: serving computes in fp32, tf32, bf16 or fp16 (amp-* too); weight-only "

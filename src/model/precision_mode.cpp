@@ -65,6 +65,12 @@ const PrecisionMode& require_training_mode(const PrecisionMode& mode, const std:
   return mode;
 }
 
+void refuse_precision_with_compute(std::string_view precision, bool compute_given) {
+  if (compute_given)
+    throw UsageError(fmt::format("--precision {} and --compute: give one (--precision sets the compute precision too)",
+                                 precision));
+}
+
 ParamStorage param_storage(const PrecisionMode& mode) {
   return {mode.weight_bytes, mode.gradient_bytes, mode.master_bytes, mode.optimizer_state_bytes};
 }
