@@ -91,6 +91,7 @@ struct ServeOptions {
   std::optional<Calibration> calibration;  ///< fitted per-class factors (llm_op_time); nullopt: roofline upper bound
   bool calibration_disabled = false;       ///< --calibration none: no calibration by choice (the notes say so)
   std::optional<AllReduceFit> tp_allreduce;  ///< measured all-reduce fit of tp GPUs in one node; nullopt: data sheet
+  std::string bound_note;                  ///< uncalibrated: measured_ceiling_note of the device (with_llm_calibration)
 };
 /// `o` with --precision `name` as predict and summary read it (PrecisionMode): its compute precision as `compute`,
 /// and, unless given on their own (`weights_given`, `kv_given`), weights at its weight type (amp-*: fp32, autocast
@@ -209,6 +210,7 @@ struct TrainOptions {
   std::optional<Calibration> calibration;  ///< fitted per-class factors (llm_op_time); nullopt: roofline upper bound
   bool calibration_disabled = false;       ///< --calibration none: no calibration by choice (the notes say so)
   std::optional<AllReduceFit> tp_allreduce;  ///< measured all-reduce fit of tp GPUs in one node; nullopt: data sheet
+  std::string bound_note;                  ///< uncalibrated: measured_ceiling_note of the device (with_llm_calibration)
 };
 
 /// One op of the tensor-parallel shard's graph through one micro-batch on one GPU (all layers, before the pipeline
@@ -380,6 +382,7 @@ Options with_llm_calibration(const Device& d, Options o, const std::string& whic
   o.calibration = std::move(chosen.calibration);
   o.calibration_disabled = which == "none";
   o.tp_allreduce = std::move(chosen.tp_allreduce);
+  o.bound_note = o.calibration ? "" : measured_ceiling_note(d, o.compute);
   o.attention_efficiency.reset();
   if (o.calibration && o.fused_attention) o.attention_efficiency = builtin_attention_efficiency(o.attention_kernel, d.id);
   return o;

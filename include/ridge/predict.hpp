@@ -226,6 +226,10 @@ std::vector<std::string> check_calibration_applies(const Calibration& cal, const
 /// that are not fitted, record no best rate, or stayed below the ceiling. Returns, and records in cal.ceiling_note,
 /// one line saying what was scaled; "" when nothing was.
 std::string cap_at_achieved_flops(Calibration& cal, const Device& d, Precision p);
+/// Beside an uncalibrated upper bound: how far below the data-sheet peak at `p` the best matmul measured on `d` runs
+/// (Device::achieved_fraction), so that the bound's distance from what the GPU sustains is stated where it is shown;
+/// "" when the device file has no measured ceiling at `p`.
+std::string measured_ceiling_note(const Device& d, Precision p);
 
 /// What a measurement or profile is expected to be of; empty fields / 0 are not checked.
 struct RunIdentity {

@@ -135,6 +135,17 @@ std::string cap_at_achieved_flops(Calibration& cal, const Device& d, Precision p
   return cal.ceiling_note;
 }
 
+std::string measured_ceiling_note(const Device& d, Precision p) {
+  const std::optional<double> fraction = d.achieved_fraction(p);
+  if (!fraction) return "";
+  const double peak = d.require_peak(p);
+  // fp16 and bf16 stand in for each other (achieved_fraction): say which one was measured.
+  const std::string at = d.achieved_flops.count(p) ? "" : p == Precision::FP16 ? " in bf16" : " in fp16";
+  return fmt::format("the upper bound runs at {}'s data-sheet {} peak ({:.1f} TFLOP/s); the best matmul measured on it{} "
+                     "sustains {:.1f} % of that ({:.1f} TFLOP/s; device file, achieved.flops)",
+                     d.id, precision_info(p).name, peak / 1e12, at, 100 * *fraction, *fraction * peak / 1e12);
+}
+
 std::vector<std::string> check_run_matches(const std::string& file, const RunIdentity& run, const RunIdentity& expected,
                                            bool force) {
   std::vector<std::string> overridden;

@@ -276,6 +276,13 @@ TEST(LlmCli, ACalibrationScaledToTheDevicesMeasuredCeilingSaysSo) {
   auto bound = run_ridge("predict resnet50 --device h100 --batch 64 --precision amp-bf16 --calibration none --format json");
   ASSERT_EQ(bound.exit_code, 0) << bound.err;
   EXPECT_EQ(bound.out.find("calibration_ceiling"), std::string::npos);
+  // An uncalibrated bound on a GPU with a measured ceiling says how far below the peak that ceiling is.
+  auto mi300x = run_ridge("predict resnet50 --device mi300x --batch 8 --precision bf16 --format json");
+  ASSERT_EQ(mi300x.exit_code, 0) << mi300x.err;
+  EXPECT_NE(mi300x.out.find("sustains 51.1 % of that"), std::string::npos);
+  auto b200 = run_ridge("serve llama-2-7b --device b200 --format json");
+  ASSERT_EQ(b200.exit_code, 0) << b200.err;
+  EXPECT_NE(b200.out.find("sustains 77.6 % of that"), std::string::npos);
 }
 
 TEST(LlmCli, PrecisionMeansWhatPredictReadsInTrainServeAndTheServingReport) {

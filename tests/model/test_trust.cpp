@@ -326,6 +326,13 @@ TEST(MeasuredCeiling, NothingChangesBelowTheCeilingWithoutOneOrForUnfittedFactor
   EXPECT_DOUBLE_EQ(bound.fallback.ppp, 1.0);
 }
 
+TEST(MeasuredCeiling, AnUpperBoundSaysHowFarBelowThePeakTheBestMeasuredMatmulRuns) {
+  const std::string note = measured_ceiling_note(ceiling_gpu(), Precision::FP16);
+  for (const char* part : {"gpu-x", "fp16 peak (1000.0 TFLOP/s)", "80.0 %", "800.0 TFLOP/s"})
+    EXPECT_NE(note.find(part), std::string::npos) << part << " in: " << note;
+  EXPECT_EQ(measured_ceiling_note(ceiling_gpu(), Precision::TF32), "");  // none measured at tf32
+}
+
 TEST(MeasuredCeiling, BestMeasuredRateIsRecordedByTheFitAndRoundTrips) {
   std::vector<Sample> samples;
   for (int i = 1; i <= 4; ++i)

@@ -38,7 +38,7 @@ struct Context {
   std::vector<Device> devices{};
   std::vector<Prediction> predictions{};  // one per device
   std::vector<std::vector<std::string>> calibration_flags{};  // per device: its calibration's sanity flags
-  std::vector<std::string> calibration_ceilings{};  // per device: what its measured ceiling capped ("" when nothing)
+  std::vector<std::string> calibration_ceilings{};  // per device: its measured ceiling's note, scaled fit or bound ("")
   std::vector<LayerWork> work{};
   std::optional<ModelMeasurement> measured{};
   std::string scenario{};  // "resnet50, batch 8, amp-bf16, training"
@@ -487,7 +487,8 @@ HtmlReport model_report(const ReportRequest& req) {
         predict_options(d, settings_for(load.batch, mode, req.train, *parse_optimizer(req.optimizer)));
     c.predictions.push_back(predict(c.work, options));
     c.calibration_flags.push_back(calibration_flags(options.calibration));
-    c.calibration_ceilings.push_back(options.calibration.ceiling_note);
+    c.calibration_ceilings.push_back(options.calibration.fitted() ? options.calibration.ceiling_note
+                                                                  : measured_ceiling_note(d, mode.compute));
   }
   if (req.end_to_end && !req.measure) throw UsageError("end-to-end: needs measure (--measure)");
   if (req.measure) measure_on_cpu(c);
@@ -579,8 +580,8 @@ HtmlReport serving_report(const ReportRequest& req) {
         !a.empty())
       data.sections.back().paragraphs.push_back(devices.size() > 1 ? devices[d].id + ": " + a : a);
   for (const ServeResult& r : results)
-    if (r.options.calibration && !r.options.calibration->ceiling_note.empty())
-      data.sections.back().paragraphs.push_back(r.options.calibration->ceiling_note);
+    if (const std::string& n = r.options.calibration ? r.options.calibration->ceiling_note : r.options.bound_note; !n.empty())
+      data.sections.back().paragraphs.push_back(n);
   if (const std::string m = moe_experts_note(config.moe(), so.grouped_experts); !m.empty())
     data.sections.back().paragraphs.push_back(m);
   for (const std::string& n : {data_parallel_note(results[0]),

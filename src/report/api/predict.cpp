@@ -187,6 +187,8 @@ Document predict_report(const PredictRequest& a) {
   doc.extra["flags"] = flags;
   doc.extra["precision"] = std::string(mode.name);
   for (const std::string& f : forced) doc.notes.push_back(f);
+  if (p.kind == TimeKind::UpperBound)
+    if (const std::string n = measured_ceiling_note(d, mode.compute); !n.empty()) doc.notes.push_back(n);
   if (p.uncosted_layers > 0)
     doc.notes.push_back(fmt::format("{} layer(s) could not be costed: the predicted time excludes them", p.uncosted_layers));
 
