@@ -96,10 +96,6 @@ PhaseTime add_phases(const PhaseTime& a, const PhaseTime& b) {
   return t;
 }
 
-}  // namespace
-
-namespace {
-
 // A phase that moves more than the L2 holds takes at least its spill over DRAM bandwidth (PredictOptions::cache_bytes),
 // as llm_op_time floors LLM ops: below it, the phase is timed at the floor and memory-bound.
 void dram_floor(PhaseTime& t, const PredictOptions& opt) {
@@ -200,10 +196,6 @@ Prediction predict(const std::vector<LayerWork>& layers, const PredictOptions& o
 }  // namespace ridge
 
 namespace ridge {
-
-namespace {
-
-}  // namespace
 
 PredictOptions predict_options(const Device& d, const PredictSettings& s, std::vector<std::string>* forced) {
   PredictOptions o;
