@@ -108,6 +108,12 @@ TEST_F(CliModel, PredictAndRooflineOnZooModels) {
   EXPECT_NEAR(r["devices"][0]["ridge_flop_per_byte"].get<double>(), 17.44, 0.01);
   EXPECT_NEAR(r["devices"][1]["ridge_flop_per_byte"].get<double>(), 12.54, 0.01);
   for (const auto& m : r["models"]) EXPECT_TRUE(m["bound"] == "compute" || m["bound"] == "memory");
+  // Beside each peak, the device file's measured ceiling at that precision where it has one.
+  const json h = run_json("roofline resnet18 --device h100 --device v100 --device a100 --precision fp16 --summary");
+  ASSERT_EQ(h["devices"].size(), 3u);
+  EXPECT_NEAR(h["devices"][0]["achieved_flop_per_s"].get<double>(), 7.945e14, 1e3);  // measured in bf16: same cores
+  EXPECT_TRUE(h["devices"][1]["achieved_flop_per_s"].is_null());                      // v100: none measured
+  EXPECT_NEAR(h["devices"][2]["achieved_flop_per_s"].get<double>(), 2.712e14, 1e3);
 }
 
 TEST_F(CliModel, RooflineShowsAchievedFractionFromAMeasurement) {

@@ -70,7 +70,8 @@ RooflineResult roofline_report(const RooflineRequest& a) {
   doc.title = fmt::format("Roofline at batch {} ({}, {} bandwidth)", load.batch, a.precision, a.level);
   Table devs{"devices", "Devices", {{"device", "device", Unit::None}, {"peak_flop_per_s", "peak", Unit::FlopPerSecond},
                                    {"bandwidth_bytes_per_s", "bandwidth", Unit::BytePerSecond},
-                                   {"ridge_flop_per_byte", "ridge point", Unit::FlopPerByte}}, {}, {}};
+                                   {"ridge_flop_per_byte", "ridge point", Unit::FlopPerByte},
+                                   {"achieved_flop_per_s", "best measured matmul", Unit::FlopPerSecond}}, {}, {}};
   Table models{"models", "Models", {{"model", "model", Unit::None}, {"device", "device", Unit::None}}, {}, {}};
   Table layers{"layers", "Layers", {{"model", "model", Unit::None}, {"device", "device", Unit::None},
                                    {"layer", "layer", Unit::None}, {"op", "op", Unit::None}}, {}, {}};
@@ -78,8 +79,11 @@ RooflineResult roofline_report(const RooflineRequest& a) {
     for (const auto& c : point_columns()) t->columns.push_back(c);
   for (const Device& d : devices) {
     const double peak = d.require_peak(*precision), bw = d.bandwidth(a.level);
+    // The device file's measured ceiling at this precision (achieved.flops), beside the data-sheet peak.
+    const std::optional<double> achieved = d.achieved_fraction(*precision);
     devs.add_row({Cell::text(d.id), Cell::real(peak, Unit::FlopPerSecond), Cell::real(bw, Unit::BytePerSecond),
-                  Cell::real(ridge_point(peak, bw), Unit::FlopPerByte)});
+                  Cell::real(ridge_point(peak, bw), Unit::FlopPerByte),
+                  achieved ? Cell::real(*achieved * peak, Unit::FlopPerSecond) : Cell::empty()});
   }
   // One roofline chart per device: model points, and layer points unless --summary.
   std::map<std::string, std::vector<chart::RoofPoint>> points;
