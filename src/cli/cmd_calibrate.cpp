@@ -80,6 +80,18 @@ report::Table op_error_table(const std::string& key, const std::string& title, c
   return t;
 }
 
+// The fit's fastest measurement, and what predictions on `d` at `p` make of it when it is above the device's
+// measured ceiling (cap_at_achieved_flops scales the compute factors then): a summary field and a note.
+void describe_best_measured(const Calibration& cal, const std::string& file, const Device& d, Precision p,
+                            report::Fields& f, report::Document& doc) {
+  if (!cal.best_measured_flop_per_s) return;
+  f.add("best_measured_flop_per_s", "fastest measurement", Cell::real(*cal.best_measured_flop_per_s, Unit::FlopPerSecond));
+  Calibration applied = cal;
+  applied.file = file;
+  if (const std::string note = cap_at_achieved_flops(applied, d, p); !note.empty())
+    doc.notes.push_back("predictions will scale this fit: " + note);
+}
+
 // `ridge calibrate PROFILE.csv...`: Vidur per-operator profiles of an LLM layer (docs/llm.md).
 void run_llm(const CalibrateArgs& a) {
   std::vector<LlmOpMeasurement> ms;
@@ -160,6 +172,7 @@ void run_llm(const CalibrateArgs& a) {
     doc.title = fmt::format("LLM operator calibration on {} ({}) from {} measured operator(s)", d.id,
                             precision_info(p).name, fit_on.size());
     f.add("fitted_on", "measured operators fitted on", Cell::count(static_cast<Count>(fit_on.size())));
+    describe_best_measured(cal, a.output, d, p, f, doc);
     f.add("in_sample.median_abs_error", "in-sample median |error|", Cell::real(100 * in.all.median, Unit::Percent));
     f.add("in_sample.p90_abs_error", "in-sample p90 |error|", Cell::real(100 * in.all.p90, Unit::Percent));
     doc.extra["median_abs_error"] = in.all.median;
@@ -249,6 +262,7 @@ void run(const CalibrateArgs& a) {
   add_stats(f, "before", "before (PPP 1, device launch overhead):", check.before);
   add_stats(f, "after", "after (in-sample):", check.after);
   f.add("output", "calibration file", Cell::text(a.output));
+  describe_best_measured(cal, a.output, d, *precision, f, doc);
   if (cal.leave_one_out_error)
     f.add("leave_one_out_error", "leave-one-model-out median end-to-end error",
           Cell::real(100 * *cal.leave_one_out_error, Unit::Percent));

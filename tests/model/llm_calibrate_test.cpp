@@ -279,5 +279,24 @@ TEST(LlmCalibrate, VidurProfilesInPlace) {
   }
 }
 
+// `ridge calibrate` says how fast its fastest measurement ran and, where that is above the device's measured
+// matmul ceiling, that predictions will scale the fit (Vidur's H100 GEMMs at 867 TFLOP/s; its A100 ones stay below).
+TEST(LlmCalibrate, TheFitSaysWhenItsMeasurementsRanAboveTheDevicesCeiling) {
+  RIDGE_REQUIRE_SHARED();
+  const std::string dir = test::shared_dir() + "/reference/measured/vidur/", out = test::temp_dir();
+  auto h100 = test::run_ridge("calibrate " + dir + "h100_Llama-2-7b-hf_mlp.csv --device h100-sxm --output " + out +
+                              "/h.json --format json");
+  ASSERT_EQ(h100.exit_code, 0) << h100.err;
+  const auto j = nlohmann::json::parse(h100.out);
+  EXPECT_NEAR(j["summary"]["best_measured_flop_per_s"].get<double>(), 8.6706e14, 1e11);
+  EXPECT_NE(j["notes"].dump().find("predictions will scale this fit: h.json"), std::string::npos) << j["notes"];
+  EXPECT_NEAR(nlohmann::json::parse(test::slurp(out + "/h.json"))["best_measured_flop_per_s"].get<double>(), 8.6706e14,
+              1e11);
+  auto a100 = test::run_ridge("calibrate " + dir + "a100_Llama-2-7b-hf_mlp.csv --device a100-sxm4-80gb --output " + out +
+                              "/a.json --format json");
+  ASSERT_EQ(a100.exit_code, 0) << a100.err;
+  EXPECT_EQ(a100.out.find("predictions will scale"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace ridge
