@@ -144,6 +144,9 @@ struct Calibration {
   /// The fastest FLOP/s among the measurements fitted (flops / time of the best one; unset for hand-set factors
   /// and files fitted before it was recorded): compared with the device's measured ceiling by cap_at_achieved_flops.
   std::optional<double> best_measured_flop_per_s;
+  /// The same as a fraction of the peak the fit was made against: what cap_at_achieved_flops compares with a device's
+  /// measured ceiling, so that boards of one family with other peaks (H100 SXM and PCIe) compare like with like.
+  std::optional<double> best_measured_of_peak;
   std::string ceiling_note;                     ///< what cap_at_achieved_flops lowered ("" when nothing)
 
   /// The factors fitted for `op_class`: its own, else those of its kernel family (kernel_family_of_op_class),
@@ -218,10 +221,10 @@ std::vector<std::string> check_calibration_applies(const Calibration& cal, const
                                                    std::string_view hint = "use --force to apply it anyway",
                                                    std::string_view scope = "");
 /// Brings a calibration fitted on measurements that ran faster than the device sustains down to it: when
-/// cal.best_measured_flop_per_s is above the device's measured ceiling at precision `p` (its achieved.flops; fp16 and
-/// bf16 stand in for each other), every tensor-pipe compute factor (ppp of each class, the fallback and the
-/// GEMM-shape table; not classes timed on the vector pipe, nor factors fitted to infinity) is scaled by ceiling /
-/// best: short per-operator profiles can run at burst clocks that a long run does not hold, and the ratio of the
+/// cal.best_measured_of_peak is above the device's measured ceiling at precision `p` as a fraction of its peak (its
+/// achieved.flops; fp16 and bf16 stand in for each other), every tensor-pipe compute factor (ppp of each class, the
+/// fallback and the GEMM-shape table; not classes timed on the vector pipe, nor factors fitted to infinity) is
+/// scaled by ceiling / best: short per-operator profiles can run at burst clocks that a long run does not hold, and the ratio of the
 /// two best matmuls is that clock ratio (docs/model.md, "Measured ceilings"). Nothing changes for calibrations
 /// that are not fitted, record no best rate, or stayed below the ceiling. Returns, and records in cal.ceiling_note,
 /// one line saying what was scaled; "" when nothing was.

@@ -261,6 +261,7 @@ Calibration calibrate(const std::vector<Sample>& samples, double peak_flop_per_s
   for (const Sample& s : samples)
     if (s.flops > 0 && s.time_s > 0)
       c.best_measured_flop_per_s = std::max(c.best_measured_flop_per_s.value_or(0), to_double(s.flops) / s.time_s);
+  if (c.best_measured_flop_per_s) c.best_measured_of_peak = *c.best_measured_flop_per_s / peak_flop_per_s;
   c.fallback = fit(all, peak_flop_per_s, bandwidth_bytes_per_s, pipes);
   for (const auto& [cls, members] : by_class)
     if (static_cast<int>(members.size()) >= min_samples)
@@ -452,6 +453,7 @@ json calibration_to_json(const Calibration& c) {
           {"leave_one_out_error", c.leave_one_out_error ? json(*c.leave_one_out_error) : json(nullptr)}};
   if (!c.scope.empty()) j["scope"] = c.scope;
   if (c.best_measured_flop_per_s) j["best_measured_flop_per_s"] = *c.best_measured_flop_per_s;
+  if (c.best_measured_of_peak) j["best_measured_of_peak"] = *c.best_measured_of_peak;
   if (!c.gemm_shapes.empty()) {
     const GemmShapeTable& t = c.gemm_shapes;
     json rows = json::array();
@@ -515,11 +517,13 @@ Calibration calibration_from_json(const json& j, const std::string& origin) {
   }
   if (j.contains("leave_one_out_error") && j["leave_one_out_error"].is_number())
     c.leave_one_out_error = j["leave_one_out_error"].get<double>();
-  if (j.contains("best_measured_flop_per_s")) {
-    const json& v = j["best_measured_flop_per_s"];
+  for (const auto& [key, field, unit] : {std::tuple{"best_measured_flop_per_s", &c.best_measured_flop_per_s, "FLOP/s"},
+                                         std::tuple{"best_measured_of_peak", &c.best_measured_of_peak, "a fraction"}}) {
+    if (!j.contains(key)) continue;
+    const json& v = j[key];
     if (!v.is_number() || !(v.get<double>() > 0) || !std::isfinite(v.get<double>()))
-      throw Error(origin + ": best_measured_flop_per_s: expected a positive number (FLOP/s)");
-    c.best_measured_flop_per_s = v.get<double>();
+      throw Error(fmt::format("{}: {}: expected a positive number ({})", origin, key, unit));
+    *field = v.get<double>();
   }
   if (!j.contains("fallback")) throw Error(origin + ": fallback: missing");
   c.fallback = efficiency_from_json(j["fallback"], origin + ": fallback");

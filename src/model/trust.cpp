@@ -116,22 +116,24 @@ std::vector<std::string> check_calibration_applies(const Calibration& cal, const
 
 std::string cap_at_achieved_flops(Calibration& cal, const Device& d, Precision p) {
   const std::optional<double> fraction = d.achieved_fraction(p);
-  if (!cal.fitted() || !cal.best_measured_flop_per_s || !fraction) return "";
-  const double ceiling = *fraction * d.require_peak(p), best = *cal.best_measured_flop_per_s;
-  if (best <= ceiling) return "";
-  const double scale = ceiling / best;
+  if (!cal.fitted() || !cal.best_measured_of_peak || !fraction) return "";
+  const double best = *cal.best_measured_of_peak;
+  if (best <= *fraction) return "";
+  const double scale = *fraction / best, ceiling = *fraction * d.require_peak(p);
   auto lower = [&](double& ppp) {
     if (std::isfinite(ppp)) ppp *= scale;
   };
   for (Efficiency* e : cal.all_factors())
     if (!e->vector_pipe) lower(e->ppp);
   for (double& x : cal.gemm_shapes.ppp) lower(x);
+  const std::string rate =
+      cal.best_measured_flop_per_s ? fmt::format(" ({:.1f} TFLOP/s)", *cal.best_measured_flop_per_s / 1e12) : "";
   cal.ceiling_note = fmt::format(
-      "{}: its measured operators ran at up to {:.1f} TFLOP/s, above the {:.1f} TFLOP/s that {}'s best matmul sustains "
-      "(device file, achieved.flops): measured faster than this GPU sustains (burst clocks, or a faster board of the "
-      "family), so its compute factors are scaled by {:.3f}",
-      cal.file.empty() ? "calibration" : std::filesystem::path(cal.file).filename().string(), best / 1e12,
-      ceiling / 1e12, d.id, scale);
+      "{}: its measured operators ran at up to {:.1f} % of their peak{}, above the {:.1f} % ({:.1f} TFLOP/s) that {}'s "
+      "best matmul sustains (device file, achieved.flops): measured faster than this GPU sustains (burst clocks, or a "
+      "faster board of the family), so its compute factors are scaled by {:.3f}",
+      cal.file.empty() ? "calibration" : std::filesystem::path(cal.file).filename().string(), 100 * best, rate,
+      100 * *fraction, ceiling / 1e12, d.id, scale);
   return cal.ceiling_note;
 }
 

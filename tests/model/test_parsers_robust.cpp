@@ -49,9 +49,9 @@ TEST(ParsersRobust, MeasurementFiles) {
 TEST(ParsersRobust, CalibrationFiles) {
   const std::string seed = R"({"format": "ridge-calibration", "version": 1, "device": "machine", "precision": "fp32",
     "combine": "sum", "fallback": {"ppp": 0.5, "ppp_mem": null, "overhead_s": 1e-6, "samples": 3},
-    "classes": {"Conv": {"ppp": 0.6, "ppp_mem": 0.7, "samples": 4}}, "best_measured_flop_per_s": 2e12,
+    "classes": {"Conv": {"ppp": 0.6, "ppp_mem": 0.7, "samples": 4}}, "best_measured_flop_per_s": 2e12, "best_measured_of_peak": 1.0,
     "gemm_shapes": {"log2_mn": [10, 20], "log2_k": [8], "ppp": [[0.5], [0.9]], "samples": [3, 3]}})";
-  Device gpu;  // a ceiling of 1.2e12 of a 2e12 peak: the seed's best (2e12) is scaled
+  Device gpu;  // a ceiling of 1.2e12 of a 2e12 peak: the seed's best (all of its peak) is scaled
   gpu.id = "gpu";
   gpu.peak_flops = {{Precision::FP32, 2e12}};
   gpu.achieved_flops = {{Precision::FP32, 1.2e12}};

@@ -275,6 +275,7 @@ Calibration fitted_at(double best) {
   Calibration c;
   c.file = "/data/fit.json";
   c.best_measured_flop_per_s = best;
+  c.best_measured_of_peak = best / 1e15;  // fitted against ceiling_gpu's 1,000 TFLOP/s
   c.fallback = {0.9, 0.6, 2e-6, 10};
   c.by_class["gemm"] = {0.88, 1.0, 5e-6, 40};
   c.by_class["normalization"] = {0.5, 0.4, 2e-6, 8};
@@ -306,7 +307,8 @@ TEST(MeasuredCeiling, FitsAboveTheCeilingAreScaledByTheRatioOfTheBestMatmuls) {
   EXPECT_DOUBLE_EQ(c.by_class["gemm"].ppp_mem, 1.0);       // memory and overhead untouched
   EXPECT_DOUBLE_EQ(*c.by_class["gemm"].overhead_s, 5e-6);
   EXPECT_EQ(note, c.ceiling_note);
-  for (const char* part : {"fit.json", "1000.0 TFLOP/s", "800.0 TFLOP/s", "gpu-x", "0.800", "faster than this GPU sustains"})
+  for (const char* part : {"fit.json", "100.0 % of their peak (1000.0 TFLOP/s)", "80.0 % (800.0 TFLOP/s)", "gpu-x", "0.800",
+                           "faster than this GPU sustains"})
     EXPECT_NE(note.find(part), std::string::npos) << part << " in: " << note;
 }
 
@@ -318,10 +320,10 @@ TEST(MeasuredCeiling, NothingChangesBelowTheCeilingWithoutOneOrForUnfittedFactor
   EXPECT_EQ(c.ceiling_note, "");
   c = fitted_at(1e15);
   EXPECT_EQ(cap_at_achieved_flops(c, ceiling_gpu(), Precision::TF32), "");  // no tf32 ceiling measured
-  c.best_measured_flop_per_s.reset();  // a file fitted before the best rate was recorded
+  c.best_measured_of_peak.reset();  // a file fitted before the best rate was recorded
   EXPECT_EQ(cap_at_achieved_flops(c, ceiling_gpu(), Precision::BF16), "");
   Calibration bound;  // the roofline bound (ppp 1) and hand-set factors are what they say
-  bound.best_measured_flop_per_s = 1e15;
+  bound.best_measured_of_peak = 1.0;
   EXPECT_EQ(cap_at_achieved_flops(bound, ceiling_gpu(), Precision::BF16), "");
   EXPECT_DOUBLE_EQ(bound.fallback.ppp, 1.0);
 }
@@ -340,8 +342,10 @@ TEST(MeasuredCeiling, BestMeasuredRateIsRecordedByTheFitAndRoundTrips) {
   const Calibration c = calibrate(samples, 1e15, 3e12);
   ASSERT_TRUE(c.best_measured_flop_per_s);
   EXPECT_DOUBLE_EQ(*c.best_measured_flop_per_s, 1e9 / 1e-5);  // the first: 1 GFLOP in 10 us
+  EXPECT_DOUBLE_EQ(*c.best_measured_of_peak, 1e14 / 1e15);    // of the peak it was fitted against
   const Calibration back = calibration_from_json(calibration_to_json(c), "c.json");
   EXPECT_DOUBLE_EQ(*back.best_measured_flop_per_s, *c.best_measured_flop_per_s);
+  EXPECT_DOUBLE_EQ(*back.best_measured_of_peak, *c.best_measured_of_peak);
   nlohmann::json bad = calibration_to_json(c);
   bad["best_measured_flop_per_s"] = -1;
   test::expect_one_line_error([&] { calibration_from_json(bad, "c.json"); }, "c.json", "best_measured_flop_per_s: expected a positive number",
@@ -355,9 +359,15 @@ TEST(MeasuredCeiling, ShippedH100FitIsBroughtToTheH100sBestMatmulAndTheA100sIsNo
   ASSERT_TRUE(h100);
   EXPECT_NE(h100->ceiling_note.find("794.5 TFLOP/s"), std::string::npos) << h100->ceiling_note;
   const auto raw = builtin_llm_calibration("h100-sxm", Precision::BF16);
-  ASSERT_TRUE(raw && raw->best_measured_flop_per_s);
+  ASSERT_TRUE(raw && raw->best_measured_flop_per_s && raw->best_measured_of_peak);
   EXPECT_NEAR(h100->by_class.at("gemm").ppp / raw->by_class.at("gemm").ppp, 7.945e14 / *raw->best_measured_flop_per_s,
-              1e-12);
+              1e-12);  // the fit's device is the H100's: its peak cancels
+  // Another board of the family with another peak compares fractions: 80 % of a 756 TFLOP/s peak measured.
+  Device pcie = find_device(devices, "h100-pcie");
+  pcie.achieved_flops[Precision::BF16] = 0.8 * *pcie.peak(Precision::BF16);
+  Calibration on_pcie = *raw;
+  cap_at_achieved_flops(on_pcie, pcie, Precision::BF16);
+  EXPECT_NEAR(on_pcie.by_class.at("gemm").ppp / raw->by_class.at("gemm").ppp, 0.8 / *raw->best_measured_of_peak, 1e-12);
   // The A100's measured operators stayed below its 271.2 TFLOP/s: nothing changes.
   const auto a100 = llm_calibration(find_device(devices, "a100-sxm4-80gb"), Precision::FP16, "builtin");
   ASSERT_TRUE(a100);
