@@ -449,12 +449,13 @@ struct ZeroMemory {
 ZeroMemory zero_model_state_bytes(Count params, int stage, int64_t dp, int64_t k = 12, int64_t weight_bytes = 2,
                                   int64_t gradient_bytes = 2);
 
-/// Bytes per parameter (and per activation element) a training run keeps, from TrainOptions: with `precision`,
+/// Bytes per parameter (and the activations' type) a training run keeps, from TrainOptions: with `precision`,
 /// its PrecisionMode row (Adam: master copy + 2 states); without, Megatron/DeepSpeed mixed precision at `compute`:
 /// weights and gradients at the compute type, fp32 master + 2 moments (K = 12), or with fp32 compute 2 fp32 moments
 /// (K = 8, the weights are the master).
 struct TrainStateBytes {
-  int64_t weights = 2, gradients = 2, optimizer = 12, allreduce = 2, activations = 2;
+  int64_t weights = 2, gradients = 2, optimizer = 12, allreduce = 2;
+  DType activations = DType::BF16;           ///< the activations' element type
   std::string weights_type, gradients_type;  ///< "bf16", "fp32", ...
   std::string optimizer_label;               ///< "Adam: fp32 master + 2 moments", ...
 };

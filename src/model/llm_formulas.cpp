@@ -68,7 +68,7 @@ TrainStateBytes train_state_bytes(const TrainOptions& o) {
     const PrecisionMode& m = *o.precision;
     b.weights = m.weight_bytes, b.gradients = m.gradient_bytes, b.allreduce = m.allreduce_bytes;
     b.optimizer = m.master_bytes + 2 * m.optimizer_state_bytes;  // Adam: two states
-    b.activations = m.activation_bytes;
+    b.activations = m.activation_dtype;
     auto type = [](int bytes, DType half) { return std::string(dtype_name(bytes >= 4 ? DType::F32 : half)); };
     b.weights_type = type(m.weight_bytes, m.activation_dtype);
     b.gradients_type = type(m.gradient_bytes, m.activation_dtype);
@@ -79,7 +79,8 @@ TrainStateBytes train_state_bytes(const TrainOptions& o) {
   }
   const DType act = precision_info(o.compute).dtype;
   const int64_t e = dtype_bytes(act);
-  b.weights = b.gradients = b.allreduce = b.activations = e;
+  b.weights = b.gradients = b.allreduce = e;
+  b.activations = act;
   b.optimizer = e >= 4 ? 8 : 12;
   b.weights_type = b.gradients_type = std::string(dtype_name(act));
   b.optimizer_label = e >= 4 ? "Adam: 2 fp32 moments" : "Adam: fp32 master + 2 moments";

@@ -297,7 +297,7 @@ StageMemory stage_memory(const LlmConfig& c, const TrainOptions& o) {
         stage_activations += hybrid_activation_bytes(c, l, o, stored_activations(o));
     else
       stage_activations = per_layer * (sp.layers - sp.sparse_layers) + per_moe_layer * sp.sparse_layers;
-    mem.activations = stage_activations * std::min<int64_t>(p - stage, m) * bytes.activations / 2;
+    mem.activations = stage_activations * std::min<int64_t>(p - stage, m) * dtype_bytes(bytes.activations) / 2;
     // The interleaved schedule's first stage holds activations for more micro-batches: x (1 + (p - 1) / (p v))
     // (Korthikanti et al. 2022, sec. 4.2.3; Megatron-LM's theoretical_memory_usage.py, its interleaved penalty).
     if (o.interleave > 1) {
@@ -344,7 +344,8 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
   const int64_t stage_layers = ceil_div(c.num_layers, int64_t{o.pp});  // the largest stage sets the pace
   const LlmConfig shard = tensor_parallel_shard(c, o.tp);
   const double peak = d.require_peak(o.compute, "--compute"), bw = d.dram_bandwidth();
-  const DType act = o.precision ? o.precision->activation_dtype : precision_info(o.compute).dtype;
+  const TrainStateBytes kept = train_state_bytes(o);  // what --precision / --compute keep, and the activation type
+  const DType act = kept.activations;
   const int64_t m = micro_batches(o), p = o.pp, L = c.num_layers;
   // Context parallelism: each of cp GPUs holds seq / cp tokens of a sequence. Every op but the attention core runs
   // on its own tokens; the core runs as a ring (Liu et al. 2023, Megatron-LM's context parallelism): cp blocks of
@@ -511,9 +512,8 @@ TrainResult analyze_training(const LlmConfig& c, const Device& d, const TrainOpt
     // Dense gradients over all of dp x cp (context-parallel ranks hold the same weights and see other tokens);
     // with --ep, each expert shard's over the dp cp / ep ranks that hold it.
     const Count expert_psi = o.ep > 1 ? sm.expert_psi : 0;
-    const int64_t g = train_state_bytes(o).allreduce;  // bytes per gradient element the all-reduce moves
-    double t = dp_allreduce_time_s(g * (psi - expert_psi), d, o, o.dp * o.cp) +
-               dp_allreduce_time_s(g * expert_psi, d, o, o.dp * o.cp / o.ep, o.ep);
+    double t = dp_allreduce_time_s(kept.allreduce * (psi - expert_psi), d, o, o.dp * o.cp) +
+               dp_allreduce_time_s(kept.allreduce * expert_psi, d, o, o.dp * o.cp / o.ep, o.ep);
     if (o.zero >= 3) {
       // ZeRO-3 / FSDP full shard: every micro-batch all-gathers the stage's parameters for its forward and again for
       // its backward and reduce-scatters its gradients (1.5 all-reduces' traffic; Rajbhandari et al. 2020), each
