@@ -399,6 +399,13 @@ template <class Options>
 std::string uncalibrated_reason(const Options& o, const std::string& device_id) {
   return o.calibration_disabled ? "--calibration none" : "no calibration applies to " + device_id + " (--calibration)";
 }
+/// What the device's measured ceiling says beside `o`'s times (ServeOptions or TrainOptions): with a calibration, that
+/// it was scaled to the ceiling (Calibration::ceiling_note); without, how far below the peak the bound's ceiling is
+/// (bound_note); "" when neither applies.
+template <class Options>
+std::string ceiling_note(const Options& o) {
+  return o.calibration ? o.calibration->ceiling_note : o.bound_note;
+}
 /// attention_kernel_note for `o` (ServeOptions or TrainOptions) on `device_id`.
 template <class Options>
 std::string attention_kernel_note(const Options& o, const std::string& device_id) {

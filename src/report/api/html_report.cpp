@@ -580,8 +580,7 @@ HtmlReport serving_report(const ReportRequest& req) {
         !a.empty())
       data.sections.back().paragraphs.push_back(devices.size() > 1 ? devices[d].id + ": " + a : a);
   for (const ServeResult& r : results)
-    if (const std::string& n = r.options.calibration ? r.options.calibration->ceiling_note : r.options.bound_note; !n.empty())
-      data.sections.back().paragraphs.push_back(n);
+    if (const std::string n = ceiling_note(r.options); !n.empty()) data.sections.back().paragraphs.push_back(n);
   if (const std::string m = moe_experts_note(config.moe(), so.grouped_experts); !m.empty())
     data.sections.back().paragraphs.push_back(m);
   for (const std::string& n : {data_parallel_note(results[0]),

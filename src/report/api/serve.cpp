@@ -201,8 +201,7 @@ Document serve_report(const ServeResult& r) {
                           ? fmt::format("times are {}: per-class factors fitted on measured operators (docs/llm.md); the "
                                         "attention core and all-reduces are not in the measurements", kLabel)
                           : fmt::format("every time is a roofline {}: {}", kLabel, uncalibrated_reason(o, r.device)));
-  if (o.calibration && !o.calibration->ceiling_note.empty()) doc.notes.push_back(o.calibration->ceiling_note);
-  if (!o.calibration && !o.bound_note.empty()) doc.notes.push_back(o.bound_note);
+  if (const std::string n = ceiling_note(o); !n.empty()) doc.notes.push_back(n);
   if (const std::string a = r.attention_layers > 0 ? attention_kernel_note(o, r.device) : ""; !a.empty())
     doc.notes.push_back(a);
   if (const std::string f = fallback_classes_note(timing_calibration(o), r.ops, kLabel); !f.empty())

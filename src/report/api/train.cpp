@@ -131,8 +131,7 @@ Document train_report(const TrainResult& r, const LlmConfig& c, const std::optio
                                         "forward operators, applied to backward too (docs/llm.md)", kLabel)
                           : fmt::format("every time (and MFU/HFU/tokens/s) is a roofline {}: {}", kLabel,
                                         uncalibrated_reason(o, r.device)));
-  if (o.calibration && !o.calibration->ceiling_note.empty()) doc.notes.push_back(o.calibration->ceiling_note);
-  if (!o.calibration && !o.bound_note.empty()) doc.notes.push_back(o.bound_note);
+  if (const std::string n = ceiling_note(o); !n.empty()) doc.notes.push_back(n);
   if (const std::string a = r.attention_layers > 0 ? attention_kernel_note(o, r.device) : ""; !a.empty())
     doc.notes.push_back(a);
   if (const std::string m = moe_experts_note(c.moe(), o.grouped_experts); !m.empty()) doc.notes.push_back(m);
